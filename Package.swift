@@ -1,0 +1,53 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "SwiftStore",
+    products: [
+        .library(name: "SwiftStore", targets: ["SwiftStore"]),
+        .library(name: "CStore", targets: ["CStore"]),
+        .executable(name: "swiftstore", targets: ["swiftstore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        .target(
+            name: "CStore",
+            dependencies: ["CLZ4"],
+            cSettings: [
+                .define("_GNU_SOURCE"),
+            ]
+        ),
+        .target(
+            name: "SwiftStore",
+            dependencies: ["CStore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "swiftstore",
+            dependencies: [
+                "CStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "tools/swiftstore",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "CStoreTests",
+            dependencies: ["CStore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "SwiftStoreTests",
+            dependencies: ["SwiftStore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ],
+    cLanguageStandard: .c11
+)

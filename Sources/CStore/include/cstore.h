@@ -1,0 +1,526 @@
+/*
+ * cstore.h -- the one public header of CStore, SwiftStore's storage core.
+ *
+ * CStore keeps tables of objects in a single memory-mapped file. Every change happens in a
+ * write transaction that copies the nodes it touches into heap memory and, at commit, writes
+ * them to free space in the file before one header flip makes the new version current. Readers
+ * see a fixed version (a snapshot) for as long as their transaction lives.
+ *
+ * Handles and threads (see docs/ARCHITECTURE.md, "The C API contract"):
+ *   cs_db    an open database file. Thread-safe: any number of threads may share one handle.
+ *   cs_txn   a transaction on a cs_db. Used by one thread at a time (callers serialise);
+ *            a read transaction may move between threads, a write transaction too.
+ *   cs_obj   an object accessor (caller-allocated struct): names one object of one table in one
+ *            transaction and caches where its row lives. Cheap to copy; revalidated on use.
+ *   cs_coll  a collection accessor (caller-allocated): a List, Set or Map property of one
+ *            object, or the backlinks of one object.
+ *   cs_iter  an iterator over the objects of a table in key order.
+ *
+ * Transaction states (cs_txn):
+ *
+ *        cs_txn_begin(READ)           cs_txn_promote()
+ *   (none) ------------------> READ -----------------> WRITE
+ *     ^                       |  ^  <-----------------   |
+ *     |      cs_txn_end()     |  |  cs_txn_commit() /    |
+ *     +-----------------------+  |  cs_txn_rollback()    |
+ *     |                          +-----------------------+
+ *     |      cs_txn_end() (rolls back)                   |
+ *     +--------------------------------------------------+
+ *
+ *   cs_txn_begin(WRITE) is cs_txn_begin(READ) followed by cs_txn_promote(). A commit leaves the
+ *   transaction reading the version it just wrote; a rollback leaves it reading the version it
+ *   began writing on. cs_txn_advance() moves a READ transaction to the newest version.
+ *
+ * Errors: every function that can fail returns an int, CS_OK (0) on success. The message and
+ * the OS errno of the last failure are kept per thread (a cs_db is shared between threads, so a
+ * message kept on it would race): cs_errmsg() and cs_errno(). Bytes read from the file are
+ * never trusted: damage is reported as CS_CORRUPT with where it was found.
+ *
+ * Byte order of everything on disk: little-endian. The format is docs/FORMAT.md.
+ */
+#ifndef CSTORE_H
+#define CSTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Error codes                                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+enum {
+    CS_OK = 0,          /* success */
+    CS_NOTFOUND = 1,    /* no such object, table, column, key or file */
+    CS_CORRUPT = 2,     /* the file is damaged or is not a CStore file; message says where */
+    CS_FULL = 3,        /* no space left on the device, or a value over its size limit */
+    CS_IOERR = 4,       /* an I/O call failed (errno in cs_errno()); after a failed sync the
+                           database refuses writes until reopened */
+    CS_READONLY = 5,    /* write attempted on a read-only database or transaction */
+    CS_PERM = 6,        /* the OS denied access to the file */
+    CS_BUSY = 7,        /* locked by another process, or too many live versions */
+    CS_MISUSE = 8,      /* the API was called wrongly (bad handle state, bad argument) */
+    CS_VERSION = 9,     /* the file's format version is newer than this library reads */
+    CS_CONSTRAINT = 10, /* a uniqueness or schema constraint was violated */
+    CS_QUERY = 11,      /* a malformed or ill-typed query */
+    CS_NOMEM = 12,      /* out of memory or address space */
+    CS_TYPE = 13,       /* a value of the wrong type for a column */
+    CS_RANGE = 14,      /* an index out of range */
+    CS_EXISTS = 15,     /* a table or column of that name exists already */
+    CS_OVERFLOW = 16,   /* an integer aggregate overflowed 64 bits */
+};
+
+/** The message of the last failure on this thread ("" if none). Valid until the next call. */
+const char *cs_errmsg(void);
+/** The OS errno of the last failure on this thread (0 when the failure had none). */
+int cs_errno(void);
+/** A short constant name for an error code ("CS_CORRUPT"). */
+const char *cs_errstr(int code);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Value types                                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Column and value types. The numbers are stored in the file and never reused. */
+typedef enum cs_type {
+    CS_TYPE_NULL = 0,      /* only as a value: null */
+    CS_TYPE_INT = 1,       /* int64_t */
+    CS_TYPE_BOOL = 2,      /* bool */
+    CS_TYPE_FLOAT = 3,     /* float */
+    CS_TYPE_DOUBLE = 4,    /* double */
+    CS_TYPE_STRING = 5,    /* UTF-8 bytes, at most CS_MAX_BLOB bytes */
+    CS_TYPE_BINARY = 6,    /* bytes, at most CS_MAX_BLOB */
+    CS_TYPE_TIMESTAMP = 7, /* seconds since 1970 + nanoseconds */
+    CS_TYPE_OBJECTID = 8,  /* 12 bytes */
+    CS_TYPE_UUID = 9,      /* 16 bytes */
+    CS_TYPE_DECIMAL = 10,  /* IEEE 754-2008 decimal128, BID encoding, 16 bytes little-endian */
+    CS_TYPE_LINK = 11,     /* a link to an object: (table, key) */
+    CS_TYPE_MIXED = 12,    /* column type only: each value carries its own type */
+    CS_TYPE_BACKLINK = 13, /* column type only: hidden backlink column (kept by the core) */
+    CS_TYPE_LIST = 14,     /* only as a Mixed value: a nested list (open it with cs_coll_*) */
+    CS_TYPE_DICT = 15,     /* only as a Mixed value: a nested dictionary */
+} cs_type;
+
+/** Collection kinds of a column. */
+typedef enum cs_coll_kind {
+    CS_COLL_NONE = 0, /* a single value */
+    CS_COLL_LIST = 1, /* an ordered list, duplicates allowed */
+    CS_COLL_SET = 2,  /* a set, kept sorted in the order of cs_value_compare */
+    CS_COLL_MAP = 3,  /* a map from string keys to values, sorted by key bytes */
+} cs_coll_kind;
+
+/** Largest string or binary value, in bytes (16 MiB). A larger one is CS_FULL. */
+#define CS_MAX_BLOB (16u * 1024u * 1024u)
+
+/** A decimal128 in the BID encoding: w[0] is the low 64 bits. */
+typedef struct cs_decimal128 {
+    uint64_t w[2]; /* little-endian 128-bit word, w[0] low */
+} cs_decimal128;
+
+/**
+ * A value passed in or out. For strings and binaries `v.bytes` points at memory owned by the
+ * transaction that produced it: valid until that transaction writes, advances or ends.
+ * For links `v.link` names the target table and object key.
+ */
+typedef struct cs_value {
+    cs_type type; /* CS_TYPE_NULL for null */
+    union {
+        int64_t i;   /* INT */
+        bool b;      /* BOOL */
+        float f;     /* FLOAT */
+        double d;    /* DOUBLE */
+        struct {
+            const void *ptr; /* first byte (never NULL for a value, may be for length 0) */
+            size_t len;      /* length in bytes */
+        } bytes;             /* STRING, BINARY */
+        struct {
+            int64_t sec;  /* seconds since 1970-01-01T00:00:00Z */
+            int32_t nsec; /* nanoseconds, -999999999..999999999, same sign as sec */
+        } ts;             /* TIMESTAMP */
+        uint8_t oid[12];  /* OBJECTID */
+        uint8_t uuid[16]; /* UUID */
+        cs_decimal128 dec; /* DECIMAL */
+        struct {
+            uint32_t table; /* target table key */
+            int64_t key;    /* target object key */
+        } link;             /* LINK */
+    } v;
+} cs_value;
+
+/** Value constructors, for convenience in C and Swift. */
+static inline cs_value cs_null(void) { cs_value x; x.type = CS_TYPE_NULL; x.v.i = 0; return x; }
+static inline cs_value cs_int(int64_t i) { cs_value x; x.type = CS_TYPE_INT; x.v.i = i; return x; }
+static inline cs_value cs_bool(bool b) { cs_value x; x.type = CS_TYPE_BOOL; x.v.i = 0; x.v.b = b; return x; }
+static inline cs_value cs_float(float f) { cs_value x; x.type = CS_TYPE_FLOAT; x.v.i = 0; x.v.f = f; return x; }
+static inline cs_value cs_double(double d) { cs_value x; x.type = CS_TYPE_DOUBLE; x.v.d = d; return x; }
+static inline cs_value cs_string(const char *p, size_t n)
+{ cs_value x; x.type = CS_TYPE_STRING; x.v.bytes.ptr = p; x.v.bytes.len = n; return x; }
+static inline cs_value cs_binary(const void *p, size_t n)
+{ cs_value x; x.type = CS_TYPE_BINARY; x.v.bytes.ptr = p; x.v.bytes.len = n; return x; }
+static inline cs_value cs_timestamp(int64_t sec, int32_t nsec)
+{ cs_value x; x.type = CS_TYPE_TIMESTAMP; x.v.ts.sec = sec; x.v.ts.nsec = nsec; return x; }
+static inline cs_value cs_link(uint32_t table, int64_t key)
+{ cs_value x; x.type = CS_TYPE_LINK; x.v.link.table = table; x.v.link.key = key; return x; }
+
+/**
+ * Total order used by sets, sorting and comparisons (DESIGN §2.9): null first; then bool,
+ * numeric (INT, FLOAT, DOUBLE, DECIMAL compared by numeric value, NaN before numbers),
+ * string (UTF-8 bytes), binary, timestamp, ObjectId, UUID, link. Returns <0, 0 or >0.
+ */
+int cs_value_compare(const cs_value *a, const cs_value *b);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The replaceable I/O layer                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * Every system call CStore makes on a database file goes through one of these, so tests can
+ * simulate power cuts, torn writes, ENOSPC, EIO and short writes. Each returns what the system
+ * call returns (-1 and errno on failure). Pass NULL in cs_options for the real calls.
+ */
+typedef struct cs_io {
+    int (*open)(void *ctx, const char *path, int flags, mode_t mode);
+    int (*close)(void *ctx, int fd);
+    ssize_t (*pread)(void *ctx, int fd, void *buf, size_t n, off_t off);
+    ssize_t (*pwrite)(void *ctx, int fd, const void *buf, size_t n, off_t off);
+    int (*fdatasync)(void *ctx, int fd);
+    int (*ftruncate)(void *ctx, int fd, off_t size);
+    int (*fstat)(void *ctx, int fd, struct stat *st);
+    void *ctx; /* passed back as the first argument */
+} cs_io;
+
+/** The default I/O layer (the plain system calls). */
+const cs_io *cs_io_default(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Opening a database                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct cs_db cs_db;
+typedef struct cs_txn cs_txn;
+
+/** Durability of commits. */
+typedef enum cs_durability {
+    CS_DURABILITY_FULL = 0,   /* fdatasync the data, then the header (default) */
+    CS_DURABILITY_NOSYNC = 1, /* no syncs: a crash of the OS may lose recent commits */
+    CS_DURABILITY_MEMORY = 2, /* no syncs; the file is deleted when the last handle closes */
+} cs_durability;
+
+enum {
+    CS_OPEN_CREATE = 1,   /* create the file if it does not exist */
+    CS_OPEN_READONLY = 2, /* never write; the file must exist */
+};
+
+/** Options for cs_db_open. Zero-initialise, then set what you need. */
+typedef struct cs_options {
+    uint32_t flags;                 /* CS_OPEN_* */
+    cs_durability durability;       /* default CS_DURABILITY_FULL */
+    uint32_t max_active_versions;   /* 0 = no limit on pinned versions */
+    const cs_io *io;                /* NULL = cs_io_default() */
+} cs_options;
+
+/**
+ * Opens (or creates, with CS_OPEN_CREATE) the database at `path`. Opening the same file twice
+ * in one process shares one underlying state. Errors: CS_NOTFOUND (no file), CS_PERM,
+ * CS_CORRUPT (not a database, or damaged header), CS_VERSION (newer format), CS_NOMEM
+ * (address space), CS_IOERR.
+ */
+int cs_db_open(const char *path, const cs_options *opts, cs_db **out);
+/** Closes the handle. Every transaction on it must have ended (else CS_MISUSE). */
+int cs_db_close(cs_db *db);
+/** The newest committed version number. */
+uint64_t cs_db_version(cs_db *db);
+/** The path the database was opened with. */
+const char *cs_db_path(cs_db *db);
+
+/** Sizes and counts for `swiftstore info`. */
+typedef struct cs_db_stats {
+    uint32_t read_format;   /* format version needed to read the file */
+    uint32_t write_format;  /* format version needed to write it */
+    uint64_t version;       /* newest committed version */
+    uint64_t file_size;     /* physical file size in bytes */
+    uint64_t logical_size;  /* end of the last byte in use */
+    uint64_t used_bytes;    /* bytes in nodes reachable from the newest version */
+    uint64_t free_bytes;    /* bytes on the free lists */
+    uint64_t free_extents;  /* entries on the free lists */
+    uint32_t table_count;   /* live tables */
+    uint32_t pinned;        /* versions pinned by readers in this process */
+} cs_db_stats;
+
+/** Fills `out` from the newest version (walks every node to count used bytes). */
+int cs_db_stats_get(cs_db *db, cs_db_stats *out);
+
+/**
+ * Walks every node of the newest version and checks every invariant: node headers and
+ * checksums, bounds, that no two nodes overlap and none overlaps free space, B+ tree key
+ * order and counts, schema consistency, backlinks matching links. Returns CS_OK when
+ * healthy, else CS_CORRUPT with the first problem and where in cs_errmsg().
+ */
+int cs_db_verify(cs_db *db);
+
+/**
+ * Opens the file read-only and verifies it, without a cs_db (for `swiftstore verify`).
+ */
+int cs_file_verify(const char *path);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Transactions                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+enum {
+    CS_TXN_READ = 0,  /* a read transaction on the newest version */
+    CS_TXN_WRITE = 1, /* a write transaction (waits for the writer lock) */
+};
+
+/** Begins a transaction. Errors: CS_BUSY (too many live versions), CS_READONLY. */
+int cs_txn_begin(cs_db *db, int mode, cs_txn **out);
+/** Promotes a READ transaction to WRITE: takes the writer lock, advances to the newest
+ *  version. Errors: CS_MISUSE if already writing, CS_READONLY. */
+int cs_txn_promote(cs_txn *txn);
+/** Commits a WRITE transaction; it then reads the version it wrote. On failure the
+ *  transaction is rolled back, and the previous version stays intact. */
+int cs_txn_commit(cs_txn *txn);
+/** Discards a WRITE transaction's changes; it then reads the version it started on. */
+int cs_txn_rollback(cs_txn *txn);
+/** Moves a READ transaction to the newest committed version. *changed (may be NULL) says
+ *  whether the version moved. */
+int cs_txn_advance(cs_txn *txn, bool *changed);
+/** Ends the transaction (rolling back a write) and frees it. */
+int cs_txn_end(cs_txn *txn);
+/** The version the transaction reads (for a write: the version it started on). */
+uint64_t cs_txn_version(const cs_txn *txn);
+/** True while the transaction is writing. */
+bool cs_txn_is_writing(const cs_txn *txn);
+/** Bytes the last successful commit on this transaction wrote to the file (nodes, free lists,
+ *  top and header), for measuring how a commit's cost grows. */
+uint64_t cs_txn_last_commit_bytes(const cs_txn *txn);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Schema                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Table flags. */
+enum {
+    CS_TABLE_EMBEDDED = 1, /* objects have exactly one owner and are deleted with it */
+};
+
+/** Column flags. */
+enum {
+    CS_COL_NULLABLE = 1, /* values (or collection elements) may be null */
+    CS_COL_INDEXED = 2,  /* keep an ordered index (query engine) */
+    CS_COL_PRIMARY = 4,  /* the primary key (set with cs_table_set_primary_key) */
+    CS_COL_HIDDEN = 8,   /* a backlink column, created and kept by the core */
+};
+
+/** Sentinel for "no column" / "no table". */
+#define CS_NONE UINT32_MAX
+
+typedef struct cs_table_info {
+    const char *name;   /* valid while the transaction reads the same schema */
+    uint32_t flags;     /* CS_TABLE_* */
+    uint32_t col_slots; /* column keys are 0..col_slots-1; removed ones read as CS_NOTFOUND */
+    uint32_t primary;   /* primary key column or CS_NONE */
+    uint64_t count;     /* number of objects */
+} cs_table_info;
+
+typedef struct cs_column_info {
+    const char *name;       /* valid while the transaction reads the same schema */
+    cs_type type;           /* element type */
+    cs_coll_kind coll;      /* collection kind */
+    uint32_t flags;         /* CS_COL_* */
+    uint32_t target;        /* LINK / BACKLINK: target table (for BACKLINK: the origin table) */
+    uint32_t origin_col;    /* BACKLINK: the link column in the origin table; else CS_NONE */
+} cs_column_info;
+
+/** Table keys are 0..cs_table_slots()-1; removed tables read as CS_NOTFOUND. */
+uint32_t cs_table_slots(cs_txn *txn);
+int cs_table_info_get(cs_txn *txn, uint32_t table, cs_table_info *out);
+/** Finds a table by name. CS_NOTFOUND if none. */
+int cs_table_find(cs_txn *txn, const char *name, uint32_t *table);
+/** Adds a table (WRITE). CS_EXISTS if the name is taken. Keys of removed tables are reused. */
+int cs_table_add(cs_txn *txn, const char *name, uint32_t flags, uint32_t *table);
+/** Removes a table and its objects (WRITE). CS_CONSTRAINT while a link column of another
+ *  table targets it. */
+int cs_table_remove(cs_txn *txn, uint32_t table);
+/** Renames a table (WRITE). */
+int cs_table_rename(cs_txn *txn, uint32_t table, const char *name);
+
+int cs_column_info_get(cs_txn *txn, uint32_t table, uint32_t col, cs_column_info *out);
+int cs_column_find(cs_txn *txn, uint32_t table, const char *name, uint32_t *col);
+/**
+ * Adds a column (WRITE). O(1): existing objects read the default (null when nullable, else
+ * zero / empty / false). A LINK column (or a collection of links) needs `target`; it adds a
+ * hidden BACKLINK column to the target table. Links to an embedded table must not be
+ * nullable-flagged lists... (see docs). CS_EXISTS if the name is taken.
+ */
+int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type,
+                  cs_coll_kind coll, uint32_t flags, uint32_t target, uint32_t *col);
+/** Removes a column and frees its data (WRITE); removes the backlink column of a link. */
+int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col);
+/** Renames a column (WRITE). */
+int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name);
+/** Marks `col` as the table's primary key, or clears it with CS_NONE (WRITE). The unique
+ *  index that enforces it belongs to the query engine. */
+int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col);
+
+/** The user's schema version stored in the file (0 for a new file). */
+uint64_t cs_schema_version(cs_txn *txn);
+int cs_schema_version_set(cs_txn *txn, uint64_t version);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Objects                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * An object accessor. Allocate it yourself (stack, struct field); no free is needed.
+ * Its fields are private to the core. It caches the cluster leaf and row of the object and
+ * revalidates that cache with one comparison when the transaction's snapshot or tree moved.
+ */
+typedef struct cs_obj {
+    cs_txn *txn;      /* the transaction it reads through */
+    uint32_t table;   /* table key */
+    uint32_t row;     /* private: row within the cached leaf */
+    int64_t key;      /* object key */
+    uint64_t epoch;   /* private: txn epoch the cache is valid for */
+    const void *leaf; /* private: cached cluster leaf */
+} cs_obj;
+
+/** Creates an object with the next key of the table (WRITE); `out` accesses it. Embedded
+ *  tables refuse this (CS_MISUSE): create embedded objects through their owner. */
+int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
+/** Points `out` at an existing object. CS_NOTFOUND if there is none with that key. */
+int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out);
+/** True if the object exists in the accessor's transaction now. */
+bool cs_obj_exists(cs_obj *obj);
+/** Deletes the object (WRITE): links to it are removed or nulled, embedded objects it owns
+ *  are deleted with it. */
+int cs_obj_delete(cs_obj *obj);
+
+/** Reads a single-value column. For a collection column use cs_coll_*. */
+int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out);
+/** Writes a single-value column (WRITE). CS_TYPE if the value does not fit the column;
+ *  null into a non-nullable column is CS_TYPE. A link into an embedded table is CS_MISUSE
+ *  (use cs_obj_create_embedded). */
+int cs_obj_set(cs_obj *obj, uint32_t col, const cs_value *value);
+/** Fast paths for the commonest types (same rules as cs_obj_get/set). A null reads as 0. */
+int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out);
+int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value);
+/** True if the column is null for this object. */
+int cs_obj_is_null(cs_obj *obj, uint32_t col, bool *out);
+/** Creates a new embedded object and links it from the single-link column `col`
+ *  (deleting the embedded object it replaces). */
+int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out);
+/** Makes a Mixed column hold a new empty nested list or dictionary (kind CS_TYPE_LIST or
+ *  CS_TYPE_DICT); open it with cs_coll_open. */
+int cs_obj_set_collection(cs_obj *obj, uint32_t col, cs_type kind);
+
+/** Number of objects of `origin_table` whose column `origin_col` links to this object
+ *  (a list holding it twice counts twice). */
+int cs_obj_backlink_count(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t *out);
+/** The i-th origin object key of those backlinks (in the order the links were made). */
+int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t i,
+                        int64_t *key);
+
+/** Number of objects in a table. */
+int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out);
+/** Deletes every object of a table (WRITE), with the same link rules as cs_obj_delete. */
+int cs_table_clear(cs_txn *txn, uint32_t table);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Iteration                                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Iterates the objects of a table in key order. Caller-allocated; fields are private.
+ *  Writing to the table during iteration invalidates the iterator (CS_MISUSE on next). */
+typedef struct cs_iter {
+    cs_txn *txn;       /* private */
+    uint32_t table;    /* private */
+    uint32_t row;      /* private: next row in the current leaf */
+    uint64_t epoch;    /* private */
+    const void *leaf;  /* private: current leaf */
+    int64_t next_key;  /* private: key to resume from */
+    uint32_t done;     /* private */
+    uint32_t pad;      /* private */
+} cs_iter;
+
+int cs_iter_init(cs_iter *it, cs_txn *txn, uint32_t table);
+/** Points `obj` at the next object. Returns CS_OK, or CS_NOTFOUND at the end. */
+int cs_iter_next(cs_iter *it, cs_obj *obj);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Collections: List, Set, Map (and nested Mixed collections)                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/** A collection accessor: caller-allocated, fields private. */
+typedef struct cs_coll {
+    cs_obj obj;          /* the owning object */
+    uint32_t col;        /* the owning column */
+    uint8_t kind;        /* private: cs_coll_kind (LIST, SET, MAP) */
+    uint8_t elem_type;   /* private: element cs_type */
+    uint8_t depth;       /* private: nesting depth for Mixed collections (0 = the column) */
+    uint8_t nullable;    /* private */
+    uint32_t target;     /* private: link target table */
+    uint32_t pad;        /* private */
+    struct {
+        int64_t index;    /* position in a list, or -1 for a map key */
+        const char *key;  /* map key (borrowed from the caller; must outlive the accessor) */
+        size_t key_len;   /* map key length */
+    } path[8];           /* private: path from the column to a nested collection */
+} cs_coll;
+
+/** Opens the collection stored in column `col` of `obj` (a List, Set or Map column, or a Mixed
+ *  column holding a nested collection). CS_TYPE otherwise. */
+int cs_coll_open(cs_obj *obj, uint32_t col, cs_coll *out);
+/** Opens the nested collection held at position `index` of a list (or key `key` of a map)
+ *  whose elements are Mixed. The key must stay valid while `out` is used. */
+int cs_coll_open_nested(const cs_coll *parent, int64_t index, const char *key, size_t key_len,
+                        cs_coll *out);
+/** Kind of the collection: CS_COLL_LIST, CS_COLL_SET or CS_COLL_MAP. */
+cs_coll_kind cs_coll_kind_of(const cs_coll *c);
+int cs_coll_size(cs_coll *c, size_t *out);
+/** Removes every element (WRITE). For links into an embedded table the objects are deleted. */
+int cs_coll_clear(cs_coll *c);
+
+/* List (and positional access to sets and maps' values) */
+int cs_list_get(cs_coll *c, size_t i, cs_value *out);
+int cs_list_set(cs_coll *c, size_t i, const cs_value *v);
+int cs_list_insert(cs_coll *c, size_t i, const cs_value *v);
+int cs_list_append(cs_coll *c, const cs_value *v);
+int cs_list_erase(cs_coll *c, size_t i);
+/** Moves the element at `from` so that it ends at `to`. */
+int cs_list_move(cs_coll *c, size_t from, size_t to);
+int cs_list_swap(cs_coll *c, size_t i, size_t j);
+/** Inserts a new embedded object at `i` of a list of links to an embedded table. */
+int cs_list_insert_embedded(cs_coll *c, size_t i, cs_obj *out);
+/** Makes element `i` of a Mixed list a new empty nested list or dictionary. */
+int cs_list_set_collection(cs_coll *c, size_t i, cs_type kind);
+
+/* Set: elements sorted by cs_value_compare; cs_list_get reads by position. */
+int cs_set_insert(cs_coll *c, const cs_value *v, bool *inserted);
+int cs_set_erase(cs_coll *c, const cs_value *v, bool *erased);
+/** Position of `v`, or CS_NOTFOUND. */
+int cs_set_find(cs_coll *c, const cs_value *v, size_t *index);
+
+/* Map: string keys sorted by bytes. */
+int cs_map_get(cs_coll *c, const char *key, size_t key_len, cs_value *out); /* CS_NOTFOUND */
+int cs_map_set(cs_coll *c, const char *key, size_t key_len, const cs_value *v);
+int cs_map_erase(cs_coll *c, const char *key, size_t key_len, bool *erased);
+/** The i-th entry in key order. */
+int cs_map_get_at(cs_coll *c, size_t i, cs_value *key, cs_value *value);
+/** Position of a key, or CS_NOTFOUND. */
+int cs_map_find(cs_coll *c, const char *key, size_t key_len, size_t *index);
+/** Sets `key` to a new embedded object (map of links to an embedded table). */
+int cs_map_set_embedded(cs_coll *c, const char *key, size_t key_len, cs_obj *out);
+/** Makes `key` of a Mixed dictionary hold a new empty nested list or dictionary. */
+int cs_map_set_collection(cs_coll *c, const char *key, size_t key_len, cs_type kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CSTORE_H */
