@@ -1,0 +1,166 @@
+// Thin helpers over cstore.h for the C API rows: error checking, opening, the 10-Int table.
+
+import CStore
+import Foundation
+
+/// A failed cstore call: which call, its code and the core's message.
+struct CStoreError: Error, CustomStringConvertible {
+    let call: String
+    let code: Int32
+    let message: String
+    let osErrno: Int32
+
+    var description: String {
+        let name = String(cString: cs_errstr(code))
+        var s = "\(call) failed: \(name) (\(code))"
+        if !message.isEmpty { s += ": \(message)" }
+        if osErrno != 0 { s += " [errno \(osErrno)]" }
+        return s
+    }
+}
+
+let csOK = Int32(CS_OK)
+let csNotFound = Int32(CS_NOTFOUND)
+
+/// Throws a CStoreError unless `rc` is CS_OK.
+@inline(__always)
+func cs(_ rc: Int32, _ call: StaticString) throws {
+    if rc != csOK { throw csError(rc, call) }
+}
+
+@inline(never)
+func csError(_ rc: Int32, _ call: StaticString) -> CStoreError {
+    CStoreError(call: "\(call)", code: rc, message: String(cString: cs_errmsg()), osErrno: cs_errno())
+}
+
+/// Opens (creating when asked) a database file.
+func csOpen(_ path: String, durability: cs_durability, create: Bool) throws -> OpaquePointer {
+    var opts = cs_options()
+    opts.flags = create ? UInt32(CS_OPEN_CREATE) : 0
+    opts.durability = durability
+    var db: OpaquePointer?
+    try cs(cs_db_open(path, &opts, &db), "cs_db_open")
+    guard let db else { throw CStoreError(call: "cs_db_open", code: -1, message: "no handle", osErrno: 0) }
+    return db
+}
+
+func csClose(_ db: OpaquePointer) throws {
+    try cs(cs_db_close(db), "cs_db_close")
+}
+
+/// Begins a transaction (CS_TXN_READ or CS_TXN_WRITE).
+@inline(__always)
+func csBegin(_ db: OpaquePointer, write: Bool) throws -> OpaquePointer {
+    var txn: OpaquePointer?
+    try cs(cs_txn_begin(db, Int32(write ? CS_TXN_WRITE : CS_TXN_READ), &txn), "cs_txn_begin")
+    return txn!
+}
+
+/// Runs `body` in a transaction and ends it; a write transaction is committed first.
+/// On an error the transaction is ended (rolled back) before the error is passed on.
+func csTransaction<T>(_ db: OpaquePointer, write: Bool, _ body: (OpaquePointer) throws -> T) throws -> T {
+    let txn = try csBegin(db, write: write)
+    do {
+        let value = try body(txn)
+        if write { try cs(cs_txn_commit(txn), "cs_txn_commit") }
+        try cs(cs_txn_end(txn), "cs_txn_end")
+        return value
+    } catch {
+        _ = cs_txn_end(txn)
+        throw error
+    }
+}
+
+/// The benchmark table: 10 non-nullable Int columns named i0 ... i9.
+struct IntTable {
+    let table: UInt32
+    let columns: [UInt32]   // column keys of i0 ... i9
+
+    static let columnCount = 10
+
+    /// Creates the table (in a WRITE transaction).
+    static func create(_ txn: OpaquePointer, name: String = "Item") throws -> IntTable {
+        var table: UInt32 = 0
+        try cs(cs_table_add(txn, name, 0, &table), "cs_table_add")
+        var cols: [UInt32] = []
+        for c in 0..<columnCount {
+            var col: UInt32 = 0
+            try cs(cs_column_add(txn, table, "i\(c)", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col),
+                   "cs_column_add")
+            cols.append(col)
+        }
+        return IntTable(table: table, columns: cols)
+    }
+
+    /// Finds the table made by `create` (in any transaction).
+    static func find(_ txn: OpaquePointer, name: String = "Item") throws -> IntTable {
+        var table: UInt32 = 0
+        try cs(cs_table_find(txn, name, &table), "cs_table_find")
+        var cols: [UInt32] = []
+        for c in 0..<columnCount {
+            var col: UInt32 = 0
+            try cs(cs_column_find(txn, table, "i\(c)", &col), "cs_column_find")
+            cols.append(col)
+        }
+        return IntTable(table: table, columns: cols)
+    }
+
+    /// Creates `count` objects whose 10 values are all the row number (first, first+1, ...).
+    /// Returns their keys when `keys` is true (else an empty array).
+    func insert(_ txn: OpaquePointer, count: Int, first: Int64 = 0, keys: Bool = false) throws -> [Int64] {
+        var out: [Int64] = []
+        if keys { out.reserveCapacity(count) }
+        var obj = cs_obj()
+        try columns.withUnsafeBufferPointer { cols in
+            for r in 0..<count {
+                try cs(cs_obj_create(txn, table, &obj), "cs_obj_create")
+                let v = first + Int64(r)
+                for c in cols {
+                    try cs(cs_obj_set_int(&obj, c, v), "cs_obj_set_int")
+                }
+                if keys { out.append(obj.key) }
+            }
+        }
+        return out
+    }
+
+    /// Sum of all 10 values of every object, and the number of objects (a full pass).
+    func sumAll(_ txn: OpaquePointer) throws -> (sum: Int64, count: Int64) {
+        var it = cs_iter()
+        var obj = cs_obj()
+        var sum: Int64 = 0
+        var count: Int64 = 0
+        try cs(cs_iter_init(&it, txn, table), "cs_iter_init")
+        try columns.withUnsafeBufferPointer { cols in
+            while true {
+                let rc = cs_iter_next(&it, &obj)
+                if rc == csNotFound { break }
+                try cs(rc, "cs_iter_next")
+                for c in cols {
+                    var v: Int64 = 0
+                    try cs(cs_obj_get_int(&obj, c, &v), "cs_obj_get_int")
+                    sum &+= v
+                }
+                count += 1
+            }
+        }
+        return (sum, count)
+    }
+}
+
+/// Builds a database file of `rows` objects of the 10-Int table, fast (no syncs), and closes
+/// it. Returns the object keys in creation order.
+func csBuildIntFile(_ path: String, rows: Int) throws -> [Int64] {
+    let db = try csOpen(path, durability: CS_DURABILITY_NOSYNC, create: true)
+    do {
+        let keys = try csTransaction(db, write: true) { txn in
+            let t = try IntTable.create(txn)
+            return try t.insert(txn, count: rows, keys: true)
+        }
+        try csClose(db)
+        return keys
+    } catch {
+        _ = cs_db_close(db)
+        throw error
+    }
+}

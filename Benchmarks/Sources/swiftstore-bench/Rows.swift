@@ -1,0 +1,13 @@
+// Every row of the suite, in the order of BENCHMARKS.md. A row whose feature does not exist
+// yet is simply not listed here (never a placeholder).
+
+func allRows() -> [Row] {
+    [
+        insertRow(id: "insert.rows.50k", size: 50_000, goal: "<= 1.0x (stretch 0.5x)", timeOpen: true),
+        fetchRowsRow(),
+        insertRow(id: "insert.bulk.1M", size: 1_000_000, goal: "<= 0.33x", timeOpen: false),
+        commitRow(durable: true),
+        commitRow(durable: false),
+        readBeginRow(),
+    ]
+}

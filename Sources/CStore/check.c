@@ -1,0 +1,300 @@
+/*
+ * check.c -- verification of a whole version (`swiftstore verify`, tests). It never trusts the
+ * file: every problem is CS_CORRUPT with what and where.
+ *
+ * What it checks:
+ *  1. Every node reachable from the top is inside the file, has a valid header and checksum.
+ *  2. No two reachable nodes overlap; no reachable node overlaps a free extent; every byte
+ *     between the header and the logical end is either in a reachable node or free.
+ *  3. The schema parses; every table's cluster tree has increasing keys, correct first keys,
+ *     column sub-nodes of the right kind and length, and the object count it claims.
+ *  4. For every link column the number of links equals the number of backlinks.
+ */
+#include "internal.h"
+
+typedef struct span {
+    uint64_t pos; /* node position */
+    uint64_t len; /* node size */
+} span;
+
+typedef struct vstate {
+    cs_txn *t;        /* read transaction */
+    span *spans;      /* reachable nodes */
+    uint64_t n, cap;  /* used, allocated */
+    uint64_t nodes;   /* count */
+} vstate;
+
+static int add_span(vstate *v, uint64_t pos, uint64_t len)
+{
+    if (v->n == v->cap) {
+        uint64_t nc = v->cap ? v->cap * 2 : 4096;
+        span *s = realloc(v->spans, nc * sizeof *s);
+        if (!s) return cs_fail(CS_NOMEM, 0, "out of memory");
+        v->spans = s;
+        v->cap = nc;
+    }
+    v->spans[v->n].pos = pos;
+    v->spans[v->n].len = len;
+    v->n++;
+    return CS_OK;
+}
+
+static int walk(vstate *v, ref_t r, int depth)
+{
+    if (depth > 64) return CORRUPT("node nesting deeper than 64 at %llu (a cycle?)", (unsigned long long)r);
+    if (v->nodes++ > 1000000000ull) return CORRUPT("too many nodes");
+    node_hdr *h;
+    TRY(node_at(v->t, r, &h));
+    if (node_checksum(h) != h->check) return CORRUPT("checksum mismatch in node at %llu", (unsigned long long)r);
+    TRY(add_span(v, r, node_size_of(h->flags, h->width, h->count)));
+    if (h->flags & NF_REFS) {
+        const uint64_t *e = node_refs(h);
+        for (uint32_t i = 0; i < h->count; i++)
+            if (e[i] && !tagged(e[i])) TRY(walk(v, e[i], depth + 1));
+    }
+    return CS_OK;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* ---- structure -------------------------------------------------------------------------- */
+
+typedef struct cstats {
+    uint64_t rows;       /* objects counted */
+    int64_t last_key;    /* previous key seen */
+    bool any;            /* a key was seen */
+} cstats;
+
+static int check_leaf_col(cs_txn *t, const col_def *c, ref_t r, uint64_t rows, uint32_t table, uint32_t col)
+{
+    leaf_spec s = leaf_spec_col(c);
+    uint64_t n;
+    TRY(leaf_count(t, &s, r, &n));
+    if (n != rows) return CORRUPT("table %u column %u has %llu values for %llu rows", table, col, (unsigned long long)n, (unsigned long long)rows);
+    for (uint64_t i = 0; i < rows; i++) {
+        if (s.kind == LK_REFS || s.kind == LK_BACK) {
+            uint64_t x;
+            TRY(leaf_get_ref(t, &s, r, i, &x));
+            continue;
+        }
+        cs_value v;
+        TRY(leaf_get(t, &s, r, i, &v));
+    }
+    return CS_OK;
+}
+
+static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int depth, int64_t lower)
+{
+    if (depth > 24) return CORRUPT("cluster tree of table %u deeper than 24", table);
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node at %llu malformed", (unsigned long long)r);
+    node_hdr *k;
+    TRY(node_at(t, node_refs(h)[0], &k));
+    if (k->flags & (NF_REFS | NF_BYTES | NF_NULLS)) return CORRUPT("cluster keys at %llu malformed", (unsigned long long)r);
+    if (h->flags & NF_INNER) {
+        if (k->count + 1 != h->count || k->count == 0) return CORRUPT("inner cluster node at %llu has %u keys for %u children", (unsigned long long)r, k->count, h->count - 1);
+        for (uint32_t i = 0; i < k->count; i++) {
+            int64_t fk = node_get_int(k, i);
+            if (fk < lower) return CORRUPT("cluster first keys out of order at %llu", (unsigned long long)r);
+            uint64_t before = st->rows;
+            bool had = st->any;
+            int64_t prev = st->last_key;
+            TRY(check_cluster(t, table, node_refs(h)[1 + i], st, depth + 1, fk));
+            if (st->rows == before) return CORRUPT("empty cluster leaf under %llu", (unsigned long long)r);
+            (void)had;
+            (void)prev;
+        }
+        return CS_OK;
+    }
+    if (k->count == 0) return CORRUPT("empty cluster leaf at %llu", (unsigned long long)r);
+    if (node_get_int(k, 0) != lower && depth > 0) return CORRUPT("first key of leaf at %llu does not match its parent", (unsigned long long)r);
+    for (uint32_t i = 0; i < k->count; i++) {
+        int64_t key = node_get_int(k, i);
+        if (st->any && key <= st->last_key) return CORRUPT("object keys out of order in leaf at %llu", (unsigned long long)r);
+        if (key < 0) return CORRUPT("negative object key in leaf at %llu", (unsigned long long)r);
+        st->last_key = key;
+        st->any = true;
+    }
+    st->rows += k->count;
+    table_def *td = &t->schema->tables[table];
+    for (uint32_t c = 1; c < h->count; c++) {
+        ref_t cr = node_refs(h)[c];
+        if (!cr) continue;
+        if (tagged(cr)) return CORRUPT("column slot holds a number in leaf at %llu", (unsigned long long)r);
+        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf at %llu holds data for a removed column %u", (unsigned long long)r, c - 1);
+        TRY(check_leaf_col(t, &td->cols[c - 1], cr, k->count, table, c - 1));
+    }
+    return CS_OK;
+}
+
+/* Links held by every object in one link column, and backlinks in its backlink column. */
+static int count_links(cs_txn *t, uint32_t table, uint32_t col, uint64_t *links)
+{
+    cs_iter it;
+    cs_obj o;
+    *links = 0;
+    TRY(cs_iter_init(&it, t, table));
+    col_def *c = &t->schema->tables[table].cols[col];
+    int rc;
+    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        if (c->coll == CS_COLL_NONE) {
+            cs_value v;
+            TRY(cs_obj_get(&o, col, &v));
+            if (v.type == CS_TYPE_LINK) (*links)++;
+            continue;
+        }
+        cs_coll cl;
+        TRY(cs_coll_open(&o, col, &cl));
+        size_t n;
+        TRY(cs_coll_size(&cl, &n));
+        for (size_t i = 0; i < n; i++) {
+            cs_value v;
+            TRY(cs_list_get(&cl, i, &v));
+            if (v.type == CS_TYPE_LINK) (*links)++;
+        }
+    }
+    return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+static int count_backlinks(cs_txn *t, uint32_t table, uint32_t origin_table, uint32_t origin_col, uint64_t *out)
+{
+    cs_iter it;
+    cs_obj o;
+    *out = 0;
+    TRY(cs_iter_init(&it, t, table));
+    int rc;
+    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        size_t n;
+        TRY(cs_obj_backlink_count(&o, origin_table, origin_col, &n));
+        *out += n;
+    }
+    return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+static int check_tables(cs_txn *t)
+{
+    schema *s = t->schema;
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        if (!s->tables[i].live) continue;
+        ref_t root;
+        TRY(table_root(t, i, &root));
+        int64_t count, next;
+        TRY(table_get_meta(t, i, TBL_COUNT, &count));
+        TRY(table_get_meta(t, i, TBL_NEXTKEY, &next));
+        cstats st = {0, 0, false};
+        if (root) TRY(check_cluster(t, i, root, &st, 0, INT64_MIN));
+        if ((int64_t)st.rows != count)
+            return CORRUPT("table '%s' claims %lld objects but holds %llu", s->tables[i].name, (long long)count, (unsigned long long)st.rows);
+        if (st.any && st.last_key >= next)
+            return CORRUPT("table '%s' holds key %lld at or past its next key %lld", s->tables[i].name, (long long)st.last_key, (long long)next);
+    }
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        if (!s->tables[i].live) continue;
+        for (uint32_t c = 0; c < s->tables[i].ncols; c++) {
+            col_def *d = &s->tables[i].cols[c];
+            if (!d->live || d->type != CS_TYPE_LINK) continue;
+            uint64_t links, backs;
+            TRY(count_links(t, i, c, &links));
+            TRY(count_backlinks(t, d->target, i, c, &backs));
+            if (links != backs)
+                return CORRUPT("'%s.%s' holds %llu links but its targets hold %llu backlinks", s->tables[i].name, d->name, (unsigned long long)links, (unsigned long long)backs);
+        }
+    }
+    return CS_OK;
+}
+
+static int verify_txn(cs_txn *t)
+{
+    vstate v = {t, NULL, 0, 0, 0};
+    int rc = walk(&v, t->top, 0);
+    if (rc) goto out;
+    qsort(v.spans, v.n, sizeof(span), cmp_span);
+    for (uint64_t i = 1; i < v.n; i++)
+        if (v.spans[i].pos < v.spans[i - 1].pos + v.spans[i - 1].len) {
+            rc = CORRUPT("nodes at %llu and %llu overlap", (unsigned long long)v.spans[i - 1].pos, (unsigned long long)v.spans[i].pos);
+            goto out;
+        }
+    /* free extents must not overlap nodes; used + free must cover the file */
+    uint64_t r[3];
+    for (int i = 0; i < 3; i++)
+        if ((rc = txn_top_get(t, TOP_FREE_POS + i, &r[i])) != CS_OK) goto out;
+    span *fr = NULL;
+    uint64_t nf = 0;
+    if (r[0]) {
+        node_hdr *hp, *hl;
+        if ((rc = node_at(t, r[0], &hp)) != CS_OK || (rc = node_at(t, r[1], &hl)) != CS_OK) goto out;
+        if (hp->count != hl->count) { rc = CORRUPT("free list arrays disagree"); goto out; }
+        fr = malloc((hp->count + 1) * sizeof *fr);
+        if (!fr) { rc = cs_fail(CS_NOMEM, 0, "out of memory"); goto out; }
+        for (uint32_t i = 0; i < hp->count; i++) {
+            int64_t p = node_get_int(hp, i), l = node_get_int(hl, i);
+            if (l == 0) continue;
+            if (p < (int64_t)HDR_SIZE || l < 0 || (uint64_t)p + (uint64_t)l > t->limit) {
+                free(fr);
+                rc = CORRUPT("free extent %u (%lld+%lld) outside the file", i, (long long)p, (long long)l);
+                goto out;
+            }
+            fr[nf].pos = (uint64_t)p;
+            fr[nf].len = (uint64_t)l;
+            nf++;
+        }
+        qsort(fr, nf, sizeof(span), cmp_span);
+    }
+    /* merge-walk both sorted lists */
+    uint64_t at = HDR_SIZE, i = 0, j = 0;
+    while (i < v.n || j < nf) {
+        span s;
+        bool node = j >= nf || (i < v.n && v.spans[i].pos < fr[j].pos);
+        s = node ? v.spans[i++] : fr[j++];
+        if (s.pos < at) {
+            rc = CORRUPT("%s at %llu overlaps the space before it", node ? "node" : "free extent", (unsigned long long)s.pos);
+            break;
+        }
+        if (s.pos > at) {
+            rc = CORRUPT("%llu bytes at %llu are neither in use nor free", (unsigned long long)(s.pos - at), (unsigned long long)at);
+            break;
+        }
+        at = s.pos + s.len;
+    }
+    if (rc == CS_OK && at != t->limit)
+        rc = CORRUPT("space from %llu to the logical end %llu is neither in use nor free", (unsigned long long)at, (unsigned long long)t->limit);
+    free(fr);
+    if (rc == CS_OK) rc = check_tables(t);
+out:
+    free(v.spans);
+    return rc;
+}
+
+int cs_db_verify(cs_db *db)
+{
+    cs_txn *t;
+    TRY(cs_txn_begin(db, CS_TXN_READ, &t));
+    char msg[512];
+    int rc = verify_txn(t);
+    snprintf(msg, sizeof msg, "%s", cs_errmsg());
+    int e = cs_errno();
+    cs_txn_end(t);
+    if (rc) return cs_fail(rc, e, "%s", msg);
+    return CS_OK;
+}
+
+int cs_file_verify(const char *path)
+{
+    cs_options o;
+    memset(&o, 0, sizeof o);
+    o.flags = CS_OPEN_READONLY;
+    cs_db *db;
+    TRY(cs_db_open(path, &o, &db));
+    int rc = cs_db_verify(db);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", cs_errmsg());
+    int e = cs_errno();
+    cs_db_close(db);
+    if (rc) return cs_fail(rc, e, "%s", msg);
+    return CS_OK;
+}

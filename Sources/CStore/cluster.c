@@ -1,0 +1,578 @@
+/*
+ * cluster.c -- tables as cluster trees: B+ trees keyed by 63-bit object keys whose leaves
+ * (clusters) hold up to CLUSTER_MAX rows as one sub-node per column (docs/FORMAT.md §6).
+ *
+ *   leaf:  NF_REFS [keys, col0, col1, ...]       keys = packed sorted object keys; a column
+ *                                               slot that is 0 or past the end holds defaults
+ *   inner: NF_REFS|NF_INNER [first, child0, ...] first = packed first key of each child
+ *
+ * Invariants:
+ *  1. Keys are strictly increasing across the whole tree; an inner node's first[i] equals the
+ *     smallest key under child i.
+ *  2. Every materialised column sub-node of a leaf has exactly as many elements as its keys.
+ *  3. No leaf is empty except an empty table's root, which is then 0.
+ */
+#include "internal.h"
+
+#define MAX_DEPTH 24
+
+/* ---- table nodes ------------------------------------------------------------------------ */
+
+int table_node_slot(cs_txn *t, uint32_t table, ref_t **slot)
+{
+    ref_t *tables;
+    TRY(txn_top_slot(t, TOP_TABLES, &tables));
+    if (!*tables) TRY(node_new(t, NF_REFS, 64, 0, tables));
+    TRY(node_cow(t, tables));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *tables);
+    if (table >= h->count) {
+        uint64_t n = h->count;
+        TRY(node_reserve(t, tables, table + 1, 64));
+        h = (node_hdr *)txn_ptr(t, *tables);
+        for (uint64_t i = n; i <= table; i++) node_refs(h)[i] = 0;
+        h->count = table + 1;
+    }
+    ref_t *e = &node_refs(h)[table];
+    if (!*e) {
+        TRY(node_new(t, NF_REFS, 64, TBL_SLOTS, e));
+        uint64_t *x = node_refs((node_hdr *)txn_ptr(t, *e));
+        x[TBL_ROOT] = 0;
+        x[TBL_NEXTKEY] = tag_int(0);
+        x[TBL_COUNT] = tag_int(0);
+        x[TBL_INDEXES] = 0;
+    }
+    TRY(node_cow(t, e));
+    node_hdr *tn = (node_hdr *)txn_ptr(t, *e);
+    if (tn->count < TBL_SLOTS) return CORRUPT("table node %u is too short", table);
+    *slot = e;
+    return CS_OK;
+}
+
+static int table_node(cs_txn *t, uint32_t table, node_hdr **out)
+{
+    uint64_t tr;
+    TRY(txn_top_get(t, TOP_TABLES, &tr));
+    *out = NULL;
+    if (!tr) return CS_OK;
+    node_hdr *h;
+    TRY(node_at(t, tr, &h));
+    if (!(h->flags & NF_REFS)) return CORRUPT("table list is malformed");
+    if (table >= h->count || !node_refs(h)[table]) return CS_OK;
+    uint64_t r = node_refs(h)[table];
+    if (tagged(r)) return CORRUPT("table slot %u holds a number", table);
+    TRY(node_at(t, r, out));
+    if (!((*out)->flags & NF_REFS) || (*out)->count < TBL_SLOTS) return CORRUPT("table node %u is malformed", table);
+    return CS_OK;
+}
+
+int table_root(cs_txn *t, uint32_t table, ref_t *root)
+{
+    node_hdr *tn;
+    TRY(table_node(t, table, &tn));
+    *root = tn ? node_refs(tn)[TBL_ROOT] : 0;
+    if (*root && tagged(*root)) return CORRUPT("table %u root holds a number", table);
+    return CS_OK;
+}
+
+int table_get_meta(cs_txn *t, uint32_t table, int which, int64_t *out)
+{
+    node_hdr *tn;
+    TRY(table_node(t, table, &tn));
+    *out = 0;
+    if (!tn) return CS_OK;
+    uint64_t v = node_refs(tn)[which];
+    if (!tagged(v)) return CORRUPT("table %u meta slot %d is not a number", table, which);
+    *out = untag(v);
+    return CS_OK;
+}
+
+int table_set_meta(cs_txn *t, uint32_t table, int which, int64_t v)
+{
+    ref_t *s;
+    TRY(table_node_slot(t, table, &s));
+    node_refs((node_hdr *)txn_ptr(t, *s))[which] = tag_int(v);
+    return CS_OK;
+}
+
+/* ---- searching -------------------------------------------------------------------------- */
+
+/* Index of the first element >= key in a sorted packed node. */
+static uint64_t lower_bound(node_hdr *k, int64_t key)
+{
+    uint64_t lo = 0, hi = k->count;
+    const uint8_t *p = node_values(k);
+    uint8_t w = k->width;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (packed_get(p, w, mid) < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Child index for `key` in an inner node: the last child whose first key <= key (0 if none). */
+static uint64_t child_for(node_hdr *first, int64_t key)
+{
+    uint64_t lb = lower_bound(first, key);
+    if (lb < first->count && node_get_int(first, lb) == key) return lb;
+    return lb ? lb - 1 : 0;
+}
+
+static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first)
+{
+    TRY(node_at(t, node_refs(h)[0], first));
+    if (((*first)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) || (*first)->count + 1 != h->count || h->count < 2)
+        return CORRUPT("inner cluster node is malformed");
+    return CS_OK;
+}
+
+static int open_leaf_keys(cs_txn *t, node_hdr *h, node_hdr **keys)
+{
+    if (h->count < 1) return CORRUPT("cluster leaf has no key list");
+    TRY(node_at(t, node_refs(h)[0], keys));
+    if ((*keys)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) return CORRUPT("cluster key list is malformed");
+    return CS_OK;
+}
+
+int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row)
+{
+    ref_t r = root;
+    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+        if (!r) return CS_NOTFOUND;
+        node_hdr *h;
+        TRY(node_at(t, r, &h));
+        if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
+        if (h->flags & NF_INNER) {
+            node_hdr *first;
+            TRY(open_inner(t, h, &first));
+            r = node_refs(h)[1 + child_for(first, key)];
+            continue;
+        }
+        node_hdr *keys;
+        TRY(open_leaf_keys(t, h, &keys));
+        uint64_t i = lower_bound(keys, key);
+        if (i >= keys->count || node_get_int(keys, i) != key) return CS_NOTFOUND;
+        *leaf = h;
+        *row = (uint32_t)i;
+        return CS_OK;
+    }
+    return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+}
+
+static int seek_rec(cs_txn *t, ref_t r, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key, int depth)
+{
+    if (depth >= MAX_DEPTH) return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    if (!r) return CS_NOTFOUND;
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
+    if (h->flags & NF_INNER) {
+        node_hdr *first;
+        TRY(open_inner(t, h, &first));
+        for (uint64_t c = child_for(first, from); c < first->count; c++) {
+            int rc = seek_rec(t, node_refs(h)[1 + c], from, leaf, row, key, depth + 1);
+            if (rc != CS_NOTFOUND) return rc;
+        }
+        return CS_NOTFOUND;
+    }
+    node_hdr *keys;
+    TRY(open_leaf_keys(t, h, &keys));
+    uint64_t i = lower_bound(keys, from);
+    if (i >= keys->count) return CS_NOTFOUND;
+    *leaf = h;
+    *row = (uint32_t)i;
+    *key = node_get_int(keys, i);
+    return CS_OK;
+}
+
+int cluster_seek(cs_txn *t, ref_t root, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key)
+{
+    return seek_rec(t, root, from, leaf, row, key, 0);
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static int root_slot(cs_txn *t, uint32_t table, ref_t **slot)
+{
+    ref_t *ts;
+    TRY(table_node_slot(t, table, &ts));
+    *slot = &node_refs((node_hdr *)txn_ptr(t, *ts))[TBL_ROOT];
+    return CS_OK;
+}
+
+int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot, uint32_t *row)
+{
+    ref_t *slot;
+    TRY(root_slot(t, table, &slot));
+    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+        if (!*slot) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
+        if (!IS_SLAB(*slot)) {
+            TRY(node_cow(t, slot));
+            t->epoch++;
+        }
+        node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+        if (!(h->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+        if (h->flags & NF_INNER) {
+            node_hdr *first;
+            TRY(open_inner(t, h, &first));
+            slot = &node_refs(h)[1 + child_for(first, key)];
+            continue;
+        }
+        node_hdr *keys;
+        TRY(open_leaf_keys(t, h, &keys));
+        uint64_t i = lower_bound(keys, key);
+        if (i >= keys->count || node_get_int(keys, i) != key)
+            return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
+        *leaf_slot = slot;
+        *row = (uint32_t)i;
+        return CS_OK;
+    }
+    return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+}
+
+static void default_value(const leaf_spec *s, cs_value *v)
+{
+    memset(v, 0, sizeof *v);
+    if (s->nullable || s->kind == LK_LINK || s->kind == LK_MIXED) {
+        v->type = CS_TYPE_NULL;
+        return;
+    }
+    v->type = s->type;
+    if (s->type == CS_TYPE_STRING || s->type == CS_TYPE_BINARY) v->v.bytes.ptr = "";
+    if (s->type == CS_TYPE_DECIMAL) v->v.dec.w[1] = 0x3040000000000000ull; /* +0E0 */
+}
+
+typedef struct split {
+    bool happened; /* a new right sibling was made */
+    ref_t ref;     /* its ref */
+    int64_t first; /* its first key */
+} split;
+
+static int first_key(cs_txn *t, ref_t r, int64_t *out)
+{
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    node_hdr *k;
+    TRY(node_at(t, node_refs(h)[0], &k));
+    if (k->count == 0) return CORRUPT("empty cluster node");
+    *out = node_get_int(k, 0);
+    return CS_OK;
+}
+
+/* Moves rows [from, end) of the leaf at *slot into a new leaf. */
+static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, split *sp)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    uint32_t slots = h->count;
+    ref_t nl;
+    TRY(node_new(t, NF_REFS, 64, slots, &nl));
+    uint64_t *ne = node_refs((node_hdr *)txn_ptr(t, nl));
+    TRY(node_new(t, 0, 0, 0, &ne[0]));
+    leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+    TRY(leaf_move(t, &ks, &e[0], from, &ne[0]));
+    for (uint32_t c = 1; c < slots; c++) {
+        e = node_refs((node_hdr *)txn_ptr(t, *slot));
+        ne = node_refs((node_hdr *)txn_ptr(t, nl));
+        if (!e[c]) continue;
+        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
+        leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
+        TRY(leaf_make(t, &s, 0, &ne[c]));
+        TRY(leaf_move(t, &s, &e[c], from, &ne[c]));
+    }
+    sp->happened = true;
+    sp->ref = nl;
+    TRY(first_key(t, nl, &sp->first));
+    t->epoch++;
+    return CS_OK;
+}
+
+/* Splits an inner node in two halves. */
+static int inner_split(cs_txn *t, ref_t *slot, split *sp)
+{
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    uint64_t n = h->count - 1, from = n / 2;
+    ref_t ni;
+    TRY(node_new(t, NF_REFS | NF_INNER, 64, 1, &ni));
+    uint64_t *ne = node_refs((node_hdr *)txn_ptr(t, ni));
+    TRY(node_new(t, 0, 0, 0, &ne[0]));
+    leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+    TRY(leaf_move(t, &ks, &e[0], from, &ne[0]));
+    for (uint64_t c = from; c < n; c++) {
+        h = (node_hdr *)txn_ptr(t, *slot);
+        uint64_t child = node_refs(h)[1 + c];
+        node_hdr *nh = (node_hdr *)txn_ptr(t, ni);
+        TRY(node_insert_int(t, &ni, nh->count, (int64_t)child));
+    }
+    TRY(node_truncate(t, slot, 1 + from));
+    sp->happened = true;
+    sp->ref = ni;
+    sp->first = node_get_int((node_hdr *)txn_ptr(t, node_refs((node_hdr *)txn_ptr(t, ni))[0]), 0);
+    t->epoch++;
+    return CS_OK;
+}
+
+static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split *sp, int depth)
+{
+    if (depth >= MAX_DEPTH) return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    sp->happened = false;
+    if (!IS_SLAB(*slot)) {
+        TRY(node_cow(t, slot));
+        t->epoch++;
+    }
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (!(h->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+    if (h->flags & NF_INNER) {
+        node_hdr *first;
+        TRY(open_inner(t, h, &first));
+        uint64_t idx = child_for(first, key);
+        split csp;
+        TRY(insert_rec(t, table, &node_refs(h)[1 + idx], key, &csp, depth + 1));
+        h = (node_hdr *)txn_ptr(t, *slot);
+        uint64_t *e = node_refs(h);
+        TRY(node_at(t, e[0], &first));
+        if (key < node_get_int(first, idx)) TRY(node_set_int(t, &e[0], idx, key));
+        if (!csp.happened) return CS_OK;
+        TRY(node_insert_int(t, &e[0], idx + 1, csp.first));
+        TRY(node_insert_int(t, slot, 2 + idx, (int64_t)csp.ref));
+        h = (node_hdr *)txn_ptr(t, *slot);
+        if (h->count - 1 > CLUSTER_MAX) TRY(inner_split(t, slot, sp));
+        return CS_OK;
+    }
+    node_hdr *keys;
+    TRY(open_leaf_keys(t, h, &keys));
+    uint64_t pos = lower_bound(keys, key);
+    if (pos < keys->count && node_get_int(keys, pos) == key)
+        return cs_fail(CS_EXISTS, 0, "an object with key %lld exists already", (long long)key);
+    bool append = pos == keys->count;
+    uint64_t *e = node_refs(h);
+    TRY(node_insert_int(t, &e[0], pos, key));
+    if (h->count > 1) {
+        table_def *td;
+        TRY(txn_table(t, table, &td));
+        for (uint32_t c = 1; c < h->count; c++) {
+            e = node_refs((node_hdr *)txn_ptr(t, *slot));
+            if (!e[c]) continue;
+            if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
+            leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
+            cs_value dv;
+            default_value(&s, &dv);
+            TRY(leaf_insert(t, &s, &e[c], pos, &dv));
+        }
+    }
+    if (!append) t->epoch++;
+    node_hdr *k = (node_hdr *)txn_ptr(t, node_refs((node_hdr *)txn_ptr(t, *slot))[0]);
+    if (k->count > CLUSTER_MAX) TRY(leaf_split(t, table, slot, append ? k->count - 1 : k->count / 2, sp));
+    return CS_OK;
+}
+
+int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
+{
+    ref_t *root;
+    TRY(root_slot(t, table, &root));
+    if (!*root) {
+        TRY(node_new(t, NF_REFS, 64, 1, root));
+        ref_t keys;
+        TRY(node_new(t, 0, 0, 0, &keys));
+        node_refs((node_hdr *)txn_ptr(t, *root))[0] = keys;
+        t->epoch++;
+    }
+    split sp;
+    TRY(insert_rec(t, table, root, key, &sp, 0));
+    if (sp.happened) {
+        int64_t f0;
+        TRY(first_key(t, *root, &f0));
+        ref_t nr, first;
+        TRY(node_new(t, NF_REFS | NF_INNER, 64, 3, &nr));
+        TRY(node_new(t, 0, 64, 2, &first));
+        node_hdr *fh = (node_hdr *)txn_ptr(t, first);
+        packed_set(node_values(fh), 64, 0, f0);
+        packed_set(node_values(fh), 64, 1, sp.first);
+        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, nr));
+        e[0] = first;
+        e[1] = *root;
+        e[2] = sp.ref;
+        TRY(root_slot(t, table, &root));
+        *root = nr;
+        t->epoch++;
+    }
+    return CS_OK;
+}
+
+/* Makes column slot c of leaf *slot materialised (defaults) with `rows` rows. */
+static int leaf_materialise(cs_txn *t, table_def *td, ref_t *slot, uint32_t c, uint64_t rows)
+{
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (c < h->count && node_refs(h)[c]) return CS_OK;
+    if (c >= h->count) {
+        uint64_t n = h->count;
+        TRY(node_reserve(t, slot, c + 1, 64));
+        h = (node_hdr *)txn_ptr(t, *slot);
+        for (uint64_t i = n; i <= c; i++) node_refs(h)[i] = 0;
+        h->count = c + 1;
+        t->epoch++;
+    }
+    leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
+    ref_t nr;
+    TRY(leaf_make(t, &s, rows, &nr));
+    node_refs((node_hdr *)txn_ptr(t, *slot))[c] = nr;
+    return CS_OK;
+}
+
+/* Merges the leaf at right into the leaf at left (both writable, same parent). */
+static int leaf_merge(cs_txn *t, uint32_t table, ref_t *left, ref_t *right)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    node_hdr *l = (node_hdr *)txn_ptr(t, *left), *r = (node_hdr *)txn_ptr(t, *right);
+    uint64_t lrows = ((node_hdr *)txn_ptr(t, node_refs(l)[0]))->count;
+    uint64_t rrows = ((node_hdr *)txn_ptr(t, node_refs(r)[0]))->count;
+    uint32_t slots = l->count > r->count ? l->count : r->count;
+    for (uint32_t c = 1; c < slots; c++) {
+        l = (node_hdr *)txn_ptr(t, *left);
+        r = (node_hdr *)txn_ptr(t, *right);
+        bool lm = c < l->count && node_refs(l)[c], rm = c < r->count && node_refs(r)[c];
+        if (!lm && !rm) continue;
+        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
+        TRY(leaf_materialise(t, td, left, c, lrows));
+        TRY(leaf_materialise(t, td, right, c, rrows));
+    }
+    leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
+    uint64_t *le = node_refs((node_hdr *)txn_ptr(t, *left));
+    uint64_t *re = node_refs((node_hdr *)txn_ptr(t, *right));
+    TRY(node_cow(t, &re[0]));
+    TRY(leaf_move(t, &ks, &re[0], 0, &le[0]));
+    for (uint32_t c = 1; c < slots; c++) {
+        le = node_refs((node_hdr *)txn_ptr(t, *left));
+        re = node_refs((node_hdr *)txn_ptr(t, *right));
+        if (c >= ((node_hdr *)txn_ptr(t, *right))->count || !re[c]) continue;
+        leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
+        TRY(leaf_move(t, &s, &re[c], 0, &le[c]));
+    }
+    node_free_tree(t, *right); /* now empty */
+    t->epoch++;
+    return CS_OK;
+}
+
+typedef struct erase_info {
+    bool empty;      /* the node is now empty and must be removed */
+    bool small;      /* a leaf under CLUSTER_MAX / 4 rows */
+} erase_info;
+
+static uint64_t rows_of(cs_txn *t, ref_t leaf)
+{
+    node_hdr *h = (node_hdr *)txn_ptr(t, leaf);
+    if (h->flags & NF_INNER) return CLUSTER_MAX;
+    return ((node_hdr *)txn_ptr(t, node_refs(h)[0]))->count;
+}
+
+static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_info *ei, int depth)
+{
+    if (depth >= MAX_DEPTH) return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    ei->empty = ei->small = false;
+    if (!IS_SLAB(*slot)) TRY(node_cow(t, slot));
+    t->epoch++;
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (!(h->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+    if (h->flags & NF_INNER) {
+        node_hdr *first;
+        TRY(open_inner(t, h, &first));
+        uint64_t idx = child_for(first, key);
+        erase_info ci;
+        TRY(erase_rec(t, table, &node_refs(h)[1 + idx], key, &ci, depth + 1));
+        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+        if (ci.empty) {
+            node_free_tree(t, e[1 + idx]);
+            TRY(node_erase(t, &e[0], idx));
+            TRY(node_erase(t, slot, 1 + idx));
+            h = (node_hdr *)txn_ptr(t, *slot);
+            if (h->count == 1) ei->empty = true;
+            return CS_OK;
+        }
+        int64_t fk;
+        TRY(first_key(t, e[1 + idx], &fk));
+        TRY(node_set_int(t, &e[0], idx, fk));
+        if (ci.small) {
+            h = (node_hdr *)txn_ptr(t, *slot);
+            uint64_t n = h->count - 1;
+            uint64_t l = idx, r = idx + 1;
+            if (r >= n) { if (idx == 0) return CS_OK; l = idx - 1; r = idx; }
+            e = node_refs(h);
+            ref_t lr = e[1 + l], rr = e[1 + r];
+            node_hdr *lh, *rh;
+            TRY(node_at(t, lr, &lh));
+            TRY(node_at(t, rr, &rh));
+            if ((lh->flags & NF_INNER) || (rh->flags & NF_INNER)) return CS_OK;
+            if (rows_of(t, lr) + rows_of(t, rr) > CLUSTER_MAX) return CS_OK;
+            TRY(node_cow(t, &e[1 + l]));
+            e = node_refs((node_hdr *)txn_ptr(t, *slot));
+            TRY(node_cow(t, &e[1 + r]));
+            e = node_refs((node_hdr *)txn_ptr(t, *slot));
+            TRY(leaf_merge(t, table, &e[1 + l], &e[1 + r]));
+            e = node_refs((node_hdr *)txn_ptr(t, *slot));
+            TRY(node_erase(t, &e[0], r));
+            TRY(node_erase(t, slot, 1 + r));
+        }
+        return CS_OK;
+    }
+    node_hdr *keys;
+    TRY(open_leaf_keys(t, h, &keys));
+    uint64_t pos = lower_bound(keys, key);
+    if (pos >= keys->count || node_get_int(keys, pos) != key)
+        return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    for (uint32_t c = 1; c < h->count; c++) {
+        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+        if (!e[c]) continue;
+        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
+        leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
+        TRY(leaf_erase(t, &s, &e[c], pos));
+    }
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+    TRY(node_erase(t, &e[0], pos));
+    uint64_t rows = ((node_hdr *)txn_ptr(t, e[0]))->count;
+    ei->empty = rows == 0;
+    ei->small = rows < CLUSTER_MAX / 4;
+    return CS_OK;
+}
+
+int cluster_erase(cs_txn *t, uint32_t table, int64_t key)
+{
+    ref_t *root;
+    TRY(root_slot(t, table, &root));
+    if (!*root) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
+    erase_info ei;
+    TRY(erase_rec(t, table, root, key, &ei, 0));
+    TRY(root_slot(t, table, &root));
+    if (ei.empty) {
+        node_free_tree(t, *root);
+        *root = 0;
+    } else {
+        /* collapse a root with one child */
+        for (;;) {
+            node_hdr *h = (node_hdr *)txn_ptr(t, *root);
+            if (!(h->flags & NF_INNER) || h->count != 2) break;
+            ref_t child = node_refs(h)[1];
+            node_free(t, node_refs(h)[0]);
+            node_free(t, *root);
+            *root = child;
+        }
+    }
+    t->epoch++;
+    return CS_OK;
+}
+
+/* Materialises column `col` of the leaf at *leaf_slot (public to obj.c through this name). */
+int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
+int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *leaf_slot);
+    uint64_t rows = ((node_hdr *)txn_ptr(t, node_refs(h)[0]))->count;
+    return leaf_materialise(t, td, leaf_slot, col + 1, rows);
+}

@@ -1,0 +1,525 @@
+/*
+ * node.c -- nodes: the header, bit-packed integers, byte elements, null bitmaps, the write
+ * transaction's heap slab, and copy-on-write (docs/FORMAT.md §3).
+ *
+ * Invariants:
+ *  1. A node in the file is never written through the map: node_cow() copies it into the slab
+ *     and records the file copy as freed in this transaction.
+ *  2. A slab block is [u64 capacity][node...]; the node may grow in place up to its capacity.
+ *  3. Packed widths are 0, 1, 2, 4 (unsigned) and 8, 16, 32, 64 (signed). A value that needs a
+ *     wider width widens the whole node; nodes never narrow (compaction re-packs).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+
+/* ---- errors ----------------------------------------------------------------------------- */
+
+static _Thread_local char err_msg[512];
+static _Thread_local int err_errno;
+
+const char *cs_errmsg(void) { return err_msg; }
+int cs_errno(void) { return err_errno; }
+
+int cs_fail(int code, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+    va_end(ap);
+    err_errno = err;
+    return code;
+}
+
+int cs_corrupt_at(const char *file, int line, const char *fmt, ...)
+{
+    char buf[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    const char *base = strrchr(file, '/');
+    snprintf(err_msg, sizeof err_msg, "database corrupt: %s (detected at %s:%d)", buf,
+             base ? base + 1 : file, line);
+    err_errno = 0;
+    return CS_CORRUPT;
+}
+
+const char *cs_errstr(int code)
+{
+    static const char *names[] = {"CS_OK", "CS_NOTFOUND", "CS_CORRUPT", "CS_FULL", "CS_IOERR",
+                                  "CS_READONLY", "CS_PERM", "CS_BUSY", "CS_MISUSE", "CS_VERSION",
+                                  "CS_CONSTRAINT", "CS_QUERY", "CS_NOMEM", "CS_TYPE", "CS_RANGE",
+                                  "CS_EXISTS", "CS_OVERFLOW"};
+    if (code < 0 || code >= (int)(sizeof names / sizeof names[0])) return "CS_UNKNOWN";
+    return names[code];
+}
+
+/* ---- checksum --------------------------------------------------------------------------- */
+
+uint16_t node_checksum(const node_hdr *h)
+{
+    uint64_t n = PAD8(node_payload_bytes(h->flags, h->width, h->count)) / 8;
+    const uint8_t *p = (const uint8_t *)h + NODE_HDR;
+    uint64_t a = 0x9e3779b97f4a7c15ull ^ ((uint64_t)h->flags << 40) ^ ((uint64_t)h->width << 32) ^
+                 h->count;
+    uint64_t b = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t w;
+        memcpy(&w, p + i * 8, 8);
+        a = (a ^ w) * 0x100000001b3ull;
+        b += w ^ (a >> 29);
+    }
+    a ^= b * 0xff51afd7ed558ccdull;
+    a ^= a >> 33;
+    uint16_t c = (uint16_t)(a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48));
+    return c;
+}
+
+/* ---- slab ------------------------------------------------------------------------------- */
+
+#define S0_SHIFT 20
+
+static inline uint64_t region_base(int k) { return (((uint64_t)1 << k) - 1) << S0_SHIFT; }
+static inline uint64_t region_size(int k) { return (uint64_t)1 << (S0_SHIFT + k); }
+
+void *slab_ptr(slab *s, uint64_t off)
+{
+    int k = 63 - __builtin_clzll((off >> S0_SHIFT) + 1);
+    return s->region[k] + (off - region_base(k));
+}
+
+static int size_class(uint64_t n)
+{
+    if (n <= 32) return 5;
+    return 64 - __builtin_clzll(n - 1);
+}
+
+/* Returns the slab offset of a node (block + 8) with capacity >= need bytes. */
+static int slab_alloc(slab *s, uint64_t need, uint64_t *off_out)
+{
+    int c = size_class(need + 8);
+    if (c >= SLAB_CLASSES) return cs_fail(CS_NOMEM, 0, "node too large");
+    uint64_t bsize = (uint64_t)1 << c;
+    if (s->freelist[c]) {
+        uint64_t off = s->freelist[c] - 1;
+        uint8_t *b = slab_ptr(s, off);
+        memcpy(&s->freelist[c], b + 8, 8);
+        uint64_t cap = bsize - 8;
+        memcpy(b, &cap, 8);
+        *off_out = off + 8;
+        s->in_use += bsize;
+        return CS_OK;
+    }
+    for (;;) {
+        int k = s->cur;
+        if (k >= SLAB_REGIONS) return cs_fail(CS_NOMEM, 0, "write transaction too large");
+        if (!s->region[k]) {
+            void *m = mmap(NULL, region_size(k), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (m == MAP_FAILED) return cs_fail(CS_NOMEM, errno, "out of memory for a write");
+            s->region[k] = m;
+        }
+        uint64_t at = (s->bump + bsize - 1) & ~(bsize < 4096 ? bsize - 1 : 4095);
+        if (at + bsize <= region_size(k)) {
+            s->bump = at + bsize;
+            uint8_t *b = s->region[k] + at;
+            uint64_t cap = bsize - 8;
+            memcpy(b, &cap, 8);
+            *off_out = region_base(k) + at + 8;
+            s->in_use += bsize;
+            return CS_OK;
+        }
+        s->cur++;
+        s->bump = 0;
+    }
+}
+
+static void slab_release(slab *s, uint64_t node_off)
+{
+    uint64_t off = node_off - 8;
+    uint8_t *b = slab_ptr(s, off);
+    uint64_t cap;
+    memcpy(&cap, b, 8);
+    int c = size_class(cap + 8);
+    memcpy(b + 8, &s->freelist[c], 8);
+    s->freelist[c] = off + 1;
+    s->in_use -= (uint64_t)1 << c;
+}
+
+static uint64_t slab_capacity(slab *s, uint64_t node_off)
+{
+    uint64_t cap;
+    memcpy(&cap, (uint8_t *)slab_ptr(s, node_off - 8), 8);
+    return cap;
+}
+
+/* ---- packed integers -------------------------------------------------------------------- */
+
+int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
+{
+    switch (width) {
+    case 0: return 0;
+    case 1: return (p[i >> 3] >> (i & 7)) & 1;
+    case 2: return (p[i >> 2] >> ((i & 3) * 2)) & 3;
+    case 4: return (p[i >> 1] >> ((i & 1) * 4)) & 15;
+    case 8: return (int8_t)p[i];
+    case 16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case 32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    default: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    }
+}
+
+void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v)
+{
+    switch (width) {
+    case 0: return;
+    case 1: p[i >> 3] = (uint8_t)((p[i >> 3] & ~(1u << (i & 7))) | ((v & 1) << (i & 7))); return;
+    case 2: {
+        unsigned sh = (unsigned)(i & 3) * 2;
+        p[i >> 2] = (uint8_t)((p[i >> 2] & ~(3u << sh)) | ((v & 3) << sh));
+        return;
+    }
+    case 4: {
+        unsigned sh = (unsigned)(i & 1) * 4;
+        p[i >> 1] = (uint8_t)((p[i >> 1] & ~(15u << sh)) | ((v & 15) << sh));
+        return;
+    }
+    case 8: p[i] = (uint8_t)(int8_t)v; return;
+    case 16: { int16_t x = (int16_t)v; memcpy(p + i * 2, &x, 2); return; }
+    case 32: { int32_t x = (int32_t)v; memcpy(p + i * 4, &x, 4); return; }
+    default: memcpy(p + i * 8, &v, 8); return;
+    }
+}
+
+uint8_t width_for(int64_t v)
+{
+    if (v == 0) return 0;
+    if (v > 0 && v <= 1) return 1;
+    if (v > 0 && v <= 3) return 2;
+    if (v > 0 && v <= 15) return 4;
+    if (v >= INT8_MIN && v <= INT8_MAX) return 8;
+    if (v >= INT16_MIN && v <= INT16_MAX) return 16;
+    if (v >= INT32_MIN && v <= INT32_MAX) return 32;
+    return 64;
+}
+
+/* ---- node access ------------------------------------------------------------------------ */
+
+static bool width_ok(uint8_t flags, uint8_t width)
+{
+    if (flags & NF_BYTES) return width >= 1;
+    if (flags & NF_REFS) return width == 64;
+    switch (width) {
+    case 0: case 1: case 2: case 4: case 8: case 16: case 32: case 64: return true;
+    default: return false;
+    }
+}
+
+int node_at(const cs_txn *t, ref_t r, node_hdr **out)
+{
+    if (IS_SLAB(r)) {
+        *out = (node_hdr *)txn_ptr(t, r);
+        return CS_OK;
+    }
+    if ((r & 7) || r < HDR_SIZE || r + NODE_HDR > t->limit)
+        return CORRUPT("ref %llu out of bounds (file end %llu)", (unsigned long long)r,
+                       (unsigned long long)t->limit);
+    node_hdr *h = (node_hdr *)(t->map + r);
+    if ((h->flags & ~NF_KNOWN) || !width_ok(h->flags, h->width))
+        return CORRUPT("bad node header at %llu", (unsigned long long)r);
+    uint64_t sz = node_size_of(h->flags, h->width, h->count);
+    if (sz > t->limit - r) return CORRUPT("node at %llu runs past the file end", (unsigned long long)r);
+    *out = h;
+    return CS_OK;
+}
+
+/* ---- writable nodes --------------------------------------------------------------------- */
+
+static int alloc_node(cs_txn *t, uint64_t bytes, ref_t *out)
+{
+    uint64_t off;
+    TRY(slab_alloc(&t->f->slab, bytes, &off));
+    *out = SLAB_BASE + off;
+    return CS_OK;
+}
+
+int node_new(cs_txn *t, uint8_t flags, uint8_t width, uint64_t count, ref_t *out)
+{
+    uint64_t sz = node_size_of(flags, width, count);
+    TRY(alloc_node(t, sz, out));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *out);
+    memset(h, 0, sz);
+    h->flags = flags;
+    h->width = width;
+    h->count = (uint32_t)count;
+    return CS_OK;
+}
+
+static void record_freed(cs_txn *t, ref_t r, uint64_t len)
+{
+    if (t->nfreed == t->cap_freed) {
+        uint64_t nc = t->cap_freed ? t->cap_freed * 2 : 256;
+        freed_node *n = realloc(t->freed, nc * sizeof *n);
+        if (!n) return; /* the space leaks until compaction; never unsafe */
+        t->freed = n;
+        t->cap_freed = nc;
+    }
+    t->freed[t->nfreed].pos = r;
+    t->freed[t->nfreed].len = len;
+    t->nfreed++;
+}
+
+void node_free(cs_txn *t, ref_t r)
+{
+    if (r == 0) return;
+    if (IS_SLAB(r)) {
+        slab_release(&t->f->slab, r - SLAB_BASE);
+        return;
+    }
+    node_hdr *h;
+    if (node_at(t, r, &h) != CS_OK) return;
+    record_freed(t, r, node_size_of(h->flags, h->width, h->count));
+}
+
+void node_free_tree(cs_txn *t, ref_t r)
+{
+    if (r == 0 || tagged(r)) return;
+    node_hdr *h;
+    if (node_at(t, r, &h) != CS_OK) return;
+    if (h->flags & NF_REFS) {
+        uint64_t *e = node_refs(h);
+        for (uint32_t i = 0; i < h->count; i++)
+            if (e[i] && !tagged(e[i])) node_free_tree(t, e[i]);
+    }
+    node_free(t, r);
+}
+
+/* Copies *slot into a slab block with room for `cap_count` elements at `width` (bits for
+ * packed ints; bytes nodes keep theirs). The copy keeps the node's count and layout. */
+static int relocate(cs_txn *t, ref_t *slot, uint64_t cap_count, uint8_t width)
+{
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    uint8_t flags = h->flags;
+    uint64_t need = node_size_of(flags, width, cap_count);
+    uint64_t cap = need;
+    if (cap_count > h->count || IS_SLAB(*slot)) cap = need + need / 2 + 64;
+    ref_t nr;
+    TRY(alloc_node(t, cap, &nr));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    node_hdr *n = (node_hdr *)txn_ptr(t, nr);
+    n->check = 0;
+    n->flags = flags;
+    n->width = width;
+    n->count = h->count;
+    uint64_t bb = (flags & NF_NULLS) ? bitmap_bytes(h->count) : 0;
+    memcpy(node_payload(n), node_payload(h), bb);
+    uint8_t *dst = node_payload(n) + bb;
+    const uint8_t *src = node_payload(h) + bb;
+    if (width == h->width || (flags & NF_BYTES)) {
+        memcpy(dst, src, node_payload_bytes(flags & ~NF_NULLS, h->width, h->count));
+    } else {
+        memset(dst, 0, PAD8(node_payload_bytes(flags & ~NF_NULLS, width, h->count)));
+        for (uint64_t i = 0; i < h->count; i++) packed_set(dst, width, i, packed_get(src, h->width, i));
+    }
+    node_free(t, *slot);
+    *slot = nr;
+    return CS_OK;
+}
+
+/* Sets the count; with NF_NULLS the values start after a bitmap whose size depends on the
+ * count, so crossing a multiple of 64 moves them by 8 bytes. Capacity must suffice. */
+static void set_count(node_hdr *h, uint64_t count)
+{
+    if (h->flags & NF_NULLS) {
+        uint64_t have = bitmap_bytes(h->count), want = bitmap_bytes(count);
+        if (have != want) {
+            uint8_t *p = node_payload(h);
+            uint64_t keep = count < h->count ? count : h->count;
+            memmove(p + want, p + have, node_payload_bytes(h->flags & ~NF_NULLS, h->width, keep));
+            if (want > have) memset(p + have, 0, want - have);
+        }
+    }
+    h->count = (uint32_t)count;
+}
+
+int node_cow(cs_txn *t, ref_t *slot)
+{
+    if (IS_SLAB(*slot)) return CS_OK;
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    uint64_t sz = node_size_of(h->flags, h->width, h->count);
+    ref_t nr;
+    TRY(alloc_node(t, sz, &nr));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    memcpy(txn_ptr(t, nr), h, sz);
+    ((node_hdr *)txn_ptr(t, nr))->check = 0;
+    record_freed(t, *slot, sz);
+    *slot = nr;
+    return CS_OK;
+}
+
+/* Makes room for `count` elements at width >= `width` (bit width for packed ints; ignored
+ * for bytes nodes) in a writable copy; the node keeps its count. */
+int node_reserve(cs_txn *t, ref_t *slot, uint64_t count, uint8_t width)
+{
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    uint8_t w = (h->flags & NF_BYTES) ? h->width : (width > h->width ? width : h->width);
+    if (count < h->count) count = h->count;
+    if (IS_SLAB(*slot) && w == h->width &&
+        slab_capacity(&t->f->slab, *slot - SLAB_BASE) >= node_size_of(h->flags, w, count))
+        return CS_OK;
+    return relocate(t, slot, count, w);
+}
+
+void node_set_null(node_hdr *h, uint64_t i, bool null)
+{
+    uint8_t *b = node_payload(h);
+    if (null) b[i >> 3] |= (uint8_t)(1u << (i & 7));
+    else b[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
+{
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    uint8_t w = width_for(v);
+    if (w > h->width || !IS_SLAB(*slot)) {
+        TRY(node_reserve(t, slot, h->count, w));
+        h = (node_hdr *)txn_ptr(t, *slot);
+    }
+    packed_set(node_values(h), h->width, i, v);
+    return CS_OK;
+}
+
+/* Shifts elements [i, count) right by one (count already includes the new slot). */
+static void shift_right(node_hdr *h, uint64_t i)
+{
+    uint8_t *p = node_values(h);
+    uint64_t n = h->count;
+    if (h->flags & NF_BYTES) {
+        memmove(p + (i + 1) * h->width, p + i * h->width, (n - 1 - i) * h->width);
+    } else if (h->width >= 8) {
+        uint64_t b = h->width / 8;
+        memmove(p + (i + 1) * b, p + i * b, (n - 1 - i) * b);
+    } else {
+        for (uint64_t j = n - 1; j > i; j--) packed_set(p, h->width, j, packed_get(p, h->width, j - 1));
+    }
+    if (h->flags & NF_NULLS) {
+        uint8_t *b = node_payload(h);
+        for (uint64_t j = n - 1; j > i; j--) node_set_null(h, j, (b[(j - 1) >> 3] >> ((j - 1) & 7)) & 1);
+        node_set_null(h, i, false);
+    }
+}
+
+static int grow_one(cs_txn *t, ref_t *slot, uint8_t width)
+{
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    uint64_t old = h->count;
+    TRY(node_reserve(t, slot, old + 1, width));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    set_count(h, old + 1);
+    return CS_OK;
+}
+
+int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
+{
+    TRY(grow_one(t, slot, width_for(v)));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (i + 1 < h->count) shift_right(h, i);
+    else if (h->flags & NF_NULLS) node_set_null(h, i, false);
+    packed_set(node_values(h), h->width, i, v);
+    return CS_OK;
+}
+
+int node_insert_bytes(cs_txn *t, ref_t *slot, uint64_t i, const void *src)
+{
+    TRY(grow_one(t, slot, 0));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (i + 1 < h->count) shift_right(h, i);
+    else if (h->flags & NF_NULLS) node_set_null(h, i, false);
+    if (src) memcpy(node_values(h) + i * h->width, src, h->width);
+    else memset(node_values(h) + i * h->width, 0, h->width);
+    return CS_OK;
+}
+
+int node_erase(cs_txn *t, ref_t *slot, uint64_t i)
+{
+    TRY(node_cow(t, slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    uint64_t n = h->count;
+    uint8_t *p = node_values(h);
+    if (h->flags & NF_BYTES) {
+        memmove(p + i * h->width, p + (i + 1) * h->width, (n - 1 - i) * h->width);
+    } else if (h->width >= 8) {
+        uint64_t b = h->width / 8;
+        memmove(p + i * b, p + (i + 1) * b, (n - 1 - i) * b);
+    } else {
+        for (uint64_t j = i; j + 1 < n; j++) packed_set(p, h->width, j, packed_get(p, h->width, j + 1));
+    }
+    if (h->flags & NF_NULLS) {
+        const uint8_t *b = node_payload(h);
+        for (uint64_t j = i; j + 1 < n; j++) node_set_null(h, j, (b[(j + 1) >> 3] >> ((j + 1) & 7)) & 1);
+        node_set_null(h, n - 1, false);
+    }
+    set_count(h, n - 1);
+    return CS_OK;
+}
+
+int node_truncate(cs_txn *t, ref_t *slot, uint64_t n)
+{
+    TRY(node_cow(t, slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (n >= h->count) return CS_OK;
+    if (h->flags & NF_NULLS)
+        for (uint64_t j = n; j < h->count; j++) node_set_null(h, j, false);
+    if (!(h->flags & NF_BYTES) && h->width < 8)
+        for (uint64_t j = n; j < h->count; j++) packed_set(node_values(h), h->width, j, 0);
+    set_count(h, n);
+    return CS_OK;
+}
+
+/* Adds a null bitmap to a node that has none (all present). */
+int node_set_nulls_flag(cs_txn *t, ref_t *slot)
+{
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    if (h->flags & NF_NULLS) return CS_OK;
+    uint64_t n = h->count;
+    ref_t nr;
+    TRY(node_new(t, h->flags | NF_NULLS, h->width, n, &nr));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    node_hdr *x = (node_hdr *)txn_ptr(t, nr);
+    memcpy(node_values(x), node_values(h), node_payload_bytes(h->flags, h->width, n));
+    node_free(t, *slot);
+    *slot = nr;
+    return CS_OK;
+}
+
+int node_new_blob(cs_txn *t, const void *p, uint64_t n, ref_t *out)
+{
+    TRY(node_new(t, NF_BYTES, 1, n, out));
+    if (n) memcpy(node_values((node_hdr *)txn_ptr(t, *out)), p, n);
+    return CS_OK;
+}
+
+int blob_splice(cs_txn *t, ref_t *slot, uint64_t at, uint64_t del, const void *ins, uint64_t n)
+{
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    uint64_t old = h->count;
+    uint64_t nc = old - del + n;
+    if (nc > UINT32_MAX) return cs_fail(CS_FULL, 0, "leaf data over 4 GiB");
+    TRY(node_reserve(t, slot, nc > old ? nc : old, 0));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    uint8_t *p = node_values(h);
+    memmove(p + at + n, p + at + del, old - at - del);
+    if (n) memcpy(p + at, ins, n);
+    h->count = (uint32_t)nc;
+    return CS_OK;
+}

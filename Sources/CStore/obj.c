@@ -1,0 +1,622 @@
+/*
+ * obj.c -- objects: creating, reading, writing and deleting rows; links and their backlinks;
+ * embedded objects; iteration (docs/FORMAT.md §6.3 for backlinks).
+ *
+ * Invariants:
+ *  1. For every link (single, list, set, map value) from (O, k, C) to (T, x) there is exactly one
+ *     entry k in x's backlink column for (O, C); a list holding x twice has two.
+ *  2. An embedded object has exactly one incoming link; when that link goes away the object is
+ *     deleted (recursively).
+ *  3. An accessor's cached leaf/row is used only while obj->epoch == txn->epoch.
+ */
+#include "internal.h"
+
+int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
+
+/* ---- accessors -------------------------------------------------------------------------- */
+
+static int obj_leaf(cs_obj *o, node_hdr **leaf, uint32_t *row)
+{
+    cs_txn *t = o->txn;
+    if (o->leaf && o->epoch == t->epoch) {
+        *leaf = (node_hdr *)o->leaf;
+        *row = o->row;
+        return CS_OK;
+    }
+    if (o->table >= t->schema->ntables || !t->schema->tables[o->table].live)
+        return cs_fail(CS_NOTFOUND, 0, "the object's table no longer exists");
+    ref_t root;
+    TRY(table_root(t, o->table, &root));
+    int rc = cluster_find(t, root, o->key, leaf, row);
+    if (rc == CS_NOTFOUND)
+        return cs_fail(CS_NOTFOUND, 0, "object %lld of '%s' has been deleted", (long long)o->key,
+                       t->schema->tables[o->table].name);
+    TRY(rc);
+    o->leaf = *leaf;
+    o->row = *row;
+    o->epoch = t->epoch;
+    return CS_OK;
+}
+
+static int obj_col(cs_obj *o, uint32_t col, col_def **c)
+{
+    return txn_col(o->txn, o->table, col, NULL, c);
+}
+
+int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    memset(out, 0, sizeof *out);
+    out->txn = txn;
+    out->table = table;
+    out->key = key;
+    node_hdr *leaf;
+    uint32_t row;
+    int rc = obj_leaf(out, &leaf, &row);
+    if (rc == CS_NOTFOUND) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld in '%s'", (long long)key, td->name);
+    return rc;
+}
+
+bool cs_obj_exists(cs_obj *obj)
+{
+    node_hdr *leaf;
+    uint32_t row;
+    return obj && obj->txn && obj_leaf(obj, &leaf, &row) == CS_OK;
+}
+
+int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
+{
+    ref_t root;
+    TRY(table_root(t, table, &root));
+    node_hdr *leaf;
+    uint32_t row;
+    int rc = cluster_find(t, root, key, &leaf, &row);
+    if (rc == CS_NOTFOUND) { *out = false; return CS_OK; }
+    TRY(rc);
+    *out = true;
+    return CS_OK;
+}
+
+static int create_row(cs_txn *t, uint32_t table, cs_obj *out)
+{
+    int64_t key, count;
+    TRY(table_get_meta(t, table, TBL_NEXTKEY, &key));
+    TRY(table_get_meta(t, table, TBL_COUNT, &count));
+    TRY(cluster_insert(t, table, key));
+    TRY(table_set_meta(t, table, TBL_NEXTKEY, key + 1));
+    TRY(table_set_meta(t, table, TBL_COUNT, count + 1));
+    return cs_obj_open(t, table, key, out);
+}
+
+int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
+{
+    TRY(txn_need_write(txn));
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    if (td->flags & CS_TABLE_EMBEDDED)
+        return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
+    return create_row(txn, table, out);
+}
+
+int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    int64_t n;
+    TRY(table_get_meta(txn, table, TBL_COUNT, &n));
+    *out = (uint64_t)n;
+    return CS_OK;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+static void default_of(const col_def *c, cs_value *v)
+{
+    memset(v, 0, sizeof *v);
+    if ((c->flags & CS_COL_NULLABLE) || c->type == CS_TYPE_LINK || c->type == CS_TYPE_MIXED) {
+        v->type = CS_TYPE_NULL;
+        return;
+    }
+    v->type = (cs_type)c->type;
+    if (c->type == CS_TYPE_STRING || c->type == CS_TYPE_BINARY) v->v.bytes.ptr = "";
+    if (c->type == CS_TYPE_DECIMAL) v->v.dec.w[1] = 0x3040000000000000ull;
+}
+
+/* The column sub-node of the object's leaf (0 when not materialised). */
+static int col_node(cs_obj *o, uint32_t col, node_hdr **leaf, uint32_t *row, ref_t *r)
+{
+    TRY(obj_leaf(o, leaf, row));
+    *r = (1 + col < (*leaf)->count) ? node_refs(*leaf)[1 + col] : 0;
+    if (*r && tagged(*r)) return CORRUPT("column slot holds a number");
+    return CS_OK;
+}
+
+int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
+{
+    col_def *c;
+    TRY(obj_col(obj, col, &c));
+    if (c->coll != CS_COLL_NONE || c->type == CS_TYPE_BACKLINK)
+        return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
+    node_hdr *leaf;
+    uint32_t row;
+    ref_t r;
+    TRY(col_node(obj, col, &leaf, &row, &r));
+    if (!r) {
+        default_of(c, out);
+        return CS_OK;
+    }
+    leaf_spec s = leaf_spec_col(c);
+    TRY(leaf_get(obj->txn, &s, r, row, out));
+    if (out->type == CS_TYPE_LINK && c->type == CS_TYPE_MIXED) {
+        /* Mixed links are not tracked by backlinks: a link to a deleted object reads as null */
+        bool ok = false;
+        if (out->v.link.table < obj->txn->schema->ntables && obj->txn->schema->tables[out->v.link.table].live)
+            TRY(obj_exists_key(obj->txn, out->v.link.table, out->v.link.key, &ok));
+        if (!ok) out->type = CS_TYPE_NULL;
+    }
+    return CS_OK;
+}
+
+int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
+{
+    cs_txn *t = obj->txn;
+    if (obj->table < t->schema->ntables) {
+        table_def *td = &t->schema->tables[obj->table];
+        if (col < td->ncols && td->cols[col].live && td->cols[col].coll == CS_COLL_NONE &&
+            (td->cols[col].type == CS_TYPE_INT || td->cols[col].type == CS_TYPE_BOOL)) {
+            node_hdr *leaf;
+            uint32_t row;
+            ref_t r;
+            TRY(col_node(obj, col, &leaf, &row, &r));
+            if (!r) { *out = 0; return CS_OK; }
+            node_hdr *h;
+            TRY(node_at(t, r, &h));
+            if (row >= h->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
+            *out = node_is_null(h, row) ? 0 : node_get_int(h, row);
+            return CS_OK;
+        }
+    }
+    cs_value v;
+    TRY(cs_obj_get(obj, col, &v));
+    if (v.type == CS_TYPE_NULL) { *out = 0; return CS_OK; }
+    if (v.type != CS_TYPE_INT) return cs_fail(CS_TYPE, 0, "not an integer property");
+    *out = v.v.i;
+    return CS_OK;
+}
+
+int cs_obj_is_null(cs_obj *obj, uint32_t col, bool *out)
+{
+    cs_value v;
+    TRY(cs_obj_get(obj, col, &v));
+    *out = v.type == CS_TYPE_NULL;
+    return CS_OK;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* A writable slot for the object's column sub-node (materialised), and the row. */
+int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
+int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
+{
+    cs_txn *t = o->txn;
+    ref_t *ls;
+    TRY(cluster_write_path(t, o->table, o->key, &ls, row));
+    TRY(cluster_materialise(t, o->table, ls, col));
+    node_hdr *leaf = (node_hdr *)txn_ptr(t, *ls);
+    o->leaf = leaf;
+    o->row = *row;
+    o->epoch = t->epoch;
+    *slot = &node_refs(leaf)[1 + col];
+    return CS_OK;
+}
+
+static bool leaf_is_slab(cs_txn *t, const void *leaf)
+{
+    const uint8_t *p = leaf;
+    return p < t->map || p >= t->map + t->limit;
+}
+
+/* Fast path: the cached leaf is already writable and the column materialised. */
+static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
+{
+    cs_txn *t = o->txn;
+    if (o->leaf && o->epoch == t->epoch && leaf_is_slab(t, o->leaf)) {
+        node_hdr *leaf = (node_hdr *)o->leaf;
+        if (1 + col < leaf->count && node_refs(leaf)[1 + col]) {
+            *slot = &node_refs(leaf)[1 + col];
+            *row = o->row;
+            return CS_OK;
+        }
+    }
+    return obj_col_slot(o, col, slot, row);
+}
+
+static int backlink_col(cs_txn *t, uint32_t target_table, uint32_t origin_table, uint32_t origin_col, uint32_t *out)
+{
+    table_def *tt;
+    TRY(txn_table(t, target_table, &tt));
+    for (uint32_t i = 0; i < tt->ncols; i++) {
+        col_def *d = &tt->cols[i];
+        if (d->live && d->type == CS_TYPE_BACKLINK && d->target == origin_table && d->origin_col == origin_col) {
+            *out = i;
+            return CS_OK;
+        }
+    }
+    return CORRUPT("no backlink column for %u.%u in table %u", origin_table, origin_col, target_table);
+}
+
+int backlink_add(cs_txn *t, uint32_t target_table, int64_t target, uint32_t origin_table, uint32_t origin_col, int64_t origin)
+{
+    uint32_t bc;
+    TRY(backlink_col(t, target_table, origin_table, origin_col, &bc));
+    cs_obj o = {t, target_table, 0, target, 0, NULL};
+    ref_t *slot;
+    uint32_t row;
+    TRY(obj_col_slot(&o, bc, &slot, &row));
+    TRY(node_cow(t, slot));
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+    uint64_t cur = e[row];
+    if (cur == 0) {
+        e[row] = tag_int(origin);
+        return CS_OK;
+    }
+    if (tagged(cur)) {
+        ref_t list;
+        TRY(node_new(t, 0, 0, 0, &list));
+        TRY(node_insert_int(t, &list, 0, untag(cur)));
+        TRY(node_insert_int(t, &list, 1, origin));
+        node_refs((node_hdr *)txn_ptr(t, *slot))[row] = list;
+        return CS_OK;
+    }
+    ref_t list = cur;
+    node_hdr *lh;
+    TRY(node_at(t, list, &lh));
+    TRY(node_insert_int(t, &list, lh->count, origin));
+    node_refs((node_hdr *)txn_ptr(t, *slot))[row] = list;
+    return CS_OK;
+}
+
+int backlink_remove(cs_txn *t, uint32_t target_table, int64_t target, uint32_t origin_table, uint32_t origin_col, int64_t origin)
+{
+    uint32_t bc;
+    TRY(backlink_col(t, target_table, origin_table, origin_col, &bc));
+    cs_obj o = {t, target_table, 0, target, 0, NULL};
+    ref_t *slot;
+    uint32_t row;
+    int rc = obj_col_slot(&o, bc, &slot, &row);
+    if (rc == CS_NOTFOUND) return CS_OK; /* the target is gone already */
+    TRY(rc);
+    TRY(node_cow(t, slot));
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+    uint64_t cur = e[row];
+    if (cur == 0) return CORRUPT("backlink of %lld missing", (long long)origin);
+    if (tagged(cur)) {
+        if (untag(cur) != origin) return CORRUPT("backlink of %lld missing", (long long)origin);
+        e[row] = 0;
+        return CS_OK;
+    }
+    ref_t list = cur;
+    node_hdr *lh;
+    TRY(node_at(t, list, &lh));
+    for (uint32_t i = 0; i < lh->count; i++) {
+        if (node_get_int(lh, i) != origin) continue;
+        TRY(node_erase(t, &list, i));
+        lh = (node_hdr *)txn_ptr(t, list);
+        uint64_t nv = list;
+        if (lh->count == 1) {
+            nv = tag_int(node_get_int(lh, 0));
+            node_free(t, list);
+        } else if (lh->count == 0) {
+            nv = 0;
+            node_free(t, list);
+        }
+        node_refs((node_hdr *)txn_ptr(t, *slot))[row] = nv;
+        return CS_OK;
+    }
+    return CORRUPT("backlink of %lld missing", (long long)origin);
+}
+
+int link_dropped(cs_txn *t, uint32_t target_table, int64_t target)
+{
+    table_def *tt;
+    TRY(txn_table(t, target_table, &tt));
+    if (!(tt->flags & CS_TABLE_EMBEDDED)) return CS_OK;
+    int rc = obj_delete_key(t, target_table, target);
+    return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+/* Writes a raw value into a column (no link bookkeeping). */
+int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
+static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
+int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v) { return col_put(o, col, c, v); }
+static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
+{
+    ref_t *slot;
+    uint32_t row;
+    TRY(col_slot_fast(o, col, &slot, &row));
+    leaf_spec s = leaf_spec_col(c);
+    return leaf_set(o->txn, &s, slot, row, v);
+}
+
+static int set_link(cs_obj *o, uint32_t col, col_def *c, const cs_value *v, bool allow_embedded)
+{
+    cs_txn *t = o->txn;
+    table_def *tt;
+    TRY(txn_table(t, c->target, &tt));
+    if (v->type != CS_TYPE_NULL) {
+        if (v->v.link.table != c->target) return cs_fail(CS_TYPE, 0, "link to the wrong table");
+        if ((tt->flags & CS_TABLE_EMBEDDED) && !allow_embedded)
+            return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created with cs_obj_create_embedded", tt->name);
+        bool ok;
+        TRY(obj_exists_key(t, c->target, v->v.link.key, &ok));
+        if (!ok) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld in '%s'", (long long)v->v.link.key, tt->name);
+    }
+    cs_value old;
+    TRY(cs_obj_get(o, col, &old));
+    if (old.type == v->type && (old.type == CS_TYPE_NULL || old.v.link.key == v->v.link.key)) return CS_OK;
+    TRY(col_put(o, col, c, v));
+    uint32_t target = c->target;
+    if (old.type != CS_TYPE_NULL) TRY(backlink_remove(t, target, old.v.link.key, o->table, col, o->key));
+    if (v->type != CS_TYPE_NULL) TRY(backlink_add(t, target, v->v.link.key, o->table, col, o->key));
+    if (old.type != CS_TYPE_NULL) TRY(link_dropped(t, target, old.v.link.key));
+    return CS_OK;
+}
+
+int cs_obj_set(cs_obj *obj, uint32_t col, const cs_value *value)
+{
+    cs_txn *t = obj->txn;
+    TRY(txn_need_write(t));
+    col_def *c;
+    TRY(obj_col(obj, col, &c));
+    if (c->coll != CS_COLL_NONE || c->type == CS_TYPE_BACKLINK)
+        return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
+    leaf_spec s = leaf_spec_col(c);
+    if (c->type == CS_TYPE_LINK) s.nullable = true;
+    TRY(value_check(&s, value));
+    if (c->type == CS_TYPE_LINK) return set_link(obj, col, c, value, false);
+    if (c->type == CS_TYPE_MIXED && value->type == CS_TYPE_LINK) {
+        bool ok = false;
+        if (value->v.link.table < t->schema->ntables && t->schema->tables[value->v.link.table].live) {
+            if (t->schema->tables[value->v.link.table].flags & CS_TABLE_EMBEDDED)
+                return cs_fail(CS_MISUSE, 0, "a Mixed value cannot link to an embedded object");
+            TRY(obj_exists_key(t, value->v.link.table, value->v.link.key, &ok));
+        }
+        if (!ok) return cs_fail(CS_NOTFOUND, 0, "the linked object does not exist");
+    }
+    return col_put(obj, col, c, value);
+}
+
+int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value)
+{
+    cs_txn *t = obj->txn;
+    if (t->writing && obj->table < t->schema->ntables) {
+        table_def *td = &t->schema->tables[obj->table];
+        if (col < td->ncols && td->cols[col].live && td->cols[col].coll == CS_COLL_NONE &&
+            td->cols[col].type == CS_TYPE_INT) {
+            ref_t *slot;
+            uint32_t row;
+            TRY(col_slot_fast(obj, col, &slot, &row));
+            TRY(node_set_int(t, slot, row, value));
+            node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+            if (h->flags & NF_NULLS) node_set_null(h, row, false);
+            return CS_OK;
+        }
+    }
+    cs_value v = cs_int(value);
+    return cs_obj_set(obj, col, &v);
+}
+
+int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out)
+{
+    cs_txn *t = obj->txn;
+    TRY(txn_need_write(t));
+    col_def *c;
+    TRY(obj_col(obj, col, &c));
+    if (c->type != CS_TYPE_LINK || c->coll != CS_COLL_NONE)
+        return cs_fail(CS_TYPE, 0, "'%s' is not a single link", c->name);
+    table_def *tt;
+    TRY(txn_table(t, c->target, &tt));
+    if (!(tt->flags & CS_TABLE_EMBEDDED)) return cs_fail(CS_MISUSE, 0, "'%s' is not an embedded type", tt->name);
+    uint32_t target = c->target;
+    TRY(create_row(t, target, out));
+    cs_value v = cs_link(target, out->key);
+    TRY(obj_col(obj, col, &c));
+    TRY(set_link(obj, col, c, &v, true));
+    out->epoch = 0;
+    return CS_OK;
+}
+
+/* ---- backlinks -------------------------------------------------------------------------- */
+
+static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, node_hdr **list, uint64_t *single, size_t *n)
+{
+    cs_txn *t = o->txn;
+    col_def *oc;
+    TRY(txn_col(t, origin_table, origin_col, NULL, &oc));
+    if (oc->type != CS_TYPE_LINK || oc->target != o->table)
+        return cs_fail(CS_TYPE, 0, "'%s' does not link to this object's type", oc->name);
+    uint32_t bc;
+    TRY(backlink_col(t, o->table, origin_table, origin_col, &bc));
+    node_hdr *leaf;
+    uint32_t row;
+    ref_t r;
+    TRY(col_node(o, bc, &leaf, &row, &r));
+    *list = NULL;
+    *n = 0;
+    if (!r) return CS_OK;
+    leaf_spec s = leaf_spec_of(CS_TYPE_BACKLINK, false, 0);
+    uint64_t v;
+    TRY(leaf_get_ref(t, &s, r, row, &v));
+    if (!v) return CS_OK;
+    if (tagged(v)) {
+        *single = v;
+        *n = 1;
+        return CS_OK;
+    }
+    TRY(node_at(t, v, list));
+    if ((*list)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) return CORRUPT("backlink list is malformed");
+    *n = (*list)->count;
+    return CS_OK;
+}
+
+int cs_obj_backlink_count(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t *out)
+{
+    node_hdr *list;
+    uint64_t single;
+    return backlinks_of(obj, origin_table, origin_col, &list, &single, out);
+}
+
+int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t i, int64_t *key)
+{
+    node_hdr *list;
+    uint64_t single = 0;
+    size_t n;
+    TRY(backlinks_of(obj, origin_table, origin_col, &list, &single, &n));
+    if (i >= n) return cs_fail(CS_RANGE, 0, "backlink index %zu out of range (%zu)", i, n);
+    *key = list ? node_get_int(list, i) : untag(single);
+    return CS_OK;
+}
+
+/* ---- deletion --------------------------------------------------------------------------- */
+
+int coll_unlink_all(cs_txn *t, uint32_t table, int64_t key, uint32_t col, int64_t target);
+int coll_drop_links(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
+
+/* Copies the origin keys of one backlink column of (table, key). */
+static int backlink_keys(cs_txn *t, uint32_t table, int64_t key, uint32_t bc, int64_t **out, size_t *n)
+{
+    cs_obj o = {t, table, 0, key, 0, NULL};
+    col_def *c = &t->schema->tables[table].cols[bc];
+    node_hdr *list = NULL;
+    uint64_t single = 0;
+    *out = NULL;
+    TRY(backlinks_of(&o, c->target, c->origin_col, &list, &single, n));
+    if (!*n) return CS_OK;
+    *out = malloc(*n * sizeof **out);
+    if (!*out) return cs_fail(CS_NOMEM, 0, "out of memory");
+    for (size_t i = 0; i < *n; i++) (*out)[i] = list ? node_get_int(list, i) : untag(single);
+    return CS_OK;
+}
+
+int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    bool exists;
+    TRY(obj_exists_key(t, table, key, &exists));
+    if (!exists) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
+    uint32_t ncols = td->ncols;
+    /* 1. links pointing here are removed or nulled */
+    for (uint32_t c = 0; c < ncols; c++) {
+        col_def *d = &t->schema->tables[table].cols[c];
+        if (!d->live || d->type != CS_TYPE_BACKLINK) continue;
+        uint32_t ot = d->target, oc = d->origin_col;
+        int64_t *keys;
+        size_t n;
+        TRY(backlink_keys(t, table, key, c, &keys, &n));
+        int rc = CS_OK;
+        for (size_t i = 0; i < n && rc == CS_OK; i++) {
+            if (i && keys[i] == keys[i - 1]) continue;
+            rc = coll_unlink_all(t, ot, keys[i], oc, key);
+        }
+        free(keys);
+        TRY(rc);
+    }
+    /* 2. links from here: drop their backlinks; embedded targets die with us */
+    for (uint32_t c = 0; c < ncols; c++) {
+        col_def *d = &t->schema->tables[table].cols[c];
+        if (!d->live || d->type != CS_TYPE_LINK) continue;
+        TRY(coll_drop_links(t, table, key, c));
+    }
+    /* 3. the row */
+    int64_t count;
+    TRY(table_get_meta(t, table, TBL_COUNT, &count));
+    TRY(cluster_erase(t, table, key));
+    TRY(table_set_meta(t, table, TBL_COUNT, count - 1));
+    return CS_OK;
+}
+
+int cs_obj_delete(cs_obj *obj)
+{
+    TRY(txn_need_write(obj->txn));
+    TRY(obj_delete_key(obj->txn, obj->table, obj->key));
+    obj->leaf = NULL;
+    obj->epoch = 0;
+    return CS_OK;
+}
+
+int cs_table_clear(cs_txn *txn, uint32_t table)
+{
+    TRY(txn_need_write(txn));
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    for (;;) {
+        ref_t root;
+        TRY(table_root(txn, table, &root));
+        node_hdr *leaf;
+        uint32_t row;
+        int64_t key;
+        int rc = cluster_seek(txn, root, INT64_MIN, &leaf, &row, &key);
+        if (rc == CS_NOTFOUND) break;
+        TRY(rc);
+        rc = obj_delete_key(txn, table, key);
+        if (rc != CS_OK && rc != CS_NOTFOUND) return rc;
+    }
+    return CS_OK;
+}
+
+/* ---- iteration -------------------------------------------------------------------------- */
+
+int cs_iter_init(cs_iter *it, cs_txn *txn, uint32_t table)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    memset(it, 0, sizeof *it);
+    it->txn = txn;
+    it->table = table;
+    it->next_key = INT64_MIN;
+    return CS_OK;
+}
+
+int cs_iter_next(cs_iter *it, cs_obj *obj)
+{
+    cs_txn *t = it->txn;
+    if (it->done) return CS_NOTFOUND;
+    node_hdr *leaf = (node_hdr *)it->leaf;
+    if (leaf && it->epoch == t->epoch) {
+        node_hdr *keys = (node_hdr *)txn_ptr(t, node_refs(leaf)[0]);
+        if (it->row < keys->count) {
+            obj->txn = t;
+            obj->table = it->table;
+            obj->key = node_get_int(keys, it->row);
+            obj->row = it->row;
+            obj->leaf = leaf;
+            obj->epoch = t->epoch;
+            it->next_key = obj->key + 1;
+            it->row++;
+            return CS_OK;
+        }
+    }
+    ref_t root;
+    TRY(table_root(t, it->table, &root));
+    uint32_t row;
+    int64_t key;
+    int rc = cluster_seek(t, root, it->next_key, &leaf, &row, &key);
+    if (rc == CS_NOTFOUND) {
+        it->done = 1;
+        return CS_NOTFOUND;
+    }
+    TRY(rc);
+    it->leaf = leaf;
+    it->row = row + 1;
+    it->epoch = t->epoch;
+    it->next_key = key + 1;
+    obj->txn = t;
+    obj->table = it->table;
+    obj->key = key;
+    obj->row = row;
+    obj->leaf = leaf;
+    obj->epoch = t->epoch;
+    return CS_OK;
+}

@@ -1,0 +1,644 @@
+/*
+ * schema.c -- the schema: tables and columns, kept in the file as one byte blob
+ * (docs/FORMAT.md §5) and in memory as an immutable, reference-counted `schema` that
+ * transactions reading the same blob share. A write transaction that changes the schema
+ * works on a private clone and writes a new blob at commit.
+ *
+ * Invariants:
+ *  1. Table and column keys are slot numbers; a removed table or column leaves a free slot,
+ *     which a later add may reuse (its data was freed when it was removed).
+ *  2. Every link column (single or collection) has exactly one hidden backlink column in its
+ *     target table whose target/origin_col point back at it.
+ */
+#include "internal.h"
+
+#define SCHEMA_MAGIC 0x31484353u /* "SCH1" */
+
+schema *schema_new(void)
+{
+    schema *s = calloc(1, sizeof *s);
+    if (s) s->refcount = 1;
+    return s;
+}
+
+static void table_free(table_def *t)
+{
+    for (uint32_t c = 0; c < t->ncols; c++) free(t->cols[c].name);
+    free(t->cols);
+    free(t->name);
+}
+
+void schema_release(schema *s)
+{
+    if (!s) return;
+    if (__atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
+    for (uint32_t i = 0; i < s->ntables; i++) table_free(&s->tables[i]);
+    free(s->tables);
+    free(s);
+}
+
+static char *dupn(const char *p, size_t n)
+{
+    char *r = malloc(n + 1);
+    if (!r) return NULL;
+    memcpy(r, p, n);
+    r[n] = 0;
+    return r;
+}
+
+schema *schema_clone(const schema *s)
+{
+    schema *c = schema_new();
+    if (!c) return NULL;
+    c->ntables = s->ntables;
+    c->tables = calloc(s->ntables ? s->ntables : 1, sizeof(table_def));
+    if (!c->tables) goto fail;
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        const table_def *a = &s->tables[i];
+        table_def *b = &c->tables[i];
+        *b = *a;
+        b->name = a->name ? dupn(a->name, strlen(a->name)) : NULL;
+        b->cols = calloc(a->ncols ? a->ncols : 1, sizeof(col_def));
+        if (!b->cols || (a->name && !b->name)) { b->ncols = 0; goto fail; }
+        for (uint32_t k = 0; k < a->ncols; k++) {
+            b->cols[k] = a->cols[k];
+            b->cols[k].name = a->cols[k].name ? dupn(a->cols[k].name, strlen(a->cols[k].name)) : NULL;
+        }
+    }
+    c->ref = 0;
+    return c;
+fail:
+    schema_release(c);
+    return NULL;
+}
+
+/* ---- parse ------------------------------------------------------------------------------ */
+
+typedef struct rd {
+    const uint8_t *p; /* cursor */
+    const uint8_t *end; /* end of input */
+} rd;
+
+static bool rd_n(rd *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) return false;
+    memcpy(out, r->p, n);
+    r->p += n;
+    return true;
+}
+
+static bool rd_str(rd *r, char **out)
+{
+    uint16_t n;
+    if (!rd_n(r, &n, 2) || (size_t)(r->end - r->p) < n) return false;
+    if (memchr(r->p, 0, n)) return false;
+    *out = dupn((const char *)r->p, n);
+    r->p += n;
+    return *out != NULL;
+}
+
+int schema_parse(const uint8_t *p, uint64_t n, schema **out)
+{
+    rd r = {p, p + n};
+    uint32_t magic, nt;
+    schema *s = schema_new();
+    if (!s) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!rd_n(&r, &magic, 4) || magic != SCHEMA_MAGIC || !rd_n(&r, &nt, 4) || nt > 100000) goto bad;
+    s->tables = calloc(nt ? nt : 1, sizeof(table_def));
+    if (!s->tables) goto bad;
+    for (uint32_t i = 0; i < nt; i++) {
+        table_def *t = &s->tables[i];
+        s->ntables = i + 1;
+        uint8_t live, flags;
+        uint16_t pad;
+        if (!rd_n(&r, &live, 1) || !rd_n(&r, &flags, 1) || !rd_n(&r, &pad, 2)) goto bad;
+        t->live = live;
+        t->flags = flags;
+        if (live && !rd_str(&r, &t->name)) goto bad;
+        if (!rd_n(&r, &t->primary, 4) || !rd_n(&r, &t->ncols, 4) || t->ncols > 100000) goto bad;
+        t->cols = calloc(t->ncols ? t->ncols : 1, sizeof(col_def));
+        if (!t->cols) { t->ncols = 0; goto bad; }
+        for (uint32_t c = 0; c < t->ncols; c++) {
+            col_def *d = &t->cols[c];
+            if (!rd_n(&r, &d->live, 1) || !rd_n(&r, &d->type, 1) || !rd_n(&r, &d->coll, 1) ||
+                !rd_n(&r, &d->pad, 1))
+                goto bad;
+            if (!d->live) continue;
+            if (!rd_str(&r, &d->name) || !rd_n(&r, &d->flags, 4) || !rd_n(&r, &d->target, 4) ||
+                !rd_n(&r, &d->origin_col, 4))
+                goto bad;
+            if (d->type < CS_TYPE_INT || d->type > CS_TYPE_BACKLINK || d->coll > CS_COLL_MAP) goto bad;
+        }
+        if (live && t->primary != CS_NONE && (t->primary >= t->ncols || !t->cols[t->primary].live)) goto bad;
+    }
+    /* cross-checks: link targets exist */
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        table_def *t = &s->tables[i];
+        if (!t->live) continue;
+        for (uint32_t c = 0; c < t->ncols; c++) {
+            col_def *d = &t->cols[c];
+            if (!d->live) continue;
+            if (d->type == CS_TYPE_LINK || d->type == CS_TYPE_BACKLINK) {
+                if (d->target >= s->ntables || !s->tables[d->target].live) goto bad;
+            }
+            if (d->type == CS_TYPE_BACKLINK) {
+                table_def *o = &s->tables[d->target];
+                if (d->origin_col >= o->ncols || !o->cols[d->origin_col].live ||
+                    o->cols[d->origin_col].type != CS_TYPE_LINK)
+                    goto bad;
+            }
+        }
+    }
+    *out = s;
+    return CS_OK;
+bad:
+    schema_release(s);
+    return CORRUPT("schema blob is malformed");
+}
+
+/* ---- serialize -------------------------------------------------------------------------- */
+
+typedef struct wr {
+    uint8_t *p; /* buffer */
+    uint64_t n, cap; /* used, allocated */
+    bool oom; /* an allocation failed */
+} wr;
+
+static void wr_n(wr *w, const void *src, size_t n)
+{
+    if (w->n + n > w->cap) {
+        uint64_t nc = (w->cap ? w->cap * 2 : 256) + n;
+        uint8_t *q = realloc(w->p, nc);
+        if (!q) { w->oom = true; return; }
+        w->p = q;
+        w->cap = nc;
+    }
+    memcpy(w->p + w->n, src, n);
+    w->n += n;
+}
+
+static void wr_str(wr *w, const char *s)
+{
+    uint16_t n = (uint16_t)strlen(s);
+    wr_n(w, &n, 2);
+    wr_n(w, s, n);
+}
+
+int schema_serialize(const schema *s, uint8_t **out, uint64_t *n)
+{
+    wr w = {0};
+    uint32_t magic = SCHEMA_MAGIC;
+    wr_n(&w, &magic, 4);
+    wr_n(&w, &s->ntables, 4);
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        const table_def *t = &s->tables[i];
+        uint8_t live = t->live, flags = (uint8_t)t->flags;
+        uint16_t pad = 0;
+        wr_n(&w, &live, 1);
+        wr_n(&w, &flags, 1);
+        wr_n(&w, &pad, 2);
+        if (live) wr_str(&w, t->name);
+        wr_n(&w, &t->primary, 4);
+        wr_n(&w, &t->ncols, 4);
+        for (uint32_t c = 0; c < t->ncols; c++) {
+            const col_def *d = &t->cols[c];
+            uint8_t hdr[4] = {d->live, d->type, d->coll, 0};
+            wr_n(&w, hdr, 4);
+            if (!d->live) continue;
+            wr_str(&w, d->name);
+            wr_n(&w, &d->flags, 4);
+            wr_n(&w, &d->target, 4);
+            wr_n(&w, &d->origin_col, 4);
+        }
+    }
+    if (w.oom) {
+        free(w.p);
+        return cs_fail(CS_NOMEM, 0, "out of memory");
+    }
+    *out = w.p;
+    *n = w.n;
+    return CS_OK;
+}
+
+/* ---- access ----------------------------------------------------------------------------- */
+
+int txn_table(cs_txn *t, uint32_t table, table_def **out)
+{
+    if (table >= t->schema->ntables || !t->schema->tables[table].live)
+        return cs_fail(CS_NOTFOUND, 0, "no table with key %u", table);
+    *out = &t->schema->tables[table];
+    return CS_OK;
+}
+
+int txn_col(cs_txn *t, uint32_t table, uint32_t col, table_def **tbl, col_def **out)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    if (col >= td->ncols || !td->cols[col].live)
+        return cs_fail(CS_NOTFOUND, 0, "no column %u in table '%s'", col, td->name);
+    if (tbl) *tbl = td;
+    *out = &td->cols[col];
+    return CS_OK;
+}
+
+int txn_schema_writable(cs_txn *t)
+{
+    TRY(txn_need_write(t));
+    if (t->schema_dirty) return CS_OK;
+    schema *c = schema_clone(t->schema);
+    if (!c) return cs_fail(CS_NOMEM, 0, "out of memory");
+    schema_release(t->schema);
+    t->schema = c;
+    t->schema_dirty = true;
+    t->epoch++;
+    return CS_OK;
+}
+
+uint32_t cs_table_slots(cs_txn *txn) { return txn->schema->ntables; }
+
+int cs_table_info_get(cs_txn *txn, uint32_t table, cs_table_info *out)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    int64_t count;
+    TRY(table_get_meta(txn, table, TBL_COUNT, &count));
+    out->name = td->name;
+    out->flags = td->flags;
+    out->col_slots = td->ncols;
+    out->primary = td->primary;
+    out->count = (uint64_t)count;
+    return CS_OK;
+}
+
+int cs_table_find(cs_txn *txn, const char *name, uint32_t *table)
+{
+    schema *s = txn->schema;
+    for (uint32_t i = 0; i < s->ntables; i++)
+        if (s->tables[i].live && strcmp(s->tables[i].name, name) == 0) {
+            *table = i;
+            return CS_OK;
+        }
+    return cs_fail(CS_NOTFOUND, 0, "no table named '%s'", name);
+}
+
+static int name_ok(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 1024) return cs_fail(CS_MISUSE, 0, "names must have 1 to 1024 bytes");
+    return CS_OK;
+}
+
+int cs_table_add(cs_txn *txn, const char *name, uint32_t flags, uint32_t *table)
+{
+    TRY(name_ok(name));
+    uint32_t existing;
+    if (cs_table_find(txn, name, &existing) == CS_OK)
+        return cs_fail(CS_EXISTS, 0, "a table named '%s' exists already", name);
+    TRY(txn_schema_writable(txn));
+    schema *s = txn->schema;
+    uint32_t slot = s->ntables;
+    for (uint32_t i = 0; i < s->ntables; i++)
+        if (!s->tables[i].live) { slot = i; break; }
+    if (slot == s->ntables) {
+        table_def *nt = realloc(s->tables, (s->ntables + 1) * sizeof *nt);
+        if (!nt) return cs_fail(CS_NOMEM, 0, "out of memory");
+        s->tables = nt;
+        memset(&s->tables[slot], 0, sizeof *nt);
+        s->ntables++;
+    } else {
+        table_free(&s->tables[slot]);
+        memset(&s->tables[slot], 0, sizeof(table_def));
+    }
+    table_def *t = &s->tables[slot];
+    t->name = dupn(name, strlen(name));
+    t->cols = calloc(1, sizeof(col_def));
+    if (!t->name || !t->cols) return cs_fail(CS_NOMEM, 0, "out of memory");
+    t->flags = flags & CS_TABLE_EMBEDDED;
+    t->primary = CS_NONE;
+    t->live = 1;
+    /* a fresh table node: empty leaf */
+    ref_t *tslot;
+    TRY(table_node_slot(txn, slot, &tslot));
+    *table = slot;
+    return CS_OK;
+}
+
+int cs_table_rename(cs_txn *txn, uint32_t table, const char *name)
+{
+    TRY(name_ok(name));
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    uint32_t other;
+    if (cs_table_find(txn, name, &other) == CS_OK && other != table)
+        return cs_fail(CS_EXISTS, 0, "a table named '%s' exists already", name);
+    TRY(txn_schema_writable(txn));
+    td = &txn->schema->tables[table];
+    char *n = dupn(name, strlen(name));
+    if (!n) return cs_fail(CS_NOMEM, 0, "out of memory");
+    free(td->name);
+    td->name = n;
+    return CS_OK;
+}
+
+int cs_column_info_get(cs_txn *txn, uint32_t table, uint32_t col, cs_column_info *out)
+{
+    col_def *c;
+    TRY(txn_col(txn, table, col, NULL, &c));
+    out->name = c->name;
+    out->type = (cs_type)c->type;
+    out->coll = (cs_coll_kind)c->coll;
+    out->flags = c->flags;
+    out->target = c->target;
+    out->origin_col = c->origin_col;
+    return CS_OK;
+}
+
+int cs_column_find(cs_txn *txn, uint32_t table, const char *name, uint32_t *col)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    for (uint32_t i = 0; i < td->ncols; i++)
+        if (td->cols[i].live && strcmp(td->cols[i].name, name) == 0) {
+            *col = i;
+            return CS_OK;
+        }
+    return cs_fail(CS_NOTFOUND, 0, "no property '%s' on '%s'", name, td->name);
+}
+
+static int col_slot(table_def *td, uint32_t *out)
+{
+    for (uint32_t i = 0; i < td->ncols; i++)
+        if (!td->cols[i].live) { *out = i; return CS_OK; }
+    col_def *nc = realloc(td->cols, (td->ncols + 1) * sizeof *nc);
+    if (!nc) return cs_fail(CS_NOMEM, 0, "out of memory");
+    td->cols = nc;
+    memset(&td->cols[td->ncols], 0, sizeof *nc);
+    *out = td->ncols++;
+    return CS_OK;
+}
+
+/* Drops the column's data in every leaf of the table (writes zero refs). */
+static int col_drop_data(cs_txn *t, uint32_t table, uint32_t col);
+
+int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, cs_coll_kind coll,
+                  uint32_t flags, uint32_t target, uint32_t *col)
+{
+    TRY(name_ok(name));
+    if (type < CS_TYPE_INT || type > CS_TYPE_MIXED || coll > CS_COLL_MAP)
+        return cs_fail(CS_MISUSE, 0, "bad column type %d / collection kind %d", (int)type, (int)coll);
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    uint32_t existing;
+    if (cs_column_find(txn, table, name, &existing) == CS_OK)
+        return cs_fail(CS_EXISTS, 0, "'%s' already has a property named '%s'", td->name, name);
+    if (type == CS_TYPE_LINK) {
+        table_def *tt;
+        TRY(txn_table(txn, target, &tt));
+        if ((tt->flags & CS_TABLE_EMBEDDED) && coll == CS_COLL_SET)
+            return cs_fail(CS_MISUSE, 0, "a set cannot hold embedded objects");
+    } else {
+        target = CS_NONE;
+    }
+    if (type == CS_TYPE_MIXED && coll == CS_COLL_NONE) flags |= CS_COL_NULLABLE;
+    TRY(txn_schema_writable(txn));
+    td = &txn->schema->tables[table];
+    uint32_t c;
+    TRY(col_slot(td, &c));
+    col_def *d = &td->cols[c];
+    d->name = dupn(name, strlen(name));
+    if (!d->name) return cs_fail(CS_NOMEM, 0, "out of memory");
+    d->type = (uint8_t)type;
+    d->coll = (uint8_t)coll;
+    d->flags = flags & (CS_COL_NULLABLE | CS_COL_INDEXED);
+    d->target = target;
+    d->origin_col = CS_NONE;
+    d->live = 1;
+    TRY(col_drop_data(txn, table, c)); /* a reused slot starts empty */
+    if (type == CS_TYPE_LINK) {
+        table_def *tt = &txn->schema->tables[target];
+        uint32_t b;
+        TRY(col_slot(tt, &b));
+        char buf[64];
+        snprintf(buf, sizeof buf, "@links.%u.%u", table, c);
+        col_def *bd = &tt->cols[b];
+        bd->name = dupn(buf, strlen(buf));
+        if (!bd->name) return cs_fail(CS_NOMEM, 0, "out of memory");
+        bd->type = CS_TYPE_BACKLINK;
+        bd->coll = CS_COLL_NONE;
+        bd->flags = CS_COL_HIDDEN;
+        bd->target = table;
+        bd->origin_col = c;
+        bd->live = 1;
+        TRY(col_drop_data(txn, target, b));
+    }
+    *col = c;
+    return CS_OK;
+}
+
+int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name)
+{
+    TRY(name_ok(name));
+    col_def *c;
+    TRY(txn_col(txn, table, col, NULL, &c));
+    uint32_t other;
+    if (cs_column_find(txn, table, name, &other) == CS_OK && other != col)
+        return cs_fail(CS_EXISTS, 0, "a property named '%s' exists already", name);
+    if (c->flags & CS_COL_HIDDEN) return cs_fail(CS_MISUSE, 0, "backlink columns cannot be renamed");
+    TRY(txn_schema_writable(txn));
+    c = &txn->schema->tables[table].cols[col];
+    char *n = dupn(name, strlen(name));
+    if (!n) return cs_fail(CS_NOMEM, 0, "out of memory");
+    free(c->name);
+    c->name = n;
+    return CS_OK;
+}
+
+static int backlink_col_of(schema *s, uint32_t table, uint32_t col, uint32_t *bt, uint32_t *bc)
+{
+    col_def *d = &s->tables[table].cols[col];
+    table_def *tt = &s->tables[d->target];
+    for (uint32_t i = 0; i < tt->ncols; i++)
+        if (tt->cols[i].live && tt->cols[i].type == CS_TYPE_BACKLINK && tt->cols[i].target == table &&
+            tt->cols[i].origin_col == col) {
+            *bt = d->target;
+            *bc = i;
+            return CS_OK;
+        }
+    return CORRUPT("link column %u.%u has no backlink column", table, col);
+}
+
+static void col_clear_def(col_def *d)
+{
+    free(d->name);
+    memset(d, 0, sizeof *d);
+    d->origin_col = CS_NONE;
+    d->target = CS_NONE;
+}
+
+int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
+{
+    col_def *c;
+    TRY(txn_col(txn, table, col, NULL, &c));
+    if (c->flags & CS_COL_HIDDEN) return cs_fail(CS_MISUSE, 0, "backlink columns are removed with their link column");
+    TRY(txn_schema_writable(txn));
+    schema *s = txn->schema;
+    c = &s->tables[table].cols[col];
+    if (c->type == CS_TYPE_LINK) {
+        uint32_t bt, bc;
+        TRY(backlink_col_of(s, table, col, &bt, &bc));
+        /* embedded targets lose their owner: delete them */
+        if (s->tables[bt].flags & CS_TABLE_EMBEDDED) {
+            TRY(col_drop_data(txn, table, col));
+            /* every embedded object reached only through this column is now orphaned */
+            cs_iter it;
+            cs_obj o;
+            TRY(cs_iter_init(&it, txn, bt));
+            int64_t *dead = NULL;
+            size_t nd = 0, cap = 0;
+            int rc;
+            while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+                size_t n = 0;
+                TRY(cs_obj_backlink_count(&o, table, col, &n));
+                if (n) {
+                    if (nd == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        int64_t *x = realloc(dead, cap * sizeof *x);
+                        if (!x) { free(dead); return cs_fail(CS_NOMEM, 0, "out of memory"); }
+                        dead = x;
+                    }
+                    dead[nd++] = o.key;
+                }
+            }
+            TRY(col_drop_data(txn, bt, bc));
+            for (size_t i = 0; i < nd; i++) {
+                rc = obj_delete_key(txn, bt, dead[i]);
+                if (rc != CS_OK && rc != CS_NOTFOUND) { free(dead); return rc; }
+            }
+            free(dead);
+        } else {
+            TRY(col_drop_data(txn, bt, bc));
+            TRY(col_drop_data(txn, table, col));
+        }
+        col_clear_def(&s->tables[bt].cols[bc]);
+    } else {
+        TRY(col_drop_data(txn, table, col));
+    }
+    c = &s->tables[table].cols[col];
+    col_clear_def(c);
+    if (s->tables[table].primary == col) s->tables[table].primary = CS_NONE;
+    txn->epoch++;
+    return CS_OK;
+}
+
+int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    if (col != CS_NONE) {
+        col_def *c;
+        TRY(txn_col(txn, table, col, NULL, &c));
+        if (c->coll != CS_COLL_NONE ||
+            (c->type != CS_TYPE_INT && c->type != CS_TYPE_STRING && c->type != CS_TYPE_OBJECTID &&
+             c->type != CS_TYPE_UUID))
+            return cs_fail(CS_TYPE, 0, "property '%s' cannot be a primary key", c->name);
+        if (td->flags & CS_TABLE_EMBEDDED) return cs_fail(CS_MISUSE, 0, "embedded objects have no primary key");
+    }
+    TRY(txn_schema_writable(txn));
+    td = &txn->schema->tables[table];
+    if (td->primary != CS_NONE) td->cols[td->primary].flags &= ~(uint32_t)CS_COL_PRIMARY;
+    td->primary = col;
+    if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
+    return CS_OK;
+}
+
+int cs_table_remove(cs_txn *txn, uint32_t table)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    schema *s = txn->schema;
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        if (!s->tables[i].live || i == table) continue;
+        for (uint32_t c = 0; c < s->tables[i].ncols; c++) {
+            col_def *d = &s->tables[i].cols[c];
+            if (d->live && d->type == CS_TYPE_LINK && d->target == table)
+                return cs_fail(CS_CONSTRAINT, 0, "table '%s' is the target of '%s.%s'", td->name,
+                               s->tables[i].name, d->name);
+        }
+    }
+    TRY(txn_schema_writable(txn));
+    s = txn->schema;
+    td = &s->tables[table];
+    /* remove own link columns (and their backlinks; embedded targets are deleted) */
+    for (uint32_t c = 0; c < td->ncols; c++) {
+        if (td->cols[c].live && td->cols[c].type == CS_TYPE_LINK && td->cols[c].target != table) {
+            TRY(cs_column_remove(txn, table, c));
+            td = &txn->schema->tables[table];
+        }
+    }
+    /* free the whole table node */
+    ref_t *tables;
+    TRY(txn_top_slot(txn, TOP_TABLES, &tables));
+    TRY(node_cow(txn, tables));
+    node_hdr *th = (node_hdr *)txn_ptr(txn, *tables);
+    if (table < th->count) {
+        node_free_tree(txn, node_refs(th)[table]);
+        node_refs(th)[table] = 0;
+    }
+    table_free(td);
+    memset(td, 0, sizeof *td);
+    td->primary = CS_NONE;
+    txn->epoch++;
+    return CS_OK;
+}
+
+/* ---- column data removal ---------------------------------------------------------------- */
+
+static int drop_rec(cs_txn *t, ref_t *slot, uint32_t col, int depth)
+{
+    if (depth > 32) return CORRUPT("cluster tree too deep");
+    if (!*slot) return CS_OK;
+    TRY(node_cow(t, slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    uint64_t *e = node_refs(h);
+    if (h->flags & NF_INNER) {
+        for (uint32_t i = 1; i < h->count; i++) {
+            TRY(drop_rec(t, &e[i], col, depth + 1));
+            h = (node_hdr *)txn_ptr(t, *slot);
+            e = node_refs(h);
+        }
+        return CS_OK;
+    }
+    if (1 + col < h->count && e[1 + col]) {
+        node_free_tree(t, e[1 + col]);
+        e[1 + col] = 0;
+    }
+    return CS_OK;
+}
+
+static int col_drop_data(cs_txn *t, uint32_t table, uint32_t col)
+{
+    ref_t *ts;
+    TRY(table_node_slot(t, table, &ts));
+    node_hdr *tn = (node_hdr *)txn_ptr(t, *ts);
+    ref_t *root = &node_refs(tn)[TBL_ROOT];
+    TRY(drop_rec(t, root, col, 0));
+    t->epoch++;
+    return CS_OK;
+}
+
+uint64_t cs_schema_version(cs_txn *txn)
+{
+    uint64_t v = 0;
+    if (txn_top_get(txn, TOP_SCHEMA_VERSION, &v) != CS_OK) return 0;
+    return tagged(v) ? (uint64_t)untag(v) : 0;
+}
+
+int cs_schema_version_set(cs_txn *txn, uint64_t version)
+{
+    TRY(txn_need_write(txn));
+    if (version > (UINT64_MAX >> 2)) return cs_fail(CS_MISUSE, 0, "schema version too large");
+    ref_t *s;
+    TRY(txn_top_slot(txn, TOP_SCHEMA_VERSION, &s));
+    *s = tag_int((int64_t)version);
+    return CS_OK;
+}

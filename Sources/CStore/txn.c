@@ -1,0 +1,335 @@
+/*
+ * txn.c -- transactions: pinning snapshots, promotion to write, commit and rollback, and the
+ * top node's slots (docs/FORMAT.md §4). The state diagram is in cstore.h.
+ *
+ * Invariants:
+ *  1. A transaction pins the version it reads in f->pins for its whole life; the writer never
+ *     reuses space a pinned version can reach (file.c rule 1).
+ *  2. Only a WRITE transaction (holding f->write_mu) touches the slab.
+ *  3. t->epoch changes whenever a cached leaf pointer or row number may have become stale:
+ *     snapshot moves, commits, rollbacks, schema changes and structural tree changes.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+static int pin_add(cs_dbfile *f, uint64_t v)
+{
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].version == v && f->pins[i].count) {
+            f->pins[i].count++;
+            return CS_OK;
+        }
+    uint32_t live = 0;
+    uint64_t oldest = UINT64_MAX;
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].count) {
+            live++;
+            if (f->pins[i].version < oldest) oldest = f->pins[i].version;
+        }
+    if (f->max_versions && live >= f->max_versions)
+        return cs_fail(CS_BUSY, 0,
+                       "too many active versions (%u, the limit); the oldest pinned is version %llu, "
+                       "held by this process",
+                       live, (unsigned long long)oldest);
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (!f->pins[i].count) {
+            f->pins[i].version = v;
+            f->pins[i].count = 1;
+            return CS_OK;
+        }
+    if (f->npins == f->cap_pins) {
+        uint32_t nc = f->cap_pins ? f->cap_pins * 2 : 8;
+        pin *p = realloc(f->pins, nc * sizeof *p);
+        if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        f->pins = p;
+        f->cap_pins = nc;
+    }
+    f->pins[f->npins].version = v;
+    f->pins[f->npins].count = 1;
+    f->npins++;
+    return CS_OK;
+}
+
+static void pin_drop(cs_dbfile *f, uint64_t v)
+{
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].version == v && f->pins[i].count) {
+            f->pins[i].count--;
+            return;
+        }
+}
+
+/* Points the transaction at the newest version (caller holds f->mu) and pins it. */
+static int take_latest(cs_txn *t)
+{
+    cs_dbfile *f = t->f;
+    TRY(pin_add(f, f->version));
+    t->version = f->version;
+    t->top = f->top;
+    t->limit = f->logical;
+    t->map = f->map->base;
+    return CS_OK;
+}
+
+/* Loads the schema of the transaction's version (shared when unchanged). */
+static int load_schema(cs_txn *t)
+{
+    cs_dbfile *f = t->f;
+    uint64_t sref = 0;
+    TRY(txn_top_get(t, TOP_SCHEMA, &sref));
+    pthread_mutex_lock(&f->mu);
+    if (f->schema_cache && f->schema_cache->ref == sref) {
+        schema *s = f->schema_cache;
+        __atomic_add_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL);
+        pthread_mutex_unlock(&f->mu);
+        schema_release(t->schema);
+        t->schema = s;
+        return CS_OK;
+    }
+    pthread_mutex_unlock(&f->mu);
+    schema *s;
+    if (sref == 0) {
+        s = schema_new();
+        if (!s) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    } else {
+        node_hdr *h;
+        if (tagged(sref)) return CORRUPT("schema slot holds a number");
+        TRY(node_at(t, sref, &h));
+        if (!(h->flags & NF_BYTES) || h->width != 1) return CORRUPT("schema node at %llu is not a blob", (unsigned long long)sref);
+        TRY(schema_parse(node_values(h), h->count, &s));
+    }
+    s->ref = sref;
+    pthread_mutex_lock(&f->mu);
+    if (t->version == f->version) {
+        schema_release(f->schema_cache);
+        __atomic_add_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL);
+        f->schema_cache = s;
+    }
+    pthread_mutex_unlock(&f->mu);
+    schema_release(t->schema);
+    t->schema = s;
+    return CS_OK;
+}
+
+static int check_top(cs_txn *t)
+{
+    node_hdr *h;
+    TRY(node_at(t, t->top, &h));
+    if (!(h->flags & NF_REFS) || h->count < TOP_SLOTS - 1) return CORRUPT("top node at %llu is malformed", (unsigned long long)t->top);
+    return CS_OK;
+}
+
+int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
+{
+    if (!db || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_begin: bad arguments");
+    if (mode == CS_TXN_WRITE && db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", db->path);
+    cs_txn *t = calloc(1, sizeof *t);
+    if (!t) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    t->db = db;
+    t->f = db->f;
+    t->epoch = 1;
+    pthread_mutex_lock(&t->f->mu);
+    int rc = take_latest(t);
+    pthread_mutex_unlock(&t->f->mu);
+    if (rc) { free(t); return rc; }
+    if ((rc = check_top(t)) != CS_OK || (rc = load_schema(t)) != CS_OK) {
+        pthread_mutex_lock(&t->f->mu);
+        pin_drop(t->f, t->version);
+        pthread_mutex_unlock(&t->f->mu);
+        schema_release(t->schema);
+        free(t);
+        return rc;
+    }
+    __atomic_add_fetch(&db->txns, 1, __ATOMIC_ACQ_REL);
+    if (mode == CS_TXN_WRITE && (rc = cs_txn_promote(t)) != CS_OK) {
+        cs_txn_end(t);
+        return rc;
+    }
+    *out = t;
+    return CS_OK;
+}
+
+/* Moves a transaction to the newest version. */
+static int move_to_latest(cs_txn *t, bool *changed)
+{
+    cs_dbfile *f = t->f;
+    pthread_mutex_lock(&f->mu);
+    if (f->version == t->version) {
+        pthread_mutex_unlock(&f->mu);
+        if (changed) *changed = false;
+        return CS_OK;
+    }
+    uint64_t old = t->version;
+    int rc = take_latest(t);
+    if (rc == CS_OK) pin_drop(f, old);
+    pthread_mutex_unlock(&f->mu);
+    TRY(rc);
+    t->epoch++;
+    if (changed) *changed = true;
+    TRY(check_top(t));
+    return load_schema(t);
+}
+
+int cs_txn_promote(cs_txn *t)
+{
+    if (t->writing) return cs_fail(CS_MISUSE, 0, "the transaction is already writing");
+    if (t->db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", t->db->path);
+    if (t->f->broken) return cs_fail(CS_IOERR, EIO, "%s had a failed sync; reopen it to write", t->db->path);
+    pthread_mutex_lock(&t->f->write_mu);
+    int rc = move_to_latest(t, NULL);
+    if (rc) {
+        pthread_mutex_unlock(&t->f->write_mu);
+        return rc;
+    }
+    t->writing = true;
+    t->nfreed = 0;
+    t->schema_dirty = false;
+    t->epoch++;
+    return CS_OK;
+}
+
+static void slab_reset(slab *s)
+{
+    for (int k = 6; k < SLAB_REGIONS; k++)
+        if (s->region[k]) {
+            munmap(s->region[k], (uint64_t)1 << (20 + k));
+            s->region[k] = NULL;
+        }
+    memset(s->freelist, 0, sizeof s->freelist);
+    s->cur = 0;
+    s->bump = 0;
+    s->in_use = 0;
+}
+
+/* Leaves WRITE: drops the slab and the writer lock; reads `version` (the newest). */
+static int end_write(cs_txn *t)
+{
+    cs_dbfile *f = t->f;
+    slab_reset(&f->slab);
+    t->writing = false;
+    t->nfreed = 0;
+    if (t->schema_dirty) {
+        schema_release(t->schema);
+        t->schema = NULL;
+        t->schema_dirty = false;
+    }
+    pthread_mutex_lock(&f->mu);
+    t->top = f->top;
+    t->limit = f->logical;
+    t->map = f->map->base;
+    pthread_mutex_unlock(&f->mu);
+    t->epoch++;
+    pthread_mutex_unlock(&f->write_mu);
+    if (!t->schema) return load_schema(t);
+    return CS_OK;
+}
+
+int cs_txn_commit(cs_txn *t)
+{
+    if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit: not in a write transaction");
+    int rc = file_commit(t);
+    if (rc != CS_OK) {
+        char msg[512];
+        int e = cs_errno();
+        snprintf(msg, sizeof msg, "%s", cs_errmsg());
+        end_write(t);
+        return cs_fail(rc, e, "%s (the transaction was rolled back)", msg);
+    }
+    cs_dbfile *f = t->f;
+    uint64_t old = t->version;
+    pthread_mutex_lock(&f->mu);
+    rc = pin_add(f, f->version);
+    if (rc == CS_OK) {
+        pin_drop(f, old);
+        t->version = f->version;
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (t->schema_dirty) {
+        /* the committed schema becomes the shared one */
+        uint64_t sref = 0;
+        t->schema_dirty = false;
+        pthread_mutex_lock(&f->mu);
+        t->top = f->top;
+        t->limit = f->logical;
+        t->map = f->map->base;
+        pthread_mutex_unlock(&f->mu);
+        if (txn_top_get(t, TOP_SCHEMA, &sref) == CS_OK) {
+            t->schema->ref = sref;
+            pthread_mutex_lock(&f->mu);
+            schema_release(f->schema_cache);
+            __atomic_add_fetch(&t->schema->refcount, 1, __ATOMIC_ACQ_REL);
+            f->schema_cache = t->schema;
+            pthread_mutex_unlock(&f->mu);
+        }
+    }
+    int rc2 = end_write(t);
+    return rc ? rc : rc2;
+}
+
+int cs_txn_rollback(cs_txn *t)
+{
+    if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_rollback: not in a write transaction");
+    return end_write(t);
+}
+
+int cs_txn_advance(cs_txn *t, bool *changed)
+{
+    if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance: the transaction is writing");
+    return move_to_latest(t, changed);
+}
+
+int cs_txn_end(cs_txn *t)
+{
+    if (!t) return CS_OK;
+    if (t->writing) end_write(t);
+    cs_dbfile *f = t->f;
+    pthread_mutex_lock(&f->mu);
+    pin_drop(f, t->version);
+    pthread_mutex_unlock(&f->mu);
+    schema_release(t->schema);
+    free(t->freed);
+    __atomic_sub_fetch(&t->db->txns, 1, __ATOMIC_ACQ_REL);
+    free(t);
+    return CS_OK;
+}
+
+uint64_t cs_txn_version(const cs_txn *t) { return t->version; }
+bool cs_txn_is_writing(const cs_txn *t) { return t->writing; }
+uint64_t cs_txn_last_commit_bytes(const cs_txn *t) { return t->last_commit_bytes; }
+
+int txn_need_write(cs_txn *t)
+{
+    if (!t->writing) return cs_fail(CS_READONLY, 0, "cannot modify outside a write transaction");
+    return CS_OK;
+}
+
+/* ---- top node --------------------------------------------------------------------------- */
+
+int txn_top_get(cs_txn *t, int which, uint64_t *out)
+{
+    node_hdr *h;
+    TRY(node_at(t, t->top, &h));
+    if (!(h->flags & NF_REFS)) return CORRUPT("top node is malformed");
+    *out = (uint32_t)which < h->count ? node_refs(h)[which] : 0;
+    if (*out && !tagged(*out) && (which == TOP_SIZE || which == TOP_VERSION || which == TOP_SCHEMA_VERSION))
+        return CORRUPT("top slot %d should hold a number", which);
+    return CS_OK;
+}
+
+int txn_top_slot(cs_txn *t, int which, ref_t **slot)
+{
+    TRY(txn_need_write(t));
+    TRY(node_cow(t, &t->top));
+    node_hdr *h = (node_hdr *)txn_ptr(t, t->top);
+    if (h->count < TOP_SLOTS) {
+        uint64_t n = h->count;
+        TRY(node_reserve(t, &t->top, TOP_SLOTS, 64));
+        h = (node_hdr *)txn_ptr(t, t->top);
+        for (uint64_t i = n; i < TOP_SLOTS; i++) node_refs(h)[i] = (i == TOP_SCHEMA_VERSION) ? tag_int(0) : 0;
+        h->count = TOP_SLOTS;
+    }
+    *slot = &node_refs(h)[which];
+    return CS_OK;
+}

@@ -1,0 +1,113 @@
+// cs_db_verify and cs_file_verify (DESIGN §2.10): healthy files verify, damaged ones are
+// reported as CS_CORRUPT by open or verify, never a crash.
+
+import CStore
+import Foundation
+import Testing
+
+/// Writes a file with ints, strings, a list and links in one commit and returns its bytes.
+private func buildSample(_ path: String, rows: Int = 20_000) throws -> (Data, cs_db_stats) {
+    let db = try DB(path)
+    try db.write { txn throws in
+        let target = try addTable(txn, "Target")
+        let t = try addTable(txn, "T")
+        let a = try addColumn(txn, t, "a", CS_TYPE_INT)
+        let s = try addColumn(txn, t, "s", CS_TYPE_STRING)
+        let l = try addColumn(txn, t, "l", CS_TYPE_INT, coll: CS_COLL_LIST)
+        let k = try addColumn(txn, t, "k", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: target)
+        var targets: [Int64] = []
+        for _ in 0..<100 { targets.append(try createObj(txn, target).key) }
+        for i in 0..<rows {
+            var o = try createObj(txn, t)
+            try must(cs_obj_set_int(&o, a, Int64(i) * 7919), "set a")
+            try must(setVal(&o, s, .str("row \(i) text text text")), "set s")
+            try must(setVal(&o, k, .link(target, targets[i % 100])), "set k")
+            if i % 10 == 0 {
+                var c = try openColl(&o, l)
+                for j in 0..<5 { try must(listAppend(&c, .int(Int64(i + j))), "append") }
+            }
+        }
+    }
+    db.verify("sample")
+    let st = try db.stats()
+    db.close()
+    return (try Data(contentsOf: URL(fileURLWithPath: path)), st)
+}
+
+/// Expects the file at `path` to be reported as corrupt by open, cs_db_verify or cs_file_verify.
+private func expectCorrupt(_ path: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let (rc, h) = openRaw(path, flags: 0)
+    if let h, rc == Int32(CS_OK) {
+        let v = cs_db_verify(h)
+        #expect(v == Int32(CS_CORRUPT), "\(what): open succeeded and cs_db_verify returned \(codeName(v))",
+                sourceLocation: sourceLocation)
+        if v == Int32(CS_CORRUPT) {
+            #expect(!lastMessage().isEmpty, "\(what): the message says where", sourceLocation: sourceLocation)
+        }
+        _ = cs_db_close(h)
+    } else {
+        #expect(rc == Int32(CS_CORRUPT), "\(what): open returned \(codeName(rc))", sourceLocation: sourceLocation)
+    }
+    let f = cs_file_verify(path)
+    #expect(f == Int32(CS_CORRUPT), "\(what): cs_file_verify returned \(codeName(f))", sourceLocation: sourceLocation)
+}
+
+@Suite struct VerifyTests {
+    @Test func healthyFilesVerify() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let db = try DB(path)
+            #expect(cs_db_verify(db.h) == Int32(CS_OK), "an empty database verifies")
+            db.close()
+            check(cs_file_verify(path), "cs_file_verify of an empty database")
+            _ = try buildSample(path, rows: 3000)
+            check(cs_file_verify(path), "cs_file_verify of a populated database")
+            let again = try DB(path)
+            check(cs_db_verify(again.h), "cs_db_verify after reopen")
+            again.close()
+        }
+    }
+
+    @Test func verifyOfMissingFileIsNotFound() throws {
+        try withTempDir { dir in
+            expectCode(cs_file_verify(dir.path("nope.cstore")), CS_NOTFOUND, "cs_file_verify of a missing file")
+        }
+    }
+
+    @Test(arguments: [0.3, 0.45, 0.6, 0.75, 0.9])
+    func flippedBytesInNodesAreCorrupt(_ fraction: Double) throws {
+        try withTempDir { dir in
+            let (pristine, st) = try buildSample(dir.path("pristine.cstore"))
+            #expect(st.used_bytes * 10 >= st.logical_size * 7, "the sample file is mostly nodes: \(st.used_bytes) of \(st.logical_size)")
+            var bytes = [UInt8](pristine)
+            let off = (Int(Double(st.logical_size) * fraction) / 8) * 8
+            for i in off..<(off + 24) { bytes[i] ^= 0x5A }
+            let path = dir.path("damaged.cstore")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            expectCorrupt(path, "24 bytes flipped at \(off) of \(st.logical_size)")
+        }
+    }
+
+    @Test func damagedHeaderIsCorrupt() throws {
+        try withTempDir { dir in
+            let (pristine, _) = try buildSample(dir.path("pristine.cstore"), rows: 2000)
+            var bytes = [UInt8](pristine)
+            for i in 0..<16 { bytes[i] ^= 0xFF }
+            let path = dir.path("damaged.cstore")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let (rc, h) = openRaw(path, flags: 0)
+            expectCode(rc, CS_CORRUPT, "open with a damaged header")
+            if let h, rc == Int32(CS_OK) { _ = cs_db_close(h) }
+            expectCode(cs_file_verify(path), CS_CORRUPT, "cs_file_verify with a damaged header")
+        }
+    }
+
+    @Test func truncatedFileIsCorrupt() throws {
+        try withTempDir { dir in
+            let (pristine, st) = try buildSample(dir.path("pristine.cstore"))
+            let path = dir.path("truncated.cstore")
+            try pristine.prefix(Int(st.logical_size / 2)).write(to: URL(fileURLWithPath: path))
+            expectCorrupt(path, "truncated to half its logical size")
+        }
+    }
+}
