@@ -57,6 +57,9 @@ const char *cs_errstr(int code)
     return names[code];
 }
 
+uint32_t cs_format_version(void) { return FORMAT_WRITE; }
+const char *cs_library_version(void) { return "0.1.0"; }
+
 /* ---- checksum --------------------------------------------------------------------------- */
 
 uint16_t node_checksum(const node_hdr *h)

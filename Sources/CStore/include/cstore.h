@@ -82,6 +82,10 @@ const char *cs_errmsg(void);
 int cs_errno(void);
 /** A short constant name for an error code ("CS_CORRUPT"). */
 const char *cs_errstr(int code);
+/** The file format version this library writes (docs/FORMAT.md). */
+uint32_t cs_format_version(void);
+/** The library version, "MAJOR.MINOR.PATCH". */
+const char *cs_library_version(void);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Value types                                                                              */

@@ -1,0 +1,12 @@
+import Foundation
+import Testing
+@testable import SwiftStore
+
+@Suite struct StorageCoreTests {
+    @Test func reportsTheCoreItLinks() {
+        #expect(StorageCore.formatVersion == 1)
+        let parts = StorageCore.libraryVersion.split(separator: ".")
+        #expect(parts.count == 3)
+        #expect(parts.allSatisfy { Int($0) != nil })
+    }
+}
