@@ -6,7 +6,8 @@ CC         ?= cc
 CSRC       := $(wildcard Sources/CStore/*.c)
 CWARN      := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
               -Wno-unused-parameter -ISources/CStore/include -ISources/CStore
-SAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+SAN_ENV    := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+              LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Tests that are too slow under the sanitizers are filtered out there (see CONTRIBUTING.md).
 ASAN_SKIP  ?= Campaign
@@ -44,9 +45,9 @@ test-full: deps cwarn
 # AddressSanitizer + UndefinedBehaviorSanitizer over the C core's tests; any report fails.
 asan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan \
-		--sanitize=address --sanitize=undefined -Xcc -fno-sanitize-recover=all
+		--sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=all -Xcc -fno-omit-frame-pointer
 	$(SAN_ENV) $(SWIFT) test --skip-build --scratch-path .build-asan \
-		--sanitize=address --sanitize=undefined --filter CStoreTests --skip $(ASAN_SKIP)
+		--sanitize=address --filter CStoreTests --skip $(ASAN_SKIP)
 
 # ThreadSanitizer over the threaded tests.
 tsan: deps

@@ -114,7 +114,11 @@ typedef struct slab {
     uint64_t in_use;               /* bytes handed out (statistics) */
 } slab;
 
-void *slab_ptr(slab *s, uint64_t off);
+static inline void *slab_ptr(slab *s, uint64_t off)
+{
+    int k = 63 - __builtin_clzll((off >> 20) + 1);
+    return s->region[k] + (off - ((((uint64_t)1 << k) - 1) << 20));
+}
 
 /* ---- schema in memory ------------------------------------------------------------------- */
 
@@ -267,8 +271,17 @@ static inline uint8_t *txn_ptr(const cs_txn *t, ref_t r)
     return (uint8_t *)slab_ptr(&t->f->slab, r - SLAB_BASE);
 }
 
+/** Checks and returns the node at file ref `r`. CS_CORRUPT when it cannot be a node. */
+int node_at_file(const cs_txn *t, ref_t r, node_hdr **out);
 /** Checks and returns the node at `r` (any ref). CS_CORRUPT when it cannot be a node. */
-int node_at(const cs_txn *t, ref_t r, node_hdr **out);
+static inline int node_at(const cs_txn *t, ref_t r, node_hdr **out)
+{
+    if (IS_SLAB(r)) {
+        *out = (node_hdr *)txn_ptr(t, r);
+        return CS_OK;
+    }
+    return node_at_file(t, r, out);
+}
 
 /* Packed integers */
 int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i);

@@ -88,12 +88,6 @@ uint16_t node_checksum(const node_hdr *h)
 static inline uint64_t region_base(int k) { return (((uint64_t)1 << k) - 1) << S0_SHIFT; }
 static inline uint64_t region_size(int k) { return (uint64_t)1 << (S0_SHIFT + k); }
 
-void *slab_ptr(slab *s, uint64_t off)
-{
-    int k = 63 - __builtin_clzll((off >> S0_SHIFT) + 1);
-    return s->region[k] + (off - region_base(k));
-}
-
 static int size_class(uint64_t n)
 {
     if (n <= 32) return 5;
@@ -221,12 +215,8 @@ static bool width_ok(uint8_t flags, uint8_t width)
     }
 }
 
-int node_at(const cs_txn *t, ref_t r, node_hdr **out)
+int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
 {
-    if (IS_SLAB(r)) {
-        *out = (node_hdr *)txn_ptr(t, r);
-        return CS_OK;
-    }
     if ((r & 7) || r < HDR_SIZE || r + NODE_HDR > t->limit)
         return CORRUPT("ref %llu out of bounds (file end %llu)", (unsigned long long)r,
                        (unsigned long long)t->limit);

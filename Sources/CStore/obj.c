@@ -80,13 +80,27 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
 
 static int create_row(cs_txn *t, uint32_t table, cs_obj *out)
 {
-    int64_t key, count;
-    TRY(table_get_meta(t, table, TBL_NEXTKEY, &key));
-    TRY(table_get_meta(t, table, TBL_COUNT, &count));
+    ref_t *ts;
+    TRY(table_node_slot(t, table, &ts));
+    uint64_t *m = node_refs((node_hdr *)txn_ptr(t, *ts));
+    if (!tagged(m[TBL_NEXTKEY]) || !tagged(m[TBL_COUNT])) return CORRUPT("table %u meta slots are not numbers", table);
+    int64_t key = untag(m[TBL_NEXTKEY]), count = untag(m[TBL_COUNT]);
     TRY(cluster_insert(t, table, key));
-    TRY(table_set_meta(t, table, TBL_NEXTKEY, key + 1));
-    TRY(table_set_meta(t, table, TBL_COUNT, count + 1));
-    return cs_obj_open(t, table, key, out);
+    TRY(table_node_slot(t, table, &ts));
+    m = node_refs((node_hdr *)txn_ptr(t, *ts));
+    m[TBL_NEXTKEY] = tag_int(key + 1);
+    m[TBL_COUNT] = tag_int(count + 1);
+    memset(out, 0, sizeof *out);
+    out->txn = t;
+    out->table = table;
+    out->key = key;
+    node_hdr *leaf;
+    uint32_t row;
+    TRY(cluster_find(t, m[TBL_ROOT], key, &leaf, &row));
+    out->leaf = leaf;
+    out->row = row;
+    out->epoch = t->epoch;
+    return CS_OK;
 }
 
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)

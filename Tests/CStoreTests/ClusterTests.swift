@@ -253,4 +253,91 @@ private struct SplitMergeRun {
             db.verify()
         }
     }
+
+    @Test func keysAreNotReusedAfterDeleteOrClear() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let t = try db.write { try addTable($0, "T") }
+            var used: [Int64] = []
+            try db.write { txn throws in
+                for _ in 0..<600 { used.append(try createObj(txn, t).key) }
+                var last = try openObj(txn, t, used.last!)
+                check(cs_obj_delete(&last))
+            }
+            try db.write { txn throws in
+                let o = try createObj(txn, t)
+                #expect(o.key > used.max()!, "a deleted last key is not handed out again")
+                used.append(o.key)
+                try must(cs_table_clear(txn, t), "cs_table_clear")
+                #expect(try tableCount(txn, t) == 0)
+            }
+            try db.reopen()
+            try db.write { txn throws in
+                let o = try createObj(txn, t)
+                #expect(o.key > used.max()!, "keys are not reused after a clear and a reopen")
+                var x = cs_obj()
+                expectCode(cs_obj_open(txn, t, used[0], &x), CS_NOTFOUND, "open a cleared key")
+                expectCode(cs_obj_open(txn, t, -5, &x), CS_NOTFOUND, "open a negative key")
+                expectCode(cs_obj_open(txn, t + 7, o.key, &x), CS_NOTFOUND, "open in a missing table")
+            }
+            db.verify()
+        }
+    }
+
+    @Test func objectsCreatedInARolledBackTransactionAreGone() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let t = try db.write { try addTable($0, "T") }
+            let txn = try db.begin(CS_TXN_WRITE)
+            var o = try createObj(txn, t)
+            #expect(cs_obj_exists(&o))
+            check(cs_txn_rollback(txn))
+            #expect(!cs_obj_exists(&o), "the accessor sees that its object was rolled back")
+            var v: Int64 = 0
+            #expect(cs_obj_get_int(&o, 0, &v) != Int32(CS_OK))
+            check(cs_txn_end(txn))
+        }
+    }
+
+    @Test func manyColumnsAddedAndRemoved() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var t: UInt32 = 0
+            var cols: [String: UInt32] = [:]
+            var keys: [Int64] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "Wide")
+                for c in 0..<70 { cols["c\(c)"] = try addColumn(txn, t, "c\(c)", CS_TYPE_INT) }
+                for i in 0..<300 {
+                    var o = try createObj(txn, t)
+                    keys.append(o.key)
+                    for c in 0..<70 { check(cs_obj_set_int(&o, cols["c\(c)"]!, Int64(i * 100 + c))) }
+                }
+            }
+            try db.write { txn throws in
+                for c in stride(from: 0, to: 70, by: 3) {
+                    try must(cs_column_remove(txn, t, cols["c\(c)"]!), "remove c\(c)")
+                    cols["c\(c)"] = nil
+                }
+                for c in 70..<80 { cols["c\(c)"] = try addColumn(txn, t, "c\(c)", CS_TYPE_INT, flags: CS_COL_NULLABLE) }
+                var o = try openObj(txn, t, keys[7])
+                check(cs_obj_set_int(&o, cols["c75"]!, 75))
+            }
+            try db.reopen()
+            try db.read { txn throws in
+                for (name, col) in cols {
+                    #expect(try findColumn(txn, t, name) == col, "column \(name) keeps its key")
+                }
+                for (i, k) in keys.enumerated() where i % 37 == 7 {
+                    var o = try openObj(txn, t, k)
+                    for c in 0..<70 where c % 3 != 0 {
+                        #expect(try getInt(&o, cols["c\(c)"]!) == Int64(i * 100 + c), "row \(i) column c\(c)")
+                    }
+                    #expect(getVal(&o, cols["c75"]!) == (i == 7 ? .int(75) : .null))
+                    #expect(getVal(&o, cols["c70"]!) == .null)
+                }
+            }
+            db.verify()
+        }
+    }
 }

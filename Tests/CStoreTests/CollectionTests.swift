@@ -425,4 +425,45 @@ private func firstDifference(_ a: [Val], _ b: [Val]) -> String {
             db.verify()
         }
     }
+
+    @Test func bigValuesAndUnusualMapKeys() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let lf = try Fixture(db, caseName: "binary", kind: CS_COLL_LIST)
+            var rng = SeededRNG(seed: 31)
+            let values: [Val] = [.binary(randomBytes(100 * 1024, &rng)), .binary([]), .binary(randomBytes(5000, &rng)),
+                                 .binary(patternBytes(1024 * 1024, seed: 2))]
+            let keys: [[UInt8]] = [[], [0], [0, 0], Array("a".utf8), [0x61, 0], Array(repeating: 0x6B, count: 2048), [0xFF]]
+            var mt: UInt32 = 0
+            var mc: UInt32 = 0
+            var mk: Int64 = 0
+            try db.write { txn throws in
+                var c = try lf.open(txn, lf.owner)
+                for v in values { check(listAppend(&c, v)) }
+                mt = try addTable(txn, "M")
+                mc = try addColumn(txn, mt, "m", CS_TYPE_STRING, coll: CS_COLL_MAP)
+                var o = try createObj(txn, mt)
+                mk = o.key
+                var m = try openColl(&o, mc)
+                for (i, k) in keys.reversed().enumerated() {
+                    check(mapSet(&m, k, .string(randomLetters(i * 3000, &rng))), "map key \(k.prefix(4)) (\(k.count) bytes)")
+                }
+            }
+            try db.reopen()
+            try db.read { txn throws in
+                var c = try lf.open(txn, lf.owner)
+                #expect(try listAll(&c) == values)
+                var o = try openObj(txn, mt, mk)
+                var m = try openColl(&o, mc)
+                let all = try mapAll(&m)
+                #expect(all.map { $0.0 } == keys, "keys in byte order, the empty key first")
+                for (k, v) in all {
+                    guard let i = keys.reversed().firstIndex(of: k) else { continue }
+                    guard case .string(let b) = v else { Issue.record("value of \(k.count)-byte key is \(v)"); continue }
+                    #expect(b.count == keys.reversed().distance(from: keys.reversed().startIndex, to: i) * 3000)
+                }
+            }
+            db.verify()
+        }
+    }
 }

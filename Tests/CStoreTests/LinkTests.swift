@@ -255,7 +255,7 @@ private func backlinks(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64,
                 try must(withKey(Array("x".utf8)) { p, len in cs_map_set_embedded(&m, p, len, &x) }, "replace map entry")
                 #expect(try counts(txn) == (7, 4))
                 let entries = try mapAll(&m)
-                #expect(entries.count == 2 && entries[1].1 == .link(emb, x.key))
+                #expect(entries.count == 2 && entries[0].1 == .link(emb, x.key), "key \"x\" holds the new object")
                 // Clearing the list deletes its three objects and their grandchildren.
                 var l = try openColl(&o, list)
                 try must(cs_coll_clear(&l), "cs_coll_clear")
@@ -297,6 +297,104 @@ private func backlinks(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64,
                 var o = try openObj(txn, a, ak)
                 #expect(getVal(&o, m) == .link(b, bk))
             }
+            db.verify()
+        }
+    }
+
+    @Test func selfLinksAndDeletingALinkedOwner() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var (t, next, kids): (UInt32, UInt32, UInt32) = (0, 0, 0)
+            var keys: [Int64] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "Node")
+                next = try addColumn(txn, t, "next", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: t)
+                kids = try addColumn(txn, t, "kids", CS_TYPE_LINK, coll: CS_COLL_LIST, target: t)
+                for _ in 0..<4 { keys.append(try createObj(txn, t).key) }
+                // 0 -> 0 (itself), 1 -> 0, 2 -> 1, 3 -> 2; kids of 0: [0, 3, 0]
+                for (i, to) in [(0, 0), (1, 0), (2, 1), (3, 2)] {
+                    var o = try openObj(txn, t, keys[i])
+                    check(setVal(&o, next, .link(t, keys[to])))
+                }
+                var o0 = try openObj(txn, t, keys[0])
+                var l = try openColl(&o0, kids)
+                for k in [0, 3, 0] { check(listAppend(&l, .link(t, keys[k]))) }
+                #expect(try backlinks(txn, t, keys[0], t, next) == [keys[0], keys[1]])
+                #expect(try backlinks(txn, t, keys[0], t, kids) == [keys[0], keys[0]])
+            }
+            db.verify("with self links")
+            try db.write { txn throws in
+                var o0 = try openObj(txn, t, keys[0])
+                try must(cs_obj_delete(&o0), "delete an object that links to itself")
+                var o1 = try openObj(txn, t, keys[1])
+                #expect(getVal(&o1, next) == .null)
+                #expect(try backlinks(txn, t, keys[3], t, kids) == [], "links from the deleted object are gone")
+            }
+            db.verify("after deleting the self-linked object")
+            try db.reopen()
+            try db.read { txn throws in
+                #expect(try allKeys(txn, t) == Array(keys[1...]))
+                var o3 = try openObj(txn, t, keys[3])
+                #expect(getVal(&o3, next) == .link(t, keys[2]))
+            }
+        }
+    }
+
+    @Test func removingAPopulatedLinkColumnRemovesBacklinks() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var (target, origin, col, other): (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+            var tk: Int64 = 0
+            try db.write { txn throws in
+                target = try addTable(txn, "Target")
+                origin = try addTable(txn, "Origin")
+                col = try addColumn(txn, origin, "l", CS_TYPE_LINK, coll: CS_COLL_LIST, target: target)
+                other = try addColumn(txn, origin, "one", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: target)
+                tk = try createObj(txn, target).key
+                for _ in 0..<300 {
+                    var o = try createObj(txn, origin)
+                    var l = try openColl(&o, col)
+                    check(listAppend(&l, .link(target, tk)))
+                    check(setVal(&o, other, .link(target, tk)))
+                }
+                #expect(try backlinks(txn, target, tk, origin, col).count == 300)
+            }
+            try db.write { txn throws in
+                try must(cs_column_remove(txn, origin, col), "cs_column_remove of a populated link list")
+                #expect(try backlinks(txn, target, tk, origin, other).count == 300, "the other link column is intact")
+            }
+            db.verify("after removing the link column")
+            try db.reopen()
+            db.verify("after reopen")
+        }
+    }
+
+    @Test func rollbackRestoresLinksAndBacklinks() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var (target, origin, col): (UInt32, UInt32, UInt32) = (0, 0, 0)
+            var tk: [Int64] = []
+            var ok: Int64 = 0
+            try db.write { txn throws in
+                target = try addTable(txn, "Target")
+                origin = try addTable(txn, "Origin")
+                col = try addColumn(txn, origin, "one", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: target)
+                for _ in 0..<2 { tk.append(try createObj(txn, target).key) }
+                var o = try createObj(txn, origin)
+                ok = o.key
+                check(setVal(&o, col, .link(target, tk[0])))
+            }
+            let txn = try db.begin(CS_TXN_WRITE)
+            var o = try openObj(txn, origin, ok)
+            check(setVal(&o, col, .link(target, tk[1])))
+            var t0 = try openObj(txn, target, tk[0])
+            check(cs_obj_delete(&t0))
+            check(cs_txn_rollback(txn))
+            #expect(try backlinks(txn, target, tk[0], origin, col) == [ok])
+            #expect(try backlinks(txn, target, tk[1], origin, col) == [])
+            var again = try openObj(txn, origin, ok)
+            #expect(getVal(&again, col) == .link(target, tk[0]))
+            check(cs_txn_end(txn))
             db.verify()
         }
     }

@@ -121,4 +121,67 @@ import Testing
         let j = i % perClass
         return m == 0 ? 0 : Int64(j) % m + (j % 2 == 0 ? 0 : m - Int64(j) % m)
     }
+
+    /// String and binary leaves change layout as values grow (fixed slots, offsets + blob, own
+    /// blobs). Each step writes one row of a 100-row leaf and checks every row.
+    @Test(arguments: ["string", "binary"])
+    func byteLeavesKeepOtherRowsThroughLayoutChanges(_ kind: String) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let type = kind == "string" ? CS_TYPE_STRING : CS_TYPE_BINARY
+            func make(_ n: Int, _ seed: Int) -> Val {
+                let bytes = (0..<n).map { UInt8(97 + ($0 * 7 + seed) % 26) }
+                return type == CS_TYPE_STRING ? .string(bytes) : .binary(bytes)
+            }
+            var t: UInt32 = 0
+            var col: UInt32 = 0
+            var keys: [Int64] = []
+            var model: [Val] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                col = try addColumn(txn, t, "v", type, flags: CS_COL_NULLABLE)
+                for i in 0..<100 {
+                    var o = try createObj(txn, t)
+                    keys.append(o.key)
+                    let v = i % 10 == 0 ? Val.null : make(i % 4, i)
+                    check(setVal(&o, col, v))
+                    model.append(v)
+                }
+            }
+            let sizes = [0, 1, 7, 8, 15, 16, 31, 32, 63, 64, 255, 256, 4095, 4096, 65_535, 65_536, 1 << 20, 300, 2, 0]
+            for (step, n) in sizes.enumerated() {
+                let row = (step * 13 + 3) % 100
+                try db.write { txn throws in
+                    var o = try openObj(txn, t, keys[row])
+                    let v = make(n, step)
+                    check(setVal(&o, col, v), "set \(n) bytes")
+                    model[row] = v
+                    if step % 4 == 0 {
+                        var p = try openObj(txn, t, keys[(row + 50) % 100])
+                        check(setVal(&p, col, .null))
+                        model[(row + 50) % 100] = .null
+                    }
+                }
+                try db.read { txn throws in
+                    var bad = 0
+                    for (i, k) in keys.enumerated() {
+                        var o = try openObj(txn, t, k)
+                        if getVal(&o, col) != model[i] {
+                            bad += 1
+                            if bad <= 3 { Issue.record("step \(step) (\(n) bytes into row \(row)): row \(i) differs") }
+                        }
+                    }
+                    #expect(bad == 0, "step \(step)")
+                }
+            }
+            try db.reopen()
+            try db.read { txn throws in
+                for (i, k) in keys.enumerated() {
+                    var o = try openObj(txn, t, k)
+                    #expect(getVal(&o, col) == model[i], "row \(i) after reopen")
+                }
+            }
+            db.verify()
+        }
+    }
 }

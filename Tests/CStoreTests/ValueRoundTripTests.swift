@@ -103,6 +103,10 @@ private let bidMinus12345e2: Val = .decimal(12345, 0xB03C_0000_0000_0000) // -12
         try roundTrip(CS_TYPE_BINARY, [.binary(patternBytes(csMaxBlob, seed: 5))])
     }
 
+    @Test func stringOfExactlyMaxBlob() throws {
+        try roundTrip(CS_TYPE_STRING, [.string(patternBytes(csMaxBlob, seed: 0x41).map { 0x41 + $0 % 26 })])
+    }
+
     @Test func valuesOverMaxBlobAreFull() throws {
         try withTempDir { dir in
             let db = try DB(dir.path())

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// Writes a file with ints, strings, a list and links in one commit and returns its bytes.
-private func buildSample(_ path: String, rows: Int = 20_000) throws -> (Data, cs_db_stats) {
+func buildSample(_ path: String, rows: Int = 20_000) throws -> (Data, cs_db_stats) {
     let db = try DB(path)
     try db.write { txn throws in
         let target = try addTable(txn, "Target")
@@ -108,6 +108,73 @@ private func expectCorrupt(_ path: String, _ what: String, sourceLocation: Sourc
             let path = dir.path("truncated.cstore")
             try pristine.prefix(Int(st.logical_size / 2)).write(to: URL(fileURLWithPath: path))
             expectCorrupt(path, "truncated to half its logical size")
+        }
+    }
+}
+
+/// Opens a (possibly damaged) file and reads everything reachable through the API, ignoring
+/// the result codes: the point is that nothing crashes.
+func readEverything(_ path: String) {
+    let (rc, h) = openRaw(path, flags: CS_OPEN_READONLY)
+    guard rc == Int32(CS_OK), let h else { return }
+    defer { _ = cs_db_close(h) }
+    _ = cs_db_verify(h)
+    var s = cs_db_stats()
+    _ = cs_db_stats_get(h, &s)
+    var t: OpaquePointer?
+    guard cs_txn_begin(h, Int32(CS_TXN_READ), &t) == Int32(CS_OK), let txn = t else { return }
+    defer { _ = cs_txn_end(txn) }
+    for table in 0..<min(cs_table_slots(txn), 64) {
+        var info = cs_table_info()
+        guard cs_table_info_get(txn, table, &info) == Int32(CS_OK) else { continue }
+        var n: UInt64 = 0
+        _ = cs_table_count(txn, table, &n)
+        var it = cs_iter()
+        guard cs_iter_init(&it, txn, table) == Int32(CS_OK) else { continue }
+        var o = cs_obj()
+        var seen = 0
+        while seen < 100_000 && cs_iter_next(&it, &o) == Int32(CS_OK) {
+            seen += 1
+            for col in 0..<min(info.col_slots, 32) {
+                var ci = cs_column_info()
+                guard cs_column_info_get(txn, table, col, &ci) == Int32(CS_OK) else { continue }
+                if ci.coll == CS_COLL_NONE && ci.type != CS_TYPE_BACKLINK {
+                    var v = cs_value()
+                    _ = cs_obj_get(&o, col, &v)
+                } else if ci.type != CS_TYPE_BACKLINK {
+                    var c = cs_coll()
+                    guard cs_coll_open(&o, col, &c) == Int32(CS_OK) else { continue }
+                    var size = 0
+                    guard cs_coll_size(&c, &size) == Int32(CS_OK) else { continue }
+                    for i in 0..<min(size, 1000) {
+                        var v = cs_value()
+                        _ = cs_list_get(&c, i, &v)
+                    }
+                }
+            }
+        }
+    }
+}
+
+@Suite struct CorruptionSweepTests {
+    /// Damages a one-commit file at 40 places between 5% and 95% of its logical size, one place
+    /// per copy, and expects every copy to be reported as corrupt. A child process then opens
+    /// and reads each damaged copy through the API, and must exit normally.
+    @Test func sweepOfDamagedCopies() async throws {
+        let dir = try TempDir()
+        defer { dir.remove() }
+        let (pristine, st) = try buildSample(dir.path("pristine.cstore"), rows: 8000)
+        for step in 0..<40 {
+            var bytes = [UInt8](pristine)
+            let fraction = 0.05 + 0.9 * Double(step) / 39.0
+            let off = (Int(Double(st.logical_size) * fraction) / 8) * 8 + (step % 3) * 3
+            for i in off..<(off + 8) { bytes[i] = ~bytes[i] }
+            let path = dir.path("damaged-\(step).cstore")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            expectCorrupt(path, "8 bytes inverted at \(off) of \(st.logical_size)")
+            await #expect(processExitsWith: .success, "reading the copy damaged at \(off) must not crash") { [path = path as String] in
+                readEverything(path)
+            }
         }
     }
 }

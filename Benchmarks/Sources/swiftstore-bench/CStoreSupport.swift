@@ -1,4 +1,4 @@
-// Thin helpers over cstore.h for the C API rows: error checking, opening, the 10-Int table.
+// Thin wrappers over cstore.h for the C API rows: error checking, opening, the 10-Int table.
 
 import CStore
 import Foundation

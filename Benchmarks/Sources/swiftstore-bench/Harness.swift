@@ -77,7 +77,7 @@ struct LeftOut {
     let peerMs: Double?   // the peer's median, for orientation only (never in the report)
 }
 
-/// Wall-clock milliseconds of a monotonic clock.
+/// Nanoseconds of the monotonic clock.
 @inline(__always)
 func nowNanoseconds() -> UInt64 {
     var ts = timespec()
@@ -141,16 +141,16 @@ final class Harness {
     }
 
     private func setUp(_ make: (RowContext) throws -> Runner, _ side: String, _ row: Row,
-                       _ size: Int) -> (Runner?, RowContext, Error?)
+                       _ size: Int) -> (Runner?, Error?)
     {
         let dir = scratch.appendingPathComponent(row.id, isDirectory: true)
             .appendingPathComponent(side, isDirectory: true)
         let ctx = RowContext(size: size, quick: options.quick, directory: dir)
         do {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            return (try make(ctx), ctx, nil)
+            return (try make(ctx), nil)
         } catch {
-            return (nil, ctx, error)
+            return (nil, error)
         }
     }
 
@@ -161,15 +161,12 @@ final class Harness {
         let size = options.quick ? max(1, row.size / 10) : row.size
         note("\(row.id): setting up (size \(size))")
 
-        var ssError: Error?
-        var peerError: Error?
-        let (ssRunner, _, e1) = setUp(row.swiftstore, "swiftstore", row, size)
-        ssError = e1
+        let (ssRunner, setUpError) = setUp(row.swiftstore, "swiftstore", row, size)
+        var ssError = setUpError
         var peerRunner: Runner?
+        var peerError: Error?
         if let make = row.peerSide {
-            let (r, _, e2) = setUp(make, row.peer, row, size)
-            peerRunner = r
-            peerError = e2
+            (peerRunner, peerError) = setUp(make, row.peer, row, size)
         }
 
         var ssTimes: [Double] = []

@@ -1,4 +1,4 @@
-// Thin helpers over the SQLite C API for the raw SQLite peers.
+// Thin wrappers over the SQLite C API for the raw SQLite peers.
 //
 // Settings of every raw SQLite peer (README.md): a connection opened with
 // SQLITE_OPEN_NOMUTEX (one thread at a time, as a cs_txn is used), journal_mode=WAL, and

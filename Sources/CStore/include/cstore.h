@@ -441,7 +441,9 @@ int cs_table_clear(cs_txn *txn, uint32_t table);
 /* ---------------------------------------------------------------------------------------- */
 
 /** Iterates the objects of a table in key order. Caller-allocated; fields are private.
- *  Writing to the table during iteration invalidates the iterator (CS_MISUSE on next). */
+ *  Writing to the table during iteration is allowed: the next call resumes with the first
+ *  object whose key is greater than the last one returned (objects created meanwhile have
+ *  greater keys, so they are visited; deleted ones are skipped). */
 typedef struct cs_iter {
     cs_txn *txn;       /* private */
     uint32_t table;    /* private */

@@ -1,0 +1,199 @@
+// Failing I/O through the replaceable cs_io layer (cstore.h "The replaceable I/O layer"):
+// a commit whose writes or syncs fail reports the error, rolls back, and leaves the previous
+// version intact, in the open handle and in the file.
+
+import CStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A cs_io that passes every call through to the system, except that it can fail writes or
+/// syncs with a chosen errno once armed.
+final class FaultIO {
+    var failWrites = false
+    var failSyncs = false
+    var failErrno: Int32 = ENOSPC
+    var writes = 0
+    var syncs = 0
+    let io: UnsafeMutablePointer<cs_io>
+
+    init() {
+        io = .allocate(capacity: 1)
+        var x = cs_io()
+        x.open = { _, path, flags, mode in Glibc.open(path!, flags, mode) }
+        x.close = { _, fd in Glibc.close(fd) }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { ctx, fd, buf, n, off in
+            let me = Unmanaged<FaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            me.writes += 1
+            if me.failWrites {
+                errno = me.failErrno
+                return -1
+            }
+            return Glibc.pwrite(fd, buf, n, off)
+        }
+        x.fdatasync = { ctx, fd in
+            let me = Unmanaged<FaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            me.syncs += 1
+            if me.failSyncs {
+                errno = me.failErrno
+                return -1
+            }
+            return Glibc.fdatasync(fd)
+        }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        io.deinitialize(count: 1)
+        io.deallocate()
+    }
+
+    func open(_ path: String, flags: Int = CS_OPEN_CREATE) throws -> OpaquePointer {
+        var opts = cs_options()
+        opts.flags = UInt32(flags)
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "cs_db_open with a custom cs_io")
+        return h!
+    }
+}
+
+/// Makes a table "T" with an int column and `n` objects, committed.
+private func seed(_ h: OpaquePointer, _ n: Int) throws -> (UInt32, UInt32) {
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+    let txn = t!
+    let table = try addTable(txn, "T")
+    let col = try addColumn(txn, table, "v", CS_TYPE_INT)
+    for i in 0..<n {
+        var o = try createObj(txn, table)
+        try must(cs_obj_set_int(&o, col, Int64(i)), "set")
+    }
+    try must(cs_txn_commit(txn), "commit")
+    check(cs_txn_end(txn))
+    return (table, col)
+}
+
+private func countRows(_ h: OpaquePointer, _ table: UInt32) throws -> UInt64 {
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+    defer { _ = cs_txn_end(t) }
+    return try tableCount(t!, table)
+}
+
+@Suite struct IOFaultTests {
+    @Test func defaultIOIsAvailable() {
+        let io = cs_io_default()
+        #expect(io != nil)
+        #expect(io?.pointee.pwrite != nil && io?.pointee.fdatasync != nil && io?.pointee.open != nil)
+    }
+
+    @Test func customIOSeesTheWrites() throws {
+        try withTempDir { dir in
+            let fio = FaultIO()
+            let h = try fio.open(dir.path())
+            _ = try seed(h, 10)
+            #expect(fio.writes > 0, "commits write through cs_io.pwrite")
+            #expect(fio.syncs > 0, "full durability syncs through cs_io.fdatasync")
+            check(cs_db_close(h))
+            withExtendedLifetime(fio) {}
+        }
+    }
+
+    @Test(arguments: [("ENOSPC", ENOSPC, CS_FULL), ("EIO", EIO, CS_IOERR)])
+    func failedWriteRollsBackCommit(_ name: String, _ err: Int32, _ code: Int) throws {
+        try withTempDir { dir in
+            let fio = FaultIO()
+            let h = try fio.open(dir.path())
+            let (table, col) = try seed(h, 100)
+            let before = cs_db_version(h)
+
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let txn = t!
+            for i in 0..<2000 {
+                var o = try createObj(txn, table)
+                check(cs_obj_set_int(&o, col, Int64(-i)))
+            }
+            fio.failErrno = err
+            fio.failWrites = true
+            let rc = cs_txn_commit(txn)
+            fio.failWrites = false
+            expectCode(rc, code, "commit with pwrite failing with \(name)")
+            if code == CS_IOERR { #expect(cs_errno() == err, "cs_errno() after \(name)") }
+            #expect(!cs_txn_is_writing(txn), "a failed commit rolls back")
+            #expect(cs_db_version(h) == before, "no new version")
+            #expect(try tableCount(txn, table) == 100, "the transaction reads the previous version")
+            check(cs_txn_end(txn))
+            check(cs_db_verify(h), "verify after the failed commit")
+
+            // With writes working again, the next commit succeeds.
+            var t2: OpaquePointer?
+            if name == "ENOSPC" {
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t2), "begin after ENOSPC")
+                var o = try createObj(t2!, table)
+                check(cs_obj_set_int(&o, col, 12345))
+                check(cs_txn_commit(t2!), "commit after ENOSPC cleared")
+                check(cs_txn_end(t2!))
+            }
+            check(cs_db_close(h))
+            let h2 = try fio.open(dir.path(), flags: 0)
+            #expect(try countRows(h2, table) == (name == "ENOSPC" ? 101 : 100), "after reopen")
+            check(cs_db_verify(h2), "verify after reopen")
+            check(cs_db_close(h2))
+            check(cs_file_verify(dir.path()))
+            withExtendedLifetime(fio) {}
+        }
+    }
+
+    @Test func failedSyncRefusesWritesUntilReopen() throws {
+        try withTempDir { dir in
+            let fio = FaultIO()
+            let h = try fio.open(dir.path())
+            let (table, col) = try seed(h, 50)
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let txn = t!
+            for i in 0..<10 {
+                var o = try createObj(txn, table)
+                check(cs_obj_set_int(&o, col, Int64(i)))
+            }
+            fio.failErrno = EIO
+            fio.failSyncs = true
+            let rc = cs_txn_commit(txn)
+            fio.failSyncs = false
+            expectCode(rc, CS_IOERR, "commit with fdatasync failing")
+            #expect(cs_errno() == EIO)
+            check(cs_txn_end(txn))
+            var w: OpaquePointer?
+            let again = cs_txn_begin(h, Int32(CS_TXN_WRITE), &w)
+            if again == Int32(CS_OK), let w {
+                var o = cs_obj()
+                let c = cs_obj_create(w, table, &o)
+                let commit = c == Int32(CS_OK) ? cs_txn_commit(w) : c
+                #expect(commit != Int32(CS_OK), "writes are refused after a failed sync")
+                _ = cs_txn_end(w)
+            }
+            check(cs_db_close(h))
+            let h2 = try fio.open(dir.path(), flags: 0)
+            let n = try countRows(h2, table)
+            #expect(n == 50 || n == 60, "after reopen the file holds either version, found \(n) rows")
+            check(cs_db_verify(h2), "verify after reopen")
+            var w2: OpaquePointer?
+            try must(cs_txn_begin(h2, Int32(CS_TXN_WRITE), &w2), "writes work after reopen")
+            _ = try createObj(w2!, table)
+            check(cs_txn_commit(w2!))
+            check(cs_txn_end(w2!))
+            check(cs_db_close(h2))
+            withExtendedLifetime(fio) {}
+        }
+    }
+}
