@@ -276,9 +276,17 @@ int node_at_file(const cs_txn *t, ref_t r, node_hdr **out);
 /** Checks and returns the node at `r` (any ref). CS_CORRUPT when it cannot be a node. */
 static inline int node_at(const cs_txn *t, ref_t r, node_hdr **out)
 {
-    if (IS_SLAB(r)) {
-        *out = (node_hdr *)txn_ptr(t, r);
-        return CS_OK;
+    if (IS_SLAB(r) && t->writing) {
+        /* a slab ref can only come from this transaction's own writes; one read from a
+         * damaged file lands outside the regions handed out so far */
+        uint64_t off = r - SLAB_BASE;
+        const slab *s = &t->f->slab;
+        int k = 63 - __builtin_clzll((off >> 20) + 1);
+        if (k < SLAB_REGIONS && k <= s->cur && s->region[k] &&
+            (k < s->cur || off - ((((uint64_t)1 << k) - 1) << 20) < s->bump)) {
+            *out = (node_hdr *)txn_ptr(t, r);
+            return CS_OK;
+        }
     }
     return node_at_file(t, r, out);
 }

@@ -100,4 +100,72 @@ import Testing
             db.verify()
         }
     }
+
+    /// Data added and then deleted again leaves used_bytes where it started: deleting objects,
+    /// clearing collections, replacing nested Mixed collections and big blobs, and cascading
+    /// embedded deletes all free their nodes.
+    @Test func deletedDataIsNotLeaked() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var ids = [String: UInt32]()
+            var ownerKey: Int64 = 0
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                let e = try addTable(txn, "E", flags: CS_TABLE_EMBEDDED)
+                ids["T"] = t
+                ids["E"] = e
+                ids["list"] = try addColumn(txn, t, "list", CS_TYPE_STRING, coll: CS_COLL_LIST)
+                ids["set"] = try addColumn(txn, t, "set", CS_TYPE_INT, coll: CS_COLL_SET)
+                ids["map"] = try addColumn(txn, t, "map", CS_TYPE_BINARY, coll: CS_COLL_MAP)
+                ids["mixed"] = try addColumn(txn, t, "mixed", CS_TYPE_MIXED, flags: CS_COL_NULLABLE)
+                ids["blob"] = try addColumn(txn, t, "blob", CS_TYPE_BINARY, flags: CS_COL_NULLABLE)
+                ids["emb"] = try addColumn(txn, t, "emb", CS_TYPE_LINK, coll: CS_COLL_LIST, target: e)
+                ids["es"] = try addColumn(txn, e, "s", CS_TYPE_STRING)
+                ownerKey = try createObj(txn, t).key
+            }
+            let baseline = try db.stats().used_bytes
+            var rng = SeededRNG(seed: 77)
+            let t = ids["T"]!
+            try db.write { txn throws in
+                var o = try openObj(txn, t, ownerKey)
+                var l = try openColl(&o, ids["list"]!)
+                for _ in 0..<5000 { try must(listAppend(&l, .string(randomLetters(60, &rng))), "append") }
+                var st = try openColl(&o, ids["set"]!)
+                for _ in 0..<5000 { try must(setInsert(&st, .int(Int64(bitPattern: rng.next()))).0, "insert") }
+                var m = try openColl(&o, ids["map"]!)
+                for i in 0..<3000 { try must(mapSet(&m, Array("key \(i)".utf8), .binary(randomBytes(100, &rng))), "map set") }
+                try must(cs_obj_set_collection(&o, ids["mixed"]!, CS_TYPE_LIST), "set_collection")
+                var ml = try openColl(&o, ids["mixed"]!)
+                for i in 0..<20 {
+                    try must(listAppend(&ml, .null), "append")
+                    try must(cs_list_set_collection(&ml, i, CS_TYPE_DICT), "nested dict")
+                    var d = cs_coll()
+                    try must(cs_coll_open_nested(&ml, Int64(i), nil, 0, &d), "open nested")
+                    for j in 0..<100 { try must(mapSet(&d, Array("k\(j)".utf8), .string(randomLetters(40, &rng))), "nested set") }
+                }
+                try must(setVal(&o, ids["blob"]!, .binary(randomBytes(1 << 20, &rng))), "blob")
+                var el = try openColl(&o, ids["emb"]!)
+                for i in 0..<500 {
+                    var x = cs_obj()
+                    try must(cs_list_insert_embedded(&el, i, &x), "embedded")
+                    try must(setVal(&x, ids["es"]!, .string(randomLetters(80, &rng))), "embedded string")
+                }
+            }
+            let full = try db.stats().used_bytes
+            #expect(full > baseline + 2_000_000, "the data takes space: \(baseline) -> \(full)")
+            try db.write { txn throws in
+                var o = try openObj(txn, t, ownerKey)
+                for name in ["list", "set", "map", "emb"] {
+                    var c = try openColl(&o, ids[name]!)
+                    try must(cs_coll_clear(&c), "clear \(name)")
+                }
+                try must(setVal(&o, ids["mixed"]!, .int(1)), "replace nested list")
+                try must(setVal(&o, ids["blob"]!, .null), "null the blob")
+                #expect(try tableCount(txn, ids["E"]!) == 0)
+            }
+            let cleared = try db.stats().used_bytes
+            #expect(cleared <= baseline + 16 * 1024, "after clearing: baseline \(baseline), full \(full), now \(cleared)")
+            db.verify()
+        }
+    }
 }

@@ -645,4 +645,9 @@ final class Shared<T>: @unchecked Sendable {
         get { lock.lock(); defer { lock.unlock() }; return stored }
         set { lock.lock(); stored = newValue; lock.unlock() }
     }
+    func mutate(_ body: (inout T) -> Void) {
+        lock.lock()
+        body(&stored)
+        lock.unlock()
+    }
 }
