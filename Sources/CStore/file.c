@@ -121,6 +121,18 @@ static int read_header(cs_dbfile *f, uint64_t phys, file_hdr *h, int *sel)
     return CS_OK;
 }
 
+int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel)
+{
+    struct stat st;
+    if (f->io->fstat(f->io->ctx, f->fd, &st) != 0) return cs_fail(CS_IOERR, errno, "cannot stat %s", f->path);
+    file_hdr h;
+    TRY(read_header(f, (uint64_t)st.st_size, &h, sel));
+    *version = h.slot[*sel].version;
+    *top = h.slot[*sel].top;
+    *logical = h.slot[*sel].size;
+    return CS_OK;
+}
+
 static int write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh)
 {
     file_hdr h;
@@ -198,8 +210,10 @@ static int create_fresh(cs_dbfile *f)
     return CS_OK;
 }
 
-static void dbfile_free(cs_dbfile *f)
+/* Frees the shared state; true when no other process had the file open. */
+static bool dbfile_free(cs_dbfile *f)
 {
+    bool alone = lock_close(f);
     mapping *m = f->map;
     while (m) {
         mapping *p = m->prev;
@@ -217,6 +231,7 @@ static void dbfile_free(cs_dbfile *f)
     free(f->free);
     free(f->path);
     free(f);
+    return alone;
 }
 
 static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
@@ -262,6 +277,8 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     cs_dbfile *f = calloc(1, sizeof *f);
     if (!f) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail_fd; }
     f->refs = 1;
+    f->lfd = -1;
+    f->slot = -1;
     f->dev = st.st_dev;
     f->ino = st.st_ino;
     f->fd = fd;
@@ -293,6 +310,9 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     f->logical = h.slot[sel].size;
     f->phys_size = phys;
     if ((rc = file_map_for(f, phys > f->logical ? phys : f->logical)) != CS_OK) goto fail_f;
+    if ((rc = lock_open(f, ro, f->version, f->top, f->logical, f->selector)) != CS_OK) goto fail_f;
+    lock_read_latest(f);
+    if ((rc = file_map_for(f, f->logical)) != CS_OK) goto fail_f;
     f->next = files;
     files = f;
     pthread_mutex_unlock(&files_mu);
@@ -339,11 +359,9 @@ int cs_db_close(cs_db *db)
     pthread_mutex_unlock(&files_mu);
     if (last) {
         char *path = f->durability == CS_DURABILITY_MEMORY ? strdup(f->path) : NULL;
-        dbfile_free(f);
-        if (path) {
-            unlink(path);
-            free(path);
-        }
+        bool alone = dbfile_free(f);
+        if (path && alone) unlink(path);
+        free(path);
     }
     free(db->path);
     free(db);
@@ -353,6 +371,7 @@ int cs_db_close(cs_db *db)
 uint64_t cs_db_version(cs_db *db)
 {
     pthread_mutex_lock(&db->f->mu);
+    lock_read_latest(db->f);
     uint64_t v = db->f->version;
     pthread_mutex_unlock(&db->f->mu);
     return v;
@@ -417,7 +436,7 @@ int free_list_load(cs_txn *t)
 
 static uint64_t oldest_live(cs_dbfile *f, uint64_t latest)
 {
-    uint64_t o = latest;
+    uint64_t o = lock_oldest_pin(f, latest);
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].count && f->pins[i].version < o) o = f->pins[i].version;
     return o;
@@ -670,7 +689,11 @@ int file_commit(cs_txn *t)
     if ((rc = file_sync(f)) != CS_OK) goto fail;
     uint64_t top_pos = plan.items[plan.n - 1].pos;
     int nsel = f->selector ^ 1;
-    if ((rc = write_header(f, nsel, top_pos, newver, new_logical, false)) != CS_OK) goto fail;
+    lock_committing(f);
+    if ((rc = write_header(f, nsel, top_pos, newver, new_logical, false)) != CS_OK) {
+        f->broken = true; /* the header may or may not have reached the disk */
+        goto fail;
+    }
     if ((rc = file_sync(f)) != CS_OK) goto fail;
     written += sizeof(file_hdr);
 
@@ -685,6 +708,7 @@ int file_commit(cs_txn *t)
         if (f->free[i].len) f->free[k++] = f->free[i];
     f->nfree = k;
     f->free_version = newver;
+    lock_publish(f);
     pthread_mutex_unlock(&f->mu);
     t->last_commit_bytes = written;
     free(buf);
@@ -732,9 +756,12 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out)
     for (uint32_t i = 0; i < t->schema->ntables; i++)
         if (t->schema->tables[i].live) out->table_count++;
     pthread_mutex_lock(&f->mu);
-    for (uint32_t i = 0; i < f->npins; i++) out->pinned += f->pins[i].count;
+    for (uint32_t i = 0; i < f->npins; i++) {
+        uint32_t c = f->pins[i].count;
+        if (c && f->pins[i].version == t->version) c--; /* our own read */
+        if (c) out->pinned++;
+    }
     pthread_mutex_unlock(&f->mu);
-    out->pinned -= 1; /* our own */
     cs_txn_end(t);
     return rc;
 }

@@ -233,6 +233,9 @@ struct cs_dbfile {
     uint64_t free_version;   /* version the cache describes (0 = none) */
     slab slab;               /* heap memory for the writer */
     schema *schema_cache;    /* parsed schema of the newest version */
+    void *lk;                /* the mapped lock file (NULL: lockless read-only open) */
+    int lfd;                 /* its descriptor (holds this process's byte-range locks) */
+    int slot;                /* this process's reader slot in it, -1 for none */
 };
 
 struct cs_db {
@@ -417,6 +420,22 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out);
 /* ---- file ------------------------------------------------------------------------------- */
 
 int file_commit(cs_txn *t);
+int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel);
+
+/* ---- lock file (lock.c) ------------------------------------------------------------------ */
+
+int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint64_t logical, int sel);
+bool lock_close(cs_dbfile *f);
+void lock_read_latest(cs_dbfile *f);
+uint64_t lock_latest_version(cs_dbfile *f);
+void lock_publish(cs_dbfile *f);
+void lock_committing(cs_dbfile *f);
+uint32_t lock_commit_counter(cs_dbfile *f);
+void lock_publish_pin(cs_dbfile *f, uint64_t oldest);
+uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest);
+int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest);
+int lock_writer_acquire(cs_dbfile *f);
+void lock_writer_release(cs_dbfile *f);
 int file_map_for(cs_dbfile *f, uint64_t size);
 int free_list_load(cs_txn *t);
 

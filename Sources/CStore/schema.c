@@ -396,6 +396,8 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
         TRY(txn_table(txn, target, &tt));
         if ((tt->flags & CS_TABLE_EMBEDDED) && coll == CS_COLL_SET)
             return cs_fail(CS_MISUSE, 0, "a set cannot hold embedded objects");
+        if ((flags & CS_COL_NULLABLE) && (coll == CS_COLL_LIST || coll == CS_COLL_SET))
+            return cs_fail(CS_MISUSE, 0, "lists and sets of objects cannot hold null");
     } else {
         target = CS_NONE;
     }

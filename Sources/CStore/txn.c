@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 static int pin_add(cs_dbfile *f, uint64_t v)
 {
@@ -52,20 +53,39 @@ static int pin_add(cs_dbfile *f, uint64_t v)
     return CS_OK;
 }
 
+/* Publishes this process's oldest pinned version in its lock-file slot (f->mu held). */
+static void pins_publish(cs_dbfile *f)
+{
+    uint64_t o = 0;
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].count && (!o || f->pins[i].version < o)) o = f->pins[i].version;
+    lock_publish_pin(f, o);
+}
+
 static void pin_drop(cs_dbfile *f, uint64_t v)
 {
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].version == v && f->pins[i].count) {
             f->pins[i].count--;
+            if (!f->pins[i].count) pins_publish(f);
             return;
         }
 }
 
-/* Points the transaction at the newest version (caller holds f->mu) and pins it. */
+/* Points the transaction at the newest version (caller holds f->mu) and pins it: the pin is
+ * published first and the version re-checked after (lock.c invariant 2). */
 static int take_latest(cs_txn *t)
 {
     cs_dbfile *f = t->f;
-    TRY(pin_add(f, f->version));
+    for (;;) {
+        lock_read_latest(f);
+        uint64_t v = f->version;
+        TRY(pin_add(f, v));
+        pins_publish(f);
+        if (lock_latest_version(f) == v) break;
+        pin_drop(f, v);
+    }
+    TRY(file_map_for(f, f->logical));
     t->version = f->version;
     t->top = f->top;
     t->limit = f->logical;
@@ -156,6 +176,7 @@ static int move_to_latest(cs_txn *t, bool *changed)
 {
     cs_dbfile *f = t->f;
     pthread_mutex_lock(&f->mu);
+    lock_read_latest(f);
     if (f->version == t->version) {
         pthread_mutex_unlock(&f->mu);
         if (changed) *changed = false;
@@ -178,7 +199,14 @@ int cs_txn_promote(cs_txn *t)
     if (t->db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", t->db->path);
     if (t->f->broken) return cs_fail(CS_IOERR, EIO, "%s had a failed sync; reopen it to write", t->db->path);
     pthread_mutex_lock(&t->f->write_mu);
-    int rc = move_to_latest(t, NULL);
+    int rc = lock_writer_acquire(t->f);
+    if (rc == CS_OK) {
+        struct stat st;
+        if (t->f->io->fstat(t->f->io->ctx, t->f->fd, &st) == 0 && (uint64_t)st.st_size > t->f->phys_size)
+            t->f->phys_size = (uint64_t)st.st_size; /* another process may have grown it */
+        rc = move_to_latest(t, NULL);
+        if (rc) lock_writer_release(t->f);
+    }
     if (rc) {
         pthread_mutex_unlock(&t->f->write_mu);
         return rc;
@@ -221,6 +249,7 @@ static int end_write(cs_txn *t)
     t->map = f->map->base;
     pthread_mutex_unlock(&f->mu);
     t->epoch++;
+    lock_writer_release(f);
     pthread_mutex_unlock(&f->write_mu);
     if (!t->schema) return load_schema(t);
     return CS_OK;

@@ -466,4 +466,105 @@ private func firstDifference(_ a: [Val], _ b: [Val]) -> String {
             db.verify()
         }
     }
+
+    /// Collections grown to 12,000 elements (several tree levels) and erased back to 50 at
+    /// random positions, so the trees split and then merge.
+    @Test(arguments: ["list", "set", "map"])
+    func bigCollectionsGrowAndShrink(_ kind: String) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let collKind = kind == "list" ? CS_COLL_LIST : (kind == "set" ? CS_COLL_SET : CS_COLL_MAP)
+            let f = try Fixture(db, caseName: "string", kind: collKind)
+            var rng = SeededRNG(seed: 0xB16 ^ stableSeed(kind))
+            let n = 12_000
+            var list: [Val] = []
+            var sorted: [[UInt8]] = []       // set elements or map keys, by bytes
+            var values: [[UInt8]: Val] = [:] // map values
+            func word(_ i: Int) -> [UInt8] { Array("w\((i &* 7919) % 1_000_003)-\(i % 97)".utf8) }
+            func lowerBound(_ w: [UInt8]) -> Int {
+                var lo = 0, hi = sorted.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if sorted[mid].lexicographicallyPrecedes(w) { lo = mid + 1 } else { hi = mid }
+                }
+                return lo
+            }
+            func checkAll(_ c: inout cs_coll, _ phase: String) throws {
+                switch kind {
+                case "list":
+                    let got = try listAll(&c)
+                    #expect(got == list, "\(phase): \(firstDifference(got, list))")
+                case "set":
+                    let got = try listAll(&c)
+                    let want = sorted.map { Val.string($0) }
+                    #expect(got == want, "\(phase): \(firstDifference(got, want))")
+                default:
+                    let got = try mapAll(&c)
+                    #expect(got.map { $0.0 } == sorted, "\(phase): keys")
+                    #expect(got.map { $0.1 } == sorted.map { values[$0]! }, "\(phase): values")
+                }
+            }
+            try db.write { txn throws in
+                var c = try f.open(txn, f.owner)
+                for i in 0..<n {
+                    let w = word(i)
+                    switch kind {
+                    case "list":
+                        let at = list.isEmpty ? 0 : Int(rng.next() % UInt64(list.count + 1))
+                        try must(listInsert(&c, at, .string(w)), "insert")
+                        list.insert(.string(w), at: at)
+                    case "set":
+                        let (rc, inserted) = setInsert(&c, .string(w))
+                        try must(rc, "insert")
+                        let pos = lowerBound(w)
+                        let present = pos < sorted.count && sorted[pos] == w
+                        #expect(inserted == !present)
+                        if !present { sorted.insert(w, at: pos) }
+                    default:
+                        let v = Val.string(Array("v\(i)".utf8))
+                        try must(mapSet(&c, w, v), "map set")
+                        let pos = lowerBound(w)
+                        if !(pos < sorted.count && sorted[pos] == w) { sorted.insert(w, at: pos) }
+                        values[w] = v
+                    }
+                }
+                try checkAll(&c, "after growing")
+            }
+            db.verify("after growing")
+            try db.write { txn throws in
+                var c = try f.open(txn, f.owner)
+                var size = try collSize(&c)
+                var step = 0
+                while size > 50 {
+                    let i = Int(rng.next() % UInt64(size))
+                    switch kind {
+                    case "list":
+                        try must(cs_list_erase(&c, i), "erase")
+                        list.remove(at: i)
+                    case "set":
+                        let (rc, erased) = setErase(&c, .string(sorted[i]))
+                        try must(rc, "erase")
+                        #expect(erased)
+                        sorted.remove(at: i)
+                    default:
+                        let key = sorted.remove(at: i)
+                        let (rc, erased) = mapErase(&c, key)
+                        try must(rc, "erase")
+                        #expect(erased)
+                        values[key] = nil
+                    }
+                    size -= 1
+                    step += 1
+                    if step % 3000 == 0 { try checkAll(&c, "after \(step) erases") }
+                }
+                try checkAll(&c, "after shrinking")
+            }
+            db.verify("after shrinking")
+            try db.reopen()
+            try db.read { txn throws in
+                var c = try f.open(txn, f.owner)
+                try checkAll(&c, "after reopen")
+            }
+        }
+    }
 }

@@ -14,6 +14,9 @@ import Glibc
 /// syncs with a chosen errno once armed.
 final class FaultIO {
     var failWrites = false
+    var failWritesAfter = Int.max // fail every write once this many have been made
+    var shortWrites = false       // write at most half of each request and return the count
+    var tornOnFail = false        // a failing write first writes half of its bytes
     var failSyncs = false
     var failErrno: Int32 = ENOSPC
     var writes = 0
@@ -29,9 +32,15 @@ final class FaultIO {
         x.pwrite = { ctx, fd, buf, n, off in
             let me = Unmanaged<FaultIO>.fromOpaque(ctx!).takeUnretainedValue()
             me.writes += 1
-            if me.failWrites {
+            if me.failWrites || me.writes > me.failWritesAfter {
+                if me.tornOnFail && me.writes == me.failWritesAfter + 1 && n > 1 {
+                    _ = Glibc.pwrite(fd, buf, n / 2, off)
+                }
                 errno = me.failErrno
                 return -1
+            }
+            if me.shortWrites && n > 1 {
+                return Glibc.pwrite(fd, buf, n / 2, off)
             }
             return Glibc.pwrite(fd, buf, n, off)
         }
@@ -55,10 +64,11 @@ final class FaultIO {
         io.deallocate()
     }
 
-    func open(_ path: String, flags: Int = CS_OPEN_CREATE) throws -> OpaquePointer {
+    func open(_ path: String, flags: Int = CS_OPEN_CREATE,
+              durability: cs_durability = CS_DURABILITY_FULL) throws -> OpaquePointer {
         var opts = cs_options()
         opts.flags = UInt32(flags)
-        opts.durability = CS_DURABILITY_FULL
+        opts.durability = durability
         opts.io = UnsafePointer(io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "cs_db_open with a custom cs_io")
@@ -194,6 +204,120 @@ private func countRows(_ h: OpaquePointer, _ table: UInt32) throws -> UInt64 {
             check(cs_txn_end(w2!))
             check(cs_db_close(h2))
             withExtendedLifetime(fio) {}
+        }
+    }
+
+    /// FULL syncs twice per commit (the data, then the header); NOSYNC and MEMORY never sync.
+    @Test(arguments: ["full", "nosync", "memory"])
+    func syncsPerCommit(_ mode: String) throws {
+        try withTempDir { dir in
+            let fio = FaultIO()
+            let durability = mode == "full" ? CS_DURABILITY_FULL : (mode == "nosync" ? CS_DURABILITY_NOSYNC : CS_DURABILITY_MEMORY)
+            let h = try fio.open(dir.path(), durability: durability)
+            let (table, col) = try seed(h, 10)
+            let syncsBefore = fio.syncs
+            let writesBefore = fio.writes
+            for i in 0..<5 {
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+                var o = try createObj(t!, table)
+                check(cs_obj_set_int(&o, col, Int64(i)))
+                try must(cs_txn_commit(t!), "commit")
+                check(cs_txn_end(t!))
+            }
+            let syncs = fio.syncs - syncsBefore
+            #expect(syncs == (mode == "full" ? 10 : 0), "\(mode): \(syncs) syncs for 5 commits")
+            #expect(fio.writes > writesBefore, "\(mode): commits write through cs_io")
+            check(cs_db_close(h))
+            withExtendedLifetime(fio) {}
+        }
+    }
+
+    @Test func shortWritesAreCompleted() throws {
+        try withTempDir { dir in
+            let fio = FaultIO()
+            fio.shortWrites = true
+            let h = try fio.open(dir.path())
+            let (table, col) = try seed(h, 3000)
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin")
+            var o = try openObj(t!, table, try allKeys(t!, table)[2999])
+            #expect(try getInt(&o, col) == 2999)
+            check(cs_txn_end(t))
+            check(cs_db_close(h))
+            fio.shortWrites = false
+            check(cs_file_verify(dir.path()), "a file written with short writes verifies")
+            let h2 = try fio.open(dir.path(), flags: 0)
+            #expect(try countRows(h2, table) == 3000)
+            check(cs_db_close(h2))
+            withExtendedLifetime(fio) {}
+        }
+    }
+
+    /// Fails the n-th write of a commit and every later one, for every n the commit makes
+    /// (when `torn`, the failing write first writes half its bytes): the commit fails, and
+    /// the reopened file holds exactly the previous version.
+    @Test(arguments: [false, true])
+    func failingEachWriteOfACommitKeepsThePreviousVersion(torn: Bool) throws {
+        try withTempDir { dir in
+            let base = dir.path("base.cstore")
+            var table: UInt32 = 0
+            var writesPerCommit = 0
+            do {
+                let fio = FaultIO()
+                let h = try fio.open(base)
+                (table, _) = try seed(h, 500)
+                let before = fio.writes
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+                for _ in 0..<700 { _ = try createObj(t!, table) }
+                try must(cs_txn_commit(t!), "commit")
+                check(cs_txn_end(t))
+                writesPerCommit = fio.writes - before
+                check(cs_db_close(h))
+                withExtendedLifetime(fio) {}
+            }
+            #expect(writesPerCommit >= 2, "a commit writes nodes and the header")
+            // Start again from a 500-object file for every failure point.
+            try FileManager.default.removeItem(atPath: base)
+            do {
+                let fio = FaultIO()
+                let h = try fio.open(base)
+                _ = try seed(h, 500)
+                check(cs_db_close(h))
+                withExtendedLifetime(fio) {}
+            }
+            let pristine = try Data(contentsOf: URL(fileURLWithPath: base))
+            for n in 0..<min(writesPerCommit, 40) {
+                let path = dir.path("fail-\(n).cstore")
+                try pristine.write(to: URL(fileURLWithPath: path))
+                let fio = FaultIO()
+                let h = try fio.open(path, flags: 0)
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+                for _ in 0..<700 { _ = try createObj(t!, table) }
+                fio.failErrno = EIO
+                fio.tornOnFail = torn
+                fio.failWritesAfter = fio.writes + n
+                let rc = cs_txn_commit(t!)
+                expectCode(rc, CS_IOERR, "commit with write \(n + 1) of \(writesPerCommit) failing")
+                check(cs_txn_end(t))
+                _ = cs_db_close(h)
+                withExtendedLifetime(fio) {}
+                let reopened = try DB(path, flags: 0)
+                try reopened.read { txn throws in
+                    let count = try tableCount(txn, table)
+                    if torn {
+                        // A torn write may have completed the new header slot and the selector:
+                        // the file then holds the new version, which is consistent too.
+                        #expect(count == 500 || count == 1200, "torn write \(n + 1): \(count) objects")
+                    } else {
+                        #expect(count == 500, "write \(n + 1) of \(writesPerCommit) failed: \(count) objects, expected the previous 500")
+                    }
+                }
+                reopened.verify("write \(n + 1) failed")
+                reopened.close()
+            }
         }
     }
 }

@@ -398,4 +398,35 @@ private func backlinks(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64,
             db.verify()
         }
     }
+
+    @Test func linksToMissingObjectsOrWrongTablesAreRefused() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { txn throws in
+                let target = try addTable(txn, "Target")
+                let other = try addTable(txn, "Other")
+                let origin = try addTable(txn, "Origin")
+                let one = try addColumn(txn, origin, "one", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: target)
+                let many = try addColumn(txn, origin, "many", CS_TYPE_LINK, coll: CS_COLL_LIST, target: target)
+                let mixed = try addColumn(txn, origin, "m", CS_TYPE_MIXED, flags: CS_COL_NULLABLE)
+                let tk = try createObj(txn, target).key
+                let ok = try createObj(txn, other).key
+                var o = try createObj(txn, origin)
+                #expect(setVal(&o, one, .link(target, tk + 1000)) != Int32(CS_OK), "a link to a missing object")
+                #expect(setVal(&o, one, .link(other, ok)) != Int32(CS_OK), "a link into a table other than the target")
+                #expect(setVal(&o, mixed, .link(target, tk + 1000)) != Int32(CS_OK), "a Mixed link to a missing object")
+                var l = try openColl(&o, many)
+                #expect(listAppend(&l, .link(target, tk + 1000)) != Int32(CS_OK), "a list link to a missing object")
+                #expect(listAppend(&l, .link(other, ok)) != Int32(CS_OK), "a list link into the wrong table")
+                #expect(getVal(&o, one) == .null)
+                #expect(getVal(&o, mixed) == .null)
+                #expect(try collSize(&l) == 0)
+                var c = cs_coll()
+                expectCode(cs_coll_open(&o, one, &c), CS_TYPE, "cs_coll_open on a single link column")
+                expectCode(cs_obj_set_collection(&o, one, CS_TYPE_LIST), CS_TYPE, "cs_obj_set_collection on a link column")
+                expectCode(cs_list_set_collection(&l, 0, CS_TYPE_LIST), CS_TYPE, "cs_list_set_collection on a list of links")
+            }
+            db.verify()
+        }
+    }
 }

@@ -333,4 +333,101 @@ private func columnInfo(_ txn: OpaquePointer, _ t: UInt32, _ c: UInt32) throws -
             check(cs_txn_end(txn))
         }
     }
+
+    @Test func removingAnOriginTableRemovesItsBacklinks() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var (target, origin, emb): (UInt32, UInt32, UInt32) = (0, 0, 0)
+            var tk: Int64 = 0
+            try db.write { txn throws in
+                target = try addTable(txn, "Target")
+                origin = try addTable(txn, "Origin")
+                emb = try addTable(txn, "Emb", flags: CS_TABLE_EMBEDDED)
+                let one = try addColumn(txn, origin, "one", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: target)
+                let e = try addColumn(txn, origin, "e", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: emb)
+                tk = try createObj(txn, target).key
+                for _ in 0..<100 {
+                    var o = try createObj(txn, origin)
+                    check(setVal(&o, one, .link(target, tk)))
+                    var x = cs_obj()
+                    check(cs_obj_create_embedded(&o, e, &x))
+                }
+                expectCode(cs_table_remove(txn, emb), CS_CONSTRAINT, "removing an embedded table that is linked to")
+            }
+            try db.write { txn throws in
+                try must(cs_table_remove(txn, origin), "cs_table_remove(origin)")
+                var info = cs_table_info()
+                try must(cs_table_info_get(txn, target, &info), "info")
+                for c in 0..<info.col_slots {
+                    var ci = cs_column_info()
+                    if cs_column_info_get(txn, target, c, &ci) == Int32(CS_OK) {
+                        #expect(ci.type != CS_TYPE_BACKLINK, "the backlink column went with its origin table")
+                    }
+                }
+                #expect(try tableCount(txn, emb) == 0, "embedded objects of the removed table are deleted")
+                check(cs_table_remove(txn, target), "the target can be removed now")
+                check(cs_table_remove(txn, emb), "the embedded table can be removed now")
+            }
+            db.verify()
+            try db.reopen()
+            try db.read { txn throws in
+                var t: UInt32 = 0
+                expectCode(cs_table_find(txn, "Origin", &t), CS_NOTFOUND, "removed")
+                #expect(try db.stats().table_count == 0)
+            }
+            db.verify("after reopen")
+        }
+    }
+
+    @Test func invalidColumnDefinitionsAreRefused() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                let emb = try addTable(txn, "E", flags: CS_TABLE_EMBEDDED)
+                var c: UInt32 = 0
+                #expect(cs_column_add(txn, t, "l", CS_TYPE_LINK, CS_COLL_NONE, UInt32(CS_COL_NULLABLE), CS_NONE, &c) != Int32(CS_OK),
+                        "a link column without a target")
+                #expect(cs_column_add(txn, t, "l2", CS_TYPE_LINK, CS_COLL_NONE, UInt32(CS_COL_NULLABLE), 999, &c) != Int32(CS_OK),
+                        "a link column to a missing table")
+                #expect(cs_column_add(txn, t, "el", CS_TYPE_LINK, CS_COLL_LIST, UInt32(CS_COL_NULLABLE), emb, &c) != Int32(CS_OK),
+                        "a nullable-flagged list of links to an embedded table")
+                #expect(cs_column_add(txn, t, "n", CS_TYPE_NULL, CS_COLL_NONE, 0, CS_NONE, &c) != Int32(CS_OK), "a NULL column")
+                #expect(cs_column_add(txn, t, "b", CS_TYPE_BACKLINK, CS_COLL_NONE, 0, CS_NONE, &c) != Int32(CS_OK),
+                        "a user BACKLINK column")
+                #expect(cs_column_add(txn, t, "x", CS_TYPE_LIST, CS_COLL_NONE, 0, CS_NONE, &c) != Int32(CS_OK),
+                        "a LIST column type (only a Mixed value)")
+                var info = cs_table_info()
+                try must(cs_table_info_get(txn, t, &info), "info")
+                #expect(info.col_slots == 0, "no refused column was added")
+                var ti = cs_table_info()
+                expectCode(cs_table_info_get(txn, 999, &ti), CS_NOTFOUND, "info of a missing table")
+                var ci = cs_column_info()
+                expectCode(cs_column_info_get(txn, t, info.col_slots, &ci), CS_NOTFOUND, "info of a missing column")
+            }
+            db.verify()
+        }
+    }
+
+    @Test func unicodeNamesRoundTrip() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let tname = "Straße_日本_🙂"
+            let cname = "naïve_ñ_列"
+            try db.write { txn throws in
+                let t = try addTable(txn, tname)
+                _ = try addColumn(txn, t, cname, CS_TYPE_INT)
+            }
+            try db.reopen()
+            try db.read { txn throws in
+                let t = try findTable(txn, tname)
+                #expect(tableName(txn, t) == tname)
+                let c = try findColumn(txn, t, cname)
+                let (name, _) = try columnInfo(txn, t, c)
+                #expect(name == cname)
+                var x: UInt32 = 0
+                expectCode(cs_table_find(txn, "Strasse_日本_🙂", &x), CS_NOTFOUND, "names compare by bytes")
+            }
+        }
+    }
 }

@@ -97,7 +97,7 @@ func openRaw(_ path: String, flags: Int, durability: cs_durability = CS_DURABILI
     return (rc, handle)
 }
 
-/// An open database handle with transaction helpers.
+/// An open database handle with transaction wrappers.
 final class DB {
     let path: String
     let flags: Int

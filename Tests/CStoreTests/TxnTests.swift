@@ -112,6 +112,7 @@ import Testing
             #expect(cs_txn_version(txn) == v1, "promote advances to the newest version")
             #expect(try tableCount(txn, t) == 1)
             expectCode(cs_txn_promote(txn), CS_MISUSE, "promote while writing")
+            expectCode(cs_txn_advance(txn, nil), CS_MISUSE, "advance while writing")
             _ = try createObj(txn, t)
             try must(cs_txn_commit(txn), "cs_txn_commit")
             #expect(!cs_txn_is_writing(txn))
@@ -253,6 +254,126 @@ import Testing
             a.close()
             try b.read { txn throws in #expect(try tableCount(txn, t) == 1, "still open through the other handle") }
             b.close()
+        }
+    }
+
+    @Test func tooManyPinnedVersionsIsBusy() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            var opts = cs_options()
+            opts.flags = UInt32(CS_OPEN_CREATE)
+            opts.durability = CS_DURABILITY_NOSYNC
+            opts.max_active_versions = 2
+            var hh: OpaquePointer?
+            try must(cs_db_open(path, &opts, &hh), "open with max_active_versions 2")
+            let h = hh!
+            defer { _ = cs_db_close(h) }
+            func commitOne() -> Int32 {
+                var w: OpaquePointer?
+                let rc = cs_txn_begin(h, Int32(CS_TXN_WRITE), &w)
+                guard rc == Int32(CS_OK), let w else { return rc }
+                var t: UInt32 = 0
+                _ = cs_table_add(w, "T\(cs_txn_version(w))", 0, &t)
+                let c = cs_txn_commit(w)
+                _ = cs_txn_end(w)
+                return c
+            }
+            var r1: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &r1), "first reader")
+            check(commitOne(), "commit with one pinned version")
+            var r2: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &r2), "second reader on a newer version")
+            #expect(cs_txn_version(r2) > cs_txn_version(r1))
+            let c = commitOne()
+            var r3: OpaquePointer?
+            let third = cs_txn_begin(h, Int32(CS_TXN_READ), &r3)
+            if c == Int32(CS_OK) {
+                expectCode(third, CS_BUSY, "a third pinned version with max_active_versions 2")
+                #expect(!lastMessage().isEmpty, "CS_BUSY says which version is pinned")
+            } else {
+                expectCode(c, CS_BUSY, "a commit that would make a third live version")
+            }
+            if third == Int32(CS_OK) { check(cs_txn_end(r3)) }
+            check(cs_txn_end(r1))
+            var r4: OpaquePointer?
+            check(cs_txn_begin(h, Int32(CS_TXN_READ), &r4), "a reader after the oldest one ended")
+            #expect(cs_txn_version(r4) == cs_db_version(h))
+            check(cs_txn_end(r4))
+            check(cs_txn_end(r2))
+        }
+    }
+
+    @Test func statsCountPinnedVersions() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            #expect(try db.stats().pinned == 0, "no transaction, nothing pinned")
+            let r1 = try db.begin(CS_TXN_READ)
+            let r1b = try db.begin(CS_TXN_READ)
+            let both = try db.stats().pinned
+            #expect(both == 1, "two readers of one version pin one version (stats say \(both))")
+            try db.write { txn throws in _ = try addTable(txn, "T") }
+            let r2 = try db.begin(CS_TXN_READ)
+            #expect(try db.stats().pinned == 2)
+            check(cs_txn_end(r1))
+            #expect(try db.stats().pinned == 2, "the other reader still pins the first version")
+            check(cs_txn_end(r1b))
+            #expect(try db.stats().pinned == 1)
+            check(cs_txn_end(r2))
+            #expect(try db.stats().pinned == 0)
+        }
+    }
+
+    @Test func readersOfOneVersionCountOnceTowardsTheLimit() throws {
+        try withTempDir { dir in
+            var opts = cs_options()
+            opts.flags = UInt32(CS_OPEN_CREATE)
+            opts.durability = CS_DURABILITY_NOSYNC
+            opts.max_active_versions = 1
+            var hh: OpaquePointer?
+            try must(cs_db_open(dir.path(), &opts, &hh), "open with max_active_versions 1")
+            let h = hh!
+            defer { _ = cs_db_close(h) }
+            var readers: [OpaquePointer] = []
+            for i in 0..<4 {
+                var r: OpaquePointer?
+                let rc = cs_txn_begin(h, Int32(CS_TXN_READ), &r)
+                expectCode(rc, CS_OK, "reader \(i) of the one and only version")
+                if rc == Int32(CS_OK), let r { readers.append(r) }
+            }
+            #expect(Set(readers.map { cs_txn_version($0) }).count == 1)
+            for r in readers { check(cs_txn_end(r)) }
+        }
+    }
+
+    @Test func rolledBackBulkInsertLeavesTheFileAsItWas() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let t = try db.write { txn throws -> UInt32 in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
+                return t
+            }
+            let before = try db.stats()
+            let bytesBefore = try Data(contentsOf: URL(fileURLWithPath: dir.path()))
+            let txn = try db.begin(CS_TXN_WRITE)
+            for i in 0..<200_000 {
+                var o = try createObj(txn, t)
+                try must(setVal(&o, 0, .str("bulk \(i)")), "set")
+            }
+            check(cs_txn_rollback(txn))
+            #expect(try tableCount(txn, t) == 0)
+            check(cs_txn_end(txn))
+            let after = try db.stats()
+            #expect(after.version == before.version)
+            #expect(after.logical_size == before.logical_size)
+            #expect(after.used_bytes == before.used_bytes)
+            #expect(after.free_bytes == before.free_bytes)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path())).prefix(4096) == bytesBefore.prefix(4096),
+                    "the header is unchanged")
+            // The next commit behaves normally.
+            try db.write { txn throws in _ = try createObj(txn, t) }
+            try db.read { txn throws in #expect(try tableCount(txn, t) == 1) }
+            db.verify()
         }
     }
 }

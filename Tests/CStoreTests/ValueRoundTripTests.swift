@@ -397,4 +397,64 @@ private let bidMinus12345e2: Val = .decimal(12345, 0xB03C_0000_0000_0000) // -12
             db.verify("after replacing the nested list")
         }
     }
+
+    @Test func mixedNestingSevenLevelsDeep() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var (t, col, k): (UInt32, UInt32, Int64) = (0, 0, 0)
+            let key = strdup("d")!
+            defer { free(key) }
+            // Levels alternate list, dict, list, ...; each holds one scalar and the next level.
+            func descend(_ txn: OpaquePointer, create: Bool) throws -> [Val] {
+                var o = try openObj(txn, t, k)
+                if create { try must(cs_obj_set_collection(&o, col, CS_TYPE_LIST), "level 0") }
+                var levels: [cs_coll] = [try openColl(&o, col)]
+                var seen: [Val] = []
+                for depth in 0..<7 {
+                    var cur = levels[depth]
+                    var next = cs_coll()
+                    if depth % 2 == 0 {
+                        if create {
+                            try must(listAppend(&cur, .int(Int64(depth))), "append")
+                            try must(listAppend(&cur, .null), "append")
+                            try must(cs_list_set_collection(&cur, 1, depth == 6 ? CS_TYPE_LIST : CS_TYPE_DICT), "nest")
+                        }
+                        seen.append(contentsOf: try listAll(&cur))
+                        try must(cs_coll_open_nested(&cur, 1, nil, 0, &next), "open level \(depth + 1)")
+                    } else {
+                        if create {
+                            try must(mapSet(&cur, Array("a".utf8), .int(Int64(depth))), "map set")
+                            try must(cs_map_set_collection(&cur, key, 1, CS_TYPE_LIST), "nest")
+                        }
+                        seen.append(contentsOf: try mapAll(&cur).map { $0.1 })
+                        try must(cs_coll_open_nested(&cur, -1, key, 1, &next), "open level \(depth + 1)")
+                    }
+                    levels.append(next)
+                }
+                var last = levels[7]
+                if create { try must(listAppend(&last, .str("bottom")), "append at the bottom") }
+                seen.append(contentsOf: try listAll(&last))
+                return seen
+            }
+            var written: [Val] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                col = try addColumn(txn, t, "m", CS_TYPE_MIXED, flags: CS_COL_NULLABLE)
+                k = try createObj(txn, t).key
+                written = try descend(txn, create: true)
+            }
+            let expected: [Val] = [.int(0), .dict, .int(1), .list, .int(2), .dict, .int(3), .list,
+                                   .int(4), .dict, .int(5), .list, .int(6), .list, .str("bottom")]
+            #expect(written == expected)
+            try db.reopen()
+            try db.read { txn throws in #expect(try descend(txn, create: false) == expected) }
+            db.verify()
+            // Deleting the object frees the whole nest.
+            try db.write { txn throws in
+                var o = try openObj(txn, t, k)
+                try must(cs_obj_delete(&o), "delete")
+            }
+            db.verify("after delete")
+        }
+    }
 }

@@ -240,6 +240,12 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out);
 int cs_db_close(cs_db *db);
 /** The newest committed version number. */
 uint64_t cs_db_version(cs_db *db);
+/** A counter every commit by any process increments (for waiting on changes). */
+uint32_t cs_db_commit_counter(cs_db *db);
+/** Blocks until the commit counter differs from `seen` (any process's commit), or until
+ *  `timeout_ms` passes (CS_BUSY; -1 waits forever). Works across processes (a futex in the
+ *  lock file); CS_MISUSE on a read-only open without a lock file. */
+int cs_db_wait_for_commit(cs_db *db, uint32_t seen, int timeout_ms);
 /** The path the database was opened with. */
 const char *cs_db_path(cs_db *db);
 
@@ -254,7 +260,8 @@ typedef struct cs_db_stats {
     uint64_t free_bytes;    /* bytes on the free lists */
     uint64_t free_extents;  /* entries on the free lists */
     uint32_t table_count;   /* live tables */
-    uint32_t pinned;        /* versions pinned by readers in this process */
+    uint32_t pinned;        /* distinct versions pinned by transactions of this process (the
+                               stats call's own read is not counted) */
 } cs_db_stats;
 
 /** Fills `out` from the newest version (walks every node to count used bytes). */
@@ -288,7 +295,11 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out);
  *  version. Errors: CS_MISUSE if already writing, CS_READONLY. */
 int cs_txn_promote(cs_txn *txn);
 /** Commits a WRITE transaction; it then reads the version it wrote. On failure the
- *  transaction is rolled back, and the previous version stays intact. */
+ *  transaction is rolled back and this process keeps reading the previous version. A failure
+ *  before the header write leaves the previous version as the file's newest. A failure while
+ *  writing or syncing the header leaves the outcome undecided until the file is reopened: it
+ *  then holds the previous version or the new one, never anything else; until then every
+ *  write on the file is refused with CS_IOERR. */
 int cs_txn_commit(cs_txn *txn);
 /** Discards a WRITE transaction's changes; it then reads the version it started on. */
 int cs_txn_rollback(cs_txn *txn);
@@ -360,8 +371,9 @@ int cs_column_find(cs_txn *txn, uint32_t table, const char *name, uint32_t *col)
 /**
  * Adds a column (WRITE). O(1): existing objects read the default (null when nullable, else
  * zero / empty / false). A LINK column (or a collection of links) needs `target`; it adds a
- * hidden BACKLINK column to the target table. Links to an embedded table must not be
- * nullable-flagged lists... (see docs). CS_EXISTS if the name is taken.
+ * hidden BACKLINK column to the target table. Lists and sets of links never hold null, so
+ * CS_COL_NULLABLE on them is CS_MISUSE; a set cannot hold embedded objects (CS_MISUSE); map
+ * values of links are always nullable. CS_EXISTS if the name is taken.
  */
 int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type,
                   cs_coll_kind coll, uint32_t flags, uint32_t target, uint32_t *col);

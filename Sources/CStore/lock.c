@@ -1,0 +1,367 @@
+/*
+ * lock.c -- the lock file `<file>.lock` that processes sharing a database map together
+ * (docs/FORMAT.md §9): the newest version, the reader slots that pin versions, the commit
+ * counter, and the byte-range locks that make the single writer and liveness work across
+ * processes.
+ *
+ * Locks are open-file-description (OFD) byte-range locks on the lock file: they belong to the
+ * descriptor, not to a thread, and the kernel drops them when the process dies, so a dead
+ * writer never keeps the writer lock and a dead reader's slot is recognisable.
+ *
+ *   LK_INIT          exclusive while a process sets the file up or joins it
+ *   LK_USERS         shared by every process with the file open (exclusive = alone)
+ *   LK_WRITER        exclusive while a process writes
+ *   LK_SLOT + i      exclusive while a process owns reader slot i
+ *
+ * Invariants:
+ *  1. `version`, `top`, `logical` and `selector` change only under LK_WRITER, inside a seqlock
+ *     (`seq` odd while they change); readers retry until they read an even, unchanged seq.
+ *  2. A process publishes in its slot the oldest version any of its transactions pins (0 when
+ *     none). A reader pins v by storing it and then checking that v is still the newest; a writer
+ *     computes the oldest live version after that store is visible, so it never reuses space a
+ *     pinned version can reach (file.c rule 1).
+ *  3. `committing` is 1 from just before a header write until the new version is published; a
+ *     writer that finds it set takes the newest version from the file's header instead.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define LOCK_MAGIC "CSLOCK\r\n"
+#define LOCK_LAYOUT 1u
+#define LOCK_SLOTS 512u
+#define LOCK_HDR 4096u
+
+#define LK_BASE ((off_t)1 << 30)
+#define LK_INIT (LK_BASE + 0)
+#define LK_USERS (LK_BASE + 1)
+#define LK_WRITER (LK_BASE + 2)
+#define LK_SLOT (LK_BASE + 64)
+
+typedef struct lock_slot {
+    uint64_t pin;    /* oldest version the owner pins, 0 = none */
+    uint32_t pid;    /* owner (for `swiftstore info`; liveness is the byte lock) */
+    uint32_t in_use; /* 1 while claimed */
+    uint64_t pad[2]; /* zero */
+} lock_slot;
+
+struct lock_file {
+    char magic[8];      /* LOCK_MAGIC */
+    uint32_t layout;    /* LOCK_LAYOUT */
+    uint32_t nslots;    /* LOCK_SLOTS */
+    uint64_t seq;       /* seqlock over the next four fields */
+    uint64_t version;   /* newest committed version */
+    uint64_t top;       /* its top ref */
+    uint64_t logical;   /* its logical size */
+    uint32_t selector;  /* its header slot */
+    uint32_t committing; /* 1 while a header write may be in flight */
+    uint32_t counter;   /* commits so far (futex word) */
+    uint32_t pad0;      /* zero */
+};
+
+_Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
+_Static_assert(sizeof(lock_slot) == 32, "lock slot size");
+
+static lock_slot *slots(cs_dbfile *f) { return (lock_slot *)((uint8_t *)f->lk + LOCK_HDR); }
+
+static int ofd(int fd, int cmd, short type, off_t at)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = at;
+    fl.l_len = 1;
+    for (;;) {
+        int r = fcntl(fd, cmd, &fl);
+        if (r == 0) return cmd == F_OFD_GETLK ? (fl.l_type == F_UNLCK ? 0 : 1) : 0;
+        if (errno != EINTR) return -1;
+    }
+}
+
+/* ---- reading and publishing the newest version ------------------------------------------ */
+
+void lock_read_latest(cs_dbfile *f)
+{
+    if (!f->lk) return; /* lockless: the process's own view is all there is */
+    struct lock_file *l = f->lk;
+    for (;;) {
+        uint64_t s1 = __atomic_load_n(&l->seq, __ATOMIC_ACQUIRE);
+        if (s1 & 1) { sched_yield(); continue; }
+        uint64_t v = __atomic_load_n(&l->version, __ATOMIC_RELAXED);
+        uint64_t top = __atomic_load_n(&l->top, __ATOMIC_RELAXED);
+        uint64_t lg = __atomic_load_n(&l->logical, __ATOMIC_RELAXED);
+        uint32_t sel = __atomic_load_n(&l->selector, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&l->seq, __ATOMIC_RELAXED) != s1) continue;
+        if (v > f->version || (v == f->version && top != f->top)) {
+            f->version = v;
+            f->top = top;
+            f->logical = lg;
+            f->selector = (int)sel;
+        }
+        return;
+    }
+}
+
+uint64_t lock_latest_version(cs_dbfile *f)
+{
+    if (!f->lk) return f->version;
+    return __atomic_load_n(&((struct lock_file *)f->lk)->version, __ATOMIC_SEQ_CST);
+}
+
+static void publish(struct lock_file *l, uint64_t v, uint64_t top, uint64_t lg, int sel)
+{
+    uint64_t s = __atomic_load_n(&l->seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->seq, s + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&l->version, v, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->top, top, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->logical, lg, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->selector, (uint32_t)sel, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+void lock_publish(cs_dbfile *f)
+{
+    if (!f->lk) return;
+    struct lock_file *l = f->lk;
+    publish(l, f->version, f->top, f->logical, f->selector);
+    __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&l->counter, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &l->counter, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+void lock_committing(cs_dbfile *f)
+{
+    if (f->lk) __atomic_store_n(&((struct lock_file *)f->lk)->committing, 1, __ATOMIC_SEQ_CST);
+}
+
+uint32_t lock_commit_counter(cs_dbfile *f)
+{
+    return f->lk ? __atomic_load_n(&((struct lock_file *)f->lk)->counter, __ATOMIC_SEQ_CST) : 0;
+}
+
+/* ---- pins ------------------------------------------------------------------------------- */
+
+void lock_publish_pin(cs_dbfile *f, uint64_t oldest)
+{
+    if (!f->lk || f->slot < 0) return;
+    __atomic_store_n(&slots(f)[f->slot].pin, oldest, __ATOMIC_SEQ_CST);
+}
+
+uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest)
+{
+    uint64_t o = latest;
+    if (!f->lk) return o;
+    lock_slot *s = slots(f);
+    for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
+        if (!__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
+        uint64_t p = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
+        if (!p || p >= o) continue;
+        if ((int)i != f->slot && ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) == 0) {
+            /* nobody holds the slot's lock: its process is gone; reap it */
+            __atomic_store_n(&s[i].pin, 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&s[i].in_use, 0, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        o = p;
+    }
+    return o;
+}
+
+int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest)
+{
+    *processes = 0;
+    *oldest = 0;
+    if (!f->lk) return CS_OK;
+    lock_slot *s = slots(f);
+    for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
+        if (!__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
+        if ((int)i != f->slot && ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) == 0) continue;
+        (*processes)++;
+        uint64_t p = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
+        if (p && (!*oldest || p < *oldest)) *oldest = p;
+    }
+    return CS_OK;
+}
+
+/* ---- the writer ------------------------------------------------------------------------- */
+
+int lock_writer_acquire(cs_dbfile *f)
+{
+    if (!f->lk) return CS_OK;
+    if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_WRITER) != 0)
+        return cs_fail(CS_IOERR, errno, "cannot take the writer lock of %s: %s", f->path, strerror(errno));
+    struct lock_file *l = f->lk;
+    if (__atomic_load_n(&l->committing, __ATOMIC_SEQ_CST)) {
+        /* the last writer died between its header write and publishing: the header decides */
+        uint64_t v, top, lg;
+        int sel;
+        int rc = file_read_latest(f, &v, &top, &lg, &sel);
+        if (rc != CS_OK) {
+            ofd(f->lfd, F_OFD_SETLK, F_UNLCK, LK_WRITER);
+            return rc;
+        }
+        publish(l, v, top, lg, sel);
+        __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
+    }
+    return CS_OK;
+}
+
+void lock_writer_release(cs_dbfile *f)
+{
+    if (f->lk) ofd(f->lfd, F_OFD_SETLK, F_UNLCK, LK_WRITER);
+}
+
+/* ---- opening and closing ---------------------------------------------------------------- */
+
+static char *lock_path(const char *path)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + 6);
+    if (p) {
+        memcpy(p, path, n);
+        memcpy(p + n, ".lock", 6);
+    }
+    return p;
+}
+
+int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint64_t logical, int sel)
+{
+    f->lfd = -1;
+    f->slot = -1;
+    f->lk = NULL;
+    char *lp = lock_path(f->path);
+    if (!lp) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        free(lp);
+        if (readonly && (e == EACCES || e == EROFS || e == EPERM)) return CS_OK; /* lockless */
+        return cs_fail(e == EACCES || e == EPERM ? CS_PERM : CS_IOERR, e,
+                       "cannot open the lock file of %s: %s", f->path, strerror(e));
+    }
+    free(lp);
+    int rc = CS_OK;
+    if (ofd(fd, F_OFD_SETLKW, F_WRLCK, LK_INIT) != 0) {
+        rc = cs_fail(CS_IOERR, errno, "cannot lock the lock file of %s", f->path);
+        goto fail;
+    }
+    bool alone = ofd(fd, F_OFD_SETLK, F_WRLCK, LK_USERS) == 0;
+    size_t size = LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot);
+    struct stat st;
+    if (fstat(fd, &st) != 0) { rc = cs_fail(CS_IOERR, errno, "cannot stat the lock file"); goto fail_init; }
+    if (!alone && (size_t)st.st_size >= sizeof(struct lock_file)) {
+        struct lock_file probe;
+        if (pread(fd, &probe, sizeof probe, 0) != (ssize_t)sizeof probe) {
+            rc = cs_fail(CS_IOERR, errno, "cannot read the lock file of %s", f->path);
+            goto fail_init;
+        }
+        if (memcmp(probe.magic, LOCK_MAGIC, 8) != 0 || probe.layout != LOCK_LAYOUT || probe.nslots != LOCK_SLOTS) {
+            rc = cs_fail(CS_VERSION, 0, "incompatible lock file for %s (another library version has it open)", f->path);
+            goto fail_init;
+        }
+    } else if (!alone) {
+        rc = cs_fail(CS_VERSION, 0, "incompatible lock file for %s", f->path);
+        goto fail_init;
+    }
+    if (alone && ftruncate(fd, (off_t)size) != 0) {
+        rc = cs_fail(errno == ENOSPC ? CS_FULL : CS_IOERR, errno, "cannot size the lock file of %s", f->path);
+        goto fail_init;
+    }
+    void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) { rc = cs_fail(CS_NOMEM, errno, "cannot map the lock file of %s", f->path); goto fail_init; }
+    struct lock_file *l = m;
+    if (alone) {
+        /* nobody else has the file open: start from the file's header */
+        memset(m, 0, size);
+        memcpy(l->magic, LOCK_MAGIC, 8);
+        l->layout = LOCK_LAYOUT;
+        l->nslots = LOCK_SLOTS;
+        publish(l, version, top, logical, sel);
+        ofd(fd, F_OFD_SETLK, F_RDLCK, LK_USERS);
+    } else if (ofd(fd, F_OFD_SETLK, F_RDLCK, LK_USERS) != 0) {
+        munmap(m, size);
+        rc = cs_fail(CS_IOERR, errno, "cannot join the lock file of %s", f->path);
+        goto fail_init;
+    }
+    /* claim a reader slot */
+    lock_slot *s = (lock_slot *)((uint8_t *)m + LOCK_HDR);
+    for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
+        if (ofd(fd, F_OFD_SETLK, F_WRLCK, LK_SLOT + i) != 0) continue;
+        s[i].pin = 0;
+        s[i].pid = (uint32_t)getpid();
+        __atomic_store_n(&s[i].in_use, 1, __ATOMIC_SEQ_CST);
+        f->slot = (int)i;
+        break;
+    }
+    ofd(fd, F_OFD_SETLK, F_UNLCK, LK_INIT);
+    if (f->slot < 0) {
+        munmap(m, size);
+        close(fd);
+        return cs_fail(CS_BUSY, 0, "%s is open in %u processes already (the limit)", f->path, LOCK_SLOTS);
+    }
+    f->lk = m;
+    f->lfd = fd;
+    return CS_OK;
+fail_init:
+    ofd(fd, F_OFD_SETLK, F_UNLCK, LK_INIT);
+fail:
+    close(fd);
+    return rc;
+}
+
+/* True if no other process has the file open (this one must hold LK_INIT). */
+static bool lock_alone(cs_dbfile *f)
+{
+    if (ofd(f->lfd, F_OFD_SETLK, F_WRLCK, LK_USERS) == 0) return true;
+    return false;
+}
+
+bool lock_close(cs_dbfile *f)
+{
+    if (!f->lk) return true;
+    bool alone = false;
+    if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) == 0) {
+        alone = lock_alone(f);
+        if (f->slot >= 0) {
+            lock_slot *s = &slots(f)[f->slot];
+            __atomic_store_n(&s->pin, 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&s->in_use, 0, __ATOMIC_SEQ_CST);
+        }
+        if (alone && f->durability == CS_DURABILITY_MEMORY) {
+            char *lp = lock_path(f->path);
+            if (lp) {
+                unlink(lp);
+                free(lp);
+            }
+        }
+    }
+    munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
+    close(f->lfd); /* drops every lock this process held on it */
+    f->lk = NULL;
+    f->lfd = -1;
+    return alone;
+}
+
+uint32_t cs_db_commit_counter(cs_db *db) { return lock_commit_counter(db->f); }
+
+int cs_db_wait_for_commit(cs_db *db, uint32_t seen, int timeout_ms)
+{
+    cs_dbfile *f = db->f;
+    if (!f->lk) return cs_fail(CS_MISUSE, 0, "no lock file: commits cannot be waited for");
+    struct lock_file *l = f->lk;
+    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    while (__atomic_load_n(&l->counter, __ATOMIC_SEQ_CST) == seen) {
+        long r = syscall(SYS_futex, &l->counter, FUTEX_WAIT, seen, timeout_ms < 0 ? NULL : &ts, NULL, 0);
+        if (r != 0 && errno == ETIMEDOUT) return cs_fail(CS_BUSY, ETIMEDOUT, "no commit within %d ms", timeout_ms);
+    }
+    return CS_OK;
+}
