@@ -38,6 +38,12 @@ let package = Package(
             path: "tools/swiftstore",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .executableTarget(
+            name: "cstore-testchild",
+            dependencies: ["CStore"],
+            path: "Tests/CStoreChild",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "CStoreTests",
             dependencies: ["CStore"],
