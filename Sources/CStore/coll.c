@@ -354,8 +354,9 @@ static int list_put(cs_coll *c, size_t i, const cs_value *v, bool insert)
     ref_t *slot;
     TRY(coll_slot(c, &slot));
     leaf_spec s = elem_spec(c);
-    if (insert) return bpt_insert(c->obj.txn, &s, slot, i, v);
-    return bpt_set(c->obj.txn, &s, slot, i, v);
+    if (insert) TRY(bpt_insert(c->obj.txn, &s, slot, i, v));
+    else TRY(bpt_set(c->obj.txn, &s, slot, i, v));
+    return change_coll(c->obj.txn, c, insert ? CS_CHANGE_INSERT : CS_CHANGE_REPLACE, (int64_t)i, 0);
 }
 
 int cs_list_set(cs_coll *c, size_t i, const cs_value *v)
@@ -406,16 +407,11 @@ int cs_list_insert_embedded(cs_coll *c, size_t i, cs_obj *out)
     size_t n;
     TRY(cs_coll_size(c, &n));
     if (i > n) return cs_fail(CS_RANGE, 0, "index %zu out of range (size %zu)", i, n);
-    int64_t key, count;
-    TRY(table_get_meta(t, c->target, TBL_NEXTKEY, &key));
-    TRY(table_get_meta(t, c->target, TBL_COUNT, &count));
-    TRY(cluster_insert(t, c->target, key));
-    TRY(table_set_meta(t, c->target, TBL_NEXTKEY, key + 1));
-    TRY(table_set_meta(t, c->target, TBL_COUNT, count + 1));
-    cs_value v = cs_link(c->target, key);
+    TRY(obj_create_row(t, c->target, out));
+    cs_value v = cs_link(c->target, out->key);
     TRY(list_put(c, i, &v, true));
     TRY(link_added(c, &v));
-    return cs_obj_open(t, c->target, key, out);
+    return cs_obj_open(t, c->target, v.v.link.key, out);
 }
 
 int cs_list_erase(cs_coll *c, size_t i)
@@ -437,6 +433,7 @@ int cs_list_erase(cs_coll *c, size_t i)
     TRY(coll_slot(c, &slot));
     leaf_spec s = elem_spec(c);
     TRY(bpt_erase(c->obj.txn, &s, slot, i));
+    TRY(change_coll(c->obj.txn, c, CS_CHANGE_ERASE, (int64_t)i, 0));
     return link_removed(c, &old);
 }
 
@@ -490,6 +487,7 @@ int cs_list_move(cs_coll *c, size_t from, size_t to)
     if (rc == CS_OK) rc = bpt_erase(c->obj.txn, &s, slot, from);
     if (rc == CS_OK) rc = attach(c, to, &v, nested, true);
     free(buf);
+    if (rc == CS_OK) rc = change_coll(c->obj.txn, c, CS_CHANGE_MOVE, (int64_t)from, (int64_t)to);
     return rc;
 }
 
@@ -511,6 +509,7 @@ int cs_list_swap(cs_coll *c, size_t i, size_t j)
     if (rc == CS_OK) rc = attach(c, j, &a, na, false);
     free(ba);
     free(bb);
+    if (rc == CS_OK) rc = change_coll(c->obj.txn, c, CS_CHANGE_SWAP, (int64_t)i, (int64_t)j);
     return rc;
 }
 
@@ -538,6 +537,7 @@ int cs_coll_clear(cs_coll *c)
     if (rc == CS_OK) {
         node_free_tree(t, *slot);
         *slot = 0;
+        rc = change_coll(t, c, CS_CHANGE_CLEAR, 0, 0);
     }
     for (size_t i = 0; i < nt && rc == CS_OK; i++)
         rc = backlink_remove(t, c->target, targets[i], c->obj.table, c->col, c->obj.key);
@@ -630,6 +630,7 @@ int cs_set_erase(cs_coll *c, const cs_value *v, bool *erased)
     TRY(coll_slot(c, &slot));
     leaf_spec s = elem_spec(c);
     TRY(bpt_erase(c->obj.txn, &s, slot, pos));
+    TRY(change_coll(c->obj.txn, c, CS_CHANGE_ERASE, (int64_t)pos, 0));
     return link_removed(c, &old);
 }
 
@@ -681,13 +682,15 @@ static int map_put(cs_coll *c, const char *key, size_t key_len, const cs_value *
     if (found) {
         TRY(bpt_get(t, &vspec, *vs, pos, old));
         TRY(map_slots(c, &ks, &vs));
-        return bpt_set(t, &vspec, vs, pos, v);
+        TRY(bpt_set(t, &vspec, vs, pos, v));
+        return change_coll(t, c, CS_CHANGE_REPLACE, (int64_t)pos, 0);
     }
     old->type = CS_TYPE_NULL;
     cs_value k = cs_string(key_len ? key : "", key_len);
     TRY(bpt_insert(t, &kspec, ks, pos, &k));
     TRY(map_slots(c, &ks, &vs));
-    return bpt_insert(t, &vspec, vs, pos, v);
+    TRY(bpt_insert(t, &vspec, vs, pos, v));
+    return change_coll(t, c, CS_CHANGE_INSERT, (int64_t)pos, 0);
 }
 
 int cs_map_set(cs_coll *c, const char *key, size_t key_len, const cs_value *v)
@@ -710,19 +713,14 @@ int cs_map_set_embedded(cs_coll *c, const char *key, size_t key_len, cs_obj *out
     table_def *tt;
     TRY(txn_table(t, c->target, &tt));
     if (!(tt->flags & CS_TABLE_EMBEDDED)) return cs_fail(CS_MISUSE, 0, "'%s' is not an embedded type", tt->name);
-    int64_t k, count;
-    TRY(table_get_meta(t, c->target, TBL_NEXTKEY, &k));
-    TRY(table_get_meta(t, c->target, TBL_COUNT, &count));
-    TRY(cluster_insert(t, c->target, k));
-    TRY(table_set_meta(t, c->target, TBL_NEXTKEY, k + 1));
-    TRY(table_set_meta(t, c->target, TBL_COUNT, count + 1));
-    cs_value v = cs_link(c->target, k);
+    TRY(obj_create_row(t, c->target, out));
+    cs_value v = cs_link(c->target, out->key);
     bool was_new;
     cs_value old;
     TRY(map_put(c, key, key_len, &v, &was_new, &old));
     TRY(link_added(c, &v));
     TRY(link_removed(c, &old));
-    return cs_obj_open(t, c->target, k, out);
+    return cs_obj_open(t, c->target, v.v.link.key, out);
 }
 
 int cs_map_set_collection(cs_coll *c, const char *key, size_t key_len, cs_type kind)
@@ -756,6 +754,7 @@ int cs_map_erase(cs_coll *c, const char *key, size_t key_len, bool *erased)
     TRY(bpt_erase(t, &kspec, ks, pos));
     TRY(map_slots(c, &ks, &vs));
     TRY(bpt_erase(t, &vspec, vs, pos));
+    TRY(change_coll(t, c, CS_CHANGE_ERASE, (int64_t)pos, 0));
     if (!*ks && !*vs) {
         ref_t *slot;
         TRY(coll_slot(c, &slot));
@@ -813,10 +812,12 @@ int coll_unlink_all(cs_txn *t, uint32_t table, int64_t key, uint32_t col, int64_
             ref_t *slot;
             TRY(elems_slot(&c, &slot));
             TRY(bpt_set(t, &s, slot, i, &nul));
+            TRY(change_coll(t, &c, CS_CHANGE_REPLACE, (int64_t)i, 0));
         } else {
             ref_t *slot;
             TRY(coll_slot(&c, &slot));
             TRY(bpt_erase(t, &s, slot, i));
+            TRY(change_coll(t, &c, CS_CHANGE_ERASE, (int64_t)i, 0));
         }
     }
     return CS_OK;

@@ -561,7 +561,12 @@ int file_commit(cs_txn *t)
         if (*s) node_free(t, *s);
         *s = blob;
     }
-    /* 2. the old free-list arrays die with this version */
+    /* 2. this commit's change records; the history keeps what live readers need */
+    pthread_mutex_lock(&f->mu);
+    uint64_t oldest = oldest_live(f, t->version);
+    pthread_mutex_unlock(&f->mu);
+    TRY(history_append(t, newver, oldest));
+    /* the old free-list arrays die with this version */
     TRY(free_list_load(t));
     ref_t *fs;
     for (int i = 0; i < 3; i++) {
@@ -573,9 +578,6 @@ int file_commit(cs_txn *t)
     TRY(txn_top_slot(t, TOP_VERSION, &top_slot)); /* makes the top writable */
 
     /* 3. the free list: reusable extents, plus what this commit frees (not reusable yet) */
-    pthread_mutex_lock(&f->mu);
-    uint64_t oldest = oldest_live(f, t->version);
-    pthread_mutex_unlock(&f->mu);
     TRY(free_reserve(f, f->nfree + t->nfreed + 1));
     for (uint64_t i = 0; i < t->nfreed; i++) {
         extent x = {t->freed[i].pos, t->freed[i].len, newver};

@@ -264,6 +264,10 @@ struct cs_txn {
     freed_node *freed;     /* file nodes freed in this write */
     uint64_t nfreed, cap_freed; /* used, allocated */
     uint64_t last_commit_bytes; /* of the last commit */
+    cs_change *log;        /* change records of this write */
+    uint64_t nlog, caplog; /* used, allocated */
+    int64_t *created_from; /* per table: first key created in this write (INT64_MAX: none) */
+    uint32_t ncreated;     /* entries in created_from */
 };
 
 /* ---- translation and node access -------------------------------------------------------- */
@@ -409,6 +413,8 @@ int txn_top_get(cs_txn *t, int which, uint64_t *out);
 /* ---- objects (used by collections for links) -------------------------------------------- */
 
 int obj_delete_key(cs_txn *t, uint32_t table, int64_t key);
+/** Inserts a row with the table's next key (any table, embedded too) and points `out` at it. */
+int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out);
 int backlink_add(cs_txn *t, uint32_t target_table, int64_t target, uint32_t origin_table,
                  uint32_t origin_col, int64_t origin);
 int backlink_remove(cs_txn *t, uint32_t target_table, int64_t target, uint32_t origin_table,
@@ -421,6 +427,15 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out);
 
 int file_commit(cs_txn *t);
 int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel);
+
+/* ---- change history (changes.c) --------------------------------------------------------- */
+
+int change_create(cs_txn *t, uint32_t table, int64_t key);
+int change_delete(cs_txn *t, uint32_t table, int64_t key);
+int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
+int change_coll(cs_txn *t, const cs_coll *c, cs_change_kind kind, int64_t a, int64_t b);
+int change_schema(cs_txn *t);
+int history_append(cs_txn *t, uint64_t newver, uint64_t oldest);
 
 /* ---- lock file (lock.c) ------------------------------------------------------------------ */
 

@@ -78,7 +78,7 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
     return CS_OK;
 }
 
-static int create_row(cs_txn *t, uint32_t table, cs_obj *out)
+int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
 {
     ref_t *ts;
     TRY(table_node_slot(t, table, &ts));
@@ -86,6 +86,7 @@ static int create_row(cs_txn *t, uint32_t table, cs_obj *out)
     if (!tagged(m[TBL_NEXTKEY]) || !tagged(m[TBL_COUNT])) return CORRUPT("table %u meta slots are not numbers", table);
     int64_t key = untag(m[TBL_NEXTKEY]), count = untag(m[TBL_COUNT]);
     TRY(cluster_insert(t, table, key));
+    TRY(change_create(t, table, key));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));
     m[TBL_NEXTKEY] = tag_int(key + 1);
@@ -110,7 +111,7 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
     TRY(txn_table(txn, table, &td));
     if (td->flags & CS_TABLE_EMBEDDED)
         return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
-    return create_row(txn, table, out);
+    return obj_create_row(txn, table, out);
 }
 
 int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)
@@ -350,7 +351,8 @@ static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
     uint32_t row;
     TRY(col_slot_fast(o, col, &slot, &row));
     leaf_spec s = leaf_spec_col(c);
-    return leaf_set(o->txn, &s, slot, row, v);
+    TRY(leaf_set(o->txn, &s, slot, row, v));
+    return change_set(o->txn, o->table, o->key, col);
 }
 
 static int set_link(cs_obj *o, uint32_t col, col_def *c, const cs_value *v, bool allow_embedded)
@@ -414,7 +416,7 @@ int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value)
             TRY(node_set_int(t, slot, row, value));
             node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
             if (h->flags & NF_NULLS) node_set_null(h, row, false);
-            return CS_OK;
+            return change_set(t, obj->table, obj->key, col);
         }
     }
     cs_value v = cs_int(value);
@@ -433,7 +435,7 @@ int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out)
     TRY(txn_table(t, c->target, &tt));
     if (!(tt->flags & CS_TABLE_EMBEDDED)) return cs_fail(CS_MISUSE, 0, "'%s' is not an embedded type", tt->name);
     uint32_t target = c->target;
-    TRY(create_row(t, target, out));
+    TRY(obj_create_row(t, target, out));
     cs_value v = cs_link(target, out->key);
     TRY(obj_col(obj, col, &c));
     TRY(set_link(obj, col, c, &v, true));
@@ -547,6 +549,7 @@ int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
     int64_t count;
     TRY(table_get_meta(t, table, TBL_COUNT, &count));
     TRY(cluster_erase(t, table, key));
+    TRY(change_delete(t, table, key));
     TRY(table_set_meta(t, table, TBL_COUNT, count - 1));
     return CS_OK;
 }

@@ -244,6 +244,7 @@ int txn_col(cs_txn *t, uint32_t table, uint32_t col, table_def **tbl, col_def **
 int txn_schema_writable(cs_txn *t)
 {
     TRY(txn_need_write(t));
+    TRY(change_schema(t));
     if (t->schema_dirty) return CS_OK;
     schema *c = schema_clone(t->schema);
     if (!c) return cs_fail(CS_NOMEM, 0, "out of memory");

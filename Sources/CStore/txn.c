@@ -213,6 +213,8 @@ int cs_txn_promote(cs_txn *t)
     }
     t->writing = true;
     t->nfreed = 0;
+    t->nlog = 0;
+    for (uint32_t i = 0; i < t->ncreated; i++) t->created_from[i] = INT64_MAX;
     t->schema_dirty = false;
     t->epoch++;
     return CS_OK;
@@ -238,6 +240,7 @@ static int end_write(cs_txn *t)
     slab_reset(&f->slab);
     t->writing = false;
     t->nfreed = 0;
+    t->nlog = 0;
     if (t->schema_dirty) {
         schema_release(t->schema);
         t->schema = NULL;
@@ -319,6 +322,8 @@ int cs_txn_end(cs_txn *t)
     pthread_mutex_unlock(&f->mu);
     schema_release(t->schema);
     free(t->freed);
+    free(t->log);
+    free(t->created_from);
     __atomic_sub_fetch(&t->db->txns, 1, __ATOMIC_ACQ_REL);
     free(t);
     return CS_OK;

@@ -538,6 +538,51 @@ int cs_map_set_embedded(cs_coll *c, const char *key, size_t key_len, cs_obj *out
 /** Makes `key` of a Mixed dictionary hold a new empty nested list or dictionary. */
 int cs_map_set_collection(cs_coll *c, const char *key, size_t key_len, cs_type kind);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Change history                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Kinds of change record. The numbers are stored in the file and never reused. */
+typedef enum cs_change_kind {
+    CS_CHANGE_CREATE = 1,  /* objects key .. key + a - 1 of `table` were created */
+    CS_CHANGE_DELETE = 2,  /* objects key .. key + a - 1 of `table` were deleted */
+    CS_CHANGE_SET = 3,     /* property `col` of object `key` was written */
+    CS_CHANGE_INSERT = 4,  /* collection `col` of `key`: an element was inserted at position a */
+    CS_CHANGE_ERASE = 5,   /* ... the element at position a was removed */
+    CS_CHANGE_REPLACE = 6, /* ... the element at position a was replaced */
+    CS_CHANGE_MOVE = 7,    /* ... the element at position a was moved to position b */
+    CS_CHANGE_SWAP = 8,    /* ... the elements at positions a and b were swapped */
+    CS_CHANGE_CLEAR = 9,   /* ... every element was removed */
+    CS_CHANGE_SCHEMA = 10, /* the schema changed */
+} cs_change_kind;
+
+/** One change record. Set and map positions are positions in their sort order at the moment
+ *  of the change; replaying a collection's records in order turns the old one into the new. */
+typedef struct cs_change {
+    uint64_t version;    /* the commit that made it */
+    cs_change_kind kind; /* what happened */
+    uint32_t table;      /* table key (CS_NONE for SCHEMA) */
+    uint32_t col;        /* column key for SET and collection records, else CS_NONE */
+    int64_t key;         /* object key */
+    int64_t a;           /* CREATE, DELETE: number of consecutive keys; collections: a position */
+    int64_t b;           /* MOVE: destination; SWAP: second position */
+} cs_change;
+
+typedef struct cs_changes cs_changes;
+
+/**
+ * Opens the changes committed after version `since` up to the version `txn` reads, in commit
+ * order. Properties written on objects created in the same commit are not listed separately;
+ * writes inside collections nested in Mixed values are listed as a SET of the owning property.
+ * The history is kept for versions newer than the oldest version any transaction pins, so a
+ * reader that keeps a transaction (or a frozen snapshot) at `since` can always read it;
+ * otherwise CS_NOTFOUND.
+ */
+int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out);
+/** The next record; CS_NOTFOUND after the last. CS_MISUSE if the transaction moved. */
+int cs_changes_next(cs_changes *changes, cs_change *out);
+void cs_changes_close(cs_changes *changes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,352 @@
+/*
+ * changes.c -- the change history (docs/FORMAT.md §8): what every commit changed, recorded
+ * while the transaction writes, stored per version in the file so any process can read it,
+ * trimmed to the oldest live reader, and read back as "what changed after version A".
+ *
+ * Records (cs_change): objects created and deleted (a run of consecutive keys per record);
+ * (object, column) for each property written; list/set/map operations with their positions.
+ * A property written on an object created in the same transaction is not recorded (the object
+ * is new as a whole). Writes inside a collection nested in a Mixed value are recorded as a write
+ * of the owning property.
+ *
+ * Invariants:
+ *  1. The history holds one entry per version v with oldest_live < v <= newest, in order; an
+ *     entry's blob is 0 when its commit recorded nothing.
+ *  2. Positions in collection records are the positions at the moment of the operation, so
+ *     replaying the records in order turns the old collection into the new one.
+ */
+#include "internal.h"
+
+#include <errno.h>
+
+/* ---- recording -------------------------------------------------------------------------- */
+
+static int log_push(cs_txn *t, const cs_change *c)
+{
+    if (t->nlog == t->caplog) {
+        uint64_t nc = t->caplog ? t->caplog * 2 : 256;
+        cs_change *n = realloc(t->log, nc * sizeof *n);
+        if (!n) return cs_fail(CS_NOMEM, ENOMEM, "out of memory for the change log");
+        t->log = n;
+        t->caplog = nc;
+    }
+    t->log[t->nlog++] = *c;
+    return CS_OK;
+}
+
+static bool created_here(cs_txn *t, uint32_t table, int64_t key)
+{
+    return table < t->ncreated && key >= t->created_from[table];
+}
+
+int change_create(cs_txn *t, uint32_t table, int64_t key)
+{
+    if (table >= t->ncreated) {
+        uint32_t n = table + 8;
+        int64_t *x = realloc(t->created_from, n * sizeof *x);
+        if (!x) return cs_fail(CS_NOMEM, ENOMEM, "out of memory for the change log");
+        for (uint32_t i = t->ncreated; i < n; i++) x[i] = INT64_MAX;
+        t->created_from = x;
+        t->ncreated = n;
+    }
+    if (key < t->created_from[table]) t->created_from[table] = key;
+    if (t->nlog) {
+        cs_change *l = &t->log[t->nlog - 1];
+        if (l->kind == CS_CHANGE_CREATE && l->table == table && l->key + l->a == key) {
+            l->a++;
+            return CS_OK;
+        }
+    }
+    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0};
+    return log_push(t, &c);
+}
+
+int change_delete(cs_txn *t, uint32_t table, int64_t key)
+{
+    if (t->nlog) {
+        cs_change *l = &t->log[t->nlog - 1];
+        if (l->kind == CS_CHANGE_DELETE && l->table == table && l->key + l->a == key) {
+            l->a++;
+            return CS_OK;
+        }
+    }
+    cs_change c = {0, CS_CHANGE_DELETE, table, CS_NONE, key, 1, 0};
+    return log_push(t, &c);
+}
+
+int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col)
+{
+    if (created_here(t, table, key)) return CS_OK;
+    if (t->nlog) {
+        cs_change *l = &t->log[t->nlog - 1];
+        if (l->kind == CS_CHANGE_SET && l->table == table && l->key == key && l->col == col) return CS_OK;
+    }
+    cs_change c = {0, CS_CHANGE_SET, table, col, key, 0, 0};
+    return log_push(t, &c);
+}
+
+int change_coll(cs_txn *t, const cs_coll *cl, cs_change_kind kind, int64_t a, int64_t b)
+{
+    uint32_t table = cl->obj.table, col = cl->col;
+    int64_t key = cl->obj.key;
+    if (created_here(t, table, key)) return CS_OK;
+    if (cl->depth > 0) return change_set(t, table, key, col);
+    cs_change c = {0, kind, table, col, key, a, b};
+    return log_push(t, &c);
+}
+
+int change_schema(cs_txn *t)
+{
+    if (t->nlog && t->log[t->nlog - 1].kind == CS_CHANGE_SCHEMA) return CS_OK;
+    cs_change c = {0, CS_CHANGE_SCHEMA, CS_NONE, CS_NONE, 0, 0, 0};
+    return log_push(t, &c);
+}
+
+/* ---- encoding --------------------------------------------------------------------------- */
+
+typedef struct buf {
+    uint8_t *p;      /* bytes */
+    uint64_t n, cap; /* used, allocated */
+    bool oom;        /* an allocation failed */
+} buf;
+
+static void put_byte(buf *b, uint8_t x)
+{
+    if (b->n == b->cap) {
+        uint64_t nc = b->cap ? b->cap * 2 : 256;
+        uint8_t *q = realloc(b->p, nc);
+        if (!q) { b->oom = true; return; }
+        b->p = q;
+        b->cap = nc;
+    }
+    b->p[b->n++] = x;
+}
+
+static void put_uv(buf *b, uint64_t v)
+{
+    while (v >= 0x80) {
+        put_byte(b, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    put_byte(b, (uint8_t)v);
+}
+
+static void put_sv(buf *b, int64_t v) { put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
+
+static bool get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) return false;
+        uint8_t x = *(*p)++;
+        v |= (uint64_t)(x & 0x7f) << shift;
+        if (!(x & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool get_sv(const uint8_t **p, const uint8_t *end, int64_t *out)
+{
+    uint64_t u;
+    if (!get_uv(p, end, &u)) return false;
+    *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+    return true;
+}
+
+/* Which fields a record of each kind carries after kind and table. */
+static bool has_key(int k) { return k != CS_CHANGE_SCHEMA; }
+static bool has_col(int k) { return k >= CS_CHANGE_SET && k <= CS_CHANGE_CLEAR; }
+static bool has_a(int k) { return k == CS_CHANGE_CREATE || k == CS_CHANGE_DELETE || (k >= CS_CHANGE_INSERT && k <= CS_CHANGE_SWAP); }
+static bool has_b(int k) { return k == CS_CHANGE_MOVE || k == CS_CHANGE_SWAP; }
+
+static void encode(const cs_change *c, buf *b)
+{
+    put_byte(b, (uint8_t)c->kind);
+    if (c->kind == CS_CHANGE_SCHEMA) return;
+    put_uv(b, c->table);
+    if (has_key(c->kind)) put_sv(b, c->key);
+    if (has_col(c->kind)) put_uv(b, c->col);
+    if (has_a(c->kind)) put_sv(b, c->a);
+    if (has_b(c->kind)) put_sv(b, c->b);
+}
+
+static bool decode(const uint8_t **p, const uint8_t *end, cs_change *c)
+{
+    if (*p >= end) return false;
+    uint8_t k = *(*p)++;
+    if (k < CS_CHANGE_CREATE || k > CS_CHANGE_SCHEMA) return false;
+    memset(c, 0, sizeof *c);
+    c->kind = (cs_change_kind)k;
+    c->table = CS_NONE;
+    c->col = CS_NONE;
+    if (k == CS_CHANGE_SCHEMA) return true;
+    uint64_t u;
+    if (!get_uv(p, end, &u) || u > UINT32_MAX) return false;
+    c->table = (uint32_t)u;
+    if (has_key(k) && !get_sv(p, end, &c->key)) return false;
+    if (has_col(k)) {
+        if (!get_uv(p, end, &u) || u > UINT32_MAX) return false;
+        c->col = (uint32_t)u;
+    }
+    if (has_a(k) && !get_sv(p, end, &c->a)) return false;
+    if (has_b(k) && !get_sv(p, end, &c->b)) return false;
+    return true;
+}
+
+/* ---- the history in the file ------------------------------------------------------------ */
+
+/* Appends this commit's entry and trims entries no live reader needs (called by file_commit
+ * before the dirty nodes are collected). */
+int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
+{
+    ref_t blob = 0;
+    if (t->nlog) {
+        buf b = {0};
+        for (uint64_t i = 0; i < t->nlog; i++) encode(&t->log[i], &b);
+        if (b.oom) {
+            free(b.p);
+            return cs_fail(CS_NOMEM, ENOMEM, "out of memory for the change log");
+        }
+        int rc = node_new_blob(t, b.p, b.n, &blob);
+        free(b.p);
+        TRY(rc);
+    }
+    ref_t *hs;
+    TRY(txn_top_slot(t, TOP_HISTORY, &hs));
+    if (!*hs) {
+        TRY(node_new(t, NF_REFS, 64, 2, hs));
+        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *hs));
+        TRY(node_new(t, 0, 0, 0, &e[0]));
+        e = node_refs((node_hdr *)txn_ptr(t, *hs));
+        TRY(node_new(t, NF_REFS, 64, 0, &e[1]));
+    }
+    TRY(node_cow(t, hs));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *hs);
+    if (!(h->flags & NF_REFS) || h->count != 2) return CORRUPT("history node is malformed");
+    uint64_t *e = node_refs(h);
+    node_hdr *vers, *blobs;
+    TRY(node_at(t, e[0], &vers));
+    TRY(node_at(t, e[1], &blobs));
+    if ((vers->flags & (NF_REFS | NF_BYTES)) || !(blobs->flags & NF_REFS) || vers->count != blobs->count)
+        return CORRUPT("history arrays disagree");
+    /* trim: entries for versions a live reader already has */
+    uint64_t drop = 0;
+    while (drop < vers->count && (uint64_t)node_get_int(vers, drop) <= oldest) drop++;
+    if (drop) {
+        uint64_t n = vers->count;
+        ref_t nv, nb;
+        TRY(node_new(t, 0, 64, n - drop, &nv));
+        TRY(node_new(t, NF_REFS, 64, n - drop, &nb));
+        h = (node_hdr *)txn_ptr(t, *hs);
+        e = node_refs(h);
+        vers = (node_hdr *)txn_ptr(t, e[0]);
+        blobs = (node_hdr *)txn_ptr(t, e[1]);
+        node_hdr *vh = (node_hdr *)txn_ptr(t, nv), *bh = (node_hdr *)txn_ptr(t, nb);
+        for (uint64_t i = drop; i < n; i++) {
+            packed_set(node_values(vh), 64, i - drop, node_get_int(vers, i));
+            node_refs(bh)[i - drop] = node_refs(blobs)[i];
+        }
+        for (uint64_t i = 0; i < drop; i++)
+            if (node_refs(blobs)[i]) node_free(t, node_refs(blobs)[i]);
+        node_free(t, e[0]);
+        node_free(t, e[1]);
+        e[0] = nv;
+        e[1] = nb;
+    }
+    h = (node_hdr *)txn_ptr(t, *hs);
+    e = node_refs(h);
+    node_hdr *vh;
+    TRY(node_at(t, e[0], &vh));
+    uint64_t n = vh->count;
+    if (n && (uint64_t)node_get_int(vh, n - 1) + 1 != newver) {
+        /* a gap (an older history was trimmed while nobody read): restart it */
+        for (uint64_t i = 0; i < n; i++) {
+            node_hdr *bh = (node_hdr *)txn_ptr(t, e[1]);
+            if (node_refs(bh)[i]) node_free(t, node_refs(bh)[i]);
+        }
+        TRY(node_truncate(t, &e[0], 0));
+        TRY(node_truncate(t, &e[1], 0));
+        n = 0;
+    }
+    TRY(node_insert_int(t, &e[0], n, (int64_t)newver));
+    TRY(node_insert_int(t, &e[1], n, (int64_t)blob));
+    return CS_OK;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+struct cs_changes {
+    cs_txn *txn;          /* the reading transaction */
+    uint64_t epoch;       /* its epoch when opened */
+    node_hdr *vers;       /* history versions */
+    node_hdr *blobs;      /* history blobs */
+    uint64_t next;        /* next history entry */
+    uint64_t end;         /* one past the last entry */
+    const uint8_t *p;     /* cursor in the current blob */
+    const uint8_t *stop;  /* end of the current blob */
+    uint64_t version;     /* version of the current blob */
+};
+
+int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out)
+{
+    *out = NULL;
+    if (since > txn->version) return cs_fail(CS_MISUSE, 0, "version %llu is newer than the transaction's %llu", (unsigned long long)since, (unsigned long long)txn->version);
+    cs_changes *c = calloc(1, sizeof *c);
+    if (!c) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    c->txn = txn;
+    c->epoch = txn->epoch;
+    if (since == txn->version) {
+        *out = c;
+        return CS_OK;
+    }
+    uint64_t hr = 0;
+    int rc = txn_top_get(txn, TOP_HISTORY, &hr);
+    node_hdr *h = NULL;
+    if (rc == CS_OK && hr) rc = node_at(txn, hr, &h);
+    if (rc == CS_OK && h && (!(h->flags & NF_REFS) || h->count != 2)) rc = CORRUPT("history node is malformed");
+    if (rc == CS_OK && h) rc = node_at(txn, node_refs(h)[0], &c->vers);
+    if (rc == CS_OK && h) rc = node_at(txn, node_refs(h)[1], &c->blobs);
+    if (rc == CS_OK && h && ((c->vers->flags & (NF_REFS | NF_BYTES)) || !(c->blobs->flags & NF_REFS) || c->vers->count != c->blobs->count))
+        rc = CORRUPT("history arrays disagree");
+    if (rc != CS_OK) { free(c); return rc; }
+    uint64_t n = h ? c->vers->count : 0;
+    uint64_t i = 0;
+    while (i < n && (uint64_t)node_get_int(c->vers, i) <= since) i++;
+    if (i >= n || (uint64_t)node_get_int(c->vers, i) != since + 1 || (uint64_t)node_get_int(c->vers, n - 1) != txn->version) {
+        free(c);
+        return cs_fail(CS_NOTFOUND, 0, "the history no longer holds the changes after version %llu (pin a version to keep them)", (unsigned long long)since);
+    }
+    c->next = i;
+    c->end = n;
+    *out = c;
+    return CS_OK;
+}
+
+int cs_changes_next(cs_changes *c, cs_change *out)
+{
+    if (c->txn->epoch != c->epoch) return cs_fail(CS_MISUSE, 0, "the transaction moved since the changes were opened");
+    for (;;) {
+        if (c->p && c->p < c->stop) {
+            if (!decode(&c->p, c->stop, out)) return CORRUPT("change record of version %llu is malformed", (unsigned long long)c->version);
+            out->version = c->version;
+            return CS_OK;
+        }
+        if (c->next >= c->end) return CS_NOTFOUND;
+        c->version = (uint64_t)node_get_int(c->vers, c->next);
+        uint64_t b = node_refs(c->blobs)[c->next];
+        c->next++;
+        c->p = c->stop = NULL;
+        if (!b) continue;
+        node_hdr *bh;
+        if (tagged(b)) return CORRUPT("history blob slot holds a number");
+        TRY(node_at(c->txn, b, &bh));
+        if (!(bh->flags & NF_BYTES) || bh->width != 1) return CORRUPT("history blob is malformed");
+        c->p = node_values(bh);
+        c->stop = c->p + bh->count;
+    }
+}
+
+void cs_changes_close(cs_changes *c) { free(c); }
