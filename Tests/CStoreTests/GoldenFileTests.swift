@@ -1,0 +1,250 @@
+// The golden file of format version 1: Tests/Fixtures/format-v1.cstore, a small database that
+// uses every type, collection kind, link kind and a change history, with its contents dumped
+// to Tests/Fixtures/format-v1.txt. Every later library must open and verify it and read the
+// same contents. STORE_WRITE_GOLDEN=1 rewrites both files (only ever for a new format version:
+// add a new pair, keep the old one).
+
+import CStore
+import Foundation
+import Testing
+
+private let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+/// Writes the golden contents: three commits, so the file has free space and a history.
+private func writeGolden(_ db: DB) throws {
+    try db.write { txn throws in
+        let target = try addTable(txn, "Target")
+        let tname = try addColumn(txn, target, "name", CS_TYPE_STRING)
+        let emb = try addTable(txn, "Address", flags: CS_TABLE_EMBEDDED)
+        let street = try addColumn(txn, emb, "street", CS_TYPE_STRING)
+        let o = try addTable(txn, "Owner")
+        let scalars: [(String, cs_type)] = [
+            ("int", CS_TYPE_INT), ("bool", CS_TYPE_BOOL), ("float", CS_TYPE_FLOAT),
+            ("double", CS_TYPE_DOUBLE), ("string", CS_TYPE_STRING), ("binary", CS_TYPE_BINARY),
+            ("date", CS_TYPE_TIMESTAMP), ("oid", CS_TYPE_OBJECTID), ("uuid", CS_TYPE_UUID),
+            ("decimal", CS_TYPE_DECIMAL),
+        ]
+        var cols: [UInt32] = []
+        var optCols: [UInt32] = []
+        for (name, type) in scalars {
+            cols.append(try addColumn(txn, o, name, type))
+            optCols.append(try addColumn(txn, o, "opt_" + name, type, flags: CS_COL_NULLABLE))
+        }
+        let mixed = try addColumn(txn, o, "mixed", CS_TYPE_MIXED)
+        let mixedNest = try addColumn(txn, o, "mixedNest", CS_TYPE_MIXED)
+        let link = try addColumn(txn, o, "link", CS_TYPE_LINK, target: target)
+        let address = try addColumn(txn, o, "address", CS_TYPE_LINK, target: emb)
+        let ints = try addColumn(txn, o, "ints", CS_TYPE_INT, coll: CS_COLL_LIST)
+        let strs = try addColumn(txn, o, "strs", CS_TYPE_STRING, coll: CS_COLL_LIST, flags: CS_COL_NULLABLE)
+        let links = try addColumn(txn, o, "links", CS_TYPE_LINK, coll: CS_COLL_LIST, target: target)
+        let tags = try addColumn(txn, o, "tags", CS_TYPE_STRING, coll: CS_COLL_SET)
+        let doubles = try addColumn(txn, o, "doubles", CS_TYPE_DOUBLE, coll: CS_COLL_SET)
+        let scores = try addColumn(txn, o, "scores", CS_TYPE_INT, coll: CS_COLL_MAP, flags: CS_COL_NULLABLE)
+        let friends = try addColumn(txn, o, "friends", CS_TYPE_LINK, coll: CS_COLL_MAP, target: target)
+        let anys = try addColumn(txn, o, "anys", CS_TYPE_MIXED, coll: CS_COLL_LIST)
+        check(cs_table_set_primary_key(txn, o, cols[0]))
+        check(cs_schema_version_set(txn, 3))
+
+        var targets: [Int64] = []
+        for name in ["alpha", "beta", "gamma"] {
+            var t = try createObj(txn, target)
+            check(setVal(&t, tname, .string(Array(name.utf8))))
+            targets.append(t.key)
+        }
+        for i in 0..<4 {
+            var x = try createObj(txn, o)
+            let n = Int64(i)
+            let values: [Val] = [
+                .int(n * 1_000_000_007 - 3), .bool(i % 2 == 0), .float(Float(i) * 1.5 - 0.25),
+                .double(Double(i) / 3), .string(Array("owner \(i) ✓".utf8)),
+                .binary([UInt8](repeating: UInt8(i), count: i * 5000)),
+                .timestamp(n * 86_400 - 1, Int32(i * 1000)),
+                .objectId((0..<12).map { UInt8(($0 + i) & 0xff) }),
+                .uuid((0..<16).map { UInt8(($0 * 7 + i) & 0xff) }),
+                .decimal(UInt64(i * 125), 0x3040_0000_0000_0000 - (UInt64(i) << 49)),
+            ]
+            for (c, v) in zip(cols, values) { check(setVal(&x, c, v)) }
+            for (k, c) in optCols.enumerated() where (k + i) % 2 == 0 { check(setVal(&x, c, values[k])) }
+            check(setVal(&x, mixed, [Val.int(n), .string(Array("m\(i)".utf8)), .link(target, targets[i % 3]), .double(2.5)][i]))
+            check(setVal(&x, link, i == 3 ? .null : .link(target, targets[i % 3])))
+            var a = cs_obj()
+            check(cs_obj_create_embedded(&x, address, &a))
+            check(setVal(&a, street, .string(Array("\(i) Main Street".utf8))))
+            var l = try openColl(&x, ints)
+            for j in 0..<(i * 300) { check(listAppend(&l, .int(Int64(j * j - 7)))) }
+            var s = try openColl(&x, strs)
+            for j in 0..<3 { check(listAppend(&s, j == 1 ? .null : .string(Array("s\(i)\(j)".utf8)))) }
+            var ls = try openColl(&x, links)
+            for j in 0...i { check(listAppend(&ls, .link(target, targets[j % 3]))) }
+            var tg = try openColl(&x, tags)
+            for w in ["red", "green", "blue"].prefix(i + 1) { _ = setInsert(&tg, .string(Array(w.utf8))) }
+            var ds = try openColl(&x, doubles)
+            for d in [Double.nan, -1, 0.5, Double(i)] { _ = setInsert(&ds, .double(d)) }
+            var sc = try openColl(&x, scores)
+            for (k, v) in [("a", Val.int(n)), ("b", .null), ("ç", .int(-n))] { check(mapSet(&sc, Array(k.utf8), v)) }
+            var fr = try openColl(&x, friends)
+            check(mapSet(&fr, Array("best".utf8), .link(target, targets[(i + 1) % 3])))
+            var an = try openColl(&x, anys)
+            check(listAppend(&an, .int(n)))
+            check(listAppend(&an, .string(Array("any".utf8))))
+            check(cs_obj_set_collection(&x, mixedNest, i % 2 == 0 ? CS_TYPE_LIST : CS_TYPE_DICT))
+            var nest = try openColl(&x, mixedNest)
+            if i % 2 == 0 {
+                check(listAppend(&nest, .int(n)))
+                check(listAppend(&nest, .bool(true)))
+            } else {
+                check(mapSet(&nest, Array("k".utf8), .double(Double(i))))
+                // A nested accessor borrows its key: keep it alive while the accessor is used.
+                let innerKey = strdup("inner")!
+                defer { free(innerKey) }
+                check(cs_map_set_collection(&nest, innerKey, 5, CS_TYPE_LIST))
+                var inner = cs_coll()
+                check(cs_coll_open_nested(&nest, -1, innerKey, 5, &inner))
+                check(listAppend(&inner, .string(Array("deep".utf8))))
+            }
+        }
+    }
+    try db.write { txn throws in
+        let o = try findTable(txn, "Owner")
+        var x = try openObj(txn, o, 1)
+        check(cs_obj_delete(&x))
+        var y = try openObj(txn, o, 2)
+        check(setVal(&y, try findColumn(txn, o, "string"), .string(Array("rewritten".utf8))))
+    }
+    try db.write { txn throws in
+        let t = try findTable(txn, "Target")
+        var x = try openObj(txn, t, 2)
+        check(cs_obj_delete(&x))
+    }
+}
+
+/// Renders everything a database holds through the API, one line per value.
+private func dump(_ txn: OpaquePointer) throws -> [String] {
+    var out = ["schema version \(cs_schema_version(txn))"]
+    func render(_ v: Val) -> String {
+        switch v {
+        case .float(let f): return "float(\(f.bitPattern))"
+        case .double(let d): return "double(\(d.bitPattern))"
+        case .string(let b): return "string(\(String(decoding: b, as: UTF8.self)))"
+        case .binary(let b): return "binary(\(b.count) bytes, sum \(b.reduce(0) { $0 &+ Int($1) }))"
+        default: return "\(v)"
+        }
+    }
+    func renderColl(_ c: inout cs_coll, _ prefix: String) throws {
+        var n = 0
+        try must(cs_coll_size(&c, &n), "size")
+        out.append("\(prefix) size \(n)")
+        for i in 0..<n {
+            var k = cs_value(), v = cs_value()
+            if cs_coll_kind_of(&c) == CS_COLL_MAP {
+                try must(cs_map_get_at(&c, i, &k, &v), "map get")
+                out.append("\(prefix)[\(render(toVal(k)))] = \(render(toVal(v)))")
+            } else {
+                try must(cs_list_get(&c, i, &v), "list get")
+                out.append("\(prefix)[\(i)] = \(render(toVal(v)))")
+            }
+            let val = toVal(v)
+            if val == .list || val == .dict {
+                var nested = cs_coll()
+                let key = toVal(k)
+                if case .string(let kb) = key {
+                    try withKey(kb) { p, len in try must(cs_coll_open_nested(&c, -1, p, len, &nested), "nested") ; try renderColl(&nested, "\(prefix)[\(render(key))]") }
+                } else {
+                    try must(cs_coll_open_nested(&c, Int64(i), nil, 0, &nested), "nested")
+                    try renderColl(&nested, "\(prefix)[\(i)]")
+                }
+            }
+        }
+    }
+    for table in 0..<cs_table_slots(txn) {
+        var info = cs_table_info()
+        guard cs_table_info_get(txn, table, &info) == Int32(CS_OK) else { continue }
+        let tname = String(cString: info.name)
+        out.append("table \(table) \(tname) flags \(info.flags) primary \(info.primary) count \(info.count)")
+        var columns: [(UInt32, cs_column_info)] = []
+        for col in 0..<info.col_slots {
+            var ci = cs_column_info()
+            guard cs_column_info_get(txn, table, col, &ci) == Int32(CS_OK) else { continue }
+            columns.append((col, ci))
+            out.append("  column \(col) \(String(cString: ci.name)) type \(ci.type.rawValue) coll \(ci.coll.rawValue) flags \(ci.flags) target \(ci.target)")
+        }
+        for key in try allKeys(txn, table) {
+            var o = try openObj(txn, table, key)
+            for (col, ci) in columns {
+                let name = "  \(tname)[\(key)].\(String(cString: ci.name))"
+                if ci.type == CS_TYPE_BACKLINK {
+                    var n = 0
+                    try must(cs_obj_backlink_count(&o, ci.target, ci.origin_col, &n), "backlinks")
+                    out.append("\(name) backlinks \(n)")
+                } else if ci.coll != CS_COLL_NONE {
+                    var c = try openColl(&o, col)
+                    try renderColl(&c, name)
+                } else {
+                    let v = getVal(&o, col) ?? .null
+                    out.append("\(name) = \(render(v))")
+                    if v == .list || v == .dict {
+                        var c = try openColl(&o, col)
+                        try renderColl(&c, name)
+                    }
+                }
+            }
+        }
+    }
+    return out
+}
+
+@Suite struct GoldenFileTests {
+    @Test func formatVersionOneStillOpens() throws {
+        let golden = fixtures.appendingPathComponent("format-v1.cstore")
+        let expected = fixtures.appendingPathComponent("format-v1.txt")
+        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "1" {
+            try? FileManager.default.removeItem(at: golden)
+            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
+            try writeGolden(db)
+            let lines = try db.read { try dump($0) }
+            let logical = try db.stats().logical_size
+            db.close()
+            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
+            // Keep the fixture small: drop the growth slack past the logical end.
+            check(truncate(golden.path, off_t(logical)))
+            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
+        }
+        try withTempDir { dir in
+            // Work on a copy: the fixture itself is never written.
+            let copy = dir.path("v1.cstore")
+            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
+            check(cs_file_verify(copy), "the golden file verifies")
+            let db = try DB(copy, flags: 0)
+            let lines = try db.read { try dump($0) }
+            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(lines.count == want.count)
+            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
+                Issue.record("line \(i + 1): read \(got), expected \(exp)")
+                break
+            }
+            // The library writes on top of a version-1 file and it stays healthy.
+            try db.write { txn throws in
+                let t = try findTable(txn, "Target")
+                var x = try createObj(txn, t)
+                check(setVal(&x, 0, .string(Array("delta".utf8))))
+            }
+            db.verify("after writing to the golden copy")
+            db.close()
+        }
+    }
+
+    @Test func goldenContentsAreWhatTheWriterMakes() throws {
+        // The dump of a freshly written database equals the committed dump, so the golden file
+        // holds exactly the documented contents (and the writer is deterministic).
+        try withTempDir { dir in
+            let db = try DB(dir.path("fresh.cstore"))
+            try writeGolden(db)
+            let lines = try db.read { try dump($0) }
+            db.close()
+            let want = try String(contentsOf: fixtures.appendingPathComponent("format-v1.txt"), encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(lines == want)
+        }
+    }
+}
