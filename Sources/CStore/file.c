@@ -38,11 +38,17 @@ const cs_io *cs_io_default(void) { return &default_io; }
 /* ---- header ----------------------------------------------------------------------------- */
 
 typedef struct hdr_slot {
-    uint64_t top;     /* top ref */
-    uint64_t version; /* version number */
-    uint64_t size;    /* logical file size */
-    uint64_t check;   /* hash of the three fields above and the slot number */
+    uint64_t top;      /* top ref */
+    uint64_t version;  /* version number */
+    uint64_t size;     /* logical file size */
+    uint64_t flags;    /* HS_ONE_SYNC: committed with one sync; run_* describe its bytes */
+    uint64_t run_pos;  /* one-sync commits: where the commit's nodes start */
+    uint64_t run_len;  /* ... how many bytes they take */
+    uint64_t run_hash; /* ... run_hash() of those bytes */
+    uint64_t check;    /* hash of the fields above and the slot number */
 } hdr_slot;
+
+enum { HS_ONE_SYNC = 1 };
 
 typedef struct file_hdr {
     char magic[8];       /* HDR_MAGIC */
@@ -54,18 +60,35 @@ typedef struct file_hdr {
     uint8_t tail[48];    /* zero */
 } file_hdr;
 
-_Static_assert(sizeof(file_hdr) == 128, "header layout");
+_Static_assert(sizeof(file_hdr) == HDR_USED, "header layout");
+
+/* Commits of at most this many bytes, written as one run, are made durable with one sync. */
+#define ONE_SYNC_MAX (1u << 20)
 
 static uint64_t slot_check(const hdr_slot *s, int which)
 {
     uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)which;
-    const uint64_t w[3] = {s->top, s->version, s->size};
-    for (int i = 0; i < 3; i++) {
+    const uint64_t w[7] = {s->top, s->version, s->size, s->flags, s->run_pos, s->run_len, s->run_hash};
+    for (int i = 0; i < 7; i++) {
         h ^= w[i];
         h *= 0x100000001b3ull;
         h ^= h >> 31;
     }
     return h | 1; /* never 0, so a zeroed slot never checks */
+}
+
+/* A 64-bit hash of a commit's bytes (n is a multiple of 8). */
+static uint64_t run_hash(const uint8_t *p, uint64_t n)
+{
+    uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0x632be59bd9b4e019ull;
+    for (uint64_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        a = (a ^ w) * 0xff51afd7ed558ccdull;
+        b = (b + w) ^ (a >> 29);
+    }
+    a ^= b * 0xc4ceb9fe1a85ec53ull;
+    return a ^ (a >> 32);
 }
 
 static int full_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)
@@ -100,6 +123,44 @@ static int file_sync(cs_dbfile *f)
     return CS_OK;
 }
 
+/* A slot is valid when its check matches and, for a one-sync commit, when every byte that
+ * commit wrote reached the file (else the commit was torn and the other slot holds the
+ * newest durable version). */
+static bool slot_valid(cs_dbfile *f, uint64_t phys, const file_hdr *h, int s)
+{
+    const hdr_slot *x = &h->slot[s];
+    if (x->check != slot_check(x, s)) return false;
+    if (!(x->flags & HS_ONE_SYNC)) return true;
+    /* run_pos names the commit's run list: (position, length) pairs, in the order hashed */
+    if (x->run_len > ONE_SYNC_MAX || (x->run_len & 7) || x->run_pos < HDR_SIZE || (x->run_pos & 7) ||
+        x->run_pos + NODE_HDR > phys)
+        return false;
+    node_hdr rh;
+    if (f->io->pread(f->io->ctx, f->fd, &rh, NODE_HDR, (off_t)x->run_pos) != (ssize_t)NODE_HDR) return false;
+    if (rh.flags != 0 || rh.width != 64 || (rh.count & 1) || (uint64_t)rh.count * 8 > ONE_SYNC_MAX ||
+        x->run_pos + NODE_HDR + (uint64_t)rh.count * 8 > phys)
+        return false;
+    uint64_t *pairs = malloc((uint64_t)rh.count * 8 + 8);
+    uint8_t *b = malloc(x->run_len + 8);
+    bool ok = pairs && b &&
+              f->io->pread(f->io->ctx, f->fd, pairs, (uint64_t)rh.count * 8, (off_t)(x->run_pos + NODE_HDR)) ==
+                  (ssize_t)((uint64_t)rh.count * 8);
+    uint64_t at = 0;
+    for (uint32_t i = 0; ok && i < rh.count; i += 2) {
+        uint64_t p = pairs[i], n = pairs[i + 1];
+        if (n == 0) continue;
+        if (n > x->run_len - at || p < HDR_SIZE || p > phys || n > phys - p ||
+            f->io->pread(f->io->ctx, f->fd, b + at, n, (off_t)p) != (ssize_t)n)
+            ok = false;
+        else
+            at += n;
+    }
+    ok = ok && at == x->run_len && run_hash(b, x->run_len) == x->run_hash;
+    free(pairs);
+    free(b);
+    return ok;
+}
+
 static int read_header(cs_dbfile *f, uint64_t phys, file_hdr *h, int *sel)
 {
     if (phys < sizeof *h) return cs_fail(CS_CORRUPT, 0, "%s is not a database (too short)", f->path);
@@ -110,8 +171,8 @@ static int read_header(cs_dbfile *f, uint64_t phys, file_hdr *h, int *sel)
         return cs_fail(CS_VERSION, 0, "%s needs format version %u; this library reads up to %u",
                        f->path, h->read_fmt, FORMAT_READ);
     int s = h->selector & 1;
-    if (h->selector > 1 || h->slot[s].check != slot_check(&h->slot[s], s)) s ^= 1;
-    if (h->slot[s].check != slot_check(&h->slot[s], s))
+    if (h->selector > 1 || !slot_valid(f, phys, h, s)) s ^= 1;
+    if (!slot_valid(f, phys, h, s))
         return CORRUPT("%s: neither header slot is valid", f->path);
     hdr_slot *x = &h->slot[s];
     if (x->size > phys || x->size < HDR_SIZE || x->top < HDR_SIZE || x->top >= x->size || (x->top & 7))
@@ -133,13 +194,24 @@ int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *l
     return CS_OK;
 }
 
-static int write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh)
+typedef struct run_info {
+    uint64_t pos, len, hash; /* the one run of a one-sync commit (len 0: two-sync commit) */
+} run_info;
+
+static int write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
+                        const run_info *run)
 {
     file_hdr h;
     memset(&h, 0, sizeof h);
     if (!fresh) {
-        ssize_t n = f->io->pread(f->io->ctx, f->fd, &h, sizeof h, 0);
-        if (n != (ssize_t)sizeof h) return cs_fail(CS_IOERR, errno, "cannot read the header of %s", f->path);
+        /* the other slot must be written back exactly as it is on disk: use the image of the
+         * last header this process wrote or read, if it is still the newest */
+        if (f->hdr_version == f->version) {
+            memcpy(&h, f->hdr_img, sizeof h);
+        } else {
+            ssize_t n = f->io->pread(f->io->ctx, f->fd, &h, sizeof h, 0);
+            if (n != (ssize_t)sizeof h) return cs_fail(CS_IOERR, errno, "cannot read the header of %s", f->path);
+        }
     }
     memcpy(h.magic, HDR_MAGIC, 8);
     h.read_fmt = FORMAT_READ;
@@ -147,9 +219,17 @@ static int write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, u
     h.slot[sel].top = top;
     h.slot[sel].version = version;
     h.slot[sel].size = size;
+    h.slot[sel].flags = run && run->len ? HS_ONE_SYNC : 0;
+    h.slot[sel].run_pos = run ? run->pos : 0;
+    h.slot[sel].run_len = run ? run->len : 0;
+    h.slot[sel].run_hash = run ? run->hash : 0;
     h.slot[sel].check = slot_check(&h.slot[sel], sel);
     h.selector = (uint8_t)sel;
-    return full_pwrite(f, &h, sizeof h, 0);
+    f->hdr_version = 0;
+    TRY(full_pwrite(f, &h, sizeof h, 0));
+    memcpy(f->hdr_img, &h, sizeof h);
+    f->hdr_version = version;
+    return CS_OK;
 }
 
 /* ---- mapping ---------------------------------------------------------------------------- */
@@ -205,7 +285,7 @@ static int create_fresh(cs_dbfile *f)
         return cs_fail(errno == ENOSPC ? CS_FULL : CS_IOERR, errno, "cannot size %s", f->path);
     TRY(full_pwrite(f, buf, sizeof buf, HDR_SIZE));
     TRY(file_sync(f));
-    TRY(write_header(f, 0, HDR_SIZE, 1, size, true));
+    TRY(write_header(f, 0, HDR_SIZE, 1, size, true, NULL));
     TRY(file_sync(f));
     return CS_OK;
 }
@@ -463,7 +543,8 @@ static void free_coalesce(cs_dbfile *f, uint64_t oldest)
 /* ---- commit ----------------------------------------------------------------------------- */
 
 typedef struct citem {
-    ref_t slab;    /* the slab node (0 for the free-list arrays) */
+    ref_t slab;    /* the slab node (0 for the free-list arrays and the run list) */
+    int kind;      /* 0 slab node, 1..3 free-list arrays, 4 the run list */
     uint64_t size; /* bytes */
     uint64_t pos;  /* file position */
     uint64_t off;  /* offset in the write buffer */
@@ -486,6 +567,7 @@ static void plan_add(cplan *p, ref_t r, uint64_t size)
         p->cap = nc;
     }
     p->items[p->n].slab = r;
+    p->items[p->n].kind = 0;
     p->items[p->n].size = size;
     p->items[p->n].pos = 0;
     p->items[p->n].off = 0;
@@ -539,6 +621,29 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t *scan)
     return p;
 }
 
+/* Places one node into the smallest reusable extent that holds it, else at the end. */
+static uint64_t place_best(cs_dbfile *f, alloc_cur *c, uint64_t size)
+{
+    uint64_t best = UINT64_MAX;
+    for (uint64_t i = 0; i < f->nfree; i++) {
+        extent *x = &f->free[i];
+        if (x->ver == 0 && x->len >= size && (best == UINT64_MAX || x->len < f->free[best].len)) {
+            best = i;
+            if (x->len == size) break;
+        }
+    }
+    if (best == UINT64_MAX) {
+        uint64_t p = c->end;
+        c->end += size;
+        return p;
+    }
+    extent *x = &f->free[best];
+    uint64_t p = x->pos;
+    x->pos += size;
+    x->len -= size;
+    return p;
+}
+
 int file_commit(cs_txn *t)
 {
     cs_dbfile *f = t->f;
@@ -576,6 +681,11 @@ int file_commit(cs_txn *t)
     }
     ref_t *top_slot;
     TRY(txn_top_slot(t, TOP_VERSION, &top_slot)); /* makes the top writable */
+    /* so does the previous commit's run list */
+    ref_t *runs_slot;
+    TRY(txn_top_slot(t, TOP_COMMIT_RUNS, &runs_slot));
+    if (*runs_slot) node_free(t, *runs_slot);
+    *runs_slot = 0;
 
     /* 3. the free list: reusable extents, plus what this commit frees (not reusable yet) */
     TRY(free_reserve(f, f->nfree + t->nfreed + 1));
@@ -589,28 +699,37 @@ int file_commit(cs_txn *t)
     uint64_t cap = f->nfree; /* allocation only shrinks or removes extents */
     uint64_t fl_size = node_size_of(0, 64, cap);
 
-    /* 4. plan: dirty nodes in post-order, the three free-list arrays before the top */
+    /* 4. plan: dirty nodes in post-order, the free-list arrays and the run list before the top */
     collect(t, t->top, &plan);
     if (plan.oom) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
     citem topi = plan.items[plan.n - 1];
     plan.n--;
     plan.total -= topi.size;
-    for (int i = 0; i < 3; i++) plan_add(&plan, 0, fl_size);
+    for (int i = 0; i < 3; i++) {
+        plan_add(&plan, 0, fl_size);
+        if (!plan.oom) plan.items[plan.n - 1].kind = 1 + i;
+    }
+    uint64_t runs_cap = 2 * (plan.n + 2); /* at most one run per item */
+    plan_add(&plan, 0, node_size_of(0, 64, runs_cap));
+    if (!plan.oom) plan.items[plan.n - 1].kind = 4;
     plan_add(&plan, topi.slab, topi.size);
     if (plan.oom) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
 
-    /* 5. placement: one extent that holds everything if there is one, else first fit in order */
+    /* 5. placement: the first extent that holds everything if there is one (one run); else a
+     * small commit puts each node into the smallest hole it fits (keeping the free list short),
+     * and a large one fills extents first fit in order; then the end of the file */
     alloc_cur cur = {UINT64_MAX, f->logical};
     uint64_t scan = 0;
     for (uint64_t i = 0; i < f->nfree; i++)
         if (f->free[i].ver == 0 && f->free[i].len >= plan.total) {
             cur.ext = i;
-            scan = f->nfree;
             break;
         }
+    bool each = cur.ext == UINT64_MAX && plan.total <= ONE_SYNC_MAX;
+    if (cur.ext != UINT64_MAX) scan = f->nfree;
     uint64_t off = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
-        plan.items[i].pos = place(f, &cur, plan.items[i].size, &scan);
+        plan.items[i].pos = each ? place_best(f, &cur, plan.items[i].size) : place(f, &cur, plan.items[i].size, &scan);
         plan.items[i].off = off;
         off += plan.items[i].size;
         if (plan.items[i].slab) {
@@ -624,11 +743,28 @@ int file_commit(cs_txn *t)
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
     if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto fail; }
-    uint64_t fl_pos[3] = {0, 0, 0};
+    uint64_t fl_pos[3] = {0, 0, 0}, runs_pos = 0;
     int fl_i = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
+        if (it->kind == 4) {
+            /* the runs of this commit, in buffer order: (position, length) pairs */
+            runs_pos = it->pos;
+            memset(dst, 0, it->size);
+            dst->width = 64;
+            dst->count = (uint32_t)runs_cap;
+            uint64_t k = 0;
+            for (uint64_t a = 0; a < plan.n;) {
+                uint64_t b = a + 1;
+                while (b < plan.n && plan.items[b].pos == plan.items[b - 1].pos + plan.items[b - 1].size) b++;
+                packed_set(node_values(dst), 64, k++, (int64_t)plan.items[a].pos);
+                packed_set(node_values(dst), 64, k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
+                a = b;
+            }
+            dst->check = node_checksum(dst);
+            continue;
+        }
         if (!it->slab) {
             fl_pos[fl_i] = it->pos;
             uint64_t k = 0;
@@ -656,6 +792,7 @@ int file_commit(cs_txn *t)
             e[TOP_FREE_POS] = fl_pos[0];
             e[TOP_FREE_LEN] = fl_pos[1];
             e[TOP_FREE_VER] = fl_pos[2];
+            e[TOP_COMMIT_RUNS] = runs_pos;
             e[TOP_SIZE] = tag_int((int64_t)new_logical);
             e[TOP_VERSION] = tag_int((int64_t)newver);
         }
@@ -677,7 +814,18 @@ int file_commit(cs_txn *t)
         f->phys_size = ns;
         if ((rc = file_map_for(f, ns)) != CS_OK) goto fail;
     }
-    uint64_t written = 0;
+    uint64_t written = 0, nruns = 0;
+    for (uint64_t i = 1; i < plan.n; i++)
+        if (plan.items[i].pos != plan.items[i - 1].pos + plan.items[i - 1].size) nruns++;
+    nruns++;
+    run_info run = {0, 0, 0};
+    bool one_sync = f->durability == CS_DURABILITY_FULL && plan.total <= ONE_SYNC_MAX;
+    (void)nruns;
+    if (one_sync) {
+        run.pos = runs_pos;
+        run.len = plan.total;
+        run.hash = run_hash(buf, plan.total);
+    }
     for (uint64_t i = 0; i < plan.n;) {
         uint64_t j = i + 1;
         while (j < plan.n && plan.items[j].pos == plan.items[j - 1].pos + plan.items[j - 1].size &&
@@ -688,11 +836,13 @@ int file_commit(cs_txn *t)
         written += len;
         i = j;
     }
-    if ((rc = file_sync(f)) != CS_OK) goto fail;
+    /* two-sync commits make the nodes durable before the header names them; a one-sync commit
+     * lets them race, and its header slot carries their hash so a torn commit is detected */
+    if (!one_sync && (rc = file_sync(f)) != CS_OK) goto fail;
     uint64_t top_pos = plan.items[plan.n - 1].pos;
     int nsel = f->selector ^ 1;
     lock_committing(f);
-    if ((rc = write_header(f, nsel, top_pos, newver, new_logical, false)) != CS_OK) {
+    if ((rc = write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
         goto fail;
     }

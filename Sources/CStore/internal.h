@@ -160,6 +160,7 @@ int schema_serialize(const schema *s, uint8_t **out, uint64_t *n);
 /* Header (FORMAT.md §2) */
 #define HDR_SIZE 4096u
 #define HDR_MAGIC "CSTORE\r\n"
+#define HDR_USED 192u /* bytes of the header in use */
 #define FORMAT_READ 1
 #define FORMAT_WRITE 1
 
@@ -174,7 +175,8 @@ enum {
     TOP_VERSION = 6,  /* tagged: version number */
     TOP_HISTORY = 7,  /* ref: change history (0 until it exists) */
     TOP_SCHEMA_VERSION = 8, /* tagged: the user's schema version */
-    TOP_SLOTS = 9,
+    TOP_COMMIT_RUNS = 9, /* ref: (position, length) of every run the commit wrote */
+    TOP_SLOTS = 10,
 };
 
 /* Table node slots */
@@ -236,6 +238,8 @@ struct cs_dbfile {
     void *lk;                /* the mapped lock file (NULL: lockless read-only open) */
     int lfd;                 /* its descriptor (holds this process's byte-range locks) */
     int slot;                /* this process's reader slot in it, -1 for none */
+    uint8_t hdr_img[HDR_USED]; /* the header as this process last wrote it */
+    uint64_t hdr_version;    /* newest version in hdr_img (0: image not valid) */
 };
 
 struct cs_db {

@@ -7,8 +7,8 @@ import Testing
 
 /// Builds a file with two commits: 100 objects, then 50 more. Returns the file's bytes and the
 /// database version after each of the two commits.
-private func twoCommitFile(_ path: String) throws -> (bytes: [UInt8], first: UInt64, second: UInt64, table: UInt32) {
-    let db = try DB(path)
+private func twoCommitFile(_ path: String, durability: cs_durability = CS_DURABILITY_NOSYNC) throws -> (bytes: [UInt8], first: UInt64, second: UInt64, table: UInt32) {
+    let db = try DB(path, durability: durability)
     var t: UInt32 = 0
     try db.write { txn throws in
         t = try addTable(txn, "T")
@@ -51,7 +51,7 @@ private func le64(_ b: [UInt8], _ at: Int) -> UInt64 {
             #expect(le16(b, 10) == Int(st.write_format), "write format version in the header")
             #expect(st.write_format == cs_format_version(), "a new file has the version this library writes")
             #expect(b[12] <= 1, "selector is 0 or 1")
-            let slot = 16 + 32 * Int(b[12])
+            let slot = 16 + 64 * Int(b[12])
             #expect(le64(b, slot + 8) == st.version, "the selected slot holds the newest version")
             #expect(le64(b, slot + 16) == st.logical_size, "the selected slot holds the logical size")
             #expect(le64(b, slot) % 8 == 0 && le64(b, slot) >= 4096, "the top ref is 8-aligned, past the header")
@@ -67,9 +67,9 @@ private func le64(_ b: [UInt8], _ at: Int) -> UInt64 {
             #expect(second == first + 1)
             var b = pristine
             let selected = Int(b[12])
-            #expect(le64(b, 16 + 32 * selected + 8) == second)
-            #expect(le64(b, 16 + 32 * (1 - selected) + 8) == first, "the other slot keeps the previous version")
-            b[16 + 32 * selected + 24] ^= 0x10 // break the selected slot's check
+            #expect(le64(b, 16 + 64 * selected + 8) == second)
+            #expect(le64(b, 16 + 64 * (1 - selected) + 8) == first, "the other slot keeps the previous version")
+            b[16 + 64 * selected + 56] ^= 0x10 // break the selected slot's check
             let path = dir.path("torn.cstore")
             try write(b, to: path)
             let db = try DB(path, flags: 0)
@@ -84,11 +84,47 @@ private func le64(_ b: [UInt8], _ at: Int) -> UInt64 {
         }
     }
 
+    /// A small FULL commit syncs once: its slot carries a hash of every byte it wrote, so a
+    /// commit whose header reached the disk but whose data did not is detected at open, and the
+    /// previous version (which that commit never overwrote) is used.
+    @Test func oneSyncCommitWithLostDataFallsBack() throws {
+        try withTempDir { dir in
+            let (pristine, first, second, t) = try twoCommitFile(dir.path("pristine.cstore"), durability: CS_DURABILITY_FULL)
+            let selected = Int(pristine[12])
+            let slot = 16 + 64 * selected
+            #expect(le64(pristine, slot + 8) == second)
+            #expect(le64(pristine, slot + 24) & 1 == 1, "the second commit is a one-sync commit")
+            let runList = Int(le64(pristine, slot + 32))
+            let firstRun = Int(le64(pristine, runList + 8))
+            let runLength = Int(le64(pristine, runList + 16))
+            #expect(runLength > 16)
+            // Every byte of the commit's runs is covered: damage one in the middle of the first run.
+            for at in [firstRun + 9, firstRun + runLength / 2, firstRun + runLength - 1] {
+                var b = pristine
+                b[at] ^= 0x5a
+                let path = dir.path("lost-\(at).cstore")
+                try write(b, to: path)
+                let db = try DB(path, flags: 0)
+                #expect(cs_db_version(db.h) == first, "damage at \(at): open uses the previous version")
+                try db.read { txn throws in #expect(try tableCount(txn, t) == 100) }
+                db.verify("fallback after damage at \(at)")
+                db.close()
+            }
+            // Undamaged, the one-sync commit is the newest version.
+            let path = dir.path("intact.cstore")
+            try write(pristine, to: path)
+            let db = try DB(path, flags: 0)
+            #expect(cs_db_version(db.h) == second)
+            try db.read { txn throws in #expect(try tableCount(txn, t) == 150) }
+            db.close()
+        }
+    }
+
     @Test func bothSlotsBrokenIsCorrupt() throws {
         try withTempDir { dir in
             var (b, _, _, _) = try twoCommitFile(dir.path("pristine.cstore"))
-            b[16 + 24] ^= 0x10
-            b[48 + 24] ^= 0x10
+            b[16 + 56] ^= 0x10
+            b[80 + 56] ^= 0x10
             let path = dir.path("broken.cstore")
             try write(b, to: path)
             let (rc, h) = openRaw(path, flags: 0)
