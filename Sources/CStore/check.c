@@ -197,6 +197,9 @@ static int check_tables(cs_txn *t)
         if (!s->tables[i].live) continue;
         for (uint32_t c = 0; c < s->tables[i].ncols; c++) {
             col_def *d = &s->tables[i].cols[c];
+            if (d->live && d->coll == CS_COLL_NONE && (d->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) &&
+                index_type_ok((cs_type)d->type))
+                TRY(index_verify(t, i, c));
             if (!d->live || d->type != CS_TYPE_LINK) continue;
             uint64_t links, backs;
             TRY(count_links(t, i, c, &links));

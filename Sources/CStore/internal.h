@@ -306,6 +306,7 @@ static inline int node_at(const cs_txn *t, ref_t r, node_hdr **out)
 int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i);
 void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v);
 uint8_t width_for(int64_t v);
+void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t delta);
 
 static inline int64_t node_get_int(node_hdr *h, uint64_t i)
 {
@@ -431,6 +432,17 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out);
 
 int file_commit(cs_txn *t);
 int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel);
+
+/* ---- indexes (index.c) ------------------------------------------------------------------- */
+
+bool index_type_ok(cs_type type);
+int index_encode(const cs_value *v, uint8_t **out, size_t *n);
+int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root);
+int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_value *old, const cs_value *nv);
+int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert);
+int index_drop(cs_txn *t, uint32_t table, uint32_t col);
+int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique);
+int index_verify(cs_txn *t, uint32_t table, uint32_t col);
 
 /* ---- change history (changes.c) --------------------------------------------------------- */
 

@@ -209,8 +209,7 @@ static int str_put(cs_txn *t, ref_t *slot, uint64_t i, bool present, const void 
         int64_t last = (int64_t)dh->count;
         TRY(node_reserve(t, &e[0], count, width_for(last)));
         ends = (node_hdr *)txn_ptr(t, e[0]);
-        for (uint64_t j = i; j < count; j++)
-            packed_set(node_values(ends), ends->width, j, node_get_int(ends, j) + delta);
+        packed_add(node_values(ends), ends->width, i, count, delta);
     } else {
         TRY(node_cow(t, &e[0]));
     }

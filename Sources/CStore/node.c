@@ -191,6 +191,17 @@ void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v)
     }
 }
 
+/* Adds delta to elements [from, to) of a packed array (the caller made the width sufficient). */
+void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t delta)
+{
+    switch (width) {
+    case 16: { for (uint64_t i = from; i < to; i++) { int16_t v; memcpy(&v, p + i * 2, 2); v = (int16_t)(v + delta); memcpy(p + i * 2, &v, 2); } return; }
+    case 32: { for (uint64_t i = from; i < to; i++) { int32_t v; memcpy(&v, p + i * 4, 4); v = (int32_t)(v + delta); memcpy(p + i * 4, &v, 4); } return; }
+    case 64: { for (uint64_t i = from; i < to; i++) { int64_t v; memcpy(&v, p + i * 8, 8); v += delta; memcpy(p + i * 8, &v, 8); } return; }
+    default: for (uint64_t i = from; i < to; i++) packed_set(p, width, i, packed_get(p, width, i) + delta); return;
+    }
+}
+
 uint8_t width_for(int64_t v)
 {
     if (v == 0) return 0;

@@ -12,6 +12,7 @@
 #include "internal.h"
 
 int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
+int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
 
 /* ---- accessors -------------------------------------------------------------------------- */
 
@@ -87,6 +88,7 @@ int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
     int64_t key = untag(m[TBL_NEXTKEY]), count = untag(m[TBL_COUNT]);
     TRY(cluster_insert(t, table, key));
     TRY(change_create(t, table, key));
+    TRY(index_row(t, table, key, true));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));
     m[TBL_NEXTKEY] = tag_int(key + 1);
@@ -111,7 +113,29 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
     TRY(txn_table(txn, table, &td));
     if (td->flags & CS_TABLE_EMBEDDED)
         return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
+    if (td->primary != CS_NONE)
+        return cs_fail(CS_MISUSE, 0, "'%s' has a primary key: create its objects with cs_obj_create_primary", td->name);
     return obj_create_row(txn, table, out);
+}
+
+int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out)
+{
+    TRY(txn_need_write(txn));
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    if (td->primary == CS_NONE) return cs_fail(CS_MISUSE, 0, "'%s' has no primary key", td->name);
+    uint32_t pc = td->primary;
+    col_def *c = &td->cols[pc];
+    leaf_spec s = leaf_spec_col(c);
+    TRY(value_check(&s, pk));
+    int64_t other;
+    int rc = cs_index_find(txn, table, pc, pk, &other);
+    if (rc == CS_OK)
+        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
+    if (rc != CS_NOTFOUND) return rc;
+    TRY(obj_create_row(txn, table, out));
+    td = &txn->schema->tables[table];
+    return obj_col_put(out, pc, &td->cols[pc], pk);
 }
 
 int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)
@@ -347,11 +371,28 @@ static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
 int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v) { return col_put(o, col, c, v); }
 static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
 {
+    bool indexed = (c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && c->coll == CS_COLL_NONE &&
+                   index_type_ok((cs_type)c->type);
+    cs_value old;
+    void *oldbuf = NULL;
+    if (indexed) {
+        /* the old value, copied: the write below may move the bytes it points at */
+        TRY(cs_obj_get(o, col, &old));
+        if (old.type == CS_TYPE_STRING) {
+            oldbuf = malloc(old.v.bytes.len + 1);
+            if (!oldbuf) return cs_fail(CS_NOMEM, 0, "out of memory");
+            memcpy(oldbuf, old.v.bytes.ptr, old.v.bytes.len);
+            old.v.bytes.ptr = oldbuf;
+        }
+    }
     ref_t *slot;
     uint32_t row;
-    TRY(col_slot_fast(o, col, &slot, &row));
+    int rc = col_slot_fast(o, col, &slot, &row);
     leaf_spec s = leaf_spec_col(c);
-    TRY(leaf_set(o->txn, &s, slot, row, v));
+    if (rc == CS_OK) rc = leaf_set(o->txn, &s, slot, row, v);
+    if (rc == CS_OK && indexed) rc = index_update(o->txn, o->table, col, o->key, &old, v);
+    free(oldbuf);
+    TRY(rc);
     return change_set(o->txn, o->table, o->key, col);
 }
 
@@ -390,6 +431,13 @@ int cs_obj_set(cs_obj *obj, uint32_t col, const cs_value *value)
     leaf_spec s = leaf_spec_col(c);
     if (c->type == CS_TYPE_LINK) s.nullable = true;
     TRY(value_check(&s, value));
+    if (c->flags & CS_COL_PRIMARY) {
+        cs_value cur;
+        TRY(cs_obj_get(obj, col, &cur));
+        if (cs_value_compare(&cur, value) != 0)
+            return cs_fail(CS_MISUSE, 0, "the primary key of an existing object cannot be changed");
+        return CS_OK;
+    }
     if (c->type == CS_TYPE_LINK) return set_link(obj, col, c, value, false);
     if (c->type == CS_TYPE_MIXED && value->type == CS_TYPE_LINK) {
         bool ok = false;
@@ -409,7 +457,7 @@ int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value)
     if (t->writing && obj->table < t->schema->ntables) {
         table_def *td = &t->schema->tables[obj->table];
         if (col < td->ncols && td->cols[col].live && td->cols[col].coll == CS_COLL_NONE &&
-            td->cols[col].type == CS_TYPE_INT) {
+            td->cols[col].type == CS_TYPE_INT && !(td->cols[col].flags & (CS_COL_INDEXED | CS_COL_PRIMARY))) {
             ref_t *slot;
             uint32_t row;
             TRY(col_slot_fast(obj, col, &slot, &row));
@@ -548,6 +596,7 @@ int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
     /* 3. the row */
     int64_t count;
     TRY(table_get_meta(t, table, TBL_COUNT, &count));
+    TRY(index_row(t, table, key, false));
     TRY(cluster_erase(t, table, key));
     TRY(change_delete(t, table, key));
     TRY(table_set_meta(t, table, TBL_COUNT, count - 1));

@@ -412,11 +412,15 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
     if (!d->name) return cs_fail(CS_NOMEM, 0, "out of memory");
     d->type = (uint8_t)type;
     d->coll = (uint8_t)coll;
+    if ((flags & CS_COL_INDEXED) && (coll != CS_COLL_NONE || !index_type_ok(type)))
+        return cs_fail(CS_TYPE, 0, "properties of this type cannot be indexed");
     d->flags = flags & (CS_COL_NULLABLE | CS_COL_INDEXED);
     d->target = target;
     d->origin_col = CS_NONE;
     d->live = 1;
     TRY(col_drop_data(txn, table, c)); /* a reused slot starts empty */
+    TRY(index_drop(txn, table, c));
+    if (flags & CS_COL_INDEXED) TRY(index_build(txn, table, c, false));
     if (type == CS_TYPE_LINK) {
         table_def *tt = &txn->schema->tables[target];
         uint32_t b;
@@ -526,6 +530,7 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
     } else {
         TRY(col_drop_data(txn, table, col));
     }
+    TRY(index_drop(txn, table, col));
     c = &s->tables[table].cols[col];
     col_clear_def(c);
     if (s->tables[table].primary == col) s->tables[table].primary = CS_NONE;
@@ -548,9 +553,43 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     }
     TRY(txn_schema_writable(txn));
     td = &txn->schema->tables[table];
-    if (td->primary != CS_NONE) td->cols[td->primary].flags &= ~(uint32_t)CS_COL_PRIMARY;
+    uint32_t old = td->primary;
+    if (old == col) return CS_OK;
+    if (old != CS_NONE) {
+        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
+        if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));
+    }
     td->primary = col;
-    if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
+    if (col != CS_NONE) {
+        td->cols[col].flags |= CS_COL_PRIMARY;
+        int rc = index_build(txn, table, col, true);
+        if (rc != CS_OK) {
+            td = &txn->schema->tables[table];
+            td->cols[col].flags &= ~(uint32_t)CS_COL_PRIMARY;
+            td->primary = CS_NONE;
+            index_drop(txn, table, col);
+            return rc;
+        }
+    }
+    return CS_OK;
+}
+
+int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed)
+{
+    col_def *c;
+    TRY(txn_col(txn, table, col, NULL, &c));
+    if (indexed && (c->coll != CS_COLL_NONE || !index_type_ok((cs_type)c->type)))
+        return cs_fail(CS_TYPE, 0, "property '%s' cannot be indexed", c->name);
+    if (indexed == ((c->flags & CS_COL_INDEXED) != 0)) return CS_OK;
+    TRY(txn_schema_writable(txn));
+    c = &txn->schema->tables[table].cols[col];
+    if (indexed) {
+        c->flags |= CS_COL_INDEXED;
+        if (!(c->flags & CS_COL_PRIMARY)) TRY(index_build(txn, table, col, false));
+    } else {
+        c->flags &= ~(uint32_t)CS_COL_INDEXED;
+        if (!(c->flags & CS_COL_PRIMARY)) TRY(index_drop(txn, table, col));
+    }
     return CS_OK;
 }
 

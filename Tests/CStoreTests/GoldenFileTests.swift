@@ -44,6 +44,8 @@ private func writeGolden(_ db: DB) throws {
         let friends = try addColumn(txn, o, "friends", CS_TYPE_LINK, coll: CS_COLL_MAP, target: target)
         let anys = try addColumn(txn, o, "anys", CS_TYPE_MIXED, coll: CS_COLL_LIST)
         check(cs_table_set_primary_key(txn, o, cols[0]))
+        check(cs_column_set_indexed(txn, o, cols[6], true))     // date
+        check(cs_column_set_indexed(txn, o, optCols[4], true))  // opt_string
         check(cs_schema_version_set(txn, 3))
 
         var targets: [Int64] = []
@@ -53,8 +55,9 @@ private func writeGolden(_ db: DB) throws {
             targets.append(t.key)
         }
         for i in 0..<4 {
-            var x = try createObj(txn, o)
             let n = Int64(i)
+            var x = cs_obj()
+            try withValue(.int(n * 1_000_000_007 - 3)) { pk in try must(cs_obj_create_primary(txn, o, pk, &x), "create with primary key") }
             let values: [Val] = [
                 .int(n * 1_000_000_007 - 3), .bool(i % 2 == 0), .float(Float(i) * 1.5 - 0.25),
                 .double(Double(i) / 3), .string(Array("owner \(i) ✓".utf8)),
@@ -64,7 +67,8 @@ private func writeGolden(_ db: DB) throws {
                 .uuid((0..<16).map { UInt8(($0 * 7 + i) & 0xff) }),
                 .decimal(UInt64(i * 125), 0x3040_0000_0000_0000 - (UInt64(i) << 49)),
             ]
-            for (c, v) in zip(cols, values) { check(setVal(&x, c, v)) }
+            for (c, v) in zip(cols, values).dropFirst() { check(setVal(&x, c, v)) }
+            #expect(getVal(&x, cols[0]) == values[0], "the primary key is set at creation")
             for (k, c) in optCols.enumerated() where (k + i) % 2 == 0 { check(setVal(&x, c, values[k])) }
             check(setVal(&x, mixed, [Val.int(n), .string(Array("m\(i)".utf8)), .link(target, targets[i % 3]), .double(2.5)][i]))
             check(setVal(&x, link, i == 3 ? .null : .link(target, targets[i % 3])))

@@ -381,9 +381,16 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type,
 int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col);
 /** Renames a column (WRITE). */
 int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name);
-/** Marks `col` as the table's primary key, or clears it with CS_NONE (WRITE). The unique
- *  index that enforces it belongs to the query engine. */
+/** Makes `col` the table's primary key (Int, String, ObjectId or UUID, nullable allowed), or
+ *  clears it with CS_NONE (WRITE). A unique index is built: CS_CONSTRAINT if two objects share
+ *  a value. Objects of a table with a primary key are created with cs_obj_create_primary, and
+ *  their primary key cannot be changed afterwards (CS_MISUSE). */
 int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col);
+
+/** Adds or drops the ordered index of a column (WRITE). Indexable: Int, Bool, String,
+ *  Timestamp, ObjectId, UUID single-value columns (else CS_TYPE). Building it visits every
+ *  object. A primary-key column keeps its index regardless. */
+int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed);
 
 /** The user's schema version stored in the file (0 for a new file). */
 uint64_t cs_schema_version(cs_txn *txn);
@@ -410,6 +417,12 @@ typedef struct cs_obj {
 /** Creates an object with the next key of the table (WRITE); `out` accesses it. Embedded
  *  tables refuse this (CS_MISUSE): create embedded objects through their owner. */
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
+/** Creates an object whose primary key is `pk` (WRITE). CS_CONSTRAINT if an object with that
+ *  primary key exists; CS_TYPE if `pk` does not fit the column. */
+int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out);
+/** Finds the object with primary key `pk`: CS_NOTFOUND if none (one index lookup). */
+int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *pk, int64_t *key);
+
 /** Points `out` at an existing object. CS_NOTFOUND if there is none with that key. */
 int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out);
 /** True if the object exists in the accessor's transaction now. */
@@ -447,6 +460,22 @@ int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col,
 int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out);
 /** Deletes every object of a table (WRITE), with the same link rules as cs_obj_delete. */
 int cs_table_clear(cs_txn *txn, uint32_t table);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Index lookups                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/** The first object (lowest key) whose indexed column equals `value`; CS_NOTFOUND if none.
+ *  CS_MISUSE if the column has no index. */
+int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value, int64_t *key);
+/** Every object whose indexed column equals `value`, in key order; free with cs_keys_free. */
+int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value,
+                      int64_t **keys, size_t *count);
+/** Every object with lo <= value <= hi (either bound may be NULL), in value order, then key
+ *  order. Values of another type or null sort by the order of DESIGN §2.9 (null first). */
+int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo,
+                   const cs_value *hi, int64_t **keys, size_t *count);
+void cs_keys_free(int64_t *keys);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Iteration                                                                                */

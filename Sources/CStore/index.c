@@ -1,0 +1,849 @@
+/*
+ * index.c -- ordered indexes (docs/FORMAT.md §6.5): per indexed column a B+ tree of entries
+ * `encode(value) || big-endian object key`, compared as bytes, so one tree serves equality,
+ * ranges, prefixes and sorted iteration. Primary keys are indexes whose values are unique.
+ *
+ *   leaf:  a string leaf (leaf.c) of sorted entries, at most IDX_MAX
+ *   inner: NF_REFS|NF_INNER [seps, child0, child1, ...]; seps is a string leaf whose element i
+ *          is the smallest entry under child i
+ *
+ * The value encoding keeps the value order of DESIGN §2.9 under memcmp: a type tag byte, then
+ * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
+ * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes.
+ *
+ * Invariants:
+ *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
+ *  2. Every object of the table has exactly one entry in each of its indexes.
+ *  3. In a unique index no two entries share the value part.
+ */
+#include "internal.h"
+
+#define IDX_MAX 256
+#define IDX_DEPTH 24
+
+/* ---- encoding --------------------------------------------------------------------------- */
+
+bool index_type_ok(cs_type type)
+{
+    switch (type) {
+    case CS_TYPE_INT: case CS_TYPE_BOOL: case CS_TYPE_STRING: case CS_TYPE_TIMESTAMP:
+    case CS_TYPE_OBJECTID: case CS_TYPE_UUID: return true;
+    default: return false;
+    }
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
+}
+
+/* Encodes a value (null included) into *out (malloc'd, with 8 spare bytes at the end). */
+int index_encode(const cs_value *v, uint8_t **out, size_t *n)
+{
+    size_t cap = 32 + (v->type == CS_TYPE_STRING ? 2 * v->v.bytes.len : 0);
+    uint8_t *p = malloc(cap);
+    if (!p) return cs_fail(CS_NOMEM, 0, "out of memory");
+    size_t k = 0;
+    switch (v->type) {
+    case CS_TYPE_NULL: p[k++] = 0; break;
+    case CS_TYPE_BOOL: p[k++] = 1; p[k++] = v->v.b ? 1 : 0; break;
+    case CS_TYPE_INT: p[k++] = 2; put_be64(p + k, (uint64_t)v->v.i ^ (1ull << 63)); k += 8; break;
+    case CS_TYPE_STRING: {
+        p[k++] = 3;
+        const uint8_t *s = v->v.bytes.ptr;
+        for (size_t i = 0; i < v->v.bytes.len; i++) {
+            p[k++] = s[i];
+            if (s[i] == 0) p[k++] = 0xff;
+        }
+        p[k++] = 0;
+        p[k++] = 0;
+        break;
+    }
+    case CS_TYPE_TIMESTAMP:
+        p[k++] = 4;
+        put_be64(p + k, (uint64_t)v->v.ts.sec ^ (1ull << 63));
+        k += 8;
+        {
+            uint32_t ns = (uint32_t)v->v.ts.nsec ^ 0x80000000u;
+            p[k++] = (uint8_t)(ns >> 24); p[k++] = (uint8_t)(ns >> 16);
+            p[k++] = (uint8_t)(ns >> 8); p[k++] = (uint8_t)ns;
+        }
+        break;
+    case CS_TYPE_OBJECTID: p[k++] = 5; memcpy(p + k, v->v.oid, 12); k += 12; break;
+    case CS_TYPE_UUID: p[k++] = 6; memcpy(p + k, v->v.uuid, 16); k += 16; break;
+    default:
+        free(p);
+        return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
+    }
+    *out = p;
+    *n = k;
+    return CS_OK;
+}
+
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    int r = n ? memcmp(a, b, n) : 0;
+    if (r) return r;
+    return (an > bn) - (an < bn);
+}
+
+/* ---- tree access ------------------------------------------------------------------------ */
+
+static leaf_spec entry_spec(void) { return leaf_spec_of(CS_TYPE_BINARY, false, 0); }
+
+/* A string leaf opened once for many reads (entries are never big values in practice; when
+ * one is, reads go through leaf_get). */
+typedef struct sview {
+    node_hdr *ends; /* end offsets */
+    node_hdr *data; /* bytes */
+    bool bigs;      /* some value lives in its own blob */
+    ref_t ref;      /* the leaf */
+    uint64_t n;     /* entries */
+} sview;
+
+static int sview_open(cs_txn *t, ref_t r, sview *v)
+{
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    if (!(h->flags & NF_REFS) || h->count != 3 || (h->flags & NF_INNER)) return CORRUPT("index leaf is malformed");
+    uint64_t *e = node_refs(h);
+    TRY(node_at(t, e[0], &v->ends));
+    TRY(node_at(t, e[1], &v->data));
+    if ((v->ends->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || !(v->data->flags & NF_BYTES) || v->data->width != 1)
+        return CORRUPT("index leaf parts are malformed");
+    v->bigs = e[2] != 0;
+    v->ref = r;
+    v->n = v->ends->count;
+    return CS_OK;
+}
+
+static int sview_get(cs_txn *t, const sview *v, uint64_t i, const uint8_t **p, size_t *n)
+{
+    if (i >= v->n) return CORRUPT("index leaf index past its end");
+    if (v->bigs) {
+        leaf_spec s = leaf_spec_of(CS_TYPE_BINARY, false, 0);
+        cs_value x;
+        TRY(leaf_get(t, &s, v->ref, i, &x));
+        if (x.type != CS_TYPE_BINARY || x.v.bytes.len < 8) return CORRUPT("index entry is malformed");
+        *p = x.v.bytes.ptr;
+        *n = x.v.bytes.len;
+        return CS_OK;
+    }
+    int64_t a = i ? node_get_int(v->ends, i - 1) : 0, b = node_get_int(v->ends, i);
+    if (a < 0 || b < a + 8 || (uint64_t)b > v->data->count) return CORRUPT("index entry is malformed");
+    *p = node_values(v->data) + a;
+    *n = (size_t)(b - a);
+    return CS_OK;
+}
+
+static int entry_at(cs_txn *t, ref_t leaf, uint64_t i, const uint8_t **p, size_t *n)
+{
+    sview v;
+    TRY(sview_open(t, leaf, &v));
+    return sview_get(t, &v, i, p, n);
+}
+
+/* First position in a sorted string leaf whose entry is >= (p, n). */
+static int leaf_lower(cs_txn *t, ref_t leaf, const uint8_t *p, size_t n, uint64_t *pos)
+{
+    sview v;
+    TRY(sview_open(t, leaf, &v));
+    uint64_t lo = 0, hi = v.n;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        const uint8_t *e;
+        size_t en;
+        TRY(sview_get(t, &v, mid, &e, &en));
+        if (cmp_bytes(e, en, p, n) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *pos = lo;
+    return CS_OK;
+}
+
+/* Child of an inner node for an entry: the last child whose first entry <= it (0 if none). */
+static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, uint64_t *child)
+{
+    if (!(h->flags & NF_REFS) || h->count < 2) return CORRUPT("index inner node is malformed");
+    ref_t seps = node_refs(h)[0];
+    leaf_spec s = entry_spec();
+    uint64_t cnt;
+    TRY(leaf_count(t, &s, seps, &cnt));
+    if (cnt + 1 != h->count) return CORRUPT("index separators disagree with children");
+    uint64_t pos;
+    TRY(leaf_lower(t, seps, p, n, &pos));
+    if (pos < cnt) {
+        const uint8_t *e;
+        size_t en;
+        TRY(entry_at(t, seps, pos, &e, &en));
+        if (cmp_bytes(e, en, p, n) == 0) { *child = pos; return CS_OK; }
+    }
+    *child = pos ? pos - 1 : 0;
+    return CS_OK;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+typedef struct isplit {
+    bool happened; /* a right sibling was made */
+    ref_t ref;     /* its ref */
+} isplit;
+
+static int first_entry(cs_txn *t, ref_t r, const uint8_t **p, size_t *n)
+{
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    if (h->flags & NF_INNER) return entry_at(t, node_refs(h)[0], 0, p, n);
+    return entry_at(t, r, 0, p, n);
+}
+
+static int ins_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, isplit *sp, int depth)
+{
+    if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+    sp->happened = false;
+    TRY(node_cow(t, slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    leaf_spec s = entry_spec();
+    cs_value v = cs_binary(p, n);
+    if (!(h->flags & NF_INNER)) {
+        uint64_t pos, cnt;
+        TRY(leaf_lower(t, *slot, p, n, &pos));
+        TRY(leaf_count(t, &s, *slot, &cnt));
+        if (pos < cnt) {
+            const uint8_t *e;
+            size_t en;
+            TRY(entry_at(t, *slot, pos, &e, &en));
+            if (cmp_bytes(e, en, p, n) == 0) return CORRUPT("index entry exists twice");
+        }
+        TRY(leaf_insert(t, &s, slot, pos, &v));
+        if (cnt + 1 > IDX_MAX) {
+            ref_t nl;
+            TRY(leaf_make(t, &s, 0, &nl));
+            TRY(leaf_move(t, &s, slot, pos == cnt ? cnt : (cnt + 1) / 2, &nl));
+            sp->happened = true;
+            sp->ref = nl;
+        }
+        return CS_OK;
+    }
+    uint64_t c;
+    TRY(inner_child(t, h, p, n, &c));
+    isplit csp;
+    TRY(ins_rec(t, &node_refs(h)[1 + c], p, n, &csp, depth + 1));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    uint64_t *e = node_refs(h);
+    if (c == 0) {
+        /* a new smallest entry becomes the first separator */
+        const uint8_t *fp;
+        size_t fn;
+        TRY(first_entry(t, e[1], &fp, &fn));
+        const uint8_t *sp0;
+        size_t sn0;
+        TRY(entry_at(t, e[0], 0, &sp0, &sn0));
+        if (cmp_bytes(fp, fn, sp0, sn0) != 0) {
+            uint8_t *copy = malloc(fn);
+            if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+            memcpy(copy, fp, fn);
+            cs_value fv = cs_binary(copy, fn);
+            int rc = leaf_set(t, &s, &e[0], 0, &fv);
+            free(copy);
+            TRY(rc);
+        }
+    }
+    if (!csp.happened) return CS_OK;
+    const uint8_t *np;
+    size_t nn;
+    TRY(first_entry(t, csp.ref, &np, &nn));
+    uint8_t *copy = malloc(nn);
+    if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+    memcpy(copy, np, nn);
+    cs_value sv = cs_binary(copy, nn);
+    h = (node_hdr *)txn_ptr(t, *slot);
+    int rc = leaf_insert(t, &s, &node_refs(h)[0], c + 1, &sv);
+    free(copy);
+    TRY(rc);
+    TRY(node_insert_int(t, slot, 2 + c, (int64_t)csp.ref));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    if (h->count - 1 > IDX_MAX) {
+        uint64_t nc = h->count - 1, from = nc / 2;
+        ref_t ni, seps;
+        TRY(node_new(t, NF_REFS | NF_INNER, 64, 1, &ni));
+        TRY(leaf_make(t, &s, 0, &seps));
+        node_refs((node_hdr *)txn_ptr(t, ni))[0] = seps;
+        h = (node_hdr *)txn_ptr(t, *slot);
+        TRY(leaf_move(t, &s, &node_refs(h)[0], from, &node_refs((node_hdr *)txn_ptr(t, ni))[0]));
+        for (uint64_t k = from; k < nc; k++) {
+            h = (node_hdr *)txn_ptr(t, *slot);
+            uint64_t child = node_refs(h)[1 + k];
+            TRY(node_insert_int(t, &ni, ((node_hdr *)txn_ptr(t, ni))->count, (int64_t)child));
+        }
+        TRY(node_truncate(t, slot, 1 + from));
+        sp->happened = true;
+        sp->ref = ni;
+    }
+    return CS_OK;
+}
+
+static int index_insert_entry(cs_txn *t, ref_t *root, const uint8_t *p, size_t n)
+{
+    leaf_spec s = entry_spec();
+    if (!*root) TRY(leaf_make(t, &s, 0, root));
+    isplit sp;
+    TRY(ins_rec(t, root, p, n, &sp, 0));
+    if (sp.happened) {
+        ref_t nr, seps;
+        TRY(node_new(t, NF_REFS | NF_INNER, 64, 3, &nr));
+        TRY(leaf_make(t, &s, 0, &seps));
+        const uint8_t *fp;
+        size_t fn;
+        for (int i = 0; i < 2; i++) {
+            TRY(first_entry(t, i == 0 ? *root : sp.ref, &fp, &fn));
+            uint8_t *copy = malloc(fn);
+            if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+            memcpy(copy, fp, fn);
+            cs_value fv = cs_binary(copy, fn);
+            int rc = leaf_insert(t, &s, &seps, (uint64_t)i, &fv);
+            free(copy);
+            TRY(rc);
+        }
+        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, nr));
+        e[0] = seps;
+        e[1] = *root;
+        e[2] = sp.ref;
+        *root = nr;
+    }
+    return CS_OK;
+}
+
+static int del_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, bool *empty, int depth)
+{
+    if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+    *empty = false;
+    TRY(node_cow(t, slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    leaf_spec s = entry_spec();
+    if (!(h->flags & NF_INNER)) {
+        uint64_t pos, cnt;
+        TRY(leaf_lower(t, *slot, p, n, &pos));
+        TRY(leaf_count(t, &s, *slot, &cnt));
+        const uint8_t *e;
+        size_t en;
+        if (pos >= cnt) return CORRUPT("index entry missing");
+        TRY(entry_at(t, *slot, pos, &e, &en));
+        if (cmp_bytes(e, en, p, n) != 0) return CORRUPT("index entry missing");
+        TRY(leaf_erase(t, &s, slot, pos));
+        *empty = cnt == 1;
+        return CS_OK;
+    }
+    uint64_t c;
+    TRY(inner_child(t, h, p, n, &c));
+    bool cempty;
+    TRY(del_rec(t, &node_refs(h)[1 + c], p, n, &cempty, depth + 1));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    uint64_t *e = node_refs(h);
+    if (cempty) {
+        node_free_tree(t, e[1 + c]);
+        TRY(leaf_erase(t, &s, &e[0], c));
+        TRY(node_erase(t, slot, 1 + c));
+        h = (node_hdr *)txn_ptr(t, *slot);
+        if (h->count == 1) *empty = true;
+        return CS_OK;
+    }
+    const uint8_t *fp;
+    size_t fn;
+    TRY(first_entry(t, e[1 + c], &fp, &fn));
+    uint8_t *copy = malloc(fn);
+    if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+    memcpy(copy, fp, fn);
+    cs_value fv = cs_binary(copy, fn);
+    int rc = leaf_set(t, &s, &e[0], c, &fv);
+    free(copy);
+    return rc;
+}
+
+static int index_erase_entry(cs_txn *t, ref_t *root, const uint8_t *p, size_t n)
+{
+    if (!*root) return CORRUPT("index entry missing (empty index)");
+    bool empty;
+    TRY(del_rec(t, root, p, n, &empty, 0));
+    if (empty) {
+        node_free_tree(t, *root);
+        *root = 0;
+        return CS_OK;
+    }
+    for (;;) {
+        node_hdr *h = (node_hdr *)txn_ptr(t, *root);
+        if (!(h->flags & NF_INNER) || h->count != 2) break;
+        ref_t child = node_refs(h)[1];
+        node_free_tree(t, node_refs(h)[0]);
+        node_free(t, *root);
+        *root = child;
+    }
+    return CS_OK;
+}
+
+/* ---- searching -------------------------------------------------------------------------- */
+
+/* Visits every entry in [lo, hi) (by bytes; NULL = open) in order. */
+typedef int (*index_visit)(void *ctx, const uint8_t *entry, size_t n, int64_t key);
+
+static int scan_rec(cs_txn *t, ref_t r, const uint8_t *lo, size_t lon, const uint8_t *hi, size_t hin,
+                    index_visit fn, void *ctx, bool *stop, int depth)
+{
+    if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    leaf_spec s = entry_spec();
+    if (h->flags & NF_INNER) {
+        uint64_t c = 0;
+        if (lo) TRY(inner_child(t, h, lo, lon, &c));
+        for (; c + 1 < h->count && !*stop; c++) {
+            if (hi) {
+                const uint8_t *sp;
+                size_t sn;
+                TRY(entry_at(t, node_refs(h)[0], c, &sp, &sn));
+                if (cmp_bytes(sp, sn, hi, hin) >= 0) { *stop = true; break; }
+            }
+            TRY(scan_rec(t, node_refs(h)[1 + c], lo, lon, hi, hin, fn, ctx, stop, depth + 1));
+        }
+        return CS_OK;
+    }
+    uint64_t pos = 0;
+    if (lo) TRY(leaf_lower(t, r, lo, lon, &pos));
+    sview sv;
+    TRY(sview_open(t, r, &sv));
+    (void)s;
+    for (; pos < sv.n; pos++) {
+        const uint8_t *e;
+        size_t en;
+        TRY(sview_get(t, &sv, pos, &e, &en));
+        if (hi && cmp_bytes(e, en, hi, hin) >= 0) { *stop = true; return CS_OK; }
+        uint64_t k = 0;
+        for (int i = 0; i < 8; i++) k = (k << 8) | e[en - 8 + i];
+        int rc = fn(ctx, e, en, (int64_t)k);
+        if (rc == 1) { *stop = true; return CS_OK; }
+        TRY(rc);
+    }
+    return CS_OK;
+}
+
+typedef struct first_ctx {
+    const uint8_t *prefix; /* the value part looked for */
+    size_t plen;           /* its length */
+    bool found;            /* an entry with exactly this value part exists */
+    bool whole;            /* match the whole entry (value||key) instead of the value part */
+    int64_t key;           /* its object key */
+} first_ctx;
+
+static int first_visit(void *vctx, const uint8_t *e, size_t en, int64_t key)
+{
+    first_ctx *c = vctx;
+    if (c->whole ? (en == c->plen && memcmp(e, c->prefix, en) == 0)
+                 : (en == c->plen + 8 && memcmp(e, c->prefix, c->plen) == 0)) {
+        c->found = true;
+        c->key = key;
+    }
+    return 1; /* only the first entry >= the prefix matters */
+}
+
+/* Finds the first entry >= prefix and reports whether its value part equals the prefix: one
+ * descent, then at most one step to the next leaf. */
+static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, bool *found, int64_t *key)
+{
+    *found = false;
+    if (!root) return CS_OK;
+    ref_t path[IDX_DEPTH];
+    uint64_t at[IDX_DEPTH];
+    int depth = 0;
+    ref_t r = root;
+    for (;;) {
+        if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+        node_hdr *h;
+        TRY(node_at(t, r, &h));
+        if (!(h->flags & NF_INNER)) break;
+        uint64_t c;
+        TRY(inner_child(t, h, p, n, &c));
+        path[depth] = r;
+        at[depth] = c;
+        depth++;
+        r = node_refs(h)[1 + c];
+    }
+    uint64_t pos;
+    TRY(leaf_lower(t, r, p, n, &pos));
+    sview v;
+    TRY(sview_open(t, r, &v));
+    while (pos >= v.n) {
+        /* every entry of this leaf is smaller: the answer is the first entry of the next leaf */
+        while (depth > 0) {
+            node_hdr *h;
+            TRY(node_at(t, path[depth - 1], &h));
+            if (at[depth - 1] + 2 < h->count) break;
+            depth--;
+        }
+        if (depth == 0) return CS_OK;
+        node_hdr *h;
+        TRY(node_at(t, path[depth - 1], &h));
+        at[depth - 1]++;
+        r = node_refs(h)[1 + at[depth - 1]];
+        for (;;) {
+            node_hdr *x;
+            TRY(node_at(t, r, &x));
+            if (!(x->flags & NF_INNER)) break;
+            if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+            path[depth] = r;
+            at[depth] = 0;
+            depth++;
+            r = node_refs(x)[1];
+        }
+        TRY(sview_open(t, r, &v));
+        pos = 0;
+    }
+    const uint8_t *e;
+    size_t en;
+    TRY(sview_get(t, &v, pos, &e, &en));
+    if (en == n + 8 && memcmp(e, p, n) == 0) {
+        uint64_t k = 0;
+        for (int i = 0; i < 8; i++) k = (k << 8) | e[n + i];
+        *found = true;
+        *key = (int64_t)k;
+    }
+    return CS_OK;
+}
+
+/* True if the whole entry (value||key) is in the index. */
+static int contains(cs_txn *t, ref_t root, const uint8_t *p, size_t n, bool *found)
+{
+    first_ctx c = {p, n, false, true, 0};
+    bool stop = false;
+    if (root) TRY(scan_rec(t, root, p, n, NULL, 0, first_visit, &c, &stop, 0));
+    *found = c.found;
+    return CS_OK;
+}
+
+/* ---- the table's indexes ---------------------------------------------------------------- */
+
+/* Read-only root of column col's index (0 when empty or absent). */
+int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root)
+{
+    *root = 0;
+    ref_t tr;
+    int64_t dummy;
+    (void)dummy;
+    uint64_t tables;
+    TRY(txn_top_get(t, TOP_TABLES, &tables));
+    if (!tables) return CS_OK;
+    node_hdr *th;
+    TRY(node_at(t, tables, &th));
+    if (!(th->flags & NF_REFS) || table >= th->count || !node_refs(th)[table]) return CS_OK;
+    tr = node_refs(th)[table];
+    node_hdr *tn;
+    TRY(node_at(t, tr, &tn));
+    if (!(tn->flags & NF_REFS) || tn->count < TBL_SLOTS) return CORRUPT("table node is malformed");
+    uint64_t ir = node_refs(tn)[TBL_INDEXES];
+    if (!ir) return CS_OK;
+    node_hdr *ih;
+    TRY(node_at(t, ir, &ih));
+    if (!(ih->flags & NF_REFS)) return CORRUPT("index list is malformed");
+    *root = col < ih->count ? node_refs(ih)[col] : 0;
+    if (*root && tagged(*root)) return CORRUPT("index slot holds a number");
+    return CS_OK;
+}
+
+/* Writable slot of column col's index root. */
+static int index_slot(cs_txn *t, uint32_t table, uint32_t col, ref_t **out)
+{
+    ref_t *ts;
+    TRY(table_node_slot(t, table, &ts));
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *ts));
+    ref_t *is = &e[TBL_INDEXES];
+    if (!*is) TRY(node_new(t, NF_REFS, 64, 0, is));
+    TRY(node_cow(t, is));
+    node_hdr *ih = (node_hdr *)txn_ptr(t, *is);
+    if (col >= ih->count) {
+        uint64_t n = ih->count;
+        TRY(node_reserve(t, is, col + 1, 64));
+        ih = (node_hdr *)txn_ptr(t, *is);
+        for (uint64_t i = n; i <= col; i++) node_refs(ih)[i] = 0;
+        ih->count = col + 1;
+    }
+    *out = &node_refs(ih)[col];
+    return CS_OK;
+}
+
+static bool is_indexed(const col_def *c)
+{
+    return c->live && c->coll == CS_COLL_NONE && (c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) &&
+           index_type_ok((cs_type)c->type);
+}
+
+static int entry_for(const cs_value *v, int64_t key, uint8_t **p, size_t *n)
+{
+    TRY(index_encode(v, p, n));
+    put_be64(*p + *n, (uint64_t)key);
+    *n += 8;
+    return CS_OK;
+}
+
+static int value_entry_op(cs_txn *t, uint32_t table, uint32_t col, const cs_value *v, int64_t key, bool insert)
+{
+    uint8_t *p;
+    size_t n;
+    TRY(entry_for(v, key, &p, &n));
+    ref_t *root;
+    int rc = index_slot(t, table, col, &root);
+    if (rc == CS_OK) rc = insert ? index_insert_entry(t, root, p, n) : index_erase_entry(t, root, p, n);
+    free(p);
+    return rc;
+}
+
+/* Called when a value of an indexed column changes (old NULL: the object is new). */
+int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_value *old, const cs_value *nv)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    if (col >= td->ncols || !is_indexed(&td->cols[col])) return CS_OK;
+    if (old) {
+        uint8_t *a, *b;
+        size_t an, bn;
+        TRY(entry_for(old, key, &a, &an));
+        int rc = entry_for(nv, key, &b, &bn);
+        if (rc) { free(a); return rc; }
+        bool same = an == bn && memcmp(a, b, an) == 0;
+        free(a);
+        free(b);
+        if (same) return CS_OK;
+        TRY(value_entry_op(t, table, col, old, key, false));
+    }
+    return value_entry_op(t, table, col, nv, key, true);
+}
+
+/* Called for every indexed column when an object is created (defaults) or deleted. */
+int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
+{
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    for (uint32_t c = 0; c < td->ncols; c++) {
+        if (!is_indexed(&td->cols[c])) continue;
+        cs_value v;
+        if (insert) {
+            memset(&v, 0, sizeof v);
+            if (td->cols[c].flags & CS_COL_NULLABLE) v.type = CS_TYPE_NULL;
+            else {
+                v.type = (cs_type)td->cols[c].type;
+                if (v.type == CS_TYPE_STRING) v.v.bytes.ptr = "";
+            }
+        } else {
+            cs_obj o;
+            TRY(cs_obj_open(t, table, key, &o));
+            TRY(cs_obj_get(&o, c, &v));
+        }
+        /* copy strings: the index write may move the leaf they point into */
+        uint8_t *p;
+        size_t n;
+        TRY(entry_for(&v, key, &p, &n));
+        ref_t *root;
+        int rc = index_slot(t, table, c, &root);
+        if (rc == CS_OK) rc = insert ? index_insert_entry(t, root, p, n) : index_erase_entry(t, root, p, n);
+        free(p);
+        TRY(rc);
+    }
+    return CS_OK;
+}
+
+/* Drops column col's index (frees the tree). */
+int index_drop(cs_txn *t, uint32_t table, uint32_t col)
+{
+    ref_t *root;
+    TRY(index_slot(t, table, col, &root));
+    node_free_tree(t, *root);
+    *root = 0;
+    return CS_OK;
+}
+
+/* Builds column col's index from the table's objects; unique: CS_CONSTRAINT on a duplicate. */
+int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
+{
+    TRY(index_drop(t, table, col));
+    cs_iter it;
+    cs_obj o;
+    TRY(cs_iter_init(&it, t, table));
+    int rc;
+    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        cs_value v;
+        TRY(cs_obj_get(&o, col, &v));
+        uint8_t *p;
+        size_t n;
+        TRY(index_encode(&v, &p, &n));
+        if (unique) {
+            ref_t r;
+            int64_t other;
+            bool found;
+            int rc2 = index_root(t, table, col, &r);
+            if (rc2 == CS_OK) rc2 = seek(t, r, p, n, &found, &other);
+            if (rc2 != CS_OK) { free(p); return rc2; }
+            if (found) {
+                free(p);
+                return cs_fail(CS_CONSTRAINT, 0, "objects %lld and %lld have the same primary key", (long long)other, (long long)o.key);
+            }
+        }
+        put_be64(p + n, (uint64_t)o.key);
+        ref_t *root;
+        rc = index_slot(t, table, col, &root);
+        if (rc == CS_OK) rc = index_insert_entry(t, root, p, n + 8);
+        free(p);
+        TRY(rc);
+    }
+    return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+/* ---- public lookups --------------------------------------------------------------------- */
+
+static int indexed_col(cs_txn *t, uint32_t table, uint32_t col, col_def **c)
+{
+    TRY(txn_col(t, table, col, NULL, c));
+    if (!is_indexed(*c)) return cs_fail(CS_MISUSE, 0, "property '%s' has no index", (*c)->name);
+    return CS_OK;
+}
+
+int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value, int64_t *key)
+{
+    col_def *c;
+    TRY(indexed_col(txn, table, col, &c));
+    if (value->type != CS_TYPE_NULL && value->type != (cs_type)c->type)
+        return cs_fail(CS_TYPE, 0, "a value of type %d cannot match property '%s'", (int)value->type, c->name);
+    ref_t root;
+    TRY(index_root(txn, table, col, &root));
+    uint8_t *p;
+    size_t n;
+    TRY(index_encode(value, &p, &n));
+    bool found;
+    int rc = seek(txn, root, p, n, &found, key);
+    free(p);
+    TRY(rc);
+    return found ? CS_OK : CS_NOTFOUND;
+}
+
+int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *value, int64_t *key)
+{
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    if (td->primary == CS_NONE) return cs_fail(CS_MISUSE, 0, "'%s' has no primary key", td->name);
+    int rc = cs_index_find(txn, table, td->primary, value, key);
+    if (rc == CS_NOTFOUND) return cs_fail(CS_NOTFOUND, 0, "no '%s' with that primary key", td->name);
+    return rc;
+}
+
+typedef struct collect_ctx {
+    int64_t *keys;    /* results */
+    size_t n, cap;    /* used, allocated */
+    const uint8_t *prefix; /* entries must start with it (equality); NULL for ranges */
+    size_t plen;      /* its length */
+} collect_ctx;
+
+static int collect_key(void *vctx, const uint8_t *e, size_t en, int64_t key)
+{
+    collect_ctx *c = vctx;
+    if (c->prefix && (en != c->plen + 8 || memcmp(e, c->prefix, c->plen) != 0)) return 1; /* stop */
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 16;
+        int64_t *k = realloc(c->keys, nc * sizeof *k);
+        if (!k) return cs_fail(CS_NOMEM, 0, "out of memory");
+        c->keys = k;
+        c->cap = nc;
+    }
+    c->keys[c->n++] = key;
+    return CS_OK;
+}
+
+int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value, int64_t **keys, size_t *count)
+{
+    col_def *c;
+    TRY(indexed_col(txn, table, col, &c));
+    *keys = NULL;
+    *count = 0;
+    ref_t root;
+    TRY(index_root(txn, table, col, &root));
+    if (!root) return CS_OK;
+    uint8_t *p;
+    size_t n;
+    TRY(index_encode(value, &p, &n));
+    collect_ctx ctx = {NULL, 0, 0, p, n};
+    bool stop = false;
+    int rc = scan_rec(txn, root, p, n, NULL, 0, collect_key, &ctx, &stop, 0);
+    free(p);
+    if (rc != CS_OK) { free(ctx.keys); return rc; }
+    *keys = ctx.keys;
+    *count = ctx.n;
+    return CS_OK;
+}
+
+int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo, const cs_value *hi, int64_t **keys, size_t *count)
+{
+    col_def *c;
+    TRY(indexed_col(txn, table, col, &c));
+    *keys = NULL;
+    *count = 0;
+    ref_t root;
+    TRY(index_root(txn, table, col, &root));
+    if (!root) return CS_OK;
+    uint8_t *lp = NULL, *hp = NULL;
+    size_t ln = 0, hn = 0;
+    int rc = CS_OK;
+    if (lo) rc = index_encode(lo, &lp, &ln);
+    if (rc == CS_OK && hi) {
+        rc = index_encode(hi, &hp, &hn);
+        /* inclusive upper bound: everything whose value part is <= hi sorts before hi||FF.. */
+        if (rc == CS_OK) {
+            memset(hp + hn, 0xff, 8);
+            hn += 8;
+        }
+    }
+    collect_ctx ctx = {NULL, 0, 0, NULL, 0};
+    bool stop = false;
+    if (rc == CS_OK) rc = scan_rec(txn, root, lp, ln, hp, hn, collect_key, &ctx, &stop, 0);
+    free(lp);
+    free(hp);
+    if (rc != CS_OK) { free(ctx.keys); return rc; }
+    *keys = ctx.keys;
+    *count = ctx.n;
+    return CS_OK;
+}
+
+void cs_keys_free(int64_t *keys) { free(keys); }
+
+/* Checks that an index holds exactly one entry per object with its current value. */
+int index_verify(cs_txn *t, uint32_t table, uint32_t col)
+{
+    ref_t root;
+    TRY(index_root(t, table, col, &root));
+    cs_iter it;
+    cs_obj o;
+    TRY(cs_iter_init(&it, t, table));
+    uint64_t objects = 0;
+    int rc;
+    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        objects++;
+        cs_value v;
+        TRY(cs_obj_get(&o, col, &v));
+        uint8_t *p;
+        size_t n;
+        TRY(index_encode(&v, &p, &n));
+        put_be64(p + n, (uint64_t)o.key);
+        bool found = false;
+        rc = contains(t, root, p, n + 8, &found);
+        free(p);
+        TRY(rc);
+        if (!found) return CORRUPT("index of table %u column %u misses object %lld", table, col, (long long)o.key);
+    }
+    if (rc != CS_NOTFOUND) return rc;
+    collect_ctx ctx = {NULL, 0, 0, NULL, 0};
+    bool stop = false;
+    if (root) TRY(scan_rec(t, root, NULL, 0, NULL, 0, collect_key, &ctx, &stop, 0));
+    free(ctx.keys);
+    if (ctx.n != objects)
+        return CORRUPT("index of table %u column %u has %zu entries for %llu objects", table, col, ctx.n, (unsigned long long)objects);
+    return CS_OK;
+}
