@@ -96,17 +96,43 @@ int table_set_meta(cs_txn *t, uint32_t table, int which, int64_t v)
 
 /* ---- searching -------------------------------------------------------------------------- */
 
-/* Index of the first element >= key in a sorted packed node. */
+/* Index of the first element >= key in a sorted packed node. Keys are allocated in sequence,
+ * so most leaves are dense: try the position the key would have in a dense run first. */
 static uint64_t lower_bound(node_hdr *k, int64_t key)
 {
-    uint64_t lo = 0, hi = k->count;
+    uint64_t n = k->count;
     const uint8_t *p = node_values(k);
     uint8_t w = k->width;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) / 2;
-        if (packed_get(p, w, mid) < key) lo = mid + 1;
-        else hi = mid;
+    if (n == 0) return 0;
+    int64_t first = packed_get(p, w, 0);
+    if (key <= first) return 0;
+    uint64_t guess = (uint64_t)(key - first);
+    if (guess < n && packed_get(p, w, guess) == key) return guess;
+    uint64_t lo = 0, hi = n;
+#define LB_LOOP(T)                                                          \
+    do {                                                                    \
+        const T *a = (const T *)(const void *)p;                            \
+        while (lo < hi) {                                                   \
+            uint64_t mid = (lo + hi) / 2;                                   \
+            T x;                                                            \
+            memcpy(&x, a + mid, sizeof x);                                  \
+            if ((int64_t)x < key) lo = mid + 1;                             \
+            else hi = mid;                                                  \
+        }                                                                   \
+    } while (0)
+    switch (w) {
+    case 8: LB_LOOP(int8_t); break;
+    case 16: LB_LOOP(int16_t); break;
+    case 32: LB_LOOP(int32_t); break;
+    case 64: LB_LOOP(int64_t); break;
+    default:
+        while (lo < hi) {
+            uint64_t mid = (lo + hi) / 2;
+            if (packed_get(p, w, mid) < key) lo = mid + 1;
+            else hi = mid;
+        }
     }
+#undef LB_LOOP
     return lo;
 }
 

@@ -443,6 +443,7 @@ int cs_db_close(cs_db *db)
         if (path && alone) unlink(path);
         free(path);
     }
+    free(db->spare);
     free(db->path);
     free(db);
     return CS_OK;

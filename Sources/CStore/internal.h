@@ -240,6 +240,7 @@ struct cs_dbfile {
     int slot;                /* this process's reader slot in it, -1 for none */
     uint8_t hdr_img[HDR_USED]; /* the header as this process last wrote it */
     uint64_t hdr_version;    /* newest version in hdr_img (0: image not valid) */
+    uint64_t published_pin;  /* the oldest pinned version as last published in the lock file */
 };
 
 struct cs_db {
@@ -247,6 +248,7 @@ struct cs_db {
     char *path;     /* as opened */
     bool readonly;  /* this handle's mode */
     int txns;       /* live transactions */
+    cs_txn *spare;  /* an ended transaction's struct, kept for the next begin */
 };
 
 typedef struct freed_node {

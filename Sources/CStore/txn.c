@@ -59,7 +59,10 @@ static void pins_publish(cs_dbfile *f)
     uint64_t o = 0;
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].count && (!o || f->pins[i].version < o)) o = f->pins[i].version;
-    lock_publish_pin(f, o);
+    if (o != f->published_pin) {
+        lock_publish_pin(f, o);
+        f->published_pin = o;
+    }
 }
 
 static void pin_drop(cs_dbfile *f, uint64_t v)
@@ -81,6 +84,8 @@ static int take_latest(cs_txn *t)
         lock_read_latest(f);
         uint64_t v = f->version;
         TRY(pin_add(f, v));
+        /* a version this process already publishes as pinned protects every newer one */
+        if (f->published_pin && f->published_pin <= v) break;
         pins_publish(f);
         if (lock_latest_version(f) == v) break;
         pin_drop(f, v);
@@ -145,7 +150,10 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
 {
     if (!db || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_begin: bad arguments");
     if (mode == CS_TXN_WRITE && db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", db->path);
-    cs_txn *t = calloc(1, sizeof *t);
+    /* reuse the transaction struct the last cs_txn_end left behind, if any */
+    cs_txn *t = __atomic_exchange_n(&db->spare, NULL, __ATOMIC_ACQ_REL);
+    if (t) memset(t, 0, sizeof *t);
+    else t = calloc(1, sizeof *t);
     if (!t) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
     t->db = db;
     t->f = db->f;
@@ -324,8 +332,10 @@ int cs_txn_end(cs_txn *t)
     free(t->freed);
     free(t->log);
     free(t->created_from);
-    __atomic_sub_fetch(&t->db->txns, 1, __ATOMIC_ACQ_REL);
-    free(t);
+    cs_db *db = t->db;
+    __atomic_sub_fetch(&db->txns, 1, __ATOMIC_ACQ_REL);
+    cs_txn *none = NULL;
+    if (!__atomic_compare_exchange_n(&db->spare, &none, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(t);
     return CS_OK;
 }
 
