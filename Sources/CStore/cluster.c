@@ -20,6 +20,14 @@
 
 int table_node_slot(cs_txn *t, uint32_t table, ref_t **slot)
 {
+    if (t->writing && t->tns_slot && t->tns_top == t->top && t->tns_table == table && IS_SLAB(t->top)) {
+        /* the top, the table list and the table node are unchanged writable copies: reuse */
+        node_hdr *th = (node_hdr *)txn_ptr(t, t->top);
+        if (th->count > TOP_TABLES && node_refs(th)[TOP_TABLES] == t->tns_tables && IS_SLAB(*t->tns_slot)) {
+            *slot = t->tns_slot;
+            return CS_OK;
+        }
+    }
     ref_t *tables;
     TRY(txn_top_slot(t, TOP_TABLES, &tables));
     if (!*tables) TRY(node_new(t, NF_REFS, 64, 0, tables));
@@ -45,6 +53,10 @@ int table_node_slot(cs_txn *t, uint32_t table, ref_t **slot)
     node_hdr *tn = (node_hdr *)txn_ptr(t, *e);
     if (tn->count < TBL_SLOTS) return CORRUPT("table node %u is too short", table);
     *slot = e;
+    t->tns_top = t->top;
+    t->tns_tables = *tables;
+    t->tns_table = table;
+    t->tns_slot = e;
     return CS_OK;
 }
 

@@ -251,6 +251,8 @@ struct cs_db {
     cs_txn *spare;  /* an ended transaction's struct, kept for the next begin */
 };
 
+#define CC_COLS 32
+
 typedef struct freed_node {
     uint64_t pos; /* file ref */
     uint64_t len; /* node size */
@@ -274,6 +276,14 @@ struct cs_txn {
     uint64_t nlog, caplog; /* used, allocated */
     int64_t *created_from; /* per table: first key created in this write (INT64_MAX: none) */
     uint32_t ncreated;     /* entries in created_from */
+    const void *cc_leaf;   /* leaf whose column nodes cc_col holds (read transactions) */
+    uint64_t cc_epoch;     /* epoch cc_col is valid for */
+    node_hdr *cc_col[CC_COLS]; /* checked column nodes of cc_leaf, NULL = not checked yet */
+    ref_t cc_ref[CC_COLS]; /* their refs */
+    ref_t tns_top;         /* table-node slot cache: the top it was found under */
+    ref_t tns_tables;      /* ... the table list ref */
+    uint32_t tns_table;    /* ... the table */
+    ref_t *tns_slot;       /* ... the slot (in the table list) */
 };
 
 /* ---- translation and node access -------------------------------------------------------- */

@@ -433,6 +433,16 @@ static int grow_one(cs_txn *t, ref_t *slot, uint8_t width)
 
 int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
 {
+    if (IS_SLAB(*slot)) {
+        /* appending to a writable node with room and a wide enough width: in place */
+        node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+        if (i == h->count && !(h->flags & (NF_NULLS | NF_BYTES)) && width_for(v) <= h->width &&
+            slab_capacity(&t->f->slab, *slot - SLAB_BASE) >= node_size_of(h->flags, h->width, (uint64_t)h->count + 1)) {
+            h->count++;
+            packed_set(node_values(h), h->width, i, v);
+            return CS_OK;
+        }
+    }
     TRY(grow_one(t, slot, width_for(v)));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
     if (i + 1 < h->count) shift_right(h, i);

@@ -210,8 +210,26 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
             TRY(col_node(obj, col, &leaf, &row, &r));
             if (!r) { *out = 0; return CS_OK; }
             node_hdr *h;
-            TRY(node_at(t, r, &h));
-            if (row >= h->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
+            /* the column nodes of the last leaf read are checked once, not on every read */
+            if (t->cc_leaf == leaf && t->cc_epoch == t->epoch && col < CC_COLS && t->cc_col[col] &&
+                t->cc_ref[col] == r) {
+                h = t->cc_col[col];
+            } else {
+                TRY(node_at(t, r, &h));
+                node_hdr *keys;
+                TRY(node_at(t, node_refs(leaf)[0], &keys));
+                if (h->count != keys->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
+                if (col < CC_COLS && !t->writing) {
+                    if (t->cc_leaf != leaf || t->cc_epoch != t->epoch) {
+                        memset(t->cc_col, 0, sizeof t->cc_col);
+                        t->cc_leaf = leaf;
+                        t->cc_epoch = t->epoch;
+                    }
+                    t->cc_col[col] = h;
+                    t->cc_ref[col] = r;
+                }
+            }
+            if (row >= h->count) return CORRUPT("int column node is malformed");
             *out = node_is_null(h, row) ? 0 : node_get_int(h, row);
             return CS_OK;
         }

@@ -222,6 +222,7 @@ int cs_txn_promote(cs_txn *t)
     t->writing = true;
     t->nfreed = 0;
     t->nlog = 0;
+    t->tns_slot = NULL;
     for (uint32_t i = 0; i < t->ncreated; i++) t->created_from[i] = INT64_MAX;
     t->schema_dirty = false;
     t->epoch++;
@@ -249,6 +250,7 @@ static int end_write(cs_txn *t)
     t->writing = false;
     t->nfreed = 0;
     t->nlog = 0;
+    t->tns_slot = NULL;
     if (t->schema_dirty) {
         schema_release(t->schema);
         t->schema = NULL;
