@@ -157,6 +157,28 @@ typedef struct cs_value {
     } v;
 } cs_value;
 
+/* Decimal128 (IEEE 754-2008 decimal128, BID encoding), implemented once in C for the query
+ * engine and the Swift layer (decimal.c). Results are rounded to 34 significant digits, half to
+ * even; overflow gives infinity, and invalid operations (inf - inf, 0 / 0) give NaN. */
+
+/** Parses "-12.5", "1E+3", "NaN", "Inf", "-Infinity" (case-insensitive). CS_TYPE on bad input;
+ *  more than 34 significant digits are rounded. */
+int cs_decimal_parse(const char *s, size_t len, cs_decimal128 *out);
+/** Writes the shortest exact text (like "12.50", "1.5E+40", "NaN", "-Inf") with a NUL; returns
+ *  the length, or the length needed when `cap` is too small (nothing is written then). */
+size_t cs_decimal_format(const cs_decimal128 *d, char *buf, size_t cap);
+cs_decimal128 cs_decimal_from_int(int64_t v);
+/** The decimal nearest to `v` with at most 17 significant digits (the shortest that round-trips). */
+cs_decimal128 cs_decimal_from_double(double v);
+double cs_decimal_to_double(const cs_decimal128 *d);
+bool cs_decimal_is_nan(const cs_decimal128 *d);
+/** Numeric comparison: <0, 0, >0; NaN sorts before every number and equals NaN. */
+int cs_decimal_compare(const cs_decimal128 *a, const cs_decimal128 *b);
+cs_decimal128 cs_decimal_add(const cs_decimal128 *a, const cs_decimal128 *b);
+cs_decimal128 cs_decimal_sub(const cs_decimal128 *a, const cs_decimal128 *b);
+cs_decimal128 cs_decimal_mul(const cs_decimal128 *a, const cs_decimal128 *b);
+cs_decimal128 cs_decimal_div(const cs_decimal128 *a, const cs_decimal128 *b);
+
 /** Value constructors, for convenience in C and Swift. */
 static inline cs_value cs_null(void) { cs_value x; x.type = CS_TYPE_NULL; x.v.i = 0; return x; }
 static inline cs_value cs_int(int64_t i) { cs_value x; x.type = CS_TYPE_INT; x.v.i = i; return x; }
