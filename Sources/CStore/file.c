@@ -689,13 +689,25 @@ int file_commit(cs_txn *t)
     *runs_slot = 0;
 
     /* 3. the free list: reusable extents, plus what this commit frees (not reusable yet) */
-    TRY(free_reserve(f, f->nfree + t->nfreed + 1));
-    for (uint64_t i = 0; i < t->nfreed; i++) {
-        extent x = {t->freed[i].pos, t->freed[i].len, newver};
-        f->free[f->nfree++] = x;
-    }
+    TRY(free_reserve(f, 2 * (f->nfree + t->nfreed) + 1));
+    /* the cached list is sorted: sort only what this commit freed, then merge the two from the
+     * back into the spare half of the array */
     f->free_version = 0; /* the cache no longer matches any version until the commit lands */
-    qsort(f->free, f->nfree, sizeof(extent), cmp_extent);
+    {
+        extent *add = f->free + f->nfree + t->nfreed; /* scratch beyond the merge area */
+        for (uint64_t i = 0; i < t->nfreed; i++) {
+            add[i].pos = t->freed[i].pos;
+            add[i].len = t->freed[i].len;
+            add[i].ver = newver;
+        }
+        qsort(add, t->nfreed, sizeof(extent), cmp_extent);
+        uint64_t i = f->nfree, j = t->nfreed, k = f->nfree + t->nfreed;
+        while (j > 0) {
+            if (i > 0 && f->free[i - 1].pos > add[j - 1].pos) f->free[--k] = f->free[--i];
+            else f->free[--k] = add[--j];
+        }
+        f->nfree += t->nfreed;
+    }
     free_coalesce(f, oldest);
     uint64_t cap = f->nfree; /* allocation only shrinks or removes extents */
     uint64_t fl_size = node_size_of(0, 64, cap);

@@ -62,7 +62,7 @@ struct lock_file {
     uint32_t selector;  /* its header slot */
     uint32_t committing; /* 1 while a header write may be in flight */
     uint32_t counter;   /* commits so far (futex word) */
-    uint32_t pad0;      /* zero */
+    uint32_t slots_used; /* one past the highest slot ever claimed (scans stop there) */
 };
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
@@ -161,7 +161,9 @@ uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest)
     uint64_t o = latest;
     if (!f->lk) return o;
     lock_slot *s = slots(f);
-    for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
+    uint32_t used = __atomic_load_n(&((struct lock_file *)f->lk)->slots_used, __ATOMIC_SEQ_CST);
+    if (used > LOCK_SLOTS) used = LOCK_SLOTS;
+    for (uint32_t i = 0; i < used; i++) {
         if (!__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
         uint64_t p = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
         if (!p || p >= o) continue;
@@ -299,6 +301,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         s[i].pin = 0;
         s[i].pid = (uint32_t)getpid();
         __atomic_store_n(&s[i].in_use, 1, __ATOMIC_SEQ_CST);
+        if (l->slots_used < i + 1) __atomic_store_n(&l->slots_used, i + 1, __ATOMIC_SEQ_CST);
         f->slot = (int)i;
         break;
     }
