@@ -18,6 +18,8 @@
  */
 #include "internal.h"
 
+#include <math.h>
+
 #define IDX_MAX 256
 #define IDX_DEPTH 24
 
@@ -789,6 +791,35 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
+    /* numbers of another type bound an Int index by numeric value (DESIGN §2.9) */
+    cs_value lo2, hi2;
+    if (c->type == CS_TYPE_INT) {
+        for (int side = 0; side < 2; side++) {
+            const cs_value *b = side ? hi : lo;
+            if (!b || (b->type != CS_TYPE_DOUBLE && b->type != CS_TYPE_FLOAT)) continue;
+            double d = b->type == CS_TYPE_DOUBLE ? b->v.d : (double)b->v.f;
+            cs_value *o = side ? &hi2 : &lo2;
+            if (d != d) {
+                /* NaN sorts before every number */
+                if (side) return CS_OK; /* nothing is <= NaN but NaN itself */
+                lo = NULL;
+                continue;
+            }
+            double r = side ? floor(d) : ceil(d);
+            if (r >= 9223372036854775807.0) {
+                if (!side) return CS_OK;
+                hi = NULL;
+                continue;
+            }
+            if (r < -9223372036854775807.0) {
+                if (side) return CS_OK;
+                lo = NULL;
+                continue;
+            }
+            *o = cs_int((int64_t)r);
+            if (side) hi = &hi2; else lo = &lo2;
+        }
+    }
     uint8_t *lp = NULL, *hp = NULL;
     size_t ln = 0, hn = 0;
     int rc = CS_OK;

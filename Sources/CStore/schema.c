@@ -555,22 +555,25 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     td = &txn->schema->tables[table];
     uint32_t old = td->primary;
     if (old == col) return CS_OK;
-    if (old != CS_NONE) {
-        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
-        if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));
-    }
-    td->primary = col;
     if (col != CS_NONE) {
-        td->cols[col].flags |= CS_COL_PRIMARY;
+        /* build the unique index first: on a duplicate nothing changes (the column keeps its
+         * own index, the old primary key stays) */
         int rc = index_build(txn, table, col, true);
         if (rc != CS_OK) {
             td = &txn->schema->tables[table];
-            td->cols[col].flags &= ~(uint32_t)CS_COL_PRIMARY;
-            td->primary = CS_NONE;
-            index_drop(txn, table, col);
+            if (td->cols[col].flags & CS_COL_INDEXED) TRY(index_build(txn, table, col, false));
+            else TRY(index_drop(txn, table, col));
             return rc;
         }
+        td = &txn->schema->tables[table];
     }
+    if (old != CS_NONE) {
+        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
+        if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));
+        td = &txn->schema->tables[table];
+    }
+    td->primary = col;
+    if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
     return CS_OK;
 }
 

@@ -494,7 +494,8 @@ int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *val
 int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value,
                       int64_t **keys, size_t *count);
 /** Every object with lo <= value <= hi (either bound may be NULL), in value order, then key
- *  order. Values of another type or null sort by the order of DESIGN §2.9 (null first). */
+ *  order. Values of another type or null sort by the order of DESIGN §2.9 (null first);
+ *  Float and Double bounds on an Int index compare by numeric value (NaN before numbers). */
 int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo,
                    const cs_value *hi, int64_t **keys, size_t *count);
 void cs_keys_free(int64_t *keys);
