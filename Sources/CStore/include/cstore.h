@@ -154,6 +154,10 @@ typedef struct cs_value {
             uint32_t table; /* target table key */
             int64_t key;    /* target object key */
         } link;             /* LINK */
+        struct {
+            const struct cs_value *items; /* elements */
+            size_t count;                 /* how many */
+        } list;             /* LIST, as a query argument only (for IN %@) */
     } v;
 } cs_value;
 
@@ -589,6 +593,44 @@ int cs_map_find(cs_coll *c, const char *key, size_t key_len, size_t *index);
 int cs_map_set_embedded(cs_coll *c, const char *key, size_t key_len, cs_obj *out);
 /** Makes `key` of a Mixed dictionary hold a new empty nested list or dictionary. */
 int cs_map_set_collection(cs_coll *c, const char *key, size_t key_len, cs_type kind);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Queries                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * A query over one table, in the query language of RealmSwift's filter(): comparisons
+ * (== != < <= > >= BEGINSWITH ENDSWITH CONTAINS LIKE with [c] [d] [cd]), BETWEEN {a, b},
+ * IN {a, b} / IN %@, AND && OR || NOT !, parentheses, TRUEPREDICATE / FALSEPREDICATE, key
+ * paths through links and collections (implicitly ANY; ANY/SOME/ALL/NONE prefixes),
+ * @count/@size, @min/@max/@sum/@avg, @allKeys/@allValues, placeholders $0.. and %@ %K %d %f
+ * bound from `args` (a LIST value binds a list), literals (numbers, 'strings', "strings",
+ * true, false, nil, oid(..), uuid(..), T<sec>:<nsec>, B64"..."), and trailing SORT(key ASC|DESC,
+ * ...), DISTINCT(key, ...) and LIMIT(n). A syntax or type error is CS_QUERY with a message
+ * naming the token and its line:column. The query reads through `txn` each time it runs, so it
+ * follows the transaction to newer versions (and a changed schema).
+ */
+typedef struct cs_query cs_query;
+
+typedef enum cs_aggregate {
+    CS_AGG_COUNT = 1, /* number of matches */
+    CS_AGG_SUM = 2,   /* Int (overflow is CS_OVERFLOW), Float, Double; 0 when empty */
+    CS_AGG_MIN = 3,   /* numbers and dates; null when empty */
+    CS_AGG_MAX = 4,   /* numbers and dates; null when empty */
+    CS_AGG_AVG = 5,   /* numbers (a Double); null when empty */
+} cs_aggregate;
+
+int cs_query_new(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args,
+                 size_t nargs, cs_query **out);
+void cs_query_free(cs_query *q);
+/** Number of matching objects (after DISTINCT and LIMIT). */
+int cs_query_count(cs_query *q, uint64_t *out);
+/** The matching object keys in result order (SORT, DISTINCT, LIMIT); free with cs_keys_free. */
+int cs_query_keys(cs_query *q, int64_t **keys, size_t *count);
+/** An aggregate of column `col` over the matches (DESIGN §2.9 for empty sets). */
+int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out);
+/** Checks the syntax of a query with `nargs` arguments without a schema (CS_QUERY + message). */
+int cs_query_check(const char *text, size_t len, size_t nargs);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Change history                                                                           */

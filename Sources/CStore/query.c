@@ -1,0 +1,1125 @@
+/*
+ * query.c -- the query engine: binds a parsed query (qparse.c) to the schema, checks its
+ * types, and runs it over a table: count, the ordered matching keys (SORT / DISTINCT / LIMIT),
+ * and aggregates. Conditions on plain Int columns run leaf by leaf over the packed column arrays
+ * (width-specialised loops the compiler vectorises); everything else is evaluated per object
+ * through the accessors. An equality on an indexed column seeds the candidates from the index.
+ *
+ * Semantics (DESIGN §2.6, §2.9): a key path through a to-many relationship or a collection of
+ * values yields many values and a comparison holds if it holds for ANY of them (ALL and NONE
+ * change that); null compares equal only to null and is ordered before every value; numbers of
+ * different types compare by value; strings compare by UTF-8 bytes, [c] folds case and [d]
+ * strips diacritics for U+0000..U+017F.
+ */
+#include "qparse.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+
+/* ---- bound key paths -------------------------------------------------------------------- */
+
+typedef enum bstep_kind {
+    BS_COL = 1,   /* a single-value column (terminal, or a link to follow) */
+    BS_COLL,      /* a List/Set/Map column: many values (elements, or map values) */
+    BS_COUNT,     /* @count / @size of the collection before it */
+    BS_MIN, BS_MAX, BS_SUM, BS_AVG, /* aggregates over the collection before it */
+    BS_KEYS,      /* @allKeys of a map */
+} bstep_kind;
+
+typedef struct bstep {
+    bstep_kind kind;  /* what */
+    uint32_t table;   /* table the step reads from */
+    uint32_t col;     /* column */
+    uint32_t target;  /* link target (LINK columns) */
+    cs_type type;     /* element type */
+} bstep;
+
+typedef struct bpath {
+    bstep *steps;     /* in order */
+    size_t n;         /* count */
+    cs_type type;     /* type of the values it yields (CS_TYPE_LINK for objects) */
+    bool many;        /* may yield more than one value */
+    bool nullable;    /* may yield null */
+} bpath;
+
+struct cs_query {
+    cs_txn *txn;        /* the transaction it reads through */
+    uint32_t table;     /* the table it runs over */
+    qparsed *parsed;    /* the syntax tree */
+    schema *bound_to;   /* schema the paths were bound against */
+    char *text;         /* the query text (for messages) */
+    size_t len;         /* its length */
+};
+
+typedef struct binder {
+    cs_query *q;   /* the query */
+    int rc;        /* first error */
+} binder;
+
+static int berr(cs_query *q, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int berr(cs_query *q, size_t pos, const char *fmt, ...)
+{
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    unsigned line, col;
+    qparse_where(q->text, pos, &line, &col);
+    return cs_fail(CS_QUERY, 0, "%s at %u:%u", msg, line, col);
+}
+
+static const char *type_name(cs_type t)
+{
+    switch (t) {
+    case CS_TYPE_NULL: return "null";
+    case CS_TYPE_INT: return "Int";
+    case CS_TYPE_BOOL: return "Bool";
+    case CS_TYPE_FLOAT: return "Float";
+    case CS_TYPE_DOUBLE: return "Double";
+    case CS_TYPE_STRING: return "String";
+    case CS_TYPE_BINARY: return "Data";
+    case CS_TYPE_TIMESTAMP: return "Date";
+    case CS_TYPE_OBJECTID: return "ObjectId";
+    case CS_TYPE_UUID: return "UUID";
+    case CS_TYPE_DECIMAL: return "Decimal128";
+    case CS_TYPE_LINK: return "object";
+    case CS_TYPE_MIXED: return "Mixed";
+    default: return "value";
+    }
+}
+
+static bool numeric(cs_type t)
+{
+    return t == CS_TYPE_INT || t == CS_TYPE_FLOAT || t == CS_TYPE_DOUBLE || t == CS_TYPE_DECIMAL;
+}
+
+/* Binds a key path of the syntax tree; the result is cached in the node's `owned` pointer. */
+static int bind_path(cs_query *q, qnode *n, bpath **out)
+{
+    cs_txn *t = q->txn;
+    bpath *b = calloc(1, sizeof *b);
+    if (!b) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    b->steps = calloc(n->nsteps + 1, sizeof(bstep));
+    if (!b->steps) { free(b); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    uint32_t table = q->table;
+    bool at_collection = false, at_object = true;
+    cs_type cur = CS_TYPE_LINK;
+    for (size_t i = 0; i < n->nsteps; i++) {
+        qstep *s = &n->steps[i];
+        bstep *o = &b->steps[b->n];
+        table_def *td = &t->schema->tables[table];
+        if (s->kind == QS_NAME) {
+            if (!at_object) { free(b->steps); free(b); return berr(q, s->pos, "'%s' follows a value, not an object", s->name); }
+            uint32_t col;
+            if (cs_column_find(t, table, s->name, &col) != CS_OK || (td->cols[col].flags & CS_COL_HIDDEN)) {
+                free(b->steps);
+                free(b);
+                return berr(q, s->pos, "unknown property '%s' on %s", s->name, td->name);
+            }
+            col_def *c = &td->cols[col];
+            o->table = table;
+            o->col = col;
+            o->target = c->target;
+            o->type = (cs_type)c->type;
+            if (c->coll != CS_COLL_NONE) {
+                o->kind = BS_COLL;
+                b->many = true;
+                at_collection = true;
+                at_object = c->type == CS_TYPE_LINK;
+                b->nullable = b->nullable || (c->flags & CS_COL_NULLABLE) || c->coll == CS_COLL_MAP;
+            } else {
+                o->kind = BS_COL;
+                at_collection = false;
+                at_object = c->type == CS_TYPE_LINK;
+                if (c->flags & CS_COL_NULLABLE || c->type == CS_TYPE_LINK || c->type == CS_TYPE_MIXED) b->nullable = true;
+            }
+            if (c->type == CS_TYPE_LINK) table = c->target;
+            cur = (cs_type)c->type;
+            b->n++;
+            continue;
+        }
+        if (!at_collection) {
+            free(b->steps);
+            free(b);
+            return berr(q, s->pos, "collection operators apply to lists, sets and maps");
+        }
+        switch (s->kind) {
+        case QS_COUNT: o->kind = BS_COUNT; cur = CS_TYPE_INT; break;
+        case QS_MIN: o->kind = BS_MIN; break;
+        case QS_MAX: o->kind = BS_MAX; break;
+        case QS_SUM: o->kind = BS_SUM; break;
+        case QS_AVG: o->kind = BS_AVG; cur = CS_TYPE_DOUBLE; break;
+        case QS_KEYS: o->kind = BS_KEYS; cur = CS_TYPE_STRING; break;
+        case QS_VALUES: at_collection = true; continue; /* the values are what a map yields */
+        default:
+            free(b->steps);
+            free(b);
+            return berr(q, s->pos, "this collection operator is not supported yet");
+        }
+        if ((o->kind == BS_MIN || o->kind == BS_MAX || o->kind == BS_SUM || o->kind == BS_AVG)) {
+            if (at_object) {
+                /* @max.prop over a list of objects */
+                if (i + 1 >= n->nsteps || n->steps[i + 1].kind != QS_NAME) {
+                    free(b->steps);
+                    free(b);
+                    return berr(q, s->pos, "an aggregate over objects needs a property (@max.age)");
+                }
+                uint32_t col;
+                table_def *tt = &t->schema->tables[table];
+                if (cs_column_find(t, table, n->steps[i + 1].name, &col) != CS_OK) {
+                    free(b->steps);
+                    free(b);
+                    return berr(q, n->steps[i + 1].pos, "unknown property '%s' on %s", n->steps[i + 1].name, tt->name);
+                }
+                o->table = table;
+                o->col = col;
+                cur = (cs_type)tt->cols[col].type;
+                i++;
+            } else {
+                o->col = CS_NONE;
+            }
+            if (!numeric(cur) && cur != CS_TYPE_TIMESTAMP && o->kind != BS_SUM && o->kind != BS_AVG) {
+                if (cur != CS_TYPE_MIXED) { free(b->steps); free(b); return berr(q, s->pos, "@min/@max need numbers or dates, not %s", type_name(cur)); }
+            }
+            if ((o->kind == BS_SUM || o->kind == BS_AVG) && !numeric(cur) && cur != CS_TYPE_MIXED) {
+                free(b->steps);
+                free(b);
+                return berr(q, s->pos, "@sum/@avg need numbers, not %s", type_name(cur));
+            }
+            if (o->kind == BS_AVG) cur = cur == CS_TYPE_DECIMAL ? CS_TYPE_DECIMAL : CS_TYPE_DOUBLE;
+            o->type = cur;
+        }
+        b->n++;
+        at_collection = false;
+        at_object = false;
+        b->many = o->kind == BS_KEYS ? true : false;
+        for (size_t k = 0; k + 1 < b->n; k++)
+            if (b->steps[k].kind == BS_COLL && k + 1 < b->n - 1) b->many = true;
+    }
+    b->type = cur;
+    *out = b;
+    return CS_OK;
+}
+
+static void bpath_free(bpath *b)
+{
+    if (!b) return;
+    free(b->steps);
+    free(b);
+}
+
+/* ---- evaluating key paths --------------------------------------------------------------- */
+
+typedef struct vals {
+    cs_value *v;      /* values */
+    size_t n, cap;    /* used, allocated */
+} vals;
+
+static int vals_push(vals *x, const cs_value *v)
+{
+    if (x->n == x->cap) {
+        size_t nc = x->cap ? x->cap * 2 : 8;
+        cs_value *p = realloc(x->v, nc * sizeof *p);
+        if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        x->v = p;
+        x->cap = nc;
+    }
+    x->v[x->n++] = *v;
+    return CS_OK;
+}
+
+static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out);
+
+/* Evaluates steps [i, n) of a path from object `o`, appending the values to `out`. */
+static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, vals *out)
+{
+    if (i >= b->n) {
+        cs_value v = cs_link(o->table, o->key);
+        return vals_push(out, &v);
+    }
+    const bstep *s = &b->steps[i];
+    if (s->kind == BS_COL) {
+        cs_value v;
+        TRY(cs_obj_get(o, s->col, &v));
+        if (i + 1 == b->n || v.type != CS_TYPE_LINK) return vals_push(out, &v);
+        cs_obj next;
+        int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &next);
+        if (rc == CS_NOTFOUND) {
+            cs_value nul = cs_null();
+            return vals_push(out, &nul);
+        }
+        TRY(rc);
+        return eval_from(t, b, i + 1, &next, out);
+    }
+    if (s->kind == BS_COLL) {
+        cs_coll c;
+        TRY(cs_coll_open(o, s->col, &c));
+        size_t n;
+        TRY(cs_coll_size(&c, &n));
+        bool is_map = c.kind == CS_COLL_MAP;
+        const bstep *nx = i + 1 < b->n ? &b->steps[i + 1] : NULL;
+        if (nx && nx->kind == BS_COUNT) {
+            cs_value v = cs_int((int64_t)n);
+            return vals_push(out, &v);
+        }
+        if (nx && nx->kind == BS_KEYS) {
+            for (size_t k = 0; k < n; k++) {
+                cs_value key, val;
+                TRY(cs_map_get_at(&c, k, &key, &val));
+                TRY(vals_push(out, &key));
+            }
+            return CS_OK;
+        }
+        if (nx && (nx->kind == BS_MIN || nx->kind == BS_MAX || nx->kind == BS_SUM || nx->kind == BS_AVG)) {
+            vals elems = {0};
+            int rc = CS_OK;
+            for (size_t k = 0; k < n && rc == CS_OK; k++) {
+                cs_value v, key;
+                rc = is_map ? cs_map_get_at(&c, k, &key, &v) : cs_list_get(&c, k, &v);
+                if (rc == CS_OK && nx->col != CS_NONE && v.type == CS_TYPE_LINK) {
+                    cs_obj e;
+                    rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &e);
+                    if (rc == CS_OK) rc = cs_obj_get(&e, nx->col, &v);
+                }
+                if (rc == CS_OK) rc = vals_push(&elems, &v);
+            }
+            cs_value r;
+            if (rc == CS_OK) rc = agg_values(t, nx, &elems, &r);
+            free(elems.v);
+            TRY(rc);
+            return vals_push(out, &r);
+        }
+        for (size_t k = 0; k < n; k++) {
+            cs_value v, key;
+            TRY(is_map ? cs_map_get_at(&c, k, &key, &v) : cs_list_get(&c, k, &v));
+            if (i + 1 < b->n && v.type == CS_TYPE_LINK) {
+                cs_obj e;
+                int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &e);
+                if (rc == CS_NOTFOUND) continue;
+                TRY(rc);
+                TRY(eval_from(t, b, i + 1, &e, out));
+            } else {
+                TRY(vals_push(out, &v));
+            }
+        }
+        return CS_OK;
+    }
+    return CS_OK;
+}
+
+/* Sum / average / min / max of values (DESIGN §2.9: sum of nothing is 0, the others null). */
+static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out)
+{
+    (void)t;
+    size_t count = 0;
+    bool any_double = false;
+    int64_t isum = 0;
+    long double dsum = 0;
+    cs_value best = cs_null();
+    for (size_t i = 0; i < in->n; i++) {
+        const cs_value *v = &in->v[i];
+        if (v->type == CS_TYPE_NULL) continue;
+        if (st->kind == BS_MIN || st->kind == BS_MAX) {
+            if (!numeric(v->type) && v->type != CS_TYPE_TIMESTAMP) continue;
+            if (best.type == CS_TYPE_NULL) best = *v;
+            else {
+                int c = cs_value_compare(v, &best);
+                if ((st->kind == BS_MIN && c < 0) || (st->kind == BS_MAX && c > 0)) best = *v;
+            }
+            continue;
+        }
+        if (!numeric(v->type)) continue;
+        count++;
+        switch (v->type) {
+        case CS_TYPE_INT:
+            if (__builtin_add_overflow(isum, v->v.i, &isum)) return cs_fail(CS_OVERFLOW, 0, "integer sum overflows 64 bits");
+            dsum += v->v.i;
+            break;
+        case CS_TYPE_FLOAT: any_double = true; dsum += v->v.f; break;
+        case CS_TYPE_DOUBLE: any_double = true; dsum += v->v.d; break;
+        default: any_double = true; break; /* decimals are summed by the Decimal128 code */
+        }
+    }
+    if (st->kind == BS_MIN || st->kind == BS_MAX) {
+        *out = best;
+        return CS_OK;
+    }
+    if (st->kind == BS_SUM) {
+        *out = any_double ? cs_double((double)dsum) : cs_int(isum);
+        return CS_OK;
+    }
+    *out = count ? cs_double((double)(dsum / (long double)count)) : cs_null();
+    return CS_OK;
+}
+
+/* ---- strings: [c] and [d] for U+0000..U+017F ---------------------------------------------- */
+
+static uint32_t fold_case(uint32_t c)
+{
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;
+    if (c >= 0x100 && c <= 0x137) return c | 1;
+    if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c & 1) ? c + 1 : c;
+    if (c >= 0x14A && c <= 0x177) return c | 1;
+    if (c == 0x178) return 0xFF;
+    return c;
+}
+
+static uint32_t strip_mark(uint32_t c)
+{
+    static const char latin1[] = "AAAAAAACEEEEIIII" "DNOOOOO*OUUUUYTs" "aaaaaaaceeeeiiii" "dnooooo/ouuuuyty";
+    if (c >= 0xC0 && c <= 0xFF) {
+        char b = latin1[c - 0xC0];
+        if (b == '*' || b == '/' || c == 0xC6 || c == 0xE6 || c == 0xDF || c == 0xDE || c == 0xFE || c == 0xD0 || c == 0xF0) return c;
+        return (uint32_t)b;
+    }
+    if (c < 0x100 || c > 0x17F) return c;
+    static const struct { uint16_t from, to; char upper, lower; } ranges[] = {
+        {0x100, 0x105, 'A', 'a'}, {0x106, 0x10D, 'C', 'c'}, {0x10E, 0x111, 'D', 'd'}, {0x112, 0x11B, 'E', 'e'},
+        {0x11C, 0x123, 'G', 'g'}, {0x124, 0x127, 'H', 'h'}, {0x128, 0x131, 'I', 'i'}, {0x134, 0x135, 'J', 'j'},
+        {0x136, 0x137, 'K', 'k'}, {0x139, 0x142, 'L', 'l'}, {0x143, 0x148, 'N', 'n'}, {0x14C, 0x151, 'O', 'o'},
+        {0x154, 0x159, 'R', 'r'}, {0x15A, 0x161, 'S', 's'}, {0x162, 0x167, 'T', 't'}, {0x168, 0x173, 'U', 'u'},
+        {0x174, 0x175, 'W', 'w'}, {0x176, 0x178, 'Y', 'y'}, {0x179, 0x17E, 'Z', 'z'},
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (c >= ranges[i].from && c <= ranges[i].to) {
+            if (c == 0x131) return 'i';
+            if (c == 0x178) return 'Y';
+            /* within a range upper and lower case alternate, upper first (odd-start ranges
+             * [0x139..] and [0x179..] start with upper at the odd code point) */
+            bool upper = ((c - ranges[i].from) % 2) == 0;
+            return (uint32_t)(upper ? ranges[i].upper : ranges[i].lower);
+        }
+    return c;
+}
+
+/* Decodes one UTF-8 code point (invalid bytes decode as themselves). */
+static uint32_t utf8_next(const uint8_t *s, size_t n, size_t *i)
+{
+    uint8_t b = s[*i];
+    if (b < 0x80 || *i + 1 >= n || (b & 0xE0) != 0xC0 || (s[*i + 1] & 0xC0) != 0x80) {
+        if (b >= 0xE0 && b < 0xF0 && *i + 2 < n && (s[*i + 1] & 0xC0) == 0x80 && (s[*i + 2] & 0xC0) == 0x80) {
+            uint32_t c = ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(s[*i + 1] & 0x3F) << 6) | (s[*i + 2] & 0x3F);
+            *i += 3;
+            return c;
+        }
+        (*i)++;
+        return b;
+    }
+    uint32_t c = ((uint32_t)(b & 0x1F) << 6) | (s[*i + 1] & 0x3F);
+    *i += 2;
+    return c;
+}
+
+/* Folds a string into `out` as 32-bit code points. */
+static uint32_t *fold(const void *p, size_t n, int flags, size_t *len)
+{
+    uint32_t *o = malloc((n + 1) * sizeof *o);
+    if (!o) return NULL;
+    size_t k = 0;
+    const uint8_t *s = p;
+    for (size_t i = 0; i < n;) {
+        uint32_t c = utf8_next(s, n, &i);
+        if (flags & QF_DIACRITIC) c = strip_mark(c);
+        if (flags & QF_CASE) c = fold_case(c);
+        o[k++] = c;
+    }
+    *len = k;
+    return o;
+}
+
+static bool like_match(const uint32_t *s, size_t sn, const uint32_t *p, size_t pn)
+{
+    size_t si = 0, pi = 0, star = SIZE_MAX, mark = 0;
+    while (si < sn) {
+        if (pi < pn && (p[pi] == '?' || p[pi] == s[si])) { si++; pi++; }
+        else if (pi < pn && p[pi] == '*') { star = pi++; mark = si; }
+        else if (star != SIZE_MAX) { pi = star + 1; si = ++mark; }
+        else return false;
+    }
+    while (pi < pn && p[pi] == '*') pi++;
+    return pi == pn;
+}
+
+static int str_op(qop op, int flags, const cs_value *a, const cs_value *b, bool *res)
+{
+    if (a->type == CS_TYPE_NULL || b->type == CS_TYPE_NULL) {
+        bool both = a->type == b->type;
+        *res = op == QOP_EQ ? both : op == QOP_NE ? !both : false;
+        return CS_OK;
+    }
+    size_t an, bn;
+    uint32_t *x = fold(a->v.bytes.ptr, a->v.bytes.len, flags, &an);
+    uint32_t *y = fold(b->v.bytes.ptr, b->v.bytes.len, flags, &bn);
+    if (!x || !y) { free(x); free(y); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    bool r = false;
+    switch (op) {
+    case QOP_EQ: r = an == bn && !memcmp(x, y, an * 4); break;
+    case QOP_NE: r = !(an == bn && !memcmp(x, y, an * 4)); break;
+    case QOP_BEGINSWITH: r = bn <= an && !memcmp(x, y, bn * 4); break;
+    case QOP_ENDSWITH: r = bn <= an && !memcmp(x + an - bn, y, bn * 4); break;
+    case QOP_CONTAINS:
+        r = bn == 0;
+        for (size_t i = 0; !r && i + bn <= an; i++) r = !memcmp(x + i, y, bn * 4);
+        break;
+    case QOP_LIKE: r = like_match(x, an, y, bn); break;
+    default: {
+        /* ordering of folded strings: compare code points */
+        size_t m = an < bn ? an : bn;
+        int c = 0;
+        for (size_t i = 0; i < m && !c; i++) c = x[i] < y[i] ? -1 : x[i] > y[i];
+        if (!c) c = (an > bn) - (an < bn);
+        r = op == QOP_LT ? c < 0 : op == QOP_LE ? c <= 0 : op == QOP_GT ? c > 0 : c >= 0;
+    }
+    }
+    free(x);
+    free(y);
+    *res = r;
+    return CS_OK;
+}
+
+/* One comparison of two single values. */
+static int cmp_values(qop op, int flags, const cs_value *a, const cs_value *b, bool *res)
+{
+    bool as = a->type == CS_TYPE_STRING || a->type == CS_TYPE_BINARY;
+    bool bs = b->type == CS_TYPE_STRING || b->type == CS_TYPE_BINARY;
+    if ((as && (bs || b->type == CS_TYPE_NULL)) || (bs && a->type == CS_TYPE_NULL)) {
+        if (flags || op >= QOP_BEGINSWITH || (as && bs && op != QOP_EQ && op != QOP_NE))
+            return str_op(op, flags, a, b, res);
+    }
+    if (op >= QOP_BEGINSWITH) { *res = false; return CS_OK; }
+    bool an = a->type == CS_TYPE_NULL, bn = b->type == CS_TYPE_NULL;
+    if (an || bn) {
+        if (op == QOP_EQ) *res = an && bn;
+        else if (op == QOP_NE) *res = !(an && bn);
+        else *res = false; /* null is not ordered against values in comparisons */
+        return CS_OK;
+    }
+    bool comparable = a->type == b->type || (numeric(a->type) && numeric(b->type));
+    if (!comparable) {
+        *res = op == QOP_NE;
+        return CS_OK;
+    }
+    bool nan = (a->type == CS_TYPE_DOUBLE && isnan(a->v.d)) || (a->type == CS_TYPE_FLOAT && isnan(a->v.f)) ||
+               (b->type == CS_TYPE_DOUBLE && isnan(b->v.d)) || (b->type == CS_TYPE_FLOAT && isnan(b->v.f));
+    int c = cs_value_compare(a, b);
+    if (nan && op != QOP_EQ && op != QOP_NE) { *res = false; return CS_OK; }
+    switch (op) {
+    case QOP_EQ: *res = c == 0; break;
+    case QOP_NE: *res = c != 0; break;
+    case QOP_LT: *res = c < 0; break;
+    case QOP_LE: *res = c <= 0; break;
+    case QOP_GT: *res = c > 0; break;
+    default: *res = c >= 0; break;
+    }
+    return CS_OK;
+}
+
+/* ---- binding the whole tree ------------------------------------------------------------- */
+
+/* Type of what an operand yields, and whether it is a path. */
+static int operand_type(cs_query *q, qnode *n, cs_type *type, bool *many)
+{
+    *many = false;
+    if (n->kind == QN_CONST) { *type = n->value.type; return CS_OK; }
+    if (n->kind == QN_KEYPATH) {
+        bpath *b = n->owned;
+        if (!b) {
+            TRY(bind_path(q, n, &b));
+            n->owned = b;
+        }
+        *type = b->type;
+        *many = b->many;
+        return CS_OK;
+    }
+    if (n->kind == QN_LIST) { *type = CS_TYPE_LIST; *many = true; return CS_OK; }
+    return berr(q, n->pos, "SUBQUERY is not supported yet");
+}
+
+static bool types_compatible(cs_type a, cs_type b)
+{
+    if (a == CS_TYPE_NULL || b == CS_TYPE_NULL || a == CS_TYPE_MIXED || b == CS_TYPE_MIXED) return true;
+    if (numeric(a) && numeric(b)) return true;
+    if ((a == CS_TYPE_STRING || a == CS_TYPE_BINARY) && (b == CS_TYPE_STRING || b == CS_TYPE_BINARY)) return true;
+    return a == b;
+}
+
+static int bind(cs_query *q, qnode *n, int depth)
+{
+    if (depth > 400) return berr(q, n->pos, "query nested too deeply");
+    switch (n->kind) {
+    case QN_TRUE: case QN_FALSE: return CS_OK;
+    case QN_AND: case QN_OR:
+        TRY(bind(q, n->a, depth + 1));
+        return bind(q, n->b, depth + 1);
+    case QN_NOT: return bind(q, n->a, depth + 1);
+    case QN_CMP: case QN_BETWEEN: case QN_IN: {
+        cs_type ta, tb = CS_TYPE_NULL, tc = CS_TYPE_NULL;
+        bool ma, mb = false, mc = false;
+        TRY(operand_type(q, n->a, &ta, &ma));
+        if (n->b) TRY(operand_type(q, n->b, &tb, &mb));
+        if (n->c) TRY(operand_type(q, n->c, &tc, &mc));
+        if (n->quant != QQ_NONE && !ma) return berr(q, n->pos, "ANY, ALL and NONE need a key path through a collection");
+        if (n->kind == QN_IN) {
+            if (n->b->kind == QN_LIST) {
+                for (size_t i = 0; i < n->b->nitems; i++) {
+                    cs_type ti;
+                    bool mi;
+                    TRY(operand_type(q, n->b->items[i], &ti, &mi));
+                    if (!types_compatible(ta, ti))
+                        return berr(q, n->b->items[i]->pos, "cannot compare %s with %s", type_name(ta), type_name(ti));
+                }
+            } else if (n->b->kind == QN_CONST && n->b->value.type != CS_TYPE_LIST) {
+                return berr(q, n->b->pos, "IN needs a list ({a, b}), a collection key path or a list argument");
+            }
+            return CS_OK;
+        }
+        if (n->kind == QN_BETWEEN) {
+            if (!numeric(ta) && ta != CS_TYPE_TIMESTAMP && ta != CS_TYPE_MIXED)
+                return berr(q, n->pos, "BETWEEN needs numbers or dates, not %s", type_name(ta));
+            if (!types_compatible(ta, tb) || !types_compatible(ta, tc))
+                return berr(q, n->pos, "BETWEEN bounds must be of the property's type (%s)", type_name(ta));
+            return CS_OK;
+        }
+        if (!types_compatible(ta, tb)) {
+            size_t pos = n->b->kind == QN_CONST ? n->b->pos : n->pos;
+            return berr(q, pos, "cannot compare %s with %s", type_name(ta), type_name(tb));
+        }
+        if (n->op >= QOP_BEGINSWITH && ta != CS_TYPE_STRING && ta != CS_TYPE_BINARY && ta != CS_TYPE_MIXED)
+            return berr(q, n->pos, "%s needs a string, not %s",
+                        n->op == QOP_BEGINSWITH ? "BEGINSWITH" : n->op == QOP_ENDSWITH ? "ENDSWITH" : n->op == QOP_CONTAINS ? "CONTAINS" : "LIKE",
+                        type_name(ta));
+        if (n->flags && ta != CS_TYPE_STRING && ta != CS_TYPE_MIXED)
+            return berr(q, n->pos, "[c] and [d] apply to strings, not %s", type_name(ta));
+        if ((n->op == QOP_LT || n->op == QOP_LE || n->op == QOP_GT || n->op == QOP_GE) &&
+            (ta == CS_TYPE_BOOL || ta == CS_TYPE_LINK || ta == CS_TYPE_OBJECTID || ta == CS_TYPE_UUID) && n->flags == 0)
+            return berr(q, n->pos, "%s values cannot be ordered with <, <=, > or >=", type_name(ta));
+        return CS_OK;
+    }
+    default: return berr(q, n->pos, "not a condition");
+    }
+}
+
+static void unbind(qnode *n)
+{
+    if (!n) return;
+    if (n->kind == QN_KEYPATH) {
+        bpath_free(n->owned);
+        n->owned = NULL;
+    }
+    unbind(n->a);
+    unbind(n->b);
+    unbind(n->c);
+    for (size_t i = 0; i < n->nitems; i++) unbind(n->items[i]);
+}
+
+/* ---- evaluating conditions -------------------------------------------------------------- */
+
+static int operand_values(cs_txn *t, qnode *n, cs_obj *o, vals *out)
+{
+    if (n->kind == QN_CONST) {
+        if (n->value.type == CS_TYPE_LIST) return CS_OK;
+        return vals_push(out, &n->value);
+    }
+    if (n->kind == QN_LIST) {
+        for (size_t i = 0; i < n->nitems; i++) TRY(operand_values(t, n->items[i], o, out));
+        return CS_OK;
+    }
+    return eval_from(t, n->owned, 0, o, out);
+}
+
+static int eval(cs_txn *t, qnode *n, cs_obj *o, bool *res)
+{
+    switch (n->kind) {
+    case QN_TRUE: *res = true; return CS_OK;
+    case QN_FALSE: *res = false; return CS_OK;
+    case QN_AND:
+        TRY(eval(t, n->a, o, res));
+        if (!*res) return CS_OK;
+        return eval(t, n->b, o, res);
+    case QN_OR:
+        TRY(eval(t, n->a, o, res));
+        if (*res) return CS_OK;
+        return eval(t, n->b, o, res);
+    case QN_NOT:
+        TRY(eval(t, n->a, o, res));
+        *res = !*res;
+        return CS_OK;
+    default: break;
+    }
+    vals a = {0}, b = {0}, c = {0};
+    int rc = operand_values(t, n->a, o, &a);
+    if (rc == CS_OK && n->b) rc = operand_values(t, n->b, o, &b);
+    if (rc == CS_OK && n->c) rc = operand_values(t, n->c, o, &c);
+    bool any = false, all = true;
+    for (size_t i = 0; rc == CS_OK && i < a.n; i++) {
+        bool r = false;
+        if (n->kind == QN_BETWEEN) {
+            bool lo = false, hi = false;
+            if (b.n && c.n) {
+                rc = cmp_values(QOP_GE, 0, &a.v[i], &b.v[0], &lo);
+                if (rc == CS_OK) rc = cmp_values(QOP_LE, 0, &a.v[i], &c.v[0], &hi);
+            }
+            r = lo && hi;
+        } else if (n->kind == QN_IN) {
+            for (size_t k = 0; rc == CS_OK && k < b.n && !r; k++) rc = cmp_values(QOP_EQ, n->flags, &a.v[i], &b.v[k], &r);
+        } else {
+            /* a comparison with a many-valued right side holds if it holds for any of them */
+            for (size_t k = 0; rc == CS_OK && k < b.n && !r; k++) rc = cmp_values(n->op, n->flags, &a.v[i], &b.v[k], &r);
+        }
+        any = any || r;
+        all = all && r;
+    }
+    free(a.v);
+    free(b.v);
+    free(c.v);
+    TRY(rc);
+    switch (n->quant) {
+    case QQ_ALL: *res = all; break;
+    case QQ_NONE_OF: *res = !any; break;
+    default: *res = any; break;
+    }
+    return CS_OK;
+}
+
+/* ---- the leaf-level fast path: Int column OP constant (and AND chains of them) ----------- */
+
+typedef struct fastcond {
+    uint32_t col;  /* Int column */
+    qop op;        /* EQ..GE */
+    int64_t k;     /* constant */
+} fastcond;
+
+#define FAST_MAX 8
+
+static bool collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf)
+{
+    if (n->kind == QN_AND) return collect_fast(q, n->a, out, nf) && collect_fast(q, n->b, out, nf);
+    if (n->kind != QN_CMP || n->flags || n->quant != QQ_NONE || n->op > QOP_GE || *nf >= FAST_MAX) return false;
+    qnode *kp = n->a, *kc = n->b;
+    qop op = n->op;
+    if (kp->kind != QN_KEYPATH) {
+        qnode *x = kp; kp = kc; kc = x;
+        switch (op) { case QOP_LT: op = QOP_GT; break; case QOP_LE: op = QOP_GE; break; case QOP_GT: op = QOP_LT; break; case QOP_GE: op = QOP_LE; break; default: break; }
+    }
+    if (kp->kind != QN_KEYPATH || kc->kind != QN_CONST || kc->value.type != CS_TYPE_INT) return false;
+    bpath *b = kp->owned;
+    if (!b || b->n != 1 || b->steps[0].kind != BS_COL || b->steps[0].type != CS_TYPE_INT) return false;
+    col_def *c = &q->txn->schema->tables[q->table].cols[b->steps[0].col];
+    if (c->flags & CS_COL_NULLABLE) return false;
+    out[*nf].col = b->steps[0].col;
+    out[*nf].op = op;
+    out[*nf].k = kc->value.v.i;
+    (*nf)++;
+    return true;
+}
+
+/* Marks in `hit` (one byte per row) the rows of a leaf column matching col OP k. */
+static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8_t *hit)
+{
+    const uint8_t *p = (const uint8_t *)h + NODE_HDR;
+#define LOOP(T)                                                                          \
+    do {                                                                                 \
+        const T *a = (const T *)(const void *)p;                                         \
+        switch (op) {                                                                    \
+        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] == k; break; \
+        case QOP_NE: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] != k; break; \
+        case QOP_LT: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] < k; break;  \
+        case QOP_LE: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] <= k; break; \
+        case QOP_GT: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] > k; break;  \
+        default: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] >= k; break;     \
+        }                                                                                \
+    } while (0)
+    switch (h->width) {
+    case 8: LOOP(int8_t); break;
+    case 16: LOOP(int16_t); break;
+    case 32: LOOP(int32_t); break;
+    case 64: LOOP(int64_t); break;
+    default:
+        for (uint64_t i = 0; i < rows; i++) {
+            int64_t v = packed_get(p, h->width, i);
+            bool r = op == QOP_EQ ? v == k : op == QOP_NE ? v != k : op == QOP_LT ? v < k : op == QOP_LE ? v <= k : op == QOP_GT ? v > k : v >= k;
+            hit[i] &= r;
+        }
+    }
+#undef LOOP
+}
+
+typedef int (*leaf_visit)(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows);
+
+static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx, int depth)
+{
+    if (depth > 24) return CORRUPT("cluster tree too deep");
+    if (!r) return CS_OK;
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node is malformed");
+    if (h->flags & NF_INNER) {
+        for (uint32_t i = 1; i < h->count; i++) TRY(fast_walk(t, table, node_refs(h)[i], fc, nf, fn, ctx, depth + 1));
+        return CS_OK;
+    }
+    node_hdr *keys;
+    TRY(node_at(t, node_refs(h)[0], &keys));
+    uint64_t rows = keys->count;
+    uint8_t hit[CLUSTER_MAX + 64];
+    if (rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)rows);
+    memset(hit, 1, rows);
+    for (size_t i = 0; i < nf; i++) {
+        uint32_t c = 1 + fc[i].col;
+        ref_t cr = c < h->count ? node_refs(h)[c] : 0;
+        if (!cr) {
+            /* all defaults (0) */
+            bool r0;
+            cs_value z = cs_int(0), kv = cs_int(fc[i].k);
+            cmp_values(fc[i].op, 0, &z, &kv, &r0);
+            if (!r0) memset(hit, 0, rows);
+            continue;
+        }
+        node_hdr *ch;
+        TRY(node_at(t, cr, &ch));
+        if ((ch->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || ch->count != rows) return CORRUPT("int column node is malformed");
+        fast_leaf(ch, rows, fc[i].op, fc[i].k, hit);
+    }
+    return fn(ctx, keys, hit, rows);
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+static int rebind(cs_query *q)
+{
+    if (q->bound_to == q->txn->schema) return CS_OK;
+    if (q->table >= q->txn->schema->ntables || !q->txn->schema->tables[q->table].live)
+        return cs_fail(CS_NOTFOUND, 0, "the query's table no longer exists");
+    unbind(q->parsed->pred);
+    for (size_t i = 0; i < q->parsed->nsort; i++) unbind(q->parsed->sort[i].path);
+    for (size_t i = 0; i < q->parsed->ndistinct; i++) unbind(q->parsed->distinct[i]);
+    q->bound_to = NULL;
+    TRY(bind(q, q->parsed->pred, 0));
+    cs_type ty;
+    bool many;
+    for (size_t i = 0; i < q->parsed->nsort; i++) {
+        TRY(operand_type(q, q->parsed->sort[i].path, &ty, &many));
+        if (many) return berr(q, q->parsed->sort[i].path->pos, "SORT needs a single value per object, not a collection");
+    }
+    for (size_t i = 0; i < q->parsed->ndistinct; i++) {
+        TRY(operand_type(q, q->parsed->distinct[i], &ty, &many));
+        if (many) return berr(q, q->parsed->distinct[i]->pos, "DISTINCT needs a single value per object, not a collection");
+    }
+    q->bound_to = q->txn->schema;
+    return CS_OK;
+}
+
+int cs_query_new(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args, size_t nargs, cs_query **out)
+{
+    *out = NULL;
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    cs_query *q = calloc(1, sizeof *q);
+    if (!q) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    q->txn = txn;
+    q->table = table;
+    q->text = malloc(len + 1);
+    if (!q->text) { free(q); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (len) memcpy(q->text, text, len);
+    q->text[len] = 0;
+    q->len = len;
+    int rc = qparse(q->text, len, args, nargs, &q->parsed);
+    if (rc == CS_OK) rc = rebind(q);
+    if (rc != CS_OK) {
+        cs_query_free(q);
+        return rc;
+    }
+    *out = q;
+    return CS_OK;
+}
+
+void cs_query_free(cs_query *q)
+{
+    if (!q) return;
+    if (q->parsed) {
+        unbind(q->parsed->pred);
+        for (size_t i = 0; i < q->parsed->nsort; i++) unbind(q->parsed->sort[i].path);
+        for (size_t i = 0; i < q->parsed->ndistinct; i++) unbind(q->parsed->distinct[i]);
+    }
+    qparsed_free(q->parsed);
+    free(q->text);
+    free(q);
+}
+
+typedef struct keyset {
+    int64_t *keys;   /* matching keys */
+    size_t n, cap;   /* used, allocated */
+    uint64_t count;  /* matches (count-only runs) */
+    bool collect;    /* keep keys */
+} keyset;
+
+static int keys_push(keyset *k, int64_t key)
+{
+    if (!k->collect) { k->count++; return CS_OK; }
+    if (k->n == k->cap) {
+        size_t nc = k->cap ? k->cap * 2 : 64;
+        int64_t *p = realloc(k->keys, nc * sizeof *p);
+        if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        k->keys = p;
+        k->cap = nc;
+    }
+    k->keys[k->n++] = key;
+    k->count++;
+    return CS_OK;
+}
+
+static int fast_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows)
+{
+    keyset *k = ctx;
+    if (!k->collect) {
+        uint64_t c = 0;
+        for (uint64_t i = 0; i < rows; i++) c += hit[i];
+        k->count += c;
+        return CS_OK;
+    }
+    for (uint64_t i = 0; i < rows; i++)
+        if (hit[i]) TRY(keys_push(k, node_get_int(keys, i)));
+    return CS_OK;
+}
+
+static int run_filter(cs_query *q, keyset *out)
+{
+    cs_txn *t = q->txn;
+    TRY(rebind(q));
+    fastcond fc[FAST_MAX];
+    size_t nf = 0;
+    ref_t root;
+    TRY(table_root(t, q->table, &root));
+    if (q->parsed->pred->kind == QN_TRUE) {
+        cs_iter it;
+        cs_obj o;
+        TRY(cs_iter_init(&it, t, q->table));
+        int rc;
+        while ((rc = cs_iter_next(&it, &o)) == CS_OK) TRY(keys_push(out, o.key));
+        return rc == CS_NOTFOUND ? CS_OK : rc;
+    }
+    if (collect_fast(q, q->parsed->pred, fc, &nf)) return fast_walk(t, q->table, root, fc, nf, fast_visit, out, 0);
+    cs_iter it;
+    cs_obj o;
+    TRY(cs_iter_init(&it, t, q->table));
+    int rc;
+    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        bool r;
+        TRY(eval(t, q->parsed->pred, &o, &r));
+        if (r) TRY(keys_push(out, o.key));
+    }
+    return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+typedef struct sort_item {
+    int64_t key;     /* object */
+    size_t at;       /* original position (stability) */
+    cs_value *vals;  /* one value per sort key */
+    void **bufs;     /* copies of string bytes */
+} sort_item;
+
+static const qparsed *sort_q;
+
+static int cmp_items(const void *x, const void *y)
+{
+    const sort_item *a = x, *b = y;
+    for (size_t i = 0; i < sort_q->nsort; i++) {
+        int c = cs_value_compare(&a->vals[i], &b->vals[i]);
+        if (c) return sort_q->sort[i].ascending ? c : -c;
+    }
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static int single_value(cs_txn *t, qnode *path, cs_obj *o, cs_value *v, void **buf)
+{
+    vals x = {0};
+    int rc = eval_from(t, path->owned, 0, o, &x);
+    *v = cs_null();
+    *buf = NULL;
+    if (rc == CS_OK && x.n) {
+        *v = x.v[0];
+        if (v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY) {
+            *buf = malloc(v->v.bytes.len + 1);
+            if (!*buf) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+            else {
+                memcpy(*buf, v->v.bytes.ptr, v->v.bytes.len);
+                v->v.bytes.ptr = *buf;
+            }
+        }
+    }
+    free(x.v);
+    return rc;
+}
+
+int cs_query_count(cs_query *q, uint64_t *out)
+{
+    if (q->parsed->ndistinct || q->parsed->limit >= 0) {
+        int64_t *keys;
+        size_t n;
+        TRY(cs_query_keys(q, &keys, &n));
+        free(keys);
+        *out = n;
+        return CS_OK;
+    }
+    keyset k = {NULL, 0, 0, 0, false};
+    TRY(run_filter(q, &k));
+    *out = k.count;
+    return CS_OK;
+}
+
+int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
+{
+    *keys = NULL;
+    *count = 0;
+    keyset k = {NULL, 0, 0, 0, true};
+    int rc = run_filter(q, &k);
+    if (rc != CS_OK) { free(k.keys); return rc; }
+    const qparsed *p = q->parsed;
+    cs_txn *t = q->txn;
+    size_t nk = p->nsort > p->ndistinct ? p->nsort : p->ndistinct;
+    if (nk && k.n) {
+        sort_item *items = calloc(k.n, sizeof *items);
+        if (!items) { free(k.keys); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+        for (size_t i = 0; i < k.n && rc == CS_OK; i++) {
+            items[i].key = k.keys[i];
+            items[i].at = i;
+            items[i].vals = calloc(nk, sizeof(cs_value));
+            items[i].bufs = calloc(nk, sizeof(void *));
+            if (!items[i].vals || !items[i].bufs) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); break; }
+            cs_obj o;
+            rc = cs_obj_open(t, q->table, k.keys[i], &o);
+            /* distinct first (keeps the first of each in key order), then sort */
+            for (size_t s = 0; rc == CS_OK && s < p->ndistinct; s++)
+                rc = single_value(t, p->distinct[s], &o, &items[i].vals[s], &items[i].bufs[s]);
+        }
+        size_t n = k.n;
+        if (rc == CS_OK && p->ndistinct) {
+            /* O(n log n): sort by the distinct values, keep the first of each run */
+            sort_item **order = malloc(n * sizeof *order);
+            bool *keep = calloc(n, 1);
+            if (!order || !keep) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+            for (size_t i = 0; rc == CS_OK && i < n; i++) order[i] = &items[i];
+            if (rc == CS_OK) {
+                qparsed tmp = *p;
+                qsort_key *dk = calloc(p->ndistinct, sizeof *dk);
+                if (!dk) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+                else {
+                    for (size_t s = 0; s < p->ndistinct; s++) { dk[s].path = p->distinct[s]; dk[s].ascending = true; }
+                    tmp.sort = dk;
+                    tmp.nsort = p->ndistinct;
+                    sort_q = &tmp;
+                    sort_item *flat = malloc(n * sizeof *flat);
+                    if (!flat) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+                    else {
+                        for (size_t i = 0; i < n; i++) flat[i] = items[i];
+                        qsort(flat, n, sizeof *flat, cmp_items);
+                        for (size_t i = 0; i < n; i++) {
+                            bool first = i == 0;
+                            for (size_t s = 0; !first && s < p->ndistinct; s++)
+                                if (cs_value_compare(&flat[i].vals[s], &flat[i - 1].vals[s]) != 0) first = true;
+                            if (first) keep[flat[i].at] = true;
+                        }
+                        free(flat);
+                    }
+                    free(dk);
+                }
+            }
+            if (rc == CS_OK) {
+                size_t w = 0;
+                for (size_t i = 0; i < n; i++) {
+                    if (keep[i]) items[w++] = items[i];
+                    else {
+                        for (size_t s = 0; s < nk; s++) free(items[i].bufs[s]);
+                        free(items[i].vals);
+                        free(items[i].bufs);
+                    }
+                }
+                n = w;
+            }
+            free(order);
+            free(keep);
+        }
+        if (rc == CS_OK && p->nsort) {
+            for (size_t i = 0; i < n && rc == CS_OK; i++) {
+                cs_obj o;
+                rc = cs_obj_open(t, q->table, items[i].key, &o);
+                for (size_t s = 0; rc == CS_OK && s < p->nsort; s++) {
+                    free(items[i].bufs[s]);
+                    items[i].bufs[s] = NULL;
+                    rc = single_value(t, p->sort[s].path, &o, &items[i].vals[s], &items[i].bufs[s]);
+                }
+                items[i].at = i;
+            }
+            if (rc == CS_OK) {
+                sort_q = p;
+                qsort(items, n, sizeof *items, cmp_items);
+            }
+        }
+        for (size_t i = 0; i < n; i++) k.keys[i] = items[i].key;
+        for (size_t i = 0; i < n; i++) {
+            if (items[i].bufs) for (size_t s = 0; s < nk; s++) free(items[i].bufs[s]);
+            free(items[i].vals);
+            free(items[i].bufs);
+        }
+        if (rc != CS_OK) {
+            /* items beyond n were freed above only for the kept ones; free the rest */
+        }
+        free(items);
+        k.n = n;
+        if (rc != CS_OK) { free(k.keys); return rc; }
+    }
+    if (p->limit >= 0 && (uint64_t)p->limit < k.n) k.n = (size_t)p->limit;
+    *keys = k.keys;
+    *count = k.n;
+    return CS_OK;
+}
+
+int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out)
+{
+    col_def *c;
+    TRY(txn_col(q->txn, q->table, col, NULL, &c));
+    if (c->coll != CS_COLL_NONE) return cs_fail(CS_TYPE, 0, "cannot aggregate the collection property '%s'", c->name);
+    cs_type ty = (cs_type)c->type;
+    if (op == CS_AGG_COUNT) {
+        uint64_t n;
+        TRY(cs_query_count(q, &n));
+        *out = cs_int((int64_t)n);
+        return CS_OK;
+    }
+    bool orderable = numeric(ty) || ty == CS_TYPE_TIMESTAMP || ty == CS_TYPE_MIXED;
+    if ((op == CS_AGG_SUM || op == CS_AGG_AVG) && !numeric(ty) && ty != CS_TYPE_MIXED)
+        return cs_fail(CS_TYPE, 0, "cannot sum or average '%s' of type %s", c->name, type_name(ty));
+    if (!orderable) return cs_fail(CS_TYPE, 0, "cannot take the min or max of '%s' of type %s", c->name, type_name(ty));
+    int64_t *keys;
+    size_t n;
+    TRY(cs_query_keys(q, &keys, &n));
+    vals v = {0};
+    int rc = CS_OK;
+    for (size_t i = 0; i < n && rc == CS_OK; i++) {
+        cs_obj o;
+        cs_value x;
+        rc = cs_obj_open(q->txn, q->table, keys[i], &o);
+        if (rc == CS_OK) rc = cs_obj_get(&o, col, &x);
+        if (rc == CS_OK) rc = vals_push(&v, &x);
+    }
+    free(keys);
+    bstep st = {0};
+    st.kind = op == CS_AGG_SUM ? BS_SUM : op == CS_AGG_AVG ? BS_AVG : op == CS_AGG_MIN ? BS_MIN : BS_MAX;
+    if (rc == CS_OK) rc = agg_values(q->txn, &st, &v, out);
+    free(v.v);
+    if (rc == CS_OK && op == CS_AGG_SUM && ty == CS_TYPE_FLOAT) *out = cs_float((float)out->v.d);
+    return rc;
+}
+
+int cs_query_check(const char *text, size_t len, size_t nargs)
+{
+    cs_value *args = calloc(nargs ? nargs : 1, sizeof *args);
+    if (!args) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    qparsed *p;
+    int rc = qparse(text, len, args, nargs, &p);
+    free(args);
+    if (rc == CS_OK) qparsed_free(p);
+    return rc;
+}
