@@ -25,87 +25,40 @@ static int rank(cs_type t)
     }
 }
 
-/* A decimal128 (BID) decoded: NaN, +-inf, or sign * coeff * 10^exp. */
-typedef struct dec {
-    int kind;            /* 0 finite, 1 NaN, 2 infinity */
-    int sign;            /* 1 negative */
-    unsigned __int128 c; /* coefficient */
-    int exp;             /* exponent */
-} dec;
+/* Exact decimal-against-double comparison, in decimal.c (NaN first, as below). */
+int decimal_compare_double(const cs_decimal128 *a, double x);
 
-static dec dec_decode(const cs_decimal128 *d)
+/* A decimal against any numeric value, exactly: an int converts to a decimal exactly, a float
+ * to a double exactly, and a double is compared by its exact binary value. */
+static int cmp_dec_num(const cs_decimal128 *d, const cs_value *b)
 {
-    dec r = {0, 0, 0, 0};
-    uint64_t hi = d->w[1], lo = d->w[0];
-    r.sign = (int)(hi >> 63);
-    if (((hi >> 58) & 0x1f) == 0x1f) { r.kind = 1; return r; }
-    if (((hi >> 58) & 0x1f) == 0x1e) { r.kind = 2; return r; }
-    unsigned __int128 c;
-    int e;
-    if (((hi >> 61) & 3) == 3) {
-        /* large-coefficient form: values are non-canonical and treated as zero */
-        e = (int)((hi >> 47) & 0x3fff);
-        c = 0;
-    } else {
-        e = (int)((hi >> 49) & 0x3fff);
-        c = ((unsigned __int128)(hi & 0x1ffffffffffffull) << 64) | lo;
-        unsigned __int128 max = ((unsigned __int128)0x1ed09bead87c0ull << 64) | 0x378d8e63ffffffffull;
-        if (c > max) c = 0;
+    switch (b->type) {
+    case CS_TYPE_DECIMAL: return cs_decimal_compare(d, &b->v.dec);
+    case CS_TYPE_INT: { cs_decimal128 x = cs_decimal_from_int(b->v.i); return cs_decimal_compare(d, &x); }
+    case CS_TYPE_FLOAT: return decimal_compare_double(d, (double)b->v.f);
+    default: return decimal_compare_double(d, b->v.d);
     }
-    r.c = c;
-    r.exp = e - 6176;
-    return r;
-}
-
-static long double dec_to_ld(const dec *d)
-{
-    if (d->kind == 1) return NAN;
-    if (d->kind == 2) return d->sign ? -INFINITY : INFINITY;
-    long double v = (long double)d->c * powl(10.0L, d->exp);
-    return d->sign ? -v : v;
-}
-
-static int cmp_dec(const dec *a, const dec *b)
-{
-    if (a->kind == 1 || b->kind == 1) return (b->kind == 1) - (a->kind == 1);
-    long double x = dec_to_ld(a), y = dec_to_ld(b);
-    if (x < y) return -1;
-    if (x > y) return 1;
-    if (a->kind == 0 && b->kind == 0 && a->sign == b->sign) {
-        /* equal as long doubles: compare exactly by aligning exponents where it fits */
-        unsigned __int128 ca = a->c, cb = b->c;
-        int ea = a->exp, eb = b->exp;
-        while (ea > eb && ca <= ((unsigned __int128)-1) / 10) { ca *= 10; ea--; }
-        while (eb > ea && cb <= ((unsigned __int128)-1) / 10) { cb *= 10; eb--; }
-        if (ea == eb && ca != cb) {
-            int r = ca < cb ? -1 : 1;
-            return a->sign ? -r : r;
-        }
-    }
-    return 0;
 }
 
 /* Numeric comparison across INT, FLOAT, DOUBLE and DECIMAL. NaN first. */
 static int cmp_num(const cs_value *a, const cs_value *b)
 {
     if (a->type == CS_TYPE_INT && b->type == CS_TYPE_INT) return (a->v.i > b->v.i) - (a->v.i < b->v.i);
-    if (a->type == CS_TYPE_DECIMAL && b->type == CS_TYPE_DECIMAL) {
-        dec x = dec_decode(&a->v.dec), y = dec_decode(&b->v.dec);
-        return cmp_dec(&x, &y);
-    }
+    if (a->type == CS_TYPE_DECIMAL) return cmp_dec_num(&a->v.dec, b);
+    if (b->type == CS_TYPE_DECIMAL) return -cmp_dec_num(&b->v.dec, a);
     long double x, y;
     bool xn = false, yn = false;
     switch (a->type) {
     case CS_TYPE_INT: x = (long double)a->v.i; break;
     case CS_TYPE_FLOAT: x = a->v.f; xn = isnan(a->v.f); break;
     case CS_TYPE_DOUBLE: x = a->v.d; xn = isnan(a->v.d); break;
-    default: { dec d = dec_decode(&a->v.dec); x = dec_to_ld(&d); xn = d.kind == 1; break; }
+    default: x = a->v.d; xn = isnan(a->v.d); break;
     }
     switch (b->type) {
     case CS_TYPE_INT: y = (long double)b->v.i; break;
     case CS_TYPE_FLOAT: y = b->v.f; yn = isnan(b->v.f); break;
     case CS_TYPE_DOUBLE: y = b->v.d; yn = isnan(b->v.d); break;
-    default: { dec d = dec_decode(&b->v.dec); y = dec_to_ld(&d); yn = d.kind == 1; break; }
+    default: y = b->v.d; yn = isnan(b->v.d); break;
     }
     if (xn || yn) return (int)yn - (int)xn == 0 ? 0 : (xn ? -1 : 1);
     if (x < y) return -1;
