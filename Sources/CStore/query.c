@@ -884,6 +884,25 @@ static int fast_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t ro
     return CS_OK;
 }
 
+/* A conjunct `indexed column == constant` of the top-level AND chain, if there is one. */
+static qnode *find_index_seed(cs_query *q, qnode *n)
+{
+    if (n->kind == QN_AND) {
+        qnode *a = find_index_seed(q, n->a);
+        return a ? a : find_index_seed(q, n->b);
+    }
+    if (n->kind != QN_CMP || n->op != QOP_EQ || n->flags || n->quant != QQ_NONE) return NULL;
+    qnode *kp = n->a->kind == QN_KEYPATH ? n->a : n->b;
+    qnode *kc = n->a->kind == QN_KEYPATH ? n->b : n->a;
+    if (kp->kind != QN_KEYPATH || kc->kind != QN_CONST) return NULL;
+    bpath *b = kp->owned;
+    if (!b || b->n != 1 || b->steps[0].kind != BS_COL) return NULL;
+    col_def *c = &q->txn->schema->tables[q->table].cols[b->steps[0].col];
+    if (!(c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) || !index_type_ok((cs_type)c->type)) return NULL;
+    if (kc->value.type != (cs_type)c->type && !(kc->value.type == CS_TYPE_NULL && (c->flags & CS_COL_NULLABLE))) return NULL;
+    return n;
+}
+
 static int run_filter(cs_query *q, keyset *out)
 {
     cs_txn *t = q->txn;
@@ -899,6 +918,26 @@ static int run_filter(cs_query *q, keyset *out)
         int rc;
         while ((rc = cs_iter_next(&it, &o)) == CS_OK) TRY(keys_push(out, o.key));
         return rc == CS_NOTFOUND ? CS_OK : rc;
+    }
+    /* an equality on an indexed column in the top-level AND chain seeds the candidates */
+    qnode *seed = find_index_seed(q, q->parsed->pred);
+    if (seed) {
+        qnode *kp = seed->a->kind == QN_KEYPATH ? seed->a : seed->b;
+        qnode *kc = seed->a->kind == QN_KEYPATH ? seed->b : seed->a;
+        bpath *b = kp->owned;
+        int64_t *cand;
+        size_t nc;
+        TRY(cs_index_find_all(t, q->table, b->steps[0].col, &kc->value, &cand, &nc));
+        int rc = CS_OK;
+        for (size_t i = 0; i < nc && rc == CS_OK; i++) {
+            cs_obj o;
+            bool r = true;
+            rc = cs_obj_open(t, q->table, cand[i], &o);
+            if (rc == CS_OK && seed != q->parsed->pred) rc = eval(t, q->parsed->pred, &o, &r);
+            if (rc == CS_OK && r) rc = keys_push(out, cand[i]);
+        }
+        cs_keys_free(cand);
+        return rc;
     }
     if (collect_fast(q, q->parsed->pred, fc, &nf)) return fast_walk(t, q->table, root, fc, nf, fast_visit, out, 0);
     cs_iter it;
@@ -969,6 +1008,50 @@ int cs_query_count(cs_query *q, uint64_t *out)
     return CS_OK;
 }
 
+/* Sorts keys (ascending) by a non-nullable Int column, stably: the values are read in one pass
+ * over the table in key order, then a radix sort on 16-bit digits orders (value, key) pairs. */
+static int sort_int_keys(cs_txn *t, uint32_t table, uint32_t col, int64_t *keys, size_t n, bool ascending)
+{
+    uint64_t *v = malloc(n * sizeof *v), *v2 = malloc(n * sizeof *v2);
+    int64_t *k2 = malloc(n * sizeof *k2);
+    size_t *cnt = malloc(65537 * sizeof *cnt);
+    int rc = (!v || !v2 || !k2 || !cnt) ? cs_fail(CS_NOMEM, ENOMEM, "out of memory") : CS_OK;
+    if (rc == CS_OK) {
+        cs_iter it;
+        cs_obj o;
+        size_t j = 0;
+        rc = cs_iter_init(&it, t, table);
+        while (rc == CS_OK && j < n && (rc = cs_iter_next(&it, &o)) == CS_OK) {
+            if (o.key != keys[j]) continue;
+            int64_t x;
+            rc = cs_obj_get_int(&o, col, &x);
+            /* flip the sign bit so unsigned order is signed order; complement for descending */
+            uint64_t u = (uint64_t)x ^ (1ull << 63);
+            v[j++] = ascending ? u : ~u;
+        }
+        if (rc == CS_NOTFOUND) rc = j == n ? CS_OK : CORRUPT("query keys not found in the table");
+    }
+    for (int pass = 0; rc == CS_OK && pass < 4; pass++) {
+        int sh = pass * 16;
+        memset(cnt, 0, 65537 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[((v[i] >> sh) & 0xffff) + 1]++;
+        if (cnt[((v[0] >> sh) & 0xffff) + 1] == n) continue; /* every value shares this digit */
+        for (size_t d = 1; d <= 65536; d++) cnt[d] += cnt[d - 1];
+        for (size_t i = 0; i < n; i++) {
+            size_t at = cnt[(v[i] >> sh) & 0xffff]++;
+            v2[at] = v[i];
+            k2[at] = keys[i];
+        }
+        memcpy(v, v2, n * sizeof *v);
+        memcpy(keys, k2, n * sizeof *keys);
+    }
+    free(v);
+    free(v2);
+    free(k2);
+    free(cnt);
+    return rc;
+}
+
 int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
 {
     *keys = NULL;
@@ -978,6 +1061,18 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
     if (rc != CS_OK) { free(k.keys); return rc; }
     const qparsed *p = q->parsed;
     cs_txn *t = q->txn;
+    if (p->nsort == 1 && !p->ndistinct && k.n > 1) {
+        bpath *b = p->sort[0].path->owned;
+        col_def *c = b && b->n == 1 && b->steps[0].kind == BS_COL ? &t->schema->tables[q->table].cols[b->steps[0].col] : NULL;
+        if (c && c->type == CS_TYPE_INT && !(c->flags & CS_COL_NULLABLE)) {
+            rc = sort_int_keys(t, q->table, b->steps[0].col, k.keys, k.n, p->sort[0].ascending);
+            if (rc != CS_OK) { free(k.keys); return rc; }
+            if (p->limit >= 0 && (uint64_t)p->limit < k.n) k.n = (size_t)p->limit;
+            *keys = k.keys;
+            *count = k.n;
+            return CS_OK;
+        }
+    }
     size_t nk = p->nsort > p->ndistinct ? p->nsort : p->ndistinct;
     if (nk && k.n) {
         sort_item *items = calloc(k.n, sizeof *items);

@@ -9,5 +9,11 @@ func allRows() -> [Row] {
         commitRow(durable: true),
         commitRow(durable: false),
         readBeginRow(),
+        sumRow(),
+        countWhereRow(),
+        queryEqRow(indexed: true),
+        queryEqRow(indexed: false),
+        sortRow(),
+        pkGetRow(),
     ]
 }
