@@ -12,7 +12,7 @@ SAN_ENV    := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_err
 # Tests that are too slow under the sanitizers are filtered out there (see CONTRIBUTING.md).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build test test-full cwarn asan tsan bench bench-quick fuzz docs format clean
+.PHONY: all deps build test test-full cwarn asan tsan bench bench-quick fuzz fuzz-build fuzz-corpus docs format clean
 
 all: build
 
@@ -54,6 +54,55 @@ tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan \
 		--sanitize=thread --filter Concurrency
+
+# libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's
+# -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs each target for
+# FUZZ_SECONDS. New inputs go to .build-fuzz/corpus/<target>, crashes to
+# .build-fuzz/crashes/<target>; any crash, hang or sanitizer report fails the target.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_MAX_LEN ?= 65536
+FUZZ_TARGETS ?= open_verify open_body
+FUZZ_OUT     := .build-fuzz
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -fuse-ld=lld \
+                -ISources/CStore/include -ISources/CStore -IFuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_DEPS    := Fuzz/fuzz_common.c Fuzz/fuzz_common.h $(CSRC) $(wildcard Sources/CStore/*.h) \
+                Sources/CStore/include/cstore.h
+FUZZ_ENV     := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+FUZZ_CORPUS  := Tests/Fixtures/fuzz-corpus
+
+$(FUZZ_OUT)/bin/make_corpus: Fuzz/make_corpus.c $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -lpthread
+
+$(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -lpthread
+
+fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARGETS))
+	rm -rf $(FUZZ_OUT)/seeds
+	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body
+	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus seeds $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body
+
+fuzz: fuzz-build
+	@rc=0; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/crashes/$$t; \
+		extra=""; if [ $$t = open_verify ] && [ -d $(FUZZ_CORPUS) ]; then extra=$(FUZZ_CORPUS); fi; \
+		echo "== $$t for $(FUZZ_SECONDS) s"; \
+		$(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+			-timeout=10 -rss_limit_mb=2048 -dict=Fuzz/cstore.dict -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_OUT)/crashes/$$t/ \
+			$(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/seeds/$$t $$extra || rc=1; \
+	done; \
+	if [ $$rc -ne 0 ]; then echo "fuzz: a target failed; reproducers are in $(FUZZ_OUT)/crashes/"; fi; \
+	exit $$rc
+
+# Merges the fuzzing run's corpora (libFuzzer -merge=1) and replaces the committed replay corpus
+# with the seeds plus the smallest merged inputs (Fuzz/select_corpus.sh).
+fuzz-corpus: fuzz-build
+	$(FUZZ_ENV) FUZZ_MAX_LEN=$(FUZZ_MAX_LEN) sh Fuzz/select_corpus.sh $(FUZZ_OUT) $(FUZZ_CORPUS)
 
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release

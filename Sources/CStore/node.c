@@ -236,6 +236,9 @@ int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
         return CORRUPT("bad node header at %llu", (unsigned long long)r);
     uint64_t sz = node_size_of(h->flags, h->width, h->count);
     if (sz > t->limit - r) return CORRUPT("node at %llu runs past the file end", (unsigned long long)r);
+    /* no real node has more elements than the file has bits (width-0 nodes take no payload,
+     * so the size check alone would let a damaged count send loops into the billions) */
+    if ((uint64_t)h->count > t->limit * 8) return CORRUPT("node at %llu claims %u elements", (unsigned long long)r, h->count);
     *out = h;
     return CS_OK;
 }

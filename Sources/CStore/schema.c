@@ -115,7 +115,9 @@ int schema_parse(const uint8_t *p, uint64_t n, schema **out)
         t->live = live;
         t->flags = flags;
         if (live && !rd_str(&r, &t->name)) goto bad;
-        if (!rd_n(&r, &t->primary, 4) || !rd_n(&r, &t->ncols, 4) || t->ncols > 100000) goto bad;
+        uint32_t ncols;
+        if (!rd_n(&r, &t->primary, 4) || !rd_n(&r, &ncols, 4) || ncols > 100000) goto bad;
+        t->ncols = ncols;
         t->cols = calloc(t->ncols ? t->ncols : 1, sizeof(col_def));
         if (!t->cols) { t->ncols = 0; goto bad; }
         for (uint32_t c = 0; c < t->ncols; c++) {
