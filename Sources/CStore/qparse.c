@@ -740,7 +740,7 @@ static qnode *parse_operand(parser *p)
         return n;
     }
     case T_LBRACE: return parse_list(p);
-    case T_AT: return parse_keypath(p);
+    case T_AT: case T_VAR: return parse_keypath(p);
     case T_IDENT:
         if (is_kw(p, "true")) { v = cs_bool(true); break; }
         if (is_kw(p, "false")) { v = cs_bool(false); break; }

@@ -25,6 +25,9 @@ typedef enum bstep_kind {
     BS_COUNT,     /* @count / @size of the collection before it */
     BS_MIN, BS_MAX, BS_SUM, BS_AVG, /* aggregates over the collection before it */
     BS_KEYS,      /* @allKeys of a map */
+    BS_SELF,      /* the element of a collection of values the query runs over */
+    BS_BACKLINKS, /* @links.Class.property: the objects linking here (many) */
+    BS_MAPKEY,    /* map['key'] */
 } bstep_kind;
 
 typedef struct bstep {
@@ -33,6 +36,7 @@ typedef struct bstep {
     uint32_t col;     /* column */
     uint32_t target;  /* link target (LINK columns) */
     cs_type type;     /* element type */
+    char *key;        /* BS_MAPKEY */
 } bstep;
 
 typedef struct bpath {
@@ -41,11 +45,20 @@ typedef struct bpath {
     cs_type type;     /* type of the values it yields (CS_TYPE_LINK for objects) */
     bool many;        /* may yield more than one value */
     bool nullable;    /* may yield null */
+    bool type_of;     /* ends in @type: yields the type names of the values */
 } bpath;
+
+typedef enum qroot { QR_TABLE = 0, QR_OBJECTS, QR_VALUES, QR_BACKLINKS } qroot;
 
 struct cs_query {
     cs_txn *txn;        /* the transaction it reads through */
-    uint32_t table;     /* the table it runs over */
+    uint32_t table;     /* the table of the objects it runs over (CS_NONE: values) */
+    qroot root;         /* what it runs over */
+    cs_coll coll;       /* QR_OBJECTS, QR_VALUES: the collection */
+    cs_obj owner;       /* QR_BACKLINKS: the object linked to */
+    uint32_t origin_col; /* QR_BACKLINKS: the link column of `table` */
+    cs_type self_type;  /* QR_VALUES: the element type */
+    const char *var;    /* while binding a SUBQUERY predicate: its variable */
     qparsed *parsed;    /* the syntax tree */
     schema *bound_to;   /* schema the paths were bound against */
     char *text;         /* the query text (for messages) */
@@ -96,6 +109,8 @@ static bool numeric(cs_type t)
 }
 
 /* Binds a key path of the syntax tree; the result is cached in the node's `owned` pointer. */
+static void bpath_free(bpath *b);
+
 static int bind_path(cs_query *q, qnode *n, bpath **out)
 {
     cs_txn *t = q->txn;
@@ -106,12 +121,74 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
     uint32_t table = q->table;
     bool at_collection = false, at_object = true;
     cs_type cur = CS_TYPE_LINK;
-    for (size_t i = 0; i < n->nsteps; i++) {
+    size_t first = 0;
+    if (n->nsteps && n->steps[0].kind == QS_NAME && n->steps[0].name[0] == '$') {
+        /* a SUBQUERY variable: the element the inner predicate looks at */
+        if (!q->var || strcmp(q->var, n->steps[0].name) != 0) {
+            bpath_free(b);
+            return berr(q, n->steps[0].pos, "unknown variable '%s'", n->steps[0].name);
+        }
+        first = 1;
+    } else if (n->nsteps && n->steps[0].kind == QS_NAME && strcmp(n->steps[0].name, "self") == 0 && q->root == QR_VALUES && !q->var) {
+        bstep *o = &b->steps[b->n++];
+        o->kind = BS_SELF;
+        o->type = q->self_type;
+        cur = q->self_type;
+        b->nullable = true;
+        at_object = false;
+        first = 1;
+    } else if (q->table == CS_NONE) {
+        bpath_free(b);
+        return berr(q, n->pos, "the elements of this collection are values: use 'self'");
+    }
+    for (size_t i = first; i < n->nsteps; i++) {
         qstep *s = &n->steps[i];
         bstep *o = &b->steps[b->n];
-        table_def *td = &t->schema->tables[table];
+        table_def *td = table != CS_NONE ? &t->schema->tables[table] : NULL;
+        if (s->kind == QS_LINKS) {
+            if (!at_object || !td) { bpath_free(b); return berr(q, s->pos, "@links follows an object"); }
+            uint32_t ot, oc;
+            if (cs_table_find(t, s->name, &ot) != CS_OK) { bpath_free(b); return berr(q, s->pos, "unknown class '%s' in @links", s->name); }
+            if (cs_column_find(t, ot, s->name2, &oc) != CS_OK || t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK ||
+                t->schema->tables[ot].cols[oc].target != table) {
+                bpath_free(b);
+                return berr(q, s->pos, "'%s.%s' does not link to %s", s->name, s->name2, td->name);
+            }
+            o->kind = BS_BACKLINKS;
+            o->table = ot;
+            o->col = oc;
+            o->type = CS_TYPE_LINK;
+            table = ot;
+            cur = CS_TYPE_LINK;
+            b->many = true;
+            at_collection = true;
+            at_object = true;
+            b->n++;
+            continue;
+        }
+        if (s->kind == QS_SUBSCRIPT) {
+            bstep *prev = b->n ? &b->steps[b->n - 1] : NULL;
+            if (!prev || prev->kind != BS_COLL || t->schema->tables[prev->table].cols[prev->col].coll != CS_COLL_MAP) {
+                bpath_free(b);
+                return berr(q, s->pos, "'[key]' applies to a map");
+            }
+            prev->kind = BS_MAPKEY;
+            prev->key = s->name;
+            s->name = NULL; /* the step owns the key now */
+            at_collection = false;
+            b->many = false;
+            continue;
+        }
+        if (s->kind == QS_TYPE) {
+            if (cur != CS_TYPE_MIXED) { bpath_free(b); return berr(q, s->pos, "@type applies to Mixed properties"); }
+            b->type_of = true;
+            cur = CS_TYPE_STRING;
+            at_collection = false;
+            at_object = false;
+            continue;
+        }
         if (s->kind == QS_NAME) {
-            if (!at_object) { free(b->steps); free(b); return berr(q, s->pos, "'%s' follows a value, not an object", s->name); }
+            if (!at_object || !td) { free(b->steps); free(b); return berr(q, s->pos, "'%s' follows a value, not an object", s->name); }
             uint32_t col;
             if (cs_column_find(t, table, s->name, &col) != CS_OK || (td->cols[col].flags & CS_COL_HIDDEN)) {
                 free(b->steps);
@@ -196,7 +273,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         at_object = false;
         b->many = o->kind == BS_KEYS ? true : false;
         for (size_t k = 0; k + 1 < b->n; k++)
-            if (b->steps[k].kind == BS_COLL && k + 1 < b->n - 1) b->many = true;
+            if ((b->steps[k].kind == BS_COLL || b->steps[k].kind == BS_BACKLINKS) && k + 1 < b->n - 1) b->many = true;
     }
     b->type = cur;
     *out = b;
@@ -206,6 +283,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
 static void bpath_free(bpath *b)
 {
     if (!b) return;
+    for (size_t i = 0; i < b->n; i++) free(b->steps[i].key);
     free(b->steps);
     free(b);
 }
@@ -233,13 +311,63 @@ static int vals_push(vals *x, const cs_value *v)
 static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out);
 
 /* Evaluates steps [i, n) of a path from object `o`, appending the values to `out`. */
-static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, vals *out)
+static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_value *self, vals *out)
 {
     if (i >= b->n) {
         cs_value v = cs_link(o->table, o->key);
         return vals_push(out, &v);
     }
     const bstep *s = &b->steps[i];
+    if (s->kind == BS_SELF) return self ? vals_push(out, self) : CS_OK;
+    if (s->kind == BS_BACKLINKS) {
+        size_t n;
+        TRY(cs_obj_backlink_count(o, s->table, s->col, &n));
+        const bstep *nx = i + 1 < b->n ? &b->steps[i + 1] : NULL;
+        if (nx && nx->kind == BS_COUNT) {
+            cs_value v = cs_int((int64_t)n);
+            return vals_push(out, &v);
+        }
+        if (nx && (nx->kind == BS_MIN || nx->kind == BS_MAX || nx->kind == BS_SUM || nx->kind == BS_AVG)) {
+            vals elems = {0};
+            int rc = CS_OK;
+            for (size_t k = 0; k < n && rc == CS_OK; k++) {
+                int64_t key;
+                cs_obj e;
+                cs_value v;
+                rc = cs_obj_backlink_get(o, s->table, s->col, k, &key);
+                if (rc == CS_OK) rc = cs_obj_open(t, s->table, key, &e);
+                if (rc == CS_OK) rc = cs_obj_get(&e, nx->col, &v);
+                if (rc == CS_OK) rc = vals_push(&elems, &v);
+            }
+            cs_value r;
+            if (rc == CS_OK) rc = agg_values(t, nx, &elems, &r);
+            free(elems.v);
+            TRY(rc);
+            return vals_push(out, &r);
+        }
+        for (size_t k = 0; k < n; k++) {
+            int64_t key;
+            TRY(cs_obj_backlink_get(o, s->table, s->col, k, &key));
+            cs_obj e;
+            TRY(cs_obj_open(t, s->table, key, &e));
+            TRY(eval_from(t, b, i + 1, &e, NULL, out));
+        }
+        return CS_OK;
+    }
+    if (s->kind == BS_MAPKEY) {
+        cs_coll c;
+        TRY(cs_coll_open(o, s->col, &c));
+        cs_value v;
+        int rc = cs_map_get(&c, s->key, strlen(s->key), &v);
+        if (rc == CS_NOTFOUND) v = cs_null();
+        else TRY(rc);
+        if (i + 1 == b->n || v.type != CS_TYPE_LINK) return vals_push(out, &v);
+        cs_obj next;
+        rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &next);
+        if (rc == CS_NOTFOUND) { cs_value nul = cs_null(); return vals_push(out, &nul); }
+        TRY(rc);
+        return eval_from(t, b, i + 1, &next, NULL, out);
+    }
     if (s->kind == BS_COL) {
         cs_value v;
         TRY(cs_obj_get(o, s->col, &v));
@@ -251,7 +379,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, vals *out)
             return vals_push(out, &nul);
         }
         TRY(rc);
-        return eval_from(t, b, i + 1, &next, out);
+        return eval_from(t, b, i + 1, &next, NULL, out);
     }
     if (s->kind == BS_COLL) {
         cs_coll c;
@@ -299,7 +427,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, vals *out)
                 int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &e);
                 if (rc == CS_NOTFOUND) continue;
                 TRY(rc);
-                TRY(eval_from(t, b, i + 1, &e, out));
+                TRY(eval_from(t, b, i + 1, &e, NULL, out));
             } else {
                 TRY(vals_push(out, &v));
             }
@@ -519,6 +647,8 @@ static int cmp_values(qop op, int flags, const cs_value *a, const cs_value *b, b
 
 /* ---- binding the whole tree ------------------------------------------------------------- */
 
+static int bind(cs_query *q, qnode *n, int depth);
+
 /* Type of what an operand yields, and whether it is a path. */
 static int operand_type(cs_query *q, qnode *n, cs_type *type, bool *many)
 {
@@ -535,7 +665,30 @@ static int operand_type(cs_query *q, qnode *n, cs_type *type, bool *many)
         return CS_OK;
     }
     if (n->kind == QN_LIST) { *type = CS_TYPE_LIST; *many = true; return CS_OK; }
-    return berr(q, n->pos, "SUBQUERY is not supported yet");
+    if (n->kind == QN_SUBQUERY) {
+        cs_type pt;
+        bool pm;
+        TRY(operand_type(q, n->path, &pt, &pm));
+        bpath *b = n->path->owned;
+        if (pt != CS_TYPE_LINK || !pm) return berr(q, n->path->pos, "SUBQUERY needs a list or set of objects");
+        /* the inner predicate is bound against the collection's objects */
+        uint32_t saved_table = q->table;
+        const char *saved_var = q->var;
+        uint32_t target = CS_NONE;
+        for (size_t i = 0; i < b->n; i++)
+            if (b->steps[i].kind == BS_COLL || b->steps[i].kind == BS_COL) target = b->steps[i].target;
+            else if (b->steps[i].kind == BS_BACKLINKS) target = b->steps[i].table;
+        if (target == CS_NONE) return berr(q, n->path->pos, "SUBQUERY needs a list or set of objects");
+        q->table = target;
+        q->var = n->var;
+        int rc = bind(q, n->pred, 1);
+        q->table = saved_table;
+        q->var = saved_var;
+        TRY(rc);
+        *type = CS_TYPE_INT;
+        return CS_OK;
+    }
+    return berr(q, n->pos, "not an operand");
 }
 
 static bool types_compatible(cs_type a, cs_type b)
@@ -545,6 +698,8 @@ static bool types_compatible(cs_type a, cs_type b)
     if ((a == CS_TYPE_STRING || a == CS_TYPE_BINARY) && (b == CS_TYPE_STRING || b == CS_TYPE_BINARY)) return true;
     return a == b;
 }
+
+static int bind(cs_query *q, qnode *n, int depth);
 
 static int bind(cs_query *q, qnode *n, int depth)
 {
@@ -612,47 +767,101 @@ static void unbind(qnode *n)
     unbind(n->a);
     unbind(n->b);
     unbind(n->c);
+    unbind(n->path);
+    unbind(n->pred);
     for (size_t i = 0; i < n->nitems; i++) unbind(n->items[i]);
 }
 
 /* ---- evaluating conditions -------------------------------------------------------------- */
 
-static int operand_values(cs_txn *t, qnode *n, cs_obj *o, vals *out)
+static int eval(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, bool *res);
+
+static const char *mixed_type_name(cs_type ty)
 {
+    switch (ty) {
+    case CS_TYPE_NULL: return "null";
+    case CS_TYPE_INT: return "int";
+    case CS_TYPE_BOOL: return "bool";
+    case CS_TYPE_FLOAT: return "float";
+    case CS_TYPE_DOUBLE: return "double";
+    case CS_TYPE_STRING: return "string";
+    case CS_TYPE_BINARY: return "binary";
+    case CS_TYPE_TIMESTAMP: return "date";
+    case CS_TYPE_OBJECTID: return "objectId";
+    case CS_TYPE_UUID: return "uuid";
+    case CS_TYPE_DECIMAL: return "decimal128";
+    case CS_TYPE_LINK: return "object";
+    case CS_TYPE_LIST: return "array";
+    case CS_TYPE_DICT: return "dictionary";
+    default: return "unknown";
+    }
+}
+
+static int operand_values(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, vals *out)
+{
+    if (n->kind == QN_SUBQUERY) {
+        vals items = {0};
+        int rc = eval_from(t, n->path->owned, 0, o, self, &items);
+        int64_t count = 0;
+        for (size_t i = 0; rc == CS_OK && i < items.n; i++) {
+            if (items.v[i].type != CS_TYPE_LINK) continue;
+            cs_obj e;
+            rc = cs_obj_open(t, items.v[i].v.link.table, items.v[i].v.link.key, &e);
+            if (rc == CS_NOTFOUND) { rc = CS_OK; continue; }
+            bool r = false;
+            if (rc == CS_OK) rc = eval(t, n->pred, &e, NULL, &r);
+            if (r) count++;
+        }
+        free(items.v);
+        TRY(rc);
+        cs_value v = cs_int(count);
+        return vals_push(out, &v);
+    }
+    if (n->kind == QN_KEYPATH && ((bpath *)n->owned)->type_of) {
+        vals raw = {0};
+        int rc = eval_from(t, n->owned, 0, o, self, &raw);
+        for (size_t i = 0; rc == CS_OK && i < raw.n; i++) {
+            const char *name = mixed_type_name(raw.v[i].type);
+            cs_value v = cs_string(name, strlen(name));
+            rc = vals_push(out, &v);
+        }
+        free(raw.v);
+        return rc;
+    }
     if (n->kind == QN_CONST) {
         if (n->value.type == CS_TYPE_LIST) return CS_OK;
         return vals_push(out, &n->value);
     }
     if (n->kind == QN_LIST) {
-        for (size_t i = 0; i < n->nitems; i++) TRY(operand_values(t, n->items[i], o, out));
+        for (size_t i = 0; i < n->nitems; i++) TRY(operand_values(t, n->items[i], o, self, out));
         return CS_OK;
     }
-    return eval_from(t, n->owned, 0, o, out);
+    return eval_from(t, n->owned, 0, o, self, out);
 }
 
-static int eval(cs_txn *t, qnode *n, cs_obj *o, bool *res)
+static int eval(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, bool *res)
 {
     switch (n->kind) {
     case QN_TRUE: *res = true; return CS_OK;
     case QN_FALSE: *res = false; return CS_OK;
     case QN_AND:
-        TRY(eval(t, n->a, o, res));
+        TRY(eval(t, n->a, o, self, res));
         if (!*res) return CS_OK;
-        return eval(t, n->b, o, res);
+        return eval(t, n->b, o, self, res);
     case QN_OR:
-        TRY(eval(t, n->a, o, res));
+        TRY(eval(t, n->a, o, self, res));
         if (*res) return CS_OK;
-        return eval(t, n->b, o, res);
+        return eval(t, n->b, o, self, res);
     case QN_NOT:
-        TRY(eval(t, n->a, o, res));
+        TRY(eval(t, n->a, o, self, res));
         *res = !*res;
         return CS_OK;
     default: break;
     }
     vals a = {0}, b = {0}, c = {0};
-    int rc = operand_values(t, n->a, o, &a);
-    if (rc == CS_OK && n->b) rc = operand_values(t, n->b, o, &b);
-    if (rc == CS_OK && n->c) rc = operand_values(t, n->c, o, &c);
+    int rc = operand_values(t, n->a, o, self, &a);
+    if (rc == CS_OK && n->b) rc = operand_values(t, n->b, o, self, &b);
+    if (rc == CS_OK && n->c) rc = operand_values(t, n->c, o, self, &c);
     bool any = false, all = true;
     for (size_t i = 0; rc == CS_OK && i < a.n; i++) {
         bool r = false;
@@ -790,7 +999,7 @@ static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, siz
 static int rebind(cs_query *q)
 {
     if (q->bound_to == q->txn->schema) return CS_OK;
-    if (q->table >= q->txn->schema->ntables || !q->txn->schema->tables[q->table].live)
+    if (q->table != CS_NONE && (q->table >= q->txn->schema->ntables || !q->txn->schema->tables[q->table].live))
         return cs_fail(CS_NOTFOUND, 0, "the query's table no longer exists");
     unbind(q->parsed->pred);
     for (size_t i = 0; i < q->parsed->nsort; i++) unbind(q->parsed->sort[i].path);
@@ -811,15 +1020,50 @@ static int rebind(cs_query *q)
     return CS_OK;
 }
 
+static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text, size_t len, const cs_value *args,
+                      size_t nargs, const cs_coll *coll, const cs_obj *owner, uint32_t origin_col, cs_type self_type,
+                      cs_query **out);
+
 int cs_query_new(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args, size_t nargs, cs_query **out)
 {
     *out = NULL;
     table_def *td;
     TRY(txn_table(txn, table, &td));
+    return query_make(txn, table, QR_TABLE, text, len, args, nargs, NULL, NULL, CS_NONE, CS_TYPE_NULL, out);
+}
+
+int cs_query_new_coll(cs_coll *coll, const char *text, size_t len, const cs_value *args, size_t nargs, cs_query **out)
+{
+    *out = NULL;
+    size_t n;
+    TRY(cs_coll_size(coll, &n)); /* checks the owner still exists */
+    bool objects = coll->elem_type == CS_TYPE_LINK && coll->depth == 0;
+    return query_make(coll->obj.txn, objects ? coll->target : CS_NONE, objects ? QR_OBJECTS : QR_VALUES, text, len, args,
+                      nargs, coll, NULL, CS_NONE, (cs_type)coll->elem_type, out);
+}
+
+int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text, size_t len,
+                           const cs_value *args, size_t nargs, cs_query **out)
+{
+    *out = NULL;
+    size_t n;
+    TRY(cs_obj_backlink_count(obj, origin_table, origin_col, &n));
+    return query_make(obj->txn, origin_table, QR_BACKLINKS, text, len, args, nargs, NULL, obj, origin_col, CS_TYPE_NULL, out);
+}
+
+static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text, size_t len, const cs_value *args,
+                      size_t nargs, const cs_coll *coll, const cs_obj *owner, uint32_t origin_col, cs_type self_type,
+                      cs_query **out)
+{
     cs_query *q = calloc(1, sizeof *q);
     if (!q) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
     q->txn = txn;
     q->table = table;
+    q->root = root;
+    if (coll) q->coll = *coll;
+    if (owner) q->owner = *owner;
+    q->origin_col = origin_col;
+    q->self_type = self_type;
     q->text = malloc(len + 1);
     if (!q->text) { free(q); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
     if (len) memcpy(q->text, text, len);
@@ -907,11 +1151,44 @@ static int run_filter(cs_query *q, keyset *out)
 {
     cs_txn *t = q->txn;
     TRY(rebind(q));
+    if (q->root != QR_TABLE) {
+        /* a collection or the backlinks of one object: every element, in order */
+        size_t n;
+        if (q->root == QR_BACKLINKS) TRY(cs_obj_backlink_count(&q->owner, q->table, q->origin_col, &n));
+        else TRY(cs_coll_size(&q->coll, &n));
+        for (size_t i = 0; i < n; i++) {
+            cs_value v;
+            int64_t key;
+            if (q->root == QR_BACKLINKS) {
+                TRY(cs_obj_backlink_get(&q->owner, q->table, q->origin_col, i, &key));
+                v = cs_link(q->table, key);
+            } else if (q->coll.kind == CS_COLL_MAP) {
+                cs_value k;
+                TRY(cs_map_get_at(&q->coll, i, &k, &v));
+            } else {
+                TRY(cs_list_get(&q->coll, i, &v));
+            }
+            bool r;
+            if (q->root == QR_VALUES) {
+                TRY(eval(t, q->parsed->pred, NULL, &v, &r));
+                if (r) TRY(keys_push(out, (int64_t)i));
+                continue;
+            }
+            if (v.type != CS_TYPE_LINK) continue; /* a null map value */
+            cs_obj o;
+            int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &o);
+            if (rc == CS_NOTFOUND) continue;
+            TRY(rc);
+            TRY(eval(t, q->parsed->pred, &o, NULL, &r));
+            if (r) TRY(keys_push(out, v.v.link.key));
+        }
+        return CS_OK;
+    }
     fastcond fc[FAST_MAX];
     size_t nf = 0;
     ref_t root;
     TRY(table_root(t, q->table, &root));
-    if (q->parsed->pred->kind == QN_TRUE) {
+    if (q->parsed->pred->kind == QN_TRUE && q->root == QR_TABLE) {
         cs_iter it;
         cs_obj o;
         TRY(cs_iter_init(&it, t, q->table));
@@ -933,7 +1210,7 @@ static int run_filter(cs_query *q, keyset *out)
             cs_obj o;
             bool r = true;
             rc = cs_obj_open(t, q->table, cand[i], &o);
-            if (rc == CS_OK && seed != q->parsed->pred) rc = eval(t, q->parsed->pred, &o, &r);
+            if (rc == CS_OK && seed != q->parsed->pred) rc = eval(t, q->parsed->pred, &o, NULL, &r);
             if (rc == CS_OK && r) rc = keys_push(out, cand[i]);
         }
         cs_keys_free(cand);
@@ -946,7 +1223,7 @@ static int run_filter(cs_query *q, keyset *out)
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
         bool r;
-        TRY(eval(t, q->parsed->pred, &o, &r));
+        TRY(eval(t, q->parsed->pred, &o, NULL, &r));
         if (r) TRY(keys_push(out, o.key));
     }
     return rc == CS_NOTFOUND ? CS_OK : rc;
@@ -971,10 +1248,10 @@ static int cmp_items(const void *x, const void *y)
     return a->at < b->at ? -1 : a->at > b->at;
 }
 
-static int single_value(cs_txn *t, qnode *path, cs_obj *o, cs_value *v, void **buf)
+static int single_value(cs_txn *t, qnode *path, cs_obj *o, const cs_value *self, cs_value *v, void **buf)
 {
     vals x = {0};
-    int rc = eval_from(t, path->owned, 0, o, &x);
+    int rc = eval_from(t, path->owned, 0, o, self, &x);
     *v = cs_null();
     *buf = NULL;
     if (rc == CS_OK && x.n) {
@@ -990,6 +1267,21 @@ static int single_value(cs_txn *t, qnode *path, cs_obj *o, cs_value *v, void **b
     }
     free(x.v);
     return rc;
+}
+
+/* The object (or, for a collection of values, the element) a result key names. */
+static int open_item(cs_query *q, int64_t key, cs_obj *o, cs_value *self)
+{
+    *self = cs_null();
+    memset(o, 0, sizeof *o);
+    if (q->root == QR_VALUES) {
+        if (q->coll.kind == CS_COLL_MAP) {
+            cs_value k;
+            return cs_map_get_at(&q->coll, (size_t)key, &k, self);
+        }
+        return cs_list_get(&q->coll, (size_t)key, self);
+    }
+    return cs_obj_open(q->txn, q->table, key, o);
 }
 
 int cs_query_count(cs_query *q, uint64_t *out)
@@ -1061,7 +1353,7 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
     if (rc != CS_OK) { free(k.keys); return rc; }
     const qparsed *p = q->parsed;
     cs_txn *t = q->txn;
-    if (p->nsort == 1 && !p->ndistinct && k.n > 1) {
+    if (p->nsort == 1 && !p->ndistinct && k.n > 1 && q->root == QR_TABLE) {
         bpath *b = p->sort[0].path->owned;
         col_def *c = b && b->n == 1 && b->steps[0].kind == BS_COL ? &t->schema->tables[q->table].cols[b->steps[0].col] : NULL;
         if (c && c->type == CS_TYPE_INT && !(c->flags & CS_COL_NULLABLE)) {
@@ -1084,10 +1376,11 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
             items[i].bufs = calloc(nk, sizeof(void *));
             if (!items[i].vals || !items[i].bufs) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); break; }
             cs_obj o;
-            rc = cs_obj_open(t, q->table, k.keys[i], &o);
+            cs_value self;
+            rc = open_item(q, k.keys[i], &o, &self);
             /* distinct first (keeps the first of each in key order), then sort */
             for (size_t s = 0; rc == CS_OK && s < p->ndistinct; s++)
-                rc = single_value(t, p->distinct[s], &o, &items[i].vals[s], &items[i].bufs[s]);
+                rc = single_value(t, p->distinct[s], q->root == QR_VALUES ? NULL : &o, &self, &items[i].vals[s], &items[i].bufs[s]);
         }
         size_t n = k.n;
         if (rc == CS_OK && p->ndistinct) {
@@ -1139,11 +1432,12 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
         if (rc == CS_OK && p->nsort) {
             for (size_t i = 0; i < n && rc == CS_OK; i++) {
                 cs_obj o;
-                rc = cs_obj_open(t, q->table, items[i].key, &o);
+                cs_value self;
+                rc = open_item(q, items[i].key, &o, &self);
                 for (size_t s = 0; rc == CS_OK && s < p->nsort; s++) {
                     free(items[i].bufs[s]);
                     items[i].bufs[s] = NULL;
-                    rc = single_value(t, p->sort[s].path, &o, &items[i].vals[s], &items[i].bufs[s]);
+                    rc = single_value(t, p->sort[s].path, q->root == QR_VALUES ? NULL : &o, &self, &items[i].vals[s], &items[i].bufs[s]);
                 }
                 items[i].at = i;
             }
@@ -1251,6 +1545,37 @@ static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a
 
 int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out)
 {
+    if (q->root == QR_VALUES) {
+        /* the elements themselves (col is ignored) */
+        if (op == CS_AGG_COUNT) {
+            uint64_t n;
+            TRY(cs_query_count(q, &n));
+            *out = cs_int((int64_t)n);
+            return CS_OK;
+        }
+        cs_type ty = q->self_type;
+        if ((op == CS_AGG_SUM || op == CS_AGG_AVG) && !numeric(ty) && ty != CS_TYPE_MIXED)
+            return cs_fail(CS_TYPE, 0, "cannot sum or average values of type %s", type_name(ty));
+        if (!numeric(ty) && ty != CS_TYPE_TIMESTAMP && ty != CS_TYPE_MIXED)
+            return cs_fail(CS_TYPE, 0, "cannot take the min or max of values of type %s", type_name(ty));
+        int64_t *pos;
+        size_t n;
+        TRY(cs_query_keys(q, &pos, &n));
+        vals v = {0};
+        int rc = CS_OK;
+        for (size_t i = 0; i < n && rc == CS_OK; i++) {
+            cs_obj o;
+            cs_value x;
+            rc = open_item(q, pos[i], &o, &x);
+            if (rc == CS_OK) rc = vals_push(&v, &x);
+        }
+        free(pos);
+        bstep st = {0};
+        st.kind = op == CS_AGG_SUM ? BS_SUM : op == CS_AGG_AVG ? BS_AVG : op == CS_AGG_MIN ? BS_MIN : BS_MAX;
+        if (rc == CS_OK) rc = agg_values(q->txn, &st, &v, out);
+        free(v.v);
+        return rc;
+    }
     {
         /* a plain Int column over a table, with no SORT/DISTINCT/LIMIT: leaf by leaf */
         col_def *c0;
@@ -1258,7 +1583,7 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
         TRY(rebind(q));
         fastcond fc[FAST_MAX];
         size_t nf = 0;
-        if (c0->coll == CS_COLL_NONE && c0->type == CS_TYPE_INT && !(c0->flags & CS_COL_NULLABLE) &&
+        if (q->root == QR_TABLE && c0->coll == CS_COLL_NONE && c0->type == CS_TYPE_INT && !(c0->flags & CS_COL_NULLABLE) &&
             op != CS_AGG_COUNT && !q->parsed->ndistinct && q->parsed->limit < 0 &&
             (q->parsed->pred->kind == QN_TRUE || collect_fast(q, q->parsed->pred, fc, &nf))) {
             aggctx a = {1 + col, q->txn, op, 0, 0, 0, false, 0};

@@ -603,7 +603,9 @@ int cs_map_set_collection(cs_coll *c, const char *key, size_t key_len, cs_type k
  * (== != < <= > >= BEGINSWITH ENDSWITH CONTAINS LIKE with [c] [d] [cd]), BETWEEN {a, b},
  * IN {a, b} / IN %@, AND && OR || NOT !, parentheses, TRUEPREDICATE / FALSEPREDICATE, key
  * paths through links and collections (implicitly ANY; ANY/SOME/ALL/NONE prefixes),
- * @count/@size, @min/@max/@sum/@avg, @allKeys/@allValues, placeholders $0.. and %@ %K %d %f
+ * @count/@size, @min/@max/@sum/@avg, @allKeys/@allValues, map['key'], @links.Class.property,
+ * @type on Mixed ("int", "string", ...), SUBQUERY(path, $x, predicate).@count, placeholders
+ * $0.. and %@ %K %d %f
  * bound from `args` (a LIST value binds a list), literals (numbers, 'strings', "strings",
  * true, false, nil, oid(..), uuid(..), T<sec>:<nsec>, B64"..."), and trailing SORT(key ASC|DESC,
  * ...), DISTINCT(key, ...) and LIMIT(n). A syntax or type error is CS_QUERY with a message
@@ -622,12 +624,22 @@ typedef enum cs_aggregate {
 
 int cs_query_new(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args,
                  size_t nargs, cs_query **out);
+/** A query over the elements of a collection, in collection order. For a List/Set of objects
+ *  (or a Map's object values) the results are object keys, duplicates kept; for a collection of
+ *  values they are positions, and `self` names the element ("self > 3"). */
+int cs_query_new_coll(cs_coll *coll, const char *text, size_t len, const cs_value *args, size_t nargs,
+                      cs_query **out);
+/** A query over the objects of `origin_table` whose link column `origin_col` links to `obj`
+ *  (LinkingObjects), in the order the links were made. */
+int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text,
+                           size_t len, const cs_value *args, size_t nargs, cs_query **out);
 void cs_query_free(cs_query *q);
 /** Number of matching objects (after DISTINCT and LIMIT). */
 int cs_query_count(cs_query *q, uint64_t *out);
 /** The matching object keys in result order (SORT, DISTINCT, LIMIT); free with cs_keys_free. */
 int cs_query_keys(cs_query *q, int64_t **keys, size_t *count);
-/** An aggregate of column `col` over the matches (DESIGN §2.9 for empty sets). */
+/** An aggregate of column `col` over the matches (DESIGN §2.9 for empty sets); for a query over
+ *  a collection of values, of the matching elements (`col` is ignored). */
 int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out);
 /** Checks the syntax of a query with `nargs` arguments without a schema (CS_QUERY + message). */
 int cs_query_check(const char *text, size_t len, size_t nargs);
