@@ -541,6 +541,122 @@ static void free_coalesce(cs_dbfile *f, uint64_t oldest)
     f->nfree = k;
 }
 
+/* ---- backdating ------------------------------------------------------------------------- */
+
+typedef struct vfree {
+    uint64_t version;  /* a pinned version */
+    extent *ext;       /* its free list, sorted by position */
+    uint64_t n;        /* entries */
+    uint64_t end;      /* its logical size: everything past it was unused then */
+} vfree;
+
+static int load_free_of(cs_txn *t, uint64_t top, vfree *out)
+{
+    out->ext = NULL;
+    out->n = 0;
+    node_hdr *h;
+    TRY(node_at(t, top, &h));
+    if (!(h->flags & NF_REFS) || h->count <= TOP_SIZE) return CORRUPT("top node at %llu is malformed", (unsigned long long)top);
+    uint64_t sz = node_refs(h)[TOP_SIZE];
+    if (!tagged(sz)) return CORRUPT("top node at %llu has no size", (unsigned long long)top);
+    out->end = (uint64_t)untag(sz);
+    uint64_t r[3] = {node_refs(h)[TOP_FREE_POS], node_refs(h)[TOP_FREE_LEN], node_refs(h)[TOP_FREE_VER]};
+    if (!r[0]) return CS_OK;
+    node_hdr *a[3];
+    for (int i = 0; i < 3; i++) TRY(node_at(t, r[i], &a[i]));
+    if (a[1]->count != a[0]->count) return CORRUPT("free list arrays disagree");
+    out->ext = malloc((a[0]->count + 1) * sizeof(extent));
+    if (!out->ext) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < a[0]->count; i++) {
+        extent x = {(uint64_t)node_get_int(a[0], i), (uint64_t)node_get_int(a[1], i), 0};
+        if (x.len) out->ext[out->n++] = x;
+    }
+    return CS_OK;
+}
+
+/* True if [pos, pos+len) lies in the free space of a version (its extents are sorted). */
+static bool covered(const vfree *v, uint64_t pos, uint64_t len)
+{
+    uint64_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (v->ext[mid].pos + v->ext[mid].len <= pos) lo = mid + 1;
+        else hi = mid;
+    }
+    uint64_t at = pos, end = pos + len;
+    for (uint64_t i = lo; i < v->n && at < end && at < v->end; i++) {
+        if (v->ext[i].pos > at) return false;
+        uint64_t e = v->ext[i].pos + v->ext[i].len;
+        if (e > at) at = e;
+    }
+    return at >= end || at >= v->end;
+}
+
+/*
+ * Space freed at version F was reachable only from versions [C, F-1], C the version that wrote
+ * it. The oldest-reader rule reuses it once no reader is older than F; backdating also reuses it
+ * while older versions are pinned, when the newest possibly-live version V below F (processes
+ * publish the range of versions they pin) did not reach it: it lies in V's free space, so C > V
+ * and no live version can see it.
+ */
+static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver)
+{
+    pinrange *pr = NULL;
+    size_t np = 0;
+    TRY(lock_collect_pins(f, &pr, &np));
+    /* this process's own pins, exactly */
+    pthread_mutex_lock(&f->mu);
+    pinrange *all = realloc(pr, (np + f->npins + 1) * sizeof *all);
+    if (all) {
+        pr = all;
+        for (uint32_t i = 0; i < f->npins; i++)
+            if (f->pins[i].count) {
+                pinrange x = {f->pins[i].version, f->pins[i].top, f->pins[i].version, f->pins[i].top};
+                pr[np++] = x;
+            }
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (!all) {
+        free(pr);
+        return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    }
+    vfree cache[4];
+    int ncache = 0;
+    int rc = CS_OK;
+    for (uint64_t i = 0; i < f->nfree && rc == CS_OK; i++) {
+        extent *e = &f->free[i];
+        if (e->ver == 0 || e->ver >= newver) continue;
+        uint64_t F = e->ver, V = 0, top = 0;
+        bool any = false;
+        for (size_t k = 0; k < np; k++) {
+            if (pr[k].lo > F - 1) continue;
+            uint64_t v = pr[k].hi < F - 1 ? pr[k].hi : F - 1;
+            if (!any || v > V) { V = v; any = true; }
+        }
+        if (!any) { e->ver = 0; continue; }
+        for (size_t k = 0; k < np && !top; k++) {
+            if (pr[k].lo == V) top = pr[k].lo_top;
+            else if (pr[k].hi == V) top = pr[k].hi_top;
+        }
+        if (!top) continue; /* V lies inside a pinned range: its free space is not known */
+        vfree *vf = NULL;
+        for (int c = 0; c < ncache; c++)
+            if (cache[c].version == V) vf = &cache[c];
+        if (!vf) {
+            if (ncache == 4) continue;
+            vf = &cache[ncache];
+            rc = load_free_of(t, top, vf);
+            if (rc != CS_OK) break;
+            vf->version = V;
+            ncache++;
+        }
+        if (covered(vf, e->pos, e->len)) e->ver = 0;
+    }
+    for (int c = 0; c < ncache; c++) free(cache[c].ext);
+    free(pr);
+    return rc;
+}
+
 /* ---- commit ----------------------------------------------------------------------------- */
 
 typedef struct citem {
@@ -709,6 +825,10 @@ int file_commit(cs_txn *t)
         f->nfree += t->nfreed;
     }
     free_coalesce(f, oldest);
+    if (oldest < t->version) {
+        TRY(backdate(t, f, newver));
+        free_coalesce(f, oldest);
+    }
     uint64_t cap = f->nfree; /* allocation only shrinks or removes extents */
     uint64_t fl_size = node_size_of(0, 64, cap);
 

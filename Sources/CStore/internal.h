@@ -202,8 +202,16 @@ typedef struct mapping {
 
 typedef struct pin {
     uint64_t version; /* a pinned version */
+    uint64_t top;     /* its top ref */
     uint32_t count;   /* transactions pinning it */
 } pin;
+
+/* One process's pins as published in the lock file: every version in [lo, hi] is treated as
+ * live; the tops of lo and hi are known exactly. */
+typedef struct pinrange {
+    uint64_t lo, lo_top; /* oldest pinned version and its top */
+    uint64_t hi, hi_top; /* newest pinned version and its top */
+} pinrange;
 
 typedef struct cs_dbfile cs_dbfile;
 
@@ -241,6 +249,7 @@ struct cs_dbfile {
     uint8_t hdr_img[HDR_USED]; /* the header as this process last wrote it */
     uint64_t hdr_version;    /* newest version in hdr_img (0: image not valid) */
     uint64_t published_pin;  /* the oldest pinned version as last published in the lock file */
+    uint64_t published_hi;   /* the newest pinned version as last published */
 };
 
 struct cs_db {
@@ -474,7 +483,8 @@ uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);
 void lock_committing(cs_dbfile *f);
 uint32_t lock_commit_counter(cs_dbfile *f);
-void lock_publish_pin(cs_dbfile *f, uint64_t oldest);
+void lock_publish_pins(cs_dbfile *f, const pinrange *r);
+int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n);
 uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest);
 int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest);
 int lock_writer_acquire(cs_dbfile *f);

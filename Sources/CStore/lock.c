@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #define LOCK_MAGIC "CSLOCK\r\n"
-#define LOCK_LAYOUT 1u
+#define LOCK_LAYOUT 2u
 #define LOCK_SLOTS 512u
 #define LOCK_HDR 4096u
 
@@ -48,6 +48,10 @@ typedef struct lock_slot {
     uint64_t pin;    /* oldest version the owner pins, 0 = none */
     uint32_t pid;    /* owner (for `swiftstore info`; liveness is the byte lock) */
     uint32_t in_use; /* 1 while claimed */
+    uint64_t seq;    /* seqlock over the range below: odd while it changes */
+    uint64_t lo_top; /* top ref of `pin` */
+    uint64_t hi;     /* newest version the owner pins (every version in [pin, hi] counts as live) */
+    uint64_t hi_top; /* its top ref */
     uint64_t pad[2]; /* zero */
 } lock_slot;
 
@@ -66,7 +70,8 @@ struct lock_file {
 };
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
-_Static_assert(sizeof(lock_slot) == 32, "lock slot size");
+/* (the range fields follow the pin so the layout-1 prefix of a slot keeps its meaning) */
+_Static_assert(sizeof(lock_slot) == 64, "lock slot size");
 
 static lock_slot *slots(cs_dbfile *f) { return (lock_slot *)((uint8_t *)f->lk + LOCK_HDR); }
 
@@ -150,10 +155,56 @@ uint32_t lock_commit_counter(cs_dbfile *f)
 
 /* ---- pins ------------------------------------------------------------------------------- */
 
-void lock_publish_pin(cs_dbfile *f, uint64_t oldest)
+void lock_publish_pins(cs_dbfile *f, const pinrange *r)
 {
     if (!f->lk || f->slot < 0) return;
-    __atomic_store_n(&slots(f)[f->slot].pin, oldest, __ATOMIC_SEQ_CST);
+    lock_slot *s = &slots(f)[f->slot];
+    uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, q + 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->lo_top, r->lo_top, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->hi, r->hi, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->hi_top, r->hi_top, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->pin, r->lo, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->seq, q + 2, __ATOMIC_SEQ_CST);
+}
+
+/* Every other live process's pinned range (dead slots are reaped). Free with free(). */
+int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!f->lk) return CS_OK;
+    lock_slot *s = slots(f);
+    uint32_t used = __atomic_load_n(&((struct lock_file *)f->lk)->slots_used, __ATOMIC_SEQ_CST);
+    if (used > LOCK_SLOTS) used = LOCK_SLOTS;
+    pinrange *r = calloc(used ? used : 1, sizeof *r);
+    if (!r) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    size_t k = 0;
+    for (uint32_t i = 0; i < used; i++) {
+        if (!__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
+        if ((int)i == f->slot) continue; /* this process's own pins are known exactly */
+        pinrange x;
+        for (;;) {
+            uint64_t q1 = __atomic_load_n(&s[i].seq, __ATOMIC_SEQ_CST);
+            if (q1 & 1) { sched_yield(); continue; }
+            x.lo = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
+            x.lo_top = __atomic_load_n(&s[i].lo_top, __ATOMIC_SEQ_CST);
+            x.hi = __atomic_load_n(&s[i].hi, __ATOMIC_SEQ_CST);
+            x.hi_top = __atomic_load_n(&s[i].hi_top, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&s[i].seq, __ATOMIC_SEQ_CST) == q1) break;
+        }
+        if (!x.lo) continue;
+        if ((int)i != f->slot && ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) == 0) {
+            __atomic_store_n(&s[i].pin, 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&s[i].in_use, 0, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        if (x.hi < x.lo) { x.hi = x.lo; x.hi_top = x.lo_top; }
+        r[k++] = x;
+    }
+    *out = r;
+    *n = k;
+    return CS_OK;
 }
 
 uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest)
@@ -246,7 +297,9 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
     if (fd < 0) {
         int e = errno;
         free(lp);
-        if (readonly && (e == EACCES || e == EROFS || e == EPERM)) return CS_OK; /* lockless */
+        /* a read-only open works without a lock file when none can be made (an unwritable
+         * directory, a read-only file system, the name taken by something else) */
+        if (readonly && e != ENOMEM && e != EMFILE && e != ENFILE) return CS_OK;
         return cs_fail(e == EACCES || e == EPERM ? CS_PERM : CS_IOERR, e,
                        "cannot open the lock file of %s: %s", f->path, strerror(e));
     }
@@ -299,6 +352,8 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
     for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
         if (ofd(fd, F_OFD_SETLK, F_WRLCK, LK_SLOT + i) != 0) continue;
         s[i].pin = 0;
+        s[i].hi = 0;
+        s[i].seq = 0;
         s[i].pid = (uint32_t)getpid();
         __atomic_store_n(&s[i].in_use, 1, __ATOMIC_SEQ_CST);
         if (l->slots_used < i + 1) __atomic_store_n(&l->slots_used, i + 1, __ATOMIC_SEQ_CST);

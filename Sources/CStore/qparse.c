@@ -154,6 +154,7 @@ static int lex_string(parser *p, char quote, tok *t)
         }
         out[n++] = c;
     }
+    out[n] = 0; /* also usable as a C string (map keys); slen is the real length */
     t->kind = T_STRING;
     t->s = out;
     t->slen = n;

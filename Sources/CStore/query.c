@@ -173,8 +173,8 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
                 return berr(q, s->pos, "'[key]' applies to a map");
             }
             prev->kind = BS_MAPKEY;
-            prev->key = s->name;
-            s->name = NULL; /* the step owns the key now */
+            prev->key = strdup(s->name);
+            if (!prev->key) { bpath_free(b); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
             at_collection = false;
             b->many = false;
             continue;
@@ -227,7 +227,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         case QS_MIN: o->kind = BS_MIN; break;
         case QS_MAX: o->kind = BS_MAX; break;
         case QS_SUM: o->kind = BS_SUM; break;
-        case QS_AVG: o->kind = BS_AVG; cur = CS_TYPE_DOUBLE; break;
+        case QS_AVG: o->kind = BS_AVG; break; /* the result type is set after the check below */
         case QS_KEYS: o->kind = BS_KEYS; cur = CS_TYPE_STRING; break;
         case QS_VALUES: at_collection = true; continue; /* the values are what a map yields */
         default:
@@ -462,7 +462,8 @@ static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out)
         count++;
         switch (v->type) {
         case CS_TYPE_INT:
-            if (__builtin_add_overflow(isum, v->v.i, &isum)) return cs_fail(CS_OVERFLOW, 0, "integer sum overflows 64 bits");
+            if (st->kind == BS_SUM && __builtin_add_overflow(isum, v->v.i, &isum))
+                return cs_fail(CS_OVERFLOW, 0, "integer sum overflows 64 bits");
             dsum += v->v.i;
             break;
         case CS_TYPE_FLOAT: any_double = true; dsum += v->v.f; break;
@@ -484,10 +485,14 @@ static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out)
 
 /* ---- strings: [c] and [d] for U+0000..U+017F ---------------------------------------------- */
 
+/* Unicode simple case folding (CaseFolding.txt, statuses C and S) for U+0000..U+017F. */
 static uint32_t fold_case(uint32_t c)
 {
     if (c >= 'A' && c <= 'Z') return c + 32;
+    if (c == 0xB5) return 0x3BC; /* micro sign folds to Greek small mu */
     if ((c >= 0xC0 && c <= 0xDE && c != 0xD7)) return c + 32;
+    if (c == 0x130 || c == 0x131) return c; /* dotted I and dotless i have no simple folding */
+    if (c == 0x17F) return 's';              /* long s */
     if (c >= 0x100 && c <= 0x137) return c | 1;
     if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return (c & 1) ? c + 1 : c;
     if (c >= 0x14A && c <= 0x177) return c | 1;
@@ -500,20 +505,24 @@ static uint32_t strip_mark(uint32_t c)
     static const char latin1[] = "AAAAAAACEEEEIIII" "DNOOOOO*OUUUUYTs" "aaaaaaaceeeeiiii" "dnooooo/ouuuuyty";
     if (c >= 0xC0 && c <= 0xFF) {
         char b = latin1[c - 0xC0];
-        if (b == '*' || b == '/' || c == 0xC6 || c == 0xE6 || c == 0xDF || c == 0xDE || c == 0xFE || c == 0xD0 || c == 0xF0) return c;
+        if (b == '*' || b == '/' || c == 0xC6 || c == 0xE6 || c == 0xDF || c == 0xDE || c == 0xFE || c == 0xD0 ||
+            c == 0xF0 || c == 0xD8 || c == 0xF8)
+            return c;
         return (uint32_t)b;
     }
     if (c < 0x100 || c > 0x17F) return c;
     static const struct { uint16_t from, to; char upper, lower; } ranges[] = {
-        {0x100, 0x105, 'A', 'a'}, {0x106, 0x10D, 'C', 'c'}, {0x10E, 0x111, 'D', 'd'}, {0x112, 0x11B, 'E', 'e'},
-        {0x11C, 0x123, 'G', 'g'}, {0x124, 0x127, 'H', 'h'}, {0x128, 0x131, 'I', 'i'}, {0x134, 0x135, 'J', 'j'},
-        {0x136, 0x137, 'K', 'k'}, {0x139, 0x142, 'L', 'l'}, {0x143, 0x148, 'N', 'n'}, {0x14C, 0x151, 'O', 'o'},
-        {0x154, 0x159, 'R', 'r'}, {0x15A, 0x161, 'S', 's'}, {0x162, 0x167, 'T', 't'}, {0x168, 0x173, 'U', 'u'},
+        /* letters whose canonical decomposition is a base letter plus marks; letters with a
+         * stroke (Đ Ħ Ł Ŧ), dotless ı and compatibility-only forms (Ŀ ŉ ſ) have none */
+        {0x100, 0x105, 'A', 'a'}, {0x106, 0x10D, 'C', 'c'}, {0x10E, 0x10F, 'D', 'd'}, {0x112, 0x11B, 'E', 'e'},
+        {0x11C, 0x123, 'G', 'g'}, {0x124, 0x125, 'H', 'h'}, {0x128, 0x130, 'I', 'i'}, {0x134, 0x135, 'J', 'j'},
+        {0x136, 0x137, 'K', 'k'}, {0x139, 0x13E, 'L', 'l'}, {0x143, 0x148, 'N', 'n'}, {0x14C, 0x151, 'O', 'o'},
+        {0x154, 0x159, 'R', 'r'}, {0x15A, 0x161, 'S', 's'}, {0x162, 0x165, 'T', 't'}, {0x168, 0x173, 'U', 'u'},
         {0x174, 0x175, 'W', 'w'}, {0x176, 0x178, 'Y', 'y'}, {0x179, 0x17E, 'Z', 'z'},
     };
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
         if (c >= ranges[i].from && c <= ranges[i].to) {
-            if (c == 0x131) return 'i';
+            if (c == 0x130) return 'I';
             if (c == 0x178) return 'Y';
             /* within a range upper and lower case alternate, upper first (odd-start ranges
              * [0x139..] and [0x179..] start with upper at the odd code point) */
@@ -706,9 +715,15 @@ static int bind(cs_query *q, qnode *n, int depth)
     if (depth > 400) return berr(q, n->pos, "query nested too deeply");
     switch (n->kind) {
     case QN_TRUE: case QN_FALSE: return CS_OK;
-    case QN_AND: case QN_OR:
-        TRY(bind(q, n->a, depth + 1));
-        return bind(q, n->b, depth + 1);
+    case QN_AND: case QN_OR: {
+        /* a long chain a AND b AND c ... is a left-deep tree: walk its spine without recursing */
+        qnode *x = n;
+        while (x->kind == n->kind) {
+            TRY(bind(q, x->b, depth + 1));
+            x = x->a;
+        }
+        return bind(q, x, depth + 1);
+    }
     case QN_NOT: return bind(q, n->a, depth + 1);
     case QN_CMP: case QN_BETWEEN: case QN_IN: {
         cs_type ta, tb = CS_TYPE_NULL, tc = CS_TYPE_NULL;
@@ -1469,7 +1484,7 @@ typedef struct aggctx {
     uint32_t col;    /* 1 + column in the leaf */
     cs_txn *t;       /* transaction */
     cs_aggregate op; /* what */
-    int64_t sum;     /* running sum */
+    __int128 sum;    /* running sum (a 64-bit overflow is reported for SUM only) */
     int64_t best;    /* running min / max */
     uint64_t n;      /* values seen */
     bool overflow;   /* the sum overflowed */
@@ -1530,7 +1545,8 @@ static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a
         else if (w == 64) SUMLOOP(int64_t);
         else for (uint64_t i = 0; i < rows; i++) if (hit[i]) { s += packed_get(p, w, i); cnt++; }
 #undef SUMLOOP
-        if (s > INT64_MAX || s < INT64_MIN || __builtin_add_overflow(a->sum, (int64_t)s, &a->sum)) a->overflow = true;
+        a->sum += s;
+        if (a->sum > INT64_MAX || a->sum < INT64_MIN) a->overflow = true;
         a->n += cnt;
         return CS_OK;
     }
@@ -1590,9 +1606,9 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
             ref_t root;
             TRY(table_root(q->txn, q->table, &root));
             TRY(agg_walk(q->txn, root, fc, nf, &a, 0));
-            if (a.overflow) return cs_fail(CS_OVERFLOW, 0, "the sum of '%s' overflows 64 bits", c0->name);
-            if (op == CS_AGG_SUM) *out = cs_int(a.sum);
-            else if (op == CS_AGG_AVG) *out = a.n ? cs_double((double)a.sum / (double)a.n) : cs_null();
+            if (op == CS_AGG_SUM && a.overflow) return cs_fail(CS_OVERFLOW, 0, "the sum of '%s' overflows 64 bits", c0->name);
+            if (op == CS_AGG_SUM) *out = cs_int((int64_t)a.sum);
+            else if (op == CS_AGG_AVG) *out = a.n ? cs_double((double)((long double)a.sum / (long double)a.n)) : cs_null();
             else *out = a.n ? cs_int(a.best) : cs_null();
             return CS_OK;
         }

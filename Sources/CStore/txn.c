@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-static int pin_add(cs_dbfile *f, uint64_t v)
+static int pin_add(cs_dbfile *f, uint64_t v, uint64_t top)
 {
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].version == v && f->pins[i].count) {
@@ -37,6 +37,7 @@ static int pin_add(cs_dbfile *f, uint64_t v)
     for (uint32_t i = 0; i < f->npins; i++)
         if (!f->pins[i].count) {
             f->pins[i].version = v;
+            f->pins[i].top = top;
             f->pins[i].count = 1;
             return CS_OK;
         }
@@ -48,6 +49,7 @@ static int pin_add(cs_dbfile *f, uint64_t v)
         f->cap_pins = nc;
     }
     f->pins[f->npins].version = v;
+    f->pins[f->npins].top = top;
     f->pins[f->npins].count = 1;
     f->npins++;
     return CS_OK;
@@ -56,12 +58,16 @@ static int pin_add(cs_dbfile *f, uint64_t v)
 /* Publishes this process's oldest pinned version in its lock-file slot (f->mu held). */
 static void pins_publish(cs_dbfile *f)
 {
-    uint64_t o = 0;
-    for (uint32_t i = 0; i < f->npins; i++)
-        if (f->pins[i].count && (!o || f->pins[i].version < o)) o = f->pins[i].version;
-    if (o != f->published_pin) {
-        lock_publish_pin(f, o);
-        f->published_pin = o;
+    pinrange r = {0, 0, 0, 0};
+    for (uint32_t i = 0; i < f->npins; i++) {
+        if (!f->pins[i].count) continue;
+        if (!r.lo || f->pins[i].version < r.lo) { r.lo = f->pins[i].version; r.lo_top = f->pins[i].top; }
+        if (f->pins[i].version > r.hi) { r.hi = f->pins[i].version; r.hi_top = f->pins[i].top; }
+    }
+    if (r.lo != f->published_pin || r.hi != f->published_hi) {
+        lock_publish_pins(f, &r);
+        f->published_pin = r.lo;
+        f->published_hi = r.hi;
     }
 }
 
@@ -83,9 +89,9 @@ static int take_latest(cs_txn *t)
     for (;;) {
         lock_read_latest(f);
         uint64_t v = f->version;
-        TRY(pin_add(f, v));
-        /* a version this process already publishes as pinned protects every newer one */
-        if (f->published_pin && f->published_pin <= v) break;
+        TRY(pin_add(f, v, f->top));
+        /* a version inside the range this process already publishes is protected */
+        if (f->published_pin && f->published_pin <= v && v <= f->published_hi) break;
         pins_publish(f);
         if (lock_latest_version(f) == v) break;
         pin_drop(f, v);
@@ -282,9 +288,10 @@ int cs_txn_commit(cs_txn *t)
     cs_dbfile *f = t->f;
     uint64_t old = t->version;
     pthread_mutex_lock(&f->mu);
-    rc = pin_add(f, f->version);
+    rc = pin_add(f, f->version, f->top);
     if (rc == CS_OK) {
         pin_drop(f, old);
+        pins_publish(f);
         t->version = f->version;
     }
     pthread_mutex_unlock(&f->mu);

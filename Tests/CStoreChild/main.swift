@@ -1,16 +1,292 @@
 // cstore-testchild: the child process that multi-process and crash tests start and kill.
 // Usage: cstore-testchild COMMAND [ARGS...]; see the commands below.
+//
+//   version                         prints the library version
+//   setup PATH                      creates the schema the commands below share (tables
+//                                   "Counter" with one object and "Rows")
+//   increment PATH ID N             N write transactions; each adds 1 to the counter and appends
+//                                   a row (ID, sequence 1...N); checks the invariants it reads
+//   check PATH STOPFILE             reads snapshots until STOPFILE exists, checking in each that
+//                                   the counter equals the row count and that every writer's
+//                                   sequences are 1...m; prints "snapshots S" at the end
+//   commit-loop PATH LOG [MAX]      commits transaction k = counter + 1, k + 1, ... (full
+//                                   durability), writing "about k" to LOG before each commit and
+//                                   "committed k" after it; "ready" once the file is open
+//   pin PATH LOG                    begins a read transaction, writes "pinned VERSION" to LOG and
+//                                   sleeps until killed
+//   read-only PATH [--as-nobody]    opens PATH with CS_OPEN_READONLY (first dropping root to the
+//                                   user nobody when asked), verifies it and prints
+//                                   "rows R lockless L rw CODE", where L says whether waiting for
+//                                   commits was refused for want of a lock file and CODE is what a
+//                                   read-write open of PATH then returned
+//
+// Exit status: 0 on success, 64 for bad usage, 70-99 for a failure (the message on stderr).
 import CStore
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func fail(_ status: Int32, _ message: String) -> Never {
+    var text = message
+    if let p = cs_errmsg(), p.pointee != 0 { text += " (\(String(cString: p)))" }
+    FileHandle.standardError.write(Data("cstore-testchild: \(text)\n".utf8))
+    exit(status)
+}
+
+func ok(_ rc: Int32, _ status: Int32, _ what: String) {
+    if rc != Int32(CS_OK) { fail(status, "\(what) returned \(String(cString: cs_errstr(rc)))") }
+}
+
+/// An append-only log written with write(2): what reached the kernel survives a SIGKILL.
+struct Log {
+    let fd: Int32
+    init(_ path: String) {
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        if fd < 0 { fail(70, "cannot open the log \(path)") }
+    }
+    func line(_ s: String) {
+        let bytes = Array((s + "\n").utf8)
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n != bytes.count { fail(71, "cannot write the log") }
+    }
+}
+
+func openDB(_ path: String, flags: Int = 0, durability: cs_durability = CS_DURABILITY_NOSYNC) -> OpaquePointer {
+    var opts = cs_options()
+    opts.flags = UInt32(flags)
+    opts.durability = durability
+    var h: OpaquePointer?
+    ok(cs_db_open(path, &opts, &h), 72, "cs_db_open(\(path))")
+    return h!
+}
+
+func begin(_ h: OpaquePointer, _ mode: Int) -> OpaquePointer {
+    var t: OpaquePointer?
+    ok(cs_txn_begin(h, Int32(mode), &t), 73, "cs_txn_begin")
+    return t!
+}
+
+/// The shared schema: Counter(n, sum) with one object, Rows(writer, seq, payload).
+struct Schema {
+    var counter: UInt32 = 0
+    var rows: UInt32 = 0
+    var counterKey: Int64 = 0
+    let n: UInt32 = 0, sum: UInt32 = 1
+    let writer: UInt32 = 0, seq: UInt32 = 1, payload: UInt32 = 2
+
+    init(_ txn: OpaquePointer) {
+        ok(cs_table_find(txn, "Counter", &counter), 74, "find Counter")
+        ok(cs_table_find(txn, "Rows", &rows), 74, "find Rows")
+        var it = cs_iter()
+        var o = cs_obj()
+        ok(cs_iter_init(&it, txn, counter), 74, "iter Counter")
+        ok(cs_iter_next(&it, &o), 74, "the counter object")
+        counterKey = o.key
+    }
+
+    func counterObj(_ txn: OpaquePointer) -> cs_obj {
+        var o = cs_obj()
+        ok(cs_obj_open(txn, counter, counterKey, &o), 75, "open the counter")
+        return o
+    }
+}
+
+func getInt(_ o: inout cs_obj, _ col: UInt32) -> Int64 {
+    var v: Int64 = 0
+    ok(cs_obj_get_int(&o, col, &v), 76, "cs_obj_get_int")
+    return v
+}
+
+/// The payload of row `seq` in the commit loop: its length and bytes depend only on `seq`.
+func payloadFor(_ seq: Int64) -> [UInt8] {
+    let len = 1 + Int((UInt64(seq) &* 2_654_435_761) % 3000)
+    return (0..<len).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seq) &* 13) }
+}
+
+func setup(_ path: String) {
+    let h = openDB(path, flags: CS_OPEN_CREATE)
+    let t = begin(h, CS_TXN_WRITE)
+    var counter: UInt32 = 0, rows: UInt32 = 0, col: UInt32 = 0
+    ok(cs_table_add(t, "Counter", 0, &counter), 77, "add Counter")
+    ok(cs_column_add(t, counter, "n", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col), 77, "add n")
+    ok(cs_column_add(t, counter, "sum", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col), 77, "add sum")
+    ok(cs_table_add(t, "Rows", 0, &rows), 77, "add Rows")
+    ok(cs_column_add(t, rows, "writer", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col), 77, "add writer")
+    ok(cs_column_add(t, rows, "seq", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col), 77, "add seq")
+    ok(cs_column_add(t, rows, "payload", CS_TYPE_BINARY, CS_COLL_NONE, 0, CS_NONE, &col), 77, "add payload")
+    var o = cs_obj()
+    ok(cs_obj_create(t, counter, &o), 77, "create the counter")
+    ok(cs_txn_commit(t), 77, "commit")
+    ok(cs_txn_end(t), 77, "end")
+    ok(cs_db_close(h), 77, "close")
+}
+
+/// Checks one snapshot: counter == rows, sum == sum of seqs, every writer's seqs are 1...m in
+/// key order. Returns a description of the first violation, or nil.
+func checkSnapshot(_ txn: OpaquePointer, _ s: Schema) -> String? {
+    var c = s.counterObj(txn)
+    let n = getInt(&c, s.n)
+    let sum = getInt(&c, s.sum)
+    var count: UInt64 = 0
+    ok(cs_table_count(txn, s.rows, &count), 78, "count Rows")
+    if Int64(count) != n { return "counter \(n) but \(count) rows at version \(cs_txn_version(txn))" }
+    var next: [Int64: Int64] = [:]
+    var seqSum: Int64 = 0
+    var it = cs_iter()
+    ok(cs_iter_init(&it, txn, s.rows), 78, "iter Rows")
+    var o = cs_obj()
+    var seen: UInt64 = 0
+    while true {
+        let rc = cs_iter_next(&it, &o)
+        if rc == Int32(CS_NOTFOUND) { break }
+        ok(rc, 78, "cs_iter_next")
+        let w = getInt(&o, s.writer)
+        let q = getInt(&o, s.seq)
+        let expected = (next[w] ?? 0) + 1
+        if q != expected { return "writer \(w): seq \(q) after \(expected - 1)" }
+        next[w] = q
+        seqSum += q
+        seen += 1
+    }
+    if seen != count { return "iterated \(seen) rows but the count is \(count)" }
+    if seqSum != sum { return "sum \(sum) but the rows' seqs add up to \(seqSum)" }
+    return nil
+}
+
+func increment(_ path: String, _ id: Int64, _ times: Int) {
+    let h = openDB(path)
+    for i in 1...times {
+        let t = begin(h, CS_TXN_WRITE)
+        let s = Schema(t)
+        if i % 10 == 1, let problem = checkSnapshot(t, s) { fail(80, "before transaction \(i): \(problem)") }
+        var c = s.counterObj(t)
+        let n = getInt(&c, s.n)
+        let sum = getInt(&c, s.sum)
+        ok(cs_obj_set_int(&c, s.n, n + 1), 81, "set n")
+        ok(cs_obj_set_int(&c, s.sum, sum + Int64(i)), 81, "set sum")
+        var r = cs_obj()
+        ok(cs_obj_create(t, s.rows, &r), 81, "create a row")
+        ok(cs_obj_set_int(&r, s.writer, id), 81, "set writer")
+        ok(cs_obj_set_int(&r, s.seq, Int64(i)), 81, "set seq")
+        ok(cs_txn_commit(t), 82, "commit \(i)")
+        ok(cs_txn_end(t), 82, "end")
+    }
+    ok(cs_db_close(h), 83, "close")
+}
+
+func checkLoop(_ path: String, _ stopFile: String) {
+    let h = openDB(path)
+    let t = begin(h, CS_TXN_READ)
+    let s = Schema(t)
+    var snapshots = 0
+    var versions = Set<UInt64>()
+    while true {
+        // The stop file is looked for before advancing, so the last snapshot is the final one.
+        let stop = access(stopFile, F_OK) == 0
+        if snapshots > 0 { ok(cs_txn_advance(t, nil), 85, "advance") }
+        if let problem = checkSnapshot(t, s) { fail(84, "snapshot \(snapshots): \(problem)") }
+        snapshots += 1
+        versions.insert(cs_txn_version(t))
+        if stop { break }
+    }
+    var c = s.counterObj(t)
+    let final = getInt(&c, s.n)
+    ok(cs_txn_end(t), 85, "end")
+    ok(cs_db_close(h), 85, "close")
+    print("snapshots \(snapshots) versions \(versions.count) final \(final)")
+}
+
+func commitLoop(_ path: String, _ logPath: String, _ max: Int) {
+    let log = Log(logPath)
+    let h = openDB(path, durability: CS_DURABILITY_FULL)
+    log.line("ready")
+    for _ in 0..<max {
+        let t = begin(h, CS_TXN_WRITE)
+        let s = Schema(t)
+        var c = s.counterObj(t)
+        let k = getInt(&c, s.n) + 1
+        ok(cs_obj_set_int(&c, s.n, k), 86, "set n")
+        ok(cs_obj_set_int(&c, s.sum, getInt(&c, s.sum) + k), 86, "set sum")
+        var r = cs_obj()
+        ok(cs_obj_create(t, s.rows, &r), 86, "create a row")
+        ok(cs_obj_set_int(&r, s.writer, 1), 86, "set writer")
+        ok(cs_obj_set_int(&r, s.seq, k), 86, "set seq")
+        let payload = payloadFor(k)
+        var v = cs_value()
+        v.type = CS_TYPE_BINARY
+        let rc = payload.withUnsafeBytes { buf -> Int32 in
+            v.v.bytes.ptr = UnsafeRawPointer(buf.baseAddress!)
+            v.v.bytes.len = buf.count
+            return cs_obj_set(&r, s.payload, &v)
+        }
+        ok(rc, 86, "set payload")
+        log.line("about \(k)")
+        ok(cs_txn_commit(t), 87, "commit \(k)")
+        log.line("committed \(k)")
+        ok(cs_txn_end(t), 87, "end")
+    }
+    ok(cs_db_close(h), 88, "close")
+}
+
+func pin(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    let h = openDB(path)
+    let t = begin(h, CS_TXN_READ)
+    log.line("pinned \(cs_txn_version(t))")
+    while true { pause() }
+}
+
+func readOnly(_ path: String, asNobody: Bool) {
+    if asNobody && getuid() == 0 {
+        if setgroups(0, nil) != 0 || setgid(65534) != 0 || setuid(65534) != 0 {
+            fail(90, "cannot drop to the user nobody: \(String(cString: strerror(errno)))")
+        }
+    }
+    let h = openDB(path, flags: CS_OPEN_READONLY)
+    ok(cs_db_verify(h), 91, "cs_db_verify")
+    let t = begin(h, CS_TXN_READ)
+    var table: UInt32 = 0
+    ok(cs_table_find(t, "T", &table), 92, "find T")
+    var n: UInt64 = 0
+    ok(cs_table_count(t, table, &n), 92, "count")
+    ok(cs_txn_end(t), 92, "end")
+    let wait = cs_db_wait_for_commit(h, cs_db_commit_counter(h), 0)
+    ok(cs_db_close(h), 93, "close")
+    // A read-write open in the same place must fail (it needs to write the file and the lock).
+    var opts = cs_options()
+    var w: OpaquePointer?
+    let rw = cs_db_open(path, &opts, &w)
+    if rw == Int32(CS_OK), let w { _ = cs_db_close(w) }
+    print("rows \(n) lockless \(wait == Int32(CS_MISUSE) ? 1 : 0) rw \(String(cString: cs_errstr(rw)))")
+}
 
 let args = CommandLine.arguments
 guard args.count >= 2 else {
     FileHandle.standardError.write(Data("usage: cstore-testchild COMMAND ARGS...\n".utf8))
     exit(64)
 }
+func arg(_ i: Int) -> String {
+    guard i < args.count else { fail(64, "\(args[1]): missing argument \(i - 1)") }
+    return args[i]
+}
 switch args[1] {
 case "version":
     print(String(cString: cs_library_version()))
+case "setup":
+    setup(arg(2))
+case "increment":
+    guard let id = Int64(arg(3)), let n = Int(arg(4)), n > 0 else { fail(64, "increment PATH ID N") }
+    increment(arg(2), id, n)
+case "check":
+    checkLoop(arg(2), arg(3))
+case "commit-loop":
+    commitLoop(arg(2), arg(3), args.count > 4 ? Int(args[4]) ?? 1_000_000 : 1_000_000)
+case "pin":
+    pin(arg(2), arg(3))
+case "read-only":
+    readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:
     FileHandle.standardError.write(Data("unknown command \(args[1])\n".utf8))
     exit(64)

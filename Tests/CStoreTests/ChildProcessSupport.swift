@@ -1,0 +1,184 @@
+// Starting, waiting for and killing `cstore-testchild` (Tests/CStoreChild), the executable the
+// multi-process, crash and read-only tests run as separate processes, and the seeded schema
+// and payloads they share with it.
+
+import CStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The path of `cstore-testchild`: next to the test binary (SwiftPM puts every product of a
+/// build in one directory), else in the debug build directory of any scratch path under the
+/// package root. Nil if it cannot be found (build with `swift build --build-tests`).
+let testChildPath: String? = {
+    let name = "cstore-testchild"
+    let fm = FileManager.default
+    var dirs: [URL] = []
+    // The test binary: /proc/self/exe is the most reliable on Linux; the others cover macOS
+    // bundles (X.xctest/Contents/MacOS/X) and runners that exec through a wrapper.
+    if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        dirs.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+    }
+    if let exe = Bundle.main.executableURL { dirs.append(exe.resolvingSymlinksInPath().deletingLastPathComponent()) }
+    dirs.append(Bundle.main.bundleURL.deletingLastPathComponent())
+    if let first = CommandLine.arguments.first {
+        dirs.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
+    }
+    for a in CommandLine.arguments where a.hasSuffix(".xctest") {
+        dirs.append(URL(fileURLWithPath: a).deletingLastPathComponent())
+    }
+    var candidates: [URL] = []
+    for d in dirs {
+        var u = d
+        for _ in 0..<4 { // up from inside a bundle to the build directory
+            candidates.append(u.appendingPathComponent(name))
+            u = u.deletingLastPathComponent()
+        }
+    }
+    // The package root is this file's directory's grandparent; scratch paths are .build*.
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    for base in [root, URL(fileURLWithPath: fm.currentDirectoryPath)] {
+        let scratch = ((try? fm.contentsOfDirectory(atPath: base.path)) ?? []).filter { $0.hasPrefix(".build") }
+        for s in scratch.sorted() {
+            candidates.append(base.appendingPathComponent(s).appendingPathComponent("debug").appendingPathComponent(name))
+        }
+    }
+    return candidates.first { fm.isExecutableFile(atPath: $0.path) }?.path
+}()
+
+/// A started child process, its output captured in files (a pipe could fill up and block it).
+final class Child {
+    let process = Process()
+    let out: URL
+    let err: URL
+    let args: [String]
+
+    init(_ args: [String], in dir: TempDir) throws {
+        guard let exe = testChildPath else {
+            throw CSFailure(rc: -1, what: "cstore-testchild", message: "not found next to the test binary; build with --build-tests")
+        }
+        self.args = args
+        let id = UUID().uuidString.prefix(8)
+        out = dir.url.appendingPathComponent("child-\(id).out")
+        err = dir.url.appendingPathComponent("child-\(id).err")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: exe)
+        process.arguments = args
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+    var stdout: String { readText(out.path) }
+    var stderr: String { readText(err.path) }
+
+    /// Waits up to `seconds` for the process to end; kills it (SIGKILL) if it does not.
+    /// Returns false on a timeout.
+    @discardableResult
+    func wait(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(2000) }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+            return false
+        }
+        process.waitUntilExit()
+        return true
+    }
+
+    func killNow() {
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// True if the process ended with status 0.
+    var succeeded: Bool { process.terminationReason == .exit && process.terminationStatus == 0 }
+    var killedBySIGKILL: Bool { process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL }
+
+    var summary: String {
+        let how = process.terminationReason == .exit ? "exit \(process.terminationStatus)" : "signal \(process.terminationStatus)"
+        return "cstore-testchild \(args.joined(separator: " ")): \(how); stderr: \(stderr)"
+    }
+}
+
+/// Runs a child to completion (at most `seconds`) and expects status 0. Returns its stdout.
+@discardableResult
+func runChild(_ args: [String], in dir: TempDir, seconds: Double = 60,
+              sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    let c = try Child(args, in: dir)
+    let finished = c.wait(seconds: seconds)
+    #expect(finished, "\(args.first ?? "") did not finish in \(seconds) s", sourceLocation: sourceLocation)
+    #expect(c.succeeded, "\(c.summary)", sourceLocation: sourceLocation)
+    return c.stdout
+}
+
+/// Polls until `condition` holds or `seconds` pass. Returns whether it held.
+func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(1000)
+    }
+    return condition()
+}
+
+/// A text file's contents ("" if it cannot be read). Plain read(2): Foundation's file reading
+/// leaks a buffer for empty files (LeakSanitizer reports it under `make asan`).
+func readText(_ path: String) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        bytes += buf[..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// The lines of a log file a child appended to ("" lines dropped).
+func logLines(_ path: String) -> [String] {
+    readText(path).split(separator: "\n").map(String.init)
+}
+
+/// The schema `cstore-testchild setup` makes: Counter(n, sum) with one object,
+/// Rows(writer, seq, payload).
+struct ChildSchema {
+    let counter: UInt32
+    let rows: UInt32
+    let counterKey: Int64
+    let n: UInt32 = 0, sum: UInt32 = 1
+    let writer: UInt32 = 0, seq: UInt32 = 1, payload: UInt32 = 2
+
+    init(_ txn: OpaquePointer) throws {
+        counter = try findTable(txn, "Counter")
+        rows = try findTable(txn, "Rows")
+        guard let k = try allKeys(txn, counter).first else {
+            throw CSFailure(rc: Int32(CS_NOTFOUND), what: "the counter object", message: "missing")
+        }
+        counterKey = k
+    }
+
+    func counterValues(_ txn: OpaquePointer) throws -> (n: Int64, sum: Int64) {
+        var o = try openObj(txn, counter, counterKey)
+        return (try getInt(&o, n), try getInt(&o, sum))
+    }
+}
+
+/// The payload `cstore-testchild commit-loop` stores with row `seq` (must match its payloadFor).
+func childPayload(_ seq: Int64) -> [UInt8] {
+    let len = 1 + Int((UInt64(seq) &* 2_654_435_761) % 3000)
+    return (0..<len).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seq) &* 13) }
+}
+
+/// True when the long campaigns run at full size (`make test-full`).
+let fullCampaign = ProcessInfo.processInfo.environment["STORE_FULL_CAMPAIGN"] == "1"

@@ -1,0 +1,1018 @@
+// The query engine (DESIGN §2.6, §2.9): malformed and ill-typed predicates fail with CS_QUERY
+// and a message naming the offending token and its line:column (never a crash, however deep
+// the nesting), and well-formed ones return exactly the expected keys for every operator and
+// value type, key paths through links, lists and maps, SORT / DISTINCT / LIMIT, aggregates,
+// and a query that follows its transaction to newer versions.
+
+import CStore
+import Foundation
+import Testing
+
+// MARK: - Arguments and running
+
+/// A query argument: one value, or a list (bound to IN %@).
+enum QArg {
+    case v(Val)
+    case list([Val])
+}
+
+/// C copies of query arguments; the memory lives as long as the buffer.
+final class QArgBuffer {
+    private(set) var values: UnsafeMutablePointer<cs_value>
+    let count: Int
+    private var blocks: [UnsafeMutableRawPointer] = []
+
+    init(_ args: [QArg]) {
+        count = args.count
+        values = .allocate(capacity: max(args.count, 1))
+        for (i, a) in args.enumerated() {
+            switch a {
+            case .v(let v):
+                values[i] = cValue(v)
+            case .list(let items):
+                let p = UnsafeMutablePointer<cs_value>.allocate(capacity: max(items.count, 1))
+                blocks.append(UnsafeMutableRawPointer(p))
+                for (k, it) in items.enumerated() { p[k] = cValue(it) }
+                var x = cs_value()
+                x.type = CS_TYPE_LIST
+                x.v.list.items = UnsafePointer(p)
+                x.v.list.count = items.count
+                values[i] = x
+            }
+        }
+    }
+
+    private func cValue(_ v: Val) -> cs_value {
+        switch v {
+        case .string(let b), .binary(let b):
+            let p = UnsafeMutableRawPointer.allocate(byteCount: max(b.count, 1), alignment: 1)
+            blocks.append(p)
+            p.copyMemory(from: b, byteCount: b.count)
+            var x = cs_value()
+            x.type = v.type
+            x.v.bytes.ptr = UnsafeRawPointer(p)
+            x.v.bytes.len = b.count
+            return x
+        default:
+            return withValue(v) { $0.pointee }
+        }
+    }
+
+    deinit {
+        for b in blocks { b.deallocate() }
+        values.deallocate()
+    }
+}
+
+/// Builds a query; returns the result code, the message on failure, and the query.
+func makeQuery(_ txn: OpaquePointer, _ table: UInt32, _ text: String, _ args: [QArg] = []) -> (Int32, String, OpaquePointer?) {
+    let buf = QArgBuffer(args)
+    let bytes = Array(text.utf8)
+    var q: OpaquePointer?
+    let rc = (bytes + [0]).withUnsafeBufferPointer { b -> Int32 in
+        b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { p in
+            cs_query_new(txn, table, p, b.count - 1, buf.values, buf.count, &q)
+        }
+    }
+    withExtendedLifetime(buf) {}
+    if rc != Int32(CS_OK) { return (rc, lastMessage(), nil) }
+    return (rc, "", q)
+}
+
+/// The keys of a query (in result order); also checks cs_query_count agrees.
+func queryKeys(_ txn: OpaquePointer, _ table: UInt32, _ text: String, _ args: [QArg] = [],
+               sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int64] {
+    let (rc, msg, q) = makeQuery(txn, table, text, args)
+    if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new(\(text.prefix(80)))", message: msg) }
+    defer { cs_query_free(q) }
+    return try keysOf(q!, text, sourceLocation: sourceLocation)
+}
+
+func keysOf(_ q: OpaquePointer, _ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int64] {
+    var keys: UnsafeMutablePointer<Int64>?
+    var n = 0
+    try must(cs_query_keys(q, &keys, &n), "cs_query_keys(\(text))")
+    let out = n == 0 ? [] : Array(UnsafeBufferPointer(start: keys, count: n))
+    cs_keys_free(keys)
+    var c: UInt64 = 0
+    try must(cs_query_count(q, &c), "cs_query_count(\(text))")
+    #expect(Int(c) == out.count, "cs_query_count(\(text)) = \(c) but cs_query_keys gave \(out.count) keys",
+            sourceLocation: sourceLocation)
+    return out
+}
+
+// MARK: - The fixture
+
+/// Dogs, their owners (Person) and the owners' cities, with known values (see `dogRows`).
+struct DogFixture {
+    let txn: OpaquePointer
+    let dog, person, city: UInt32
+    let d: [Int64]  // dog keys by index
+    let p: [Int64]  // person keys
+    let c: [Int64]  // city keys
+    var cols: [String: UInt32]
+
+    /// Keys of dogs by index.
+    func k(_ idx: [Int]) -> [Int64] { idx.map { d[$0] } }
+
+    func keys(_ text: String, _ args: [QArg] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int64] {
+        try queryKeys(txn, dog, text, args, sourceLocation: sourceLocation)
+    }
+
+    /// Expects the query to match exactly the dogs `idx`, in that order.
+    func expectDogs(_ text: String, _ idx: [Int], _ args: [QArg] = [],
+                    sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            let got = try keys(text, args, sourceLocation: sourceLocation)
+            #expect(got == k(idx), "\(text.prefix(120)): expected dogs \(idx), got keys \(got)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(text.prefix(120)): \(String(describing: error).prefix(300))", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Expects CS_QUERY with a message containing every one of `parts`.
+    func expectError(_ text: String, _ parts: [String], _ args: [QArg] = [], table: UInt32? = nil,
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+        let (rc, msg, q) = makeQuery(txn, table ?? dog, text, args)
+        if let q { cs_query_free(q) }
+        #expect(rc == Int32(CS_QUERY), "\(text.prefix(80)): expected CS_QUERY, got \(codeName(rc)) \(msg)",
+                sourceLocation: sourceLocation)
+        for part in parts {
+            #expect(msg.contains(part), "\(text.prefix(80)): message \(msg.debugDescription) lacks \(part.debugDescription)",
+                    sourceLocation: sourceLocation)
+        }
+    }
+}
+
+func oidBytes(_ b: UInt8) -> [UInt8] { [UInt8](repeating: b, count: 12) }
+func uuidBytes(_ b: UInt8) -> [UInt8] { [UInt8](repeating: b, count: 16) }
+func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
+func uuidText(_ b: [UInt8]) -> String {
+    let h = hex(b)
+    let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { r in
+        String(h[h.index(h.startIndex, offsetBy: r.lowerBound)..<h.index(h.startIndex, offsetBy: r.upperBound)])
+    }
+    return parts.joined(separator: "-")
+}
+
+struct DogRow {
+    var age: Int64
+    var nage: Int64?
+    var dbl: Double
+    var flt: Float
+    var name: String
+    var nname: String?
+    var flag: Bool
+    var born: (Int64, Int32)
+    var owner: Int?
+    var scores: [Int64]
+    var friends: [Int]
+    var tags: [(String, Int64)]
+    var labels: [String]
+}
+
+/// The dogs. Dog i has oid bytes i+1, uuid bytes i+0x10 and binary [i, i] (dog 4: empty).
+let dogRows: [DogRow] = [
+    DogRow(age: 1, nage: nil, dbl: 1.5, flt: 0.5, name: "Rex", nname: nil, flag: true, born: (100, 0),
+           owner: 0, scores: [1, 2, 3], friends: [0, 1], tags: [("a", 1), ("b", 2)], labels: ["x"]),
+    DogRow(age: 5, nage: 10, dbl: -2.25, flt: 2.5, name: "rex", nname: "x", flag: false, born: (100, 500),
+           owner: 1, scores: [], friends: [], tags: [], labels: []),
+    DogRow(age: 5, nage: -3, dbl: 0.0, flt: -1, name: "Bo", nname: "", flag: true, born: (50, 0),
+           owner: nil, scores: [10], friends: [2], tags: [("c", 30)], labels: []),
+    DogRow(age: -7, nage: 10, dbl: 100.0, flt: 100, name: "Alf", nname: nil, flag: false, born: (200, 0),
+           owner: 0, scores: [5, 5], friends: [1], tags: [("a", 5)], labels: []),
+    DogRow(age: 42, nage: nil, dbl: 1e300, flt: 3.25, name: "", nname: "Rex", flag: true, born: (-10, -5),
+           owner: 2, scores: [-1, 100], friends: [0, 1, 2], tags: [("b", -1)], labels: []),
+    DogRow(age: 0, nage: 0, dbl: -0.5, flt: 0.0, name: "Zed", nname: "y", flag: false, born: (100, 0),
+           owner: 1, scores: [0], friends: [2, 2], tags: [("z", 0)], labels: []),
+]
+
+/// Builds the dog fixture in a write transaction and runs `body` in it.
+func withDogs(_ body: (DogFixture) throws -> Void) throws {
+    try withTempDir { dir in
+        let db = try DB(dir.path())
+        let txn = try db.begin(CS_TXN_WRITE)
+        defer { _ = cs_txn_end(txn) }
+        let city = try addTable(txn, "City")
+        let person = try addTable(txn, "Person")
+        let dog = try addTable(txn, "Dog")
+        let cName = try addColumn(txn, city, "name", CS_TYPE_STRING)
+        let cPop = try addColumn(txn, city, "pop", CS_TYPE_INT)
+        let pName = try addColumn(txn, person, "name", CS_TYPE_STRING)
+        let pAge = try addColumn(txn, person, "age", CS_TYPE_INT)
+        let pCity = try addColumn(txn, person, "city", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: city)
+        var cols: [String: UInt32] = [:]
+        cols["age"] = try addColumn(txn, dog, "age", CS_TYPE_INT)
+        cols["nage"] = try addColumn(txn, dog, "nage", CS_TYPE_INT, flags: CS_COL_NULLABLE)
+        cols["dbl"] = try addColumn(txn, dog, "dbl", CS_TYPE_DOUBLE)
+        cols["flt"] = try addColumn(txn, dog, "flt", CS_TYPE_FLOAT)
+        cols["name"] = try addColumn(txn, dog, "name", CS_TYPE_STRING)
+        cols["nname"] = try addColumn(txn, dog, "nname", CS_TYPE_STRING, flags: CS_COL_NULLABLE)
+        cols["flag"] = try addColumn(txn, dog, "flag", CS_TYPE_BOOL)
+        cols["born"] = try addColumn(txn, dog, "born", CS_TYPE_TIMESTAMP)
+        cols["oid"] = try addColumn(txn, dog, "oid", CS_TYPE_OBJECTID)
+        cols["uid"] = try addColumn(txn, dog, "uid", CS_TYPE_UUID)
+        cols["bin"] = try addColumn(txn, dog, "bin", CS_TYPE_BINARY)
+        cols["owner"] = try addColumn(txn, dog, "owner", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: person)
+        cols["scores"] = try addColumn(txn, dog, "scores", CS_TYPE_INT, coll: CS_COLL_LIST)
+        cols["friends"] = try addColumn(txn, dog, "friends", CS_TYPE_LINK, coll: CS_COLL_LIST, target: person)
+        cols["tags"] = try addColumn(txn, dog, "tags", CS_TYPE_INT, coll: CS_COLL_MAP)
+        cols["labels"] = try addColumn(txn, dog, "labels", CS_TYPE_STRING, coll: CS_COLL_LIST)
+
+        var c: [Int64] = []
+        for (n, pop) in [("Oslo", Int64(700)), ("Rome", 2800)] {
+            var o = try createObj(txn, city)
+            try must(setVal(&o, cName, .str(n)))
+            try must(setVal(&o, cPop, .int(pop)))
+            c.append(o.key)
+        }
+        var p: [Int64] = []
+        for (n, a, ci) in [("Ann", Int64(30), Optional(0)), ("Bob", 17, 1), ("Cy", 65, nil)] {
+            var o = try createObj(txn, person)
+            try must(setVal(&o, pName, .str(n)))
+            try must(setVal(&o, pAge, .int(a)))
+            try must(setVal(&o, pCity, ci.map { .link(city, c[$0]) } ?? .null))
+            p.append(o.key)
+        }
+        var d: [Int64] = []
+        for (i, r) in dogRows.enumerated() {
+            var o = try createObj(txn, dog)
+            let col = { (n: String) in cols[n]! }
+            try must(setVal(&o, col("age"), .int(r.age)))
+            try must(setVal(&o, col("nage"), r.nage.map { .int($0) } ?? .null))
+            try must(setVal(&o, col("dbl"), .double(r.dbl)))
+            try must(setVal(&o, col("flt"), .float(r.flt)))
+            try must(setVal(&o, col("name"), .str(r.name)))
+            try must(setVal(&o, col("nname"), r.nname.map { .str($0) } ?? .null))
+            try must(setVal(&o, col("flag"), .bool(r.flag)))
+            try must(setVal(&o, col("born"), .timestamp(r.born.0, r.born.1)))
+            try must(setVal(&o, col("oid"), .objectId(oidBytes(UInt8(i + 1)))))
+            try must(setVal(&o, col("uid"), .uuid(uuidBytes(UInt8(i + 0x10)))))
+            try must(setVal(&o, col("bin"), .binary(i == 4 ? [] : [UInt8(i), UInt8(i)])))
+            try must(setVal(&o, col("owner"), r.owner.map { .link(person, p[$0]) } ?? .null))
+            var s = try openColl(&o, col("scores"))
+            for v in r.scores { try must(listAppend(&s, .int(v))) }
+            var f = try openColl(&o, col("friends"))
+            for v in r.friends { try must(listAppend(&f, .link(person, p[v]))) }
+            var t = try openColl(&o, col("tags"))
+            for (key, v) in r.tags { try must(mapSet(&t, Array(key.utf8), .int(v))) }
+            var l = try openColl(&o, col("labels"))
+            for v in r.labels { try must(listAppend(&l, .str(v))) }
+            d.append(o.key)
+        }
+        try body(DogFixture(txn: txn, dog: dog, person: person, city: city, d: d, p: p, c: c, cols: cols))
+    }
+}
+
+// MARK: - Errors
+
+@Suite struct QueryErrorTests {
+    @Test func malformedAndIllTypedPredicatesNameTheTokenAndPosition() throws {
+        try withDogs { f in
+            // unknown properties
+            f.expectError("agee == 5", ["unknown property 'agee' on Dog", "at 1:1"])
+            f.expectError("owner.nope == 1", ["unknown property 'nope' on Person", "at 1:7"])
+            f.expectError("owner.city.nope == 1", ["unknown property 'nope' on City", "at 1:12"])
+            f.expectError("age == 5 AND\n  agee == 3", ["'agee'", "at 2:3"])
+            f.expectError("name == 'é' AND agee == 1", ["'agee'", "at 1:17"]) // columns count characters
+            f.expectError("age.foo == 1", ["'foo'", "at 1:5"])
+            f.expectError("%K == 5", ["unknown property 'agee' on Dog", "at 1:1"], [.v(.str("agee"))])
+            // type mismatches
+            f.expectError("age == 'five'", ["cannot compare Int with String", "at 1:8"])
+            f.expectError("name == 5", ["cannot compare String with Int", "at 1:9"])
+            f.expectError("flag == 'yes'", ["cannot compare Bool with String", "at 1:9"])
+            f.expectError("born == 5", ["cannot compare Date with Int", "at 1:9"])
+            f.expectError("owner == 5", ["cannot compare object with Int", "at 1:10"])
+            f.expectError("bin > 5", ["cannot compare Data with Int", "at 1:7"])
+            f.expectError("oid == 'x'", ["cannot compare ObjectId with String", "at 1:8"])
+            f.expectError("uid == oid(010101010101010101010101)", ["cannot compare UUID with ObjectId", "at 1:8"])
+            f.expectError("dbl CONTAINS 'x'", ["Double", "String", "at 1:"])
+            f.expectError("name LIKE 5", ["cannot compare String with Int", "at 1:11"])
+            f.expectError("age == %@", ["cannot compare Int with String", "at 1:8"], [.v(.str("5"))])
+            f.expectError("owner == $0", ["cannot compare object with Int", "at 1:10"], [.v(.int(1))])
+            f.expectError("scores == 'a'", ["cannot compare Int with String", "at 1:11"])
+            f.expectError("friends.age == 'a'", ["cannot compare Int with String", "at 1:16"])
+            // ordering of unordered types
+            f.expectError("flag < true", ["Bool values cannot be ordered", "at 1:1"])
+            f.expectError("flag >= false", ["Bool values cannot be ordered", "at 1:1"])
+            f.expectError("oid > oid(010101010101010101010101)", ["ObjectId values cannot be ordered", "at 1:1"])
+            f.expectError("uid <= uuid(10101010-1010-1010-1010-101010101010)", ["UUID values cannot be ordered", "at 1:1"])
+            f.expectError("owner < nil", ["object values cannot be ordered", "at 1:1"])
+            // string operators and options on non-strings
+            f.expectError("age BEGINSWITH 'a'", ["cannot compare Int with String"])
+            f.expectError("age BEGINSWITH 5", ["BEGINSWITH needs a string, not Int", "at 1:1"])
+            f.expectError("flag ENDSWITH true", ["ENDSWITH needs a string, not Bool", "at 1:1"])
+            f.expectError("scores CONTAINS 1", ["CONTAINS needs a string, not Int", "at 1:1"])
+            f.expectError("born LIKE T1:0", ["LIKE needs a string, not Date", "at 1:1"])
+            f.expectError("age ==[c] 5", ["[c] and [d] apply to strings, not Int", "at 1:1"])
+            f.expectError("dbl >[d] 5", ["[c] and [d] apply to strings, not Double", "at 1:1"])
+            f.expectError("name ==[x] 'a'", ["unknown comparison option 'x'", "at 1:8"])
+            f.expectError("name ==[c 'a'", ["']'", "found ''a''", "at 1:11"])
+            f.expectError("name ==[] 'a'", ["expected [c], [d] or [cd]", "at 1:8"])
+            // strings, numbers and literals
+            f.expectError("name == 'abc", ["unterminated string", "at 1:9"])
+            f.expectError("name == \"abc", ["unterminated string", "at 1:9"])
+            f.expectError("name == 'abc\\", ["unterminated string", "at 1:9"])
+            f.expectError("name == 'a\\u12'", ["bad \\u escape", "at 1:11"])
+            f.expectError("age == 12abc", ["bad number", "at 1:8"])
+            f.expectError("age == 0x", ["bad hexadecimal number", "at 1:8"])
+            f.expectError("oid == oid(123)", ["bad oid literal", "at 1:8"])
+            f.expectError("oid == oid(zz0101010101010101010101)", ["bad oid literal", "at 1:8"])
+            f.expectError("oid == oid(01010101010101010101010101)", ["bad oid literal", "at 1:8"])
+            f.expectError("uid == uuid(1234)", ["bad uuid literal", "at 1:8"])
+            f.expectError("uid == uuid(10101010-1010-1010-1010-10101010101g)", ["bad uuid literal", "at 1:8"])
+            f.expectError("uid == uuid(10101010-1010-1010-1010-101010101010", ["bad uuid literal", "at 1:8"])
+            f.expectError("born == T100:x", ["bad timestamp literal", "at 1:9"])
+            f.expectError("born == T100:1000000000", ["bad timestamp literal", "at 1:9"])
+            f.expectError("bin == B64\"!!\"", ["bad base64 literal", "at 1:8"])
+            f.expectError("bin == B64\"AQE=", ["unterminated base64 literal", "at 1:8"])
+            // structure
+            f.expectError("", ["empty query", "at 1:1"])
+            f.expectError("   \n ", ["empty query"])
+            f.expectError("(age == 5", ["expected ')' but found end of input", "at 1:10"])
+            f.expectError("((age == 5) OR (age == 1)", ["expected ')'", "at 1:26"])
+            f.expectError("age == 5)", ["')'", "at 1:9"])
+            f.expectError("age IN {1, 2", ["'}'", "end of input", "at 1:13"])
+            f.expectError("age IN {1 2}", ["'}'", "found '2'", "at 1:11"])
+            f.expectError("age == 5 garbage", ["found 'garbage'", "at 1:10"])
+            f.expectError("age == 5 #", ["unexpected character '#'", "at 1:10"])
+            f.expectError("age 5", ["expected a comparison operator but found '5'", "at 1:5"])
+            f.expectError("age = = 5", ["expected a value or a key path but found '='", "at 1:7"])
+            f.expectError("age == ", ["expected a value or a key path but found end of input", "at 1:8"])
+            f.expectError("age == 5 AND", ["end of input", "at 1:13"])
+            f.expectError("age == 5 OR || age == 1", ["found '||'", "at 1:13"])
+            f.expectError("NOT", ["end of input", "at 1:4"])
+            f.expectError("age BETWEEN {1}", ["',' in BETWEEN", "found '}'", "at 1:15"])
+            f.expectError("age BETWEEN 1, 2", ["'{' after BETWEEN", "found '1'", "at 1:13"])
+            f.expectError("age BETWEEN {1, 2", ["'}' to close BETWEEN", "at 1:18"])
+            f.expectError("name BETWEEN {'a', 'b'}", ["BETWEEN needs numbers or dates, not String", "at 1:1"])
+            f.expectError("age BETWEEN {1, 'b'}", ["BETWEEN bounds", "Int", "at 1:1"])
+            f.expectError("age IN 5", ["IN needs a list", "at 1:8"])
+            f.expectError("age IN %@", ["IN needs a list", "at 1:8"], [.v(.int(5))])
+            f.expectError("age IN {1, 'x'}", ["cannot compare Int with String", "at 1:12"])
+            f.expectError("%q == 5", ["unknown placeholder '%q'", "at 1:1"])
+            f.expectError("$ == 5", ["'$'", "at 1:1"])
+            f.expectError("@ == 5", ["'@'", "at 1:1"])
+            // SORT, DISTINCT, LIMIT
+            f.expectError("TRUEPREDICATE SORT(age", ["',' or ')'", "end of input", "at 1:23"])
+            f.expectError("TRUEPREDICATE SORT(agee ASC)", ["unknown property 'agee' on Dog", "at 1:20"])
+            f.expectError("TRUEPREDICATE SORT(scores ASC)", ["SORT needs a single value", "at 1:20"])
+            f.expectError("TRUEPREDICATE SORT(age UP)", ["',' or ')'", "found 'UP'", "at 1:24"])
+            f.expectError("TRUEPREDICATE SORT()", ["expected a key path in SORT", "at 1:20"])
+            f.expectError("TRUEPREDICATE DISTINCT(friends)", ["DISTINCT needs a single value", "at 1:24"])
+            f.expectError("TRUEPREDICATE DISTINCT()", ["expected a key path in DISTINCT", "at 1:24"])
+            f.expectError("TRUEPREDICATE LIMIT(-1)", ["LIMIT needs a non-negative integer", "at 1:21"])
+            f.expectError("TRUEPREDICATE LIMIT(x)", ["LIMIT needs a non-negative integer", "at 1:21"])
+            f.expectError("TRUEPREDICATE LIMIT(2.5)", ["LIMIT needs a non-negative integer", "at 1:21"])
+            f.expectError("TRUEPREDICATE LIMIT 5", ["expected '('", "found '5'", "at 1:21"])
+            f.expectError("TRUEPREDICATE LIMIT(5", ["')'", "end of input", "at 1:22"])
+            f.expectError("TRUEPREDICATE ORDER(age)", ["found 'ORDER'", "at 1:15"])
+            // arguments
+            f.expectError("age == $1", ["missing argument for $1 (1 given)", "at 1:8"], [.v(.int(1))])
+            f.expectError("age == %@", ["missing argument for %@ (0 given)", "at 1:8"])
+            f.expectError("age == %@ AND age == %@", ["missing argument for %@ (1 given)", "at 1:22"], [.v(.int(1))])
+            // collections
+            f.expectError("ANY age > 5", ["ANY, ALL and NONE need a key path through a collection", "at 1:1"])
+            f.expectError("ALL name == 'x'", ["ANY, ALL and NONE", "at 1:1"])
+            f.expectError("NONE owner.name == 'x'", ["ANY, ALL and NONE", "at 1:1"])
+            f.expectError("ANY 5 == age", ["ANY, ALL and NONE must be followed by a key path", "at 1:1"])
+            f.expectError("age.@count > 1", ["collection operators apply to lists, sets and maps", "at 1:5"])
+            f.expectError("owner.@count > 1", ["collection operators apply to lists, sets and maps", "at 1:7"])
+            f.expectError("scores.@foo > 1", ["unknown collection operator '@foo'", "at 1:8"])
+            f.expectError("labels.@sum > 1", ["@sum/@avg need numbers, not String", "at 1:8"])
+            f.expectError("labels.@avg > 1", ["@sum/@avg need numbers, not String", "at 1:8"])
+            f.expectError("labels.@min > 1", ["@min/@max need numbers or dates, not String", "at 1:8"])
+            f.expectError("friends.@sum.name > 1", ["@sum/@avg need numbers, not String", "at 1:9"])
+            f.expectError("friends.@max.city > 1", ["@min/@max need numbers or dates, not object", "at 1:9"])
+            f.expectError("friends.@max > 1", ["an aggregate over objects needs a property", "at 1:9"])
+            f.expectError("friends.@min.nope > 1", ["unknown property 'nope' on Person", "at 1:14"])
+        }
+    }
+
+    @Test func deepNestingIsAnErrorNotACrash() throws {
+        try withDogs { f in
+            let n = 10_000
+            let parens = String(repeating: "(", count: n) + "age == 1" + String(repeating: ")", count: n)
+            f.expectError(parens, ["nested too deeply"])
+            f.expectError(String(repeating: "NOT ", count: n) + "age == 1", ["nested too deeply"])
+            f.expectError(String(repeating: "!", count: n) + "age == 1", ["nested too deeply"])
+            f.expectError(String(repeating: "(", count: n), ["nested too deeply"])
+            // nested list literals
+            let lists = "age IN " + String(repeating: "{", count: n) + "1" + String(repeating: "}", count: n)
+            let (rc, msg, q) = makeQuery(f.txn, f.dog, lists)
+            if let q { cs_query_free(q) }
+            #expect(rc == Int32(CS_QUERY), "nested lists: \(codeName(rc)) \(msg)")
+            // nested SUBQUERY
+            var sub = "age == 1"
+            for _ in 0..<2_000 { sub = "SUBQUERY(friends, $x, \(sub)).@count > 0" }
+            let (rc2, msg2, q2) = makeQuery(f.txn, f.dog, sub)
+            if let q2 { cs_query_free(q2) }
+            #expect(rc2 == Int32(CS_QUERY), "nested subqueries: \(codeName(rc2)) \(msg2)")
+            // cs_query_check of the same
+            let b = Array(parens.utf8)
+            let rc3 = b.withUnsafeBufferPointer { p in
+                p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { cs_query_check($0, p.count, 0) }
+            }
+            #expect(rc3 == Int32(CS_QUERY) && lastMessage().contains("nested too deeply"), "\(lastMessage())")
+        }
+    }
+
+    @Test func longFlatChainsAreNotNesting() throws {
+        // A generated "x == 1 OR x == 2 OR ..." is flat, not nested: it must run.
+        try withDogs { f in
+            for n in [500, 5_000] {
+                let ors = (0..<n).map { "age == \($0)" }.joined(separator: " OR ")
+                f.expectDogs(ors, [0, 1, 2, 4, 5])
+                let ands = (0..<n).map { _ in "age >= 0" }.joined(separator: " AND ")
+                f.expectDogs(ands, [0, 1, 2, 4, 5])
+            }
+        }
+    }
+
+    @Test func queryCheckWithoutASchema() {
+        func checkText(_ s: String, _ nargs: Int) -> (Int32, String) {
+            let b = Array(s.utf8)
+            let rc = b.withUnsafeBufferPointer { p -> Int32 in
+                if p.count == 0 { return cs_query_check("", 0, nargs) }
+                return p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { cs_query_check($0, p.count, nargs) }
+            }
+            return (rc, rc == Int32(CS_OK) ? "" : lastMessage())
+        }
+        #expect(checkText("agee == 5 AND name BEGINSWITH[c] $0", 1).0 == Int32(CS_OK))
+        let (rc1, m1) = checkText("age == $0", 0)
+        #expect(rc1 == Int32(CS_QUERY) && m1.contains("$0") && m1.contains("at 1:8"), "\(m1)")
+        let (rc2, m2) = checkText("age == ", 0)
+        #expect(rc2 == Int32(CS_QUERY) && m2.contains("at 1:8"), "\(m2)")
+        let (rc3, m3) = checkText("", 0)
+        #expect(rc3 == Int32(CS_QUERY) && m3.contains("empty query"), "\(m3)")
+    }
+}
+
+// MARK: - Positive queries
+
+@Suite struct QueryResultTests {
+    @Test func intComparisons() throws {
+        try withDogs { f in
+            f.expectDogs("age == 5", [1, 2])
+            f.expectDogs("age != 5", [0, 3, 4, 5])
+            f.expectDogs("age < 5", [0, 3, 5])
+            f.expectDogs("age <= 5", [0, 1, 2, 3, 5])
+            f.expectDogs("age > 5", [4])
+            f.expectDogs("age >= 5", [1, 2, 4])
+            f.expectDogs("age = 5", [1, 2])
+            f.expectDogs("age <> 5", [0, 3, 4, 5])
+            f.expectDogs("age => 5", [1, 2, 4])
+            f.expectDogs("age =< 0", [3, 5])
+            f.expectDogs("5 == age", [1, 2])
+            f.expectDogs("5 < age", [4])
+            f.expectDogs("-7 >= age", [3])
+            f.expectDogs("age == 0x2A", [4])
+            f.expectDogs("age == 5.0", [1, 2])
+            f.expectDogs("age < 1.5", [0, 3, 5])
+            f.expectDogs("age > 4.99", [1, 2, 4])
+            f.expectDogs("age == 5.5", [])
+            f.expectDogs("age == $0", [1, 2], [.v(.int(5))])
+            f.expectDogs("age > %@", [4], [.v(.int(5))])
+            f.expectDogs("age < %@", [0, 3, 5], [.v(.double(4.5))])
+            f.expectDogs("age == %@", [0], [.v(.float(1))])
+            f.expectDogs("age > $1 AND age < $0", [0, 5], [.v(.int(5)), .v(.int(-1))])
+        }
+    }
+
+    @Test func floatingPointComparisons() throws {
+        try withDogs { f in
+            f.expectDogs("dbl == 1.5", [0])
+            f.expectDogs("dbl != 0", [0, 1, 3, 4, 5])
+            f.expectDogs("dbl < 0", [1, 5])
+            f.expectDogs("dbl <= 0", [1, 2, 5])
+            f.expectDogs("dbl > 1.5", [3, 4])
+            f.expectDogs("dbl >= 1.5", [0, 3, 4])
+            f.expectDogs("dbl == 100", [3])
+            f.expectDogs("dbl > 1e299", [4])
+            f.expectDogs("dbl == -2.25", [1])
+            f.expectDogs("flt == 0.5", [0])
+            f.expectDogs("flt != 0.5", [1, 2, 3, 4, 5])
+            f.expectDogs("flt < 0", [2])
+            f.expectDogs("flt <= 0", [2, 5])
+            f.expectDogs("flt > 2.5", [3, 4])
+            f.expectDogs("flt >= 2.5", [1, 3, 4])
+            f.expectDogs("flt == 3.25", [4])
+            f.expectDogs("flt == 100", [3])
+            f.expectDogs("flt > 0.1", [0, 1, 3, 4])
+            f.expectDogs("flt == $0", [4], [.v(.float(3.25))])
+            f.expectDogs("dbl < $0", [1, 5], [.v(.int(0))])
+        }
+    }
+
+    @Test func boolTimestampObjectIdUuidBinary() throws {
+        try withDogs { f in
+            f.expectDogs("flag == true", [0, 2, 4])
+            f.expectDogs("flag != true", [1, 3, 5])
+            f.expectDogs("flag == false", [1, 3, 5])
+            f.expectDogs("flag == TRUE", [0, 2, 4])
+            f.expectDogs("flag == %@", [1, 3, 5], [.v(.bool(false))])
+
+            f.expectDogs("born == T100:0", [0, 5])
+            f.expectDogs("born != T100:0", [1, 2, 3, 4])
+            f.expectDogs("born < T100:0", [2, 4])
+            f.expectDogs("born <= T100:0", [0, 2, 4, 5])
+            f.expectDogs("born > T100:0", [1, 3])
+            f.expectDogs("born >= T100:500", [1, 3])
+            f.expectDogs("born > T100:499", [1, 3])
+            f.expectDogs("born == T100:500", [1])
+            f.expectDogs("born < T0:0", [4])
+            f.expectDogs("born == $0", [4], [.v(.timestamp(-10, -5))])
+            f.expectDogs("born < $0", [4], [.v(.timestamp(-10, -4))])
+
+            f.expectDogs("oid == oid(\(hex(oidBytes(1))))", [0])
+            f.expectDogs("oid != oid(\(hex(oidBytes(1))))", [1, 2, 3, 4, 5])
+            f.expectDogs("oid == oid(\(hex(oidBytes(6)).uppercased()))", [5])
+            f.expectDogs("oid == $0", [2], [.v(.objectId(oidBytes(3)))])
+            f.expectDogs("oid IN {oid(\(hex(oidBytes(2)))), oid(\(hex(oidBytes(5))))}", [1, 4])
+
+            f.expectDogs("uid == uuid(\(uuidText(uuidBytes(0x10))))", [0])
+            f.expectDogs("uid != uuid(\(uuidText(uuidBytes(0x10))))", [1, 2, 3, 4, 5])
+            f.expectDogs("uid == uuid(\(uuidText(uuidBytes(0x15)).uppercased()))", [5])
+            f.expectDogs("uid == %@", [3], [.v(.uuid(uuidBytes(0x13)))])
+
+            func b64(_ b: [UInt8]) -> String { Data(b).base64EncodedString() }
+            f.expectDogs("bin == B64\"\(b64([1, 1]))\"", [1])
+            f.expectDogs("bin == B64\"\"", [4])
+            f.expectDogs("bin != B64\"\(b64([1, 1]))\"", [0, 2, 3, 4, 5])
+            f.expectDogs("bin == $0", [3], [.v(.binary([3, 3]))])
+            f.expectDogs("bin BEGINSWITH B64\"\(b64([2]))\"", [2])
+            f.expectDogs("bin ENDSWITH B64\"\(b64([5]))\"", [5])
+            f.expectDogs("bin CONTAINS B64\"\"", [0, 1, 2, 3, 4, 5])
+        }
+    }
+
+    @Test func nullsOnNullableColumns() throws {
+        try withDogs { f in
+            f.expectDogs("nage == nil", [0, 4])
+            f.expectDogs("nage == NULL", [0, 4])
+            f.expectDogs("nil == nage", [0, 4])
+            f.expectDogs("nage != nil", [1, 2, 3, 5])
+            f.expectDogs("nage == 10", [1, 3])
+            f.expectDogs("nage != 10", [0, 2, 4, 5])
+            f.expectDogs("nage < 0", [2])
+            f.expectDogs("nage > -100", [1, 2, 3, 5])
+            f.expectDogs("nage == $0", [0, 4], [.v(.null)])
+            f.expectDogs("nname == nil", [0, 3])
+            f.expectDogs("nname != nil", [1, 2, 4, 5])
+            f.expectDogs("nname == ''", [2])
+            f.expectDogs("nname ==[c] nil", [0, 3])
+            f.expectDogs("nname BEGINSWITH ''", [1, 2, 4, 5])
+            f.expectDogs("nname ==[c] 'REX'", [4])
+            f.expectDogs("NOT nname == nil", [1, 2, 4, 5])
+        }
+    }
+
+    @Test func stringOperators() throws {
+        try withDogs { f in
+            f.expectDogs("name == 'Rex'", [0])
+            f.expectDogs("name == \"Rex\"", [0])
+            f.expectDogs("name != 'Rex'", [1, 2, 3, 4, 5])
+            f.expectDogs("name ==[c] 'REX'", [0, 1])
+            f.expectDogs("name !=[c] 'REX'", [2, 3, 4, 5])
+            f.expectDogs("name == ''", [4])
+            f.expectDogs("name BEGINSWITH 'R'", [0])
+            f.expectDogs("name BEGINSWITH[c] 'R'", [0, 1])
+            f.expectDogs("name ENDSWITH 'x'", [0, 1])
+            f.expectDogs("name ENDSWITH 'ed'", [5])
+            f.expectDogs("name CONTAINS 'e'", [0, 1, 5])
+            f.expectDogs("name CONTAINS ''", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("name BEGINSWITH ''", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("name LIKE 'R*'", [0])
+            f.expectDogs("name LIKE '?ex'", [0, 1])
+            f.expectDogs("name LIKE[c] 'r*'", [0, 1])
+            f.expectDogs("name LIKE '*'", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("name LIKE ''", [4])
+            f.expectDogs("name LIKE '*e*'", [0, 1, 5])
+            f.expectDogs("name LIKE 'A?f'", [3])
+            f.expectDogs("name LIKE '??'", [2])
+            f.expectDogs("name LIKE '*x'", [0, 1])
+            f.expectDogs("name < 'B'", [3, 4])
+            f.expectDogs("name <= 'Bo'", [2, 3, 4])
+            f.expectDogs("name > 'Z'", [1, 5])
+            f.expectDogs("name >= 'rex'", [1])
+            f.expectDogs("name BEGINSWITH $0", [0], [.v(.str("Re"))])
+            f.expectDogs("name == 'R\\u0065x'", [0])
+            f.expectDogs("name CONTAINS[c] %@", [0, 1], [.v(.str("EX"))])
+        }
+    }
+
+    /// A table of single strings for the [c] / [d] rules.
+    private func withWords(_ words: [String], _ body: (OpaquePointer, UInt32, [Int64]) throws -> Void) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { txn in
+                let t = try addTable(txn, "Word")
+                let w = try addColumn(txn, t, "w", CS_TYPE_STRING)
+                var keys: [Int64] = []
+                for s in words {
+                    var o = try createObj(txn, t)
+                    try must(setVal(&o, w, .str(s)))
+                    keys.append(o.key)
+                }
+                try body(txn, t, keys)
+            }
+        }
+    }
+
+    @Test func caseAndDiacriticFoldingOverLatin1AndLatinExtendedA() throws {
+        let words = ["É", "é", "E", "e", "Ā", "ā", "A", "a", "ß", "ss", "SS", "ÿ", "Ÿ", "y", "Y",
+                     "Élan", "élan", "elan", "ELAN"]
+        try withWords(words) { txn, t, k in
+            func expect(_ q: String, _ idx: [Int], _ args: [QArg] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+                do {
+                    let got = try queryKeys(txn, t, q, args)
+                    let names = got.compactMap { key in k.firstIndex(of: key).map { words[$0] } }
+                    #expect(got == idx.map { k[$0] }, "\(q): expected \(idx.map { words[$0] }), got \(names)",
+                            sourceLocation: sourceLocation)
+                } catch {
+                    Issue.record("\(q): \(error)", sourceLocation: sourceLocation)
+                }
+            }
+            expect("w == 'é'", [1])
+            expect("w ==[c] 'é'", [0, 1])
+            expect("w ==[c] 'É'", [0, 1])
+            expect("w ==[d] 'é'", [1, 3])
+            expect("w ==[d] 'É'", [0, 2])
+            expect("w ==[cd] 'é'", [0, 1, 2, 3])
+            expect("w ==[dc] 'E'", [0, 1, 2, 3])
+            expect("w ==[c] 'ā'", [4, 5])
+            expect("w ==[c] 'Ā'", [4, 5])
+            expect("w ==[d] 'A'", [4, 6])
+            expect("w ==[cd] 'a'", [4, 5, 6, 7])
+            expect("w ==[c] 'ss'", [9, 10]) // ß has no simple case folding: it stays as is
+            expect("w ==[cd] 'ß'", [8])
+            expect("w ==[c] 'ß'", [8])
+            expect("w ==[c] 'ÿ'", [11, 12])
+            expect("w ==[c] 'Ÿ'", [11, 12])
+            expect("w ==[d] 'y'", [11, 13])
+            expect("w ==[d] 'Y'", [12, 14])
+            expect("w ==[cd] 'Y'", [11, 12, 13, 14])
+            expect("w !=[c] 'e'", [0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18])
+            expect("w BEGINSWITH 'É'", [0, 15])
+            expect("w BEGINSWITH[c] 'é'", [0, 1, 15, 16])
+            expect("w BEGINSWITH[cd] 'el'", [15, 16, 17, 18])
+            expect("w BEGINSWITH[d] 'el'", [16, 17])
+            expect("w ENDSWITH[c] 'LAN'", [15, 16, 17, 18])
+            expect("w CONTAINS[d] 'la'", [15, 16, 17])
+            expect("w CONTAINS[c] 'LA'", [15, 16, 17, 18])
+            expect("w LIKE[cd] 'e?an'", [15, 16, 17, 18])
+            expect("w LIKE[c] 'é*'", [0, 1, 15, 16])
+            expect("w LIKE 'É*'", [0, 15])
+            expect("w LIKE '?'", [0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14]) // ? is one character, not one byte
+            expect("w IN {'é', 'ā'}", [1, 5])
+            // UTF-8 byte order: uppercase ASCII < lowercase ASCII < everything non-ASCII
+            expect("w < 'a'", [2, 6, 10, 14, 18])
+            expect("w > 'z'", [0, 1, 4, 5, 8, 11, 12, 15, 16])
+            expect("w > 'ÿ'", [4, 5, 12]) // U+0100, U+0101, U+0178 follow U+00FF
+            expect("w ==[c] %@", [0, 1], [.v(.str("É"))])
+        }
+    }
+
+    @Test func foldingFollowsUnicodeDataNotLookalikes() throws {
+        // [d] removes only the combining marks of a canonical decomposition: letters with a
+        // stroke or bar (Ø, Đ, Ħ, Ł, Ŧ) and dotless ı have none, so they do not become O, D...
+        // [c] is simple case folding: ſ (U+017F) folds to s; İ (U+0130) has no simple folding.
+        let words = ["Ø", "ø", "O", "o", "Đ", "đ", "D", "Ħ", "H", "Ł", "ł", "L", "Ŧ", "T", "ı", "i", "ſ", "s", "S", "İ", "Ñ", "N", "Ç", "c"]
+        try withWords(words) { txn, t, k in
+            func expect(_ q: String, _ idx: [Int], sourceLocation: SourceLocation = #_sourceLocation) {
+                do {
+                    let got = try queryKeys(txn, t, q)
+                    let names = got.compactMap { key in k.firstIndex(of: key).map { words[$0] } }
+                    #expect(got == idx.map { k[$0] }, "\(q): expected \(idx.map { words[$0] }), got \(names)",
+                            sourceLocation: sourceLocation)
+                } catch {
+                    Issue.record("\(q): \(error)", sourceLocation: sourceLocation)
+                }
+            }
+            expect("w ==[d] 'Ñ'", [20, 21])
+            expect("w ==[d] 'N'", [20, 21])
+            expect("w ==[cd] 'ç'", [22, 23])
+            expect("w ==[d] 'O'", [2])
+            expect("w ==[c] 'ø'", [0, 1])
+            expect("w ==[d] 'D'", [6])
+            expect("w ==[cd] 'd'", [6])
+            expect("w ==[d] 'H'", [8])
+            expect("w ==[d] 'L'", [11])
+            expect("w ==[c] 'ł'", [9, 10])
+            expect("w ==[d] 'T'", [13])
+            expect("w ==[d] 'i'", [15])
+            expect("w ==[c] 's'", [16, 17, 18])
+            expect("w ==[c] 'ı'", [14])
+            expect("w ==[c] 'İ'", [19])
+        }
+    }
+
+    @Test func logicAndConstants() throws {
+        try withDogs { f in
+            f.expectDogs("TRUEPREDICATE", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("FALSEPREDICATE", [])
+            f.expectDogs("truepredicate", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("NOT TRUEPREDICATE", [])
+            f.expectDogs("NOT age == 5", [0, 3, 4, 5])
+            f.expectDogs("!(age == 5)", [0, 3, 4, 5])
+            f.expectDogs("NOT NOT age == 5", [1, 2])
+            f.expectDogs("age == 5 && flag == true", [2])
+            f.expectDogs("age == 5 AND flag == true", [2])
+            f.expectDogs("age == 5 and flag == true", [2])
+            f.expectDogs("age == 5 || age == 42", [1, 2, 4])
+            f.expectDogs("age == 5 OR age == 42", [1, 2, 4])
+            f.expectDogs("age == 1 OR age == 5 AND flag == false", [0, 1])
+            f.expectDogs("(age == 1 OR age == 5) AND flag == false", [1])
+            f.expectDogs("NOT (age == 1 OR age == 5) AND flag == false", [3, 5])
+            f.expectDogs("TRUEPREDICATE AND age > 5", [4])
+            f.expectDogs("FALSEPREDICATE OR age > 5", [4])
+            f.expectDogs("age == 5 AND (FALSEPREDICATE OR NOT flag == true)", [1])
+            f.expectDogs("age BETWEEN {0, 5}", [0, 1, 2, 5])
+            f.expectDogs("age BETWEEN {5, 0}", [])
+            f.expectDogs("NOT age BETWEEN {0, 5}", [3, 4])
+            f.expectDogs("dbl BETWEEN {-1, 1.5}", [0, 2, 5])
+            f.expectDogs("nage BETWEEN {-3, 0}", [2, 5])
+            f.expectDogs("born BETWEEN {T50:0, T100:0}", [0, 2, 5])
+            f.expectDogs("age BETWEEN {$0, $1}", [0, 5], [.v(.int(0)), .v(.int(1))])
+            f.expectDogs("age IN {1, 42}", [0, 4])
+            f.expectDogs("age IN {}", [])
+            f.expectDogs("name IN {'Rex', 'Bo'}", [0, 2])
+            f.expectDogs("nage IN {nil, 10}", [0, 1, 3, 4])
+            f.expectDogs("age IN %@", [1, 2, 5], [.list([.int(5), .int(0)])])
+            f.expectDogs("age IN %@", [], [.list([])])
+            f.expectDogs("name IN %@", [3, 5], [.list([.str("Zed"), .str("Alf"), .str("zed")])])
+            f.expectDogs("NOT age IN $0", [0, 3, 4], [.list([.int(5), .int(0)])])
+            f.expectDogs("5 IN scores", [3])
+            f.expectDogs("%K == 5", [1, 2], [.v(.str("age"))])
+        }
+    }
+
+    @Test func linkPaths() throws {
+        try withDogs { f in
+            f.expectDogs("owner == nil", [2])
+            f.expectDogs("owner != nil", [0, 1, 3, 4, 5])
+            f.expectDogs("owner == %@", [0, 3], [.v(.link(f.person, f.p[0]))])
+            f.expectDogs("owner != $0", [0, 2, 3, 4], [.v(.link(f.person, f.p[1]))])
+            f.expectDogs("owner.name == 'Ann'", [0, 3])
+            f.expectDogs("owner.name BEGINSWITH[c] 'b'", [1, 5])
+            f.expectDogs("owner.age > 20", [0, 3, 4])
+            f.expectDogs("owner.age == nil", [2])
+            f.expectDogs("owner.city.name == 'Oslo'", [0, 3])
+            f.expectDogs("owner.city.pop > 1000", [1, 5])
+            f.expectDogs("owner.city == nil", [2, 4])
+            f.expectDogs("owner.city.name == nil", [2, 4])
+            f.expectDogs("owner.city == %@", [1, 5], [.v(.link(f.city, f.c[1]))])
+            f.expectDogs("friends.name == 'Bob'", [0, 3, 4])
+            f.expectDogs("ANY friends.name == 'Bob'", [0, 3, 4])
+            f.expectDogs("SOME friends.name == 'Bob'", [0, 3, 4])
+            f.expectDogs("ALL friends.age > 16", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("ALL friends.age > 20", [1, 2, 5])
+            f.expectDogs("NONE friends.name == 'Cy'", [0, 1, 3])
+            f.expectDogs("friends.city.name == 'Rome'", [0, 3, 4])
+            f.expectDogs("friends == %@", [0, 4], [.v(.link(f.person, f.p[0]))])
+            f.expectDogs("friends.@count == 2", [0, 5])
+            f.expectDogs("friends.@count == 0", [1])
+            f.expectDogs("friends.@size > 1", [0, 4, 5])
+            f.expectDogs("friends.@max.age == 65", [2, 4, 5])
+            f.expectDogs("friends.@min.age < 20", [0, 3, 4])
+            f.expectDogs("friends.@sum.age == 47", [0])
+            f.expectDogs("friends.@sum.age == 0", [1])
+            f.expectDogs("friends.@avg.age > 40", [2, 5])
+            f.expectDogs("friends.@avg.age == nil", [1])
+            f.expectDogs("friends.@max.age == nil", [1])
+        }
+    }
+
+    @Test func listsOfValues() throws {
+        try withDogs { f in
+            f.expectDogs("scores == 5", [3])
+            f.expectDogs("ANY scores > 4", [2, 3, 4])
+            f.expectDogs("scores > 4", [2, 3, 4])
+            f.expectDogs("ALL scores > 0", [0, 1, 2, 3])
+            f.expectDogs("NONE scores > 4", [0, 1, 5])
+            f.expectDogs("ANY scores IN {0, 3}", [0, 5])
+            f.expectDogs("ALL scores BETWEEN {0, 10}", [0, 1, 2, 3, 5])
+            f.expectDogs("scores.@count == 0", [1])
+            f.expectDogs("scores.@count >= 2", [0, 3, 4])
+            f.expectDogs("scores.@size == 1", [2, 5])
+            f.expectDogs("scores.@min == -1", [4])
+            f.expectDogs("scores.@max >= 10", [2, 4])
+            f.expectDogs("scores.@sum == 6", [0])
+            f.expectDogs("scores.@sum == 0", [1, 5])
+            f.expectDogs("scores.@avg == 5", [3])
+            f.expectDogs("scores.@avg > 1.5", [0, 2, 3, 4])
+            f.expectDogs("scores.@avg == nil", [1])
+            f.expectDogs("scores.@min == nil", [1])
+            f.expectDogs("scores.@max == nil", [1])
+            f.expectDogs("labels == 'x'", [0])
+            f.expectDogs("labels.@count == 1", [0])
+        }
+    }
+
+    @Test func maps() throws {
+        try withDogs { f in
+            f.expectDogs("tags.@allKeys == 'a'", [0, 3])
+            f.expectDogs("tags.@allKeys BEGINSWITH 'z'", [5])
+            f.expectDogs("ANY tags.@allKeys ==[c] 'B'", [0, 4])
+            f.expectDogs("NONE tags.@allKeys == 'a'", [1, 2, 4, 5])
+            f.expectDogs("tags.@count == 0", [1])
+            f.expectDogs("tags.@count == 2", [0])
+            f.expectDogs("tags > 10", [2])
+            f.expectDogs("tags.@allValues == 1", [0])
+            f.expectDogs("ALL tags >= 0", [0, 1, 2, 3, 5])
+            f.expectDogs("tags.@sum == 3", [0])
+            f.expectDogs("tags.@max == 30", [2])
+            f.expectDogs("tags.@min < 0", [4])
+            f.expectDogs("tags.@avg == 1.5", [0])
+        }
+    }
+
+    @Test func mapSubscriptAndSubqueryFromDesign() throws {
+        // DESIGN §2.6 lists map['key'] and SUBQUERY(...).@count among the supported forms.
+        try withDogs { f in
+            f.expectDogs("tags['a'] == 5", [3])
+            f.expectDogs("tags['b'] > 0", [0])
+            f.expectDogs("SUBQUERY(friends, $f, $f.age > 20 AND $f.name BEGINSWITH 'A').@count > 0", [0, 4])
+        }
+    }
+
+    @Test func sortDistinctLimit() throws {
+        try withDogs { f in
+            f.expectDogs("TRUEPREDICATE SORT(age ASC)", [3, 5, 0, 1, 2, 4])
+            f.expectDogs("TRUEPREDICATE SORT(age)", [3, 5, 0, 1, 2, 4])
+            f.expectDogs("TRUEPREDICATE SORT(age DESC)", [4, 1, 2, 0, 5, 3]) // 1 and 2 tie: key order
+            f.expectDogs("TRUEPREDICATE SORT(age DESCENDING)", [4, 1, 2, 0, 5, 3])
+            f.expectDogs("TRUEPREDICATE SORT(age DESC, name ASC)", [4, 2, 1, 0, 5, 3])
+            f.expectDogs("TRUEPREDICATE SORT(flag ASC, age DESC)", [1, 5, 3, 4, 2, 0])
+            f.expectDogs("TRUEPREDICATE SORT(born ASC)", [4, 2, 0, 5, 1, 3])
+            f.expectDogs("TRUEPREDICATE SORT(born DESC)", [3, 1, 0, 5, 2, 4])
+            f.expectDogs("TRUEPREDICATE SORT(nage ASC)", [0, 4, 2, 5, 1, 3])
+            f.expectDogs("TRUEPREDICATE SORT(nage DESC)", [1, 3, 5, 2, 0, 4])
+            f.expectDogs("TRUEPREDICATE SORT(name ASC)", [4, 3, 2, 0, 5, 1])
+            f.expectDogs("TRUEPREDICATE SORT(dbl ASC)", [1, 5, 2, 0, 3, 4])
+            f.expectDogs("TRUEPREDICATE SORT(owner.name ASC)", [2, 0, 3, 1, 5, 4])
+            f.expectDogs("TRUEPREDICATE SORT(owner.city.pop DESC)", [1, 5, 0, 3, 2, 4])
+            f.expectDogs("age >= 0 SORT(age DESC)", [4, 1, 2, 0, 5])
+            f.expectDogs("TRUEPREDICATE DISTINCT(age)", [0, 1, 3, 4, 5])
+            f.expectDogs("TRUEPREDICATE DISTINCT(flag)", [0, 1])
+            f.expectDogs("TRUEPREDICATE DISTINCT(nage)", [0, 1, 2, 5])
+            f.expectDogs("TRUEPREDICATE DISTINCT(owner)", [0, 1, 2, 4])
+            f.expectDogs("TRUEPREDICATE DISTINCT(flag, age)", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("TRUEPREDICATE DISTINCT(owner.city)", [0, 1, 2])
+            f.expectDogs("TRUEPREDICATE DISTINCT(age) SORT(name ASC)", [4, 3, 0, 5, 1])
+            f.expectDogs("TRUEPREDICATE SORT(age ASC) LIMIT(2)", [3, 5])
+            f.expectDogs("TRUEPREDICATE LIMIT(0)", [])
+            f.expectDogs("age == 5 LIMIT(1)", [1])
+            f.expectDogs("TRUEPREDICATE LIMIT(100)", [0, 1, 2, 3, 4, 5])
+            f.expectDogs("TRUEPREDICATE DISTINCT(age) LIMIT(2)", [0, 1])
+            f.expectDogs("flag == true SORT(age DESC) LIMIT(2)", [4, 2])
+        }
+    }
+
+    @Test func aggregates() throws {
+        try withDogs { f in
+            func agg(_ text: String, _ col: String, _ op: cs_aggregate) throws -> (Int32, Val) {
+                let (rc, msg, q) = makeQuery(f.txn, f.dog, text)
+                guard rc == Int32(CS_OK), let q else { throw CSFailure(rc: rc, what: text, message: msg) }
+                defer { cs_query_free(q) }
+                var out = cs_value()
+                let arc = cs_query_aggregate(q, f.cols[col]!, op, &out)
+                return (arc, arc == Int32(CS_OK) ? toVal(out) : .null)
+            }
+            func expectAgg(_ text: String, _ col: String, _ op: cs_aggregate, _ want: Val,
+                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+                let (rc, v) = try agg(text, col, op)
+                #expect(rc == Int32(CS_OK), "\(text) \(col) \(op): \(codeName(rc)) \(lastMessage())", sourceLocation: sourceLocation)
+                #expect(v == want, "\(text) \(col) op \(op.rawValue): expected \(want), got \(v)", sourceLocation: sourceLocation)
+            }
+            try expectAgg("TRUEPREDICATE", "age", CS_AGG_SUM, .int(46))
+            try expectAgg("TRUEPREDICATE", "age", CS_AGG_COUNT, .int(6))
+            try expectAgg("age > 0", "age", CS_AGG_SUM, .int(53))
+            try expectAgg("TRUEPREDICATE", "age", CS_AGG_MIN, .int(-7))
+            try expectAgg("TRUEPREDICATE", "age", CS_AGG_MAX, .int(42))
+            try expectAgg("TRUEPREDICATE", "age", CS_AGG_AVG, .double(46.0 / 6.0))
+            try expectAgg("TRUEPREDICATE", "nage", CS_AGG_SUM, .int(17))
+            try expectAgg("TRUEPREDICATE", "nage", CS_AGG_AVG, .double(4.25))
+            try expectAgg("TRUEPREDICATE", "nage", CS_AGG_MIN, .int(-3))
+            try expectAgg("TRUEPREDICATE", "born", CS_AGG_MIN, .timestamp(-10, -5))
+            try expectAgg("TRUEPREDICATE", "born", CS_AGG_MAX, .timestamp(200, 0))
+            try expectAgg("flag == false", "born", CS_AGG_MIN, .timestamp(100, 0))
+            try expectAgg("dbl < 10", "dbl", CS_AGG_SUM, .double(-1.25))
+            try expectAgg("dbl < 10", "dbl", CS_AGG_AVG, .double(-1.25 / 4))
+            try expectAgg("dbl < 10", "dbl", CS_AGG_MAX, .double(1.5))
+            try expectAgg("TRUEPREDICATE", "flt", CS_AGG_AVG, .double(105.25 / 6))
+            try expectAgg("TRUEPREDICATE", "flt", CS_AGG_MIN, .float(-1))
+            try expectAgg("age == 5 LIMIT(1)", "age", CS_AGG_COUNT, .int(1))
+            try expectAgg("TRUEPREDICATE SORT(age DESC) LIMIT(2)", "age", CS_AGG_SUM, .int(47))
+            // the empty set: sum 0, the others null
+            try expectAgg("FALSEPREDICATE", "age", CS_AGG_SUM, .int(0))
+            try expectAgg("FALSEPREDICATE", "age", CS_AGG_COUNT, .int(0))
+            try expectAgg("FALSEPREDICATE", "age", CS_AGG_MIN, .null)
+            try expectAgg("FALSEPREDICATE", "age", CS_AGG_MAX, .null)
+            try expectAgg("FALSEPREDICATE", "age", CS_AGG_AVG, .null)
+            try expectAgg("FALSEPREDICATE", "born", CS_AGG_MIN, .null)
+            try expectAgg("FALSEPREDICATE", "born", CS_AGG_MAX, .null)
+            try expectAgg("FALSEPREDICATE", "dbl", CS_AGG_AVG, .null)
+            try expectAgg("nage == nil", "nage", CS_AGG_AVG, .null)
+            try expectAgg("nage == nil", "nage", CS_AGG_MAX, .null)
+            let (rs, vs) = try agg("FALSEPREDICATE", "dbl", CS_AGG_SUM)
+            #expect(rs == Int32(CS_OK) && (vs == .double(0) || vs == .int(0)), "empty Double sum: \(vs)")
+            // non-numeric columns
+            for (col, op) in [("name", CS_AGG_SUM), ("name", CS_AGG_MIN), ("flag", CS_AGG_AVG), ("born", CS_AGG_SUM), ("oid", CS_AGG_MAX)] {
+                let (rc, _) = try agg("TRUEPREDICATE", col, op)
+                #expect(rc == Int32(CS_TYPE), "aggregate \(op.rawValue) of \(col): \(codeName(rc))")
+                if rc != Int32(CS_OK) { #expect(lastMessage().contains(col), "\(lastMessage())") }
+            }
+        }
+    }
+
+    @Test func integerSumOverflowIsAnError() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { txn in
+                let t = try addTable(txn, "N")
+                let v = try addColumn(txn, t, "v", CS_TYPE_INT)
+                let l = try addColumn(txn, t, "l", CS_TYPE_INT, coll: CS_COLL_LIST)
+                for x in [Int64.max, Int64.max - 1, 1] {
+                    var o = try createObj(txn, t)
+                    try must(setVal(&o, v, .int(x)))
+                    var c = try openColl(&o, l)
+                    try must(listAppend(&c, .int(x)))
+                    try must(listAppend(&c, .int(x)))
+                }
+                var (rc, msg, q) = makeQuery(txn, t, "TRUEPREDICATE")
+                try must(rc, msg)
+                var out = cs_value()
+                expectCode(cs_query_aggregate(q, v, CS_AGG_SUM, &out), CS_OVERFLOW, "sum of Int.max + Int.max - 1 + 1")
+                cs_query_free(q)
+                (rc, msg, q) = makeQuery(txn, t, "v < 0 OR v == 1")
+                try must(rc, msg)
+                check(cs_query_aggregate(q, v, CS_AGG_SUM, &out), "sum that fits")
+                #expect(toVal(out) == .int(1))
+                cs_query_free(q)
+                // the average of large integers does not overflow
+                (rc, msg, q) = makeQuery(txn, t, "v > 1")
+                try must(rc, msg)
+                let arc = cs_query_aggregate(q, v, CS_AGG_AVG, &out)
+                #expect(arc == Int32(CS_OK), "avg of Int.max and Int.max - 1: \(codeName(arc)) \(lastMessage())")
+                if arc == Int32(CS_OK) { #expect(toVal(out) == .double(9.223372036854775807e18)) }
+                check(cs_query_aggregate(q, v, CS_AGG_MAX, &out), "max")
+                #expect(toVal(out) == .int(Int64.max))
+                cs_query_free(q)
+                // @sum inside a predicate overflows too
+                (rc, msg, q) = makeQuery(txn, t, "l.@sum > 0")
+                try must(rc, msg)
+                var keys: UnsafeMutablePointer<Int64>?
+                var n = 0
+                expectCode(cs_query_keys(q, &keys, &n), CS_OVERFLOW, "l.@sum over [Int.max, Int.max]")
+                cs_keys_free(keys)
+                cs_query_free(q)
+            }
+        }
+    }
+
+    @Test func queryFollowsItsTransactionToNewerVersions() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var t: UInt32 = 0, v: UInt32 = 0
+            var first: [Int64] = []
+            try db.write { txn in
+                t = try addTable(txn, "N")
+                v = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for x in [1, 10, 3, 20] as [Int64] {
+                    var o = try createObj(txn, t)
+                    try must(setVal(&o, v, .int(x)))
+                    first.append(o.key)
+                }
+            }
+            let reader = try db.begin(CS_TXN_READ)
+            defer { _ = cs_txn_end(reader) }
+            let (rc, msg, q) = makeQuery(reader, t, "v > 5 SORT(v DESC)")
+            try must(rc, msg)
+            defer { cs_query_free(q) }
+            #expect(try keysOf(q!, "before") == [first[3], first[1]])
+            var added: Int64 = 0
+            try db.write { txn in
+                var o = try createObj(txn, t)
+                try must(setVal(&o, v, .int(15)))
+                added = o.key
+                var o0 = try openObj(txn, t, first[0])
+                try must(setVal(&o0, v, .int(100)))
+            }
+            #expect(try keysOf(q!, "not advanced") == [first[3], first[1]], "the reader still sees its version")
+            var changed = false
+            try must(cs_txn_advance(reader, &changed), "cs_txn_advance")
+            #expect(changed)
+            #expect(try keysOf(q!, "advanced") == [first[0], first[3], added, first[1]])
+            // a schema change: the query binds again and still works
+            try db.write { txn in
+                _ = try addColumn(txn, t, "w", CS_TYPE_STRING)
+                var o = try createObj(txn, t)
+                try must(setVal(&o, v, .int(7)))
+            }
+            try must(cs_txn_advance(reader, &changed), "cs_txn_advance")
+            let got = try keysOf(q!, "after schema change")
+            #expect(got.count == 5 && got.first == first[0], "\(got)")
+        }
+    }
+}
