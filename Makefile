@@ -62,7 +62,7 @@ tsan: deps
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= open_verify open_body
+FUZZ_TARGETS ?= open_verify open_body query_parse
 FUZZ_OUT     := .build-fuzz
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -fuse-ld=lld \
                 -ISources/CStore/include -ISources/CStore -IFuzz
@@ -83,16 +83,19 @@ $(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_DEPS)
 
 fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARGETS))
 	rm -rf $(FUZZ_OUT)/seeds
-	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body
+	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body $(FUZZ_OUT)/seeds/query_parse
 	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus seeds $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body
+	cp Fuzz/query-seeds/* $(FUZZ_OUT)/seeds/query_parse/
 
 fuzz: fuzz-build
 	@rc=0; for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/crashes/$$t; \
 		extra=""; if [ $$t = open_verify ] && [ -d $(FUZZ_CORPUS) ]; then extra=$(FUZZ_CORPUS); fi; \
+		dict=Fuzz/cstore.dict; maxlen=$(FUZZ_MAX_LEN); \
+		if [ $$t = query_parse ]; then dict=Fuzz/query.dict; maxlen=4096; extra=Tests/Fixtures/query-corpus; fi; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
-		$(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
-			-timeout=10 -rss_limit_mb=2048 -dict=Fuzz/cstore.dict -print_final_stats=1 \
+		$(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen \
+			-timeout=10 -rss_limit_mb=2048 -dict=$$dict -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_OUT)/crashes/$$t/ \
 			$(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/seeds/$$t $$extra || rc=1; \
 	done; \

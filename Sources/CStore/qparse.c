@@ -313,7 +313,7 @@ static int next_tok(parser *p)
             p->at += 2;
             return CS_OK;
         }
-        return perr(p, p->at, "unknown placeholder '%.2s'", s);
+        return perr(p, p->at, "unknown placeholder '%.*s'", (int)(rem < 2 ? rem : 2), s);
     }
     if (c == '$') {
         size_t i = 1;
@@ -539,12 +539,12 @@ static int parse_at(parser *p, qnode *n)
         TRY(expect(p, T_DOT, "'.' after @links"));
         if (p->cur.kind != T_IDENT) return perr(p, p->cur.pos, "expected a class name after @links.");
         char *cls = take_str(&p->cur);
-        TRY(next_tok(p));
-        if (p->cur.kind != T_DOT) { free(cls); return perr(p, p->cur.pos, "expected '.property' after @links.%s", cls); }
-        TRY(next_tok(p));
+        if (next_tok(p)) { free(cls); return p->rc; }
+        if (p->cur.kind != T_DOT) { free(cls); return perr(p, p->cur.pos, "expected '.property' after @links.Class"); }
+        if (next_tok(p)) { free(cls); return p->rc; }
         if (p->cur.kind != T_IDENT) { free(cls); return perr(p, p->cur.pos, "expected a property name after @links.Class."); }
         char *prop = take_str(&p->cur);
-        TRY(next_tok(p));
+        if (next_tok(p)) { free(cls); free(prop); return p->rc; }
         if (add_step(p, n, QS_LINKS, cls, pos)) { free(prop); return p->rc; }
         n->steps[n->nsteps - 1].name2 = prop;
         return CS_OK;

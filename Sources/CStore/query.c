@@ -188,11 +188,10 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
             continue;
         }
         if (s->kind == QS_NAME) {
-            if (!at_object || !td) { free(b->steps); free(b); return berr(q, s->pos, "'%s' follows a value, not an object", s->name); }
+            if (!at_object || !td) { bpath_free(b); return berr(q, s->pos, "'%s' follows a value, not an object", s->name); }
             uint32_t col;
             if (cs_column_find(t, table, s->name, &col) != CS_OK || (td->cols[col].flags & CS_COL_HIDDEN)) {
-                free(b->steps);
-                free(b);
+                bpath_free(b);
                 return berr(q, s->pos, "unknown property '%s' on %s", s->name, td->name);
             }
             col_def *c = &td->cols[col];
@@ -218,8 +217,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
             continue;
         }
         if (!at_collection) {
-            free(b->steps);
-            free(b);
+            bpath_free(b);
             return berr(q, s->pos, "collection operators apply to lists, sets and maps");
         }
         switch (s->kind) {
@@ -228,26 +226,32 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         case QS_MAX: o->kind = BS_MAX; break;
         case QS_SUM: o->kind = BS_SUM; break;
         case QS_AVG: o->kind = BS_AVG; break; /* the result type is set after the check below */
-        case QS_KEYS: o->kind = BS_KEYS; cur = CS_TYPE_STRING; break;
-        case QS_VALUES: at_collection = true; continue; /* the values are what a map yields */
+        case QS_KEYS: case QS_VALUES: {
+            bstep *prev = b->n ? &b->steps[b->n - 1] : NULL;
+            if (!prev || prev->kind != BS_COLL || t->schema->tables[prev->table].cols[prev->col].coll != CS_COLL_MAP) {
+                bpath_free(b);
+                return berr(q, s->pos, "%s applies to a map", s->kind == QS_KEYS ? "@allKeys" : "@allValues");
+            }
+            if (s->kind == QS_VALUES) { at_collection = true; continue; } /* the values are what a map yields */
+            o->kind = BS_KEYS;
+            cur = CS_TYPE_STRING;
+            break;
+        }
         default:
-            free(b->steps);
-            free(b);
+            bpath_free(b);
             return berr(q, s->pos, "this collection operator is not supported yet");
         }
         if ((o->kind == BS_MIN || o->kind == BS_MAX || o->kind == BS_SUM || o->kind == BS_AVG)) {
             if (at_object) {
                 /* @max.prop over a list of objects */
                 if (i + 1 >= n->nsteps || n->steps[i + 1].kind != QS_NAME) {
-                    free(b->steps);
-                    free(b);
+                    bpath_free(b);
                     return berr(q, s->pos, "an aggregate over objects needs a property (@max.age)");
                 }
                 uint32_t col;
                 table_def *tt = &t->schema->tables[table];
                 if (cs_column_find(t, table, n->steps[i + 1].name, &col) != CS_OK) {
-                    free(b->steps);
-                    free(b);
+                    bpath_free(b);
                     return berr(q, n->steps[i + 1].pos, "unknown property '%s' on %s", n->steps[i + 1].name, tt->name);
                 }
                 o->table = table;
@@ -258,11 +262,10 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
                 o->col = CS_NONE;
             }
             if (!numeric(cur) && cur != CS_TYPE_TIMESTAMP && o->kind != BS_SUM && o->kind != BS_AVG) {
-                if (cur != CS_TYPE_MIXED) { free(b->steps); free(b); return berr(q, s->pos, "@min/@max need numbers or dates, not %s", type_name(cur)); }
+                if (cur != CS_TYPE_MIXED) { bpath_free(b); return berr(q, s->pos, "@min/@max need numbers or dates, not %s", type_name(cur)); }
             }
             if ((o->kind == BS_SUM || o->kind == BS_AVG) && !numeric(cur) && cur != CS_TYPE_MIXED) {
-                free(b->steps);
-                free(b);
+                bpath_free(b);
                 return berr(q, s->pos, "@sum/@avg need numbers, not %s", type_name(cur));
             }
             if (o->kind == BS_AVG) cur = cur == CS_TYPE_DECIMAL ? CS_TYPE_DECIMAL : CS_TYPE_DOUBLE;

@@ -9,7 +9,7 @@ struct SwiftStoreTool: ParsableCommand {
         commandName: "swiftstore",
         abstract: "Inspect, verify and maintain SwiftStore database files.",
         version: String(cString: cs_library_version()),
-        subcommands: [Info.self, Verify.self]
+        subcommands: [Info.self, Verify.self, Query.self, Dump.self]
     )
 }
 
@@ -121,5 +121,200 @@ struct Verify: ParsableCommand {
         }
         if rc == 0 { return }
         throw ExitCode(rc == Int32(CS_CORRUPT) ? 1 : 2)
+    }
+}
+
+// MARK: - objects as JSON
+
+/// A JSON-ready rendering of a value read from the core.
+func jsonValue(_ v: cs_value, _ txn: OpaquePointer) -> Any {
+    switch v.type {
+    case CS_TYPE_NULL: return NSNull()
+    case CS_TYPE_INT: return v.v.i
+    case CS_TYPE_BOOL: return v.v.b
+    case CS_TYPE_FLOAT: return v.v.f.isFinite ? Double(v.v.f) : "\(v.v.f)"
+    case CS_TYPE_DOUBLE: return v.v.d.isFinite ? v.v.d : "\(v.v.d)"
+    case CS_TYPE_STRING:
+        let b = UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len)
+        return String(decoding: b, as: UTF8.self)
+    case CS_TYPE_BINARY:
+        let b = UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len)
+        return ["$binary": Data(b).base64EncodedString()]
+    case CS_TYPE_TIMESTAMP:
+        return ["$date": Double(v.v.ts.sec) + Double(v.v.ts.nsec) / 1e9]
+    case CS_TYPE_OBJECTID:
+        var o = v.v.oid
+        let hex = withUnsafeBytes(of: &o) { $0.map { String(format: "%02x", $0) }.joined() }
+        return ["$oid": hex]
+    case CS_TYPE_UUID:
+        var u = v.v.uuid
+        let hex = withUnsafeBytes(of: &u) { $0.map { String(format: "%02x", $0) }.joined() }
+        return ["$uuid": hex]
+    case CS_TYPE_DECIMAL:
+        var d = v.v.dec
+        var buf = [CChar](repeating: 0, count: 64)
+        _ = cs_decimal_format(&d, &buf, buf.count)
+        return ["$decimal": String(cString: buf)]
+    case CS_TYPE_LINK:
+        var info = cs_table_info()
+        let name = cs_table_info_get(txn, v.v.link.table, &info) == 0 ? String(cString: info.name) : "?"
+        return ["$link": ["class": name, "key": v.v.link.key]]
+    case CS_TYPE_LIST: return ["$list": "nested"]
+    case CS_TYPE_DICT: return ["$dictionary": "nested"]
+    default: return NSNull()
+    }
+}
+
+/// Every property of one object (collections as arrays or objects).
+func jsonObject(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64) throws -> [String: Any] {
+    var o = cs_obj()
+    try CoreError.check(cs_obj_open(txn, table, key, &o))
+    var info = cs_table_info()
+    try CoreError.check(cs_table_info_get(txn, table, &info))
+    var out: [String: Any] = ["_key": key]
+    for col in 0..<info.col_slots {
+        var ci = cs_column_info()
+        guard cs_column_info_get(txn, table, col, &ci) == 0, (ci.flags & UInt32(CS_COL_HIDDEN)) == 0 else { continue }
+        let name = String(cString: ci.name)
+        if ci.coll == CS_COLL_NONE {
+            var v = cs_value()
+            try CoreError.check(cs_obj_get(&o, col, &v))
+            out[name] = jsonValue(v, txn)
+            continue
+        }
+        var c = cs_coll()
+        try CoreError.check(cs_coll_open(&o, col, &c))
+        var n = 0
+        try CoreError.check(cs_coll_size(&c, &n))
+        if ci.coll == CS_COLL_MAP {
+            var m: [String: Any] = [:]
+            for i in 0..<n {
+                var k = cs_value(), v = cs_value()
+                try CoreError.check(cs_map_get_at(&c, i, &k, &v))
+                m[jsonValue(k, txn) as? String ?? "?"] = jsonValue(v, txn)
+            }
+            out[name] = m
+        } else {
+            var a: [Any] = []
+            for i in 0..<n {
+                var v = cs_value()
+                try CoreError.check(cs_list_get(&c, i, &v))
+                a.append(jsonValue(v, txn))
+            }
+            out[name] = a
+        }
+    }
+    return out
+}
+
+func oneLineJSON(_ object: Any) -> String {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Opens a file read-only and runs `body` in a read transaction; errors exit with status 2.
+func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePointer) throws -> Void) throws {
+    var options = cs_options()
+    options.flags = UInt32(CS_OPEN_READONLY)
+    var db: OpaquePointer?
+    var txn: OpaquePointer?
+    do {
+        try CoreError.check(cs_db_open(file, &options, &db))
+        try CoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+    } catch let e as CoreError {
+        writeError("swiftstore \(command): \(e)")
+        if db != nil { cs_db_close(db) }
+        throw ExitCode(2)
+    }
+    defer {
+        cs_txn_end(txn)
+        cs_db_close(db)
+    }
+    try body(txn!)
+}
+
+struct Query: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the objects of a class that match a predicate.",
+        discussion: "The predicate uses the query language of SwiftStore's filter(), for example 'age > 3 AND name BEGINSWITH[c] \"r\" SORT(age DESC) LIMIT(10)'. Exit status 1 for a malformed predicate, 2 when the file cannot be read.")
+
+    @Argument(help: "The database file.") var file: String
+    @Argument(help: "The class (table) name.") var className: String
+    @Argument(help: "The predicate.") var predicate: String
+    @Flag(help: "Print one JSON object per line.") var json = false
+
+    func run() throws {
+        try withReadTransaction(file, "query") { txn in
+            var table: UInt32 = 0
+            guard cs_table_find(txn, className, &table) == 0 else {
+                writeError("swiftstore query: no class named '\(className)'")
+                throw ExitCode(1)
+            }
+            var q: OpaquePointer?
+            let rc = predicate.withCString { cs_query_new(txn, table, $0, strlen($0), nil, 0, &q) }
+            if rc != 0 {
+                writeError("swiftstore query: \(String(cString: cs_errstr(rc))): \(String(cString: cs_errmsg()))")
+                throw ExitCode(rc == Int32(CS_QUERY) ? 1 : 2)
+            }
+            defer { cs_query_free(q) }
+            var keys: UnsafeMutablePointer<Int64>?
+            var count = 0
+            do {
+                try CoreError.check(cs_query_keys(q, &keys, &count))
+                defer { cs_keys_free(keys) }
+                for i in 0..<count {
+                    let object = try jsonObject(txn, table, keys![i])
+                    print(json ? oneLineJSON(object) : describe(object))
+                }
+                if !json { print("\(count) object\(count == 1 ? "" : "s")") }
+            } catch let e as CoreError {
+                writeError("swiftstore query: \(e)")
+                throw ExitCode(2)
+            }
+        }
+    }
+}
+
+/// A short text form of an object: `Dog[3] name="Rex" age=3`.
+func describe(_ object: [String: Any]) -> String {
+    let key = object["_key"] as? Int64 ?? -1
+    let fields = object.filter { $0.key != "_key" }.sorted { $0.key < $1.key }.map { "\($0.key)=\(oneLineJSONFragment($0.value))" }
+    return "[\(key)] " + fields.joined(separator: " ")
+}
+
+func oneLineJSONFragment(_ v: Any) -> String {
+    if let s = v as? String { return oneLineJSON([s]).dropFirst().dropLast().description }
+    if v is NSNull { return "null" }
+    if JSONSerialization.isValidJSONObject(v) { return oneLineJSON(v) }
+    return "\(v)"
+}
+
+struct Dump: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print every object as a JSON line: {\"class\": ..., \"object\": {...}}.")
+
+    @Argument(help: "The database file.") var file: String
+    @Option(name: .customLong("class"), help: "Only this class.") var className: String?
+
+    func run() throws {
+        try withReadTransaction(file, "dump") { txn in
+            do {
+                for table in 0..<cs_table_slots(txn) {
+                    var info = cs_table_info()
+                    guard cs_table_info_get(txn, table, &info) == 0 else { continue }
+                    let name = String(cString: info.name)
+                    if let only = className, only != name { continue }
+                    var it = cs_iter()
+                    try CoreError.check(cs_iter_init(&it, txn, table))
+                    var o = cs_obj()
+                    while cs_iter_next(&it, &o) == 0 {
+                        print(oneLineJSON(["class": name, "object": try jsonObject(txn, table, o.key)]))
+                    }
+                }
+            } catch let e as CoreError {
+                writeError("swiftstore dump: \(e)")
+                throw ExitCode(2)
+            }
+        }
     }
 }
