@@ -1097,6 +1097,49 @@ static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text,
     return CS_OK;
 }
 
+/* Replaces the values of the constants that came from arguments (scalar arguments only). */
+static int reset_args(cs_query *q, qnode *n, const cs_value *args, size_t nargs, bool *types_changed, int depth)
+{
+    if (!n || depth > 100000) return CS_OK;
+    if (n->kind == QN_CONST && n->arg >= 0) {
+        if ((size_t)n->arg >= nargs) return cs_fail(CS_QUERY, 0, "missing argument %d (%zu given)", n->arg, nargs);
+        const cs_value *a = &args[n->arg];
+        if (a->type == CS_TYPE_LIST) return cs_fail(CS_MISUSE, 0, "list arguments cannot be replaced; make a new query");
+        if (a->type != n->value.type) *types_changed = true;
+        free(n->owned);
+        n->owned = NULL;
+        n->value = *a;
+        if (a->type == CS_TYPE_STRING || a->type == CS_TYPE_BINARY) {
+            n->owned = malloc(a->v.bytes.len ? a->v.bytes.len : 1);
+            if (!n->owned) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+            if (a->v.bytes.len) memcpy(n->owned, a->v.bytes.ptr, a->v.bytes.len);
+            n->value.v.bytes.ptr = n->owned;
+        }
+        return CS_OK;
+    }
+    if (n->kind == QN_LIST)
+        for (size_t i = 0; i < n->nitems; i++)
+            if (n->items[i]->arg >= 0) return cs_fail(CS_MISUSE, 0, "list arguments cannot be replaced; make a new query");
+    TRY(reset_args(q, n->a, args, nargs, types_changed, depth + 1));
+    TRY(reset_args(q, n->b, args, nargs, types_changed, depth + 1));
+    TRY(reset_args(q, n->c, args, nargs, types_changed, depth + 1));
+    TRY(reset_args(q, n->pred, args, nargs, types_changed, depth + 1));
+    for (size_t i = 0; i < n->nitems; i++) TRY(reset_args(q, n->items[i], args, nargs, types_changed, depth + 1));
+    return CS_OK;
+}
+
+int cs_query_set_args(cs_query *q, const cs_value *args, size_t nargs)
+{
+    bool changed = false;
+    TRY(reset_args(q, q->parsed->pred, args, nargs, &changed, 0));
+    if (changed) {
+        /* new types need a new type check */
+        q->bound_to = NULL;
+        TRY(rebind(q));
+    }
+    return CS_OK;
+}
+
 void cs_query_free(cs_query *q)
 {
     if (!q) return;

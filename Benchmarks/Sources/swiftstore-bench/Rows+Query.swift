@@ -117,15 +117,18 @@ func queryEqRow(indexed: Bool) -> Row {
                 let ms = try measure {
                     let txn = try csBegin(db, write: false)
                     defer { _ = cs_txn_end(txn) }
+                    // One prepared query, its argument rebound for every k (as SQLite's statement).
+                    let q = try csQuery(txn, t.table, "i1 == $0", [cs_int(0)])
+                    defer { cs_query_free(q) }
                     for k in 0..<queries {
-                        let q = try csQuery(txn, t.table, "i1 == $0", [cs_int(Int64(k))])
+                        var arg = cs_int(Int64(k))
+                        try cs(cs_query_set_args(q, &arg, 1), "cs_query_set_args")
                         var keys: UnsafeMutablePointer<Int64>?
                         var count = 0
                         try cs(cs_query_keys(q, &keys, &count), "cs_query_keys")
                         for i in 0..<count { keySum &+= keys![i] }
                         found += Int64(count)
                         cs_keys_free(keys)
-                        cs_query_free(q)
                     }
                 }
                 // Row r holds r, and SwiftStore's keys are the row numbers.

@@ -633,6 +633,9 @@ int cs_query_new_coll(cs_coll *coll, const char *text, size_t len, const cs_valu
  *  (LinkingObjects), in the order the links were made. */
 int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text,
                            size_t len, const cs_value *args, size_t nargs, cs_query **out);
+/** Gives the query new values for its scalar arguments ($0.. / %@), without parsing it again
+ *  (CS_MISUSE for a query that took a list argument: make a new one). */
+int cs_query_set_args(cs_query *q, const cs_value *args, size_t nargs);
 void cs_query_free(cs_query *q);
 /** Number of matching objects (after DISTINCT and LIMIT). */
 int cs_query_count(cs_query *q, uint64_t *out);
