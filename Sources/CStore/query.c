@@ -731,6 +731,13 @@ static int bind(cs_query *q, qnode *n, int depth)
     case QN_CMP: case QN_BETWEEN: case QN_IN: {
         cs_type ta, tb = CS_TYPE_NULL, tc = CS_TYPE_NULL;
         bool ma, mb = false, mc = false;
+        /* a list literal {a, b} only stands after IN, and holds constants */
+        if (n->a->kind == QN_LIST || (n->c && n->c->kind == QN_LIST) || (n->b && n->b->kind == QN_LIST && n->kind != QN_IN))
+            return berr(q, n->pos, "a list {...} is only allowed after IN");
+        if (n->kind == QN_IN && n->b->kind == QN_LIST)
+            for (size_t i = 0; i < n->b->nitems; i++)
+                if (n->b->items[i]->kind != QN_CONST)
+                    return berr(q, n->b->items[i]->pos, "the elements of an IN list must be constants");
         TRY(operand_type(q, n->a, &ta, &ma));
         if (n->b) TRY(operand_type(q, n->b, &tb, &mb));
         if (n->c) TRY(operand_type(q, n->c, &tc, &mc));
