@@ -607,7 +607,20 @@ fail:
 
 static qnode *parse_operand(parser *p);
 
+static qnode *parse_list_inner(parser *p);
+
 static qnode *parse_list(parser *p)
+{
+    if (++p->depth > QP_DEPTH) {
+        perr(p, p->cur.pos, "query nested too deeply");
+        return NULL;
+    }
+    qnode *n = parse_list_inner(p);
+    p->depth--;
+    return n;
+}
+
+static qnode *parse_list_inner(parser *p)
 {
     qnode *n = node_make(p, QN_LIST, p->cur.pos);
     if (!n || next_tok(p)) { qnode_free(n); return NULL; }
@@ -633,6 +646,10 @@ static qnode *parse_list(parser *p)
 
 static qnode *parse_subquery(parser *p)
 {
+    if (p->depth + 1 > QP_DEPTH) {
+        perr(p, p->cur.pos, "query nested too deeply");
+        return NULL;
+    }
     size_t pos = p->cur.pos;
     qnode *n = node_make(p, QN_SUBQUERY, pos);
     if (!n) return NULL;
