@@ -21,9 +21,12 @@ import Testing
             }
             let txn = try db.begin(CS_TXN_READ)
             defer { check(cs_txn_end(txn)) }
+            // String arguments point at memory that must outlive the call: C strings of our own.
+            let d1 = strdup("d1")!, d0c = strdup("d0")!, x = strdup("x")!
+            defer { free(d1); free(d0c); free(x) }
             var q: OpaquePointer?
             let text = "age > $0 AND name == $1"
-            let first = [cs_int(2), cs_string("d1", 2)]
+            let first = [cs_int(2), cs_string(d1, 2)]
             try must(first.withUnsafeBufferPointer { cs_query_new(txn, t, text, text.utf8.count, $0.baseAddress, 2, &q) }, "cs_query_new")
             defer { cs_query_free(q) }
             func count() throws -> UInt64 {
@@ -42,11 +45,11 @@ import Testing
             }
             #expect(try count() == 4, "ages 0, 3, 6 and 9 are named d0")
             // A double where an int was: still a number, checked again.
-            let asDouble = [cs_double(5.5), cs_string("d0", 2)]
+            let asDouble = [cs_double(5.5), cs_string(d0c, 2)]
             try must(asDouble.withUnsafeBufferPointer { cs_query_set_args(q, $0.baseAddress, 2) }, "set double")
             #expect(try count() == 2, "ages 6 and 9")
             // A string where a number is compared: the type check runs again and refuses it.
-            let wrong = [cs_string("x", 1), cs_string("d0", 2)]
+            let wrong = [cs_string(x, 1), cs_string(d0c, 2)]
             expectCode(wrong.withUnsafeBufferPointer { cs_query_set_args(q, $0.baseAddress, 2) }, CS_QUERY, "a string for age")
             // Too few arguments.
             let one = [cs_int(1)]
