@@ -405,6 +405,8 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
         target = CS_NONE;
     }
     if (type == CS_TYPE_MIXED && coll == CS_COLL_NONE) flags |= CS_COL_NULLABLE;
+    if ((flags & CS_COL_INDEXED) && (coll != CS_COLL_NONE || !index_type_ok(type)))
+        return cs_fail(CS_TYPE, 0, "properties of this type cannot be indexed");
     TRY(txn_schema_writable(txn));
     td = &txn->schema->tables[table];
     uint32_t c;
@@ -414,8 +416,6 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
     if (!d->name) return cs_fail(CS_NOMEM, 0, "out of memory");
     d->type = (uint8_t)type;
     d->coll = (uint8_t)coll;
-    if ((flags & CS_COL_INDEXED) && (coll != CS_COLL_NONE || !index_type_ok(type)))
-        return cs_fail(CS_TYPE, 0, "properties of this type cannot be indexed");
     d->flags = flags & (CS_COL_NULLABLE | CS_COL_INDEXED);
     d->target = target;
     d->origin_col = CS_NONE;
