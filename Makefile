@@ -6,7 +6,7 @@ CC         ?= cc
 CSRC       := $(wildcard Sources/CStore/*.c)
 CWARN      := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
               -Wno-unused-parameter -ISources/CStore/include -ISources/CStore
-SAN_ENV    := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
               LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # Tests that are too slow under the sanitizers are filtered out there (see CONTRIBUTING.md).
@@ -52,7 +52,7 @@ asan: deps
 # ThreadSanitizer over the threaded tests.
 tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan \
+	STORE_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan \
 		--sanitize=thread --filter Concurrency
 
 # libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's

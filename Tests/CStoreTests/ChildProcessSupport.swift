@@ -182,3 +182,6 @@ func childPayload(_ seq: Int64) -> [UInt8] {
 
 /// True when the long campaigns run at full size (`make test-full`).
 let fullCampaign = ProcessInfo.processInfo.environment["STORE_FULL_CAMPAIGN"] == "1"
+/// Set by `make asan` / `make tsan`: the sanitizers make every test several times slower, so the
+/// long randomized loops run a smaller (still meaningful) share there; `make test` runs them whole.
+let underSanitizer = ProcessInfo.processInfo.environment["STORE_SANITIZER"] == "1"
