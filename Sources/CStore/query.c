@@ -981,6 +981,34 @@ static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8
 #undef LOOP
 }
 
+/* Marks in `hit` the rows of a cluster leaf that satisfy every condition of `fc`. */
+static int leaf_hits(cs_txn *t, node_hdr *h, const fastcond *fc, size_t nf, node_hdr **keys, uint64_t *rows_out,
+                     uint8_t *hit)
+{
+    TRY(node_at(t, node_refs(h)[0], keys));
+    uint64_t rows = (*keys)->count;
+    if (rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)rows);
+    memset(hit, 1, rows);
+    for (size_t i = 0; i < nf; i++) {
+        uint32_t c = 1 + fc[i].col;
+        ref_t cr = c < h->count ? node_refs(h)[c] : 0;
+        if (!cr) {
+            /* a leaf without the column holds its default (0) in every row */
+            bool r0;
+            cs_value z = cs_int(0), kv = cs_int(fc[i].k);
+            cmp_values(fc[i].op, 0, &z, &kv, &r0);
+            if (!r0) memset(hit, 0, rows);
+            continue;
+        }
+        node_hdr *ch;
+        TRY(node_at(t, cr, &ch));
+        if ((ch->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || ch->count != rows) return CORRUPT("int column node is malformed");
+        fast_leaf(ch, rows, fc[i].op, fc[i].k, hit);
+    }
+    *rows_out = rows;
+    return CS_OK;
+}
+
 typedef int (*leaf_visit)(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows);
 
 static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx, int depth)
@@ -995,27 +1023,9 @@ static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, siz
         return CS_OK;
     }
     node_hdr *keys;
-    TRY(node_at(t, node_refs(h)[0], &keys));
-    uint64_t rows = keys->count;
+    uint64_t rows;
     uint8_t hit[CLUSTER_MAX + 64];
-    if (rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)rows);
-    memset(hit, 1, rows);
-    for (size_t i = 0; i < nf; i++) {
-        uint32_t c = 1 + fc[i].col;
-        ref_t cr = c < h->count ? node_refs(h)[c] : 0;
-        if (!cr) {
-            /* all defaults (0) */
-            bool r0;
-            cs_value z = cs_int(0), kv = cs_int(fc[i].k);
-            cmp_values(fc[i].op, 0, &z, &kv, &r0);
-            if (!r0) memset(hit, 0, rows);
-            continue;
-        }
-        node_hdr *ch;
-        TRY(node_at(t, cr, &ch));
-        if ((ch->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || ch->count != rows) return CORRUPT("int column node is malformed");
-        fast_leaf(ch, rows, fc[i].op, fc[i].k, hit);
-    }
+    TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
     return fn(ctx, keys, hit, rows);
 }
 
@@ -1558,26 +1568,9 @@ static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a
         return CS_OK;
     }
     node_hdr *keys;
-    TRY(node_at(t, node_refs(h)[0], &keys));
-    uint64_t rows = keys->count;
-    if (rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)rows);
+    uint64_t rows;
     uint8_t hit[CLUSTER_MAX + 64];
-    memset(hit, 1, rows);
-    for (size_t i = 0; i < nf; i++) {
-        uint32_t c = 1 + fc[i].col;
-        ref_t cr = c < h->count ? node_refs(h)[c] : 0;
-        if (!cr) {
-            bool r0;
-            cs_value z = cs_int(0), kv = cs_int(fc[i].k);
-            cmp_values(fc[i].op, 0, &z, &kv, &r0);
-            if (!r0) memset(hit, 0, rows);
-            continue;
-        }
-        node_hdr *ch;
-        TRY(node_at(t, cr, &ch));
-        if ((ch->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || ch->count != rows) return CORRUPT("int column node is malformed");
-        fast_leaf(ch, rows, fc[i].op, fc[i].k, hit);
-    }
+    TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
     ref_t vr = a->col < h->count ? node_refs(h)[a->col] : 0;
     node_hdr *vh = NULL;
     if (vr) {
