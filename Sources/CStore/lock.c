@@ -160,12 +160,16 @@ void lock_publish_pins(cs_dbfile *f, const pinrange *r)
     if (!f->lk || f->slot < 0) return;
     lock_slot *s = &slots(f)[f->slot];
     uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->seq, q + 1, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&s->lo_top, r->lo_top, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&s->hi, r->hi, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&s->hi_top, r->hi_top, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&s->pin, r->lo, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&s->seq, q + 2, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->seq, q + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&s->lo_top, r->lo_top, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->hi, r->hi, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->hi_top, r->hi_top, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->pin, r->lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+    /* one full fence: the pin is visible before this process reads the newest version again
+     * (lock.c invariant 2) */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Every other live process's pinned range (dead slots are reaped). Free with free(). */
