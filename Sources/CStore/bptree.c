@@ -319,14 +319,7 @@ int bpt_erase(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i)
         *root = 0;
         return CS_OK;
     }
-    for (;;) {
-        node_hdr *h = (node_hdr *)txn_ptr(t, *root);
-        if (!(h->flags & NF_INNER) || h->count != 2) break;
-        ref_t child = node_refs(h)[1];
-        node_free(t, node_refs(h)[0]);
-        node_free(t, *root);
-        *root = child;
-    }
+    tree_collapse_root(t, root);
     return CS_OK;
 }
 

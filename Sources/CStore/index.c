@@ -376,14 +376,7 @@ static int index_erase_entry(cs_txn *t, ref_t *root, const uint8_t *p, size_t n)
         *root = 0;
         return CS_OK;
     }
-    for (;;) {
-        node_hdr *h = (node_hdr *)txn_ptr(t, *root);
-        if (!(h->flags & NF_INNER) || h->count != 2) break;
-        ref_t child = node_refs(h)[1];
-        node_free_tree(t, node_refs(h)[0]);
-        node_free(t, *root);
-        *root = child;
-    }
+    tree_collapse_root(t, root);
     return CS_OK;
 }
 

@@ -346,6 +346,7 @@ int node_new(cs_txn *t, uint8_t flags, uint8_t width, uint64_t count, ref_t *out
 int node_cow(cs_txn *t, ref_t *slot);
 void node_free(cs_txn *t, ref_t r);
 void node_free_tree(cs_txn *t, ref_t r);
+void tree_collapse_root(cs_txn *t, ref_t *root);
 int node_reserve(cs_txn *t, ref_t *slot, uint64_t count, uint8_t width);
 int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v);
 int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v);

@@ -540,3 +540,17 @@ int blob_splice(cs_txn *t, ref_t *slot, uint64_t at, uint64_t del, const void *i
     h->count = (uint32_t)nc;
     return CS_OK;
 }
+
+/* While *root is an inner node of a positional or index tree ([summary, child0, ...]) with a
+ * single child, replaces it by that child, freeing the node and its summary (sizes or seps). */
+void tree_collapse_root(cs_txn *t, ref_t *root)
+{
+    for (;;) {
+        node_hdr *h = (node_hdr *)txn_ptr(t, *root);
+        if (!(h->flags & NF_INNER) || h->count != 2) return;
+        ref_t child = node_refs(h)[1];
+        node_free_tree(t, node_refs(h)[0]);
+        node_free(t, *root);
+        *root = child;
+    }
+}

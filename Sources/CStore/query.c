@@ -313,6 +313,16 @@ static int vals_push(vals *x, const cs_value *v)
 
 static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out);
 
+/* Appends the aggregate of `elems` (gathered with result `rc`) to `out`; frees `elems`. */
+static int push_aggregate(cs_txn *t, const bstep *nx, vals *elems, int rc, vals *out)
+{
+    cs_value r;
+    if (rc == CS_OK) rc = agg_values(t, nx, elems, &r);
+    free(elems->v);
+    TRY(rc);
+    return vals_push(out, &r);
+}
+
 /* Evaluates steps [i, n) of a path from object `o`, appending the values to `out`. */
 static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_value *self, vals *out)
 {
@@ -342,11 +352,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
                 if (rc == CS_OK) rc = cs_obj_get(&e, nx->col, &v);
                 if (rc == CS_OK) rc = vals_push(&elems, &v);
             }
-            cs_value r;
-            if (rc == CS_OK) rc = agg_values(t, nx, &elems, &r);
-            free(elems.v);
-            TRY(rc);
-            return vals_push(out, &r);
+            return push_aggregate(t, nx, &elems, rc, out);
         }
         for (size_t k = 0; k < n; k++) {
             int64_t key;
@@ -416,11 +422,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
                 }
                 if (rc == CS_OK) rc = vals_push(&elems, &v);
             }
-            cs_value r;
-            if (rc == CS_OK) rc = agg_values(t, nx, &elems, &r);
-            free(elems.v);
-            TRY(rc);
-            return vals_push(out, &r);
+            return push_aggregate(t, nx, &elems, rc, out);
         }
         for (size_t k = 0; k < n; k++) {
             cs_value v, key;
