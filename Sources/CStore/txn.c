@@ -166,9 +166,20 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
     t->epoch = 1;
     pthread_mutex_lock(&t->f->mu);
     int rc = take_latest(t);
+    if (rc == CS_OK && t->f->schema_cache) {
+        /* the common case: the cached schema is this version's; take it in the same lock */
+        uint64_t sref = 0;
+        node_hdr *top;
+        if (node_at(t, t->top, &top) == CS_OK && (top->flags & NF_REFS) && top->count > TOP_SCHEMA)
+            sref = node_refs(top)[TOP_SCHEMA];
+        if (sref == t->f->schema_cache->ref) {
+            t->schema = t->f->schema_cache;
+            __atomic_add_fetch(&t->schema->refcount, 1, __ATOMIC_ACQ_REL);
+        }
+    }
     pthread_mutex_unlock(&t->f->mu);
     if (rc) { free(t); return rc; }
-    if ((rc = check_top(t)) != CS_OK || (rc = load_schema(t)) != CS_OK) {
+    if ((rc = check_top(t)) != CS_OK || (!t->schema && (rc = load_schema(t)) != CS_OK)) {
         pthread_mutex_lock(&t->f->mu);
         pin_drop(t->f, t->version);
         pthread_mutex_unlock(&t->f->mu);
