@@ -1607,6 +1607,30 @@ static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a
     return CS_OK;
 }
 
+/* The aggregate over the matches, one value each: column `col` of each matching object, or the
+ * matching elements themselves for a query over values (col CS_NONE). */
+static int aggregate_matches(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out)
+{
+    int64_t *keys;
+    size_t n;
+    TRY(cs_query_keys(q, &keys, &n));
+    vals v = {0};
+    int rc = CS_OK;
+    for (size_t i = 0; i < n && rc == CS_OK; i++) {
+        cs_obj o;
+        cs_value x;
+        rc = open_item(q, keys[i], &o, &x);
+        if (rc == CS_OK && col != CS_NONE) rc = cs_obj_get(&o, col, &x);
+        if (rc == CS_OK) rc = vals_push(&v, &x);
+    }
+    free(keys);
+    bstep st = {0};
+    st.kind = op == CS_AGG_SUM ? BS_SUM : op == CS_AGG_AVG ? BS_AVG : op == CS_AGG_MIN ? BS_MIN : BS_MAX;
+    if (rc == CS_OK) rc = agg_values(q->txn, &st, &v, out);
+    free(v.v);
+    return rc;
+}
+
 int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out)
 {
     if (q->root == QR_VALUES) {
@@ -1622,23 +1646,7 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
             return cs_fail(CS_TYPE, 0, "cannot sum or average values of type %s", type_name(ty));
         if (!numeric(ty) && ty != CS_TYPE_TIMESTAMP && ty != CS_TYPE_MIXED)
             return cs_fail(CS_TYPE, 0, "cannot take the min or max of values of type %s", type_name(ty));
-        int64_t *pos;
-        size_t n;
-        TRY(cs_query_keys(q, &pos, &n));
-        vals v = {0};
-        int rc = CS_OK;
-        for (size_t i = 0; i < n && rc == CS_OK; i++) {
-            cs_obj o;
-            cs_value x;
-            rc = open_item(q, pos[i], &o, &x);
-            if (rc == CS_OK) rc = vals_push(&v, &x);
-        }
-        free(pos);
-        bstep st = {0};
-        st.kind = op == CS_AGG_SUM ? BS_SUM : op == CS_AGG_AVG ? BS_AVG : op == CS_AGG_MIN ? BS_MIN : BS_MAX;
-        if (rc == CS_OK) rc = agg_values(q->txn, &st, &v, out);
-        free(v.v);
-        return rc;
+        return aggregate_matches(q, CS_NONE, op, out);
     }
     {
         /* a plain Int column over a table, with no SORT/DISTINCT/LIMIT: leaf by leaf */
@@ -1675,23 +1683,7 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
     if ((op == CS_AGG_SUM || op == CS_AGG_AVG) && !numeric(ty) && ty != CS_TYPE_MIXED)
         return cs_fail(CS_TYPE, 0, "cannot sum or average '%s' of type %s", c->name, type_name(ty));
     if (!orderable) return cs_fail(CS_TYPE, 0, "cannot take the min or max of '%s' of type %s", c->name, type_name(ty));
-    int64_t *keys;
-    size_t n;
-    TRY(cs_query_keys(q, &keys, &n));
-    vals v = {0};
-    int rc = CS_OK;
-    for (size_t i = 0; i < n && rc == CS_OK; i++) {
-        cs_obj o;
-        cs_value x;
-        rc = cs_obj_open(q->txn, q->table, keys[i], &o);
-        if (rc == CS_OK) rc = cs_obj_get(&o, col, &x);
-        if (rc == CS_OK) rc = vals_push(&v, &x);
-    }
-    free(keys);
-    bstep st = {0};
-    st.kind = op == CS_AGG_SUM ? BS_SUM : op == CS_AGG_AVG ? BS_AVG : op == CS_AGG_MIN ? BS_MIN : BS_MAX;
-    if (rc == CS_OK) rc = agg_values(q->txn, &st, &v, out);
-    free(v.v);
+    int rc = aggregate_matches(q, col, op, out);
     if (rc == CS_OK && op == CS_AGG_SUM && ty == CS_TYPE_FLOAT) *out = cs_float((float)out->v.d);
     return rc;
 }
