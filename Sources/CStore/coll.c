@@ -469,13 +469,20 @@ static int attach(cs_coll *c, size_t i, const cs_value *v, uint64_t nested, bool
     return CS_OK;
 }
 
-int cs_list_move(cs_coll *c, size_t from, size_t to)
+/* The checks a move or swap of positions `a` and `b` shares: a writable list, both in range. */
+static int check_pair(cs_coll *c, size_t a, size_t b, const char *what)
 {
     TRY(txn_need_write(c->obj.txn));
-    if (c->kind != CS_COLL_LIST) return cs_fail(CS_MISUSE, 0, "move is for lists");
+    if (c->kind != CS_COLL_LIST) return cs_fail(CS_MISUSE, 0, "%s is for lists", what);
     size_t n;
     TRY(cs_coll_size(c, &n));
-    if (from >= n || to >= n) return cs_fail(CS_RANGE, 0, "index out of range (size %zu)", n);
+    if (a >= n || b >= n) return cs_fail(CS_RANGE, 0, "index out of range (size %zu)", n);
+    return CS_OK;
+}
+
+int cs_list_move(cs_coll *c, size_t from, size_t to)
+{
+    TRY(check_pair(c, from, to, "move"));
     if (from == to) return CS_OK;
     cs_value v;
     void *buf;
@@ -493,11 +500,7 @@ int cs_list_move(cs_coll *c, size_t from, size_t to)
 
 int cs_list_swap(cs_coll *c, size_t i, size_t j)
 {
-    TRY(txn_need_write(c->obj.txn));
-    if (c->kind != CS_COLL_LIST) return cs_fail(CS_MISUSE, 0, "swap is for lists");
-    size_t n;
-    TRY(cs_coll_size(c, &n));
-    if (i >= n || j >= n) return cs_fail(CS_RANGE, 0, "index out of range (size %zu)", n);
+    TRY(check_pair(c, i, j, "swap"));
     if (i == j) return CS_OK;
     cs_value a, b;
     void *ba, *bb;
