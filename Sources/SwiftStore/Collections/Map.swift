@@ -1,0 +1,214 @@
+import Foundation
+
+/// Key types a `Map` can have (String).
+public protocol _MapKey: Hashable, Comparable {
+    /// The key as stored.
+    var _rlmKey: String { get }
+    /// A key from its stored form.
+    static func _rlmFromKey(_ key: String) -> Self
+}
+
+extension String: _MapKey {
+    public var _rlmKey: String { self }
+    public static func _rlmFromKey(_ key: String) -> String { key }
+}
+
+/// One entry of a map, as map iteration yields it.
+public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashable {
+    /// The entry's key.
+    public let key: Key
+    /// The entry's value.
+    public let value: Value
+}
+
+/// A dictionary from string keys to values or objects, as a property of an object
+/// (RealmSwift's `Map`). Object values are declared optional (`Map<String, Dog?>`): deleting
+/// the object leaves the key with nil. Keys are kept in byte order.
+public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible,
+    _DynamicSequence
+{
+    var unmanaged: [Key: Value] = [:]
+    let managed: ManagedCollection?
+
+    /// Creates an empty unmanaged map.
+    public init() {
+        managed = nil
+    }
+
+    init(managed: ManagedCollection) {
+        self.managed = managed
+    }
+
+    convenience init(managedBy owner: ObjectBase, column: UInt32) {
+        self.init(managed: ManagedCollection(owner: owner, column: column))
+    }
+
+    /// The number of entries.
+    public var count: Int { managed?.count ?? unmanaged.count }
+
+    /// Whether the map has no entries.
+    public var isEmpty: Bool { count == 0 }
+
+    /// The Realm managing the map, or nil if unmanaged.
+    public var realm: Realm? { managed?.owner.realm }
+
+    /// Whether the owning object was deleted or its Realm invalidated.
+    public var isInvalidated: Bool { managed?.isInvalidated ?? false }
+
+    /// The value for `key` (nil when absent); setting nil removes the key.
+    public subscript(key: Key) -> Value? {
+        get {
+            if let managed { return managed.mapGet(key._rlmKey).map { Value._rlmDecode(_Stored($0)) } }
+            return unmanaged[key]
+        }
+        set {
+            if let newValue { updateValue(newValue, forKey: key) } else { removeObject(for: key) }
+        }
+    }
+
+    /// Sets the value for `key` (adding an unmanaged object to the Realm).
+    public func updateValue(_ value: Value, forKey key: Key) {
+        if let managed { managed.mapSet(key._rlmKey, value._rlmEncode().value) } else { unmanaged[key] = value }
+    }
+
+    /// Removes `key` and its value.
+    public func removeObject(for key: Key) {
+        if let managed { managed.mapErase(key._rlmKey) } else { unmanaged[key] = nil }
+    }
+
+    /// Removes every entry.
+    public func removeAll() {
+        if let managed { managed.removeAll() } else { unmanaged.removeAll() }
+    }
+
+    /// Adds the entries of `other`, resolving clashes with `combine(old, new)`.
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+        where S.Element == (key: Key, value: Value)
+    {
+        for (k, v) in other {
+            if let old = self[k] { updateValue(try combine(old, v), forKey: k) } else { updateValue(v, forKey: k) }
+        }
+    }
+
+    /// Adds the entries of `other` (as `SingleMapEntry` pairs), resolving clashes with `combine`.
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+        where S.Element == SingleMapEntry<Key, Value>
+    {
+        try merge(other.map { (key: $0.key, value: $0.value) }, uniquingKeysWith: combine)
+    }
+
+    /// The keys, in key order.
+    public var keys: [Key] {
+        if let managed { return managed.mapKeys.map(Key._rlmFromKey) }
+        return unmanaged.keys.sorted()
+    }
+
+    /// The values, in key order.
+    public var values: [Value] { map(\.value) }
+
+    /// Whether some entry satisfies `predicate`.
+    public func contains(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> Bool {
+        for e in self where try predicate((e.key, e.value)) { return true }
+        return false
+    }
+
+    /// The entries as (key, value) tuples.
+    public func asKeyValueSequence() -> [(key: Key, value: Value)] {
+        map { (key: $0.key, value: $0.value) }
+    }
+
+    /// Entries as (stored key, AnyRealmValue) for nested collections.
+    func entries() -> [(String, AnyRealmValue)] {
+        compactMap { e in (e.value as? AnyRealmValue).map { (e.key._rlmKey, $0) } }
+    }
+
+    /// Iterates the entries in key order.
+    public func makeIterator() -> IndexingIterator<[SingleMapEntry<Key, Value>]> {
+        if let managed {
+            return (0..<managed.count).map { i -> SingleMapEntry<Key, Value> in
+                let (k, v) = managed.mapEntry(i)
+                return SingleMapEntry(key: Key._rlmFromKey(k), value: Value._rlmDecode(_Stored(v)))
+            }.makeIterator()
+        }
+        return unmanaged.keys.sorted().map { SingleMapEntry(key: $0, value: unmanaged[$0]!) }.makeIterator()
+    }
+
+    /// `Map<String, Value> <n> ( [key] value, ... )`.
+    public var description: String {
+        var lines: [String] = []
+        for e in self {
+            lines.append("\t[\(e.key)]: " + String(describing: e.value).replacingOccurrences(of: "\n", with: "\n\t"))
+        }
+        return "Map<\(Key.self), \(Value.self)> <\(lines.count)> (\n" + lines.joined(separator: ",\n") + "\n)"
+    }
+
+    var dynamicElements: [Any] { map { ($0.key._rlmKey, $0.value as Any) } }
+}
+
+extension Map: _RealmSchemaDiscoverable, _Persistable {
+    public static var _rlmShape: _PropertyShape {
+        var shape = Value._rlmShape
+        shape.collection = .map
+        return shape
+    }
+    public static func _rlmDefaultValue() -> Map<Key, Value> { Map() }
+    public static var _rlmCachesAccessor: Bool { true }
+    public static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Map<Key, Value> {
+        Map(managedBy: obj, column: col)
+    }
+    public static func _rlmSet(_ obj: ObjectBase, _ col: UInt32, _ value: Map<Key, Value>) {
+        _rlmStore(value, obj, col, .error)
+    }
+    public static func _rlmStore(_ value: Map<Key, Value>, _ obj: ObjectBase, _ col: UInt32,
+                                 _ policy: Realm.UpdatePolicy) {
+        let items = value.asKeyValueSequence()
+        let target = ManagedCollection(owner: obj, column: col)
+        target.removeAll()
+        for (k, v) in items { target.mapSet(k._rlmKey, v._rlmEncode().value, policy: policy) }
+    }
+    public static func _rlmFromAny(_ value: Any) -> Map<Key, Value>? {
+        if let m = value as? Map<Key, Value> { return m }
+        let map = Map<Key, Value>()
+        if let dict = value as? [String: Any] {
+            for (k, v) in dict {
+                guard let e = Value._rlmFromAny(v) else { return nil }
+                map.unmanaged[Key._rlmFromKey(k)] = e
+            }
+            return map
+        }
+        if let pairs = value as? any _DynamicSequence {
+            for case let (k, v) as (String, Any) in pairs.dynamicElements {
+                guard let e = Value._rlmFromAny(v) else { return nil }
+                map.unmanaged[Key._rlmFromKey(k)] = e
+            }
+            return map
+        }
+        return nil
+    }
+}
+
+extension Map: Encodable where Value: Encodable {
+    /// Encodes the map as a keyed container.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: MapCodingKey.self)
+        for e in self { try container.encode(e.value, forKey: MapCodingKey(stringValue: e.key._rlmKey)) }
+    }
+}
+
+extension Map: Decodable where Value: Decodable {
+    /// Decodes an unmanaged map from a keyed container.
+    public convenience init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.container(keyedBy: MapCodingKey.self)
+        for k in container.allKeys {
+            unmanaged[Key._rlmFromKey(k.stringValue)] = try container.decode(Value.self, forKey: k)
+        }
+    }
+}
+
+struct MapCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

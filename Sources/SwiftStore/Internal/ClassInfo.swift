@@ -1,0 +1,77 @@
+import CStore
+
+/// How one model class is stored in one open Realm: its table, the column of each property,
+/// and what binding a new managed instance to a row takes.
+final class ClassInfo {
+    let objectSchema: ObjectSchema
+    let table: UInt32
+    let isEmbedded: Bool
+    /// Column key per property index (`CS_NONE` for LinkingObjects).
+    var columns: [UInt32]
+    /// Per property index, for LinkingObjects: the origin table and link column.
+    var backlinks: [(table: UInt32, col: UInt32)?]
+    /// Per property index, for links and collections of links: the target class.
+    var targets: [ClassInfo?]
+    /// Property index per column key.
+    var propertyByColumn: [UInt32: Int] = [:]
+    /// What `bind` writes into a new instance: each @Persisted field's offset, accessor and
+    /// column (the property index for LinkingObjects), and the legacy boxes.
+    var bindings: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+    var legacyBindings: [(offset: Int, col: UInt32)] = []
+    /// The primary key's column, or `CS_NONE`.
+    var primaryColumn: UInt32 = CS_NONE
+
+    /// The same table seen through the dynamic API (`DynamicObject` instances, no fields).
+    func dynamicCopy() -> ClassInfo {
+        let schema = ObjectSchema(className: objectSchema.className, properties: objectSchema.properties,
+                                  objectClass: DynamicObject.self, isEmbedded: objectSchema.isEmbedded)
+        let copy = ClassInfo(schema: schema, table: table)
+        copy.columns = columns
+        copy.backlinks = backlinks
+        copy.targets = targets
+        copy.prepareBindings()
+        return copy
+    }
+
+    init(schema: ObjectSchema, table: UInt32) {
+        objectSchema = schema
+        self.table = table
+        isEmbedded = schema.isEmbedded
+        columns = Array(repeating: CS_NONE, count: schema.properties.count)
+        backlinks = Array(repeating: nil, count: schema.properties.count)
+        targets = Array(repeating: nil, count: schema.properties.count)
+    }
+
+    /// The column of the property named `name` (its Swift name), or nil.
+    func column(named name: String) -> UInt32? {
+        guard let i = objectSchema.byName[name], columns[i] != CS_NONE else { return nil }
+        return columns[i]
+    }
+
+    /// The property stored in column `col`.
+    func property(column col: UInt32) -> Property? {
+        propertyByColumn[col].map { objectSchema.properties[$0] }
+    }
+
+    /// The target class of the link (or collection of links) in column `col`.
+    func target(column col: UInt32) -> ClassInfo? {
+        propertyByColumn[col].flatMap { targets[$0] }
+    }
+
+    /// Finishes the tables after every table's columns are known.
+    func prepareBindings() {
+        bindings = []
+        legacyBindings = []
+        let dynamic = objectSchema.objectClass == DynamicObject.self
+        for (i, p) in objectSchema.properties.enumerated() {
+            if p.isPrimary { primaryColumn = columns[i] }
+            if columns[i] != CS_NONE { propertyByColumn[columns[i]] = i }
+            if dynamic { continue }
+            if p.legacy {
+                legacyBindings.append((p.offset, columns[i]))
+            } else if let field = p.field {
+                bindings.append((p.offset, field, p.type == .linkingObjects ? UInt32(i) : columns[i]))
+            }
+        }
+    }
+}

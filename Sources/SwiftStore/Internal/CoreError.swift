@@ -1,0 +1,52 @@
+import CStore
+import Foundation
+
+/// The one place where the storage core's return codes become Swift errors or traps.
+///
+/// Throwing paths (opening a file, committing) turn a code into a `Realm.Error`; paths that
+/// RealmSwift does not let throw (property accessors, collection mutations) trap through
+/// `CoreCall.must` with the core's message, as RealmSwift raises an exception there.
+enum CoreCall {
+    /// The core's message for the last failure on this thread.
+    static var lastMessage: String { String(cString: cs_errmsg()) }
+
+    /// Maps a core return code to a `Realm.Error`, keeping the core's message and errno.
+    static func error(_ rc: Int32, _ context: String, url: URL? = nil) -> Realm.Error {
+        let message = lastMessage
+        let errno = cs_errno()
+        let code: Realm.Error.Code
+        switch Int(rc) {
+        case Int(CS_NOTFOUND): code = .fileNotFound
+        case Int(CS_CORRUPT): code = .invalidDatabase
+        case Int(CS_FULL), Int(CS_IOERR), Int(CS_READONLY), Int(CS_BUSY): code = .fileAccess
+        case Int(CS_PERM): code = .filePermissionDenied
+        case Int(CS_VERSION):
+            code = message.contains("lock file") ? .incompatibleLockFile : .unsupportedFileFormatVersion
+        case Int(CS_NOMEM): code = .addressSpaceExhausted
+        default: code = .fail
+        }
+        let text = message.isEmpty ? "\(context): \(String(cString: cs_errstr(rc)))" : "\(context): \(message)"
+        return Realm.Error(code, text, fileURL: url, errno: errno)
+    }
+
+    /// Throws unless `rc` is `CS_OK`.
+    @inline(__always)
+    static func check(_ rc: Int32, _ context: @autoclosure () -> String, url: URL? = nil) throws {
+        if rc != 0 { throw error(rc, context(), url: url) }
+    }
+
+    /// Traps with the core's message unless `rc` is `CS_OK`: for operations RealmSwift does not
+    /// let throw, where a failure means misuse or a damaged file.
+    @inline(__always)
+    static func must(_ rc: Int32, _ context: @autoclosure () -> String,
+                     file: StaticString = #fileID, line: UInt = #line) {
+        if rc != 0 { fail(rc, context(), file: file, line: line) }
+    }
+
+    /// Traps with a RealmSwift-like message for an error code.
+    static func fail(_ rc: Int32, _ context: String, file: StaticString = #fileID,
+                     line: UInt = #line) -> Never {
+        preconditionFailure("\(context): \(lastMessage) (\(String(cString: cs_errstr(rc))))",
+                            file: file, line: line)
+    }
+}

@@ -1,0 +1,367 @@
+import CStore
+import Foundation
+
+/// The core side of a managed List, MutableSet or Map: the owning object, its column and, for
+/// collections nested in AnyRealmValue, the path from the column down to it. Every operation
+/// reopens the core accessor from the owner's current accessor, so it follows the owner
+/// through refreshes and fails cleanly once the owner is deleted.
+final class ManagedCollection {
+    let owner: ObjectBase
+    let col: UInt32
+    /// Steps below the column: a list position, or a map key (kept as C strings that live as
+    /// long as this object, since the core borrows them).
+    private var steps: [(index: Int64, key: UnsafeMutablePointer<CChar>?, keyLength: Int)] = []
+
+    init(owner: ObjectBase, column: UInt32) {
+        self.owner = owner
+        self.col = column
+    }
+
+    deinit {
+        for s in steps { s.key?.deallocate() }
+    }
+
+    /// A collection nested in element `index` (list) or `key` (map) of this one.
+    func nested(index: Int64 = -1, key: String? = nil) -> ManagedCollection {
+        let child = ManagedCollection(owner: owner, column: col)
+        for s in steps {
+            var copy: UnsafeMutablePointer<CChar>? = nil
+            if let k = s.key {
+                copy = .allocate(capacity: s.keyLength + 1)
+                copy!.initialize(from: k, count: s.keyLength + 1)
+            }
+            child.steps.append((s.index, copy, s.keyLength))
+        }
+        if let key {
+            let bytes = Array(key.utf8CString)
+            let p = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
+            p.initialize(from: bytes, count: bytes.count)
+            child.steps.append((-1, p, bytes.count - 1))
+        } else {
+            child.steps.append((index, nil, 0))
+        }
+        return child
+    }
+
+    var core: RealmCore { owner.core! }
+
+    /// Opens the core accessor (checking the owner is readable on this thread).
+    @inline(__always)
+    func open(_ body: (UnsafeMutablePointer<cs_coll>) -> Void) {
+        _ = owner.verifyReadable()
+        var c = cs_coll()
+        CoreCall.must(cs_coll_open(&owner.cobj, col, &c), "Opening a collection")
+        for s in steps {
+            var n = cs_coll()
+            CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
+            c = n
+        }
+        body(&c)
+    }
+
+    /// Opens the accessor for a change (write transaction only).
+    @inline(__always)
+    func openForWrite(_ body: (UnsafeMutablePointer<cs_coll>) -> Void) {
+        _ = owner.verifyWritable()
+        core.didMutate()
+        open(body)
+    }
+
+    var isInvalidated: Bool { owner.isInvalidated }
+
+    var count: Int {
+        var n = 0
+        open { c in
+            var size = 0
+            CoreCall.must(cs_coll_size(c, &size), "Counting a collection")
+            n = size
+        }
+        return n
+    }
+
+    /// The value at position `i` (lists, sets, and map values in key order). Nested
+    /// collections come back as `.list` / `.dictionary` accessors.
+    func get(_ i: Int) -> StoredValue {
+        var out = StoredValue.null
+        open { c in
+            var v = cs_value()
+            let rc = cs_list_get(c, i, &v)
+            if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
+            CoreCall.must(rc, "Reading a collection element")
+            out = decode(v, index: Int64(i), key: nil)
+        }
+        return out
+    }
+
+    func decode(_ v: cs_value, index: Int64, key: String?) -> StoredValue {
+        if v.type == CS_TYPE_LIST {
+            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key)))
+        }
+        if v.type == CS_TYPE_DICT {
+            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key)))
+        }
+        return core.stored(from: v)
+    }
+
+    private func indexOutOfRange(_ i: Int, _ c: UnsafeMutablePointer<cs_coll>) -> Never {
+        var size = 0
+        _ = cs_coll_size(c, &size)
+        preconditionFailure("Index \(i) is out of bounds (must be less than \(size)).")
+    }
+
+    // MARK: Writing elements
+
+    /// Calls `body` with a C value for `value`, adding unmanaged objects first. Embedded
+    /// objects and nested collections are handled by the callers.
+    private func withValue(_ value: StoredValue, policy: Realm.UpdatePolicy,
+                           _ body: (UnsafePointer<cs_value>) -> Void) {
+        if case .object(let o) = value {
+            let linked = core.link(to: o, policy: policy)
+            core.withCValue(.object(linked), body)
+        } else {
+            core.withCValue(value, body)
+        }
+    }
+
+    private var targetIsEmbedded: Bool {
+        owner.info?.target(column: col)?.isEmbedded == true && steps.isEmpty
+    }
+
+    func insert(_ value: StoredValue, at i: Int, policy: Realm.UpdatePolicy = .error) {
+        openForWrite { c in
+            if case .object(let o) = value, targetIsEmbedded {
+                var e = cs_obj()
+                CoreCall.must(cs_list_insert_embedded(c, i, &e), "Inserting an embedded object")
+                embed(o, e, policy)
+                return
+            }
+            if case .list(let l) = value {
+                CoreCall.must(cs_list_insert(c, i, [cs_null()]), "Inserting into a list")
+                CoreCall.must(cs_list_set_collection(c, i, CS_TYPE_LIST), "Nesting a list")
+                MixedCollections.fill(list: nested(index: Int64(i)), from: Array(l), policy: policy)
+                return
+            }
+            if case .dictionary(let m) = value {
+                CoreCall.must(cs_list_insert(c, i, [cs_null()]), "Inserting into a list")
+                CoreCall.must(cs_list_set_collection(c, i, CS_TYPE_DICT), "Nesting a dictionary")
+                MixedCollections.fill(map: nested(index: Int64(i)), from: m.entries(), policy: policy)
+                return
+            }
+            withValue(value, policy: policy) { v in
+                let rc = cs_list_insert(c, i, v)
+                if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
+                if rc != 0 { CoreCall.fail(rc, "Inserting into a list") }
+            }
+        }
+    }
+
+    func append(_ value: StoredValue, policy: Realm.UpdatePolicy = .error) {
+        insert(value, at: count, policy: policy)
+    }
+
+    func set(_ value: StoredValue, at i: Int, policy: Realm.UpdatePolicy = .error) {
+        openForWrite { c in
+            if case .object(let o) = value, targetIsEmbedded {
+                CoreCall.must(cs_list_erase(c, i), "Replacing an embedded object")
+                var e = cs_obj()
+                CoreCall.must(cs_list_insert_embedded(c, i, &e), "Inserting an embedded object")
+                embed(o, e, policy)
+                return
+            }
+            if case .list(let l) = value {
+                CoreCall.must(cs_list_set_collection(c, i, CS_TYPE_LIST), "Nesting a list")
+                MixedCollections.fill(list: nested(index: Int64(i)), from: Array(l), policy: policy)
+                return
+            }
+            if case .dictionary(let m) = value {
+                CoreCall.must(cs_list_set_collection(c, i, CS_TYPE_DICT), "Nesting a dictionary")
+                MixedCollections.fill(map: nested(index: Int64(i)), from: m.entries(), policy: policy)
+                return
+            }
+            withValue(value, policy: policy) { v in
+                let rc = cs_list_set(c, i, v)
+                if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
+                if rc != 0 { CoreCall.fail(rc, "Setting a list element") }
+            }
+        }
+    }
+
+    private func embed(_ o: ObjectBase, _ row: cs_obj, _ policy: Realm.UpdatePolicy) {
+        if o.core != nil { preconditionFailure("Cannot add an existing managed embedded object to a List.") }
+        core.adopt(o, row: row, policy: policy)
+    }
+
+    func remove(at i: Int) {
+        openForWrite { c in
+            let rc = cs_list_erase(c, i)
+            if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
+            CoreCall.must(rc, "Removing a list element")
+        }
+    }
+
+    func move(from: Int, to: Int) {
+        openForWrite { c in
+            let rc = cs_list_move(c, from, to)
+            if rc == Int32(CS_RANGE) { indexOutOfRange(Swift.max(from, to), c) }
+            CoreCall.must(rc, "Moving a list element")
+        }
+    }
+
+    func swap(_ i: Int, _ j: Int) {
+        openForWrite { c in
+            let rc = cs_list_swap(c, i, j)
+            if rc == Int32(CS_RANGE) { indexOutOfRange(Swift.max(i, j), c) }
+            CoreCall.must(rc, "Swapping list elements")
+        }
+    }
+
+    func removeAll() {
+        openForWrite { c in CoreCall.must(cs_coll_clear(c), "Clearing a collection") }
+    }
+
+    // MARK: Sets
+
+    @discardableResult
+    func setInsert(_ value: StoredValue, policy: Realm.UpdatePolicy = .error) -> Bool {
+        var inserted = false
+        openForWrite { c in
+            withValue(value, policy: policy) { v in
+                let rc = cs_set_insert(c, v, &inserted)
+                if rc != 0 { CoreCall.fail(rc, "Inserting into a set") }
+            }
+        }
+        return inserted
+    }
+
+    @discardableResult
+    func setErase(_ value: StoredValue) -> Bool {
+        var erased = false
+        if case .object(let o) = value, o.core !== owner.core || o.isInvalidated { return false }
+        openForWrite { c in
+            core.withCValue(value) { v in CoreCall.must(cs_set_erase(c, v, &erased), "Removing from a set") }
+        }
+        return erased
+    }
+
+    /// Position of `value` in a set (or nil).
+    func setFind(_ value: StoredValue) -> Int? {
+        if case .object(let o) = value, o.core !== owner.core || o.isInvalidated { return nil }
+        var index: Int?
+        open { c in
+            core.withCValue(value) { v in
+                var i = 0
+                if cs_set_find(c, v, &i) == 0 { index = i }
+            }
+        }
+        return index
+    }
+
+    // MARK: Maps
+
+    func mapGet(_ key: String) -> StoredValue? {
+        var out: StoredValue?
+        open { c in
+            var v = cs_value()
+            var k = key
+            let rc = k.withUTF8 { kb in cs_map_get(c, kb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, kb.count, &v) }
+            if rc == Int32(CS_NOTFOUND) { return }
+            CoreCall.must(rc, "Reading a map value")
+            out = decode(v, index: -1, key: key)
+        }
+        return out
+    }
+
+    func mapSet(_ key: String, _ value: StoredValue, policy: Realm.UpdatePolicy = .error) {
+        if key.isEmpty { preconditionFailure("Map keys cannot be empty") }
+        if key.hasPrefix("$") || key.contains(".") || key.utf8.contains(0) {
+            preconditionFailure("Map key '\(key)' is not allowed: keys cannot start with '$' or contain '.' or NUL")
+        }
+        openForWrite { c in
+            let kb = Array(key.utf8CString)
+            kb.withUnsafeBufferPointer { kp in
+                let kptr = kp.baseAddress!
+                let klen = kp.count - 1
+                if case .object(let o) = value, targetIsEmbedded {
+                    var e = cs_obj()
+                    CoreCall.must(cs_map_set_embedded(c, kptr, klen, &e), "Setting an embedded object")
+                    embed(o, e, policy)
+                    return
+                }
+                if case .list(let l) = value {
+                    CoreCall.must(cs_map_set_collection(c, kptr, klen, CS_TYPE_LIST), "Nesting a list")
+                    MixedCollections.fill(list: nested(key: key), from: Array(l), policy: policy)
+                    return
+                }
+                if case .dictionary(let m) = value {
+                    CoreCall.must(cs_map_set_collection(c, kptr, klen, CS_TYPE_DICT), "Nesting a dictionary")
+                    MixedCollections.fill(map: nested(key: key), from: m.entries(), policy: policy)
+                    return
+                }
+                withValue(value, policy: policy) { v in
+                    let rc = cs_map_set(c, kptr, klen, v)
+                    if rc != 0 { CoreCall.fail(rc, "Setting a map value") }
+                }
+            }
+        }
+    }
+
+    @discardableResult
+    func mapErase(_ key: String) -> Bool {
+        var erased = false
+        openForWrite { c in
+            var k = key
+            let rc = k.withUTF8 { kb in
+                cs_map_erase(c, kb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, kb.count, &erased)
+            }
+            CoreCall.must(rc, "Removing a map key")
+        }
+        return erased
+    }
+
+    /// The entry at position `i` in key order.
+    func mapEntry(_ i: Int) -> (String, StoredValue) {
+        var out: (String, StoredValue) = ("", .null)
+        open { c in
+            var k = cs_value()
+            var v = cs_value()
+            let rc = cs_map_get_at(c, i, &k, &v)
+            if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
+            CoreCall.must(rc, "Reading a map entry")
+            let key = String(decoding: UnsafeRawBufferPointer(start: k.v.bytes.ptr, count: k.v.bytes.len), as: UTF8.self)
+            out = (key, decode(v, index: -1, key: key))
+        }
+        return out
+    }
+
+    /// Every key, in key order.
+    var mapKeys: [String] {
+        (0..<count).map { mapEntry($0).0 }
+    }
+
+    /// A query over the elements (for filters, sorts and aggregates of managed collections).
+    func query(_ text: String, _ args: [cs_value]) throws -> OpaquePointer {
+        var q: OpaquePointer?
+        var rc: Int32 = 0
+        var errorText = ""
+        open { c in
+            rc = text.withCString { t in
+                args.withUnsafeBufferPointer { a in cs_query_new_coll(c, t, strlen(t), a.baseAddress, a.count, &q) }
+            }
+            if rc != 0 { errorText = CoreCall.lastMessage }
+        }
+        if rc != 0 { throw Realm.Error(.fail, errorText) }
+        return q!
+    }
+}
+
+/// Filling nested collections of AnyRealmValue.
+enum MixedCollections {
+    static func fill(list: ManagedCollection, from items: [AnyRealmValue], policy: Realm.UpdatePolicy) {
+        for (i, item) in items.enumerated() { list.insert(item._rlmEncode().value, at: i, policy: policy) }
+    }
+
+    static func fill(map: ManagedCollection, from entries: [(String, AnyRealmValue)], policy: Realm.UpdatePolicy) {
+        for (k, v) in entries { map.mapSet(k, v._rlmEncode().value, policy: policy) }
+    }
+
+}

@@ -1,0 +1,147 @@
+import CStore
+import Foundation
+
+/// Adding, creating, finding and deleting objects.
+extension RealmCore {
+    /// Makes an unmanaged object managed: creates its row (or, with `.modified`/`.all` and an
+    /// existing primary key, updates that row) and copies its values in.
+    func add(_ object: ObjectBase, policy: Realm.UpdatePolicy) {
+        verifyWrite("add objects to a Realm")
+        if object.core === self {
+            if object.isInvalidated { preconditionFailure("Adding a deleted or invalidated object to a Realm is not permitted") }
+            return
+        }
+        if object.core != nil {
+            preconditionFailure("Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+        }
+        let info = self.info(for: type(of: object))
+        if info.isEmbedded {
+            preconditionFailure("Cannot add an embedded object to a Realm on its own: assign it to a property of its owner")
+        }
+        didMutate()
+        let t = txn
+        var row = cs_obj()
+        if info.primaryColumn != CS_NONE, let pk = info.objectSchema.primaryKeyProperty {
+            let pkValue = KeyValueCoding.unmanagedStored(object, pk)
+            var key: Int64 = 0
+            let found = withCValue(pkValue) { cs_table_find_primary(t, info.table, $0, &key) } == 0
+            if found {
+                if policy == .error {
+                    preconditionFailure("Attempting to create an object of type '\(info.objectSchema.className)' "
+                                        + "with an existing primary key value '\(KeyValueCoding.describe(pkValue))'.")
+                }
+                CoreCall.must(cs_obj_open(t, info.table, key, &row), "Opening an object")
+            } else {
+                let rc = withCValue(pkValue) { cs_obj_create_primary(t, info.table, $0, &row) }
+                if rc != 0 { CoreCall.fail(rc, "Creating a \(info.objectSchema.className)") }
+            }
+        } else {
+            CoreCall.must(cs_obj_create(t, info.table, &row), "Creating a \(info.objectSchema.className)")
+        }
+        object.core = self
+        object.info = info
+        object.generation = generation
+        object.cobj = row
+        copyValues(of: object, info, policy: policy, skipPrimary: true)
+        bind(object, info)
+    }
+
+    /// Creates (or with a primary key and `.modified`/`.all`, updates) an object of `info`'s
+    /// class from a dictionary, an array in property order, or an object, and returns the
+    /// managed object. Values not given keep the model's initial values (new objects) or their
+    /// stored values (updated ones).
+    func create(_ info: ClassInfo, value: Any, policy: Realm.UpdatePolicy) -> ObjectBase {
+        verifyWrite("create objects in a Realm")
+        if info.isEmbedded {
+            preconditionFailure("Cannot create an embedded object on its own: assign it to a property of its owner")
+        }
+        didMutate()
+        let schema = info.objectSchema
+        let values = KeyValueCoding.propertyValues(schema, from: value)
+        if let pk = schema.primaryKeyProperty, policy != .error, let given = values[pk.name],
+           let existing = object(info, primaryKey: given) {
+            for p in schema.properties where p.type != .linkingObjects && !p.isPrimary {
+                if let v = values[p.name] { KeyValueCoding.setManaged(existing, p, v, policy: policy) }
+            }
+            return existing
+        }
+        if schema.objectClass != DynamicObject.self {
+            let object = schema.objectClass.init()
+            for (key, v) in values {
+                guard schema[key] != nil else {
+                    preconditionFailure("Invalid property name '\(key)' for class '\(schema.className)'.")
+                }
+                KeyValueCoding.setValue(object, v is NSNull ? nil : v, forKey: key)
+            }
+            add(object, policy: policy)
+            return object
+        }
+        // A class known only by name (dynamic API, migrations): create the row, then set values.
+        let t = txn
+        var row = cs_obj()
+        if let pk = schema.primaryKeyProperty {
+            let pkValue = values[pk.name].map { KeyValueCoding.stored($0, for: pk, className: schema.className) }
+                ?? DynamicAccess.defaultStored(pk)
+            let rc = withCValue(pkValue) { cs_obj_create_primary(t, info.table, $0, &row) }
+            if rc == Int32(CS_CONSTRAINT) {
+                preconditionFailure("Attempting to create an object of type '\(schema.className)' "
+                                    + "with an existing primary key value '\(KeyValueCoding.describe(pkValue))'.")
+            }
+            if rc != 0 { CoreCall.fail(rc, "Creating a \(schema.className)") }
+        } else {
+            CoreCall.must(cs_obj_create(t, info.table, &row), "Creating a \(schema.className)")
+        }
+        let object = self.object(info, key: row.key)
+        for p in schema.properties where p.type != .linkingObjects && !p.isPrimary {
+            if let v = values[p.name] { KeyValueCoding.setManaged(object, p, v, policy: policy) }
+        }
+        return object
+    }
+
+    /// Deletes a managed object of this Realm.
+    func delete(_ object: ObjectBase) {
+        verifyWrite("delete objects from a Realm")
+        guard object.core === self else {
+            if object.core == nil { preconditionFailure("Can only delete an object from the Realm it belongs to.") }
+            preconditionFailure("Can only delete an object from the Realm it belongs to.")
+        }
+        if object.isInvalidated { preconditionFailure("Object has been deleted or invalidated.") }
+        didMutate()
+        CoreCall.must(cs_obj_delete(&object.cobj), "Deleting an object")
+    }
+
+    /// Deletes every object of every class in the schema.
+    func deleteAll() {
+        verifyWrite("delete objects from a Realm")
+        didMutate()
+        for info in infosByName.values where !info.isEmbedded {
+            CoreCall.must(cs_table_clear(txn, info.table), "Deleting all objects")
+        }
+    }
+
+    /// The object of `info`'s class whose primary key is `key`, or nil.
+    func object(_ info: ClassInfo, primaryKey key: Any) -> ObjectBase? {
+        verifyThread()
+        guard let pk = info.objectSchema.primaryKeyProperty else {
+            preconditionFailure("'\(info.objectSchema.className)' does not have a primary key")
+        }
+        let value = KeyValueCoding.stored(key, for: pk, className: info.objectSchema.className)
+        var found: Int64 = 0
+        let rc = withCValue(value) { cs_table_find_primary(txn, info.table, $0, &found) }
+        if rc == Int32(CS_NOTFOUND) { return nil }
+        CoreCall.must(rc, "Finding an object by primary key")
+        return object(info, key: found)
+    }
+
+    /// Every object key of a table, in key order.
+    func allKeys(_ info: ClassInfo) -> [Int64] {
+        var it = cs_iter()
+        CoreCall.must(cs_iter_init(&it, txn, info.table), "Iterating \(info.objectSchema.className)")
+        var keys: [Int64] = []
+        var count: UInt64 = 0
+        if cs_table_count(txn, info.table, &count) == 0 { keys.reserveCapacity(Int(count)) }
+        var o = cs_obj()
+        while cs_iter_next(&it, &o) == 0 { keys.append(o.key) }
+        return keys
+    }
+}

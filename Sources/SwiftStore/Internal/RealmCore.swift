@@ -1,0 +1,393 @@
+import CStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One open Realm on one thread (or serial queue): the core's database handle, the read
+/// transaction every object reads through, and the binding of the model classes to tables.
+///
+/// `Realm` is a thin struct over this class. Instances are cached per thread and per queue
+/// (`RealmCore.open`), so `try Realm()` twice on one thread gives the same instance, and are
+/// confined to it: every accessor checks the thread (queue-confined instances are not checked
+/// per access, only when they are opened).
+final class RealmCore {
+    let config: Realm.Configuration
+    let url: URL?
+    let db: OpaquePointer
+    /// The read (or write) transaction; nil after `invalidate()` until the next access.
+    private var _txn: OpaquePointer?
+    /// Bumped by `invalidate()`: accessors made before then are invalid.
+    private(set) var generation: UInt64 = 1
+    /// Bumped by every write through this instance, so cached results know to re-run.
+    private(set) var mutations: UInt64 = 0
+    /// The owning thread, for thread-confined instances.
+    private let thread: pthread_t?
+    let queue: DispatchQueue?
+    private(set) var schema: Schema
+    private(set) var infos: [ObjectIdentifier: ClassInfo] = [:]
+    private(set) var infosByName: [String: ClassInfo] = [:]
+    private(set) var infosByTable: [UInt32: ClassInfo] = [:]
+    /// Dynamic-API views of the tables, made on first use.
+    private var dynamicInfos: [UInt32: ClassInfo] = [:]
+    /// False for the cores a migration borrows the file's handle and transaction for.
+    private let ownsHandle: Bool
+
+    /// The transaction objects read through, beginning a new one after `invalidate()`.
+    var txn: OpaquePointer {
+        if let t = _txn { return t }
+        var t: OpaquePointer?
+        CoreCall.must(cs_txn_begin(db, Int32(CS_TXN_READ), &t), "Beginning a read transaction")
+        _txn = t
+        return t!
+    }
+
+    var isInWriteTransaction: Bool {
+        guard let t = _txn else { return false }
+        return cs_txn_is_writing(t)
+    }
+
+    // MARK: Opening
+
+    private init(config: Realm.Configuration, queue: DispatchQueue?) throws {
+        self.config = config
+        self.queue = queue
+        self.thread = queue == nil ? pthread_self() : nil
+        self.ownsHandle = true
+        self.url = config.inMemoryIdentifier == nil ? URL(fileURLWithPath: config.path) : nil
+        if config.encryptionKey != nil {
+            throw Realm.Error(.fail, "Encryption is not supported by this version of SwiftStore; "
+                              + "open the file without an encryptionKey", fileURL: url)
+        }
+        let target = try RealmCore.targetSchema(config)
+        var (db, txn) = try RealmCore.openFile(config, url: url)
+        do {
+            try SchemaSync.apply(target, config: config, db: db, txn: txn, url: url)
+        } catch let error as Realm.Error where error.code == .schemaMismatch && config.deleteRealmIfMigrationNeeded
+                    && !config.readOnly {
+            cs_txn_end(txn)
+            cs_db_close(db)
+            _ = try Realm.deleteFiles(for: config)
+            (db, txn) = try RealmCore.openFile(config, url: url)
+            do {
+                try SchemaSync.apply(target, config: config, db: db, txn: txn, url: url)
+            } catch {
+                cs_txn_end(txn)
+                cs_db_close(db)
+                throw error
+            }
+        } catch {
+            cs_txn_end(txn)
+            cs_db_close(db)
+            throw error
+        }
+        self.db = db
+        self._txn = txn
+        self.schema = Schema(target)
+        bindClasses()
+    }
+
+    /// A core over a handle and transaction owned by someone else (a migration in progress),
+    /// seeing `schemas` (every class read dynamically).
+    init(borrowing db: OpaquePointer, txn: OpaquePointer, schemas: [ObjectSchema], config: Realm.Configuration) {
+        self.config = config
+        self.queue = nil
+        self.thread = pthread_self()
+        self.ownsHandle = false
+        self.url = nil
+        self.db = db
+        self._txn = txn
+        self.schema = Schema(schemas)
+        bindClasses()
+    }
+
+    /// Whether two cores read through one transaction (a migration's old and new views).
+    func sharesTransaction(with other: RealmCore) -> Bool {
+        _txn != nil && _txn == other._txn
+    }
+
+    /// Re-resolves the columns after a migration renamed or removed some.
+    func rebind() {
+        dynamicInfos = [:]
+        bindClasses()
+    }
+
+    deinit {
+        guard ownsHandle else { return }
+        if let t = _txn { cs_txn_end(t) }
+        cs_db_close(db)
+    }
+
+    /// The dynamic-API view of a table.
+    func dynamicInfo(_ info: ClassInfo) -> ClassInfo {
+        if info.objectSchema.objectClass == DynamicObject.self { return info }
+        if let d = dynamicInfos[info.table] { return d }
+        let d = info.dynamicCopy()
+        dynamicInfos[info.table] = d
+        return d
+    }
+
+    /// A `DynamicObject` for row `key` of `info`'s table.
+    func dynamicObject(_ info: ClassInfo, key: Int64) -> DynamicObject {
+        object(dynamicInfo(info), key: key) as! DynamicObject
+    }
+
+    /// Opens the core handle and begins a read transaction.
+    private static func openFile(_ config: Realm.Configuration, url: URL?) throws
+        -> (OpaquePointer, OpaquePointer)
+    {
+        var opts = cs_options()
+        opts.flags = config.readOnly ? UInt32(CS_OPEN_READONLY) : UInt32(CS_OPEN_CREATE)
+        if config.inMemoryIdentifier != nil { opts.durability = CS_DURABILITY_MEMORY }
+        if let max = config.maximumNumberOfActiveVersions { opts.max_active_versions = UInt32(clamping: max) }
+        var db: OpaquePointer?
+        let path = config.path
+        try CoreCall.check(cs_db_open(path, &opts, &db), "Opening \(path)", url: url)
+        var txn: OpaquePointer?
+        let rc = cs_txn_begin(db, Int32(CS_TXN_READ), &txn)
+        if rc != 0 {
+            let error = CoreCall.error(rc, "Reading \(path)", url: url)
+            cs_db_close(db)
+            throw error
+        }
+        return (db!, txn!)
+    }
+
+    /// The object schemas the configuration asks for: its `objectTypes`, or every model class
+    /// in the process, with the classes they link to.
+    static func targetSchema(_ config: Realm.Configuration) throws -> [ObjectSchema] {
+        var types: [ObjectBase.Type]
+        if let explicit = config.objectTypes {
+            types = explicit
+        } else {
+            types = TypeMetadataScan.classes(inheritingFrom: ObjectBase.self).compactMap {
+                $0 as? ObjectBase.Type
+            }.filter { $0 != Object.self && $0 != EmbeddedObject.self && $0 != DynamicObject.self }
+            types += SchemaDiscovery.registeredTypes().filter { t in !types.contains { $0 == t } }
+        }
+        var schemas: [ObjectSchema] = []
+        var seen = Set<String>()
+        for t in types {
+            let s = SchemaDiscovery.objectSchema(for: t)
+            if !seen.insert(s.className).inserted {
+                if schemas.contains(where: { $0.className == s.className && $0.objectClass != t }) {
+                    throw Realm.Error(.fail, "Object type '\(s.className)' appears twice in the schema "
+                                      + "(two classes share the name; override className() on one)")
+                }
+                continue
+            }
+            schemas.append(s)
+        }
+        try SchemaDiscovery.validate(schemas)
+        return schemas
+    }
+
+    /// Resolves tables and columns for each class.
+    private func bindClasses() {
+        infos = [:]
+        infosByName = [:]
+        infosByTable = [:]
+        let t = txn
+        for s in schema.objectSchema {
+            var table: UInt32 = 0
+            CoreCall.must(cs_table_find(t, s.className, &table), "Finding table \(s.className)")
+            let info = ClassInfo(schema: s, table: table)
+            for (i, p) in s.properties.enumerated() where p.type != .linkingObjects {
+                var col: UInt32 = 0
+                CoreCall.must(cs_column_find(t, table, p.columnName, &col), "Finding column \(p.columnName)")
+                info.columns[i] = col
+            }
+            infos[ObjectIdentifier(s.objectClass)] = info
+            infosByName[s.className] = info
+            infosByTable[table] = info
+        }
+        for info in infosByName.values {
+            for (i, p) in info.objectSchema.properties.enumerated() {
+                guard let target = p.objectClassName.flatMap({ infosByName[$0] }) else { continue }
+                info.targets[i] = target
+                if p.type == .linkingObjects, let origin = p.linkOriginPropertyName,
+                   let col = target.column(named: origin) {
+                    info.backlinks[i] = (target.table, col)
+                }
+            }
+            info.prepareBindings()
+        }
+    }
+
+    // MARK: The per-thread cache
+
+    private final class Weak: @unchecked Sendable {
+        weak var core: RealmCore?
+        init(_ core: RealmCore) { self.core = core }
+    }
+    private static let queueCache = Mutex<[String: Weak]>([:])
+    private static let threadKey = "SwiftStore.RealmCore.cache"
+
+    /// The cached instance for this configuration on this thread or queue, or a new one.
+    static func open(_ config: Realm.Configuration, queue: DispatchQueue?) throws -> RealmCore {
+        let key: String
+        if let queue {
+            key = "\(ObjectIdentifier(queue).hashValue):\(config.cacheKey)"
+            if let core = queueCache.withLock({ $0[key]?.core }) { return try core.reuse(for: config) }
+        } else {
+            key = config.cacheKey
+            let dict = Thread.current.threadDictionary
+            if let box = dict[threadKey] as? ThreadCache, let core = box.entries[key]?.core {
+                return try core.reuse(for: config)
+            }
+        }
+        let core = try RealmCore(config: config, queue: queue)
+        if queue != nil {
+            queueCache.withLock { $0[key] = Weak(core) }
+        } else {
+            let dict = Thread.current.threadDictionary
+            let box = (dict[threadKey] as? ThreadCache) ?? ThreadCache()
+            box.entries[key] = Weak(core)
+            dict[threadKey] = box
+        }
+        return core
+    }
+
+    private final class ThreadCache: NSObject {
+        var entries: [String: Weak] = [:]
+    }
+
+    /// Checks that a cached instance can serve `config`.
+    private func reuse(for other: Realm.Configuration) throws -> RealmCore {
+        if other.schemaVersion != config.schemaVersion {
+            throw Realm.Error(.fail, "Realm at path '\(config.path)' already opened with different "
+                              + "schema version (\(config.schemaVersion), asked for \(other.schemaVersion))",
+                              fileURL: url)
+        }
+        if other.readOnly != config.readOnly {
+            throw Realm.Error(.fail, "Realm at path '\(config.path)' already opened with different "
+                              + "read permissions", fileURL: url)
+        }
+        return self
+    }
+
+    // MARK: Threads
+
+    /// Traps when a thread-confined instance is used from another thread.
+    @inline(__always)
+    func verifyThread() {
+        if let thread, pthread_equal(thread, pthread_self()) == 0 {
+            preconditionFailure("Realm accessed from incorrect thread.")
+        }
+    }
+
+    // MARK: Transactions
+
+    func beginWrite() {
+        verifyThread()
+        if config.readOnly { preconditionFailure("Can't perform transactions on read-only Realms.") }
+        if isInWriteTransaction {
+            preconditionFailure("The Realm is already in a write transaction")
+        }
+        CoreCall.must(cs_txn_promote(txn), "Beginning a write transaction")
+        mutations &+= 1
+    }
+
+    func commitWrite() throws {
+        verifyThread()
+        guard isInWriteTransaction else {
+            preconditionFailure("Can't commit a non-existing write transaction")
+        }
+        mutations &+= 1
+        try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+    }
+
+    func cancelWrite() {
+        verifyThread()
+        guard isInWriteTransaction else {
+            preconditionFailure("Can't cancel a non-existing write transaction")
+        }
+        mutations &+= 1
+        CoreCall.must(cs_txn_rollback(txn), "Cancelling a write transaction")
+    }
+
+    @discardableResult
+    func refresh() -> Bool {
+        verifyThread()
+        if isInWriteTransaction { return false }
+        guard let t = _txn else { _ = txn; return true }
+        var changed = false
+        CoreCall.must(cs_txn_advance(t, &changed), "Refreshing")
+        if changed { mutations &+= 1 }
+        return changed
+    }
+
+    func invalidate() {
+        verifyThread()
+        if isInWriteTransaction { cancelWrite() }
+        if let t = _txn { cs_txn_end(t) }
+        _txn = nil
+        generation &+= 1
+        mutations &+= 1
+    }
+
+    /// Records that the data this instance reads changed (for cached results).
+    @inline(__always)
+    func didMutate() { mutations &+= 1 }
+
+    /// Traps outside a write transaction.
+    func verifyWrite(_ what: @autoclosure () -> String = "modify objects") {
+        verifyThread()
+        if !isInWriteTransaction {
+            preconditionFailure("Cannot \(what()) outside of a write transaction.")
+        }
+    }
+
+    // MARK: Classes
+
+    /// The binding of a model class, trapping with RealmSwift's message if it is not in the
+    /// schema.
+    func info(for type: ObjectBase.Type) -> ClassInfo {
+        if let info = infos[ObjectIdentifier(type)] { return info }
+        let name = type.className()
+        if type == DynamicObject.self {
+            preconditionFailure("Use dynamicObjects(_:) to read objects of a class by name")
+        }
+        if let info = infosByName[name], info.objectSchema.objectClass == DynamicObject.self {
+            return info
+        }
+        preconditionFailure("Object type '\(name)' is not managed by the Realm. If using a custom "
+                            + "`objectTypes` array in your configuration, add `\(name)` to the list "
+                            + "of `objectTypes`.")
+    }
+
+    func info(named name: String) -> ClassInfo? { infosByName[name] }
+
+    /// A managed instance of `info`'s class for the object `key` (not checked for existence:
+    /// the accessor finds its row on first use).
+    func object(_ info: ClassInfo, key: Int64) -> ObjectBase {
+        let cls = info.objectSchema.objectClass
+        let o = cls.init()
+        attach(o, info, key: key)
+        return o
+    }
+
+    /// Makes `o` an accessor of row `key` of `info`'s table.
+    func attach(_ o: ObjectBase, _ info: ClassInfo, key: Int64) {
+        o.core = self
+        o.info = info
+        o.generation = generation
+        o.cobj = cs_obj()
+        o.cobj.txn = txn
+        o.cobj.table = info.table
+        o.cobj.key = key
+        bind(o, info)
+    }
+
+    /// Points every @Persisted field (and legacy box) of `o` at its column.
+    func bind(_ o: ObjectBase, _ info: ClassInfo) {
+        if info.bindings.isEmpty && info.legacyBindings.isEmpty { return }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
+        for b in info.bindings {
+            b.field.bind(at: base + b.offset, column: b.col)
+        }
+        for b in info.legacyBindings {
+            let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)
+            (box as? LegacyPropertyBox)?.attach(owner: o, column: b.col)
+        }
+    }
+}

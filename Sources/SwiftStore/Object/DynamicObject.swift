@@ -1,0 +1,181 @@
+import CStore
+import Foundation
+
+/// An object of a class known only by name: the dynamic API (`dynamicObjects(_:)`,
+/// `dynamicCreate`) and migrations read and write it by property name.
+///
+/// ```swift
+/// for dog in realm.dynamicObjects("Dog") { print(dog["name"] ?? "", dog.age ?? 0) }
+/// ```
+///
+/// Scalars read as their Swift types (Int, String, Date, ...); links as `DynamicObject`;
+/// lists as `List<DynamicObject>` (links) or `List<AnyRealmValue>` (values), sets and maps
+/// likewise.
+@dynamicMemberLookup
+public final class DynamicObject: Object {
+    /// `dog.name` for `dog["name"]`.
+    public subscript(dynamicMember member: String) -> Any? {
+        get { KeyValueCoding.value(self, forKey: member) }
+        set { KeyValueCoding.setValue(self, newValue, forKey: member) }
+    }
+
+    /// The list property `propertyName` of links.
+    public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
+        KeyValueCoding.value(self, forKey: propertyName) as! List<DynamicObject>
+    }
+
+    /// The set property `propertyName` of links.
+    public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
+        KeyValueCoding.value(self, forKey: propertyName) as! MutableSet<DynamicObject>
+    }
+
+    /// The map property `propertyName` of links.
+    public func dynamicMap(_ propertyName: String) -> Map<String, DynamicObject?> {
+        KeyValueCoding.value(self, forKey: propertyName) as! Map<String, DynamicObject?>
+    }
+}
+
+/// Reads and writes properties by their schema alone, for objects without typed fields.
+enum DynamicAccess {
+    /// A property's value as a Swift value chosen by its stored type.
+    static func value(_ object: ObjectBase, _ p: Property, core: RealmCore, info: ClassInfo) -> Any? {
+        let i = info.objectSchema.byName[p.name]!
+        if p.type == .linkingObjects {
+            guard let (table, col) = info.backlinks[i], let origin = info.targets[i] else { return nil }
+            return Results<DynamicObject>(core: core, source: .backlinks(object, table, col, origin))
+        }
+        let col = info.columns[i]
+        if p.isCollection {
+            if p.type == .object {
+                if p.isArray { return List<DynamicObject>(managedBy: object, column: col) }
+                if p.isSet { return MutableSet<DynamicObject>(managedBy: object, column: col) }
+                return Map<String, DynamicObject?>(managedBy: object, column: col)
+            }
+            if p.isArray { return List<AnyRealmValue>(managedBy: object, column: col) }
+            if p.isSet { return MutableSet<AnyRealmValue>(managedBy: object, column: col) }
+            return Map<String, AnyRealmValue>(managedBy: object, column: col)
+        }
+        if p.type == .any { return AnyRealmValue._rlmGet(object, col) }
+        return swiftValue(object.readColumn(col))
+    }
+
+    /// A core value as the Swift value the dynamic API returns.
+    static func swiftValue(_ v: StoredValue) -> Any? {
+        switch v {
+        case .null: return nil
+        case .int(let i): return Int(i)
+        case .bool(let b): return b
+        case .float(let f): return f
+        case .double(let d): return d
+        case .string(let s): return s
+        case .data(let d): return d
+        case .date(let d): return d
+        case .objectId(let o): return o
+        case .decimal(let d): return d
+        case .uuid(let u): return u
+        case .object(let o): return o
+        case .list(let l): return l
+        case .dictionary(let m): return m
+        }
+    }
+
+    /// Writes a property from a loosely typed value by its stored type.
+    static func setValue(_ object: ObjectBase, _ p: Property, _ value: Any, core: RealmCore,
+                         info: ClassInfo, policy: Realm.UpdatePolicy) {
+        let col = info.column(named: p.name)!
+        if p.isCollection {
+            let items: [Any]
+            if let seq = value as? any _DynamicSequence { items = seq.dynamicElements } else if let a = value as? [Any] { items = a }
+            else if let d = value as? [String: Any], p.isMap { items = d.map { ($0.key, $0.value) } }
+            else { KeyValueCoding.invalidValue(value, p, info.objectSchema.className) }
+            var coll = cs_coll()
+            CoreCall.must(cs_coll_open(&object.cobj, col, &coll), "Opening '\(p.name)'")
+            CoreCall.must(cs_coll_clear(&coll), "Clearing '\(p.name)'")
+            for item in items {
+                if p.isMap {
+                    guard let (k, v) = item as? (String, Any) else { continue }
+                    let sv = stored(v, p, info, core, policy)
+                    k.utf8CString.withUnsafeBufferPointer { kb in
+                        core.withCValue(sv) { CoreCall.must(cs_map_set(&coll, kb.baseAddress, kb.count - 1, $0), "Setting a map value") }
+                    }
+                } else {
+                    let sv = stored(item, p, info, core, policy)
+                    core.withCValue(sv) { v in
+                        if p.isSet {
+                            var inserted = false
+                            CoreCall.must(cs_set_insert(&coll, v, &inserted), "Inserting into a set")
+                        } else {
+                            CoreCall.must(cs_list_append(&coll, v), "Appending to a list")
+                        }
+                    }
+                }
+            }
+            core.didMutate()
+            return
+        }
+        let sv = stored(value, p, info, core, policy)
+        if case .object(let o) = sv, info.target(column: col)?.isEmbedded == true, o.core == nil {
+            core.embed(o, in: object, column: col, policy: policy)
+            return
+        }
+        core.write(sv, to: object, column: col, policy: policy)
+    }
+
+    /// A loose value converted for a property (objects from dictionaries are created).
+    private static func stored(_ value: Any, _ p: Property, _ info: ClassInfo, _ core: RealmCore,
+                               _ policy: Realm.UpdatePolicy) -> StoredValue {
+        if value is NSNull { return .null }
+        if p.type == .object {
+            if let o = KeyValueCoding.unwrap(value) as? ObjectBase {
+                if o.core === core || o.core == nil { return .object(o) }
+                if let other = o.core, other.sharesTransaction(with: core), let table = o.info?.table,
+                   let same = core.infosByTable[table] {
+                    // The same row seen through the other schema of a migration.
+                    return .object(core.object(same, key: o.cobj.key))
+                }
+                // An object of another Realm (or of the old schema in a migration): copy it.
+                let target = info.targets[info.objectSchema.byName[p.name]!]!
+                return .object(copy(o, into: target, core: core, policy: policy))
+            }
+            if KeyValueCoding.unwrap(value) == nil { return .null }
+            let target = info.targets[info.objectSchema.byName[p.name]!]!
+            if target.isEmbedded {
+                let o = target.objectSchema.objectClass.init()
+                return .object(o) // values are copied after it is embedded
+            }
+            return .object(core.create(target, value: value, policy: policy))
+        }
+        if p.type == .any {
+            if let a = value as? AnyRealmValue { return a._rlmEncode().value }
+            if let s = KeyValueCoding.unwrap(value) as? any _StorableValue { return s._rlmEncode().value }
+            return .null
+        }
+        return KeyValueCoding.stored(value, for: p, className: info.objectSchema.className)
+    }
+
+    /// Copies an object of another Realm into `target`'s table (by property name).
+    static func copy(_ o: ObjectBase, into target: ClassInfo, core: RealmCore, policy: Realm.UpdatePolicy) -> ObjectBase {
+        var values: [String: Any] = [:]
+        for p in o.objectSchema.properties where p.type != .linkingObjects && target.objectSchema[p.name] != nil {
+            values[p.name] = KeyValueCoding.value(o, forKey: p.name) ?? NSNull()
+        }
+        return core.create(target, value: values, policy: policy == .error ? .all : policy)
+    }
+
+    /// The default value of a property's type, for a new row.
+    static func defaultStored(_ p: Property) -> StoredValue {
+        if p.isOptional { return .null }
+        switch p.type {
+        case .int: return .int(0)
+        case .string: return .string("")
+        case .objectId: return .objectId(ObjectId.generate())
+        case .UUID: return .uuid(UUID._rlmDefaultValue())
+        default: return .null
+        }
+    }
+}
+
+/// Collections whose elements the dynamic API can copy.
+protocol _DynamicSequence {
+    var dynamicElements: [Any] { get }
+}

@@ -1,0 +1,250 @@
+import Foundation
+
+/// Declares a persisted property of an `Object` or `EmbeddedObject`.
+///
+/// ```swift
+/// final class Person: Object {
+///     @Persisted(primaryKey: true) var id = ObjectId.generate()
+///     @Persisted(indexed: true) var name = ""
+///     @Persisted var age: Int?
+///     @Persisted var dogs: List<Dog>
+///     @Persisted(originProperty: "owners") var clubs: LinkingObjects<Club>
+/// }
+/// ```
+///
+/// An unmanaged object keeps the value in the wrapper; a managed one reads and writes its
+/// column through the object's accessor (the wrapper then holds only the column key). The
+/// wrapper uses the enclosing-instance subscript, so it only works inside an `ObjectBase`
+/// subclass.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        case unmanaged(Value)      // an unmanaged value
+        case unmanagedNoDefault    // unmanaged, never set: reads as the type's default
+        case managed(UInt32)       // managed: the column key
+        case managedCached(Value, UInt32) // managed collection accessor, made once
+        case tracing(Int)          // on a key-path tracer: the property's index
+    }
+
+    var storage: Storage
+    let indexed: Bool
+    let primary: Bool
+    let originProperty: String?
+
+    /// Not available: `@Persisted` only works on properties of Object subclasses.
+    @available(*, unavailable, message: "@Persisted can only be used on Object and EmbeddedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("@Persisted can only be used on Object and EmbeddedObject subclasses") }
+        set { fatalError("@Persisted can only be used on Object and EmbeddedObject subclasses") }
+    }
+
+    /// A property whose initial value is the type's default (0, "", nil, an empty collection).
+    public init() {
+        storage = .unmanagedNoDefault
+        indexed = false
+        primary = false
+        originProperty = nil
+    }
+
+    /// A property with an initial value.
+    public init(wrappedValue: Value) {
+        storage = .unmanaged(wrappedValue)
+        indexed = false
+        primary = false
+        originProperty = nil
+    }
+
+    init(storage: Storage, indexed: Bool, primary: Bool, originProperty: String?) {
+        self.storage = storage
+        self.indexed = indexed
+        self.primary = primary
+        self.originProperty = originProperty
+    }
+
+    /// Reads and writes the property of the enclosing object.
+    public static subscript<EnclosingSelf: ObjectBase>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            switch object[keyPath: storageKeyPath].storage {
+            case .managed(let col):
+                let value = Value._rlmGet(object, col)
+                if Value._rlmCachesAccessor {
+                    object[keyPath: storageKeyPath].storage = .managedCached(value, col)
+                }
+                return value
+            case .managedCached(let value, _):
+                return value
+            case .unmanaged(let value):
+                return value
+            case .unmanagedNoDefault:
+                let value = Value._rlmDefaultValue()
+                object[keyPath: storageKeyPath].storage = .unmanaged(value)
+                return value
+            case .tracing(let index):
+                return KeyPathTracer.traced(object, index, Value.self)
+            }
+        }
+        set {
+            switch object[keyPath: storageKeyPath].storage {
+            case .managed(let col), .managedCached(_, let col):
+                Value._rlmSet(object, col, newValue)
+            case .unmanaged, .unmanagedNoDefault:
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+            case .tracing:
+                preconditionFailure("Key paths cannot be traced through a write")
+            }
+        }
+    }
+}
+
+extension Persisted where Value: _Indexable {
+    /// A property with the type's default value and, if `indexed`, an ordered index.
+    public init(indexed: Bool) {
+        self.init(storage: .unmanagedNoDefault, indexed: indexed, primary: false, originProperty: nil)
+    }
+
+    /// A property with an initial value and, if `indexed`, an ordered index.
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: .unmanaged(value), indexed: indexed, primary: false, originProperty: nil)
+    }
+}
+
+extension Persisted where Value: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), with the type's default value.
+    public init(primaryKey: Bool) {
+        self.init(storage: .unmanagedNoDefault, indexed: false, primary: primaryKey, originProperty: nil)
+    }
+
+    /// The primary key (if `primaryKey` is true), with an initial value.
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: .unmanaged(value), indexed: false, primary: primaryKey, originProperty: nil)
+    }
+}
+
+extension Persisted {
+    /// Backlinks: the objects of `Element`'s class whose property `originProperty` links here.
+    public init<Element: ObjectBase>(originProperty: String) where Value == LinkingObjects<Element> {
+        self.init(storage: .unmanagedNoDefault, indexed: false, primary: false,
+                  originProperty: originProperty)
+    }
+}
+
+extension Persisted: Decodable where Value: Decodable {
+    /// Decodes the unmanaged value.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        self.init(wrappedValue: try container.decode(Value.self))
+    }
+}
+
+extension Persisted: Encodable where Value: Encodable {
+    /// Encodes the value (read from the database for a managed object's copy of the wrapper
+    /// is not possible here: encode managed objects through their own `encode(to:)`).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch storage {
+        case .unmanaged(let v), .managedCached(let v, _): try container.encode(v)
+        default: try container.encode(Value._rlmDefaultValue())
+        }
+    }
+}
+
+/// Types that can carry an index: integers, Bool, String, Date, ObjectId, UUID, their
+/// optionals, and enums and custom types persisted as one of them.
+public protocol _Indexable {}
+/// Types that can be a primary key: integers, String, ObjectId, UUID and their optionals.
+public protocol _PrimaryKey {}
+
+extension Int: _Indexable, _PrimaryKey {}
+extension Int8: _Indexable, _PrimaryKey {}
+extension Int16: _Indexable, _PrimaryKey {}
+extension Int32: _Indexable, _PrimaryKey {}
+extension Int64: _Indexable, _PrimaryKey {}
+extension Bool: _Indexable {}
+extension String: _Indexable, _PrimaryKey {}
+extension Date: _Indexable {}
+extension ObjectId: _Indexable, _PrimaryKey {}
+extension UUID: _Indexable, _PrimaryKey {}
+extension AnyRealmValue: _Indexable {}
+extension Optional: _Indexable where Wrapped: _Indexable {}
+extension Optional: _PrimaryKey where Wrapped: _PrimaryKey {}
+
+// MARK: - Reaching the wrapper inside an instance
+
+/// What the object layer needs from a `@Persisted` field it only knows by its memory offset
+/// inside an instance (found by reflection, see `SchemaDiscovery`): its shape, its flags, and
+/// typed reads and writes of its storage.
+protocol PersistedField {
+    static var shape: _PropertyShape { get }
+    static func flags(at p: UnsafeRawPointer) -> (indexed: Bool, primary: Bool, origin: String?)
+    /// Makes the wrapper at `p` managed by column `col`.
+    static func bind(at p: UnsafeMutableRawPointer, column col: UInt32)
+    /// Makes the wrapper at `p` a key-path tracer for property `index`.
+    static func trace(at p: UnsafeMutableRawPointer, index: Int)
+    /// The unmanaged value (or the type's default).
+    static func unmanagedValue(at p: UnsafeRawPointer) -> Any
+    /// Sets the unmanaged value from a loosely typed value; false if it does not convert.
+    static func setUnmanaged(at p: UnsafeMutableRawPointer, _ value: Any) -> Bool
+    /// Copies the unmanaged value at `p` into the newly managed `object`'s column.
+    static func store(from p: UnsafeRawPointer, into object: ObjectBase, column col: UInt32,
+                      policy: Realm.UpdatePolicy)
+    /// Reads a managed object's column as the property's Swift type.
+    static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any
+    /// Writes a managed object's column from a loosely typed value; false if it does not convert.
+    static func setManaged(_ object: ObjectBase, column col: UInt32, _ value: Any,
+                           policy: Realm.UpdatePolicy) -> Bool
+}
+
+extension Persisted: PersistedField {
+    static var shape: _PropertyShape { Value._rlmShape }
+
+    static func flags(at p: UnsafeRawPointer) -> (indexed: Bool, primary: Bool, origin: String?) {
+        let w = p.assumingMemoryBound(to: Persisted<Value>.self)
+        return (w.pointee.indexed, w.pointee.primary, w.pointee.originProperty)
+    }
+
+    static func bind(at p: UnsafeMutableRawPointer, column col: UInt32) {
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(col)
+    }
+
+    static func trace(at p: UnsafeMutableRawPointer, index: Int) {
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .tracing(index)
+    }
+
+    static func unmanagedValue(at p: UnsafeRawPointer) -> Any {
+        switch p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage {
+        case .unmanaged(let v), .managedCached(let v, _): return v
+        default: return Value._rlmDefaultValue()
+        }
+    }
+
+    static func setUnmanaged(at p: UnsafeMutableRawPointer, _ value: Any) -> Bool {
+        guard let v = Value._rlmFromAny(value) else { return false }
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(v)
+        return true
+    }
+
+    static func store(from p: UnsafeRawPointer, into object: ObjectBase, column col: UInt32,
+                      policy: Realm.UpdatePolicy) {
+        let value: Value
+        switch p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage {
+        case .unmanaged(let v), .managedCached(let v, _): value = v
+        default: value = Value._rlmDefaultValue()
+        }
+        Value._rlmStore(value, object, col, policy)
+    }
+
+    static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any {
+        Value._rlmGet(object, col)
+    }
+
+    static func setManaged(_ object: ObjectBase, column col: UInt32, _ value: Any,
+                           policy: Realm.UpdatePolicy) -> Bool {
+        guard let v = Value._rlmFromAny(value) else { return false }
+        Value._rlmStore(v, object, col, policy)
+        return true
+    }
+}

@@ -1,0 +1,286 @@
+import CStore
+import Foundation
+
+/// An object seen through a migration: read `oldObject["name"]`, write `newObject["name"]`.
+public typealias MigrationObject = DynamicObject
+
+/// A schema migration in progress, handed to `Configuration.migrationBlock` (RealmSwift's
+/// `Migration`).
+///
+/// The whole migration is one write transaction: the file gets the new tables and columns
+/// first (a property whose type changed gets a new column; the old values stay readable
+/// through `oldObject` until the block returns), then the block runs, then removed
+/// properties are dropped and primary keys and indexes are set. A failure rolls everything
+/// back and the open throws.
+///
+/// ```swift
+/// config.migrationBlock = { migration, oldVersion in
+///     migration.enumerateObjects(ofType: "Person") { old, new in
+///         new!["fullName"] = "\(old!["first"] as! String) \(old!["last"] as! String)"
+///     }
+/// }
+/// ```
+public final class Migration {
+    /// The schema the file had.
+    public let oldSchema: Schema
+    /// The schema of the models.
+    public let newSchema: Schema
+
+    let oldCore: RealmCore
+    let newCore: RealmCore
+    let txn: OpaquePointer
+    /// Old column names of properties being dropped or retyped, per class (for renames).
+    var renamed: [String: [String: String]] = [:]
+
+    init(oldCore: RealmCore, newCore: RealmCore, txn: OpaquePointer) {
+        self.oldCore = oldCore
+        self.newCore = newCore
+        self.txn = txn
+        self.oldSchema = oldCore.schema
+        self.newSchema = newCore.schema
+    }
+
+    /// Calls `block` for every object of the class named `typeName`, with the object as the old
+    /// schema sees it and as the new one does (nil where the class does not exist).
+    public func enumerateObjects(ofType typeName: String, _ block: (MigrationObject?, MigrationObject?) -> Void) {
+        let oldInfo = oldCore.info(named: typeName)
+        let newInfo = newCore.info(named: typeName)
+        guard let table = (oldInfo ?? newInfo)?.table else { return }
+        let keys = oldInfo.map { oldCore.allKeys($0) } ?? newInfo.map { newCore.allKeys($0) } ?? []
+        for key in keys {
+            var probe = cs_obj()
+            guard cs_obj_open(txn, table, key, &probe) == 0 else { continue }
+            let old = oldInfo.map { oldCore.object($0, key: key) as! DynamicObject }
+            let new = newInfo.map { newCore.object($0, key: key) as! DynamicObject }
+            block(old, new)
+        }
+    }
+
+    /// Creates an object of the class named `typeName` in the new schema.
+    @discardableResult
+    public func create(_ typeName: String, value: Any = [String: Any]()) -> MigrationObject {
+        guard let info = newCore.info(named: typeName) else {
+            preconditionFailure("Object type '\(typeName)' is not in the new schema")
+        }
+        return newCore.create(info, value: value, policy: .error) as! DynamicObject
+    }
+
+    /// Deletes an object.
+    public func delete(_ object: MigrationObject) {
+        if object.core === newCore || object.core === oldCore {
+            CoreCall.must(cs_obj_delete(&object.cobj), "Deleting an object")
+            newCore.didMutate()
+        } else {
+            preconditionFailure("Can only delete objects of this migration")
+        }
+    }
+
+    /// Deletes every object of the class named `typeName`, and the class itself if the new
+    /// schema does not have it. Returns whether the class existed.
+    @discardableResult
+    public func deleteData(forType typeName: String) -> Bool {
+        var table: UInt32 = 0
+        guard cs_table_find(txn, typeName, &table) == 0 else { return false }
+        CoreCall.must(cs_table_clear(txn, table), "Deleting the objects of \(typeName)")
+        if newCore.info(named: typeName) == nil {
+            // Links from other old tables would keep it; those columns go first.
+            for t in SchemaSync.fileTables(txn) where t.key != table {
+                for c in t.columns where c.info.type == CS_TYPE_LINK && c.info.target == table {
+                    CoreCall.must(cs_column_remove(txn, t.key, c.key), "Removing a link to \(typeName)")
+                }
+            }
+            CoreCall.must(cs_table_remove(txn, table), "Removing the class \(typeName)")
+        }
+        oldCore.rebind()
+        newCore.rebind()
+        return true
+    }
+
+    /// Moves the values of property `oldName` to the new schema's property `newName` of the class
+    /// `typeName` (the two must have the same type).
+    public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
+        var table: UInt32 = 0
+        guard cs_table_find(txn, typeName, &table) == 0 else {
+            preconditionFailure("Cannot rename properties of '\(typeName)': the class does not exist")
+        }
+        guard let newInfo = newCore.info(named: typeName), let p = newInfo.objectSchema[newName] else {
+            preconditionFailure("Cannot rename property '\(typeName).\(oldName)' to '\(newName)': the new schema has no such property")
+        }
+        var oldCol: UInt32 = 0
+        guard cs_column_find(txn, table, oldName, &oldCol) == 0 else {
+            preconditionFailure("Cannot rename property '\(typeName).\(oldName)': it does not exist")
+        }
+        var newCol: UInt32 = 0
+        if cs_column_find(txn, table, p.columnName, &newCol) == 0 {
+            var a = cs_column_info(), b = cs_column_info()
+            CoreCall.must(cs_column_info_get(txn, table, oldCol, &a), "Reading a column")
+            CoreCall.must(cs_column_info_get(txn, table, newCol, &b), "Reading a column")
+            if a.type != b.type || a.coll != b.coll || a.target != b.target {
+                preconditionFailure("Cannot rename property '\(typeName).\(oldName)' to '\(newName)': their types differ")
+            }
+            CoreCall.must(cs_column_remove(txn, table, newCol), "Renaming a property")
+        }
+        CoreCall.must(cs_column_rename(txn, table, oldCol, p.columnName), "Renaming a property")
+        oldCore.rebind()
+        newCore.rebind()
+    }
+
+    // MARK: Running a migration
+
+    /// Migrates the file `txn` is writing from the schema `file` to `target`, running the
+    /// configuration's block.
+    static func run(_ target: [ObjectSchema], file: [SchemaSync.FileTable], config: Realm.Configuration,
+                    db: OpaquePointer, txn: OpaquePointer, fromVersion: UInt64, url: URL?) throws {
+        var oldSchemas = file.map { oldObjectSchema($0, tables: file) }
+        var copyAfterAdd: [(table: UInt32, from: UInt32, to: String)] = []
+
+        // Retyped properties: keep the old column under a temporary name until the block ran.
+        for s in target {
+            guard let t = file.first(where: { $0.name == s.className }) else { continue }
+            if t.columns.contains(where: { $0.key == t.primary }),
+               s.primaryKeyProperty?.columnName != t.columns.first(where: { $0.key == t.primary })?.name {
+                try CoreCall.check(cs_table_set_primary_key(txn, t.key, CS_NONE), "Clearing a primary key", url: url)
+            }
+            for p in s.storedProperties {
+                guard let c = t.column(p.columnName) else { continue }
+                let spec = SchemaSync.columnSpec(p)
+                let nullable = c.info.flags & UInt32(CS_COL_NULLABLE) != 0
+                var targetName: String?
+                if c.info.type == CS_TYPE_LINK { targetName = file.first { $0.key == c.info.target }?.name }
+                let sameType = c.info.type == spec.type && c.info.coll == spec.coll
+                    && (spec.type != CS_TYPE_LINK || targetName == p.objectClassName)
+                if sameType && nullable == spec.nullable { continue }
+                var tempName = "__old_" + p.columnName
+                var probe: UInt32 = 0
+                while cs_column_find(txn, t.key, tempName, &probe) == 0 { tempName = "_" + tempName }
+                if c.key == t.primary {
+                    try CoreCall.check(cs_table_set_primary_key(txn, t.key, CS_NONE), "Clearing a primary key", url: url)
+                }
+                try CoreCall.check(cs_column_rename(txn, t.key, c.key, tempName), "Renaming a column", url: url)
+                if let i = oldSchemas.firstIndex(where: { $0.className == s.className }) {
+                    oldSchemas[i] = oldSchemas[i].renamingColumn(p.columnName, to: tempName)
+                }
+                if sameType { copyAfterAdd.append((t.key, c.key, p.columnName)) }
+            }
+        }
+
+        try SchemaSync.createMissing(target, txn: txn, url: url, setPrimaryKeys: false)
+
+        // A property only made optional or required keeps its values (nulls become defaults).
+        for job in copyAfterAdd {
+            var to: UInt32 = 0
+            try CoreCall.check(cs_column_find(txn, job.table, job.to, &to), "Finding \(job.to)")
+            try copyColumn(txn, table: job.table, from: job.from, to: to, url: url)
+        }
+
+        let dynamicTarget = target.map {
+            ObjectSchema(className: $0.className, properties: $0.properties, objectClass: DynamicObject.self,
+                         isEmbedded: $0.isEmbedded)
+        }
+        let oldCore = RealmCore(borrowing: db, txn: txn, schemas: oldSchemas, config: config)
+        let newCore = RealmCore(borrowing: db, txn: txn, schemas: dynamicTarget, config: config)
+        if let block = config.migrationBlock {
+            let migration = Migration(oldCore: oldCore, newCore: newCore, txn: txn)
+            block(migration, fromVersion)
+        }
+
+        // Drop what the models no longer have (classes the models dropped are kept, as in
+        // RealmSwift, unless the block deleted them).
+        for table in SchemaSync.fileTables(txn) {
+            guard let s = target.first(where: { $0.className == table.name }) else { continue }
+            let keep = Set(s.storedProperties.map(\.columnName))
+            for c in table.columns where !keep.contains(c.name) {
+                if c.key == table.primary {
+                    try CoreCall.check(cs_table_set_primary_key(txn, table.key, CS_NONE), "Clearing a primary key")
+                }
+                try CoreCall.check(cs_column_remove(txn, table.key, c.key), "Removing '\(s.className).\(c.name)'", url: url)
+            }
+        }
+        for s in target {
+            guard let pk = s.primaryKeyProperty else { continue }
+            var t: UInt32 = 0, c: UInt32 = 0
+            try CoreCall.check(cs_table_find(txn, s.className, &t), "Finding \(s.className)")
+            try CoreCall.check(cs_column_find(txn, t, pk.columnName, &c), "Finding \(pk.name)")
+            var ti = cs_table_info()
+            try CoreCall.check(cs_table_info_get(txn, t, &ti), "Reading \(s.className)")
+            if ti.primary == c { continue }
+            let rc = cs_table_set_primary_key(txn, t, c)
+            if rc == Int32(CS_CONSTRAINT) {
+                throw Realm.Error(.fail, "Primary key property '\(s.className).\(pk.name)' has duplicate values "
+                                  + "after migration.", fileURL: url)
+            }
+            try CoreCall.check(rc, "Making '\(s.className).\(pk.name)' the primary key", url: url)
+        }
+        try SchemaSync.applyIndexes(target, txn: txn, url: url)
+    }
+
+    /// Copies every value of one column into another of the same type (nulls become the
+    /// column's default when it is required).
+    private static func copyColumn(_ txn: OpaquePointer, table: UInt32, from: UInt32, to: UInt32, url: URL?) throws {
+        var it = cs_iter()
+        try CoreCall.check(cs_iter_init(&it, txn, table), "Iterating a table")
+        var o = cs_obj()
+        var ci = cs_column_info()
+        try CoreCall.check(cs_column_info_get(txn, table, to, &ci), "Reading a column")
+        let nullable = ci.flags & UInt32(CS_COL_NULLABLE) != 0
+        while cs_iter_next(&it, &o) == 0 {
+            var v = cs_value()
+            try CoreCall.check(cs_obj_get(&o, from, &v), "Reading a value")
+            if v.type == CS_TYPE_NULL && !nullable { continue }
+            if ci.coll != CS_COLL_NONE { continue }
+            try CoreCall.check(cs_obj_set(&o, to, &v), "Copying a value", url: url)
+        }
+    }
+
+    /// A dynamic object schema for a table as the file has it.
+    static func oldObjectSchema(_ t: SchemaSync.FileTable, tables: [SchemaSync.FileTable]) -> ObjectSchema {
+        var props: [Property] = []
+        for c in t.columns {
+            let type: PropertyType
+            switch c.info.type {
+            case CS_TYPE_INT: type = .int
+            case CS_TYPE_BOOL: type = .bool
+            case CS_TYPE_FLOAT: type = .float
+            case CS_TYPE_DOUBLE: type = .double
+            case CS_TYPE_STRING: type = .string
+            case CS_TYPE_BINARY: type = .data
+            case CS_TYPE_TIMESTAMP: type = .date
+            case CS_TYPE_OBJECTID: type = .objectId
+            case CS_TYPE_DECIMAL: type = .decimal128
+            case CS_TYPE_UUID: type = .UUID
+            case CS_TYPE_MIXED: type = .any
+            case CS_TYPE_LINK: type = .object
+            default: continue
+            }
+            let coll: _PropertyShape.Collection
+            switch c.info.coll {
+            case CS_COLL_LIST: coll = .list
+            case CS_COLL_SET: coll = .set
+            case CS_COLL_MAP: coll = .map
+            default: coll = .none
+            }
+            let shape = _PropertyShape(type, optional: c.info.flags & UInt32(CS_COL_NULLABLE) != 0, collection: coll)
+            let target = type == .object ? tables.first { $0.key == c.info.target }?.name : nil
+            props.append(Property(name: c.name, columnName: c.name, shape: shape,
+                                  indexed: c.info.flags & UInt32(CS_COL_INDEXED) != 0, primary: c.key == t.primary,
+                                  objectClassName: target, origin: nil, offset: 0, field: nil))
+        }
+        return ObjectSchema(className: t.name, properties: props, objectClass: DynamicObject.self,
+                            isEmbedded: t.flags & UInt32(CS_TABLE_EMBEDDED) != 0)
+    }
+}
+
+extension ObjectSchema {
+    /// The same schema with one property read from another column.
+    func renamingColumn(_ column: String, to newColumn: String) -> ObjectSchema {
+        let props = properties.map { p -> Property in
+            guard p.columnName == column else { return p }
+            return Property(name: p.name, columnName: newColumn,
+                            shape: _PropertyShape(p.type, optional: p.isOptional,
+                                                  collection: p.isArray ? .list : p.isSet ? .set : p.isMap ? .map : .none),
+                            indexed: p.isIndexed, primary: false, objectClassName: p.objectClassName,
+                            origin: p.linkOriginPropertyName, offset: p.offset, field: p.field, legacy: p.legacy)
+        }
+        return ObjectSchema(className: className, properties: props, objectClass: objectClass, isEmbedded: isEmbedded)
+    }
+}

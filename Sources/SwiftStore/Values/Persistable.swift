@@ -1,0 +1,299 @@
+import Foundation
+
+/// Implementation detail: a value on its way to or from the storage core.
+public struct _Stored {
+    var value: StoredValue
+    init(_ value: StoredValue) { self.value = value }
+}
+
+/// A value in the core's terms, before it becomes a C value (`RealmCore.withCValue`) or after it
+/// was read from one (`RealmCore.stored(from:)`).
+enum StoredValue {
+    case null
+    case int(Int64)
+    case bool(Bool)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case objectId(ObjectId)
+    case decimal(Decimal128)
+    case uuid(UUID)
+    case object(ObjectBase)
+    case list(List<AnyRealmValue>)             // a nested list in an AnyRealmValue
+    case dictionary(Map<String, AnyRealmValue>) // a nested dictionary in an AnyRealmValue
+}
+
+/// Implementation detail: a type whose storage shape can be discovered from its type alone.
+public protocol _RealmSchemaDiscoverable {
+    /// How values of this type are stored.
+    static var _rlmShape: _PropertyShape { get }
+}
+
+/// A type that `@Persisted` can wrap: every scalar, their optionals, links, collections and
+/// LinkingObjects. Its requirements are implementation details.
+public protocol _Persistable: _RealmSchemaDiscoverable {
+    /// The value an unmanaged property without an initial value reads as.
+    static func _rlmDefaultValue() -> Self
+    /// Reads the property `col` of a managed object.
+    static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Self
+    /// Writes the property `col` of a managed object (inside a write transaction).
+    static func _rlmSet(_ obj: ObjectBase, _ col: UInt32, _ value: Self)
+    /// Copies an unmanaged value into a newly managed object's property (`add`, `create`).
+    static func _rlmStore(_ value: Self, _ obj: ObjectBase, _ col: UInt32, _ policy: Realm.UpdatePolicy)
+    /// Converts a loosely typed value (key-value coding, `init(value:)`) to this type.
+    static func _rlmFromAny(_ value: Any) -> Self?
+    /// Whether a managed read returns an accessor worth keeping in the wrapper (collections).
+    static var _rlmCachesAccessor: Bool { get }
+}
+
+extension _Persistable {
+    public static var _rlmCachesAccessor: Bool { false }
+}
+
+/// A single value that converts to and from the core's values: scalars, their optionals,
+/// objects and AnyRealmValue. Its requirements are implementation details.
+public protocol _StorableValue: _Persistable {
+    /// Makes a Swift value from a core value.
+    static func _rlmDecode(_ stored: _Stored) -> Self
+    /// Makes a core value from a Swift value.
+    func _rlmEncode() -> _Stored
+}
+
+extension _StorableValue {
+    public static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Self {
+        _rlmDecode(_Stored(obj.readColumn(col)))
+    }
+    public static func _rlmSet(_ obj: ObjectBase, _ col: UInt32, _ value: Self) {
+        obj.writeColumn(col, value._rlmEncode().value, policy: .error)
+    }
+    public static func _rlmStore(_ value: Self, _ obj: ObjectBase, _ col: UInt32, _ policy: Realm.UpdatePolicy) {
+        obj.writeColumn(col, value._rlmEncode().value, policy: policy)
+    }
+    public static func _rlmFromAny(_ value: Any) -> Self? { value as? Self }
+}
+
+/// A value a `List`, `MutableSet` or `Map` can hold.
+public protocol RealmCollectionValue: Hashable, _StorableValue {}
+
+/// Implementation detail: the non-optional types whose Optional is persistable too.
+public protocol _RealmOptionalWrappable: _StorableValue {}
+
+extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape {
+        var shape = Wrapped._rlmShape
+        shape.optional = true
+        return shape
+    }
+}
+
+extension Optional: _Persistable where Wrapped: _RealmOptionalWrappable {
+    public static func _rlmDefaultValue() -> Self { nil }
+    public static func _rlmFromAny(_ value: Any) -> Self? {
+        if value is NSNull { return .some(nil) }
+        if let v = value as? Self { return .some(v) }
+        return Wrapped._rlmFromAny(value).map { .some($0) }
+    }
+}
+
+extension Optional: _StorableValue where Wrapped: _RealmOptionalWrappable {
+    public static func _rlmDecode(_ stored: _Stored) -> Self {
+        if case .null = stored.value { return nil }
+        return Wrapped._rlmDecode(stored)
+    }
+    public func _rlmEncode() -> _Stored {
+        switch self {
+        case .none: return _Stored(.null)
+        case .some(let v): return v._rlmEncode()
+        }
+    }
+}
+
+extension Optional: RealmCollectionValue where Wrapped: _RealmOptionalWrappable & Hashable {}
+
+// MARK: - Integers
+
+/// Integer widths share one storage: a 64-bit integer column.
+public protocol _RealmInteger: FixedWidthInteger, RealmCollectionValue, _RealmOptionalWrappable {}
+
+extension _RealmInteger {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.int) }
+    public static func _rlmDefaultValue() -> Self { 0 }
+    public static func _rlmDecode(_ stored: _Stored) -> Self {
+        switch stored.value {
+        case .int(let i): return Self(truncatingIfNeeded: i)
+        case .bool(let b): return b ? 1 : 0
+        default: return 0
+        }
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.int(Int64(self))) }
+    public static func _rlmFromAny(_ value: Any) -> Self? {
+        switch value {
+        case let v as Self: return v
+        case let v as Int: return Self(exactly: v)
+        case let v as Int64: return Self(exactly: v)
+        case let v as Int32: return Self(exactly: v)
+        case let v as Int16: return Self(exactly: v)
+        case let v as Int8: return Self(exactly: v)
+        case let v as Double: return Self(exactly: v)
+        case let v as Float: return Self(exactly: v)
+        case let v as NSNumber: return Self(exactly: v.int64Value)
+        default: return nil
+        }
+    }
+    public static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Self {
+        Self(truncatingIfNeeded: obj.readInt(col))
+    }
+}
+
+extension Int: _RealmInteger {}
+extension Int8: _RealmInteger {}
+extension Int16: _RealmInteger {}
+extension Int32: _RealmInteger {}
+extension Int64: _RealmInteger {}
+
+// MARK: - Other scalars
+
+extension Bool: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.bool) }
+    public static func _rlmDefaultValue() -> Bool { false }
+    public static func _rlmDecode(_ stored: _Stored) -> Bool {
+        if case .bool(let b) = stored.value { return b }
+        return false
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.bool(self)) }
+    public static func _rlmFromAny(_ value: Any) -> Bool? {
+        if let b = value as? Bool { return b }
+        if let n = value as? NSNumber { return n.boolValue }
+        return nil
+    }
+}
+
+extension Float: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.float) }
+    public static func _rlmDefaultValue() -> Float { 0 }
+    public static func _rlmDecode(_ stored: _Stored) -> Float {
+        switch stored.value {
+        case .float(let f): return f
+        case .double(let d): return Float(d)
+        case .int(let i): return Float(i)
+        default: return 0
+        }
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.float(self)) }
+    public static func _rlmFromAny(_ value: Any) -> Float? {
+        switch value {
+        case let v as Float: return v
+        case let v as Double: return Float(v)
+        case let v as Int: return Float(v)
+        case let v as NSNumber: return v.floatValue
+        default: return nil
+        }
+    }
+}
+
+extension Double: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.double) }
+    public static func _rlmDefaultValue() -> Double { 0 }
+    public static func _rlmDecode(_ stored: _Stored) -> Double {
+        switch stored.value {
+        case .double(let d): return d
+        case .float(let f): return Double(f)
+        case .int(let i): return Double(i)
+        default: return 0
+        }
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.double(self)) }
+    public static func _rlmFromAny(_ value: Any) -> Double? {
+        switch value {
+        case let v as Double: return v
+        case let v as Float: return Double(v)
+        case let v as Int: return Double(v)
+        case let v as NSNumber: return v.doubleValue
+        default: return nil
+        }
+    }
+}
+
+extension String: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.string) }
+    public static func _rlmDefaultValue() -> String { "" }
+    public static func _rlmDecode(_ stored: _Stored) -> String {
+        if case .string(let s) = stored.value { return s }
+        return ""
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.string(self)) }
+    public static func _rlmFromAny(_ value: Any) -> String? {
+        if let s = value as? String { return s }
+        if let s = value as? Substring { return String(s) }
+        return nil
+    }
+}
+
+extension Data: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.data) }
+    public static func _rlmDefaultValue() -> Data { Data() }
+    public static func _rlmDecode(_ stored: _Stored) -> Data {
+        if case .data(let d) = stored.value { return d }
+        return Data()
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.data(self)) }
+}
+
+extension Date: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.date) }
+    public static func _rlmDefaultValue() -> Date { Date(timeIntervalSince1970: 0) }
+    public static func _rlmDecode(_ stored: _Stored) -> Date {
+        if case .date(let d) = stored.value { return d }
+        return Date(timeIntervalSince1970: 0)
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.date(self)) }
+}
+
+extension UUID: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.UUID) }
+    public static func _rlmDefaultValue() -> UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    public static func _rlmDecode(_ stored: _Stored) -> UUID {
+        if case .uuid(let u) = stored.value { return u }
+        return _rlmDefaultValue()
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.uuid(self)) }
+    public static func _rlmFromAny(_ value: Any) -> UUID? {
+        if let u = value as? UUID { return u }
+        if let s = value as? String { return UUID(uuidString: s) }
+        return nil
+    }
+}
+
+extension ObjectId: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.objectId) }
+    public static func _rlmDefaultValue() -> ObjectId { ObjectId.generate() }
+    public static func _rlmDecode(_ stored: _Stored) -> ObjectId {
+        if case .objectId(let o) = stored.value { return o }
+        return ObjectId()
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.objectId(self)) }
+    public static func _rlmFromAny(_ value: Any) -> ObjectId? {
+        if let o = value as? ObjectId { return o }
+        if let s = value as? String { return try? ObjectId(string: s) }
+        return nil
+    }
+}
+
+extension Decimal128: RealmCollectionValue, _RealmOptionalWrappable {
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.decimal128) }
+    public static func _rlmDefaultValue() -> Decimal128 { Decimal128(value: 0) }
+    public static func _rlmDecode(_ stored: _Stored) -> Decimal128 {
+        if case .decimal(let d) = stored.value { return d }
+        return Decimal128(value: 0)
+    }
+    public func _rlmEncode() -> _Stored { _Stored(.decimal(self)) }
+    public static func _rlmFromAny(_ value: Any) -> Decimal128? {
+        if let d = value as? Decimal128 { return d }
+        if let s = value as? String { return try? Decimal128(string: s) }
+        if let i = value as? Int { return Decimal128(value: i) }
+        if let d = value as? Double { return Decimal128(value: d) }
+        return nil
+    }
+}
