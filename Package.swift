@@ -49,11 +49,18 @@ let package = Package(
             dependencies: ["CStore"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .executableTarget(
+            name: "swiftstore-testchild",
+            dependencies: ["SwiftStore"],
+            path: "Tests/SwiftStoreChild",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "SwiftStoreTests",
             dependencies: ["SwiftStore"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+
     ],
     cLanguageStandard: .c11
 )

@@ -188,9 +188,9 @@ public struct Realm: Equatable {
     // MARK: Reads
 
     /// Every object of a class, as a live Results.
-    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+    public func objects<Element: RealmFetchable>(_ type: Element.Type) -> Results<Element> {
         core.verifyThread()
-        return Results(core: core, source: .table(core.info(for: type)))
+        return Results(core: core, source: .table(core.info(for: Element._rlmObjectType)))
     }
 
     /// Every object of the class named `typeName` (dynamic API).
@@ -275,4 +275,18 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     try CoreCall.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn), "Reading \(fileURL.path)", url: fileURL)
     defer { cs_txn_end(txn) }
     return cs_schema_version(txn)
+}
+
+/// Classes whose objects `Realm.objects(_:)` can list: `Object` and `EmbeddedObject` subclasses.
+public protocol RealmFetchable: RealmCollectionValue {
+    /// The class to read.
+    static var _rlmObjectType: ObjectBase.Type { get }
+}
+
+extension Object: RealmFetchable {
+    public static var _rlmObjectType: ObjectBase.Type { self }
+}
+
+extension EmbeddedObject: RealmFetchable {
+    public static var _rlmObjectType: ObjectBase.Type { self }
 }
