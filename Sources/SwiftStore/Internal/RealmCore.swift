@@ -383,7 +383,7 @@ final class RealmCore {
         if info.bindings.isEmpty && info.legacyBindings.isEmpty { return }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
         for b in info.bindings {
-            b.field.bind(at: base + b.offset, column: b.col)
+            b.field.bind(at: base + b.offset, column: b.col, object: o)
         }
         for b in info.legacyBindings {
             let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)

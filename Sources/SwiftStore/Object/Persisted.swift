@@ -21,7 +21,7 @@ public struct Persisted<Value: _Persistable> {
     enum Storage {
         case unmanaged(Value)      // an unmanaged value
         case unmanagedNoDefault    // unmanaged, never set: reads as the type's default
-        case managed(UInt32)       // managed: the column key
+        case managed(UInt32, Unmanaged<ObjectBase>) // managed: the column key and the object
         case managedCached(Value, UInt32) // managed collection accessor, made once
         case tracing(Int)          // on a key-path tracer: the property's index
     }
@@ -69,7 +69,7 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             switch object[keyPath: storageKeyPath].storage {
-            case .managed(let col):
+            case .managed(let col, _):
                 let value = Value._rlmGet(object, col)
                 if Value._rlmCachesAccessor {
                     object[keyPath: storageKeyPath].storage = .managedCached(value, col)
@@ -89,7 +89,7 @@ public struct Persisted<Value: _Persistable> {
         }
         set {
             switch object[keyPath: storageKeyPath].storage {
-            case .managed(let col), .managedCached(_, let col):
+            case .managed(let col, _), .managedCached(_, let col):
                 Value._rlmSet(object, col, newValue)
             case .unmanaged, .unmanagedNoDefault:
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
@@ -140,14 +140,23 @@ extension Persisted: Decodable where Value: Decodable {
     }
 }
 
+extension KeyedDecodingContainer {
+    /// Decodes a `@Persisted` property, giving it the type's default value when the key is
+    /// missing (as RealmSwift does), so models decode from partial input.
+    public func decode<T: _Persistable & Decodable>(_ type: Persisted<T>.Type, forKey key: Key) throws -> Persisted<T> {
+        try decodeIfPresent(type, forKey: key) ?? Persisted<T>()
+    }
+}
+
 extension Persisted: Encodable where Value: Encodable {
-    /// Encodes the value (read from the database for a managed object's copy of the wrapper
-    /// is not possible here: encode managed objects through their own `encode(to:)`).
+    /// Encodes the value: the unmanaged value, or for a managed object the value read from
+    /// the database (so synthesized `Codable` works for managed objects too).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         switch storage {
         case .unmanaged(let v), .managedCached(let v, _): try container.encode(v)
-        default: try container.encode(Value._rlmDefaultValue())
+        case .managed(let col, let object): try container.encode(Value._rlmGet(object.takeUnretainedValue(), col))
+        case .unmanagedNoDefault, .tracing: try container.encode(Value._rlmDefaultValue())
         }
     }
 }
@@ -180,8 +189,8 @@ extension Optional: _PrimaryKey where Wrapped: _PrimaryKey {}
 protocol PersistedField {
     static var shape: _PropertyShape { get }
     static func flags(at p: UnsafeRawPointer) -> (indexed: Bool, primary: Bool, origin: String?)
-    /// Makes the wrapper at `p` managed by column `col`.
-    static func bind(at p: UnsafeMutableRawPointer, column col: UInt32)
+    /// Makes the wrapper at `p` (inside `object`) managed by column `col`.
+    static func bind(at p: UnsafeMutableRawPointer, column col: UInt32, object: ObjectBase)
     /// Makes the wrapper at `p` a key-path tracer for property `index`.
     static func trace(at p: UnsafeMutableRawPointer, index: Int)
     /// The unmanaged value (or the type's default).
@@ -206,8 +215,8 @@ extension Persisted: PersistedField {
         return (w.pointee.indexed, w.pointee.primary, w.pointee.originProperty)
     }
 
-    static func bind(at p: UnsafeMutableRawPointer, column col: UInt32) {
-        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(col)
+    static func bind(at p: UnsafeMutableRawPointer, column col: UInt32, object: ObjectBase) {
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(col, .passUnretained(object))
     }
 
     static func trace(at p: UnsafeMutableRawPointer, index: Int) {
