@@ -16,10 +16,41 @@ final class ClassInfo {
     var propertyByColumn: [UInt32: Int] = [:]
     /// What `bind` writes into a new instance: each @Persisted field's offset, accessor and
     /// column (the property index for LinkingObjects), and the legacy boxes.
-    var bindings: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+    var bindings: [(offset: Int, field: any PersistedField.Type, col: UInt32, stored: Bool)] = []
     var legacyBindings: [(offset: Int, col: UInt32)] = []
     /// The primary key's column, or `CS_NONE`.
     var primaryColumn: UInt32 = CS_NONE
+    /// Whether instances need their wrappers bound when they become managed (Encodable
+    /// classes: a wrapper encodes itself without seeing its object).
+    var bindsEagerly = false
+    /// The storage key paths met so far (by identity) and their columns.
+    @exclusivity(unchecked) private var storageIDs: [ObjectIdentifier] = []
+    @exclusivity(unchecked) private var storageColumns: [UInt32] = []
+    private var storageMap: [ObjectIdentifier: UInt32] = [:]
+
+    /// The column of a wrapper's storage key path seen before, or nil.
+    @inline(__always)
+    func cachedColumn(forStorage id: ObjectIdentifier) -> UInt32? {
+        if storageIDs.count <= 16 {
+            for i in 0..<storageIDs.count where storageIDs[i] == id { return storageColumns[i] }
+            return nil
+        }
+        return storageMap[id]
+    }
+
+    func cacheColumn(_ col: UInt32, forStorage id: ObjectIdentifier) {
+        storageIDs.append(id)
+        storageColumns.append(col)
+        storageMap[id] = col
+    }
+
+    /// The column (or, for LinkingObjects, the property index) of the field at `offset`.
+    func column(atOffset offset: Int) -> UInt32? {
+        for (i, p) in objectSchema.properties.enumerated() where p.field != nil && p.offset == offset {
+            return p.type == .linkingObjects ? UInt32(i) : columns[i]
+        }
+        return nil
+    }
 
     /// The same table seen through the dynamic API (`DynamicObject` instances, no fields).
     func dynamicCopy() -> ClassInfo {
@@ -63,6 +94,7 @@ final class ClassInfo {
         bindings = []
         legacyBindings = []
         let dynamic = objectSchema.objectClass == DynamicObject.self
+        bindsEagerly = objectSchema.objectClass is Encodable.Type
         for (i, p) in objectSchema.properties.enumerated() {
             if p.isPrimary { primaryColumn = columns[i] }
             if columns[i] != CS_NONE { propertyByColumn[columns[i]] = i }
@@ -70,7 +102,8 @@ final class ClassInfo {
             if p.legacy {
                 legacyBindings.append((p.offset, columns[i]))
             } else if let field = p.field {
-                bindings.append((p.offset, field, p.type == .linkingObjects ? UInt32(i) : columns[i]))
+                let backlinks = p.type == .linkingObjects
+                bindings.append((p.offset, field, backlinks ? UInt32(i) : columns[i], !backlinks))
             }
         }
     }

@@ -183,10 +183,8 @@ extension RealmCore {
     /// Copies every persisted value an unmanaged object holds into its (new) row.
     func copyValues(of o: ObjectBase, _ info: ClassInfo, policy: Realm.UpdatePolicy, skipPrimary: Bool) {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
-        for b in info.bindings {
+        for b in info.bindings where b.stored {
             if skipPrimary && b.col == info.primaryColumn { continue }
-            let p = info.property(column: b.col)
-            if p == nil || p!.type == .linkingObjects { continue }
             b.field.store(from: base + b.offset, into: o, column: b.col, policy: policy)
         }
         for b in info.legacyBindings {

@@ -10,16 +10,17 @@ import Synchronization
 /// (`RealmCore.open`), so `try Realm()` twice on one thread gives the same instance, and are
 /// confined to it: every accessor checks the thread (queue-confined instances are not checked
 /// per access, only when they are opened).
+@usableFromInline
 final class RealmCore {
     let config: Realm.Configuration
     let url: URL?
     let db: OpaquePointer
     /// The read (or write) transaction; nil after `invalidate()` until the next access.
-    private var _txn: OpaquePointer?
+    @exclusivity(unchecked) private var _txn: OpaquePointer?
     /// Bumped by `invalidate()`: accessors made before then are invalid.
-    private(set) var generation: UInt64 = 1
+    @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Bumped by every write through this instance, so cached results know to re-run.
-    private(set) var mutations: UInt64 = 0
+    @exclusivity(unchecked) private(set) var mutations: UInt64 = 0
     /// The owning thread, for thread-confined instances.
     private let thread: pthread_t?
     let queue: DispatchQueue?
@@ -31,6 +32,8 @@ final class RealmCore {
     private var dynamicInfos: [UInt32: ClassInfo] = [:]
     /// False for the cores a migration borrows the file's handle and transaction for.
     private let ownsHandle: Bool
+    /// What the instance cache references weakly (see `Anchor`).
+    let anchor = Anchor()
 
     /// The transaction objects read through, beginning a new one after `invalidate()`.
     var txn: OpaquePointer {
@@ -84,6 +87,7 @@ final class RealmCore {
         self._txn = txn
         self.schema = Schema(target)
         bindClasses()
+        anchor.core = .passUnretained(self)
     }
 
     /// A core over a handle and transaction owned by someone else (a migration in progress),
@@ -112,6 +116,7 @@ final class RealmCore {
     }
 
     deinit {
+        anchor.core = nil
         guard ownsHandle else { return }
         if let t = _txn { cs_txn_end(t) }
         cs_db_close(db)
@@ -215,9 +220,18 @@ final class RealmCore {
 
     // MARK: The per-thread cache
 
+    /// The cache's weak reference points at this anchor, not at the core: an object that is
+    /// ever weakly referenced gets a side table, which makes every retain and release of it
+    /// slow, and every managed object retains its core. The core owns its anchor and clears it
+    /// first thing in `deinit`.
+    final class Anchor: @unchecked Sendable {
+        var core: Unmanaged<RealmCore>?
+    }
+
     private final class Weak: @unchecked Sendable {
-        weak var core: RealmCore?
-        init(_ core: RealmCore) { self.core = core }
+        weak var anchor: Anchor?
+        init(_ core: RealmCore) { anchor = core.anchor }
+        var core: RealmCore? { anchor?.core?.takeUnretainedValue() }
     }
     private static let queueCache = Mutex<[String: Weak]>([:])
     private static let threadKey = "SwiftStore.RealmCore.cache"
@@ -270,9 +284,16 @@ final class RealmCore {
     /// Traps when a thread-confined instance is used from another thread.
     @inline(__always)
     func verifyThread() {
-        if let thread, pthread_equal(thread, pthread_self()) == 0 {
+        if !isOnOwnerThread {
             preconditionFailure("Realm accessed from incorrect thread.")
         }
+    }
+
+    /// Whether the calling thread may use this instance (always true for queue-confined ones).
+    @inline(__always)
+    var isOnOwnerThread: Bool {
+        guard let thread else { return true }
+        return pthread_equal(thread, pthread_self()) != 0
     }
 
     // MARK: Transactions
@@ -378,12 +399,15 @@ final class RealmCore {
         bind(o, info)
     }
 
-    /// Points every @Persisted field (and legacy box) of `o` at its column.
+    /// Points the legacy boxes of `o` at their columns and, for Encodable classes, every
+    /// @Persisted wrapper too (other wrappers find their column on first use).
     func bind(_ o: ObjectBase, _ info: ClassInfo) {
-        if info.bindings.isEmpty && info.legacyBindings.isEmpty { return }
+        if info.legacyBindings.isEmpty && !info.bindsEagerly { return }
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
-        for b in info.bindings {
-            b.field.bind(at: base + b.offset, column: b.col, object: o)
+        if info.bindsEagerly {
+            for b in info.bindings {
+                b.field.bind(at: base + b.offset, column: b.col, object: o)
+            }
         }
         for b in info.legacyBindings {
             let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)

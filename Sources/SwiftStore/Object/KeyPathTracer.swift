@@ -7,6 +7,7 @@ import Foundation
 /// mode; reading through the key path makes each wrapper it passes append its property's name
 /// and return either a tracer instance of the linked class (for links, so the path goes on)
 /// or a default value (where it ends). Names are cached per key path.
+@usableFromInline
 final class KeyPathTracer {
     var names: [String] = []
 
@@ -52,6 +53,7 @@ final class KeyPathTracer {
     }
 
     /// What a tracing wrapper returns for property `index` of `object`.
+    @usableFromInline
     static func traced<Value: _Persistable>(_ object: ObjectBase, _ index: Int, _: Value.Type) -> Value {
         guard let tracer = object.tracer else { return Value._rlmDefaultValue() }
         let schema = SchemaDiscovery.objectSchema(for: type(of: object))

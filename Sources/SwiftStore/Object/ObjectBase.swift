@@ -12,13 +12,23 @@ import Foundation
 /// time on every access).
 open class ObjectBase: NSObject {
     /// The Realm managing this object (nil while unmanaged).
-    var core: RealmCore?
+    @usableFromInline @exclusivity(unchecked) var core: RealmCore? {
+        didSet { coreRef = core.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `core` without reference counting, for the read paths (the strong `core` keeps it alive).
+    @usableFromInline @exclusivity(unchecked) var coreRef: Unmanaged<RealmCore>?
     /// How this class is stored in that Realm.
-    var info: ClassInfo?
-    /// The core's accessor for this object.
-    var cobj = cs_obj()
+    @exclusivity(unchecked) var info: ClassInfo? {
+        didSet { infoRef = info.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `info` without reference counting (the core keeps its class infos alive).
+    @exclusivity(unchecked) var infoRef: Unmanaged<ClassInfo>?
+    /// The core's accessor for this object. Exclusivity is not checked at run time: it is
+    /// passed `inout` to the core on every property access, and a managed object is confined to
+    /// one thread, so the dynamic check only cost time (a quarter of a property read).
+    @exclusivity(unchecked) var cobj = cs_obj()
     /// The Realm's invalidation generation when this accessor was made.
-    var generation: UInt64 = 0
+    @exclusivity(unchecked) var generation: UInt64 = 0
     /// Set on the instances key-path tracing reads through (see `KeyPathTracer`).
     var tracer: KeyPathTracer?
 
@@ -30,17 +40,51 @@ open class ObjectBase: NSObject {
     /// Whether the object is managed by a Realm.
     var isManaged: Bool { core != nil }
 
+    /// Whether property reads and writes go to the database (the wrappers' test).
+    @inlinable
+    var isManagedAccessor: Bool { coreRef != nil }
+
+    /// The column of the `@Persisted` property whose wrapper `keyPath` names (for
+    /// LinkingObjects: the property's index). Found by the key path's identity in the class's
+    /// cache; the first time, by the wrapper's offset inside the object.
+    @usableFromInline
+    func column<Root: ObjectBase, Wrapper>(forStorage keyPath: ReferenceWritableKeyPath<Root, Wrapper>) -> UInt32 {
+        guard let ref = infoRef else { preconditionFailure("Object is not managed by a Realm") }
+        let id = ObjectIdentifier(keyPath)
+        if let col = ref._withUnsafeGuaranteedRef({ $0.cachedColumn(forStorage: id) }) { return col }
+        let info = ref.takeUnretainedValue()
+        let root = self as! Root
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let offset = withUnsafeMutablePointer(to: &root[keyPath: keyPath]) { UnsafeRawPointer($0) - base }
+        guard let col = info.column(atOffset: offset) else {
+            preconditionFailure("The @Persisted property at offset \(offset) of \(type(of: self)) is not in its schema")
+        }
+        info.cacheColumn(col, forStorage: id)
+        return col
+    }
+
     // MARK: Accessor checks
 
     /// Traps unless the object can be read: managed, not deleted or invalidated, on its thread.
     @inline(__always)
     func verifyReadable() -> RealmCore {
+        let core = verifyAttached()
+        if !cs_obj_exists(&cobj) { ObjectBase.deleted() }
+        return core
+    }
+
+    /// The cheaper check of the read paths: managed, same generation, on its thread. A deleted
+    /// object is then caught by the core call itself (CS_NOTFOUND), saving one row lookup.
+    @inline(__always)
+    func verifyAttached() -> RealmCore {
         guard let core else { preconditionFailure("Object is not managed by a Realm") }
         core.verifyThread()
-        if generation != core.generation || !cs_obj_exists(&cobj) {
-            preconditionFailure("Object has been deleted or invalidated.")
-        }
+        if generation != core.generation { ObjectBase.deleted() }
         return core
+    }
+
+    static func deleted() -> Never {
+        preconditionFailure("Object has been deleted or invalidated.")
     }
 
     /// Traps unless the object can be written: readable, and its Realm is in a write transaction.
@@ -57,20 +101,44 @@ open class ObjectBase: NSObject {
 
     /// Reads a single-value column.
     func readColumn(_ col: UInt32) -> StoredValue {
-        let core = verifyReadable()
+        let core = verifyAttached()
         var v = cs_value()
-        CoreCall.must(cs_obj_get(&cobj, col, &v), "Reading a property of \(type(of: self))")
+        let rc = cs_obj_get(&cobj, col, &v)
+        if rc != 0 { readFailed(rc) }
         return core.stored(from: v)
     }
 
+    /// Traps for a failed read: a deleted object, or the core's message.
+    func readFailed(_ rc: Int32) -> Never {
+        if rc == Int32(CS_NOTFOUND) && !cs_obj_exists(&cobj) { ObjectBase.deleted() }
+        CoreCall.fail(rc, "Reading a property of \(type(of: self))")
+    }
+
     /// Reads an integer column (the fast path of the commonest type).
-    @inline(__always)
+    @usableFromInline
     func readInt(_ col: UInt32) -> Int64 {
-        _ = verifyReadable()
+        guard let ref = coreRef else { preconditionFailure("Object is not managed by a Realm") }
+        let attached = ref._withUnsafeGuaranteedRef { $0.generation == generation && $0.isOnOwnerThread }
+        if !attached { _ = verifyAttached() }
         var out: Int64 = 0
         let rc = cs_obj_get_int(&cobj, col, &out)
-        if rc != 0 { CoreCall.fail(rc, "Reading a property of \(type(of: self))") }
+        if rc != 0 { readFailed(rc) }
         return out
+    }
+
+    /// Writes an integer column (the fast path of the commonest type; write transaction only).
+    @usableFromInline
+    func writeInt(_ col: UInt32, _ value: Int64) {
+        let core = verifyAttached()
+        if !core.isInWriteTransaction {
+            preconditionFailure("Cannot modify managed objects outside of a write transaction.")
+        }
+        core.didMutate()
+        let rc = cs_obj_set_int(&cobj, col, value)
+        if rc != 0 {
+            if rc == Int32(CS_NOTFOUND) && !cs_obj_exists(&cobj) { ObjectBase.deleted() }
+            core.failSet(rc, self, col)
+        }
     }
 
     /// Writes a single-value column (write transaction only). Unmanaged objects linked from it

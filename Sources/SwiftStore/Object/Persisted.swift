@@ -18,6 +18,10 @@ import Foundation
 /// subclass.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    // The storage and the enclosing-instance subscript are inlinable so that a model's
+    // property accessors are specialized for their type in the model's module: unspecialized,
+    // every read looked up `Persisted<Value>.Storage`'s metadata at run time.
+    @usableFromInline
     enum Storage {
         case unmanaged(Value)      // an unmanaged value
         case unmanagedNoDefault    // unmanaged, never set: reads as the type's default
@@ -26,10 +30,10 @@ public struct Persisted<Value: _Persistable> {
         case tracing(Int)          // on a key-path tracer: the property's index
     }
 
-    var storage: Storage
-    let indexed: Bool
-    let primary: Bool
-    let originProperty: String?
+    @usableFromInline var storage: Storage
+    @usableFromInline let indexed: Bool
+    @usableFromInline let primary: Bool
+    @usableFromInline let originProperty: String?
 
     /// Not available: `@Persisted` only works on properties of Object subclasses.
     @available(*, unavailable, message: "@Persisted can only be used on Object and EmbeddedObject subclasses")
@@ -39,6 +43,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// A property whose initial value is the type's default (0, "", nil, an empty collection).
+    @inlinable
     public init() {
         storage = .unmanagedNoDefault
         indexed = false
@@ -47,6 +52,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// A property with an initial value.
+    @inlinable
     public init(wrappedValue: Value) {
         storage = .unmanaged(wrappedValue)
         indexed = false
@@ -54,6 +60,7 @@ public struct Persisted<Value: _Persistable> {
         originProperty = nil
     }
 
+    @usableFromInline
     init(storage: Storage, indexed: Bool, primary: Bool, originProperty: String?) {
         self.storage = storage
         self.indexed = indexed
@@ -62,24 +69,35 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// Reads and writes the property of the enclosing object.
+    ///
+    /// A managed object's property goes straight to its column: the column is found from the
+    /// storage key path's identity (one short scan of the class's cache), so reading a managed
+    /// object never touches the wrapper's own storage except for collections, whose accessor
+    /// is kept there after the first read.
+    @inlinable
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            switch object[keyPath: storageKeyPath].storage {
-            case .managed(let col, _):
-                let value = Value._rlmGet(object, col)
+            if object.isManagedAccessor {
+                let col = object.column(forStorage: storageKeyPath)
                 if Value._rlmCachesAccessor {
+                    if case .managedCached(let value, let cached) = object[keyPath: storageKeyPath].storage,
+                       cached == col {
+                        return value
+                    }
+                    let value = Value._rlmGet(object, col)
                     object[keyPath: storageKeyPath].storage = .managedCached(value, col)
+                    return value
                 }
+                return Value._rlmGet(object, col)
+            }
+            switch object[keyPath: storageKeyPath].storage {
+            case .unmanaged(let value), .managedCached(let value, _):
                 return value
-            case .managedCached(let value, _):
-                return value
-            case .unmanaged(let value):
-                return value
-            case .unmanagedNoDefault:
+            case .unmanagedNoDefault, .managed:
                 let value = Value._rlmDefaultValue()
                 object[keyPath: storageKeyPath].storage = .unmanaged(value)
                 return value
@@ -88,25 +106,27 @@ public struct Persisted<Value: _Persistable> {
             }
         }
         set {
-            switch object[keyPath: storageKeyPath].storage {
-            case .managed(let col, _), .managedCached(_, let col):
-                Value._rlmSet(object, col, newValue)
-            case .unmanaged, .unmanagedNoDefault:
-                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-            case .tracing:
+            if object.isManagedAccessor {
+                Value._rlmSet(object, object.column(forStorage: storageKeyPath), newValue)
+                return
+            }
+            if case .tracing = object[keyPath: storageKeyPath].storage {
                 preconditionFailure("Key paths cannot be traced through a write")
             }
+            object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
     }
 }
 
 extension Persisted where Value: _Indexable {
     /// A property with the type's default value and, if `indexed`, an ordered index.
+    @inlinable
     public init(indexed: Bool) {
         self.init(storage: .unmanagedNoDefault, indexed: indexed, primary: false, originProperty: nil)
     }
 
     /// A property with an initial value and, if `indexed`, an ordered index.
+    @inlinable
     public init(wrappedValue value: Value, indexed: Bool) {
         self.init(storage: .unmanaged(value), indexed: indexed, primary: false, originProperty: nil)
     }
@@ -114,11 +134,13 @@ extension Persisted where Value: _Indexable {
 
 extension Persisted where Value: _PrimaryKey {
     /// The primary key (if `primaryKey` is true), with the type's default value.
+    @inlinable
     public init(primaryKey: Bool) {
         self.init(storage: .unmanagedNoDefault, indexed: false, primary: primaryKey, originProperty: nil)
     }
 
     /// The primary key (if `primaryKey` is true), with an initial value.
+    @inlinable
     public init(wrappedValue value: Value, primaryKey: Bool) {
         self.init(storage: .unmanaged(value), indexed: false, primary: primaryKey, originProperty: nil)
     }

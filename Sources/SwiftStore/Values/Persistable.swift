@@ -142,8 +142,17 @@ extension _RealmInteger {
         default: return nil
         }
     }
+    @inlinable
     public static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Self {
         Self(truncatingIfNeeded: obj.readInt(col))
+    }
+    @inlinable
+    public static func _rlmSet(_ obj: ObjectBase, _ col: UInt32, _ value: Self) {
+        obj.writeInt(col, Int64(value))
+    }
+    public static func _rlmStore(_ value: Self, _ obj: ObjectBase, _ col: UInt32, _ policy: Realm.UpdatePolicy) {
+        if policy == .modified, obj.readInt(col) == Int64(value) { return }
+        obj.writeInt(col, Int64(value))
     }
 }
 
