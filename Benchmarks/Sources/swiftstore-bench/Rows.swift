@@ -4,7 +4,9 @@
 func allRows() -> [Row] {
     [
         insertRow(id: "insert.rows.50k", size: 50_000, goal: "<= 1.0x (stretch 0.5x)", timeOpen: true),
+        insertObjectsRow(),
         fetchRowsRow(),
+        fetchObjectsRow(),
         insertRow(id: "insert.bulk.1M", size: 1_000_000, goal: "<= 0.33x", timeOpen: false),
         commitRow(durable: true),
         commitRow(durable: false),
