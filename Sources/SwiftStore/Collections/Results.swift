@@ -231,7 +231,7 @@ extension LinkingObjects: _RealmSchemaDiscoverable, _Persistable {
     public static func _rlmGet(_ obj: ObjectBase, _ index: UInt32) -> LinkingObjects<Element> {
         guard let info = obj.info, let core = obj.core else { return _rlmDefaultValue() }
         let i = Int(index)
-        let name = info.objectSchema.properties[i].linkOriginPropertyName ?? ""
+        let name = info.objectSchema.allProperties[i].linkOriginPropertyName ?? ""
         guard let (table, col) = info.backlinks[i], let origin = info.targets[i] else {
             return LinkingObjects(propertyName: name, base: nil)
         }

@@ -46,7 +46,7 @@ final class ClassInfo {
 
     /// The column (or, for LinkingObjects, the property index) of the field at `offset`.
     func column(atOffset offset: Int) -> UInt32? {
-        for (i, p) in objectSchema.properties.enumerated() where p.field != nil && p.offset == offset {
+        for (i, p) in objectSchema.allProperties.enumerated() where p.field != nil && p.offset == offset {
             return p.type == .linkingObjects ? UInt32(i) : columns[i]
         }
         return nil
@@ -54,7 +54,7 @@ final class ClassInfo {
 
     /// The same table seen through the dynamic API (`DynamicObject` instances, no fields).
     func dynamicCopy() -> ClassInfo {
-        let schema = ObjectSchema(className: objectSchema.className, properties: objectSchema.properties,
+        let schema = ObjectSchema(className: objectSchema.className, properties: objectSchema.allProperties,
                                   objectClass: DynamicObject.self, isEmbedded: objectSchema.isEmbedded)
         let copy = ClassInfo(schema: schema, table: table)
         copy.columns = columns
@@ -68,9 +68,9 @@ final class ClassInfo {
         objectSchema = schema
         self.table = table
         isEmbedded = schema.isEmbedded
-        columns = Array(repeating: CS_NONE, count: schema.properties.count)
-        backlinks = Array(repeating: nil, count: schema.properties.count)
-        targets = Array(repeating: nil, count: schema.properties.count)
+        columns = Array(repeating: CS_NONE, count: schema.allProperties.count)
+        backlinks = Array(repeating: nil, count: schema.allProperties.count)
+        targets = Array(repeating: nil, count: schema.allProperties.count)
     }
 
     /// The column of the property named `name` (its Swift name), or nil.
@@ -81,7 +81,7 @@ final class ClassInfo {
 
     /// The property stored in column `col`.
     func property(column col: UInt32) -> Property? {
-        propertyByColumn[col].map { objectSchema.properties[$0] }
+        propertyByColumn[col].map { objectSchema.allProperties[$0] }
     }
 
     /// The target class of the link (or collection of links) in column `col`.
@@ -95,7 +95,7 @@ final class ClassInfo {
         legacyBindings = []
         let dynamic = objectSchema.objectClass == DynamicObject.self
         bindsEagerly = objectSchema.objectClass is Encodable.Type
-        for (i, p) in objectSchema.properties.enumerated() {
+        for (i, p) in objectSchema.allProperties.enumerated() {
             if p.isPrimary { primaryColumn = columns[i] }
             if columns[i] != CS_NONE { propertyByColumn[columns[i]] = i }
             if dynamic { continue }

@@ -18,6 +18,7 @@ enum CoreCall {
         switch Int(rc) {
         case Int(CS_NOTFOUND): code = .fileNotFound
         case Int(CS_CORRUPT): code = .invalidDatabase
+        case Int(CS_FULL) where errno == ENOSPC: code = .outOfDiskSpace
         case Int(CS_FULL), Int(CS_IOERR), Int(CS_READONLY), Int(CS_BUSY): code = .fileAccess
         case Int(CS_PERM): code = .filePermissionDenied
         case Int(CS_VERSION):

@@ -79,7 +79,7 @@ extension RealmCore {
         // A class known only by name (dynamic API, migrations): create the row, then set values.
         let t = txn
         var row = cs_obj()
-        if let pk = schema.primaryKeyProperty {
+        if let pk = schema.primaryKeyProperty, !isMigration {
             let pkValue = values[pk.name].map { KeyValueCoding.stored($0, for: pk, className: schema.className) }
                 ?? DynamicAccess.defaultStored(pk)
             let rc = withCValue(pkValue) { cs_obj_create_primary(t, info.table, $0, &row) }
@@ -92,7 +92,9 @@ extension RealmCore {
             CoreCall.must(cs_obj_create(t, info.table, &row), "Creating a \(schema.className)")
         }
         let object = self.object(info, key: row.key)
-        for p in schema.properties where p.type != .linkingObjects && !p.isPrimary {
+        // In a migration primary keys are off while the block runs: the key is an ordinary
+        // value then, checked for uniqueness when the migration ends.
+        for p in schema.properties where p.type != .linkingObjects && (!p.isPrimary || isMigration) {
             if let v = values[p.name] { KeyValueCoding.setManaged(object, p, v, policy: policy) }
         }
         return object

@@ -32,6 +32,11 @@ final class RealmCore {
     private var dynamicInfos: [UInt32: ClassInfo] = [:]
     /// False for the cores a migration borrows the file's handle and transaction for.
     private let ownsHandle: Bool
+    /// True for the cores a migration runs its block with (old and new views): primary keys
+    /// may be written there, as RealmSwift allows during a migration.
+    let isMigration: Bool
+    /// Whether `deinit` ends the transaction of a borrowed handle (a migration's old view).
+    private let ownsTxn: Bool
     /// What the instance cache references weakly (see `Anchor`).
     let anchor = Anchor()
 
@@ -56,6 +61,8 @@ final class RealmCore {
         self.queue = queue
         self.thread = queue == nil ? pthread_self() : nil
         self.ownsHandle = true
+        self.isMigration = false
+        self.ownsTxn = true
         self.url = config.inMemoryIdentifier == nil ? URL(fileURLWithPath: config.path) : nil
         if config.encryptionKey != nil {
             throw Realm.Error(.fail, "Encryption is not supported by this version of SwiftStore; "
@@ -88,11 +95,23 @@ final class RealmCore {
         self.schema = Schema(target)
         bindClasses()
         anchor.core = .passUnretained(self)
+        RealmCore.openPaths.withLock { $0[config.path, default: 0] += 1 }
+    }
+
+    /// How many instances of this process have each file open (for `Realm.deleteFiles`).
+    static let openPaths = Mutex<[String: Int]>([:])
+
+    /// Whether an instance in this process has the file at `path` open.
+    static func isOpen(_ path: String) -> Bool {
+        openPaths.withLock { ($0[path] ?? 0) > 0 }
     }
 
     /// A core over a handle and transaction owned by someone else (a migration in progress),
     /// seeing `schemas` (every class read dynamically).
-    init(borrowing db: OpaquePointer, txn: OpaquePointer, schemas: [ObjectSchema], config: Realm.Configuration) {
+    init(borrowing db: OpaquePointer, txn: OpaquePointer, schemas: [ObjectSchema], config: Realm.Configuration,
+         ownsTransaction: Bool) {
+        self.isMigration = true
+        self.ownsTxn = ownsTransaction
         self.config = config
         self.queue = nil
         self.thread = pthread_self()
@@ -104,9 +123,9 @@ final class RealmCore {
         bindClasses()
     }
 
-    /// Whether two cores read through one transaction (a migration's old and new views).
-    func sharesTransaction(with other: RealmCore) -> Bool {
-        _txn != nil && _txn == other._txn
+    /// Whether two cores are a migration's views of one file (old snapshot and new schema).
+    func isMigrationView(of other: RealmCore) -> Bool {
+        isMigration && other.isMigration && db == other.db
     }
 
     /// Re-resolves the columns after a migration renamed or removed some.
@@ -117,7 +136,15 @@ final class RealmCore {
 
     deinit {
         anchor.core = nil
-        guard ownsHandle else { return }
+        guard ownsHandle else {
+            if ownsTxn, let t = _txn { cs_txn_end(t) }
+            return
+        }
+        let path = config.path
+        RealmCore.openPaths.withLock { counts in
+            counts[path, default: 1] -= 1
+            if counts[path] == 0 { counts[path] = nil }
+        }
         if let t = _txn { cs_txn_end(t) }
         cs_db_close(db)
     }
@@ -196,7 +223,7 @@ final class RealmCore {
             var table: UInt32 = 0
             CoreCall.must(cs_table_find(t, s.className, &table), "Finding table \(s.className)")
             let info = ClassInfo(schema: s, table: table)
-            for (i, p) in s.properties.enumerated() where p.type != .linkingObjects {
+            for (i, p) in s.allProperties.enumerated() where p.type != .linkingObjects {
                 var col: UInt32 = 0
                 CoreCall.must(cs_column_find(t, table, p.columnName, &col), "Finding column \(p.columnName)")
                 info.columns[i] = col
@@ -206,7 +233,7 @@ final class RealmCore {
             infosByTable[table] = info
         }
         for info in infosByName.values {
-            for (i, p) in info.objectSchema.properties.enumerated() {
+            for (i, p) in info.objectSchema.allProperties.enumerated() {
                 guard let target = p.objectClassName.flatMap({ infosByName[$0] }) else { continue }
                 info.targets[i] = target
                 if p.type == .linkingObjects, let origin = p.linkOriginPropertyName,

@@ -51,12 +51,43 @@ enum DynamicAccess {
                 if p.isSet { return MutableSet<DynamicObject>(managedBy: object, column: col) }
                 return Map<String, DynamicObject?>(managedBy: object, column: col)
             }
-            if p.isArray { return List<AnyRealmValue>(managedBy: object, column: col) }
-            if p.isSet { return MutableSet<AnyRealmValue>(managedBy: object, column: col) }
-            return Map<String, AnyRealmValue>(managedBy: object, column: col)
+            return typedCollection(p, ManagedCollection(owner: object, column: col))
         }
         if p.type == .any { return AnyRealmValue._rlmGet(object, col) }
         return swiftValue(object.readColumn(col))
+    }
+
+    /// A managed collection of values typed by the property (`List<Int>`, `List<String?>`,
+    /// `MutableSet<Date>`, `Map<String, Double>`...), as RealmSwift's dynamic API returns them.
+    static func typedCollection(_ p: Property, _ c: ManagedCollection) -> Any {
+        func make<T: RealmCollectionValue>(_: T.Type) -> Any {
+            if p.isArray { return List<T>(managed: c) }
+            if p.isSet { return MutableSet<T>(managed: c) }
+            return Map<String, T>(managed: c)
+        }
+        switch (p.type, p.isOptional) {
+        case (.int, false): return make(Int.self)
+        case (.int, true): return make(Int?.self)
+        case (.bool, false): return make(Bool.self)
+        case (.bool, true): return make(Bool?.self)
+        case (.float, false): return make(Float.self)
+        case (.float, true): return make(Float?.self)
+        case (.double, false): return make(Double.self)
+        case (.double, true): return make(Double?.self)
+        case (.string, false): return make(String.self)
+        case (.string, true): return make(String?.self)
+        case (.data, false): return make(Data.self)
+        case (.data, true): return make(Data?.self)
+        case (.date, false): return make(Date.self)
+        case (.date, true): return make(Date?.self)
+        case (.objectId, false): return make(ObjectId.self)
+        case (.objectId, true): return make(ObjectId?.self)
+        case (.decimal128, false): return make(Decimal128.self)
+        case (.decimal128, true): return make(Decimal128?.self)
+        case (.UUID, false): return make(UUID.self)
+        case (.UUID, true): return make(UUID?.self)
+        default: return make(AnyRealmValue.self)
+        }
     }
 
     /// A core value as the Swift value the dynamic API returns.
@@ -128,7 +159,7 @@ enum DynamicAccess {
         if p.type == .object {
             if let o = KeyValueCoding.unwrap(value) as? ObjectBase {
                 if o.core === core || o.core == nil { return .object(o) }
-                if let other = o.core, other.sharesTransaction(with: core), let table = o.info?.table,
+                if let other = o.core, other.isMigrationView(of: core), let table = o.info?.table,
                    let same = core.infosByTable[table] {
                     // The same row seen through the other schema of a migration.
                     return .object(core.object(same, key: o.cobj.key))

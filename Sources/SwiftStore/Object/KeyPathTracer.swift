@@ -46,7 +46,7 @@ final class KeyPathTracer {
         let object = type.init()
         object.tracer = tracer
         let schema = SchemaDiscovery.objectSchema(for: type)
-        for (i, p) in schema.properties.enumerated() {
+        for (i, p) in schema.allProperties.enumerated() {
             p.field?.trace(at: KeyValueCoding.address(object, p.offset), index: i)
         }
         return object
@@ -57,7 +57,7 @@ final class KeyPathTracer {
     static func traced<Value: _Persistable>(_ object: ObjectBase, _ index: Int, _: Value.Type) -> Value {
         guard let tracer = object.tracer else { return Value._rlmDefaultValue() }
         let schema = SchemaDiscovery.objectSchema(for: type(of: object))
-        tracer.names.append(schema.properties[index].name)
+        tracer.names.append(schema.allProperties[index].name)
         let shape = Value._rlmShape
         if shape.type == .object, shape.collection == .none, let linked = shape.objectType {
             let next = makeTracingInstance(of: linked, tracer)

@@ -72,7 +72,9 @@ enum KeyValueCoding {
         let v: Any = value ?? NSNull()
         if object.core != nil {
             _ = object.verifyWritable()
-            if p.isPrimary { preconditionFailure("Primary key can't be changed after an object is inserted.") }
+            if p.isPrimary && !object.core!.isMigration {
+                preconditionFailure("Primary key can't be changed after an object is inserted.")
+            }
             setManaged(object, p, v, policy: .error)
             return
         }

@@ -134,8 +134,11 @@ extension Realm {
     }
 
     /// The block a migration runs: the migration and the file's previous schema version.
-    public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
+    public typealias MigrationBlock = SwiftStore.MigrationBlock
 }
+
+/// The block a migration runs: the migration and the file's previous schema version.
+public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
 
 /// A list of model classes that can cross threads (class metatypes are immutable).
 struct TypeList: @unchecked Sendable, Equatable {

@@ -29,7 +29,7 @@ extension Realm {
             /// The file's format must be upgraded, and the open does not allow writing.
             public static let fileFormatUpgradeRequired = Code(rawValue: 6)
             /// A file operation (delete, copy) failed.
-            public static let fileOperationFailed = Code(rawValue: 7)
+            public static let fileOperationFailed = Code(rawValue: 19)
             /// The lock file was made by an incompatible version of the library.
             public static let incompatibleLockFile = Code(rawValue: 8)
             /// Mapping the file ran out of address space or memory.
@@ -37,9 +37,15 @@ extension Realm {
             /// The models do not match the file's schema and no migration was asked for.
             public static let schemaMismatch = Code(rawValue: 10)
             /// The file is not a database or is damaged.
-            public static let invalidDatabase = Code(rawValue: 11)
+            public static let invalidDatabase = Code(rawValue: 20)
             /// The file was written by a newer version of the library.
-            public static let unsupportedFileFormatVersion = Code(rawValue: 12)
+            public static let unsupportedFileFormatVersion = Code(rawValue: 16)
+            /// The Realm is open, so its files cannot be deleted or replaced.
+            public static let alreadyOpen = Code(rawValue: 12)
+            /// An argument was not valid.
+            public static let invalidInput = Code(rawValue: 13)
+            /// The disk is full.
+            public static let outOfDiskSpace = Code(rawValue: 14)
 
             /// The code's name ("fileNotFound").
             public var description: String {
@@ -56,6 +62,9 @@ extension Realm {
                 case .schemaMismatch: return "schemaMismatch"
                 case .invalidDatabase: return "invalidDatabase"
                 case .unsupportedFileFormatVersion: return "unsupportedFileFormatVersion"
+                case .alreadyOpen: return "alreadyOpen"
+                case .invalidInput: return "invalidInput"
+                case .outOfDiskSpace: return "outOfDiskSpace"
                 default: return "code \(rawValue)"
                 }
             }
@@ -108,6 +117,12 @@ extension Realm {
         public static var invalidDatabase: Code { .invalidDatabase }
         /// See ``Code/unsupportedFileFormatVersion``.
         public static var unsupportedFileFormatVersion: Code { .unsupportedFileFormatVersion }
+        /// See ``Code/alreadyOpen``.
+        public static var alreadyOpen: Code { .alreadyOpen }
+        /// See ``Code/invalidInput``.
+        public static var invalidInput: Code { .invalidInput }
+        /// See ``Code/outOfDiskSpace``.
+        public static var outOfDiskSpace: Code { .outOfDiskSpace }
     }
 }
 

@@ -244,6 +244,10 @@ public struct Realm: Equatable {
     @discardableResult
     public static func deleteFiles(for config: Configuration) throws -> Bool {
         let path = config.path
+        if RealmCore.isOpen(path) {
+            throw Realm.Error(.alreadyOpen, "Cannot delete files of an open Realm: '\(path)' is still in use.",
+                              fileURL: URL(fileURLWithPath: path))
+        }
         var existed = false
         for p in [path, path + ".lock"] where FileManager.default.fileExists(atPath: p) {
             existed = existed || p == path
@@ -255,6 +259,14 @@ public struct Realm: Equatable {
             }
         }
         return existed
+    }
+
+    /// Opens the Realm of `configuration` only to run its migration (if its schema version is
+    /// higher than the file's), then closes it.
+    ///
+    /// - Throws: what opening throws.
+    public static func performMigration(for configuration: Configuration = .defaultConfiguration) throws {
+        _ = try RealmCore.open(configuration, queue: nil)
     }
 
     /// Instances are equal when they are the same cached instance.
@@ -269,7 +281,11 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     var opts = cs_options()
     opts.flags = UInt32(CS_OPEN_READONLY)
     var db: OpaquePointer?
-    try CoreCall.check(cs_db_open(fileURL.path, &opts, &db), "Opening \(fileURL.path)", url: fileURL)
+    let rc = cs_db_open(fileURL.path, &opts, &db)
+    if rc == Int32(CS_NOTFOUND) {
+        throw Realm.Error(.invalidDatabase, "Realm at path '\(fileURL.path)' has not been initialized.", fileURL: fileURL)
+    }
+    try CoreCall.check(rc, "Opening \(fileURL.path)", url: fileURL)
     defer { cs_db_close(db) }
     var txn: OpaquePointer?
     try CoreCall.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn), "Reading \(fileURL.path)", url: fileURL)

@@ -26,53 +26,74 @@ public final class Migration {
     /// The schema of the models.
     public let newSchema: Schema
 
+    /// The file as it was before the migration (its own read transaction).
     let oldCore: RealmCore
+    /// The file as the migration writes it (the write transaction, models' schema).
     let newCore: RealmCore
     let txn: OpaquePointer
-    /// Old column names of properties being dropped or retyped, per class (for renames).
-    var renamed: [String: [String: String]] = [:]
+    /// The model class of each class name, for initial values of created objects.
+    let modelTypes: [String: ObjectBase.Type]
 
-    init(oldCore: RealmCore, newCore: RealmCore, txn: OpaquePointer) {
+    init(oldCore: RealmCore, newCore: RealmCore, txn: OpaquePointer, modelTypes: [String: ObjectBase.Type]) {
         self.oldCore = oldCore
         self.newCore = newCore
         self.txn = txn
+        self.modelTypes = modelTypes
         self.oldSchema = oldCore.schema
-        self.newSchema = newCore.schema
+        self.newSchema = Schema(newCore.schema.objectSchema.map { s in
+            ObjectSchema(className: s.className, properties: s.allProperties,
+                         objectClass: modelTypes[s.className] ?? DynamicObject.self, isEmbedded: s.isEmbedded)
+        })
     }
 
-    /// Calls `block` for every object of the class named `typeName`, with the object as the old
-    /// schema sees it and as the new one does (nil where the class does not exist).
+    /// Calls `block` for every object the class named `typeName` had before the migration and
+    /// still has, with the object as it was (`oldObject`) and as the new schema sees it
+    /// (`newObject`). Objects deleted during the migration are skipped, and so are objects
+    /// created during it. For a class the models dropped, `newObject` is nil; for a class the
+    /// file did not have, `oldObject` is nil and the objects are those created so far.
     public func enumerateObjects(ofType typeName: String, _ block: (MigrationObject?, MigrationObject?) -> Void) {
         let oldInfo = oldCore.info(named: typeName)
         let newInfo = newCore.info(named: typeName)
-        guard let table = (oldInfo ?? newInfo)?.table else { return }
         let keys = oldInfo.map { oldCore.allKeys($0) } ?? newInfo.map { newCore.allKeys($0) } ?? []
         for key in keys {
-            var probe = cs_obj()
-            guard cs_obj_open(txn, table, key, &probe) == 0 else { continue }
             let old = oldInfo.map { oldCore.object($0, key: key) as! DynamicObject }
-            let new = newInfo.map { newCore.object($0, key: key) as! DynamicObject }
+            var new: DynamicObject?
+            if let newInfo {
+                var probe = cs_obj()
+                guard cs_obj_open(txn, newInfo.table, key, &probe) == 0 else { continue }
+                new = newCore.object(newInfo, key: key) as? DynamicObject
+            }
             block(old, new)
         }
     }
 
-    /// Creates an object of the class named `typeName` in the new schema.
+    /// Creates an object of the class named `typeName` in the new schema. Properties not in
+    /// `value` get the model's initial values.
     @discardableResult
     public func create(_ typeName: String, value: Any = [String: Any]()) -> MigrationObject {
         guard let info = newCore.info(named: typeName) else {
             preconditionFailure("Object type '\(typeName)' is not in the new schema")
         }
-        return newCore.create(info, value: value, policy: .error) as! DynamicObject
+        var values: [String: Any] = [:]
+        if let type = modelTypes[typeName] {
+            let model = type.init()
+            for p in info.objectSchema.properties {
+                values[p.name] = KeyValueCoding.value(model, forKey: p.name) ?? NSNull()
+            }
+        }
+        for (k, v) in KeyValueCoding.propertyValues(info.objectSchema, from: value) { values[k] = v }
+        return newCore.create(info, value: values, policy: .error) as! DynamicObject
     }
 
-    /// Deletes an object.
+    /// Deletes an object (given as its old or its new view).
     public func delete(_ object: MigrationObject) {
-        if object.core === newCore || object.core === oldCore {
-            CoreCall.must(cs_obj_delete(&object.cobj), "Deleting an object")
-            newCore.didMutate()
-        } else {
+        guard object.core === newCore || object.core === oldCore, let table = object.info?.table else {
             preconditionFailure("Can only delete objects of this migration")
         }
+        var row = cs_obj()
+        guard cs_obj_open(txn, table, object.cobj.key, &row) == 0 else { return }
+        CoreCall.must(cs_obj_delete(&row), "Deleting an object")
+        newCore.didMutate()
     }
 
     /// Deletes every object of the class named `typeName`, and the class itself if the new
@@ -83,7 +104,7 @@ public final class Migration {
         guard cs_table_find(txn, typeName, &table) == 0 else { return false }
         CoreCall.must(cs_table_clear(txn, table), "Deleting the objects of \(typeName)")
         if newCore.info(named: typeName) == nil {
-            // Links from other old tables would keep it; those columns go first.
+            // Link columns of other classes would keep the table; they go first.
             for t in SchemaSync.fileTables(txn) where t.key != table {
                 for c in t.columns where c.info.type == CS_TYPE_LINK && c.info.target == table {
                     CoreCall.must(cs_column_remove(txn, t.key, c.key), "Removing a link to \(typeName)")
@@ -91,13 +112,12 @@ public final class Migration {
             }
             CoreCall.must(cs_table_remove(txn, table), "Removing the class \(typeName)")
         }
-        oldCore.rebind()
         newCore.rebind()
         return true
     }
 
-    /// Moves the values of property `oldName` to the new schema's property `newName` of the class
-    /// `typeName` (the two must have the same type).
+    /// Moves the values of the old property `oldName` to the new schema's property `newName` of
+    /// the class `typeName` (the two must have the same type). The old view keeps the old name.
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         var table: UInt32 = 0
         guard cs_table_find(txn, typeName, &table) == 0 else {
@@ -110,6 +130,7 @@ public final class Migration {
         guard cs_column_find(txn, table, oldName, &oldCol) == 0 else {
             preconditionFailure("Cannot rename property '\(typeName).\(oldName)': it does not exist")
         }
+        if oldName == p.columnName { return }
         var newCol: UInt32 = 0
         if cs_column_find(txn, table, p.columnName, &newCol) == 0 {
             var a = cs_column_info(), b = cs_column_info()
@@ -121,7 +142,6 @@ public final class Migration {
             CoreCall.must(cs_column_remove(txn, table, newCol), "Renaming a property")
         }
         CoreCall.must(cs_column_rename(txn, table, oldCol, p.columnName), "Renaming a property")
-        oldCore.rebind()
         newCore.rebind()
     }
 
@@ -131,56 +151,52 @@ public final class Migration {
     /// configuration's block.
     static func run(_ target: [ObjectSchema], file: [SchemaSync.FileTable], config: Realm.Configuration,
                     db: OpaquePointer, txn: OpaquePointer, fromVersion: UInt64, url: URL?) throws {
-        var oldSchemas = file.map { oldObjectSchema($0, tables: file) }
-        var copyAfterAdd: [(table: UInt32, from: UInt32, to: String)] = []
+        // The old view reads the version the write began on, through its own transaction.
+        var oldTxn: OpaquePointer?
+        try CoreCall.check(cs_txn_begin(db, Int32(CS_TXN_READ), &oldTxn), "Reading the file before migrating", url: url)
+        let oldCore = RealmCore(borrowing: db, txn: oldTxn!, schemas: file.map { oldObjectSchema($0, tables: file) },
+                                config: config, ownsTransaction: true)
 
-        // Retyped properties: keep the old column under a temporary name until the block ran.
+        // Primary keys are off while the block runs (it may rewrite them); set again after.
+        for t in file where t.primary != CS_NONE {
+            try CoreCall.check(cs_table_set_primary_key(txn, t.key, CS_NONE), "Clearing a primary key", url: url)
+        }
+
+        // A retyped property gets a new column; one only made optional or required keeps its
+        // values (nulls become the default).
+        var copies: [(table: UInt32, from: UInt32, to: String)] = []
         for s in target {
             guard let t = file.first(where: { $0.name == s.className }) else { continue }
-            if t.columns.contains(where: { $0.key == t.primary }),
-               s.primaryKeyProperty?.columnName != t.columns.first(where: { $0.key == t.primary })?.name {
-                try CoreCall.check(cs_table_set_primary_key(txn, t.key, CS_NONE), "Clearing a primary key", url: url)
-            }
             for p in s.storedProperties {
                 guard let c = t.column(p.columnName) else { continue }
                 let spec = SchemaSync.columnSpec(p)
                 let nullable = c.info.flags & UInt32(CS_COL_NULLABLE) != 0
-                var targetName: String?
-                if c.info.type == CS_TYPE_LINK { targetName = file.first { $0.key == c.info.target }?.name }
+                let targetName = c.info.type == CS_TYPE_LINK ? file.first { $0.key == c.info.target }?.name : nil
                 let sameType = c.info.type == spec.type && c.info.coll == spec.coll
                     && (spec.type != CS_TYPE_LINK || targetName == p.objectClassName)
                 if sameType && nullable == spec.nullable { continue }
-                var tempName = "__old_" + p.columnName
-                var probe: UInt32 = 0
-                while cs_column_find(txn, t.key, tempName, &probe) == 0 { tempName = "_" + tempName }
-                if c.key == t.primary {
-                    try CoreCall.check(cs_table_set_primary_key(txn, t.key, CS_NONE), "Clearing a primary key", url: url)
-                }
-                try CoreCall.check(cs_column_rename(txn, t.key, c.key, tempName), "Renaming a column", url: url)
-                if let i = oldSchemas.firstIndex(where: { $0.className == s.className }) {
-                    oldSchemas[i] = oldSchemas[i].renamingColumn(p.columnName, to: tempName)
-                }
-                if sameType { copyAfterAdd.append((t.key, c.key, p.columnName)) }
+                if sameType { copies.append((t.key, c.key, p.columnName)) }
+                try CoreCall.check(cs_column_remove(txn, t.key, c.key), "Replacing '\(s.className).\(p.name)'", url: url)
             }
         }
 
         try SchemaSync.createMissing(target, txn: txn, url: url, setPrimaryKeys: false)
 
-        // A property only made optional or required keeps its values (nulls become defaults).
-        for job in copyAfterAdd {
+        for job in copies {
             var to: UInt32 = 0
             try CoreCall.check(cs_column_find(txn, job.table, job.to, &to), "Finding \(job.to)")
-            try copyColumn(txn, table: job.table, from: job.from, to: to, url: url)
+            try copyColumn(from: oldTxn!, job.from, to: txn, to, table: job.table, url: url)
         }
 
         let dynamicTarget = target.map {
-            ObjectSchema(className: $0.className, properties: $0.properties, objectClass: DynamicObject.self,
+            ObjectSchema(className: $0.className, properties: $0.allProperties, objectClass: DynamicObject.self,
                          isEmbedded: $0.isEmbedded)
         }
-        let oldCore = RealmCore(borrowing: db, txn: txn, schemas: oldSchemas, config: config)
-        let newCore = RealmCore(borrowing: db, txn: txn, schemas: dynamicTarget, config: config)
+        let newCore = RealmCore(borrowing: db, txn: txn, schemas: dynamicTarget, config: config, ownsTransaction: false)
         if let block = config.migrationBlock {
-            let migration = Migration(oldCore: oldCore, newCore: newCore, txn: txn)
+            var models: [String: ObjectBase.Type] = [:]
+            for s in target { models[s.className] = s.objectClass }
+            let migration = Migration(oldCore: oldCore, newCore: newCore, txn: txn, modelTypes: models)
             block(migration, fromVersion)
         }
 
@@ -190,20 +206,21 @@ public final class Migration {
             guard let s = target.first(where: { $0.className == table.name }) else { continue }
             let keep = Set(s.storedProperties.map(\.columnName))
             for c in table.columns where !keep.contains(c.name) {
-                if c.key == table.primary {
-                    try CoreCall.check(cs_table_set_primary_key(txn, table.key, CS_NONE), "Clearing a primary key")
-                }
                 try CoreCall.check(cs_column_remove(txn, table.key, c.key), "Removing '\(s.className).\(c.name)'", url: url)
             }
+        }
+        // Primary keys of dropped classes come back as they were.
+        for t in file where t.primary != CS_NONE && !target.contains(where: { $0.className == t.name }) {
+            var table: UInt32 = 0
+            guard cs_table_find(txn, t.name, &table) == 0 else { continue }
+            let rc = cs_table_set_primary_key(txn, table, t.primary)
+            if rc != 0 && rc != Int32(CS_NOTFOUND) { try CoreCall.check(rc, "Restoring a primary key", url: url) }
         }
         for s in target {
             guard let pk = s.primaryKeyProperty else { continue }
             var t: UInt32 = 0, c: UInt32 = 0
             try CoreCall.check(cs_table_find(txn, s.className, &t), "Finding \(s.className)")
             try CoreCall.check(cs_column_find(txn, t, pk.columnName, &c), "Finding \(pk.name)")
-            var ti = cs_table_info()
-            try CoreCall.check(cs_table_info_get(txn, t, &ti), "Reading \(s.className)")
-            if ti.primary == c { continue }
             let rc = cs_table_set_primary_key(txn, t, c)
             if rc == Int32(CS_CONSTRAINT) {
                 throw Realm.Error(.fail, "Primary key property '\(s.className).\(pk.name)' has duplicate values "
@@ -212,23 +229,27 @@ public final class Migration {
             try CoreCall.check(rc, "Making '\(s.className).\(pk.name)' the primary key", url: url)
         }
         try SchemaSync.applyIndexes(target, txn: txn, url: url)
+        oldCore.didMutate()
     }
 
-    /// Copies every value of one column into another of the same type (nulls become the
-    /// column's default when it is required).
-    private static func copyColumn(_ txn: OpaquePointer, table: UInt32, from: UInt32, to: UInt32, url: URL?) throws {
+    /// Copies every value of a column of the old snapshot into a column of the write
+    /// transaction (nulls are skipped when the new column is required: they keep its default).
+    private static func copyColumn(from oldTxn: OpaquePointer, _ from: UInt32, to txn: OpaquePointer, _ to: UInt32,
+                                   table: UInt32, url: URL?) throws {
         var it = cs_iter()
-        try CoreCall.check(cs_iter_init(&it, txn, table), "Iterating a table")
-        var o = cs_obj()
+        try CoreCall.check(cs_iter_init(&it, oldTxn, table), "Iterating a table")
         var ci = cs_column_info()
         try CoreCall.check(cs_column_info_get(txn, table, to, &ci), "Reading a column")
+        if ci.coll != CS_COLL_NONE { return }
         let nullable = ci.flags & UInt32(CS_COL_NULLABLE) != 0
+        var o = cs_obj()
         while cs_iter_next(&it, &o) == 0 {
             var v = cs_value()
             try CoreCall.check(cs_obj_get(&o, from, &v), "Reading a value")
             if v.type == CS_TYPE_NULL && !nullable { continue }
-            if ci.coll != CS_COLL_NONE { continue }
-            try CoreCall.check(cs_obj_set(&o, to, &v), "Copying a value", url: url)
+            var row = cs_obj()
+            guard cs_obj_open(txn, table, o.key, &row) == 0 else { continue }
+            try CoreCall.check(cs_obj_set(&row, to, &v), "Copying a value", url: url)
         }
     }
 
@@ -259,7 +280,9 @@ public final class Migration {
             case CS_COLL_MAP: coll = .map
             default: coll = .none
             }
-            let shape = _PropertyShape(type, optional: c.info.flags & UInt32(CS_COL_NULLABLE) != 0, collection: coll)
+            let nullable = c.info.flags & UInt32(CS_COL_NULLABLE) != 0
+            let shape = _PropertyShape(type, optional: nullable && type != .any && !(type == .object && coll != .none),
+                                       collection: coll)
             let target = type == .object ? tables.first { $0.key == c.info.target }?.name : nil
             props.append(Property(name: c.name, columnName: c.name, shape: shape,
                                   indexed: c.info.flags & UInt32(CS_COL_INDEXED) != 0, primary: c.key == t.primary,

@@ -3,8 +3,11 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
     /// The class name (the model's `className()`, by default its Swift name).
     public let className: String
     /// The persisted properties, superclass properties first, each class's in declaration
-    /// order. LinkingObjects properties are included (they have no stored column).
+    /// order. LinkingObjects properties are not listed here (they are computed), but the
+    /// subscript finds them.
     public let properties: [Property]
+    /// Every property, LinkingObjects included: what the object layer indexes by position.
+    let allProperties: [Property]
     /// The model class, or `DynamicObject` for a schema read from a file.
     public let objectClass: ObjectBase.Type
     /// Whether objects of this class are embedded in an owner.
@@ -18,7 +21,8 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
 
     init(className: String, properties: [Property], objectClass: ObjectBase.Type, isEmbedded: Bool) {
         self.className = className
-        self.properties = properties
+        self.allProperties = properties
+        self.properties = properties.filter { $0.type != .linkingObjects }
         self.objectClass = objectClass
         self.isEmbedded = isEmbedded
         self.primaryKeyProperty = properties.first { $0.isPrimary }
@@ -29,21 +33,21 @@ public final class ObjectSchema: CustomStringConvertible, Equatable, @unchecked 
 
     /// The property named `propertyName`, or nil.
     public subscript(propertyName: String) -> Property? {
-        byName[propertyName].map { properties[$0] }
+        byName[propertyName].map { allProperties[$0] }
     }
 
     /// Properties whose values live in columns (everything but LinkingObjects).
-    var storedProperties: [Property] { properties.filter { $0.type != .linkingObjects } }
+    var storedProperties: [Property] { properties }
 
     /// `Dog { name { type = string; ... } ... }`, as RealmSwift prints object schemas.
     public var description: String {
         let body = properties.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") }
-        return "\(className) {\n" + body.joined(separator: "\n") + "\n}"
+        return "\(className)\(isEmbedded ? " (embedded)" : "") {\n" + body.joined(separator: "\n") + "\n}"
     }
 
     /// Object schemas are equal when their names, embedding and properties are.
     public static func == (a: ObjectSchema, b: ObjectSchema) -> Bool {
-        a.className == b.className && a.isEmbedded == b.isEmbedded && a.properties == b.properties
+        a.className == b.className && a.isEmbedded == b.isEmbedded && a.allProperties == b.allProperties
     }
 }
 

@@ -50,25 +50,23 @@ public struct Property: CustomStringConvertible, Equatable, @unchecked Sendable 
     /// Whether it is a collection (List, MutableSet or Map).
     var isCollection: Bool { isArray || isSet || isMap }
 
-    /// `name { type = int; indexed = YES; ... }`, as RealmSwift prints properties.
+    /// `name { type = int; columnName = name; indexed = NO; ... }`, as RealmSwift prints
+    /// properties (the element type for collections; the class lines only for links).
     public var description: String {
-        var kind = type.description
-        if isArray { kind = "array<\(kind)>" } else if isSet { kind = "set<\(kind)>" }
-        else if isMap { kind = "map<string, \(kind)>" }
-        return """
-            \(name) {
-            \ttype = \(kind);
-            \tcolumnName = \(columnName);
-            \tobjectClassName = \(objectClassName ?? "(null)");
-            \tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");
-            \tindexed = \(isIndexed ? "YES" : "NO");
-            \tisPrimary = \(isPrimary ? "YES" : "NO");
-            \tarray = \(isArray ? "YES" : "NO");
-            \tset = \(isSet ? "YES" : "NO");
-            \tdictionary = \(isMap ? "YES" : "NO");
-            \toptional = \(isOptional ? "YES" : "NO");
-            }
-            """
+        var lines = ["\(name) {", "\ttype = \(type);"]
+        if type == .object || type == .linkingObjects {
+            lines.append("\tobjectClassName = \(objectClassName ?? "(null)");")
+            lines.append("\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");")
+        }
+        lines.append("\tcolumnName = \(columnName);")
+        lines.append("\tindexed = \(isIndexed ? "YES" : "NO");")
+        lines.append("\tisPrimary = \(isPrimary ? "YES" : "NO");")
+        lines.append("\tarray = \(isArray ? "YES" : "NO");")
+        lines.append("\tset = \(isSet ? "YES" : "NO");")
+        lines.append("\tdictionary = \(isMap ? "YES" : "NO");")
+        lines.append("\toptional = \(isOptional ? "YES" : "NO");")
+        lines.append("}")
+        return lines.joined(separator: "\n")
     }
 
     /// Properties are equal when every public attribute is.

@@ -79,7 +79,7 @@ enum SchemaDiscovery {
         let byName = Dictionary(schemas.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
         for s in schemas {
             var primaries = 0
-            for p in s.properties {
+            for p in s.allProperties {
                 if p.isPrimary {
                     primaries += 1
                     if s.isEmbedded {
@@ -112,6 +112,9 @@ enum SchemaDiscovery {
                         errors.append("Set property '\(s.className).\(p.name)' cannot contain embedded objects.")
                     }
                 }
+            }
+            if let named = s.objectClass.primaryKey(), s.objectClass != DynamicObject.self, s[named] == nil {
+                errors.append("Specified primary key '\(s.className).\(named)' does not exist.")
             }
             if primaries > 1 {
                 errors.append("Class '\(s.className)' has more than one primary key.")

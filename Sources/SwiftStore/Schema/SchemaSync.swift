@@ -74,6 +74,8 @@ enum SchemaSync {
         return (type, coll, nullable)
     }
 
+    /// A column type as realm-core names it in messages: "int", "string?", "array<int>",
+    /// "set<string>", "dictionary<string, int>", "<Dog>" for a link, "array<Dog>".
     static func typeName(_ t: cs_type, _ coll: cs_coll_kind, _ nullable: Bool, target: String?) -> String {
         var s: String
         switch t {
@@ -88,15 +90,14 @@ enum SchemaSync {
         case CS_TYPE_DECIMAL: s = "decimal128"
         case CS_TYPE_UUID: s = "uuid"
         case CS_TYPE_MIXED: s = "mixed"
-        case CS_TYPE_LINK: s = "<\(target ?? "?")>"
+        case CS_TYPE_LINK: s = target ?? "?"
         default: s = "?"
         }
-        if nullable && t != CS_TYPE_LINK && t != CS_TYPE_MIXED { s += "?" }
         switch coll {
-        case CS_COLL_LIST: return "array\(s)"
-        case CS_COLL_SET: return "set\(s)"
-        case CS_COLL_MAP: return "map<string, \(s)>"
-        default: return s
+        case CS_COLL_LIST: return "array<\(s)>"
+        case CS_COLL_SET: return "set<\(s)>"
+        case CS_COLL_MAP: return "dictionary<string, \(s)>"
+        default: return t == CS_TYPE_LINK ? "<\(s)>" : s
         }
     }
 
@@ -159,7 +160,7 @@ enum SchemaSync {
         let missingIndexes = indexChanges(target, file)
 
         if !isNew && config.schemaVersion < fileVersion {
-            throw Realm.Error(.schemaMismatch, "Provided schema version \(config.schemaVersion) is less than "
+            throw Realm.Error(.fail, "Provided schema version \(config.schemaVersion) is less than "
                               + "last set version \(fileVersion).", fileURL: url)
         }
         let needsMigration = !isNew && config.schemaVersion > fileVersion

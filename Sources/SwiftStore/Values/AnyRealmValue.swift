@@ -147,7 +147,7 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
 }
 
 extension AnyRealmValue: RealmCollectionValue {
-    public static var _rlmShape: _PropertyShape { _PropertyShape(.any, optional: true) }
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.any) }
     public static func _rlmDefaultValue() -> AnyRealmValue { .none }
     public static func _rlmDecode(_ stored: _Stored) -> AnyRealmValue {
         switch stored.value {
