@@ -414,8 +414,8 @@ private func unmanagedSets(_ a: [Int], _ b: [Int],
         m.merge(["d": 4, "b": 5]) { old, new in old + new }
         #expect(m["b"] == 25 && m["d"] == 4)
         #expect(m.count == 2)
-        let hasD4 = m.contains(where: { (e: (key: String, value: Int)) in e.key == "d" && e.value == 4 })
-        let has99 = m.contains(where: { (e: (key: String, value: Int)) in e.value == 99 })
+        let hasD4 = m.contains(where: { key, value in key == "d" && value == 4 })
+        let has99 = m.contains(where: { _, value in value == 99 })
         #expect(hasD4)
         #expect(!has99)
     }

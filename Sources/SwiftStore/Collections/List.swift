@@ -197,12 +197,13 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     /// Moves the elements at `offsets` to before `destination`, as SwiftUI's `onMove` asks.
     public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
-        var items = Array(self)
-        let moving = offsets.map { items[$0] }
-        let before = offsets.filter { $0 < destination }.count
-        for i in offsets.reversed() { items.remove(at: i) }
-        items.insert(contentsOf: moving, at: destination - before)
-        replaceSubrange(0..<count, with: items)
+        // Element moves (never remove + insert, which would delete embedded objects): the
+        // offsets below the destination, last first, end just before it; those at or above it,
+        // first first, start at it.
+        let below = offsets.filter { $0 < destination }
+        let above = offsets.filter { $0 >= destination }
+        for (k, offset) in below.reversed().enumerated() { move(from: offset, to: destination - 1 - k) }
+        for (k, offset) in above.enumerated() { move(from: offset, to: destination + k) }
     }
 
     /// Swaps the elements at `index1` and `index2`.
@@ -246,7 +247,7 @@ extension List: _RealmSchemaDiscoverable, _Persistable {
         for (i, e) in items.enumerated() { target.insert(e._rlmEncode().value, at: i, policy: policy) }
     }
     public static func _rlmFromAny(_ value: Any) -> List<Element>? {
-        if let l = value as? List<Element> { return l }
+        // Always a new list: an object made from another must not share its collections.
         guard let items = CollectionDescription.elements(of: value) else { return nil }
         let list = List<Element>()
         for item in items {

@@ -107,8 +107,8 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     public var values: [Value] { map(\.value) }
 
     /// Whether some entry satisfies `predicate`.
-    public func contains(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> Bool {
-        for e in self where try predicate((e.key, e.value)) { return true }
+    public func contains(where predicate: (_ key: Key, _ value: Value) throws -> Bool) rethrows -> Bool {
+        for e in self where try predicate(e.key, e.value) { return true }
         return false
     }
 
@@ -167,8 +167,11 @@ extension Map: _RealmSchemaDiscoverable, _Persistable {
         for (k, v) in items { target.mapSet(k._rlmKey, v._rlmEncode().value, policy: policy) }
     }
     public static func _rlmFromAny(_ value: Any) -> Map<Key, Value>? {
-        if let m = value as? Map<Key, Value> { return m }
         let map = Map<Key, Value>()
+        if let m = value as? Map<Key, Value> {
+            for e in m { map.unmanaged[e.key] = e.value }
+            return map
+        }
         if let dict = value as? [String: Any] {
             for (k, v) in dict {
                 guard let e = Value._rlmFromAny(v) else { return nil }

@@ -134,7 +134,6 @@ extension MutableSet: _RealmSchemaDiscoverable, _Persistable {
         for e in items { target.setInsert(e._rlmEncode().value, policy: policy) }
     }
     public static func _rlmFromAny(_ value: Any) -> MutableSet<Element>? {
-        if let s = value as? MutableSet<Element> { return s }
         guard let items = CollectionDescription.elements(of: value) else { return nil }
         let set = MutableSet<Element>()
         for item in items {

@@ -100,7 +100,7 @@ final class ManagedCollection {
         if v.type == CS_TYPE_DICT {
             return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key)))
         }
-        return core.stored(from: v)
+        return core.stored(from: v, dynamic: owner.isDynamic)
     }
 
     private func indexOutOfRange(_ i: Int, _ c: UnsafeMutablePointer<cs_coll>) -> Never {

@@ -67,11 +67,9 @@ extension RealmCore {
         }
         if schema.objectClass != DynamicObject.self {
             let object = schema.objectClass.init()
-            for (key, v) in values {
-                guard schema[key] != nil else {
-                    preconditionFailure("Invalid property name '\(key)' for class '\(schema.className)'.")
-                }
-                KeyValueCoding.setValue(object, v is NSNull ? nil : v, forKey: key)
+            for p in schema.properties {
+                guard let v = values[p.name] else { continue }
+                KeyValueCoding.setValue(object, v is NSNull ? nil : v, forKey: p.name)
             }
             add(object, policy: policy)
             return object

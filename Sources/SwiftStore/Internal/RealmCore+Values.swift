@@ -7,7 +7,7 @@ extension RealmCore {
     /// A Swift value from a C value read through this instance's transaction. Links become
     /// managed objects; a nested collection in a Mixed value reads as null here (callers that
     /// can hold one open it themselves).
-    func stored(from v: cs_value) -> StoredValue {
+    func stored(from v: cs_value, dynamic: Bool = false) -> StoredValue {
         switch v.type {
         case CS_TYPE_NULL: return .null
         case CS_TYPE_INT: return .int(v.v.i)
@@ -30,7 +30,7 @@ extension RealmCore {
             return .decimal(Decimal128(v.v.dec))
         case CS_TYPE_LINK:
             guard let info = infosByTable[v.v.link.table] else { return .null }
-            return .object(object(info, key: v.v.link.key))
+            return .object(object(dynamic ? dynamicInfo(info) : info, key: v.v.link.key))
         default:
             return .null
         }

@@ -42,7 +42,7 @@ enum DynamicAccess {
         let i = info.objectSchema.byName[p.name]!
         if p.type == .linkingObjects {
             guard let (table, col) = info.backlinks[i], let origin = info.targets[i] else { return nil }
-            return Results<DynamicObject>(core: core, source: .backlinks(object, table, col, origin))
+            return Results<DynamicObject>(core: core, source: .backlinks(object, table, col, core.dynamicInfo(origin)))
         }
         let col = info.columns[i]
         if p.isCollection {

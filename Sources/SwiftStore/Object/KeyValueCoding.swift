@@ -35,7 +35,7 @@ enum KeyValueCoding {
                 let col = p.type == .linkingObjects ? UInt32(i) : info.columns[i]
                 return unwrap(field.managedValue(object, column: col))
             }
-            if p.legacy, let box = legacyBox(object, p) { return unwrap(box.anyValue) }
+            if p.legacy, !object.isDynamic, let box = legacyBox(object, p) { return unwrap(box.anyValue) }
             return DynamicAccess.value(object, p, core: core, info: info)
         }
         if p.legacy, let box = legacyBox(object, p) { return unwrap(box.anyValue) }
@@ -97,7 +97,7 @@ enum KeyValueCoding {
             preconditionFailure("Cannot set the linking objects property '\(p.name)'")
         }
         let col = info.column(named: p.name)!
-        if p.legacy, let box = legacyBox(object, p) {
+        if p.legacy, !object.isDynamic, let box = legacyBox(object, p) {
             if !box.setAny(value) { invalidValue(value, p, info.objectSchema.className) }
             return
         }
@@ -149,13 +149,14 @@ enum KeyValueCoding {
     }
 
     /// Fills an unmanaged object from a dictionary, an array or another object.
+    /// Keys that are not properties are ignored, as RealmSwift reads only the schema's
+    /// properties from the value.
     static func fill(_ object: ObjectBase, from value: Any) {
         let schema = object.objectSchema
-        for (key, v) in propertyValues(schema, from: value) {
-            guard schema[key] != nil else {
-                preconditionFailure("Invalid property name '\(key)' for class '\(schema.className)'.")
-            }
-            setValue(object, v is NSNull ? nil : v, forKey: key)
+        let values = propertyValues(schema, from: value)
+        for p in schema.properties {
+            guard let v = values[p.name] else { continue }
+            setValue(object, v is NSNull ? nil : v, forKey: p.name)
         }
     }
 

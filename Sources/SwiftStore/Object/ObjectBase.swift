@@ -40,6 +40,9 @@ open class ObjectBase: NSObject {
     /// Whether the object is managed by a Realm.
     var isManaged: Bool { core != nil }
 
+    /// Whether the object is read through the dynamic API (its links read as DynamicObject).
+    var isDynamic: Bool { info?.objectSchema.objectClass == DynamicObject.self }
+
     /// Whether property reads and writes go to the database (the wrappers' test).
     @inlinable
     var isManagedAccessor: Bool { coreRef != nil }
@@ -105,7 +108,7 @@ open class ObjectBase: NSObject {
         var v = cs_value()
         let rc = cs_obj_get(&cobj, col, &v)
         if rc != 0 { readFailed(rc) }
-        return core.stored(from: v)
+        return core.stored(from: v, dynamic: isDynamic)
     }
 
     /// Traps for a failed read: a deleted object, or the core's message.
@@ -191,14 +194,19 @@ open class ObjectBase: NSObject {
     /// A hash consistent with `isEqual`: the primary key's value for managed objects of a class
     /// with one, else the instance's identity.
     open override var hash: Int {
-        if let info, let pk = info.objectSchema.primaryKeyProperty, !isInvalidated,
-           let col = info.column(named: pk.name) {
-            var h = Hasher()
-            h.combine(info.table)
-            h.combine(String(describing: readColumn(col)))
-            return h.finalize()
+        let schema = objectSchema
+        guard let pk = schema.primaryKeyProperty, !isInvalidated else { return ObjectIdentifier(self).hashValue }
+        // The same before and after `add`, so a set holding the object still finds it.
+        let value: StoredValue
+        if let info, let col = info.column(named: pk.name) {
+            value = readColumn(col)
+        } else {
+            value = KeyValueCoding.unmanagedStored(self, pk)
         }
-        return ObjectIdentifier(self).hashValue
+        var h = Hasher()
+        h.combine(schema.className)
+        h.combine(KeyValueCoding.describe(value))
+        return h.finalize()
     }
 
     // MARK: Class functions honoured for @Persisted models
@@ -285,8 +293,12 @@ open class Object: ObjectBase, RealmCollectionValue, _RealmOptionalWrappable {
     public static func _rlmDefaultValue() -> Self { Self() }
     /// Implementation detail: the object a link names.
     public static func _rlmDecode(_ stored: _Stored) -> Self {
-        if case .object(let o) = stored.value { return o as! Self }
-        preconditionFailure("A link to a \(className()) was expected")
+        guard case .object(let o) = stored.value else { preconditionFailure("A link to a \(className()) was expected") }
+        if let typed = o as? Self { return typed }
+        if Self.self == DynamicObject.self, let core = o.core, let info = o.info {
+            return core.dynamicObject(info, key: o.cobj.key) as! Self
+        }
+        preconditionFailure("A \(className()) was expected, not a \(o.objectSchema.className)")
     }
     /// Implementation detail: a link to this object.
     public func _rlmEncode() -> _Stored { _Stored(.object(self)) }

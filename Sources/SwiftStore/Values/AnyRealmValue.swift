@@ -57,7 +57,10 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
     }
     /// The linked object, or nil for another type.
     public var dynamicObject: DynamicObject? {
-        if case .object(let o) = self { return o as? DynamicObject } else { return nil }
+        guard case .object(let o) = self else { return nil }
+        if let d = o as? DynamicObject { return d }
+        if let core = o.core, let info = o.info { return core.dynamicObject(info, key: o.cobj.key) }
+        return nil
     }
     /// The linked object as `T`, or nil.
     public func object<T: Object>(_ type: T.Type) -> T? {
@@ -98,8 +101,8 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
         }
     }
 
-    /// Values are equal when they hold equal values of the same case; numbers compare across
-    /// int, float, double and decimal as RealmSwift does; collections by identity.
+    /// Values are equal when they are the same case holding equal values (objects by their
+    /// own equality, collections by identity).
     public static func == (a: AnyRealmValue, b: AnyRealmValue) -> Bool {
         switch (a, b) {
         case (.none, .none): return true
@@ -107,14 +110,16 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
         case (.string(let x), .string(let y)): return x == y
         case (.data(let x), .data(let y)): return x == y
         case (.date(let x), .date(let y)): return x == y
-        case (.object(let x), .object(let y)): return x == y || x.isSameObject(as: y)
+        case (.object(let x), .object(let y)): return x == y
         case (.objectId(let x), .objectId(let y)): return x == y
         case (.uuid(let x), .uuid(let y)): return x == y
         case (.dictionary(let x), .dictionary(let y)): return x === y
         case (.list(let x), .list(let y)): return x === y
-        default:
-            if let x = a.numericValue, let y = b.numericValue { return x == y }
-            return false
+        case (.int(let x), .int(let y)): return x == y
+        case (.float(let x), .float(let y)): return x == y
+        case (.double(let x), .double(let y)): return x == y
+        case (.decimal128(let x), .decimal128(let y)): return x == y
+        default: return false
         }
     }
 
@@ -122,26 +127,19 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .none: hasher.combine(0)
-        case .bool(let v): hasher.combine(v)
-        case .string(let v): hasher.combine(v)
-        case .data(let v): hasher.combine(v)
-        case .date(let v): hasher.combine(v)
-        case .object(let v): hasher.combine(v)
-        case .objectId(let v): hasher.combine(v)
-        case .uuid(let v): hasher.combine(v)
-        case .dictionary(let v): hasher.combine(ObjectIdentifier(v))
-        case .list(let v): hasher.combine(ObjectIdentifier(v))
-        default: hasher.combine(numericValue)
-        }
-    }
-
-    private var numericValue: Decimal128? {
-        switch self {
-        case .int(let v): return Decimal128(value: v)
-        case .float(let v): return Decimal128(value: Double(v))
-        case .double(let v): return Decimal128(value: v)
-        case .decimal128(let v): return v
-        default: return nil
+        case .int(let v): hasher.combine(1); hasher.combine(v)
+        case .bool(let v): hasher.combine(2); hasher.combine(v)
+        case .float(let v): hasher.combine(3); hasher.combine(v)
+        case .double(let v): hasher.combine(4); hasher.combine(v)
+        case .string(let v): hasher.combine(5); hasher.combine(v)
+        case .data(let v): hasher.combine(6); hasher.combine(v)
+        case .date(let v): hasher.combine(7); hasher.combine(v)
+        case .object(let v): hasher.combine(8); hasher.combine(v)
+        case .objectId(let v): hasher.combine(9); hasher.combine(v)
+        case .decimal128(let v): hasher.combine(10); hasher.combine(v)
+        case .uuid(let v): hasher.combine(11); hasher.combine(v)
+        case .dictionary(let v): hasher.combine(12); hasher.combine(ObjectIdentifier(v))
+        case .list(let v): hasher.combine(13); hasher.combine(ObjectIdentifier(v))
         }
     }
 }
@@ -242,6 +240,6 @@ extension ObjectBase {
         if v.type == CS_TYPE_DICT {
             return .dictionary(Map<String, AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
         }
-        return core.stored(from: v)
+        return core.stored(from: v, dynamic: isDynamic)
     }
 }

@@ -97,7 +97,9 @@ extension FailableCustomPersistable {
 /// `let age = RealmProperty<Int?>()`. Read and write `value`.
 public final class RealmProperty<Value: _StorableValue & _RealmSchemaDiscoverable> {
     private var unmanagedValue: Value
-    private weak var owner: ObjectBase?
+    /// Once the owner is managed: an accessor of the owner's row of its own (a dynamic one, so it
+    /// has no boxes), independent of the owner instance's lifetime.
+    private var accessor: ObjectBase?
     private var column: UInt32 = 0
 
     /// An unmanaged box with the type's default value (nil for optionals).
@@ -108,11 +110,11 @@ public final class RealmProperty<Value: _StorableValue & _RealmSchemaDiscoverabl
     /// The value, read from or written to the database once the owner is managed.
     public var value: Value {
         get {
-            if let owner, owner.core != nil { return Value._rlmGet(owner, column) }
+            if let accessor { return Value._rlmGet(accessor, column) }
             return unmanagedValue
         }
         set {
-            if let owner, owner.core != nil { Value._rlmSet(owner, column, newValue) } else { unmanagedValue = newValue }
+            if let accessor { Value._rlmSet(accessor, column, newValue) } else { unmanagedValue = newValue }
         }
     }
 }
@@ -138,7 +140,8 @@ extension RealmProperty: LegacyPropertyBox {
         return true
     }
     func attach(owner: ObjectBase, column: UInt32) {
-        self.owner = owner
+        guard let core = owner.core, let info = owner.info else { return }
+        accessor = core.dynamicObject(info, key: owner.cobj.key)
         self.column = column
     }
     func store(into owner: ObjectBase, column: UInt32, policy: Realm.UpdatePolicy) {
