@@ -10,9 +10,7 @@ import Foundation
 /// ```swift
 /// try realm.write { person.dogs.append(Dog(value: ["name": "Rex"])) }
 /// ```
-public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection,
-    CustomStringConvertible, _DynamicSequence
-{
+public final class List<Element: RealmCollectionValue>: RealmCollection, MutableCollection, _DynamicSequence {
     /// The elements of an unmanaged list.
     var unmanaged: [Element] = []
     /// The database side of a managed list.
@@ -77,11 +75,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     /// Whether the owning object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { managed?.isInvalidated ?? false }
 
-    /// The position of the first element equal to `object` (objects: the same object), or nil.
-    public func index(of object: Element) -> Int? {
-        if managed != nil, let o = object as? ObjectBase, o.core == nil { return nil }
-        return firstIndex { $0 == object || (($0 as? ObjectBase)?.isSameObject(as: object as? ObjectBase) ?? false) }
-    }
+    /// Implementation detail: the query over the list's elements (nil while unmanaged).
+    public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
 
     // MARK: Mutation
 

@@ -25,8 +25,13 @@ public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashabl
 /// (RealmSwift's `Map`). Object values are declared optional (`Map<String, Dog?>`): deleting
 /// the object leaves the key with nil. Keys are kept in byte order.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible,
-    _DynamicSequence
+    _DynamicSequence, _RealmQueryable
 {
+    /// Implementation detail: the query over the map's values (nil while unmanaged).
+    public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
+    /// Implementation detail: the values of an unmanaged map.
+    public var _rlmUnmanagedElements: [Value] { values }
+
     var unmanaged: [Key: Value] = [:]
     let managed: ManagedCollection?
 

@@ -3,9 +3,7 @@ import Foundation
 /// A set of distinct values or objects, as a property of an object (RealmSwift's
 /// `MutableSet`). Managed sets keep their elements in the core's value order; the order of an
 /// unmanaged set is the order of insertion.
-public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection,
-    CustomStringConvertible, _DynamicSequence
-{
+public final class MutableSet<Element: RealmCollectionValue>: RealmCollection, _DynamicSequence {
     var unmanaged: [Element] = []
     let managed: ManagedCollection?
 
@@ -44,6 +42,9 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
     /// Whether the owning object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { managed?.isInvalidated ?? false }
+
+    /// Implementation detail: the query over the set's elements (nil while unmanaged).
+    public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
 
     /// Whether the set holds `object`.
     public func contains(_ object: Element) -> Bool {

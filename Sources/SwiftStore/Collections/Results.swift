@@ -1,139 +1,311 @@
 import CStore
 import Foundation
 
-/// Where a Results' objects come from, and the object keys it last computed.
+/// What a Results (or a managed collection's query) reads: a root (a table, one object's
+/// backlinks, or a managed collection), then predicates, sort descriptors and distinct keys,
+/// compiled into one query of the core's language.
 ///
-/// The keys are recomputed lazily when the Realm's snapshot, its own writes or its
-/// invalidation generation moved since they were computed; `count` of a whole table never
-/// computes keys (one call into the core).
+/// The matching keys (object keys, or positions for a collection of values) are recomputed
+/// lazily when the Realm's snapshot, its own writes or its invalidation generation moved since
+/// they were computed; `count` of a whole table or collection never computes them.
 final class ResultsBase {
-    enum Source {
+    enum Root {
         case table(ClassInfo)
-        case backlinks(ObjectBase, UInt32, UInt32, ClassInfo) // owner, origin table, origin column, origin class
+        case backlinks(ObjectBase, UInt32, UInt32, ClassInfo) // owner, origin table and column, origin class
+        case collection(ManagedCollection, ClassInfo?)        // objects of that class, or values (nil)
     }
 
     let core: RealmCore
-    let source: Source
+    let root: Root
+    let predicates: [(String, [Any])]
+    let sorts: [SortDescriptor]
+    let distinctKeys: [String]
     private var keys: [Int64] = []
     private var stamp: (UInt64, UInt64, UInt64) = (UInt64.max, 0, 0)
+    private var query: OpaquePointer?
+    private var queryGeneration: UInt64 = 0
 
-    init(core: RealmCore, source: Source) {
+    init(core: RealmCore, root: Root, predicates: [(String, [Any])] = [], sorts: [SortDescriptor] = [],
+         distinct: [String] = []) {
         self.core = core
-        self.source = source
+        self.root = root
+        self.predicates = predicates
+        self.sorts = sorts
+        self.distinctKeys = distinct
     }
 
-    var info: ClassInfo {
-        switch source {
+    convenience init(core: RealmCore, source: Root) {
+        self.init(core: core, root: source)
+    }
+
+    deinit {
+        if let query { cs_query_free(query) }
+    }
+
+    /// The class of the objects, or nil for a collection of values.
+    var info: ClassInfo? {
+        switch root {
         case .table(let info): return info
         case .backlinks(_, _, _, let info): return info
+        case .collection(_, let info): return info
         }
     }
 
+    var objectInfo: ClassInfo {
+        guard let info else { preconditionFailure("This collection holds values, not objects") }
+        return info
+    }
+
     var isInvalidated: Bool {
-        if case .backlinks(let owner, _, _, _) = source, owner.isInvalidated { return true }
-        return false
+        switch root {
+        case .backlinks(let owner, _, _, _): return owner.isInvalidated
+        case .collection(let c, _): return c.isInvalidated
+        case .table: return false
+        }
+    }
+
+    var isPlain: Bool { predicates.isEmpty && sorts.isEmpty && distinctKeys.isEmpty }
+
+    // MARK: Derived results
+
+    func adding(predicate text: String, _ args: [Any]) -> ResultsBase {
+        ResultsBase(core: core, root: root, predicates: predicates + [(text, args)], sorts: sorts, distinct: distinctKeys)
+    }
+
+    func sorted(_ descriptors: [SortDescriptor]) -> ResultsBase {
+        ResultsBase(core: core, root: root, predicates: predicates, sorts: descriptors, distinct: distinctKeys)
+    }
+
+    func distinct(_ keys: [String]) -> ResultsBase {
+        ResultsBase(core: core, root: root, predicates: predicates, sorts: sorts, distinct: distinctKeys + keys)
+    }
+
+    // MARK: The query
+
+    /// The predicates, sort and distinct as one text of the core's language.
+    var queryText: String {
+        var text = predicates.isEmpty ? "TRUEPREDICATE" : predicates.map { "(\($0.0))" }.joined(separator: " AND ")
+        if !distinctKeys.isEmpty { text += " DISTINCT(\(distinctKeys.joined(separator: ", ")))" }
+        if !sorts.isEmpty {
+            text += " SORT(" + sorts.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
+        }
+        return text
+    }
+
+    /// Parses the query (once per invalidation generation: it then follows the transaction).
+    func compiledQuery() throws -> OpaquePointer {
+        if let query, queryGeneration == core.generation { return query }
+        if let query { cs_query_free(query) }
+        query = nil
+        let text = queryText
+        let args = try QueryArguments(predicates.flatMap(\.1), core: core)
+        var q: OpaquePointer?
+        var rc: Int32 = 0
+        var failure = ""
+        args.values.withUnsafeBufferPointer { a in
+            switch root {
+            case .table(let info):
+                rc = cs_query_new(core.txn, info.table, text, text.utf8.count, a.baseAddress, a.count, &q)
+            case .backlinks(let owner, let table, let col, _):
+                _ = owner.verifyReadable()
+                rc = cs_query_new_backlinks(&owner.cobj, table, col, text, text.utf8.count, a.baseAddress, a.count, &q)
+            case .collection(let c, _):
+                c.open { coll in
+                    rc = cs_query_new_coll(coll, text, text.utf8.count, a.baseAddress, a.count, &q)
+                }
+            }
+            if rc != 0 { failure = CoreCall.lastMessage }
+        }
+        if rc != 0 { throw Realm.Error(.invalidInput, failure) }
+        query = q
+        queryGeneration = core.generation
+        return q!
+    }
+
+    /// The compiled query, trapping with the parser's message (predicates were checked when
+    /// the results were made, so this fails only if the schema changed under them).
+    func mustQuery() -> OpaquePointer {
+        do { return try compiledQuery() } catch { preconditionFailure("\(error)") }
     }
 
     private var currentStamp: (UInt64, UInt64, UInt64) {
         (cs_txn_version(core.txn), core.mutations, core.generation)
     }
 
-    /// The object keys in result order, recomputed if stale.
+    /// The object keys (or positions) in result order, recomputed if stale.
     func currentKeys() -> [Int64] {
         core.verifyThread()
         let now = currentStamp
         if now == stamp { return keys }
-        switch source {
-        case .table(let info):
-            keys = core.allKeys(info)
-        case .backlinks(let owner, let table, let col, _):
-            _ = owner.verifyReadable()
-            var n = 0
-            CoreCall.must(cs_obj_backlink_count(&owner.cobj, table, col, &n), "Counting backlinks")
-            var out: [Int64] = []
-            out.reserveCapacity(n)
-            for i in 0..<n {
-                var k: Int64 = 0
-                CoreCall.must(cs_obj_backlink_get(&owner.cobj, table, col, i, &k), "Reading backlinks")
-                out.append(k)
+        if isPlain {
+            switch root {
+            case .table(let info):
+                keys = core.allKeys(info)
+            case .backlinks(let owner, let table, let col, _):
+                _ = owner.verifyReadable()
+                var n = 0
+                CoreCall.must(cs_obj_backlink_count(&owner.cobj, table, col, &n), "Counting backlinks")
+                var out: [Int64] = []
+                out.reserveCapacity(n)
+                for i in 0..<n {
+                    var k: Int64 = 0
+                    CoreCall.must(cs_obj_backlink_get(&owner.cobj, table, col, i, &k), "Reading backlinks")
+                    out.append(k)
+                }
+                keys = out
+            case .collection(let c, _):
+                keys = (0..<Int64(c.count)).map { $0 }
+                if info != nil { keys = keys.map { objectKey(atPosition: Int($0), c) } }
             }
-            keys = out
+        } else {
+            let q = mustQuery()
+            var ptr: UnsafeMutablePointer<Int64>?
+            var n = 0
+            CoreCall.must(cs_query_keys(q, &ptr, &n), "Running a query")
+            keys = Array(UnsafeBufferPointer(start: ptr, count: n))
+            cs_keys_free(ptr)
         }
         stamp = now
         return keys
     }
 
+    private func objectKey(atPosition i: Int, _ c: ManagedCollection) -> Int64 {
+        if case .object(let o) = c.get(i) { return o.cobj.key }
+        return -1
+    }
+
     var count: Int {
         core.verifyThread()
-        switch source {
-        case .table(let info):
-            var n: UInt64 = 0
-            CoreCall.must(cs_table_count(core.txn, info.table, &n), "Counting objects")
-            return Int(n)
-        case .backlinks(let owner, let table, let col, _):
-            if owner.isInvalidated { return 0 }
-            var n = 0
-            CoreCall.must(cs_obj_backlink_count(&owner.cobj, table, col, &n), "Counting backlinks")
-            return n
+        if isPlain {
+            switch root {
+            case .table(let info):
+                var n: UInt64 = 0
+                CoreCall.must(cs_table_count(core.txn, info.table, &n), "Counting objects")
+                return Int(n)
+            case .backlinks(let owner, let table, let col, _):
+                if owner.isInvalidated { return 0 }
+                var n = 0
+                CoreCall.must(cs_obj_backlink_count(&owner.cobj, table, col, &n), "Counting backlinks")
+                return n
+            case .collection(let c, _):
+                return c.isInvalidated ? 0 : c.count
+            }
         }
+        if stamp == currentStamp { return keys.count }
+        var n: UInt64 = 0
+        CoreCall.must(cs_query_count(mustQuery(), &n), "Counting a query's matches")
+        return Int(n)
+    }
+
+    /// The element at `i`: an object, or a value of a collection of values.
+    func element(at i: Int) -> StoredValue {
+        let k = currentKeys()
+        precondition(i >= 0 && i < k.count, "Index \(i) is out of bounds (must be less than \(k.count)).")
+        return element(forKey: k[i])
+    }
+
+    func element(forKey key: Int64) -> StoredValue {
+        if let info { return .object(core.object(info, key: key)) }
+        guard case .collection(let c, _) = root else { return .null }
+        return c.get(Int(key))
     }
 
     func object(at i: Int) -> ObjectBase {
-        let k = currentKeys()
-        precondition(i >= 0 && i < k.count, "Index \(i) is out of bounds (must be less than \(k.count)).")
-        return core.object(info, key: k[i])
+        guard case .object(let o) = element(at: i) else { preconditionFailure("Not an object") }
+        return o
+    }
+
+    /// An aggregate over the matches: of property `property` (objects), or of the values.
+    func aggregate(_ op: cs_aggregate, property: String?) -> StoredValue {
+        core.verifyThread()
+        var col: UInt32 = CS_NONE
+        if let property {
+            guard let info = self.info, let p = info.objectSchema[property], let c = info.column(named: property) else {
+                preconditionFailure("Invalid property name '\(property)' for class '\(self.info?.objectSchema.className ?? "?")'.")
+            }
+            if ![.int, .float, .double, .decimal128, .date, .any].contains(p.type) || p.isCollection {
+                preconditionFailure("Cannot compute \(Self.opName(op)) of property '\(property)' of type '\(p.type)'")
+            }
+            if op == CS_AGG_SUM || op == CS_AGG_AVG, p.type == .date {
+                preconditionFailure("Cannot compute \(Self.opName(op)) of property '\(property)' of type 'date'")
+            }
+            col = c
+        }
+        var out = cs_value()
+        let rc = cs_query_aggregate(mustQuery(), col, op, &out)
+        if rc == Int32(CS_OVERFLOW) { preconditionFailure("The sum of '\(property ?? "self")' overflows 64 bits") }
+        CoreCall.must(rc, "Computing \(Self.opName(op))")
+        return core.stored(from: out)
+    }
+
+    static func opName(_ op: cs_aggregate) -> String {
+        switch op {
+        case CS_AGG_MIN: return "minimum"
+        case CS_AGG_MAX: return "maximum"
+        case CS_AGG_SUM: return "sum"
+        case CS_AGG_AVG: return "average"
+        default: return "count"
+        }
     }
 }
 
-/// The objects of a class in a Realm, or the objects linking to one object: a live, lazy view
-/// (RealmSwift's `Results`). It shows the Realm's current state each time it is read (after
-/// `refresh()`, a commit, or a write in the same transaction), and reads objects only when
-/// they are accessed.
+/// The objects of a class in a Realm, the objects linking to one object, or a query over a
+/// collection: a live, lazy view (RealmSwift's `Results`). It shows the Realm's current state
+/// each time it is read (after `refresh()`, a commit, or a write in the same transaction), and
+/// reads objects only when they are accessed; `count` and aggregates run in the core.
 ///
 /// ```swift
-/// let dogs = realm.objects(Dog.self)
-/// print(dogs.count, dogs.first?.name ?? "")
+/// let puppies = realm.objects(Dog.self).filter("age < %@", 2).sorted(byKeyPath: "name")
+/// print(puppies.count, puppies.first?.name ?? "", puppies.average(ofProperty: "age") as Double?)
 /// ```
-public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: RealmCollectionValue>: RealmCollection {
     let base: ResultsBase
 
-    init(core: RealmCore, source: ResultsBase.Source) {
-        base = ResultsBase(core: core, source: source)
+    init(base: ResultsBase) {
+        self.base = base
+    }
+
+    init(core: RealmCore, source: ResultsBase.Root) {
+        base = ResultsBase(core: core, root: source)
     }
 
     public typealias Index = Int
 
     /// Always 0.
     public var startIndex: Int { 0 }
-    /// The number of objects.
+    /// The number of elements.
     public var endIndex: Int { count }
 
-    /// The number of objects (one call into the core; no object is read).
+    /// The number of elements (computed in the core; no element is read).
     public var count: Int { base.count }
 
-    /// The object at `position`.
+    /// The element at `position`.
     public subscript(position: Int) -> Element {
-        Element._rlmDecode(_Stored(.object(base.object(at: position))))
+        Element._rlmDecode(_Stored(base.element(at: position)))
     }
 
-    /// The Realm the objects belong to.
+    /// The Realm the elements belong to.
     public var realm: Realm? { Realm(core: base.core) }
 
-    /// Whether the results can no longer be read (the owner of backlinks was deleted).
+    /// Whether the results can no longer be read (their owner was deleted or the Realm
+    /// invalidated).
     public var isInvalidated: Bool { base.isInvalidated }
 
-    /// Iterates the objects as they are when iteration starts.
+    /// Implementation detail: the query these results run.
+    public var _rlmQueryRoot: _RealmQueryRoot? { _RealmQueryRoot(base: base) }
+
+    /// Iterates the elements as they are when iteration starts.
     public func makeIterator() -> ResultsIterator<Element> {
         ResultsIterator(base: base, keys: base.currentKeys())
     }
 
     /// `Results<Dog> <n> ( [0] Dog { ... }, ... )`, as RealmSwift prints results.
     public var description: String {
-        CollectionDescription.describe("Results<\(base.info.objectSchema.className)>", self)
+        CollectionDescription.describe("Results<\(base.info?.objectSchema.className ?? "\(Element.self)")>", self)
     }
 }
 
-/// Iterates a Results over the object keys it had when iteration started.
+/// Iterates a Results over the keys it had when iteration started.
 public struct ResultsIterator<Element: RealmCollectionValue>: IteratorProtocol {
     let base: ResultsBase
     let keys: [Int64]
@@ -144,20 +316,21 @@ public struct ResultsIterator<Element: RealmCollectionValue>: IteratorProtocol {
         self.keys = keys
     }
 
-    /// The next object, skipping objects deleted since iteration started.
+    /// The next element, skipping objects deleted since iteration started.
     public mutating func next() -> Element? {
         while position < keys.count {
             let key = keys[position]
             position += 1
-            let o = base.core.object(base.info, key: key)
-            if !o.isInvalidated { return Element._rlmDecode(_Stored(.object(o))) }
+            let value = base.element(forKey: key)
+            if case .object(let o) = value, o.isInvalidated { continue }
+            return Element._rlmDecode(_Stored(value))
         }
         return nil
     }
 }
 
 extension Results: Encodable where Element: Encodable {
-    /// Encodes the objects as an array.
+    /// Encodes the elements as an array.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.unkeyedContainer()
         for e in self { try container.encode(e) }
@@ -177,7 +350,7 @@ extension Results: _DynamicSequence {
 ///     @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
 /// }
 /// ```
-public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
+public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: RealmCollection {
     /// The name of the link property in `Element` these are the backlinks of.
     public let propertyName: String
     let base: ResultsBase?
@@ -204,7 +377,7 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
     /// The linking object at `position`.
     public subscript(position: Int) -> Element {
         guard let base else { preconditionFailure("Index \(position) is out of bounds (must be less than 0).") }
-        return base.object(at: position) as! Element
+        return Element._rlmDecode(_Stored(.object(base.object(at: position))))
     }
 
     /// The Realm of the owning object, or nil if it is unmanaged.
@@ -217,6 +390,9 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
     public var description: String {
         CollectionDescription.describe("LinkingObjects<\(Element.className())>", self)
     }
+
+    /// Implementation detail: the query over the backlinks (nil while the owner is unmanaged).
+    public var _rlmQueryRoot: _RealmQueryRoot? { base.map { _RealmQueryRoot(base: $0) } }
 }
 
 extension LinkingObjects: _RealmSchemaDiscoverable, _Persistable {
@@ -246,8 +422,4 @@ extension LinkingObjects: _RealmSchemaDiscoverable, _Persistable {
     public static func _rlmFromAny(_ value: Any) -> LinkingObjects<Element>? { nil }
 }
 
-extension Results where Element: ObjectBase {
-    init(core: RealmCore, backlinksOf owner: ObjectBase, table: UInt32, column: UInt32, origin: ClassInfo) {
-        self.init(core: core, source: .backlinks(owner, table, column, origin))
-    }
-}
+

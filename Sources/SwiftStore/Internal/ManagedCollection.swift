@@ -338,6 +338,16 @@ final class ManagedCollection {
         (0..<count).map { mapEntry($0).0 }
     }
 
+    /// A Results base over the elements: their objects' class for a collection of links, none
+    /// for values.
+    func queryBase() -> ResultsBase {
+        var target: ClassInfo?
+        if steps.isEmpty, let info = owner.info?.target(column: col) {
+            target = owner.isDynamic ? core.dynamicInfo(info) : info
+        }
+        return ResultsBase(core: core, root: .collection(self, target))
+    }
+
     /// A query over the elements (for filters, sorts and aggregates of managed collections).
     func query(_ text: String, _ args: [cs_value]) throws -> OpaquePointer {
         var q: OpaquePointer?

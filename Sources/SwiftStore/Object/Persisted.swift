@@ -148,7 +148,7 @@ extension Persisted where Value: _PrimaryKey {
 
 extension Persisted {
     /// Backlinks: the objects of `Element`'s class whose property `originProperty` links here.
-    public init<Element: ObjectBase>(originProperty: String) where Value == LinkingObjects<Element> {
+    public init<Element: ObjectBase & RealmCollectionValue>(originProperty: String) where Value == LinkingObjects<Element> {
         self.init(storage: .unmanagedNoDefault, indexed: false, primary: false,
                   originProperty: originProperty)
     }

@@ -1,0 +1,382 @@
+import CStore
+import Foundation
+
+/// Implementation detail: the query a managed collection or Results runs in the core.
+public struct _RealmQueryRoot {
+    let base: ResultsBase
+}
+
+/// Implementation detail: what filtering, sorting and aggregates need from a collection — its
+/// query in the core when managed, its elements when not.
+public protocol _RealmQueryable {
+    /// The type of the elements queries return.
+    associatedtype _QueryElement: RealmCollectionValue
+    /// The query of a managed collection; nil while unmanaged.
+    var _rlmQueryRoot: _RealmQueryRoot? { get }
+    /// The elements of an unmanaged collection.
+    var _rlmUnmanagedElements: [_QueryElement] { get }
+}
+
+/// The interface shared by `Results`, `List`, `MutableSet`, `LinkingObjects` and
+/// `AnyRealmCollection` (RealmSwift's `RealmCollection`): random access, searching,
+/// filtering, sorting, distinct, aggregates and key-value coding.
+///
+/// Filtering and sorting return live `Results`; aggregates run in the core without reading
+/// objects into Swift.
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable
+    where Index == Int, Element: RealmCollectionValue, _QueryElement == Element
+{
+    /// The Realm of the collection, or nil if it is unmanaged.
+    var realm: Realm? { get }
+    /// Whether the collection can no longer be read.
+    var isInvalidated: Bool { get }
+}
+
+extension RealmCollection {
+    /// The elements of an unmanaged collection (the collection itself).
+    public var _rlmUnmanagedElements: [Element] { Array(self) }
+
+    /// The position of `object` (objects: the same object), or nil.
+    public func index(of object: Element) -> Int? {
+        if let o = object as? ObjectBase {
+            return firstIndex { ($0 as? ObjectBase)?.isSameObject(as: o) ?? false }
+        }
+        return firstIndex(of: object)
+    }
+
+    /// The position of the first element matching `predicate`, or nil.
+    public func index(matching predicate: NSPredicate) -> Int? {
+        QueryOps.index(self, matching: predicate.predicateFormat, predicate.arguments)
+    }
+
+    /// The position of the first element matching a predicate, or nil.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        QueryOps.index(self, matching: predicateFormat, args)
+    }
+
+    /// The elements at `indexes`, in order. Traps for an index out of range.
+    public func objects(at indexes: IndexSet) -> [Element] {
+        indexes.map { i in
+            precondition(i >= 0 && i < count, "Index \(i) is out of bounds (must be less than \(count)).")
+            return self[i]
+        }
+    }
+
+    /// The values of property `key` of every element (for a collection of values, "self" gives
+    /// the elements).
+    public func value(forKey key: String) -> Any? {
+        map { e -> Any in
+            if key == "self" { return e }
+            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(key)'") }
+            return KeyValueCoding.value(o, forKey: key) ?? NSNull()
+        } as [Any]
+    }
+
+    /// Key-value coding with collection operators: `@count`, `@min.x`, `@max.x`, `@sum.x`,
+    /// `@avg.x`, `@unionOfObjects.x`, or a property name.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        QueryOps.value(self, forKeyPath: keyPath)
+    }
+
+    /// Sets property `key` of every element (inside a write transaction when managed).
+    public func setValue(_ value: Any?, forKey key: String) {
+        for e in Array(self) {
+            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(key)'") }
+            KeyValueCoding.setValue(o, value, forKey: key)
+        }
+    }
+}
+
+extension _RealmQueryable {
+    /// The managed query, trapping with RealmSwift's message for an unmanaged collection.
+    var managedRoot: ResultsBase {
+        guard let root = _rlmQueryRoot else {
+            preconditionFailure("This method may only be called on managed collections (collections of objects added to a Realm)")
+        }
+        return root.base
+    }
+
+    // MARK: Filtering
+
+    /// The elements matching a predicate in Realm's query language, with `%@` (and `%K`)
+    /// arguments. A malformed predicate traps with the parser's message, as RealmSwift's
+    /// `filter` raises; use `filter(throwing:_:)` for predicates from user input.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<_QueryElement> {
+        do { return try QueryOps.filter(managedRoot, predicateFormat, args) } catch { preconditionFailure("\(error)") }
+    }
+
+    /// The elements matching `predicate` (traps on a malformed one, as above).
+    public func filter(_ predicate: NSPredicate) -> Results<_QueryElement> {
+        do { return try QueryOps.filter(managedRoot, predicate.predicateFormat, predicate.arguments) }
+        catch { preconditionFailure("\(error)") }
+    }
+
+    /// The elements matching a predicate, or an error naming the problem and where in the text
+    /// it is (for predicates that come from user input).
+    ///
+    /// - Throws: `Realm.Error` with code `.invalidInput` and the parser's message.
+    public func filter(throwing predicateFormat: String, _ args: Any...) throws -> Results<_QueryElement> {
+        try QueryOps.filter(managedRoot, predicateFormat, args)
+    }
+
+    // MARK: Sorting and distinct
+
+    /// The elements sorted by a property (or a dotted link path).
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<_QueryElement> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The elements sorted by several properties; later descriptors break ties. The sort is
+    /// stable.
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<_QueryElement> where S.Element == SortDescriptor {
+        QueryOps.checked(Results(base: managedRoot.sorted(Array(sortDescriptors))))
+    }
+
+    /// Only the first element of each distinct combination of the properties' values.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<_QueryElement> where S.Element == String {
+        QueryOps.checked(Results(base: managedRoot.distinct(Array(keyPaths))))
+    }
+
+    // MARK: Aggregates
+
+    /// The smallest value of a property (numbers, dates, AnyRealmValue), or nil when empty.
+    public func min<T: MinMaxType>(ofProperty property: String) -> T? {
+        QueryOps.aggregate(self, CS_AGG_MIN, property)
+    }
+
+    /// The largest value of a property, or nil when empty.
+    public func max<T: MinMaxType>(ofProperty property: String) -> T? {
+        QueryOps.aggregate(self, CS_AGG_MAX, property)
+    }
+
+    /// The sum of a numeric property (0 when empty).
+    public func sum<T: AddableType>(ofProperty property: String) -> T {
+        QueryOps.aggregate(self, CS_AGG_SUM, property) ?? T._rlmDecode(_Stored(.int(0)))
+    }
+
+    /// The average of a numeric property, or nil when empty.
+    public func average<T: AddableType>(ofProperty property: String) -> T? {
+        QueryOps.aggregate(self, CS_AGG_AVG, property)
+    }
+}
+
+extension _RealmQueryable where _QueryElement: ObjectBase {
+    /// The elements sorted by the property a key path names (`\Dog.owner.name`).
+    public func sorted<V>(by keyPath: KeyPath<_QueryElement, V>, ascending: Bool = true) -> Results<_QueryElement> {
+        sorted(byKeyPath: KeyPathTracer.name(for: keyPath, root: _QueryElement.self), ascending: ascending)
+    }
+
+    /// Only the first element of each distinct combination of the key paths' values.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<_QueryElement> where S.Element == PartialKeyPath<_QueryElement> {
+        distinct(by: keyPaths.map { KeyPathTracer.name(for: $0, root: _QueryElement.self) })
+    }
+
+    /// The smallest value of the property `keyPath` names, or nil when empty.
+    public func min<T: MinMaxType>(of keyPath: KeyPath<_QueryElement, T>) -> T? {
+        min(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
+    }
+
+    /// The largest value of the property `keyPath` names, or nil when empty.
+    public func max<T: MinMaxType>(of keyPath: KeyPath<_QueryElement, T>) -> T? {
+        max(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
+    }
+
+    /// The sum of the property `keyPath` names (0 when empty).
+    public func sum<T: AddableType>(of keyPath: KeyPath<_QueryElement, T>) -> T {
+        sum(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
+    }
+
+    /// The average of the property `keyPath` names, or nil when empty.
+    public func average<T: AddableType>(of keyPath: KeyPath<_QueryElement, T>) -> T? {
+        average(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
+    }
+}
+
+extension _RealmQueryable where _QueryElement: MinMaxType {
+    /// The smallest element, or nil when empty.
+    public func min() -> _QueryElement? { QueryOps.aggregate(self, CS_AGG_MIN, nil) }
+    /// The largest element, or nil when empty.
+    public func max() -> _QueryElement? { QueryOps.aggregate(self, CS_AGG_MAX, nil) }
+}
+
+extension RealmCollection where Element: MinMaxType {
+    /// The smallest element, or nil when empty (computed in the core when managed).
+    public func min() -> Element? { QueryOps.aggregate(self, CS_AGG_MIN, nil) }
+    /// The largest element, or nil when empty.
+    public func max() -> Element? { QueryOps.aggregate(self, CS_AGG_MAX, nil) }
+}
+
+extension _RealmQueryable where _QueryElement: AddableType {
+    /// The sum of the elements (0 when empty).
+    public func sum() -> _QueryElement {
+        QueryOps.aggregate(self, CS_AGG_SUM, nil) ?? _QueryElement._rlmDecode(_Stored(.int(0)))
+    }
+    /// The average of the elements, or nil when empty.
+    public func average<T: AddableType>() -> T? { QueryOps.aggregate(self, CS_AGG_AVG, nil) }
+}
+
+extension _RealmQueryable where _QueryElement: SortableType {
+    /// The values sorted (for collections of values; the key path is `self`).
+    public func sorted(ascending: Bool = true) -> Results<_QueryElement> {
+        sorted(byKeyPath: "self", ascending: ascending)
+    }
+
+    /// The distinct values, first occurrences kept.
+    public func distinct() -> Results<_QueryElement> {
+        distinct(by: ["self"])
+    }
+}
+
+/// Types whose minimum and maximum can be computed: numbers, dates, Decimal128, AnyRealmValue.
+public protocol MinMaxType: _StorableValue {}
+/// Types that can be summed and averaged: numbers, Decimal128, AnyRealmValue.
+public protocol AddableType: _StorableValue {}
+/// Types a collection of values can be sorted by: every scalar but Bool, ObjectId and UUID.
+public protocol SortableType: _StorableValue {}
+
+extension Int: MinMaxType, AddableType, SortableType {}
+extension Int8: MinMaxType, AddableType, SortableType {}
+extension Int16: MinMaxType, AddableType, SortableType {}
+extension Int32: MinMaxType, AddableType, SortableType {}
+extension Int64: MinMaxType, AddableType, SortableType {}
+extension Float: MinMaxType, AddableType, SortableType {}
+extension Double: MinMaxType, AddableType, SortableType {}
+extension Decimal128: MinMaxType, AddableType, SortableType {}
+extension Date: MinMaxType, SortableType {}
+extension String: SortableType {}
+extension Data: SortableType {}
+extension AnyRealmValue: MinMaxType, AddableType, SortableType {}
+extension Optional: MinMaxType where Wrapped: MinMaxType & _RealmOptionalWrappable {}
+extension Optional: AddableType where Wrapped: AddableType & _RealmOptionalWrappable {}
+extension Optional: SortableType where Wrapped: SortableType & _RealmOptionalWrappable {}
+
+/// The shared implementations behind the collection protocols.
+enum QueryOps {
+    static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
+        let derived = base.adding(predicate: text, args)
+        _ = try derived.compiledQuery() // parse now: a malformed predicate fails here, not later
+        return Results(base: derived)
+    }
+
+    /// Checks a sorted or distinct query now (an unknown property traps at the call).
+    static func checked<E>(_ results: Results<E>) -> Results<E> {
+        do { _ = try results.base.compiledQuery() } catch { preconditionFailure("\(error)") }
+        return results
+    }
+
+    static func index<C: RealmCollection>(_ c: C, matching text: String, _ args: [Any]) -> Int? {
+        let base = c.managedRoot
+        let matches: Results<C.Element>
+        do { matches = try filter(base, text, args) } catch { preconditionFailure("\(error)") }
+        let wanted = Set(matches.base.currentKeys())
+        return base.currentKeys().firstIndex { wanted.contains($0) }
+    }
+
+    /// An aggregate in the core (managed) or over the elements (unmanaged).
+    static func aggregate<Q: _RealmQueryable, T: _StorableValue>(_ c: Q, _ op: cs_aggregate, _ property: String?) -> T? {
+        if let root = c._rlmQueryRoot {
+            let v = root.base.aggregate(op, property: property)
+            if case .null = v { return nil }
+            return T._rlmDecode(_Stored(v))
+        }
+        let values: [StoredValue] = c._rlmUnmanagedElements.map { e in
+            guard let property else { return e._rlmEncode().value }
+            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(property)'") }
+            guard let v = KeyValueCoding.value(o, forKey: property) else { return .null }
+            return (v as? any _StorableValue)?._rlmEncode().value ?? .null
+        }
+        let v = UnmanagedAggregate.compute(op, values)
+        if case .null = v { return nil }
+        return T._rlmDecode(_Stored(v))
+    }
+
+    /// `value(forKeyPath:)` with collection operators.
+    static func value<C: RealmCollection>(_ c: C, forKeyPath keyPath: String) -> Any? {
+        if keyPath == "@count" { return c.count }
+        if keyPath.hasPrefix("@") {
+            let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+            let property = parts.count > 1 ? parts[1] : nil
+            let op: cs_aggregate
+            switch parts[0] {
+            case "@min": op = CS_AGG_MIN
+            case "@max": op = CS_AGG_MAX
+            case "@sum": op = CS_AGG_SUM
+            case "@avg": op = CS_AGG_AVG
+            case "@unionOfObjects":
+                guard let property else { preconditionFailure("@unionOfObjects needs a property") }
+                return c.value(forKey: property)
+            default: preconditionFailure("Unsupported collection operator '\(parts[0])'")
+            }
+            let v: AnyRealmValue? = aggregate(c, op, property == "self" ? nil : property)
+            let result = v.map { DynamicAccess.swiftValue($0._rlmEncode().value) } ?? nil
+            if op == CS_AGG_SUM { return result ?? 0 }
+            return result
+        }
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        let first = c.value(forKey: parts[0]) as? [Any] ?? []
+        guard parts.count > 1 else { return first }
+        return first.map { item -> Any in
+            guard let o = item as? ObjectBase else { return NSNull() }
+            return KeyValueCoding.value(o, forKey: parts[1]) ?? NSNull()
+        }
+    }
+}
+
+/// Aggregates over values held in Swift (unmanaged collections), with the core's rules:
+/// nulls are skipped; min and max of nothing are null; the sum of nothing is 0; integers sum
+/// as integers, anything with a fraction as Double, decimals as Decimal128.
+enum UnmanagedAggregate {
+    static func compute(_ op: cs_aggregate, _ values: [StoredValue]) -> StoredValue {
+        let present = values.filter { if case .null = $0 { return false } else { return true } }
+        switch op {
+        case CS_AGG_MIN, CS_AGG_MAX:
+            guard var best = present.first else { return .null }
+            for v in present.dropFirst() {
+                let c = compare(v, best)
+                if (op == CS_AGG_MIN && c < 0) || (op == CS_AGG_MAX && c > 0) { best = v }
+            }
+            return best
+        case CS_AGG_SUM, CS_AGG_AVG:
+            var ints: Int64 = 0
+            var doubles = 0.0
+            var decimal: Decimal128?
+            var sawFraction = false
+            for v in present {
+                switch v {
+                case .int(let i): ints &+= i
+                case .float(let f): doubles += Double(f); sawFraction = true
+                case .double(let d): doubles += d; sawFraction = true
+                case .decimal(let d): decimal = (decimal ?? Decimal128(value: 0)) + d
+                default: break
+                }
+            }
+            if op == CS_AGG_AVG {
+                guard !present.isEmpty else { return .null }
+                if let decimal { return .decimal(decimal / Decimal128(value: present.count)) }
+                return .double((Double(ints) + doubles) / Double(present.count))
+            }
+            if let decimal { return .decimal(decimal) }
+            return sawFraction ? .double(Double(ints) + doubles) : .int(ints)
+        default:
+            return .int(Int64(present.count))
+        }
+    }
+
+    /// Orders two values of the kinds aggregates compare (numbers across types, dates,
+    /// strings).
+    static func compare(_ a: StoredValue, _ b: StoredValue) -> Int {
+        func number(_ v: StoredValue) -> Double? {
+            switch v {
+            case .int(let i): return Double(i)
+            case .float(let f): return Double(f)
+            case .double(let d): return d
+            case .decimal(let d): return d.doubleValue
+            default: return nil
+            }
+        }
+        if let x = number(a), let y = number(b) { return x < y ? -1 : x > y ? 1 : 0 }
+        if case .date(let x) = a, case .date(let y) = b { return x < y ? -1 : x > y ? 1 : 0 }
+        if case .string(let x) = a, case .string(let y) = b { return x < y ? -1 : x > y ? 1 : 0 }
+        return 0
+    }
+}
