@@ -150,7 +150,7 @@ func swiftstoreFetchObjects(_ ctx: RowContext) throws -> Runner {
 }
 
 /// Builds a file of `count` Items (untimed set-up) and lets its Realm go.
-private func buildItemFile(_ url: URL, count: Int) throws {
+func buildItemFile(_ url: URL, count: Int) throws {
     let realm = try Realm(configuration: itemConfiguration(url))
     try realm.write {
         addItems(realm, count: count)
