@@ -1,3 +1,4 @@
+import CStore
 import Foundation
 
 /// Key types a `Map` can have (String).
@@ -13,6 +14,34 @@ extension String: _MapKey {
     public static func _rlmFromKey(_ key: String) -> String { key }
 }
 
+/// The interface of keyed collections (RealmSwift's `RealmKeyedCollection`): `Map`.
+public protocol RealmKeyedCollection: Sequence, CustomStringConvertible, _RealmQueryable
+    where _QueryElement == Value
+{
+    /// The key type.
+    associatedtype Key: _MapKey
+    /// The value type.
+    associatedtype Value: RealmCollectionValue
+    /// The Realm, or nil while unmanaged.
+    var realm: Realm? { get }
+    /// Whether the owner was deleted or its Realm invalidated.
+    var isInvalidated: Bool { get }
+    /// The number of entries.
+    var count: Int { get }
+    /// The keys in key order.
+    var keys: [Key] { get }
+    /// The values in key order.
+    var values: [Value] { get }
+    /// The value for a key (nil when absent); setting nil removes the key.
+    subscript(key: Key) -> Value? { get set }
+    /// Sets the value for a key.
+    func updateValue(_ value: Value, forKey key: Key)
+    /// Removes a key.
+    func removeObject(for key: Key)
+    /// Removes every entry.
+    func removeAll()
+}
+
 /// One entry of a map, as map iteration yields it.
 public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashable {
     /// The entry's key.
@@ -25,7 +54,7 @@ public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashabl
 /// (RealmSwift's `Map`). Object values are declared optional (`Map<String, Dog?>`): deleting
 /// the object leaves the key with nil. Keys are kept in byte order.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible,
-    _DynamicSequence, _RealmQueryable
+    _DynamicSequence, RealmKeyedCollection
 {
     /// Implementation detail: the query over the map's values (nil while unmanaged).
     public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
@@ -120,6 +149,39 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     /// The entries as (key, value) tuples.
     public func asKeyValueSequence() -> [(key: Key, value: Value)] {
         map { (key: $0.key, value: $0.value) }
+    }
+
+    /// The value for `key` (key-value coding reads map entries by key).
+    public func value(forKey key: String) -> Any? {
+        self[Key._rlmFromKey(key)].map { $0 as Any }
+    }
+
+    /// The value for a key, or a collection operator over the values (`@count`, `@min`,
+    /// `@max`, `@sum`, `@avg`).
+    public func value(forKeyPath keyPath: String) -> Any? {
+        guard keyPath.hasPrefix("@") else { return value(forKey: keyPath) }
+        if keyPath == "@count" { return count }
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        let property = parts.count > 1 ? parts[1] : nil
+        let op: cs_aggregate
+        switch parts[0] {
+        case "@min": op = CS_AGG_MIN
+        case "@max": op = CS_AGG_MAX
+        case "@sum": op = CS_AGG_SUM
+        case "@avg": op = CS_AGG_AVG
+        default: preconditionFailure("Unsupported collection operator '\(parts[0])'")
+        }
+        let v: AnyRealmValue? = QueryOps.aggregate(self, op, property)
+        return v.map { DynamicAccess.swiftValue($0._rlmEncode().value) } ?? (op == CS_AGG_SUM ? 0 : nil)
+    }
+
+    /// Sets the value for `key` from a loosely typed value (nil removes the key).
+    public func setValue(_ value: Any?, forKey key: String) {
+        guard let value, !(value is NSNull) else { removeObject(for: Key._rlmFromKey(key)); return }
+        guard let v = Value._rlmFromAny(value) else {
+            preconditionFailure("Invalid value '\(value)' for a Map<\(Key.self), \(Value.self)>")
+        }
+        updateValue(v, forKey: Key._rlmFromKey(key))
     }
 
     /// Entries as (stored key, AnyRealmValue) for nested collections.

@@ -1,0 +1,50 @@
+/// Any `RealmCollection` of `Element` (a Results, a List, a MutableSet, LinkingObjects...)
+/// behind one type (RealmSwift's `AnyRealmCollection`).
+///
+/// ```swift
+/// func show(_ dogs: AnyRealmCollection<Dog>) { print(dogs.count) }
+/// show(AnyRealmCollection(realm.objects(Dog.self)))
+/// show(AnyRealmCollection(person.dogs))
+/// ```
+public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection {
+    private let countOf: () -> Int
+    private let elementAt: (Int) -> Element
+    private let realmOf: () -> Realm?
+    private let invalidated: () -> Bool
+    private let root: () -> _RealmQueryRoot?
+    private let text: () -> String
+    /// The wrapped collection.
+    let base: Any
+
+    /// Wraps `base`.
+    public init<C: RealmCollection>(_ base: C) where C.Element == Element {
+        countOf = { base.count }
+        elementAt = { base[base.index(base.startIndex, offsetBy: $0)] }
+        realmOf = { base.realm }
+        invalidated = { base.isInvalidated }
+        root = { base._rlmQueryRoot }
+        text = { base.description }
+        self.base = base
+    }
+
+    public typealias Index = Int
+
+    /// Always 0.
+    public var startIndex: Int { 0 }
+    /// The number of elements.
+    public var endIndex: Int { count }
+    /// The number of elements.
+    public var count: Int { countOf() }
+
+    /// The element at `position`.
+    public subscript(position: Int) -> Element { elementAt(position) }
+
+    /// The Realm of the wrapped collection.
+    public var realm: Realm? { realmOf() }
+    /// Whether the wrapped collection can no longer be read.
+    public var isInvalidated: Bool { invalidated() }
+    /// Implementation detail: the wrapped collection's query.
+    public var _rlmQueryRoot: _RealmQueryRoot? { root() }
+    /// The wrapped collection's description.
+    public var description: String { text() }
+}
