@@ -1,0 +1,92 @@
+// Aggregates over a property of the objects in a collection: `$0.dogs.age.avg` is
+// `dogs.@avg.age`. They are offered on the value types RealmSwift offers them on (built-in
+// scalars, enums and custom persistable types, and their optionals), not on objects, so that a
+// model property named `min`, `max`, `avg` or `sum` is still reached by member lookup.
+
+extension Query {
+    /// The key path with `op` after its collection, after checking `T` aggregates.
+    fileprivate func aggregated(_ op: String) -> Query<T> {
+        if let type = T.self as? any _RealmSchemaDiscoverable.Type {
+            QueryTypeCheck.require(type, in: QueryTypeCheck.numeric, for: op)
+        }
+        return Query<T>(keyPathAggregating(op))
+    }
+}
+
+extension Query where T: _HasPersistedType {
+    /// The smallest value of this property among the objects of the collection the key path
+    /// goes through: `$0.dogs.age.min` is `dogs.@min.age`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest value among the collection's objects: `dogs.@max.age`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average value among the collection's objects: `dogs.@avg.age`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the values among the collection's objects: `dogs.@sum.age`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
+
+extension Query where T: PersistableEnum {
+    /// The smallest raw value among the collection's objects: `dogs.@min.kind`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest raw value among the collection's objects: `dogs.@max.kind`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average raw value among the collection's objects: `dogs.@avg.kind`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the raw values among the collection's objects: `dogs.@sum.kind`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
+
+extension Query where T: _QueryOptional, T.Wrapped: PersistableEnum {
+    /// The smallest raw value among the collection's objects: `dogs.@min.kind`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest raw value among the collection's objects: `dogs.@max.kind`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average raw value among the collection's objects: `dogs.@avg.kind`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the raw values among the collection's objects: `dogs.@sum.kind`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
+
+extension Query where T: CustomPersistable {
+    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
+
+extension Query where T: _QueryOptional, T.Wrapped: CustomPersistable {
+    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
+
+extension Query where T: FailableCustomPersistable {
+    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
+
+extension Query where T: _QueryOptional, T.Wrapped: FailableCustomPersistable {
+    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
+    public var min: Query<T> { aggregated("@min") }
+    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
+    public var max: Query<T> { aggregated("@max") }
+    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
+    public var avg: Query<T> { aggregated("@avg") }
+    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
+    public var sum: Query<T> { aggregated("@sum") }
+}
