@@ -93,3 +93,21 @@ import Testing
         expectMessage(result, "1:")
     }
 }
+
+@Suite struct WhereQueryTests {
+    @Test func whereRunsTheTypeSafeQueryInTheCore() throws {
+        let (_, realm) = try ResultsQueryTests().seeded()
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.where { $0.age > 2 && $0.name.starts(with: "B") }.map(\.name) == ["Bella"])
+        #expect(dogs.where { $0.owner.name == "Bob" }.count == 2)
+        #expect(dogs.where { $0.name.contains("e", options: .caseInsensitive) }.count == 3)
+        #expect(dogs.index(matching: { $0.age == 4 }) == 3)
+        let ann = try #require(realm.object(ofType: Person.self, forPrimaryKey: "Ann"))
+        #expect(ann.dogs.where { $0.age < 3 }.map(\.name) == ["Rex"])
+        #expect(realm.objects(Person.self).where { $0.dogs.age > 4 }.map(\.name) == ["Ann"])
+        let t = AllTypes()
+        t.intList.append(objectsIn: [1, 7, 3])
+        try realm.write { realm.add(t) }
+        #expect(Array(realm.objects(AllTypes.self).first!.intList.where { $0 > 2 }) == [7, 3])
+    }
+}

@@ -54,6 +54,12 @@ extension RealmCollection {
         QueryOps.index(self, matching: predicateFormat, args)
     }
 
+    /// The position of the first element matching a type-safe query, or nil.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        return QueryOps.index(self, matching: text, args)
+    }
+
     /// The elements at `indexes`, in order. Traps for an index out of range.
     public func objects(at indexes: IndexSet) -> [Element] {
         indexes.map { i in
@@ -109,6 +115,18 @@ extension _RealmQueryable {
     public func filter(_ predicate: NSPredicate) -> Results<_QueryElement> {
         do { return try QueryOps.filter(managedRoot, predicate.predicateFormat, predicate.arguments) }
         catch { preconditionFailure("\(error)") }
+    }
+
+    /// The elements matching a type-safe query, as RealmSwift's `where`:
+    ///
+    /// ```swift
+    /// realm.objects(Dog.self).where { $0.age > 3 && $0.name.starts(with: "R") }
+    /// person.scores.where { $0 >= 10 }   // a collection of values: `$0` is the element
+    /// ```
+    public func `where`(_ isIncluded: (Query<_QueryElement>) -> Query<Bool>) -> Results<_QueryElement> {
+        let (text, args) = isIncluded(Query<_QueryElement>(isPrimitive: !(_QueryElement.self is ObjectBase.Type)))
+            ._constructPredicate()
+        do { return try QueryOps.filter(managedRoot, text, args) } catch { preconditionFailure("\(error)") }
     }
 
     /// The elements matching a predicate, or an error naming the problem and where in the text
