@@ -159,20 +159,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     /// The value for a key, or a collection operator over the values (`@count`, `@min`,
     /// `@max`, `@sum`, `@avg`).
     public func value(forKeyPath keyPath: String) -> Any? {
-        guard keyPath.hasPrefix("@") else { return value(forKey: keyPath) }
-        if keyPath == "@count" { return count }
-        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
-        let property = parts.count > 1 ? parts[1] : nil
-        let op: cs_aggregate
-        switch parts[0] {
-        case "@min": op = CS_AGG_MIN
-        case "@max": op = CS_AGG_MAX
-        case "@sum": op = CS_AGG_SUM
-        case "@avg": op = CS_AGG_AVG
-        default: preconditionFailure("Unsupported collection operator '\(parts[0])'")
-        }
-        let v: AnyRealmValue? = QueryOps.aggregate(self, op, property)
-        return v.map { DynamicAccess.swiftValue($0._rlmEncode().value) } ?? (op == CS_AGG_SUM ? 0 : nil)
+        keyPath.hasPrefix("@") ? QueryOps.collectionOperator(self, keyPath) : value(forKey: keyPath)
     }
 
     /// Sets the value for `key` from a loosely typed value (nil removes the key).

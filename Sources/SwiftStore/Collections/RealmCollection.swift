@@ -310,25 +310,13 @@ enum QueryOps {
 
     /// `value(forKeyPath:)` with collection operators.
     static func value<C: RealmCollection>(_ c: C, forKeyPath keyPath: String) -> Any? {
-        if keyPath == "@count" { return c.count }
         if keyPath.hasPrefix("@") {
-            let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
-            let property = parts.count > 1 ? parts[1] : nil
-            let op: cs_aggregate
-            switch parts[0] {
-            case "@min": op = CS_AGG_MIN
-            case "@max": op = CS_AGG_MAX
-            case "@sum": op = CS_AGG_SUM
-            case "@avg": op = CS_AGG_AVG
-            case "@unionOfObjects":
-                guard let property else { preconditionFailure("@unionOfObjects needs a property") }
-                return c.value(forKey: property)
-            default: preconditionFailure("Unsupported collection operator '\(parts[0])'")
+            if keyPath.hasPrefix("@unionOfObjects") {
+                let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+                guard parts.count > 1 else { preconditionFailure("@unionOfObjects needs a property") }
+                return c.value(forKey: parts[1])
             }
-            let v: AnyRealmValue? = aggregate(c, op, property == "self" ? nil : property)
-            let result = v.map { DynamicAccess.swiftValue($0._rlmEncode().value) } ?? nil
-            if op == CS_AGG_SUM { return result ?? 0 }
-            return result
+            return collectionOperator(c, keyPath)
         }
         let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
         let first = c.value(forKey: parts[0]) as? [Any] ?? []
@@ -337,6 +325,27 @@ enum QueryOps {
             guard let o = item as? ObjectBase else { return NSNull() }
             return KeyValueCoding.value(o, forKey: parts[1]) ?? NSNull()
         }
+    }
+
+    /// `@count`, `@min.x`, `@max.x`, `@sum.x`, `@avg.x` (or without `.x` over values) of a
+    /// collection or a map's values.
+    static func collectionOperator<Q: _RealmQueryable>(_ c: Q, _ keyPath: String) -> Any? {
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        let property = parts.count > 1 && parts[1] != "self" ? parts[1] : nil
+        let op: cs_aggregate
+        switch parts[0] {
+        case "@count":
+            return c._rlmQueryRoot.map { $0.base.count } ?? c._rlmUnmanagedElements.count
+        case "@min": op = CS_AGG_MIN
+        case "@max": op = CS_AGG_MAX
+        case "@sum": op = CS_AGG_SUM
+        case "@avg": op = CS_AGG_AVG
+        default: preconditionFailure("Unsupported collection operator '\(parts[0])'")
+        }
+        let v: AnyRealmValue? = aggregate(c, op, property)
+        let result = v.map { DynamicAccess.swiftValue($0._rlmEncode().value) } ?? nil
+        if op == CS_AGG_SUM { return result ?? 0 }
+        return result
     }
 }
 
