@@ -4,6 +4,8 @@
  * and aggregates. Conditions on plain Int columns run leaf by leaf over the packed column arrays
  * (width-specialised loops the compiler vectorises); everything else is evaluated per object
  * through the accessors. An equality on an indexed column seeds the candidates from the index.
+ * Class and property names are looked up through the query's name map (qnames.c) when key paths
+ * are bound, so public names cost nothing while the query runs.
  *
  * Semantics (DESIGN §2.6, §2.9): a key path through a to-many relationship or a collection of
  * values yields many values and a comparison holds if it holds for ANY of them (ALL and NONE
@@ -11,6 +13,7 @@
  * different types compare by value; strings compare by UTF-8 bytes, [c] folds case and [d]
  * strips diacritics for U+0000..U+017F.
  */
+#include "qnames.h"
 #include "qparse.h"
 
 #include <errno.h>
@@ -61,6 +64,7 @@ struct cs_query {
     const char *var;    /* while binding a SUBQUERY predicate: its variable */
     qparsed *parsed;    /* the syntax tree */
     schema *bound_to;   /* schema the paths were bound against */
+    qnames *names;      /* public names of tables and columns (NULL: stored names only) */
     char *text;         /* the query text (for messages) */
     size_t len;         /* its length */
 };
@@ -148,11 +152,14 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         if (s->kind == QS_LINKS) {
             if (!at_object || !td) { bpath_free(b); return berr(q, s->pos, "@links follows an object"); }
             uint32_t ot, oc;
-            if (cs_table_find(t, s->name, &ot) != CS_OK) { bpath_free(b); return berr(q, s->pos, "unknown class '%s' in @links", s->name); }
-            if (cs_column_find(t, ot, s->name2, &oc) != CS_OK || t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK ||
+            if (qnames_table_find(q->names, t, s->name, &ot) != CS_OK) {
+                bpath_free(b);
+                return berr(q, s->pos, "unknown class '%s' in @links", s->name);
+            }
+            if (qnames_column_find(q->names, t, ot, s->name2, &oc) != CS_OK || t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK ||
                 t->schema->tables[ot].cols[oc].target != table) {
                 bpath_free(b);
-                return berr(q, s->pos, "'%s.%s' does not link to %s", s->name, s->name2, td->name);
+                return berr(q, s->pos, "'%s.%s' does not link to %s", s->name, s->name2, qnames_table_name(q->names, t, table));
             }
             o->kind = BS_BACKLINKS;
             o->table = ot;
@@ -190,9 +197,9 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         if (s->kind == QS_NAME) {
             if (!at_object || !td) { bpath_free(b); return berr(q, s->pos, "'%s' follows a value, not an object", s->name); }
             uint32_t col;
-            if (cs_column_find(t, table, s->name, &col) != CS_OK || (td->cols[col].flags & CS_COL_HIDDEN)) {
+            if (qnames_column_find(q->names, t, table, s->name, &col) != CS_OK) {
                 bpath_free(b);
-                return berr(q, s->pos, "unknown property '%s' on %s", s->name, td->name);
+                return berr(q, s->pos, "unknown property '%s' on %s", s->name, qnames_table_name(q->names, t, table));
             }
             col_def *c = &td->cols[col];
             o->table = table;
@@ -250,9 +257,10 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
                 }
                 uint32_t col;
                 table_def *tt = &t->schema->tables[table];
-                if (cs_column_find(t, table, n->steps[i + 1].name, &col) != CS_OK) {
+                if (qnames_column_find(q->names, t, table, n->steps[i + 1].name, &col) != CS_OK) {
                     bpath_free(b);
-                    return berr(q, n->steps[i + 1].pos, "unknown property '%s' on %s", n->steps[i + 1].name, tt->name);
+                    return berr(q, n->steps[i + 1].pos, "unknown property '%s' on %s", n->steps[i + 1].name,
+                                qnames_table_name(q->names, t, table));
                 }
                 o->table = table;
                 o->col = col;
@@ -1058,39 +1066,59 @@ static int rebind(cs_query *q)
 }
 
 static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text, size_t len, const cs_value *args,
-                      size_t nargs, const cs_coll *coll, const cs_obj *owner, uint32_t origin_col, cs_type self_type,
-                      cs_query **out);
+                      size_t nargs, const cs_name_map *names, const cs_coll *coll, const cs_obj *owner,
+                      uint32_t origin_col, cs_type self_type, cs_query **out);
 
 int cs_query_new(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args, size_t nargs, cs_query **out)
+{
+    return cs_query_new_named(txn, table, text, len, args, nargs, NULL, out);
+}
+
+int cs_query_new_named(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args, size_t nargs,
+                       const cs_name_map *names, cs_query **out)
 {
     *out = NULL;
     table_def *td;
     TRY(txn_table(txn, table, &td));
-    return query_make(txn, table, QR_TABLE, text, len, args, nargs, NULL, NULL, CS_NONE, CS_TYPE_NULL, out);
+    return query_make(txn, table, QR_TABLE, text, len, args, nargs, names, NULL, NULL, CS_NONE, CS_TYPE_NULL, out);
 }
 
 int cs_query_new_coll(cs_coll *coll, const char *text, size_t len, const cs_value *args, size_t nargs, cs_query **out)
+{
+    return cs_query_new_coll_named(coll, text, len, args, nargs, NULL, out);
+}
+
+int cs_query_new_coll_named(cs_coll *coll, const char *text, size_t len, const cs_value *args, size_t nargs,
+                            const cs_name_map *names, cs_query **out)
 {
     *out = NULL;
     size_t n;
     TRY(cs_coll_size(coll, &n)); /* checks the owner still exists */
     bool objects = coll->elem_type == CS_TYPE_LINK && coll->depth == 0;
     return query_make(coll->obj.txn, objects ? coll->target : CS_NONE, objects ? QR_OBJECTS : QR_VALUES, text, len, args,
-                      nargs, coll, NULL, CS_NONE, (cs_type)coll->elem_type, out);
+                      nargs, names, coll, NULL, CS_NONE, (cs_type)coll->elem_type, out);
 }
 
 int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text, size_t len,
                            const cs_value *args, size_t nargs, cs_query **out)
 {
+    return cs_query_new_backlinks_named(obj, origin_table, origin_col, text, len, args, nargs, NULL, out);
+}
+
+int cs_query_new_backlinks_named(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text, size_t len,
+                                 const cs_value *args, size_t nargs, const cs_name_map *names, cs_query **out)
+{
     *out = NULL;
     size_t n;
     TRY(cs_obj_backlink_count(obj, origin_table, origin_col, &n));
-    return query_make(obj->txn, origin_table, QR_BACKLINKS, text, len, args, nargs, NULL, obj, origin_col, CS_TYPE_NULL, out);
+    return query_make(obj->txn, origin_table, QR_BACKLINKS, text, len, args, nargs, names, NULL, obj, origin_col,
+                      CS_TYPE_NULL, out);
 }
 
+/* Makes the query: copies the text and the name map, parses, and binds to the schema. */
 static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text, size_t len, const cs_value *args,
-                      size_t nargs, const cs_coll *coll, const cs_obj *owner, uint32_t origin_col, cs_type self_type,
-                      cs_query **out)
+                      size_t nargs, const cs_name_map *names, const cs_coll *coll, const cs_obj *owner,
+                      uint32_t origin_col, cs_type self_type, cs_query **out)
 {
     cs_query *q = calloc(1, sizeof *q);
     if (!q) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
@@ -1106,7 +1134,8 @@ static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text,
     if (len) memcpy(q->text, text, len);
     q->text[len] = 0;
     q->len = len;
-    int rc = qparse(q->text, len, args, nargs, &q->parsed);
+    int rc = qnames_copy(txn, names, &q->names);
+    if (rc == CS_OK) rc = qparse(q->text, len, args, nargs, &q->parsed);
     if (rc == CS_OK) rc = rebind(q);
     if (rc != CS_OK) {
         cs_query_free(q);
@@ -1168,6 +1197,7 @@ void cs_query_free(cs_query *q)
         for (size_t i = 0; i < q->parsed->ndistinct; i++) unbind(q->parsed->distinct[i]);
     }
     qparsed_free(q->parsed);
+    qnames_free(q->names);
     free(q->text);
     free(q);
 }
@@ -1662,7 +1692,8 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
             ref_t root;
             TRY(table_root(q->txn, q->table, &root));
             TRY(agg_walk(q->txn, root, fc, nf, &a, 0));
-            if (op == CS_AGG_SUM && a.overflow) return cs_fail(CS_OVERFLOW, 0, "the sum of '%s' overflows 64 bits", c0->name);
+            if (op == CS_AGG_SUM && a.overflow) return cs_fail(CS_OVERFLOW, 0, "the sum of '%s' overflows 64 bits",
+                                                             qnames_column_name(q->names, q->txn, q->table, col));
             if (op == CS_AGG_SUM) *out = cs_int((int64_t)a.sum);
             else if (op == CS_AGG_AVG) *out = a.n ? cs_double((double)((long double)a.sum / (long double)a.n)) : cs_null();
             else *out = a.n ? cs_int(a.best) : cs_null();
@@ -1671,7 +1702,8 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
     }
     col_def *c;
     TRY(txn_col(q->txn, q->table, col, NULL, &c));
-    if (c->coll != CS_COLL_NONE) return cs_fail(CS_TYPE, 0, "cannot aggregate the collection property '%s'", c->name);
+    if (c->coll != CS_COLL_NONE) return cs_fail(CS_TYPE, 0, "cannot aggregate the collection property '%s'",
+                                                      qnames_column_name(q->names, q->txn, q->table, col));
     cs_type ty = (cs_type)c->type;
     if (op == CS_AGG_COUNT) {
         uint64_t n;
@@ -1681,8 +1713,10 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
     }
     bool orderable = numeric(ty) || ty == CS_TYPE_TIMESTAMP || ty == CS_TYPE_MIXED;
     if ((op == CS_AGG_SUM || op == CS_AGG_AVG) && !numeric(ty) && ty != CS_TYPE_MIXED)
-        return cs_fail(CS_TYPE, 0, "cannot sum or average '%s' of type %s", c->name, type_name(ty));
-    if (!orderable) return cs_fail(CS_TYPE, 0, "cannot take the min or max of '%s' of type %s", c->name, type_name(ty));
+        return cs_fail(CS_TYPE, 0, "cannot sum or average '%s' of type %s",
+                       qnames_column_name(q->names, q->txn, q->table, col), type_name(ty));
+    if (!orderable) return cs_fail(CS_TYPE, 0, "cannot take the min or max of '%s' of type %s",
+                                  qnames_column_name(q->names, q->txn, q->table, col), type_name(ty));
     int rc = aggregate_matches(q, col, op, out);
     if (rc == CS_OK && op == CS_AGG_SUM && ty == CS_TYPE_FLOAT) *out = cs_float((float)out->v.d);
     return rc;

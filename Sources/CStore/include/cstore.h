@@ -633,6 +633,47 @@ int cs_query_new_coll(cs_coll *coll, const char *text, size_t len, const cs_valu
  *  (LinkingObjects), in the order the links were made. */
 int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text,
                            size_t len, const cs_value *args, size_t nargs, cs_query **out);
+
+/**
+ * Public names for a query (RealmSwift's className() and propertiesMapping()): each entry gives
+ * a table, or one column of it, the name the query text uses for it. With a map:
+ *  - a class or property name in the text (key paths at any depth, %K arguments, SORT and
+ *    DISTINCT keys, SUBQUERY paths, `@links.Class.property`, `list.@sum.property`) is looked up
+ *    first among the public names of the table it applies to, then among the stored names;
+ *  - a stored name whose table or column has an entry with another public name is unknown in
+ *    that query (only the public name reaches it), while a public name that equals some other
+ *    column's stored name reaches the mapped column;
+ *  - names without an entry resolve as they are;
+ *  - messages name tables and columns by their public names ("unknown property 'agee' on Dog").
+ * Entries are checked and copied when the query is made (the map may be freed after the call):
+ * CS_MISUSE with a message naming the entry for a table or column that does not exist, a
+ * backlink column, a missing or empty public name (or one over 1024 bytes), two entries for one
+ * table or column, or one public name given to two classes or to two properties of one class.
+ * Names are resolved when the query is bound to the schema (when it is made, and again only
+ * after the schema changes), never while it runs. An entry keeps applying across versions while
+ * its key still names a table or column of the same stored name; after that one is removed (or
+ * its key reused) the entry is ignored.
+ */
+typedef struct cs_name_map_entry {
+    uint32_t table;          /* table key */
+    uint32_t col;            /* column key, or CS_NONE for the entry of the table itself */
+    const char *public_name; /* NUL-terminated: the class's or the property's public name */
+} cs_name_map_entry;
+
+typedef struct cs_name_map {
+    const cs_name_map_entry *entries; /* `count` entries, in any order */
+    size_t count;                     /* 0: no public names (as a NULL map) */
+} cs_name_map;
+
+/** cs_query_new, cs_query_new_coll and cs_query_new_backlinks with the public names of `names`
+ *  (NULL: stored names only, exactly as the functions without a map). */
+int cs_query_new_named(cs_txn *txn, uint32_t table, const char *text, size_t len, const cs_value *args,
+                       size_t nargs, const cs_name_map *names, cs_query **out);
+int cs_query_new_coll_named(cs_coll *coll, const char *text, size_t len, const cs_value *args, size_t nargs,
+                            const cs_name_map *names, cs_query **out);
+int cs_query_new_backlinks_named(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text,
+                                 size_t len, const cs_value *args, size_t nargs, const cs_name_map *names,
+                                 cs_query **out);
 /** Gives the query new values for its scalar arguments ($0.. / %@), without parsing it again
  *  (CS_MISUSE for a query that took a list argument: make a new one). */
 int cs_query_set_args(cs_query *q, const cs_value *args, size_t nargs);
