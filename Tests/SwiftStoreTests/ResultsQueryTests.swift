@@ -111,3 +111,27 @@ import Testing
         #expect(Array(realm.objects(AllTypes.self).first!.intList.where { $0 > 2 }) == [7, 3])
     }
 }
+
+@Suite struct MappedNameQueryTests {
+    /// Queries, sorts and aggregates use the Swift property names of a model with
+    /// `propertiesMapping()`; the stored name is not a property there.
+    @Test func queriesUseThePublicNames() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([SchMapped.self]))
+        try realm.write {
+            for (n, a) in [("Cy", 3), ("Ann", 1), ("Bo", 2)] { realm.create(SchMapped.self, value: ["firstName": n, "age": a]) }
+        }
+        let all = realm.objects(SchMapped.self)
+        #expect(all.filter("firstName BEGINSWITH 'A'").map(\.firstName) == ["Ann"])
+        #expect(all.where { $0.firstName == "Bo" }.count == 1)
+        #expect(all.sorted(byKeyPath: "firstName").map(\.firstName) == ["Ann", "Bo", "Cy"])
+        #expect(all.sorted(by: \.firstName, ascending: false).first?.firstName == "Cy")
+        #expect(all.distinct(by: ["firstName"]).count == 3)
+        do {
+            _ = try all.filter(throwing: "first_name == 'Ann'")
+            Issue.record("the stored name should not be a property in queries")
+        } catch let error as Realm.Error {
+            #expect(error.message.contains("first_name"))
+        }
+    }
+}

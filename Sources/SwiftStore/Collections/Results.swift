@@ -102,19 +102,24 @@ final class ResultsBase {
         var q: OpaquePointer?
         var rc: Int32 = 0
         var failure = ""
+        let entries = core.nameMap
+        entries.withUnsafeBufferPointer { e in
+        var names = cs_name_map(entries: e.baseAddress, count: e.count)
         args.values.withUnsafeBufferPointer { a in
             switch root {
             case .table(let info):
-                rc = cs_query_new(core.txn, info.table, text, text.utf8.count, a.baseAddress, a.count, &q)
+                rc = cs_query_new_named(core.txn, info.table, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
             case .backlinks(let owner, let table, let col, _):
                 _ = owner.verifyReadable()
-                rc = cs_query_new_backlinks(&owner.cobj, table, col, text, text.utf8.count, a.baseAddress, a.count, &q)
+                rc = cs_query_new_backlinks_named(&owner.cobj, table, col, text, text.utf8.count, a.baseAddress, a.count,
+                                                  &names, &q)
             case .collection(let c, _):
                 c.open { coll in
-                    rc = cs_query_new_coll(coll, text, text.utf8.count, a.baseAddress, a.count, &q)
+                    rc = cs_query_new_coll_named(coll, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
                 }
             }
             if rc != 0 { failure = CoreCall.lastMessage }
+        }
         }
         if rc != 0 { throw Realm.Error(.invalidInput, failure) }
         query = q

@@ -28,6 +28,10 @@ final class RealmCore {
     private(set) var infos: [ObjectIdentifier: ClassInfo] = [:]
     private(set) var infosByName: [String: ClassInfo] = [:]
     private(set) var infosByTable: [UInt32: ClassInfo] = [:]
+    /// Public property names of columns stored under another name (`propertiesMapping()`),
+    /// for the core's query parser; the strings are owned here.
+    private(set) var nameMap: [cs_name_map_entry] = []
+    private var nameStrings: [UnsafeMutablePointer<CChar>] = []
     /// Dynamic-API views of the tables, made on first use.
     private var dynamicInfos: [UInt32: ClassInfo] = [:]
     /// False for the cores a migration borrows the file's handle and transaction for.
@@ -135,6 +139,7 @@ final class RealmCore {
     }
 
     deinit {
+        for p in nameStrings { free(p) }
         anchor.core = nil
         guard ownsHandle else {
             if ownsTxn, let t = _txn { cs_txn_end(t) }
@@ -215,6 +220,9 @@ final class RealmCore {
 
     /// Resolves tables and columns for each class.
     private func bindClasses() {
+        for p in nameStrings { free(p) }
+        nameStrings = []
+        nameMap = []
         infos = [:]
         infosByName = [:]
         infosByTable = [:]
@@ -227,6 +235,10 @@ final class RealmCore {
                 var col: UInt32 = 0
                 CoreCall.must(cs_column_find(t, table, p.columnName, &col), "Finding column \(p.columnName)")
                 info.columns[i] = col
+                if p.columnName != p.name, let name = strdup(p.name) {
+                    nameStrings.append(name)
+                    nameMap.append(cs_name_map_entry(table: table, col: col, public_name: name))
+                }
             }
             infos[ObjectIdentifier(s.objectClass)] = info
             infosByName[s.className] = info
