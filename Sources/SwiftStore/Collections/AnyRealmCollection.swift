@@ -48,3 +48,7 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     /// The wrapped collection's description.
     public var description: String { text() }
 }
+
+extension AnyRealmCollection: Encodable where Element: Encodable {}
+
+extension LinkingObjects: Encodable where Element: Encodable {}

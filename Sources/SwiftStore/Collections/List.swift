@@ -253,13 +253,7 @@ extension List: _RealmSchemaDiscoverable, _Persistable {
     }
 }
 
-extension List: Encodable where Element: Encodable {
-    /// Encodes the elements as an array.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for e in self { try container.encode(e) }
-    }
-}
+extension List: Encodable where Element: Encodable {}
 
 extension List: Decodable where Element: Decodable {
     /// Decodes an unmanaged list from an array.

@@ -145,13 +145,7 @@ extension MutableSet: _RealmSchemaDiscoverable, _Persistable {
     }
 }
 
-extension MutableSet: Encodable where Element: Encodable {
-    /// Encodes the elements as an array.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for e in self { try container.encode(e) }
-    }
-}
+extension MutableSet: Encodable where Element: Encodable {}
 
 extension MutableSet: Decodable where Element: Decodable {
     /// Decodes an unmanaged set from an array.

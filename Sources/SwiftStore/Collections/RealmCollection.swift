@@ -93,6 +93,14 @@ extension RealmCollection {
     }
 }
 
+extension RealmCollection where Element: Encodable {
+    /// Encodes the elements as an array (the `Encodable` conformance of every collection type).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for e in self { try container.encode(e) }
+    }
+}
+
 extension _RealmQueryable {
     /// The managed query, trapping with RealmSwift's message for an unmanaged collection.
     var managedRoot: ResultsBase {

@@ -334,13 +334,7 @@ public struct ResultsIterator<Element: RealmCollectionValue>: IteratorProtocol {
     }
 }
 
-extension Results: Encodable where Element: Encodable {
-    /// Encodes the elements as an array.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for e in self { try container.encode(e) }
-    }
-}
+extension Results: Encodable where Element: Encodable {}
 
 extension Results: _DynamicSequence {
     var dynamicElements: [Any] { map { $0 as Any } }
