@@ -75,6 +75,12 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, Mutable
     /// Whether the owning object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { managed?.isInvalidated ?? false }
 
+    /// Iterates the list as it is when iteration starts (changing it meanwhile is safe).
+    public func makeIterator() -> RLMIterator<Element> {
+        guard let managed else { return RLMIterator(values: unmanaged) }
+        return RLMIterator(snapshotOf: managed.queryBase())
+    }
+
     /// Implementation detail: the query over the list's elements (nil while unmanaged).
     public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
 
@@ -214,7 +220,7 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, Mutable
 
     /// `List<Element> <0x...> ( [0] value, ... )`, as RealmSwift prints lists.
     public var description: String {
-        CollectionDescription.describe("List<\(Element.self)>", self)
+        describe(depth: 0)
     }
 
     var dynamicElements: [Any] { map { $0 as Any } }
@@ -266,11 +272,15 @@ extension List: Decodable where Element: Decodable {
 
 /// Shared text and input helpers for the collection types.
 enum CollectionDescription {
-    static func describe<S: Sequence>(_ name: String, _ items: S, limit: Int = 100) -> String {
+    /// `Name <n> ( [0] element, ... )`; objects and nested collections are described with the
+    /// depth carried along, so objects that reach each other through collections end in
+    /// "<Maximum depth exceeded>" instead of recursing for ever.
+    static func describe<S: Sequence>(_ name: String, _ items: S, depth: Int = 0, limit: Int = 100) -> String {
+        if depth > ObjectBase.maximumDescriptionDepth { return "<Maximum depth exceeded>" }
         var lines: [String] = []
         for (i, e) in items.enumerated() {
             if i == limit { lines.append("\t... \(limit) objects skipped."); break }
-            let text = String(describing: e).replacingOccurrences(of: "\n", with: "\n\t")
+            let text = ObjectBase.describeValue(e, depth: depth).replacingOccurrences(of: "\n", with: "\n\t")
             lines.append("\t[\(i)] \(text)")
         }
         return "\(name) <\(lines.count)> (\n" + lines.joined(separator: ",\n") + "\n)"

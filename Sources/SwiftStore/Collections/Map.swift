@@ -187,14 +187,8 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         return unmanaged.keys.sorted().map { SingleMapEntry(key: $0, value: unmanaged[$0]!) }.makeIterator()
     }
 
-    /// `Map<String, Value> <n> ( [key] value, ... )`.
-    public var description: String {
-        var lines: [String] = []
-        for e in self {
-            lines.append("\t[\(e.key)]: " + String(describing: e.value).replacingOccurrences(of: "\n", with: "\n\t"))
-        }
-        return "Map<\(Key.self), \(Value.self)> <\(lines.count)> (\n" + lines.joined(separator: ",\n") + "\n)"
-    }
+    /// `Map<String, Value> <n> ( [key]: value, ... )`.
+    public var description: String { describe(depth: 0) }
 
     var dynamicElements: [Any] { map { ($0.key._rlmKey, $0.value as Any) } }
 }

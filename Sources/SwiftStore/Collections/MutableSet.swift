@@ -43,8 +43,29 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection, _
     /// Whether the owning object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { managed?.isInvalidated ?? false }
 
+    /// Iterates the set as it is when iteration starts (changing it meanwhile is safe).
+    public func makeIterator() -> RLMIterator<Element> {
+        guard let managed else { return RLMIterator(values: unmanaged) }
+        return RLMIterator(snapshotOf: managed.queryBase())
+    }
+
     /// Implementation detail: the query over the set's elements (nil while unmanaged).
     public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
+
+    /// Not available: a set has no order to search (RealmSwift traps too).
+    public func index(of object: Element) -> Int? {
+        preconditionFailure("index(of:) is not available on MutableSet")
+    }
+
+    /// Not available: a set has no order to search.
+    public func index(matching predicate: NSPredicate) -> Int? {
+        preconditionFailure("index(matching:) is not available on MutableSet")
+    }
+
+    /// Not available: a set has no order to search.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        preconditionFailure("index(matching:) is not available on MutableSet")
+    }
 
     /// Whether the set holds `object`.
     public func contains(_ object: Element) -> Bool {
@@ -107,7 +128,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection, _
 
     /// `MutableSet<Element> <n> ( [0] value, ... )`.
     public var description: String {
-        CollectionDescription.describe("MutableSet<\(Element.self)>", self)
+        describe(depth: 0)
     }
 
     var dynamicElements: [Any] { map { $0 as Any } }

@@ -279,9 +279,18 @@ extension Optional: SortableType where Wrapped: SortableType & _RealmOptionalWra
 /// The shared implementations behind the collection protocols.
 enum QueryOps {
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
+        // The new predicate alone first, so an error's line:column is in the caller's text.
+        let alone = ResultsBase(core: base.core, root: base.root, predicates: [], sorts: [], distinct: [])
+        if !base.predicates.isEmpty {
+            _ = try QueryOps.compileAlone(alone, text, args)
+        }
         let derived = base.adding(predicate: text, args)
         _ = try derived.compiledQuery() // parse now: a malformed predicate fails here, not later
         return Results(base: derived)
+    }
+
+    static func compileAlone(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> OpaquePointer {
+        try ResultsBase(core: base.core, root: base.root, predicates: [(text, args)]).compiledQuery()
     }
 
     /// Checks a sorted or distinct query now (an unknown property traps at the call).
@@ -299,7 +308,8 @@ enum QueryOps {
     }
 
     /// An aggregate in the core (managed) or over the elements (unmanaged).
-    static func aggregate<Q: _RealmQueryable, T: _StorableValue>(_ c: Q, _ op: cs_aggregate, _ property: String?) -> T? {
+    static func aggregate<Q: _RealmQueryable, T: _StorableValue>(_ c: Q, _ op: cs_aggregate, _ name: String?) -> T? {
+        let property = name == "self" ? nil : name
         if let root = c._rlmQueryRoot {
             let v = root.base.aggregate(op, property: property)
             if case .null = v { return nil }
@@ -307,7 +317,10 @@ enum QueryOps {
         }
         let values: [StoredValue] = c._rlmUnmanagedElements.map { e in
             guard let property else { return e._rlmEncode().value }
-            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(property)'") }
+            if case .null = e._rlmEncode().value { return .null } // a nil map value
+            guard let o = KeyValueCoding.unwrap(e) as? ObjectBase else {
+                preconditionFailure("Values have no property '\(property)'")
+            }
             guard let v = KeyValueCoding.value(o, forKey: property) else { return .null }
             return (v as? any _StorableValue)?._rlmEncode().value ?? .null
         }

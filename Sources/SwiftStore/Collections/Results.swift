@@ -72,8 +72,10 @@ final class ResultsBase {
         ResultsBase(core: core, root: root, predicates: predicates + [(text, args)], sorts: sorts, distinct: distinctKeys)
     }
 
+    /// A later sort is the primary order and the earlier one breaks its ties (as in RealmSwift).
     func sorted(_ descriptors: [SortDescriptor]) -> ResultsBase {
-        ResultsBase(core: core, root: root, predicates: predicates, sorts: descriptors, distinct: distinctKeys)
+        let kept = sorts.filter { old in !descriptors.contains { $0.keyPath == old.keyPath } }
+        return ResultsBase(core: core, root: root, predicates: predicates, sorts: descriptors + kept, distinct: distinctKeys)
     }
 
     func distinct(_ keys: [String]) -> ResultsBase {
@@ -84,7 +86,12 @@ final class ResultsBase {
 
     /// The predicates, sort and distinct as one text of the core's language.
     var queryText: String {
-        var text = predicates.isEmpty ? "TRUEPREDICATE" : predicates.map { "(\($0.0))" }.joined(separator: " AND ")
+        var text: String
+        switch predicates.count {
+        case 0: text = "TRUEPREDICATE"
+        case 1: text = predicates[0].0 // as written, so error positions are the caller's
+        default: text = predicates.map { "(\($0.0))" }.joined(separator: " AND ")
+        }
         if !distinctKeys.isEmpty { text += " DISTINCT(\(distinctKeys.joined(separator: ", ")))" }
         if !sorts.isEmpty {
             text += " SORT(" + sorts.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
@@ -300,29 +307,53 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
     public var _rlmQueryRoot: _RealmQueryRoot? { _RealmQueryRoot(base: base) }
 
     /// Iterates the elements as they are when iteration starts.
-    public func makeIterator() -> ResultsIterator<Element> {
-        ResultsIterator(base: base, keys: base.currentKeys())
+    public func makeIterator() -> RLMIterator<Element> {
+        RLMIterator(snapshotOf: base)
     }
 
     /// `Results<Dog> <n> ( [0] Dog { ... }, ... )`, as RealmSwift prints results.
     public var description: String {
-        CollectionDescription.describe("Results<\(base.info?.objectSchema.className ?? "\(Element.self)")>", self)
+        describe(depth: 0)
     }
 }
 
-/// Iterates a Results over the keys it had when iteration started.
-public struct ResultsIterator<Element: RealmCollectionValue>: IteratorProtocol {
-    let base: ResultsBase
-    let keys: [Int64]
-    var position = 0
+/// Iterates a collection as it was when iteration started (RealmSwift's `RLMIterator`): the
+/// object keys are taken then and each object is read when reached (objects deleted meanwhile
+/// are skipped); a collection of values is copied then.
+public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
+    private let base: ResultsBase?
+    private let keys: [Int64]
+    private let values: [Element]
+    private var position = 0
 
     init(base: ResultsBase, keys: [Int64]) {
         self.base = base
         self.keys = keys
+        self.values = []
     }
 
-    /// The next element, skipping objects deleted since iteration started.
+    init(values: [Element]) {
+        self.base = nil
+        self.keys = []
+        self.values = values
+    }
+
+    /// An iterator over a managed collection's snapshot (keys for objects, values otherwise).
+    init(snapshotOf base: ResultsBase) {
+        if base.info != nil {
+            self.init(base: base, keys: base.currentKeys())
+        } else {
+            self.init(values: base.currentKeys().map { Element._rlmDecode(_Stored(base.element(forKey: $0))) })
+        }
+    }
+
+    /// The next element.
     public mutating func next() -> Element? {
+        guard let base else {
+            guard position < values.count else { return nil }
+            position += 1
+            return values[position - 1]
+        }
         while position < keys.count {
             let key = keys[position]
             position += 1
@@ -333,6 +364,9 @@ public struct ResultsIterator<Element: RealmCollectionValue>: IteratorProtocol {
         return nil
     }
 }
+
+/// The iterator of `Results` (the same snapshot iterator every collection uses).
+public typealias ResultsIterator<Element: RealmCollectionValue> = RLMIterator<Element>
 
 extension Results: Encodable where Element: Encodable {}
 
@@ -387,7 +421,13 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: RealmC
 
     /// `LinkingObjects<Person> <n> ( ... )`.
     public var description: String {
-        CollectionDescription.describe("LinkingObjects<\(Element.className())>", self)
+        describe(depth: 0)
+    }
+
+    /// Iterates the linking objects as they are when iteration starts.
+    public func makeIterator() -> RLMIterator<Element> {
+        guard let base else { return RLMIterator(values: []) }
+        return RLMIterator(snapshotOf: base)
     }
 
     /// Implementation detail: the query over the backlinks (nil while the owner is unmanaged).

@@ -16,7 +16,7 @@ public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible, Expre
     }
 
     /// Sorts by the property a Swift key path names (`\Dog.owner.name`).
-    public init<Root: ObjectBase, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) {
+    public init<Root: ObjectBase>(keyPath: PartialKeyPath<Root>, ascending: Bool = true) {
         self.keyPath = KeyPathTracer.name(for: keyPath, root: Root.self)
         self.ascending = ascending
     }

@@ -124,6 +124,10 @@ extension _RealmInteger {
         switch stored.value {
         case .int(let i): return Self(truncatingIfNeeded: i)
         case .bool(let b): return b ? 1 : 0
+        // An average asked for as an integer type truncates, as NSNumber's intValue does.
+        case .double(let d): return d.isFinite ? Self(truncatingIfNeeded: Int64(d.rounded(.towardZero))) : 0
+        case .float(let f): return f.isFinite ? Self(truncatingIfNeeded: Int64(f.rounded(.towardZero))) : 0
+        case .decimal(let d): let x = d.doubleValue; return x.isFinite ? Self(truncatingIfNeeded: Int64(x.rounded(.towardZero))) : 0
         default: return 0
         }
     }
@@ -210,6 +214,7 @@ extension Double: RealmCollectionValue, _RealmOptionalWrappable {
         case .double(let d): return d
         case .float(let f): return Double(f)
         case .int(let i): return Double(i)
+        case .decimal(let d): return d.doubleValue
         default: return 0
         }
     }
