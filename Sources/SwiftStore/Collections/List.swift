@@ -81,6 +81,16 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, Mutable
         return RLMIterator(snapshotOf: managed.queryBase())
     }
 
+    /// The values of property `key` of every element, as objects (RealmSwift's typed form of
+    /// `value(forKey:)`; nil values are `NSNull`).
+    public func value(forKey key: String) -> [AnyObject] {
+        map { e -> AnyObject in
+            if key == "self" { return e as AnyObject }
+            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(key)'") }
+            return (KeyValueCoding.value(o, forKey: key) ?? NSNull()) as AnyObject
+        }
+    }
+
     /// Implementation detail: the query over the list's elements (nil while unmanaged).
     public var _rlmQueryRoot: _RealmQueryRoot? { managed.map { _RealmQueryRoot(base: $0.queryBase()) } }
 

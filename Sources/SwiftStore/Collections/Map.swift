@@ -263,3 +263,32 @@ struct MapCodingKey: CodingKey {
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
 }
+
+extension Map {
+    /// The smallest value of the property `keyPath` names over the map's objects, or nil.
+    public func min<T: ObjectBase, V: MinMaxType>(of keyPath: KeyPath<T, V>) -> V? where Value == T? {
+        min(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
+    }
+
+    /// The largest value of the property `keyPath` names over the map's objects, or nil.
+    public func max<T: ObjectBase, V: MinMaxType>(of keyPath: KeyPath<T, V>) -> V? where Value == T? {
+        max(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
+    }
+
+    /// The sum of the property `keyPath` names over the map's objects (0 when empty).
+    public func sum<T: ObjectBase, V: AddableType>(of keyPath: KeyPath<T, V>) -> V where Value == T? {
+        sum(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
+    }
+
+    /// The average of the property `keyPath` names over the map's objects, or nil.
+    public func average<T: ObjectBase, V: AddableType>(of keyPath: KeyPath<T, V>) -> V? where Value == T? {
+        average(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
+    }
+
+    /// The map's objects sorted by the property `keyPath` names.
+    public func sorted<T: ObjectBase, V>(by keyPath: KeyPath<T, V>, ascending: Bool = true) -> Results<Value>
+        where Value == T?
+    {
+        sorted(byKeyPath: KeyPathTracer.name(for: keyPath, root: T.self), ascending: ascending)
+    }
+}

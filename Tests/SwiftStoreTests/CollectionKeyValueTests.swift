@@ -1,22 +1,11 @@
-// Collection tests that use RealmSwift members SwiftStore does not have yet, so they do not
-// compile. Build them with `swift build --build-tests -Xswiftc -DSWIFTSTORE_PENDING` once the
-// members land, then drop the condition.
-//
-// Missing members:
-// - Map.value(forKey:) -> AnyObject?, Map.value(forKeyPath:) -> AnyObject?, Map.setValue(_:forKey:)
-//   (RealmKeyedCollection's key-value coding: the value for a key, collection operators, set a key).
-// - Map<String, T?> where T: Object: min(of:), max(of:), sum(of:), average(of:) and
-//   sorted(by: KeyPath<T, V>, ascending:) (RealmKeyedCollection where Value: OptionalProtocol,
-//   Value.Wrapped: ObjectBase).
-// - MutableSet.value(forKey:) -> [AnyObject] (RealmSwift's overload next to RealmCollection's).
-// - SortDescriptor.init(keyPath: PartialKeyPath<some ObjectBase>, ascending:) (only the
-//   KeyPath<Root, Value> form exists).
-#if SWIFTSTORE_PENDING
+// Collection members that came after the first collection tests: key-value coding on maps,
+// key-path aggregates and sorts on maps of objects, the typed value(forKey:) of sets, and
+// SortDescriptor from a PartialKeyPath.
 import Foundation
 import Testing
 @testable import SwiftStore
 
-@Suite struct CollectionsPendingTests {
+@Suite struct CollectionKeyValueTests {
     @Test func mapValueForKeyIsTheValueOfThatKey() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: dir.config(colModels))
@@ -85,4 +74,3 @@ import Testing
         #expect(!descriptor.ascending)
     }
 }
-#endif
