@@ -9,8 +9,8 @@
  *   not-expr  := ('NOT' | '!') not-expr | primary
  *   primary   := '(' or-expr ')' | 'TRUEPREDICATE' | 'FALSEPREDICATE' | comparison
  *   comparison:= [ANY|SOME|ALL|NONE] operand op['[' c|d|cd ']'] operand
- *              | operand 'BETWEEN' '{' operand ',' operand '}'
- *              | operand 'IN' operand
+ *              | operand 'BETWEEN' ('{' operand ',' operand '}' | list-argument-of-two)
+ *              | operand 'IN'['[' c|d|cd ']'] operand
  *   operand   := literal | placeholder | keypath | SUBQUERY(keypath, $var, or-expr).@count
  *   keypath   := name ('.' name | '[' literal ']' | '.@count' | '.@size' | '.@min' | '.@max'
  *                | '.@sum' | '.@avg' | '.@allKeys' | '.@allValues' | '.@type' | '@links' ...)*
@@ -68,7 +68,7 @@ struct qnode {
     qnode_kind kind;     /* what */
     size_t pos;          /* byte offset in the text where it starts */
     qop op;              /* QN_CMP */
-    int flags;           /* QN_CMP: QF_* */
+    int flags;           /* QN_CMP, QN_IN: QF_* */
     qquant quant;        /* QN_CMP / QN_BETWEEN / QN_IN: ANY / ALL / NONE prefix */
     qnode *a, *b, *c;    /* children: AND/OR/NOT (a, b); CMP (a op b); BETWEEN (a, b, c); IN (a, b) */
     qnode **items;       /* QN_LIST */

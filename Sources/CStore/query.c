@@ -771,6 +771,8 @@ static int bind(cs_query *q, qnode *n, int depth)
         if (n->c) TRY(operand_type(q, n->c, &tc, &mc));
         if (n->quant != QQ_NONE && !ma) return berr(q, n->pos, "ANY, ALL and NONE need a key path through a collection");
         if (n->kind == QN_IN) {
+            if (n->flags && ta != CS_TYPE_STRING && ta != CS_TYPE_MIXED)
+                return berr(q, n->pos, "[c] and [d] apply to strings, not %s", type_name(ta));
             if (n->b->kind == QN_LIST) {
                 for (size_t i = 0; i < n->b->nitems; i++) {
                     cs_type ti;

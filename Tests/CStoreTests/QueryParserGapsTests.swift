@@ -1,0 +1,192 @@
+// Query forms RealmSwift's NSPredicate accepts that the parser once refused: BETWEEN with a list
+// argument of two values, IN with [c] / [d] / [cd], %K arguments naming @type (and @count /
+// @size), LinkingObjects properties by name through backlink aliases in the name map
+// (CS_NAME_BACKLINK), and SORT / DISTINCT applied in the order they are written.
+
+import CStore
+import Foundation
+import Testing
+
+// MARK: - The fixture
+
+/// Fruits (name, rank, a Mixed `any`, a list of `tags`) and boxes, each holding a list of fruits
+/// (`items`) and a single `best` fruit. Rows:
+///
+///     fruit  name     rank  any        tags
+///     0      apple    3     "x"        [a]
+///     1      Äpple    1     7          []
+///     2      date     5     2.5        [b, c]
+///     3      Banana   2     nil        [c]
+///     4      DATE     4     "y"        []
+///
+///     box    name  rank  items         best
+///     0      A     1     [0, 1]        0
+///     1      B     2     [0, 2, 2]     2
+///     2      C     1     [3]           nil
+struct FruitFixture {
+    let txn: OpaquePointer
+    let fruit, box: UInt32
+    let f: [Int64]  // fruit keys
+    let b: [Int64]  // box keys
+    let col: [String: UInt32]
+
+    func k(_ idx: [Int]) -> [Int64] { idx.map { f[$0] } }
+
+    /// Expects the query over fruits (or `table`) to match exactly `keys`, in that order.
+    func expect(_ text: String, _ keys: [Int64], _ args: [QArg] = [], table: UInt32? = nil,
+                names: [NameEntry]? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+        let (rc, msg, q) = makeNamedQuery(txn, table ?? fruit, text, args, names: names)
+        guard rc == Int32(CS_OK), let q else {
+            Issue.record("\(text): \(codeName(rc)) \(msg)", sourceLocation: sourceLocation)
+            return
+        }
+        defer { cs_query_free(q) }
+        do {
+            let got = try keysOf(q, text, sourceLocation: sourceLocation)
+            #expect(got == keys, "\(text): expected \(keys), got \(got)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(text): \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Expects `code` (CS_QUERY unless told) with a message containing every one of `parts`.
+    func expectError(_ text: String, _ parts: [String], _ args: [QArg] = [], table: UInt32? = nil,
+                     names: [NameEntry]? = nil, code: Int = Int(CS_QUERY),
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+        let (rc, msg, q) = makeNamedQuery(txn, table ?? fruit, text, args, names: names)
+        if let q { cs_query_free(q) }
+        #expect(rc == Int32(code), "\(text): expected \(codeName(Int32(code))), got \(codeName(rc)) \(msg)",
+                sourceLocation: sourceLocation)
+        for part in parts {
+            #expect(msg.contains(part), "\(text): message '\(msg)' lacks '\(part)'", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+func withFruitFixture(_ body: (FruitFixture) throws -> Void) throws {
+    try withTempDir { dir in
+        let db = try DB(dir.path())
+        try db.write { txn throws in
+            let fruit = try addTable(txn, "Fruit")
+            let box = try addTable(txn, "Box")
+            var col: [String: UInt32] = [:]
+            col["name"] = try addColumn(txn, fruit, "name", CS_TYPE_STRING)
+            col["rank"] = try addColumn(txn, fruit, "rank", CS_TYPE_INT)
+            col["any"] = try addColumn(txn, fruit, "any", CS_TYPE_MIXED, flags: Int(CS_COL_NULLABLE))
+            col["tags"] = try addColumn(txn, fruit, "tags", CS_TYPE_STRING, coll: CS_COLL_LIST)
+            col["box.name"] = try addColumn(txn, box, "name", CS_TYPE_STRING)
+            col["box.rank"] = try addColumn(txn, box, "rank", CS_TYPE_INT)
+            col["items"] = try addColumn(txn, box, "items", CS_TYPE_LINK, coll: CS_COLL_LIST, target: fruit)
+            col["best"] = try addColumn(txn, box, "best", CS_TYPE_LINK, flags: Int(CS_COL_NULLABLE), target: fruit)
+            let rows: [(String, Int64, Val, [String])] = [
+                ("apple", 3, .str("x"), ["a"]), ("Äpple", 1, .int(7), []), ("date", 5, .double(2.5), ["b", "c"]),
+                ("Banana", 2, .null, ["c"]), ("DATE", 4, .str("y"), []),
+            ]
+            var f: [Int64] = []
+            for (name, rank, any, tags) in rows {
+                var o = try createObj(txn, fruit)
+                check(setVal(&o, col["name"]!, .str(name)))
+                check(cs_obj_set_int(&o, col["rank"]!, rank))
+                check(setVal(&o, col["any"]!, any))
+                var l = try openColl(&o, col["tags"]!)
+                for t in tags { check(listAppend(&l, .str(t))) }
+                f.append(o.key)
+            }
+            let boxes: [(String, Int64, [Int], Int?)] = [("A", 1, [0, 1], 0), ("B", 2, [0, 2, 2], 2), ("C", 1, [3], nil)]
+            var b: [Int64] = []
+            for (name, rank, items, best) in boxes {
+                var o = try createObj(txn, box)
+                check(setVal(&o, col["box.name"]!, .str(name)))
+                check(cs_obj_set_int(&o, col["box.rank"]!, rank))
+                var l = try openColl(&o, col["items"]!)
+                for i in items { check(listAppend(&l, .link(fruit, f[i]))) }
+                if let best { check(setVal(&o, col["best"]!, .link(fruit, f[best]))) }
+                b.append(o.key)
+            }
+            try body(FruitFixture(txn: txn, fruit: fruit, box: box, f: f, b: b, col: col))
+        }
+    }
+}
+
+@Suite struct QueryParserGapsTests {
+    // MARK: 1. BETWEEN %@ with a list argument
+
+    @Test func betweenTakesAListArgumentOfTwoValues() throws {
+        try withFruitFixture { fx in
+            fx.expect("rank BETWEEN %@", fx.k([0, 3, 4]), [.list([.int(2), .int(4)])])
+            fx.expect("rank BETWEEN $0", fx.k([0, 3, 4]), [.list([.int(2), .int(4)])])
+            fx.expect("rank BETWEEN {2, 4}", fx.k([0, 3, 4]))
+            // Bounds of another numeric type, and the argument after other arguments.
+            fx.expect("name != %@ AND rank BETWEEN %@", fx.k([1, 3]), [.v(.str("apple")), .list([.double(0.5), .double(3.0)])])
+            // A collection on the left: ANY element in the range.
+            fx.expect("NOT rank BETWEEN %@", fx.k([1, 2]), [.list([.int(2), .int(4)])])
+            // Other lengths, and a scalar, are refused with a clear message.
+            fx.expectError("rank BETWEEN %@", ["BETWEEN needs a list argument of two values", "not 3", "1:14"],
+                           [.list([.int(1), .int(2), .int(3)])])
+            fx.expectError("rank BETWEEN %@", ["not 1"], [.list([.int(1)])])
+            fx.expectError("rank BETWEEN %@", ["not 0"], [.list([])])
+            fx.expectError("rank BETWEEN %@", ["BETWEEN needs {low, high} or a list argument of two values"], [.v(.int(3))])
+            fx.expectError("rank BETWEEN %@", ["BETWEEN bounds must be of the property's type"],
+                           [.list([.str("a"), .str("b")])])
+            fx.expectError("rank BETWEEN %@", ["missing argument"])
+        }
+    }
+
+    @Test func aBetweenListArgumentCannotBeReplaced() throws {
+        try withFruitFixture { fx in
+            let (rc, msg, q) = makeQuery(fx.txn, fx.fruit, "rank BETWEEN %@", [.list([.int(1), .int(2)])])
+            #expect(rc == Int32(CS_OK), "\(msg)")
+            defer { cs_query_free(q) }
+            let buf = QArgBuffer([.list([.int(3), .int(4)])])
+            expectCode(cs_query_set_args(q, buf.values, buf.count), CS_MISUSE, "set_args with a new list")
+            let keys = try keysOf(q!, "rank BETWEEN %@")
+            #expect(keys == fx.k([1, 3]))
+        }
+    }
+
+    // MARK: 2. IN with [c], [d], [cd]
+
+    @Test func inFoldsCaseAndDiacritics() throws {
+        try withFruitFixture { fx in
+            // Plain IN compares bytes.
+            fx.expect("name IN {'APPLE', 'Date'}", [])
+            fx.expect("name IN {'apple', 'DATE'}", fx.k([0, 4]))
+            fx.expect("name IN[c] {'APPLE', 'Date'}", fx.k([0, 2, 4]))
+            fx.expect("name IN[d] {'Apple', 'date'}", fx.k([1, 2]))
+            fx.expect("name IN[cd] {'APPLE', 'Date'}", fx.k([0, 1, 2, 4]))
+            fx.expect("name IN [cd] {'banana'}", fx.k([3]))
+            // The same through a list argument.
+            fx.expect("name IN[c] %@", fx.k([0, 2, 4]), [.list([.str("APPLE"), .str("Date")])])
+            fx.expect("name IN[d] %@", fx.k([1, 2]), [.list([.str("Apple"), .str("date")])])
+            fx.expect("name IN[cd] $0", fx.k([0, 1, 2, 4]), [.list([.str("APPLE"), .str("Date")])])
+            fx.expect("NOT name IN[c] %@", fx.k([1, 3]), [.list([.str("APPLE"), .str("Date")])])
+            // A collection on the right, and a Mixed on the left.
+            fx.expect("'C' IN[c] tags", fx.k([2, 3]))
+            fx.expect("any IN[c] {'X', 'Y'}", fx.k([0, 4]))
+            fx.expect("any IN[c] {'X', 7}", fx.k([0, 1]))
+            // Through links: boxes with a fruit named like "DATE".
+            fx.expect("ANY items.name IN[c] {'Date'}", [fx.b[1]], table: fx.box)
+            // Options on a non-string, and unknown options, are refused.
+            fx.expectError("rank IN[c] {1, 2}", ["[c] and [d] apply to strings, not Int"])
+            fx.expectError("name IN[x] {'a'}", ["unknown comparison option 'x'"])
+            fx.expectError("name IN[c {'a'}", ["']' after the comparison options"])
+        }
+    }
+
+    // MARK: 3. %K naming @type, @count, @size
+
+    @Test func keyPathArgumentsNameTypeAndCount() throws {
+        try withFruitFixture { fx in
+            fx.expect("any.@type == 'string'", fx.k([0, 4]))
+            fx.expect("%K == 'string'", fx.k([0, 4]), [.v(.str("any.@type"))])
+            fx.expect("%K == %@", fx.k([1]), [.v(.str("any.@type")), .v(.str("int"))])
+            fx.expect("%K IN {'double', 'null'}", fx.k([2, 3]), [.v(.str("any.@type"))])
+            fx.expect("%K == 2", fx.k([2]), [.v(.str("tags.@count"))])
+            fx.expect("%K == 0", fx.k([1, 4]), [.v(.str("tags.@size"))])
+            fx.expect("%K == 3", [fx.b[1]], [.v(.str("items.@count"))], table: fx.box)
+            fx.expect("%K > 4", [fx.b[1]], [.v(.str("items.@max.rank"))], table: fx.box)
+            fx.expectError("%K == 'string'", ["@type applies to Mixed properties"], [.v(.str("name.@type"))])
+            fx.expectError("%K == 1", ["unknown collection operator in %K argument"], [.v(.str("tags.@nope"))])
+        }
+    }
+}
