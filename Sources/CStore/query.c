@@ -149,15 +149,18 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         qstep *s = &n->steps[i];
         bstep *o = &b->steps[b->n];
         table_def *td = table != CS_NONE ? &t->schema->tables[table] : NULL;
-        if (s->kind == QS_LINKS) {
+        uint32_t ot, oc;
+        bool alias = s->kind == QS_NAME && at_object && td &&
+                     qnames_backlink_find(q->names, t, table, s->name, &ot, &oc) == CS_OK;
+        if (s->kind == QS_LINKS || alias) {
             if (!at_object || !td) { bpath_free(b); return berr(q, s->pos, "@links follows an object"); }
-            uint32_t ot, oc;
-            if (qnames_table_find(q->names, t, s->name, &ot) != CS_OK) {
+            /* a backlink alias (CS_NAME_BACKLINK) names @links.<origin table>.<link column> itself */
+            if (!alias && qnames_table_find(q->names, t, s->name, &ot) != CS_OK) {
                 bpath_free(b);
                 return berr(q, s->pos, "unknown class '%s' in @links", s->name);
             }
-            if (qnames_column_find(q->names, t, ot, s->name2, &oc) != CS_OK || t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK ||
-                t->schema->tables[ot].cols[oc].target != table) {
+            if (!alias && (qnames_column_find(q->names, t, ot, s->name2, &oc) != CS_OK ||
+                           t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK || t->schema->tables[ot].cols[oc].target != table)) {
                 bpath_free(b);
                 return berr(q, s->pos, "'%s.%s' does not link to %s", s->name, s->name2, qnames_table_name(q->names, t, table));
             }

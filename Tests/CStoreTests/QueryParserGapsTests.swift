@@ -189,4 +189,97 @@ func withFruitFixture(_ body: (FruitFixture) throws -> Void) throws {
             fx.expectError("%K == 1", ["unknown collection operator in %K argument"], [.v(.str("tags.@nope"))])
         }
     }
+
+    // MARK: 4. Backlink aliases (LinkingObjects properties by name)
+
+    @Test func backlinkAliasesWorkAsTheirLinksForms() throws {
+        try withFruitFixture { fx in
+            let items = fx.col["items"]!, best = fx.col["best"]!
+            let names = [
+                NameEntry(fx.box, UInt32(CS_NAME_BACKLINK) | items, "boxes"),
+                NameEntry(fx.box, UInt32(CS_NAME_BACKLINK) | best, "bestOf"),
+            ]
+            // Each alias form against its @links form, and the exact answer.
+            let pairs: [(String, String, [Int64])] = [
+                ("boxes.@count == 2", "@links.Box.items.@count == 2", fx.k([0, 2])),
+                ("boxes.@count == 0", "@links.Box.items.@count == 0", fx.k([4])),
+                ("boxes.@size == 1", "@links.Box.items.@size == 1", fx.k([1, 3])),
+                ("ANY boxes.name == 'B'", "ANY @links.Box.items.name == 'B'", fx.k([0, 2])),
+                ("boxes.rank == 1", "@links.Box.items.rank == 1", fx.k([0, 1, 3])),
+                ("ALL boxes.rank == 1", "ALL @links.Box.items.rank == 1", fx.k([1, 3, 4])),
+                ("NONE boxes.rank == 1", "NONE @links.Box.items.rank == 1", fx.k([2, 4])),
+                ("boxes.name IN {'C', 'Z'}", "@links.Box.items.name IN {'C', 'Z'}", fx.k([3])),
+                ("boxes.@max.rank == 2", "@links.Box.items.@max.rank == 2", fx.k([0, 2])),
+                ("SUBQUERY(boxes, $b, $b.rank == 2).@count == 2", "SUBQUERY(@links.Box.items, $b, $b.rank == 2).@count == 2", fx.k([2])),
+                ("SUBQUERY(boxes, $b, $b.rank == 1 AND $b.name == 'C').@count == 1",
+                 "SUBQUERY(@links.Box.items, $b, $b.rank == 1 AND $b.name == 'C').@count == 1", fx.k([3])),
+                ("bestOf.@count == 1", "@links.Box.best.@count == 1", fx.k([0, 2])),
+                ("ANY bestOf.name == 'A' OR boxes.name == 'C'", "ANY @links.Box.best.name == 'A' OR @links.Box.items.name == 'C'", fx.k([0, 3])),
+                ("boxes.@count > 0 SORT(rank DESC)", "@links.Box.items.@count > 0 SORT(rank DESC)", fx.k([2, 0, 3, 1])),
+            ]
+            for (alias, links, want) in pairs {
+                fx.expect(alias, want, names: names)
+                fx.expect(links, want, names: names)
+                fx.expect(links, want)
+            }
+            // Through %K, and from the other side (a box's items' boxes).
+            fx.expect("%K == 'B'", fx.k([0, 2]), [.v(.str("boxes.name"))], names: names)
+            fx.expect("%K == 2", fx.k([0, 2]), [.v(.str("boxes.@count"))], names: names)
+            fx.expect("ANY items.boxes.name == 'B'", [fx.b[0], fx.b[1]], table: fx.box, names: names)
+            // Without the map the name is unknown; an alias is not a value to sort by.
+            fx.expectError("boxes.@count == 2", ["unknown property 'boxes' on Fruit"])
+            fx.expectError("rank > 0 SORT(boxes)", ["SORT needs a single value per object"], names: names)
+        }
+    }
+
+    @Test func backlinkAliasesInCollectionAndBacklinkQueries() throws {
+        try withFruitFixture { fx in
+            let items = fx.col["items"]!
+            let names = [NameEntry(fx.box, UInt32(CS_NAME_BACKLINK) | items, "boxes")]
+            // A query over box B's items (fruits 0, 2, 2): fruits in two boxes.
+            var box = try openObj(fx.txn, fx.box, fx.b[1])
+            var list = try openColl(&box, items)
+            let text = "boxes.@count == 2"
+            var q: OpaquePointer?
+            let rc = withNameMap(names) { map in
+                cs_query_new_coll_named(&list, text, text.utf8.count, nil, 0, map, &q)
+            }
+            try must(rc, "cs_query_new_coll_named")
+            defer { cs_query_free(q) }
+            #expect(try keysOf(q!, text) == fx.k([0, 2, 2]))
+            // A query over the boxes linking to fruit 0 (A, B), through their items' boxes.
+            var fruit0 = try openObj(fx.txn, fx.fruit, fx.f[0])
+            let text2 = "ANY items.boxes.name == 'C'"
+            var q2: OpaquePointer?
+            let rc2 = withNameMap(names) { map in
+                cs_query_new_backlinks_named(&fruit0, fx.box, items, text2, text2.utf8.count, nil, 0, map, &q2)
+            }
+            try must(rc2, "cs_query_new_backlinks_named")
+            defer { cs_query_free(q2) }
+            #expect(try keysOf(q2!, text2) == [])
+        }
+    }
+
+    @Test func badBacklinkAliasesAreMisuse() throws {
+        try withFruitFixture { fx in
+            let items = fx.col["items"]!, name = fx.col["box.name"]!
+            let flag = UInt32(CS_NAME_BACKLINK)
+            fx.expectError("rank > 0", ["entry 0", "'boxes'", "a backlink alias needs a link column", "no link column"],
+                           names: [NameEntry(fx.box, flag | name, "boxes")], code: Int(CS_MISUSE))
+            fx.expectError("rank > 0", ["entry 0", "no link column 999"],
+                           names: [NameEntry(fx.box, flag | 999, "boxes")], code: Int(CS_MISUSE))
+            fx.expectError("rank > 0", ["two backlink aliases ('a', 'b') for the link 'Box.items'"],
+                           names: [NameEntry(fx.box, flag | items, "a"), NameEntry(fx.box, flag | items, "b")],
+                           code: Int(CS_MISUSE))
+            fx.expectError("rank > 0", ["'boxes' is the public name of two properties of 'Fruit'"],
+                           names: [NameEntry(fx.box, flag | items, "boxes"), NameEntry(fx.fruit, fx.col["rank"]!, "boxes")],
+                           code: Int(CS_MISUSE))
+            fx.expectError("rank > 0", ["'boxes' is the public name of two properties of 'Fruit'"],
+                           names: [NameEntry(fx.box, flag | items, "boxes"), NameEntry(fx.box, flag | fx.col["best"]!, "boxes")],
+                           code: Int(CS_MISUSE))
+            // The C helper builds the same entry.
+            let e = cs_name_map_backlink(fx.box, items, nil)
+            #expect(e.table == fx.box && e.col == flag | items)
+        }
+    }
 }
