@@ -444,6 +444,7 @@ void qparsed_free(qparsed *q)
     free(q->sort);
     for (size_t i = 0; i < q->ndistinct; i++) qnode_free(q->distinct[i]);
     free(q->distinct);
+    free(q->order);
     free(q);
 }
 
@@ -996,6 +997,13 @@ static int parse_trailer(parser *p, qparsed *q)
             TRY(expect(p, T_RPAREN, "')' after LIMIT(n"));
             continue;
         }
+        qorder *ord = realloc(q->order, (q->norder + 1) * sizeof *ord);
+        if (!ord) return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        q->order = ord;
+        qorder *step = &q->order[q->norder];
+        step->distinct = distinct;
+        step->first = sort ? q->nsort : q->ndistinct;
+        step->n = 0;
         for (;;) {
             if (p->cur.kind != T_IDENT && p->cur.kind != T_AT) return perr(p, p->cur.pos, "expected a key path in %s", sort ? "SORT" : "DISTINCT");
             qnode *path = parse_keypath(p);
@@ -1016,8 +1024,10 @@ static int parse_trailer(parser *p, qparsed *q)
                 q->distinct = d;
                 q->distinct[q->ndistinct++] = path;
             }
+            step->n++;
             if (p->cur.kind == T_COMMA) { TRY(next_tok(p)); continue; }
             TRY(expect(p, T_RPAREN, "',' or ')'"));
+            q->norder++;
             break;
         }
     }

@@ -282,4 +282,41 @@ func withFruitFixture(_ body: (FruitFixture) throws -> Void) throws {
             #expect(e.table == fx.box && e.col == flag | items)
         }
     }
+
+    // MARK: 5. SORT and DISTINCT in the order written
+
+    @Test func sortAndDistinctApplyInTheOrderWritten() throws {
+        try withFruitFixture { fx in
+            let (a, b, c) = (fx.b[0], fx.b[1], fx.b[2]) // ranks 1, 2, 1
+            // Distinct keeps the first object of each value in the order so far.
+            fx.expect("TRUEPREDICATE SORT(name DESC) DISTINCT(rank)", [c, b], table: fx.box)
+            fx.expect("TRUEPREDICATE DISTINCT(rank) SORT(name DESC)", [b, a], table: fx.box)
+            fx.expect("TRUEPREDICATE SORT(name DESC) DISTINCT(rank) LIMIT(1)", [c], table: fx.box)
+            fx.expect("TRUEPREDICATE LIMIT(1) SORT(name DESC) DISTINCT(rank)", [c], table: fx.box)
+            fx.expect("TRUEPREDICATE SORT(name ASC) DISTINCT(rank) SORT(rank DESC)", [b, a], table: fx.box)
+            fx.expect("rank < 3 DISTINCT(rank) DISTINCT(name)", [a, b], table: fx.box)
+            // Of two SORTs the later is primary and the earlier breaks its ties.
+            fx.expect("TRUEPREDICATE SORT(name DESC) SORT(rank)", [c, a, b], table: fx.box)
+            fx.expect("TRUEPREDICATE SORT(name ASC) SORT(rank)", [a, c, b], table: fx.box)
+            fx.expect("TRUEPREDICATE SORT(rank, name DESC)", [c, a, b], table: fx.box)
+            fx.expect("TRUEPREDICATE SORT(rank) SORT(name)", [a, b, c], table: fx.box)
+            // On fruits: by the number of tags, ties by rank (descending), then one per tag count.
+            fx.expect("TRUEPREDICATE SORT(rank DESC) DISTINCT(name)", fx.k([2, 4, 0, 3, 1]))
+            fx.expect("TRUEPREDICATE SORT(rank DESC) SORT(tags.@count)", fx.k([4, 1, 0, 3, 2]))
+            fx.expect("TRUEPREDICATE SORT(rank DESC) SORT(tags.@count) DISTINCT(tags.@count)", fx.k([4, 0, 2]))
+            fx.expect("TRUEPREDICATE DISTINCT(tags.@count) SORT(rank DESC) SORT(tags.@count)", fx.k([1, 0, 2]))
+            // A query over a list (box B's items 0, 2, 2): positions follow the same rules.
+            var box = try openObj(fx.txn, fx.box, b)
+            var list = try openColl(&box, fx.col["items"]!)
+            for (text, want) in [("TRUEPREDICATE SORT(rank DESC) DISTINCT(name)", fx.k([2, 0])),
+                                 ("TRUEPREDICATE DISTINCT(name) SORT(rank DESC)", fx.k([2, 0])),
+                                 ("TRUEPREDICATE SORT(rank DESC)", fx.k([2, 2, 0]))] {
+                var q: OpaquePointer?
+                try must(cs_query_new_coll(&list, text, text.utf8.count, nil, 0, &q), text)
+                defer { cs_query_free(q) }
+                let got = try keysOf(q!, text)
+                #expect(got == want, "\(text)")
+            }
+        }
+    }
 }
