@@ -13,6 +13,11 @@
  *     whose stored name is the one it had when the query was made (`stored`). The lookups skip
  *     entries that do not apply, so a removed table or column, or a reused key, never sends a
  *     public name somewhere else.
+ *  4. A backlink alias (CS_NAME_BACKLINK) is kept under the table it is a property of (the link
+ *     column's target): `table` is that target, `col` is CS_NAME_BACKLINK | the link column,
+ *     `origin` the link column's table. It applies while the origin table and the link column
+ *     keep their stored names (`origin_stored`, `stored`) and the column still links to `table`.
+ *     Its public name shares the scope of the table's property names.
  */
 #include "qnames.h"
 
@@ -25,7 +30,12 @@ typedef struct qname {
     uint32_t col;      /* column key, or CS_NONE for the table's own entry */
     char *public_name; /* the name the query text uses */
     char *stored;      /* the stored name the key had when the query was made (invariant 3) */
+    uint32_t origin;   /* backlink alias: the link column's table; else CS_NONE (invariant 4) */
+    char *origin_stored; /* backlink alias: the stored name `origin` had; else NULL */
 } qname;
+
+/* Whether an entry is a backlink alias (invariant 4). */
+static bool is_alias(const qname *e) { return e->col != CS_NONE && (e->col & CS_NAME_BACKLINK); }
 
 struct qnames {
     qname *v; /* entries, sorted by (table, col) (invariant 1) */
@@ -38,6 +48,7 @@ void qnames_free(qnames *m)
     for (size_t i = 0; i < m->n; i++) {
         free(m->v[i].public_name);
         free(m->v[i].stored);
+        free(m->v[i].origin_stored);
     }
     free(m->v);
     free(m);
@@ -49,6 +60,7 @@ static int key_cmp(const void *x, const void *y)
     const qname *a = x, *b = y;
     if (a->table != b->table) return a->table < b->table ? -1 : 1;
     if (a->col != b->col) return a->col < b->col ? -1 : 1;
+    if (a->origin != b->origin) return a->origin < b->origin ? -1 : 1;
     return 0;
 }
 
@@ -73,9 +85,16 @@ static const char *stored_name(const schema *s, uint32_t table, uint32_t col)
     return td->cols[col].name;
 }
 
-/* Invariant 3. */
+/* Invariants 3 and 4. */
 static bool entry_applies(const qname *e, const schema *s)
 {
+    if (is_alias(e)) {
+        uint32_t oc = e->col & ~(uint32_t)CS_NAME_BACKLINK;
+        const char *ot = stored_name(s, e->origin, CS_NONE), *now = stored_name(s, e->origin, oc);
+        return ot && now && stored_name(s, e->table, CS_NONE) && strcmp(ot, e->origin_stored) == 0 &&
+               strcmp(now, e->stored) == 0 && s->tables[e->origin].cols[oc].type == CS_TYPE_LINK &&
+               s->tables[e->origin].cols[oc].target == e->table;
+    }
     const char *now = stored_name(s, e->table, e->col);
     return now && strcmp(now, e->stored) == 0;
 }
@@ -84,7 +103,7 @@ static bool entry_applies(const qname *e, const schema *s)
 static const qname *entry_of(const qnames *m, const schema *s, uint32_t table, uint32_t col)
 {
     if (!m) return NULL;
-    qname k = {table, col, NULL, NULL};
+    qname k = {table, col, NULL, NULL, CS_NONE, NULL};
     const qname *e = bsearch(&k, m->v, m->n, sizeof *m->v, key_cmp);
     return e && entry_applies(e, s) ? e : NULL;
 }
@@ -122,6 +141,26 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
             goto fail;
         }
         const table_def *td = &s->tables[x->table];
+        if (x->col != CS_NONE && (x->col & CS_NAME_BACKLINK)) {
+            /* a backlink alias: a property of the link column's target (invariant 4) */
+            uint32_t oc = x->col & ~(uint32_t)CS_NAME_BACKLINK;
+            if (oc >= td->ncols || !td->cols[oc].live || (td->cols[oc].flags & CS_COL_HIDDEN) ||
+                td->cols[oc].type != CS_TYPE_LINK || td->cols[oc].target >= s->ntables ||
+                !s->tables[td->cols[oc].target].live) {
+                rc = cs_fail(CS_MISUSE, 0, "name map entry %zu ('%.64s'): a backlink alias needs a link column, and "
+                             "table '%s' has no link column %u", i, x->public_name, td->name, oc);
+                goto fail;
+            }
+            qname *e = &m->v[m->n++];
+            e->table = td->cols[oc].target;
+            e->col = x->col;
+            e->origin = x->table;
+            e->public_name = dup_name(x->public_name, len);
+            e->stored = dup_name(td->cols[oc].name, strlen(td->cols[oc].name));
+            e->origin_stored = dup_name(td->name, strlen(td->name));
+            if (!e->public_name || !e->stored || !e->origin_stored) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+            continue;
+        }
         if (x->col != CS_NONE && (x->col >= td->ncols || !td->cols[x->col].live)) {
             rc = cs_fail(CS_MISUSE, 0, "name map entry %zu ('%.64s'): table '%s' has no column %u", i, x->public_name,
                          td->name, x->col);
@@ -136,6 +175,7 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
         qname *e = &m->v[m->n++];
         e->table = x->table;
         e->col = x->col;
+        e->origin = CS_NONE;
         e->public_name = dup_name(x->public_name, len);
         e->stored = dup_name(st, strlen(st));
         if (!e->public_name || !e->stored) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
@@ -147,6 +187,9 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
         if (a->col == CS_NONE)
             rc = cs_fail(CS_MISUSE, 0, "name map: two entries ('%.64s', '%.64s') for the class '%s'", a->public_name,
                          b->public_name, a->stored);
+        else if (is_alias(a))
+            rc = cs_fail(CS_MISUSE, 0, "name map: two backlink aliases ('%.64s', '%.64s') for the link '%s.%s'",
+                         a->public_name, b->public_name, a->origin_stored, a->stored);
         else
             rc = cs_fail(CS_MISUSE, 0, "name map: two entries ('%.64s', '%.64s') for the property '%s.%s'", a->public_name,
                          b->public_name, s->tables[a->table].name, a->stored);
@@ -163,8 +206,10 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
             rc = cs_fail(CS_MISUSE, 0, "name map: '%.64s' is the public name of two classes ('%s' and '%s')", a->public_name,
                          a->stored, b->stored);
         else
-            rc = cs_fail(CS_MISUSE, 0, "name map: '%.64s' is the public name of two properties of '%s' ('%s' and '%s')",
-                         a->public_name, s->tables[a->table].name, a->stored, b->stored);
+            rc = cs_fail(CS_MISUSE, 0, "name map: '%.64s' is the public name of two properties of '%s' ('%s%s%s' and '%s%s%s')",
+                         a->public_name, s->tables[a->table].name, is_alias(a) ? "backlinks of " : "", is_alias(a) ? a->origin_stored : "",
+                         is_alias(a) ? "." : "", is_alias(b) ? "backlinks of " : "", is_alias(b) ? b->origin_stored : "",
+                         is_alias(b) ? "." : "");
         goto fail;
     }
     free(scoped);
@@ -208,7 +253,7 @@ int qnames_column_find(const qnames *m, cs_txn *txn, uint32_t table, const char 
         }
         for (size_t i = lo; i < m->n && m->v[i].table == table; i++) {
             const qname *e = &m->v[i];
-            if (e->col != CS_NONE && strcmp(e->public_name, name) == 0 && entry_applies(e, s)) {
+            if (e->col != CS_NONE && !is_alias(e) && strcmp(e->public_name, name) == 0 && entry_applies(e, s)) {
                 *col = e->col;
                 return CS_OK;
             }
@@ -224,6 +269,21 @@ int qnames_column_find(const qnames *m, cs_txn *txn, uint32_t table, const char 
                        e->public_name);
     *col = c;
     return CS_OK;
+}
+
+int qnames_backlink_find(const qnames *m, cs_txn *txn, uint32_t table, const char *name, uint32_t *origin_table,
+                         uint32_t *origin_col)
+{
+    if (!m) return CS_NOTFOUND;
+    for (size_t i = 0; i < m->n; i++) {
+        const qname *e = &m->v[i];
+        if (e->table == table && is_alias(e) && strcmp(e->public_name, name) == 0 && entry_applies(e, txn->schema)) {
+            *origin_table = e->origin;
+            *origin_col = e->col & ~(uint32_t)CS_NAME_BACKLINK;
+            return CS_OK;
+        }
+    }
+    return CS_NOTFOUND;
 }
 
 const char *qnames_table_name(const qnames *m, cs_txn *txn, uint32_t table)

@@ -23,6 +23,11 @@ int qnames_table_find(const qnames *m, cs_txn *txn, const char *name, uint32_t *
  *  are never found. CS_NOTFOUND otherwise. */
 int qnames_column_find(const qnames *m, cs_txn *txn, uint32_t table, const char *name, uint32_t *col);
 
+/** The link column a backlink alias (CS_NAME_BACKLINK) of `table` named `name` stands for:
+ *  `@links.<origin_table>.<origin_col>`. CS_NOTFOUND (without a message) when there is none. */
+int qnames_backlink_find(const qnames *m, cs_txn *txn, uint32_t table, const char *name, uint32_t *origin_table,
+                         uint32_t *origin_col);
+
 /** The name messages give a live table or column: its public name, else its stored name. */
 const char *qnames_table_name(const qnames *m, cs_txn *txn, uint32_t table);
 const char *qnames_column_name(const qnames *m, cs_txn *txn, uint32_t table, uint32_t col);

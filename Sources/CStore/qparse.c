@@ -444,6 +444,7 @@ void qparsed_free(qparsed *q)
     free(q->sort);
     for (size_t i = 0; i < q->ndistinct; i++) qnode_free(q->distinct[i]);
     free(q->distinct);
+    free(q->order);
     free(q);
 }
 
@@ -720,6 +721,9 @@ static qnode *parse_operand(parser *p)
                         else if (word_is(w, wl, "max")) q->kind = QS_MAX;
                         else if (word_is(w, wl, "sum")) q->kind = QS_SUM;
                         else if (word_is(w, wl, "avg")) q->kind = QS_AVG;
+                        else if (word_is(w, wl, "type")) q->kind = QS_TYPE;
+                        else if (word_is(w, wl, "allkeys")) q->kind = QS_KEYS;
+                        else if (word_is(w, wl, "allvalues")) q->kind = QS_VALUES;
                         else { qnode_free(n); perr(p, t->pos, "unknown collection operator in %%K argument"); return NULL; }
                     }
                     st = i + 1;
@@ -800,11 +804,45 @@ static bool op_of(parser *p, qop *op)
     }
 }
 
+/* The options [c], [d], [cd] after a comparison operator or IN, if there are any. */
+static int parse_options(parser *p, int *flags)
+{
+    if (p->cur.kind != T_LBRACKET) return CS_OK;
+    size_t fpos = p->cur.pos;
+    TRY(next_tok(p));
+    if (p->cur.kind != T_IDENT) return perr(p, fpos, "expected [c], [d] or [cd]");
+    for (size_t i = 0; i < p->cur.slen; i++) {
+        char f = (char)tolower((unsigned char)p->cur.s[i]);
+        if (f == 'c') *flags |= QF_CASE;
+        else if (f == 'd') *flags |= QF_DIACRITIC;
+        else return perr(p, fpos, "unknown comparison option '%c' (use [c], [d] or [cd])", f);
+    }
+    TRY(next_tok(p));
+    return expect(p, T_RBRACKET, "']' after the comparison options");
+}
+
+/* Whether the current word is used as a property name ("any.@type == 'int'", "all IN {..}"):
+ * it is followed by '.', '[', a comparison operator or an operator word, not by a key path. */
+static bool word_is_name(parser *p)
+{
+    size_t i = p->at;
+    while (i < p->len && isspace((unsigned char)p->text[i])) i++;
+    if (i >= p->len) return true;
+    if (strchr(".[=!<>", p->text[i])) return true;
+    size_t st = i;
+    while (i < p->len && ident_char((unsigned char)p->text[i])) i++;
+    static const char *const ops[] = {"in", "between", "beginswith", "endswith", "contains", "like"};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        if (word_is(p->text + st, i - st, ops[k])) return true;
+    return false;
+}
+
 static qnode *parse_comparison(parser *p)
 {
     size_t pos = p->cur.pos;
     qquant q = QQ_NONE;
-    if (is_kw(p, "any") || is_kw(p, "some")) q = QQ_ANY;
+    if (p->cur.kind == T_IDENT && word_is_name(p)) q = QQ_NONE;
+    else if (is_kw(p, "any") || is_kw(p, "some")) q = QQ_ANY;
     else if (is_kw(p, "all")) q = QQ_ALL;
     else if (is_kw(p, "none")) q = QQ_NONE_OF;
     if (q != QQ_NONE && next_tok(p)) return NULL;
@@ -820,7 +858,28 @@ static qnode *parse_comparison(parser *p)
         if (!n) { qnode_free(lhs); return NULL; }
         n->quant = q;
         n->a = lhs;
-        if (next_tok(p) || expect(p, T_LBRACE, "'{' after BETWEEN")) { qnode_free(n); return NULL; }
+        if (next_tok(p)) { qnode_free(n); return NULL; }
+        if (p->cur.kind == T_ARG && p->cur.argkind == 'v') {
+            /* BETWEEN %@ with a list argument of two values: BETWEEN {low, high} */
+            size_t apos = p->cur.pos;
+            qnode *l = parse_operand(p);
+            if (!l) { qnode_free(n); return NULL; }
+            if (l->kind != QN_LIST || l->nitems != 2) {
+                if (l->kind == QN_LIST)
+                    perr(p, apos, "BETWEEN needs a list argument of two values (low, high), not %zu", l->nitems);
+                else
+                    perr(p, apos, "BETWEEN needs {low, high} or a list argument of two values");
+                qnode_free(l);
+                qnode_free(n);
+                return NULL;
+            }
+            n->b = l->items[0];
+            n->c = l->items[1];
+            l->nitems = 0;
+            qnode_free(l);
+            return n;
+        }
+        if (expect(p, T_LBRACE, "'{' after BETWEEN (or a list argument of two values)")) { qnode_free(n); return NULL; }
         if (!(n->b = parse_operand(p)) || expect(p, T_COMMA, "',' in BETWEEN {low, high}") ||
             !(n->c = parse_operand(p)) || expect(p, T_RBRACE, "'}' to close BETWEEN")) {
             qnode_free(n);
@@ -833,7 +892,7 @@ static qnode *parse_comparison(parser *p)
         if (!n) { qnode_free(lhs); return NULL; }
         n->quant = q;
         n->a = lhs;
-        if (next_tok(p) || !(n->b = parse_operand(p))) { qnode_free(n); return NULL; }
+        if (next_tok(p) || parse_options(p, &n->flags) || !(n->b = parse_operand(p))) { qnode_free(n); return NULL; }
         return n;
     }
     qop op;
@@ -848,20 +907,7 @@ static qnode *parse_comparison(parser *p)
     n->quant = q;
     n->op = op;
     n->a = lhs;
-    if (next_tok(p)) { qnode_free(n); return NULL; }
-    if (p->cur.kind == T_LBRACKET) {
-        /* [c], [d], [cd] */
-        size_t fpos = p->cur.pos;
-        if (next_tok(p)) { qnode_free(n); return NULL; }
-        if (p->cur.kind != T_IDENT) { perr(p, fpos, "expected [c], [d] or [cd]"); qnode_free(n); return NULL; }
-        for (size_t i = 0; i < p->cur.slen; i++) {
-            char f = (char)tolower((unsigned char)p->cur.s[i]);
-            if (f == 'c') n->flags |= QF_CASE;
-            else if (f == 'd') n->flags |= QF_DIACRITIC;
-            else { perr(p, fpos, "unknown comparison option '%c' (use [c], [d] or [cd])", f); qnode_free(n); return NULL; }
-        }
-        if (next_tok(p) || expect(p, T_RBRACKET, "']' after the comparison options")) { qnode_free(n); return NULL; }
-    }
+    if (next_tok(p) || parse_options(p, &n->flags)) { qnode_free(n); return NULL; }
     if (!(n->b = parse_operand(p))) { qnode_free(n); return NULL; }
     return n;
 }
@@ -951,6 +997,13 @@ static int parse_trailer(parser *p, qparsed *q)
             TRY(expect(p, T_RPAREN, "')' after LIMIT(n"));
             continue;
         }
+        qorder *ord = realloc(q->order, (q->norder + 1) * sizeof *ord);
+        if (!ord) return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        q->order = ord;
+        qorder *step = &q->order[q->norder];
+        step->distinct = distinct;
+        step->first = sort ? q->nsort : q->ndistinct;
+        step->n = 0;
         for (;;) {
             if (p->cur.kind != T_IDENT && p->cur.kind != T_AT) return perr(p, p->cur.pos, "expected a key path in %s", sort ? "SORT" : "DISTINCT");
             qnode *path = parse_keypath(p);
@@ -971,8 +1024,10 @@ static int parse_trailer(parser *p, qparsed *q)
                 q->distinct = d;
                 q->distinct[q->ndistinct++] = path;
             }
+            step->n++;
             if (p->cur.kind == T_COMMA) { TRY(next_tok(p)); continue; }
             TRY(expect(p, T_RPAREN, "',' or ')'"));
+            q->norder++;
             break;
         }
     }

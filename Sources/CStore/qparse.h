@@ -3,14 +3,14 @@
  * to a schema and runs it). Private to the core.
  *
  * Grammar (precedence low to high):
- *   query     := or-expr [SORT(key [ASC|DESC], ...)] [DISTINCT(key, ...)] [LIMIT(n)] ...
+ *   query     := or-expr (SORT(key [ASC|DESC], ...) | DISTINCT(key, ...) | LIMIT(n))*
  *   or-expr   := and-expr (('OR' | '||') and-expr)*
  *   and-expr  := not-expr (('AND' | '&&') not-expr)*
  *   not-expr  := ('NOT' | '!') not-expr | primary
  *   primary   := '(' or-expr ')' | 'TRUEPREDICATE' | 'FALSEPREDICATE' | comparison
  *   comparison:= [ANY|SOME|ALL|NONE] operand op['[' c|d|cd ']'] operand
- *              | operand 'BETWEEN' '{' operand ',' operand '}'
- *              | operand 'IN' operand
+ *              | operand 'BETWEEN' ('{' operand ',' operand '}' | list-argument-of-two)
+ *              | operand 'IN'['[' c|d|cd ']'] operand
  *   operand   := literal | placeholder | keypath | SUBQUERY(keypath, $var, or-expr).@count
  *   keypath   := name ('.' name | '[' literal ']' | '.@count' | '.@size' | '.@min' | '.@max'
  *                | '.@sum' | '.@avg' | '.@allKeys' | '.@allValues' | '.@type' | '@links' ...)*
@@ -68,7 +68,7 @@ struct qnode {
     qnode_kind kind;     /* what */
     size_t pos;          /* byte offset in the text where it starts */
     qop op;              /* QN_CMP */
-    int flags;           /* QN_CMP: QF_* */
+    int flags;           /* QN_CMP, QN_IN: QF_* */
     qquant quant;        /* QN_CMP / QN_BETWEEN / QN_IN: ANY / ALL / NONE prefix */
     qnode *a, *b, *c;    /* children: AND/OR/NOT (a, b); CMP (a op b); BETWEEN (a, b, c); IN (a, b) */
     qnode **items;       /* QN_LIST */
@@ -88,13 +88,25 @@ typedef struct qsort_key {
     bool ascending;  /* direction */
 } qsort_key;
 
+/* One SORT(...) or DISTINCT(...) clause: a run of keys in qparsed's `sort` or `distinct`. */
+typedef struct qorder {
+    bool distinct;  /* DISTINCT (else SORT) */
+    size_t first;   /* index of its first key in `sort` / `distinct` */
+    size_t n;       /* how many keys (at least one) */
+} qorder;
+
 typedef struct qparsed {
     qnode *pred;           /* the predicate */
-    qsort_key *sort;       /* SORT(...) keys, in order (later SORTs apply first, as in Realm) */
-    size_t nsort;
-    qnode **distinct;      /* DISTINCT(...) key paths */
-    size_t ndistinct;
-    int64_t limit;         /* LIMIT(n), -1 for none */
+    qsort_key *sort;       /* the keys of every SORT(...), in text order */
+    size_t nsort;          /* how many */
+    qnode **distinct;      /* the key paths of every DISTINCT(...), in text order */
+    size_t ndistinct;      /* how many */
+    qorder *order;         /* the SORT and DISTINCT clauses in text order: they apply in this order
+                            * (RealmSwift's sorted().distinct() call order), a SORT as a stable sort
+                            * of the order so far (so of two SORTs the later is primary), a DISTINCT
+                            * keeping the first object of each value in the order so far */
+    size_t norder;         /* how many */
+    int64_t limit;         /* LIMIT(n), -1 for none; applies after every SORT and DISTINCT */
 } qparsed;
 
 /** Parses `text` with `nargs` bound arguments ($0.. or %@ in order). CS_QUERY with a message that

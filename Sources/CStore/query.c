@@ -149,15 +149,18 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         qstep *s = &n->steps[i];
         bstep *o = &b->steps[b->n];
         table_def *td = table != CS_NONE ? &t->schema->tables[table] : NULL;
-        if (s->kind == QS_LINKS) {
+        uint32_t ot, oc;
+        bool alias = s->kind == QS_NAME && at_object && td &&
+                     qnames_backlink_find(q->names, t, table, s->name, &ot, &oc) == CS_OK;
+        if (s->kind == QS_LINKS || alias) {
             if (!at_object || !td) { bpath_free(b); return berr(q, s->pos, "@links follows an object"); }
-            uint32_t ot, oc;
-            if (qnames_table_find(q->names, t, s->name, &ot) != CS_OK) {
+            /* a backlink alias (CS_NAME_BACKLINK) names @links.<origin table>.<link column> itself */
+            if (!alias && qnames_table_find(q->names, t, s->name, &ot) != CS_OK) {
                 bpath_free(b);
                 return berr(q, s->pos, "unknown class '%s' in @links", s->name);
             }
-            if (qnames_column_find(q->names, t, ot, s->name2, &oc) != CS_OK || t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK ||
-                t->schema->tables[ot].cols[oc].target != table) {
+            if (!alias && (qnames_column_find(q->names, t, ot, s->name2, &oc) != CS_OK ||
+                           t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK || t->schema->tables[ot].cols[oc].target != table)) {
                 bpath_free(b);
                 return berr(q, s->pos, "'%s.%s' does not link to %s", s->name, s->name2, qnames_table_name(q->names, t, table));
             }
@@ -771,6 +774,8 @@ static int bind(cs_query *q, qnode *n, int depth)
         if (n->c) TRY(operand_type(q, n->c, &tc, &mc));
         if (n->quant != QQ_NONE && !ma) return berr(q, n->pos, "ANY, ALL and NONE need a key path through a collection");
         if (n->kind == QN_IN) {
+            if (n->flags && ta != CS_TYPE_STRING && ta != CS_TYPE_MIXED)
+                return berr(q, n->pos, "[c] and [d] apply to strings, not %s", type_name(ta));
             if (n->b->kind == QN_LIST) {
                 for (size_t i = 0; i < n->b->nitems; i++) {
                     cs_type ti;
@@ -1364,16 +1369,29 @@ typedef struct sort_item {
     void **bufs;     /* copies of string bytes */
 } sort_item;
 
-static const qparsed *sort_q;
-
-static int cmp_items(const void *x, const void *y)
+/* Orders two items by `nk` keys (their vals[0..nk)), then by their position (stability). */
+static int item_cmp(const sort_item *a, const sort_item *b, const qsort_key *keys, size_t nk)
 {
-    const sort_item *a = x, *b = y;
-    for (size_t i = 0; i < sort_q->nsort; i++) {
+    for (size_t i = 0; i < nk; i++) {
         int c = cs_value_compare(&a->vals[i], &b->vals[i]);
-        if (c) return sort_q->sort[i].ascending ? c : -c;
+        if (c) return !keys || keys[i].ascending ? c : -c;
     }
     return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Sorts items by `nk` keys (ascending when `keys` is NULL), stably: a merge sort through `tmp`
+ * (n items), so no comparator state is shared between threads. */
+static void items_sort(sort_item *v, sort_item *tmp, size_t n, const qsort_key *keys, size_t nk)
+{
+    if (n < 2) return;
+    size_t h = n / 2;
+    items_sort(v, tmp, h, keys, nk);
+    items_sort(v + h, tmp, n - h, keys, nk);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) tmp[o++] = item_cmp(&v[j], &v[i], keys, nk) < 0 ? v[j++] : v[i++];
+    while (i < h) tmp[o++] = v[i++];
+    while (j < n) tmp[o++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
 }
 
 static int single_value(cs_txn *t, qnode *path, cs_obj *o, const cs_value *self, cs_value *v, void **buf)
@@ -1472,6 +1490,80 @@ static int sort_int_keys(cs_txn *t, uint32_t table, uint32_t col, int64_t *keys,
     return rc;
 }
 
+/* Applies the SORT and DISTINCT clauses in the order written (qparsed.order) to `keys`; *n
+ * shrinks with each DISTINCT. */
+static int order_keys(cs_query *q, int64_t *keys, size_t *n)
+{
+    const qparsed *p = q->parsed;
+    cs_txn *t = q->txn;
+    size_t nk = 0, cnt = *n;
+    for (size_t s = 0; s < p->norder; s++) nk = p->order[s].n > nk ? p->order[s].n : nk;
+    int rc = CS_OK;
+    sort_item *items = calloc(cnt, sizeof *items), *tmp = malloc(cnt * sizeof *tmp);
+    bool *keep = malloc(cnt);
+    if (!items || !tmp || !keep) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto done; }
+    for (size_t i = 0; i < cnt; i++) {
+        items[i].key = keys[i];
+        items[i].vals = calloc(nk, sizeof(cs_value));
+        items[i].bufs = calloc(nk, sizeof(void *));
+        if (!items[i].vals || !items[i].bufs) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto done; }
+    }
+    for (size_t s = 0; s < p->norder; s++) {
+        const qorder *st = &p->order[s];
+        /* the step's values for each item, in the current order */
+        for (size_t i = 0; i < cnt && rc == CS_OK; i++) {
+            cs_obj o;
+            cs_value self;
+            items[i].at = i;
+            rc = open_item(q, items[i].key, &o, &self);
+            for (size_t x = 0; rc == CS_OK && x < st->n; x++) {
+                qnode *path = st->distinct ? p->distinct[st->first + x] : p->sort[st->first + x].path;
+                free(items[i].bufs[x]);
+                items[i].bufs[x] = NULL;
+                rc = single_value(t, path, q->root == QR_VALUES ? NULL : &o, &self, &items[i].vals[x], &items[i].bufs[x]);
+            }
+        }
+        if (rc != CS_OK) goto done;
+        if (!st->distinct) {
+            items_sort(items, tmp, cnt, p->sort + st->first, st->n);
+            continue;
+        }
+        /* DISTINCT: sort a copy by the values, mark the first (in the current order) of each run */
+        memcpy(tmp, items, cnt * sizeof *tmp);
+        sort_item *scratch = malloc(cnt * sizeof *scratch);
+        if (!scratch) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto done; }
+        items_sort(tmp, scratch, cnt, NULL, st->n);
+        free(scratch);
+        memset(keep, 0, cnt);
+        for (size_t i = 0; i < cnt; i++) {
+            bool first = i == 0;
+            for (size_t x = 0; !first && x < st->n; x++)
+                if (cs_value_compare(&tmp[i].vals[x], &tmp[i - 1].vals[x]) != 0) first = true;
+            if (first) keep[tmp[i].at] = true;
+        }
+        size_t w = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            if (keep[i]) { items[w++] = items[i]; continue; }
+            for (size_t x = 0; x < nk; x++) free(items[i].bufs[x]);
+            free(items[i].vals);
+            free(items[i].bufs);
+        }
+        cnt = w;
+    }
+    for (size_t i = 0; i < cnt; i++) keys[i] = items[i].key;
+    *n = cnt;
+done:
+    for (size_t i = 0; items && i < cnt; i++) {
+        if (items[i].bufs) for (size_t x = 0; x < nk; x++) free(items[i].bufs[x]);
+        free(items[i].vals);
+        free(items[i].bufs);
+    }
+    free(items);
+    free(tmp);
+    free(keep);
+    return rc;
+}
+
 int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
 {
     *keys = NULL;
@@ -1493,100 +1585,8 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
             return CS_OK;
         }
     }
-    size_t nk = p->nsort > p->ndistinct ? p->nsort : p->ndistinct;
-    if (nk && k.n) {
-        sort_item *items = calloc(k.n, sizeof *items);
-        if (!items) { free(k.keys); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
-        for (size_t i = 0; i < k.n && rc == CS_OK; i++) {
-            items[i].key = k.keys[i];
-            items[i].at = i;
-            items[i].vals = calloc(nk, sizeof(cs_value));
-            items[i].bufs = calloc(nk, sizeof(void *));
-            if (!items[i].vals || !items[i].bufs) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); break; }
-            cs_obj o;
-            cs_value self;
-            rc = open_item(q, k.keys[i], &o, &self);
-            /* distinct first (keeps the first of each in key order), then sort */
-            for (size_t s = 0; rc == CS_OK && s < p->ndistinct; s++)
-                rc = single_value(t, p->distinct[s], q->root == QR_VALUES ? NULL : &o, &self, &items[i].vals[s], &items[i].bufs[s]);
-        }
-        size_t n = k.n;
-        if (rc == CS_OK && p->ndistinct) {
-            /* O(n log n): sort by the distinct values, keep the first of each run */
-            sort_item **order = malloc(n * sizeof *order);
-            bool *keep = calloc(n, 1);
-            if (!order || !keep) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
-            for (size_t i = 0; rc == CS_OK && i < n; i++) order[i] = &items[i];
-            if (rc == CS_OK) {
-                qparsed tmp = *p;
-                qsort_key *dk = calloc(p->ndistinct, sizeof *dk);
-                if (!dk) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
-                else {
-                    for (size_t s = 0; s < p->ndistinct; s++) { dk[s].path = p->distinct[s]; dk[s].ascending = true; }
-                    tmp.sort = dk;
-                    tmp.nsort = p->ndistinct;
-                    sort_q = &tmp;
-                    sort_item *flat = malloc(n * sizeof *flat);
-                    if (!flat) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
-                    else {
-                        for (size_t i = 0; i < n; i++) flat[i] = items[i];
-                        qsort(flat, n, sizeof *flat, cmp_items);
-                        for (size_t i = 0; i < n; i++) {
-                            bool first = i == 0;
-                            for (size_t s = 0; !first && s < p->ndistinct; s++)
-                                if (cs_value_compare(&flat[i].vals[s], &flat[i - 1].vals[s]) != 0) first = true;
-                            if (first) keep[flat[i].at] = true;
-                        }
-                        free(flat);
-                    }
-                    free(dk);
-                }
-            }
-            if (rc == CS_OK) {
-                size_t w = 0;
-                for (size_t i = 0; i < n; i++) {
-                    if (keep[i]) items[w++] = items[i];
-                    else {
-                        for (size_t s = 0; s < nk; s++) free(items[i].bufs[s]);
-                        free(items[i].vals);
-                        free(items[i].bufs);
-                    }
-                }
-                n = w;
-            }
-            free(order);
-            free(keep);
-        }
-        if (rc == CS_OK && p->nsort) {
-            for (size_t i = 0; i < n && rc == CS_OK; i++) {
-                cs_obj o;
-                cs_value self;
-                rc = open_item(q, items[i].key, &o, &self);
-                for (size_t s = 0; rc == CS_OK && s < p->nsort; s++) {
-                    free(items[i].bufs[s]);
-                    items[i].bufs[s] = NULL;
-                    rc = single_value(t, p->sort[s].path, q->root == QR_VALUES ? NULL : &o, &self, &items[i].vals[s], &items[i].bufs[s]);
-                }
-                items[i].at = i;
-            }
-            if (rc == CS_OK) {
-                sort_q = p;
-                qsort(items, n, sizeof *items, cmp_items);
-            }
-        }
-        for (size_t i = 0; i < n; i++) k.keys[i] = items[i].key;
-        for (size_t i = 0; i < n; i++) {
-            if (items[i].bufs) for (size_t s = 0; s < nk; s++) free(items[i].bufs[s]);
-            free(items[i].vals);
-            free(items[i].bufs);
-        }
-        if (rc != CS_OK) {
-            /* items beyond n were freed above only for the kept ones; free the rest */
-        }
-        free(items);
-        k.n = n;
-        if (rc != CS_OK) { free(k.keys); return rc; }
-    }
+    if (p->norder && k.n) rc = order_keys(q, k.keys, &k.n);
+    if (rc != CS_OK) { free(k.keys); return rc; }
     if (p->limit >= 0 && (uint64_t)p->limit < k.n) k.n = (size_t)p->limit;
     *keys = k.keys;
     *count = k.n;

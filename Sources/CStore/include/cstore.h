@@ -656,9 +656,35 @@ int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_c
  */
 typedef struct cs_name_map_entry {
     uint32_t table;          /* table key */
-    uint32_t col;            /* column key, or CS_NONE for the entry of the table itself */
+    uint32_t col;            /* column key, or CS_NONE for the entry of the table itself, or
+                                CS_NAME_BACKLINK | a link column key of `table` (a backlink alias) */
     const char *public_name; /* NUL-terminated: the class's or the property's public name */
 } cs_name_map_entry;
+
+/**
+ * Backlink aliases (RealmSwift's LinkingObjects properties): an entry whose `col` is
+ * CS_NAME_BACKLINK | C, for a link column C (single link, List, Set or Map of objects) of
+ * `table` = O, gives the table C links to (T) a property named `public_name` that stands for
+ * `@links.O.C`: the objects of O whose C links to the object. In key paths of any query with the
+ * map (`boxes.@count`, `ANY boxes.name == 'B'`, `boxes.rank == 1` (implicitly ANY),
+ * `boxes.@max.rank`, SUBQUERY(boxes, $b, ...), %K) it behaves exactly as that @links form.
+ * Its public name shares the scope of T's property names (two equal names are CS_MISUSE) and
+ * is looked up before T's stored column names. CS_MISUSE also when C is not a live link column of
+ * O. Like other entries it stops applying once O or C is removed or renamed.
+ * Example: ColBox.items links to ColItem; ColItem's `boxes` is
+ * `cs_name_map_backlink(colBoxTable, itemsCol, "boxes")`.
+ */
+#define CS_NAME_BACKLINK 0x80000000u
+
+/** The name map entry for a backlink alias (see CS_NAME_BACKLINK). */
+static inline cs_name_map_entry cs_name_map_backlink(uint32_t origin_table, uint32_t origin_col, const char *public_name)
+{
+    cs_name_map_entry e;
+    e.table = origin_table;
+    e.col = CS_NAME_BACKLINK | origin_col;
+    e.public_name = public_name;
+    return e;
+}
 
 typedef struct cs_name_map {
     const cs_name_map_entry *entries; /* `count` entries, in any order */
