@@ -280,7 +280,9 @@ extension Optional: SortableType where Wrapped: SortableType & _RealmOptionalWra
 enum QueryOps {
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
         // The new predicate alone first, so an error's line:column is in the caller's text.
-        let alone = ResultsBase(core: base.core, root: base.root, predicates: [], sorts: [], distinct: [])
+        let derivedDetached = base.isDetached
+        if derivedDetached { return Results(base: base.adding(predicate: text, args)) }
+        let alone = ResultsBase(core: base.core, root: base.root)
         if !base.predicates.isEmpty {
             _ = try QueryOps.compileAlone(alone, text, args)
         }
@@ -295,6 +297,7 @@ enum QueryOps {
 
     /// Checks a sorted or distinct query now (an unknown property traps at the call).
     static func checked<E>(_ results: Results<E>) -> Results<E> {
+        if results.base.isDetached { return results }
         do { _ = try results.base.compiledQuery() } catch { preconditionFailure("\(error)") }
         return results
     }

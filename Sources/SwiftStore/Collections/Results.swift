@@ -13,26 +13,39 @@ final class ResultsBase {
         case table(ClassInfo)
         case backlinks(ObjectBase, UInt32, UInt32, ClassInfo) // owner, origin table and column, origin class
         case collection(ManagedCollection, ClassInfo?)        // objects of that class, or values (nil)
+        case detached                                         // the backlinks of an unmanaged object: empty
     }
 
-    let core: RealmCore
+    /// The Realm read from (nil only for `.detached`, which reads nothing).
+    let realmCore: RealmCore?
+    var core: RealmCore { realmCore! }
     let root: Root
     let predicates: [(String, [Any])]
-    let sorts: [SortDescriptor]
-    let distinctKeys: [String]
+    /// The sorted() and distinct() calls in call order: the core applies SORT and DISTINCT
+    /// clauses in the order written (a later SORT is the primary order, a DISTINCT keeps the
+    /// first object of each value in the order so far).
+    enum Clause {
+        case sort([SortDescriptor])
+        case distinct([String])
+    }
+    let clauses: [Clause]
     private var keys: [Int64] = []
     private var stamp: (UInt64, UInt64, UInt64) = (UInt64.max, 0, 0)
     private var query: OpaquePointer?
     private var queryGeneration: UInt64 = 0
 
-    init(core: RealmCore, root: Root, predicates: [(String, [Any])] = [], sorts: [SortDescriptor] = [],
-         distinct: [String] = []) {
-        self.core = core
+    init(core: RealmCore?, root: Root, predicates: [(String, [Any])] = [], clauses: [Clause] = []) {
+        self.realmCore = core
         self.root = root
         self.predicates = predicates
-        self.sorts = sorts
-        self.distinctKeys = distinct
+        self.clauses = clauses
     }
+
+    /// Empty results that stay empty whatever they are filtered or sorted by (RealmSwift's
+    /// detached results behind an unmanaged object's LinkingObjects).
+    static func detached() -> ResultsBase { ResultsBase(core: nil, root: .detached) }
+
+    var isDetached: Bool { if case .detached = root { return true } else { return false } }
 
     convenience init(core: RealmCore, source: Root) {
         self.init(core: core, root: source)
@@ -48,6 +61,7 @@ final class ResultsBase {
         case .table(let info): return info
         case .backlinks(_, _, _, let info): return info
         case .collection(_, let info): return info
+        case .detached: return nil
         }
     }
 
@@ -60,26 +74,25 @@ final class ResultsBase {
         switch root {
         case .backlinks(let owner, _, _, _): return owner.isInvalidated
         case .collection(let c, _): return c.isInvalidated
-        case .table: return false
+        case .table, .detached: return false
         }
     }
 
-    var isPlain: Bool { predicates.isEmpty && sorts.isEmpty && distinctKeys.isEmpty }
+    var isPlain: Bool { predicates.isEmpty && clauses.isEmpty }
 
     // MARK: Derived results
 
     func adding(predicate text: String, _ args: [Any]) -> ResultsBase {
-        ResultsBase(core: core, root: root, predicates: predicates + [(text, args)], sorts: sorts, distinct: distinctKeys)
+        ResultsBase(core: realmCore, root: root, predicates: predicates + [(text, args)], clauses: clauses)
     }
 
     /// A later sort is the primary order and the earlier one breaks its ties (as in RealmSwift).
     func sorted(_ descriptors: [SortDescriptor]) -> ResultsBase {
-        let kept = sorts.filter { old in !descriptors.contains { $0.keyPath == old.keyPath } }
-        return ResultsBase(core: core, root: root, predicates: predicates, sorts: descriptors + kept, distinct: distinctKeys)
+        ResultsBase(core: realmCore, root: root, predicates: predicates, clauses: clauses + [.sort(descriptors)])
     }
 
     func distinct(_ keys: [String]) -> ResultsBase {
-        ResultsBase(core: core, root: root, predicates: predicates, sorts: sorts, distinct: distinctKeys + keys)
+        ResultsBase(core: realmCore, root: root, predicates: predicates, clauses: clauses + [.distinct(keys)])
     }
 
     // MARK: The query
@@ -92,9 +105,15 @@ final class ResultsBase {
         case 1: text = predicates[0].0 // as written, so error positions are the caller's
         default: text = predicates.map { "(\($0.0))" }.joined(separator: " AND ")
         }
-        if !distinctKeys.isEmpty { text += " DISTINCT(\(distinctKeys.joined(separator: ", ")))" }
-        if !sorts.isEmpty {
-            text += " SORT(" + sorts.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
+        for clause in clauses {
+            switch clause {
+            case .sort(let d) where !d.isEmpty:
+                text += " SORT(" + d.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
+            case .distinct(let k) where !k.isEmpty:
+                text += " DISTINCT(\(k.joined(separator: ", ")))"
+            default:
+                break
+            }
         }
         return text
     }
@@ -124,6 +143,8 @@ final class ResultsBase {
                 c.open { coll in
                     rc = cs_query_new_coll_named(coll, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
                 }
+            case .detached:
+                preconditionFailure("detached results have no query")
             }
             if rc != 0 { failure = CoreCall.lastMessage }
         }
@@ -146,6 +167,7 @@ final class ResultsBase {
 
     /// The object keys (or positions) in result order, recomputed if stale.
     func currentKeys() -> [Int64] {
+        if isDetached { return [] }
         core.verifyThread()
         let now = currentStamp
         if now == stamp { return keys }
@@ -168,6 +190,8 @@ final class ResultsBase {
             case .collection(let c, _):
                 keys = (0..<Int64(c.count)).map { $0 }
                 if info != nil { keys = keys.map { objectKey(atPosition: Int($0), c) } }
+            case .detached:
+                keys = []
             }
         } else {
             let q = mustQuery()
@@ -187,6 +211,7 @@ final class ResultsBase {
     }
 
     var count: Int {
+        if isDetached { return 0 }
         core.verifyThread()
         if isPlain {
             switch root {
@@ -201,6 +226,8 @@ final class ResultsBase {
                 return n
             case .collection(let c, _):
                 return c.isInvalidated ? 0 : c.count
+            case .detached:
+                return 0
             }
         }
         if stamp == currentStamp { return keys.count }
@@ -229,6 +256,7 @@ final class ResultsBase {
 
     /// An aggregate over the matches: of property `property` (objects), or of the values.
     func aggregate(_ op: cs_aggregate, property: String?) -> StoredValue {
+        if isDetached { return op == CS_AGG_SUM ? .int(0) : .null }
         core.verifyThread()
         var col: UInt32 = CS_NONE
         if let property {
@@ -297,7 +325,7 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
     }
 
     /// The Realm the elements belong to.
-    public var realm: Realm? { Realm(core: base.core) }
+    public var realm: Realm? { base.realmCore.map { Realm(core: $0) } }
 
     /// Whether the results can no longer be read (their owner was deleted or the Realm
     /// invalidated).
@@ -414,7 +442,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: RealmC
     }
 
     /// The Realm of the owning object, or nil if it is unmanaged.
-    public var realm: Realm? { base.map { Realm(core: $0.core) } }
+    public var realm: Realm? { base?.realmCore.map { Realm(core: $0) } }
 
     /// Whether the owning object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { base?.isInvalidated ?? false }
@@ -430,8 +458,9 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: RealmC
         return RLMIterator(snapshotOf: base)
     }
 
-    /// Implementation detail: the query over the backlinks (nil while the owner is unmanaged).
-    public var _rlmQueryRoot: _RealmQueryRoot? { base.map { _RealmQueryRoot(base: $0) } }
+    /// Implementation detail: the query over the backlinks (empty, detached results while the
+    /// owner is unmanaged: they filter and sort to empty results, as in RealmSwift).
+    public var _rlmQueryRoot: _RealmQueryRoot? { _RealmQueryRoot(base: base ?? ResultsBase.detached()) }
 }
 
 extension LinkingObjects: _RealmSchemaDiscoverable, _Persistable {

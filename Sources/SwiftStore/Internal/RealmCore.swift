@@ -251,6 +251,11 @@ final class RealmCore {
                 if p.type == .linkingObjects, let origin = p.linkOriginPropertyName,
                    let col = target.column(named: origin) {
                     info.backlinks[i] = (target.table, col)
+                    // The property's name stands for its backlinks in queries.
+                    if let name = strdup(p.name) {
+                        nameStrings.append(name)
+                        nameMap.append(cs_name_map_backlink(target.table, col, name))
+                    }
                 }
             }
             info.prepareBindings()
