@@ -110,9 +110,7 @@ public struct Persisted<Value: _Persistable> {
                 Value._rlmSet(object, object.column(forStorage: storageKeyPath), newValue)
                 return
             }
-            if case .tracing = object[keyPath: storageKeyPath].storage {
-                preconditionFailure("Key paths cannot be traced through a write")
-            }
+            // (Key-path tracers are only read through, so an unmanaged write is one store.)
             object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
     }
