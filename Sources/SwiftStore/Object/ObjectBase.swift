@@ -274,7 +274,7 @@ open class ObjectBase: NSObject {
 ///     @Persisted var owner: Person?
 /// }
 /// ```
-open class Object: ObjectBase, RealmCollectionValue, _RealmOptionalWrappable {
+open class Object: ObjectBase, _ObjectValue {
     /// Creates an unmanaged object with the properties' initial values.
     public required init() {
         super.init()
@@ -286,37 +286,11 @@ open class Object: ObjectBase, RealmCollectionValue, _RealmOptionalWrappable {
         self.init()
         KeyValueCoding.fill(self, from: value)
     }
-
-    /// Implementation detail: a link column to this class.
-    public class var _rlmShape: _PropertyShape { _PropertyShape(.object, objectType: self) }
-    /// Implementation detail: an unmanaged default instance.
-    public static func _rlmDefaultValue() -> Self { Self() }
-    /// Implementation detail: the object a link names.
-    public static func _rlmDecode(_ stored: _Stored) -> Self {
-        guard case .object(let o) = stored.value else { preconditionFailure("A link to a \(className()) was expected") }
-        if let typed = o as? Self { return typed }
-        if Self.self == DynamicObject.self, let core = o.core, let info = o.info {
-            return core.dynamicObject(info, key: o.cobj.key) as! Self
-        }
-        preconditionFailure("A \(className()) was expected, not a \(o.objectSchema.className)")
-    }
-    /// Implementation detail: a link to this object.
-    public func _rlmEncode() -> _Stored { _Stored(.object(self)) }
-    /// Implementation detail: an object from an object, a dictionary or an array.
-    public static func _rlmFromAny(_ value: Any) -> Self? {
-        if let o = value as? Self { return o }
-        if value is [String: Any] || value is [Any] || value is ObjectBase {
-            let o = Self()
-            KeyValueCoding.fill(o, from: value)
-            return o
-        }
-        return nil
-    }
 }
 
 /// An object that lives inside its single owner and is deleted with it (RealmSwift's
 /// `EmbeddedObject`). It has no primary key and cannot be added to a Realm on its own.
-open class EmbeddedObject: ObjectBase, RealmCollectionValue, _RealmOptionalWrappable {
+open class EmbeddedObject: ObjectBase, _ObjectValue {
     /// Creates an unmanaged embedded object.
     public required init() {
         super.init()
@@ -329,17 +303,27 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _RealmOptionalWrapp
     }
 
     override class var _isEmbedded: Bool { true }
+}
 
-    /// Implementation detail: an embedded link column to this class.
-    public class var _rlmShape: _PropertyShape { _PropertyShape(.object, objectType: self) }
+/// Implementation detail: `Object` and `EmbeddedObject` as values of links, collections and
+/// AnyRealmValue (one implementation for both).
+public protocol _ObjectValue: RealmCollectionValue, _RealmOptionalWrappable {}
+
+extension _ObjectValue where Self: ObjectBase {
+    /// Implementation detail: a link column to this class.
+    public static var _rlmShape: _PropertyShape { _PropertyShape(.object, objectType: self) }
     /// Implementation detail: an unmanaged default instance.
     public static func _rlmDefaultValue() -> Self { Self() }
-    /// Implementation detail: the embedded object a link names.
+    /// Implementation detail: the object a link names (a dynamic view for DynamicObject).
     public static func _rlmDecode(_ stored: _Stored) -> Self {
-        if case .object(let o) = stored.value { return o as! Self }
-        preconditionFailure("An embedded \(className()) was expected")
+        guard case .object(let o) = stored.value else { preconditionFailure("A link to a \(className()) was expected") }
+        if let typed = o as? Self { return typed }
+        if Self.self == DynamicObject.self, let core = o.core, let info = o.info {
+            return core.dynamicObject(info, key: o.cobj.key) as! Self
+        }
+        preconditionFailure("A \(className()) was expected, not a \(o.objectSchema.className)")
     }
-    /// Implementation detail: this object as a value to embed.
+    /// Implementation detail: a link to this object.
     public func _rlmEncode() -> _Stored { _Stored(.object(self)) }
     /// Implementation detail: an object from an object, a dictionary or an array.
     public static func _rlmFromAny(_ value: Any) -> Self? {
