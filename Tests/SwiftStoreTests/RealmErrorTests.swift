@@ -324,7 +324,7 @@ private func truncate(_ url: URL, to size: UInt64) throws {
     }
 
     @Test func fileURLAndInMemoryIdentifierClearEachOther() {
-        let url = URL(fileURLWithPath: "/tmp/x.realm")
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("x.realm")
         var config = Realm.Configuration(fileURL: url)
         #expect(config.fileURL == url)
         config.inMemoryIdentifier = "mem"
@@ -340,7 +340,7 @@ private func truncate(_ url: URL, to size: UInt64) throws {
     }
 
     @Test func configurationEquality() {
-        let url = URL(fileURLWithPath: "/tmp/x.realm")
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("x.realm")
         let a = Realm.Configuration(fileURL: url, schemaVersion: 2, objectTypes: [ErrItem.self])
         var b = Realm.Configuration(fileURL: url, schemaVersion: 2, objectTypes: [ErrItem.self])
         #expect(a == b)
