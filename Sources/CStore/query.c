@@ -455,15 +455,17 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
 
 /* Sum / average / min / max of values (DESIGN §2.9: sum of nothing is 0, the others null).
  * Integers sum exactly (overflow is CS_OVERFLOW); a Float or Double makes the result a Double;
- * a Decimal128 makes it a Decimal128, every other number joining the decimal sum. */
+ * a Decimal128 makes it a Decimal128. Decimal arithmetic runs only for decimal values and once
+ * at the end for the rest, so integer and floating sums pay nothing for it. */
 static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out)
 {
     (void)t;
     size_t count = 0;
-    bool any_double = false, any_decimal = false;
-    int64_t isum = 0;
-    long double dsum = 0;
-    cs_decimal128 decsum = cs_decimal_from_int(0);
+    bool any_float = false, any_decimal = false;
+    int64_t isum = 0;         /* the integers, exactly (SUM) */
+    long double isum_ld = 0;  /* the integers (AVG: no overflow to report) */
+    long double fsum = 0;     /* the floats and doubles */
+    cs_decimal128 decsum = cs_decimal_from_int(0); /* the decimals */
     cs_value best = cs_null();
     for (size_t i = 0; i < in->n; i++) {
         const cs_value *v = &in->v[i];
@@ -479,41 +481,43 @@ static int agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out)
         }
         if (!numeric(v->type)) continue;
         count++;
-        cs_decimal128 d;
         switch (v->type) {
         case CS_TYPE_INT:
             if (st->kind == BS_SUM && __builtin_add_overflow(isum, v->v.i, &isum))
                 return cs_fail(CS_OVERFLOW, 0, "integer sum overflows 64 bits");
-            dsum += v->v.i;
-            d = cs_decimal_from_int(v->v.i);
+            isum_ld += v->v.i;
             break;
-        case CS_TYPE_FLOAT: any_double = true; dsum += v->v.f; d = cs_decimal_from_double(v->v.f); break;
-        case CS_TYPE_DOUBLE: any_double = true; dsum += v->v.d; d = cs_decimal_from_double(v->v.d); break;
-        default: any_decimal = true; d = v->v.dec; dsum += cs_decimal_to_double(&v->v.dec); break;
+        case CS_TYPE_FLOAT: any_float = true; fsum += v->v.f; break;
+        case CS_TYPE_DOUBLE: any_float = true; fsum += v->v.d; break;
+        default: any_decimal = true; decsum = cs_decimal_add(&decsum, &v->v.dec); break;
         }
-        decsum = cs_decimal_add(&decsum, &d);
     }
     if (st->kind == BS_MIN || st->kind == BS_MAX) {
         *out = best;
         return CS_OK;
     }
     if (any_decimal) {
+        /* the other values join the decimal sum once */
+        cs_decimal128 part = st->kind == BS_SUM ? cs_decimal_from_int(isum) : cs_decimal_from_double((double)isum_ld);
+        decsum = cs_decimal_add(&decsum, &part);
+        if (any_float) {
+            part = cs_decimal_from_double((double)fsum);
+            decsum = cs_decimal_add(&decsum, &part);
+        }
         out->type = CS_TYPE_DECIMAL;
         if (st->kind == BS_SUM) {
             out->v.dec = decsum;
-        } else if (count) {
+        } else {
             cs_decimal128 n = cs_decimal_from_int((int64_t)count);
             out->v.dec = cs_decimal_div(&decsum, &n);
-        } else {
-            *out = cs_null();
         }
         return CS_OK;
     }
     if (st->kind == BS_SUM) {
-        *out = any_double ? cs_double((double)dsum) : cs_int(isum);
+        *out = any_float ? cs_double((double)(isum_ld + fsum)) : cs_int(isum);
         return CS_OK;
     }
-    *out = count ? cs_double((double)(dsum / (long double)count)) : cs_null();
+    *out = count ? cs_double((double)((isum_ld + fsum) / (long double)count)) : cs_null();
     return CS_OK;
 }
 

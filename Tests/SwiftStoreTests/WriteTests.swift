@@ -222,3 +222,20 @@ final class UncheckedBox<T>: @unchecked Sendable {
     var value: T
     init(_ value: T) { self.value = value }
 }
+
+@Suite struct DynamicEmbeddedTests {
+    /// A migration creates objects through the dynamic API: an embedded object given as a
+    /// dictionary keeps its values, in a single link and in a list.
+    @Test func migrationCreatesEmbeddedObjectsFromDictionaries() throws {
+        let dir = TempDir()
+        do { _ = try Realm(configuration: dir.config(objectModels)) }
+        var config = dir.config(objectModels, version: 1)
+        config.migrationBlock = { migration, _ in
+            migration.create("Person", value: ["name": "Mig", "address": ["street": "Main", "city": "Oslo"]])
+        }
+        let realm = try Realm(configuration: config)
+        let p = try #require(realm.object(ofType: Person.self, forPrimaryKey: "Mig"))
+        #expect(p.address?.street == "Main")
+        #expect(p.address?.city == "Oslo")
+    }
+}

@@ -279,20 +279,15 @@ extension Optional: SortableType where Wrapped: SortableType & _RealmOptionalWra
 /// The shared implementations behind the collection protocols.
 enum QueryOps {
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
-        // The new predicate alone first, so an error's line:column is in the caller's text.
-        let derivedDetached = base.isDetached
-        if derivedDetached { return Results(base: base.adding(predicate: text, args)) }
-        let alone = ResultsBase(core: base.core, root: base.root)
-        if !base.predicates.isEmpty {
-            _ = try QueryOps.compileAlone(alone, text, args)
-        }
         let derived = base.adding(predicate: text, args)
-        _ = try derived.compiledQuery() // parse now: a malformed predicate fails here, not later
+        if base.isDetached { return Results(base: derived) }
+        // Parse now, so a malformed predicate fails at the call. After earlier predicates the new
+        // one is checked on its own first, so an error's line:column is in the caller's text.
+        if !base.predicates.isEmpty {
+            _ = try ResultsBase(core: base.core, root: base.root, predicates: [(text, args)]).compiledQuery()
+        }
+        _ = try derived.compiledQuery()
         return Results(base: derived)
-    }
-
-    static func compileAlone(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> OpaquePointer {
-        try ResultsBase(core: base.core, root: base.root, predicates: [(text, args)]).compiledQuery()
     }
 
     /// Checks a sorted or distinct query now (an unknown property traps at the call).

@@ -188,8 +188,8 @@ final class ResultsBase {
                 }
                 keys = out
             case .collection(let c, _):
-                keys = (0..<Int64(c.count)).map { $0 }
-                if info != nil { keys = keys.map { objectKey(atPosition: Int($0), c) } }
+                // Objects: the linked keys, read in one pass (no object is made); values: positions.
+                keys = info != nil ? c.linkKeys() : (0..<Int64(c.count)).map { $0 }
             case .detached:
                 keys = []
             }
@@ -203,11 +203,6 @@ final class ResultsBase {
         }
         stamp = now
         return keys
-    }
-
-    private func objectKey(atPosition i: Int, _ c: ManagedCollection) -> Int64 {
-        if case .object(let o) = c.get(i) { return o.cobj.key }
-        return -1
     }
 
     var count: Int {

@@ -93,6 +93,23 @@ final class ManagedCollection {
         return out
     }
 
+    /// The object keys of a collection of links in order, read with one open of the accessor
+    /// (-1 for a null map value).
+    func linkKeys() -> [Int64] {
+        var keys: [Int64] = []
+        open { c in
+            var n = 0
+            CoreCall.must(cs_coll_size(c, &n), "Counting a collection")
+            keys.reserveCapacity(n)
+            for i in 0..<n {
+                var v = cs_value()
+                CoreCall.must(cs_list_get(c, i, &v), "Reading a collection element")
+                keys.append(v.type == CS_TYPE_LINK ? v.v.link.key : -1)
+            }
+        }
+        return keys
+    }
+
     func decode(_ v: cs_value, index: Int64, key: String?) -> StoredValue {
         if v.type == CS_TYPE_LIST {
             return .list(List<AnyRealmValue>(managed: nested(index: index, key: key)))

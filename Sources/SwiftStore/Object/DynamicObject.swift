@@ -119,27 +119,32 @@ enum DynamicAccess {
             if let seq = value as? any _DynamicSequence { items = seq.dynamicElements } else if let a = value as? [Any] { items = a }
             else if let d = value as? [String: Any], p.isMap { items = d.map { ($0.key, $0.value) } }
             else { KeyValueCoding.invalidValue(value, p, info.objectSchema.className) }
-            var coll = cs_coll()
-            CoreCall.must(cs_coll_open(&object.cobj, col, &coll), "Opening '\(p.name)'")
-            CoreCall.must(cs_coll_clear(&coll), "Clearing '\(p.name)'")
+            // Through the same collection accessor as the typed API (links, embedded objects and
+            // nested collections included).
+            let target = ManagedCollection(owner: object, column: col)
+            target.removeAll()
             for item in items {
                 if p.isMap {
                     guard let (k, v) = item as? (String, Any) else { continue }
-                    let sv = stored(v, p, info, core, policy)
-                    k.utf8CString.withUnsafeBufferPointer { kb in
-                        core.withCValue(sv) { CoreCall.must(cs_map_set(&coll, kb.baseAddress, kb.count - 1, $0), "Setting a map value") }
-                    }
+                    target.mapSet(k, stored(v, p, info, core, policy), policy: policy)
+                } else if p.isSet {
+                    target.setInsert(stored(item, p, info, core, policy), policy: policy)
                 } else {
-                    let sv = stored(item, p, info, core, policy)
-                    core.withCValue(sv) { v in
-                        if p.isSet {
-                            var inserted = false
-                            CoreCall.must(cs_set_insert(&coll, v, &inserted), "Inserting into a set")
-                        } else {
-                            CoreCall.must(cs_list_append(&coll, v), "Appending to a list")
-                        }
-                    }
+                    target.append(stored(item, p, info, core, policy), policy: policy)
                 }
+            }
+            return
+        }
+        if let target = info.target(column: col), target.isEmbedded, !(KeyValueCoding.unwrap(value) is ObjectBase),
+           KeyValueCoding.unwrap(value) != nil {
+            // Values for an embedded object: make the embedded row, then set them through a
+            // dynamic accessor of it (there may be no model class to hold them unmanaged).
+            var row = cs_obj()
+            CoreCall.must(cs_obj_create_embedded(&object.cobj, col, &row), "Creating an embedded object")
+            let embedded = core.dynamicObject(target, key: row.key)
+            let values = KeyValueCoding.propertyValues(embedded.objectSchema, from: value)
+            for ep in embedded.objectSchema.properties {
+                if let v = values[ep.name] { KeyValueCoding.setManaged(embedded, ep, v, policy: policy) }
             }
             core.didMutate()
             return
@@ -171,8 +176,13 @@ enum DynamicAccess {
             if KeyValueCoding.unwrap(value) == nil { return .null }
             let target = info.targets[info.objectSchema.byName[p.name]!]!
             if target.isEmbedded {
+                // An unmanaged instance holding the values; embedding it copies them in.
                 let o = target.objectSchema.objectClass.init()
-                return .object(o) // values are copied after it is embedded
+                if o is DynamicObject {
+                    preconditionFailure("An embedded '\(target.objectSchema.className)' can only be given as an object of its model class here")
+                }
+                KeyValueCoding.fill(o, from: value)
+                return .object(o)
             }
             return .object(core.create(target, value: value, policy: policy))
         }

@@ -11,8 +11,8 @@ enum QueryArgument {
     /// `value` with optionals unwrapped and nil as `NSNull`.
     static func normalize(_ value: Any?) -> Any {
         guard let value else { return NSNull() }
-        if let optional = value as? any QueryArgumentOptional {
-            return normalize(optional.queryWrapped)
+        if let optional = value as? any OptionalProtocol {
+            return normalize(optional.wrappedAny)
         }
         if let array = value as? [Any] {
             return array.map { normalize($0) }
@@ -23,19 +23,5 @@ enum QueryArgument {
     /// The elements of a sequence argument, each normalized.
     static func normalize<S: Sequence>(sequence: S) -> [Any] {
         sequence.map { normalize($0) }
-    }
-}
-
-/// Lets `QueryArgument` see through an Optional held in an `Any`.
-protocol QueryArgumentOptional {
-    var queryWrapped: Any? { get }
-}
-
-extension Optional: QueryArgumentOptional {
-    var queryWrapped: Any? {
-        switch self {
-        case .none: return nil
-        case .some(let wrapped): return wrapped
-        }
     }
 }

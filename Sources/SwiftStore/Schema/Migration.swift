@@ -292,18 +292,3 @@ public final class Migration {
                             isEmbedded: t.flags & UInt32(CS_TABLE_EMBEDDED) != 0)
     }
 }
-
-extension ObjectSchema {
-    /// The same schema with one property read from another column.
-    func renamingColumn(_ column: String, to newColumn: String) -> ObjectSchema {
-        let props = properties.map { p -> Property in
-            guard p.columnName == column else { return p }
-            return Property(name: p.name, columnName: newColumn,
-                            shape: _PropertyShape(p.type, optional: p.isOptional,
-                                                  collection: p.isArray ? .list : p.isSet ? .set : p.isMap ? .map : .none),
-                            indexed: p.isIndexed, primary: false, objectClassName: p.objectClassName,
-                            origin: p.linkOriginPropertyName, offset: p.offset, field: p.field, legacy: p.legacy)
-        }
-        return ObjectSchema(className: className, properties: props, objectClass: objectClass, isEmbedded: isEmbedded)
-    }
-}
