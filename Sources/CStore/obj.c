@@ -59,6 +59,23 @@ int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out)
     return rc;
 }
 
+void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint, cs_obj *out)
+{
+    memset(out, 0, sizeof *out);
+    out->txn = txn;
+    out->table = table;
+    out->key = key;
+    if (!hint || hint->txn != txn || hint->table != table || !hint->leaf || hint->epoch != txn->epoch) return;
+    node_hdr *leaf = (node_hdr *)hint->leaf;
+    node_hdr *keys;
+    if (leaf->count < 1 || node_at(txn, node_refs(leaf)[0], &keys) != CS_OK) return;
+    uint32_t row = hint->row + 1;
+    if (row >= keys->count || node_get_int(keys, row) != key) return;
+    out->leaf = leaf;
+    out->row = row;
+    out->epoch = txn->epoch;
+}
+
 bool cs_obj_exists(cs_obj *obj)
 {
     node_hdr *leaf;
@@ -200,6 +217,18 @@ int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
 int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
 {
     cs_txn *t = obj->txn;
+    /* The hot path of a pass over objects: the object sits in the leaf whose checked column
+     * nodes the transaction caches. Only this function fills that cache, after checking that
+     * the column is a live Int or Bool column, and the cache is dropped when the epoch moves
+     * (schema and nodes cannot change within one epoch of a read transaction). */
+    if (obj->leaf && obj->leaf == t->cc_leaf && obj->epoch == t->epoch && t->cc_epoch == t->epoch &&
+        col < CC_COLS && t->cc_col[col]) {
+        node_hdr *h = t->cc_col[col];
+        if (obj->row < h->count) {
+            *out = node_is_null(h, obj->row) ? 0 : node_get_int(h, obj->row);
+            return CS_OK;
+        }
+    }
     if (obj->table < t->schema->ntables) {
         table_def *td = &t->schema->tables[obj->table];
         if (col < td->ncols && td->cols[col].live && td->cols[col].coll == CS_COLL_NONE &&

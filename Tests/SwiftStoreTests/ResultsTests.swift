@@ -766,6 +766,64 @@ import Testing
         #expect(realm.objects(ColItem.self).map(\.id) == [2, 3])
     }
 
+    @Test func forInOverManyObjectsReadsEveryObjectAcrossLeaves() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config(colModels))
+        try realm.write {
+            for i in 0..<3000 { realm.create(ColItem.self, value: ["id": i, "int": i * 2, "name": "n\(i)"]) }
+        }
+        let gone = (0..<3000).filter { $0 % 5 == 1 }
+        try realm.write { realm.delete(realm.objects(ColItem.self).filter("id IN %@ OR id BETWEEN {700, 1300}", gone)) }
+        let want = (0..<3000).filter { $0 % 5 != 1 && !(700...1300).contains($0) }
+        var ids: [Int] = []
+        for item in realm.objects(ColItem.self) {
+            #expect(item.int == item.id * 2)
+            #expect(item.name == "n\(item.id)")
+            ids.append(item.id)
+        }
+        #expect(ids == want)
+    }
+
+    @Test func forInSkipsObjectsDeletedLaterInTheLoop() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config(colModels))
+        try realm.write {
+            for i in 0..<1000 { realm.create(ColItem.self, value: ["id": i, "int": i]) }
+        }
+        var seen: [Int] = []
+        try realm.write {
+            for item in realm.objects(ColItem.self) {
+                seen.append(item.int)
+                // Deletes an object the loop has not reached yet: it must not be produced.
+                if item.id % 10 == 0, let ahead = realm.object(ofType: ColItem.self, forPrimaryKey: item.id + 5) {
+                    realm.delete(ahead)
+                }
+            }
+        }
+        #expect(seen == (0..<1000).filter { $0 % 10 != 5 })
+    }
+
+    @Test func forInSkipsObjectsAnotherThreadDeletedWhenTheLoopRefreshes() throws {
+        let dir = TempDir()
+        let config = dir.config(colModels)
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            for i in 0..<600 { realm.create(ColItem.self, value: ["id": i, "int": i]) }
+        }
+        var seen: [Int] = []
+        for item in realm.objects(ColItem.self) {
+            seen.append(item.int)
+            if item.id == 100 {
+                onNewThread {
+                    let other = try! Realm(configuration: config)
+                    try! other.write { other.delete(other.objects(ColItem.self).filter("id >= 300 AND id < 400")) }
+                }
+                #expect(realm.refresh())
+            }
+        }
+        #expect(seen == (0..<600).filter { !(300..<400).contains($0) })
+    }
+
     @Test func forInEnumeratesTheStartStateWhileTheLoopChangesMatches() throws {
         let (_, realm) = try boxes()
         let flagged = realm.objects(ColItem.self).filter("flag == true")

@@ -451,6 +451,11 @@ int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *pk, int64
 
 /** Points `out` at an existing object. CS_NOTFOUND if there is none with that key. */
 int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out);
+/** Points `out` at object `key` of `table` without looking it up (an accessor that finds its
+ *  row on first use, CS_NOTFOUND then if the object does not exist). `hint`, if not NULL, is an
+ *  accessor of the same table already positioned: when `key` is the key after it in the same
+ *  cluster leaf (a pass in key order), `out` starts positioned there and needs no tree descent. */
+void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint, cs_obj *out);
 /** True if the object exists in the accessor's transaction now. */
 bool cs_obj_exists(cs_obj *obj);
 /** Deletes the object (WRITE): links to it are removed or nulled, embedded objects it owns

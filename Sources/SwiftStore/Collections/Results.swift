@@ -161,9 +161,7 @@ final class ResultsBase {
         do { return try compiledQuery() } catch { preconditionFailure("\(error)") }
     }
 
-    private var currentStamp: (UInt64, UInt64, UInt64) {
-        (cs_txn_version(core.txn), core.mutations, core.generation)
-    }
+    private var currentStamp: (UInt64, UInt64, UInt64) { core.stateStamp }
 
     /// The object keys (or positions) in result order, recomputed if stale.
     func currentKeys() -> [Int64] {
@@ -348,17 +346,31 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
     private let keys: [Int64]
     private let values: [Element]
     private var position = 0
+    /// For objects of exactly `Element`'s class: the class and the Realm (kept alive by `base`)
+    /// and the Realm's state when the keys were taken. While that state holds, every key still
+    /// names an object, so `next()` makes the accessor without a cast or an existence check.
+    private let direct: (info: Unmanaged<ClassInfo>, core: Unmanaged<RealmCore>, stamp: (UInt64, UInt64, UInt64))?
+    /// The accessor of the last object made on the direct path: the next key is usually the
+    /// next row of its cluster leaf, so the next accessor starts positioned without a descent.
+    private var cursor = cs_obj()
 
     init(base: ResultsBase, keys: [Int64]) {
         self.base = base
         self.keys = keys
         self.values = []
+        if let info = base.info, ObjectIdentifier(info.objectSchema.objectClass) == ObjectIdentifier(Element.self) {
+            let core = base.core
+            direct = (Unmanaged.passUnretained(info), Unmanaged.passUnretained(core), core.stateStamp)
+        } else {
+            direct = nil
+        }
     }
 
     init(values: [Element]) {
         self.base = nil
         self.keys = []
         self.values = values
+        self.direct = nil
     }
 
     /// An iterator over a managed collection's snapshot (keys for objects, values otherwise).
@@ -372,11 +384,23 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
 
     /// The next element.
     public mutating func next() -> Element? {
-        guard let base else {
+        if keys.isEmpty {
             guard position < values.count else { return nil }
             position += 1
             return values[position - 1]
         }
+        if let direct, position < keys.count {
+            let key = keys[position]
+            let made = direct.core._withUnsafeGuaranteedRef {
+                $0.nextObject(direct.info, key: key, stamp: direct.stamp, cursor: &cursor)
+            }
+            if let made {
+                position += 1
+                // `Element` is the object's own class (checked when the iterator was made).
+                return unsafeBitCast(made, to: Element.self)
+            }
+        }
+        guard let base else { return nil }
         while position < keys.count {
             let key = keys[position]
             position += 1

@@ -23,33 +23,16 @@ final class ClassInfo {
     /// Whether instances need their wrappers bound when they become managed (Encodable
     /// classes: a wrapper encodes itself without seeing its object).
     var bindsEagerly = false
-    /// The storage key paths met so far (by identity) and their columns.
-    @exclusivity(unchecked) private var storageIDs: [ObjectIdentifier] = []
-    @exclusivity(unchecked) private var storageColumns: [UInt32] = []
-    private var storageMap: [ObjectIdentifier: UInt32] = [:]
+    /// Per 8-byte word of the instance: the column (for LinkingObjects, the property index)
+    /// of the `@Persisted` field starting there, or `CS_NONE`.
+    @exclusivity(unchecked) private var columnsByWord: [UInt32] = []
 
-    /// The column of a wrapper's storage key path seen before, or nil.
+    /// The column of the wrapper at `offset` bytes into an instance, or `CS_NONE`.
     @inline(__always)
-    func cachedColumn(forStorage id: ObjectIdentifier) -> UInt32? {
-        if storageIDs.count <= 16 {
-            for i in 0..<storageIDs.count where storageIDs[i] == id { return storageColumns[i] }
-            return nil
-        }
-        return storageMap[id]
-    }
-
-    func cacheColumn(_ col: UInt32, forStorage id: ObjectIdentifier) {
-        storageIDs.append(id)
-        storageColumns.append(col)
-        storageMap[id] = col
-    }
-
-    /// The column (or, for LinkingObjects, the property index) of the field at `offset`.
-    func column(atOffset offset: Int) -> UInt32? {
-        for (i, p) in objectSchema.allProperties.enumerated() where p.field != nil && p.offset == offset {
-            return p.type == .linkingObjects ? UInt32(i) : columns[i]
-        }
-        return nil
+    func column(atFieldOffset offset: Int) -> UInt32 {
+        let word = offset &>> 3
+        guard offset & 7 == 0, word >= 0, word < columnsByWord.count else { return CS_NONE }
+        return columnsByWord[word]
     }
 
     /// The same table seen through the dynamic API (`DynamicObject` instances, no fields).
@@ -95,6 +78,7 @@ final class ClassInfo {
         legacyBindings = []
         let dynamic = objectSchema.objectClass == DynamicObject.self
         bindsEagerly = objectSchema.objectClass is Encodable.Type
+        columnsByWord = []
         for (i, p) in objectSchema.allProperties.enumerated() {
             if p.isPrimary { primaryColumn = columns[i] }
             if columns[i] != CS_NONE { propertyByColumn[columns[i]] = i }
@@ -103,7 +87,15 @@ final class ClassInfo {
                 legacyBindings.append((p.offset, columns[i]))
             } else if let field = p.field {
                 let backlinks = p.type == .linkingObjects
-                bindings.append((p.offset, field, backlinks ? UInt32(i) : columns[i], !backlinks))
+                let col = backlinks ? UInt32(i) : columns[i]
+                bindings.append((p.offset, field, col, !backlinks))
+                let word = p.offset >> 3
+                if p.offset & 7 == 0 && word >= 0 {
+                    if columnsByWord.count <= word {
+                        columnsByWord.append(contentsOf: repeatElement(CS_NONE, count: word + 1 - columnsByWord.count))
+                    }
+                    columnsByWord[word] = col
+                }
             }
         }
     }

@@ -21,6 +21,9 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Bumped by every write through this instance, so cached results know to re-run.
     @exclusivity(unchecked) private(set) var mutations: UInt64 = 0
+    /// The snapshot version, the writes through this instance and the invalidation generation:
+    /// while it is unchanged, keys read from the file still name the same objects.
+    var stateStamp: (UInt64, UInt64, UInt64) { (cs_txn_version(txn), mutations, generation) }
     /// The owning thread, for thread-confined instances.
     private let thread: pthread_t?
     let queue: DispatchQueue?
@@ -337,7 +340,7 @@ final class RealmCore {
     @inline(__always)
     var isOnOwnerThread: Bool {
         guard let thread else { return true }
-        return pthread_equal(thread, pthread_self()) != 0
+        return thread == pthread_self()
     }
 
     // MARK: Transactions
@@ -425,10 +428,35 @@ final class RealmCore {
     /// A managed instance of `info`'s class for the object `key` (not checked for existence:
     /// the accessor finds its row on first use).
     func object(_ info: ClassInfo, key: Int64) -> ObjectBase {
-        let cls = info.objectSchema.objectClass
-        let o = cls.init()
-        attach(o, info, key: key)
+        var c = cs_obj()
+        cs_obj_prepare(txn, info.table, key, nil, &c)
+        return object(info, accessor: c)
+    }
+
+    /// A managed instance of `info`'s class reading through `accessor` (an object of its table).
+    func object(_ info: ClassInfo, accessor: cs_obj) -> ObjectBase {
+        let o = info.objectSchema.objectClass.init()
+        o.core = self
+        o.info = info
+        o.generation = generation
+        o.cobj = accessor
+        bind(o, info)
         return o
+    }
+
+    /// The next object of a pass over keys taken at `stamp`, or nil if the Realm's state moved
+    /// since (the caller then checks each key). `cursor` is the accessor of the previous object
+    /// of the pass: the next key is usually the next row of its leaf.
+    func nextObject(_ info: Unmanaged<ClassInfo>, key: Int64, stamp: (UInt64, UInt64, UInt64),
+                    cursor: inout cs_obj) -> ObjectBase? {
+        guard let t = _txn, (cs_txn_version(t), mutations, generation) == stamp else { return nil }
+        return info._withUnsafeGuaranteedRef { info in
+            var c = cs_obj()
+            cs_obj_prepare(t, info.table, key, &cursor, &c)
+            if c.leaf == nil { _ = cs_obj_exists(&c) }
+            cursor = c
+            return object(info, accessor: c)
+        }
     }
 
     /// Makes `o` an accessor of row `key` of `info`'s table.
@@ -436,10 +464,7 @@ final class RealmCore {
         o.core = self
         o.info = info
         o.generation = generation
-        o.cobj = cs_obj()
-        o.cobj.txn = txn
-        o.cobj.table = info.table
-        o.cobj.key = key
+        cs_obj_prepare(txn, info.table, key, nil, &o.cobj)
         bind(o, info)
     }
 

@@ -12,25 +12,25 @@ import Foundation
 /// time on every access).
 open class ObjectBase: NSObject {
     /// The Realm managing this object (nil while unmanaged).
-    @usableFromInline @exclusivity(unchecked) var core: RealmCore? {
+    @usableFromInline @exclusivity(unchecked) final var core: RealmCore? {
         didSet { coreRef = core.map { Unmanaged.passUnretained($0) } }
     }
     /// `core` without reference counting, for the read paths (the strong `core` keeps it alive).
-    @usableFromInline @exclusivity(unchecked) var coreRef: Unmanaged<RealmCore>?
+    @usableFromInline @exclusivity(unchecked) final var coreRef: Unmanaged<RealmCore>?
     /// How this class is stored in that Realm.
-    @exclusivity(unchecked) var info: ClassInfo? {
+    @exclusivity(unchecked) final var info: ClassInfo? {
         didSet { infoRef = info.map { Unmanaged.passUnretained($0) } }
     }
     /// `info` without reference counting (the core keeps its class infos alive).
-    @exclusivity(unchecked) var infoRef: Unmanaged<ClassInfo>?
+    @exclusivity(unchecked) final var infoRef: Unmanaged<ClassInfo>?
     /// The core's accessor for this object. Exclusivity is not checked at run time: it is
     /// passed `inout` to the core on every property access, and a managed object is confined to
     /// one thread, so the dynamic check only cost time (a quarter of a property read).
-    @exclusivity(unchecked) var cobj = cs_obj()
+    @exclusivity(unchecked) final var cobj = cs_obj()
     /// The Realm's invalidation generation when this accessor was made.
-    @exclusivity(unchecked) var generation: UInt64 = 0
+    @exclusivity(unchecked) final var generation: UInt64 = 0
     /// Set on the instances key-path tracing reads through (see `KeyPathTracer`).
-    var tracer: KeyPathTracer?
+    final var tracer: KeyPathTracer?
 
     /// Creates an unmanaged object with the properties' initial values.
     public required override init() {
@@ -45,24 +45,17 @@ open class ObjectBase: NSObject {
 
     /// Whether property reads and writes go to the database (the wrappers' test).
     @inlinable
-    var isManagedAccessor: Bool { coreRef != nil }
+    final var isManagedAccessor: Bool { coreRef != nil }
 
-    /// The column of the `@Persisted` property whose wrapper `keyPath` names (for
-    /// LinkingObjects: the property's index). Found by the key path's identity in the class's
-    /// cache; the first time, by the wrapper's offset inside the object.
+    /// The column of the `@Persisted` property whose wrapper lies at `offset` bytes into the
+    /// object (for LinkingObjects: the property's index): one index into the class's table.
     @usableFromInline
-    func column<Root: ObjectBase, Wrapper>(forStorage keyPath: ReferenceWritableKeyPath<Root, Wrapper>) -> UInt32 {
+    final func column(atFieldOffset offset: Int) -> UInt32 {
         guard let ref = infoRef else { preconditionFailure("Object is not managed by a Realm") }
-        let id = ObjectIdentifier(keyPath)
-        if let col = ref._withUnsafeGuaranteedRef({ $0.cachedColumn(forStorage: id) }) { return col }
-        let info = ref.takeUnretainedValue()
-        let root = self as! Root
-        let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        let offset = withUnsafeMutablePointer(to: &root[keyPath: keyPath]) { UnsafeRawPointer($0) - base }
-        guard let col = info.column(atOffset: offset) else {
+        let col = ref._withUnsafeGuaranteedRef { $0.column(atFieldOffset: offset) }
+        if col == CS_NONE {
             preconditionFailure("The @Persisted property at offset \(offset) of \(type(of: self)) is not in its schema")
         }
-        info.cacheColumn(col, forStorage: id)
         return col
     }
 

@@ -70,11 +70,15 @@ public struct Persisted<Value: _Persistable> {
 
     /// Reads and writes the property of the enclosing object.
     ///
-    /// A managed object's property goes straight to its column: the column is found from the
-    /// storage key path's identity (one short scan of the class's cache), so reading a managed
-    /// object never touches the wrapper's own storage except for collections, whose accessor
-    /// is kept there after the first read.
-    @inlinable
+    /// A managed object's property goes straight to its column, found by the wrapper's offset
+    /// inside the object (one array index in the class's table), so reading a managed object
+    /// never touches the wrapper's own storage except for collections, whose accessor is kept
+    /// there after the first read.
+    ///
+    /// The subscript is always inlined into the model's accessor: the key paths are then
+    /// literals the optimizer folds into direct field addresses, and the offset a constant,
+    /// so no key-path object is fetched, retained or released on any access.
+    @inlinable @inline(__always)
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -82,7 +86,7 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             if object.isManagedAccessor {
-                let col = object.column(forStorage: storageKeyPath)
+                let col = object.column(atFieldOffset: fieldOffset(object, storageKeyPath))
                 if Value._rlmCachesAccessor {
                     if case .managedCached(let value, let cached) = object[keyPath: storageKeyPath].storage,
                        cached == col {
@@ -107,12 +111,22 @@ public struct Persisted<Value: _Persistable> {
         }
         set {
             if object.isManagedAccessor {
-                Value._rlmSet(object, object.column(forStorage: storageKeyPath), newValue)
+                Value._rlmSet(object, object.column(atFieldOffset: fieldOffset(object, storageKeyPath)), newValue)
                 return
             }
             // (Key-path tracers are only read through, so an unmanaged write is one store.)
             object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
+    }
+
+    /// The offset of the wrapper `storageKeyPath` names inside `object`. Inlined with a
+    /// literal key path this is a constant: no access is made, only the address is taken.
+    @inlinable @inline(__always)
+    static func fieldOffset<EnclosingSelf: ObjectBase>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Int {
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) { UnsafeRawPointer($0) - base }
     }
 }
 
