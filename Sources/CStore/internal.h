@@ -324,7 +324,21 @@ static inline int node_at(const cs_txn *t, ref_t r, node_hdr **out)
 }
 
 /* Packed integers */
-int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i);
+/* Inline: it is the innermost step of every read of an integer. */
+static inline int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
+{
+    switch (width) {
+    case 0: return 0;
+    case 1: return (p[i >> 3] >> (i & 7)) & 1;
+    case 2: return (p[i >> 2] >> ((i & 3) * 2)) & 3;
+    case 4: return (p[i >> 1] >> ((i & 1) * 4)) & 15;
+    case 8: return (int8_t)p[i];
+    case 16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case 32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    default: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    }
+}
+
 void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v);
 uint8_t width_for(int64_t v);
 void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t delta);

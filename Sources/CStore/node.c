@@ -155,20 +155,6 @@ static uint64_t slab_capacity(slab *s, uint64_t node_off)
 
 /* ---- packed integers -------------------------------------------------------------------- */
 
-int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
-{
-    switch (width) {
-    case 0: return 0;
-    case 1: return (p[i >> 3] >> (i & 7)) & 1;
-    case 2: return (p[i >> 2] >> ((i & 3) * 2)) & 3;
-    case 4: return (p[i >> 1] >> ((i & 1) * 4)) & 15;
-    case 8: return (int8_t)p[i];
-    case 16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
-    case 32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
-    default: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
-    }
-}
-
 void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v)
 {
     switch (width) {
