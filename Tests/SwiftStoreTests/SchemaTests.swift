@@ -219,6 +219,22 @@ private let schTypesModels: [ObjectBase.Type] = [SchTypes.self, SchTarget.self, 
         #expect(s.properties.filter(\.isIndexed).map(\.name) == ["id", "indexedString"])
     }
 
+    @Test func optionsSurviveAnInitThatSetsTheProperties() throws {
+        // The declared options are kept when the class's own init() assigns the properties.
+        let s = try #require(try schema([SchInitSets.self])["SchInitSets"])
+        #expect(s.primaryKeyProperty?.name == "id")
+        #expect(s["tag"]?.isIndexed == true)
+        #expect(s["plain"]?.isIndexed == false)
+        let o = SchInitSets()
+        #expect(o.id == "made in init" && o.tag == "t" && o.plain == 7)
+        o.id = "changed"
+        #expect(o.objectSchema.primaryKeyProperty?.name == "id")
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([SchInitSets.self]))
+        try realm.write { realm.add(o) }
+        #expect(realm.object(ofType: SchInitSets.self, forPrimaryKey: "changed")?.plain == 7)
+    }
+
     @Test func embeddedObjectSchemas() throws {
         let s = try schema(schTypesModels)
         #expect(s["SchEmbedded"]?.isEmbedded == true)
@@ -531,5 +547,19 @@ private let schTypesModels: [ObjectBase.Type] = [SchTypes.self, SchTarget.self, 
                                    .linkingObjects, .objectId, .decimal128, .UUID]
         #expect(all.map(\.description) == ["int", "bool", "float", "double", "string", "data", "mixed", "date",
                                            "object", "linking objects", "object id", "decimal128", "uuid"])
+    }
+}
+
+/// A model whose init() sets its primary key and indexed property.
+final class SchInitSets: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted(indexed: true) var tag = ""
+    @Persisted var plain = 0
+
+    required init() {
+        super.init()
+        id = "made in init"
+        tag = "t"
+        plain = 7
     }
 }

@@ -25,15 +25,19 @@ public struct Persisted<Value: _Persistable> {
     enum Storage {
         case unmanaged(Value)      // an unmanaged value
         case unmanagedNoDefault    // unmanaged, never set: reads as the type's default
+        case indexed(Value?)       // unmanaged, declared `indexed: true` (nil: the default)
+        case primary(Value?)       // unmanaged, declared `primaryKey: true` (nil: the default)
+        case origin(String)        // LinkingObjects, declared with its origin property
         case managed(UInt32, Unmanaged<ObjectBase>) // managed: the column key and the object
         case managedCached(Value, UInt32) // managed collection accessor, made once
         case tracing(Int)          // on a key-path tracer: the property's index
     }
 
+    // The declaration's options live in the storage's cases, not in fields of their own: a
+    // wrapper is then just its storage (no flags to lay out in every object, and no optional
+    // string to release for every property of every object freed). Schema discovery reads them
+    // from a fresh instance, and unmanaged writes keep them.
     @usableFromInline var storage: Storage
-    @usableFromInline let indexed: Bool
-    @usableFromInline let primary: Bool
-    @usableFromInline let originProperty: String?
 
     /// Not available: `@Persisted` only works on properties of Object subclasses.
     @available(*, unavailable, message: "@Persisted can only be used on Object and EmbeddedObject subclasses")
@@ -46,26 +50,55 @@ public struct Persisted<Value: _Persistable> {
     @inlinable
     public init() {
         storage = .unmanagedNoDefault
-        indexed = false
-        primary = false
-        originProperty = nil
     }
 
     /// A property with an initial value.
     @inlinable
     public init(wrappedValue: Value) {
         storage = .unmanaged(wrappedValue)
-        indexed = false
-        primary = false
-        originProperty = nil
     }
 
     @usableFromInline
-    init(storage: Storage, indexed: Bool, primary: Bool, originProperty: String?) {
+    init(storage: Storage) {
         self.storage = storage
-        self.indexed = indexed
-        self.primary = primary
-        self.originProperty = originProperty
+    }
+
+    /// The unmanaged value, or nil if it was never set (it reads as the type's default).
+    @inlinable
+    var unmanagedValue: Value? {
+        switch storage {
+        case .unmanaged(let value), .managedCached(let value, _): return value
+        case .indexed(let value), .primary(let value): return value
+        case .unmanagedNoDefault, .origin, .managed, .tracing: return nil
+        }
+    }
+
+    /// Sets the unmanaged value, keeping the declared options.
+    @inlinable
+    mutating func setUnmanaged(_ value: Value) {
+        switch storage {
+        case .indexed: storage = .indexed(value)
+        case .primary: storage = .primary(value)
+        case .origin: break // LinkingObjects have no value of their own
+        default: storage = .unmanaged(value)
+        }
+    }
+
+    /// `setUnmanaged` on the wrapper `storageKeyPath` names in `object`. Each access it makes
+    /// is a single read or a single store, never a call inside an access: the optimizer then
+    /// proves that a model's wrapper fields see no overlapping accesses and drops the run-time
+    /// exclusivity checks on them (one `mutating` call here kept them, on every read).
+    @inlinable @inline(__always)
+    static func setUnmanaged<EnclosingSelf: ObjectBase>(
+        _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>,
+        _ value: Value
+    ) {
+        switch object[keyPath: storageKeyPath].storage {
+        case .indexed: object[keyPath: storageKeyPath].storage = .indexed(value)
+        case .primary: object[keyPath: storageKeyPath].storage = .primary(value)
+        case .origin: break
+        default: object[keyPath: storageKeyPath].storage = .unmanaged(value)
+        }
     }
 
     /// Reads and writes the property of the enclosing object.
@@ -101,9 +134,11 @@ public struct Persisted<Value: _Persistable> {
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value), .managedCached(let value, _):
                 return value
-            case .unmanagedNoDefault, .managed:
+            case .indexed(let value?), .primary(let value?):
+                return value
+            case .unmanagedNoDefault, .managed, .indexed(nil), .primary(nil), .origin:
                 let value = Value._rlmDefaultValue()
-                object[keyPath: storageKeyPath].storage = .unmanaged(value)
+                setUnmanaged(object, storageKeyPath, value)
                 return value
             case .tracing(let index):
                 return KeyPathTracer.traced(object, index, Value.self)
@@ -115,7 +150,7 @@ public struct Persisted<Value: _Persistable> {
                 return
             }
             // (Key-path tracers are only read through, so an unmanaged write is one store.)
-            object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+            setUnmanaged(object, storageKeyPath, newValue)
         }
     }
 
@@ -134,13 +169,13 @@ extension Persisted where Value: _Indexable {
     /// A property with the type's default value and, if `indexed`, an ordered index.
     @inlinable
     public init(indexed: Bool) {
-        self.init(storage: .unmanagedNoDefault, indexed: indexed, primary: false, originProperty: nil)
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
     }
 
     /// A property with an initial value and, if `indexed`, an ordered index.
     @inlinable
     public init(wrappedValue value: Value, indexed: Bool) {
-        self.init(storage: .unmanaged(value), indexed: indexed, primary: false, originProperty: nil)
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
     }
 }
 
@@ -148,21 +183,20 @@ extension Persisted where Value: _PrimaryKey {
     /// The primary key (if `primaryKey` is true), with the type's default value.
     @inlinable
     public init(primaryKey: Bool) {
-        self.init(storage: .unmanagedNoDefault, indexed: false, primary: primaryKey, originProperty: nil)
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
     }
 
     /// The primary key (if `primaryKey` is true), with an initial value.
     @inlinable
     public init(wrappedValue value: Value, primaryKey: Bool) {
-        self.init(storage: .unmanaged(value), indexed: false, primary: primaryKey, originProperty: nil)
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
     }
 }
 
 extension Persisted {
     /// Backlinks: the objects of `Element`'s class whose property `originProperty` links here.
     public init<Element: ObjectBase & RealmCollectionValue>(originProperty: String) where Value == LinkingObjects<Element> {
-        self.init(storage: .unmanagedNoDefault, indexed: false, primary: false,
-                  originProperty: originProperty)
+        self.init(storage: .origin(originProperty))
     }
 }
 
@@ -187,10 +221,10 @@ extension Persisted: Encodable where Value: Encodable {
     /// the database (so synthesized `Codable` works for managed objects too).
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
-        switch storage {
-        case .unmanaged(let v), .managedCached(let v, _): try container.encode(v)
-        case .managed(let col, let object): try container.encode(Value._rlmGet(object.takeUnretainedValue(), col))
-        case .unmanagedNoDefault, .tracing: try container.encode(Value._rlmDefaultValue())
+        if case .managed(let col, let object) = storage {
+            try container.encode(Value._rlmGet(object.takeUnretainedValue(), col))
+        } else {
+            try container.encode(unmanagedValue ?? Value._rlmDefaultValue())
         }
     }
 }
@@ -245,8 +279,12 @@ extension Persisted: PersistedField {
     static var shape: _PropertyShape { Value._rlmShape }
 
     static func flags(at p: UnsafeRawPointer) -> (indexed: Bool, primary: Bool, origin: String?) {
-        let w = p.assumingMemoryBound(to: Persisted<Value>.self)
-        return (w.pointee.indexed, w.pointee.primary, w.pointee.originProperty)
+        switch p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage {
+        case .indexed: return (true, false, nil)
+        case .primary: return (false, true, nil)
+        case .origin(let name): return (false, false, name)
+        default: return (false, false, nil)
+        }
     }
 
     static func bind(at p: UnsafeMutableRawPointer, column col: UInt32, object: ObjectBase) {
@@ -258,25 +296,18 @@ extension Persisted: PersistedField {
     }
 
     static func unmanagedValue(at p: UnsafeRawPointer) -> Any {
-        switch p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage {
-        case .unmanaged(let v), .managedCached(let v, _): return v
-        default: return Value._rlmDefaultValue()
-        }
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue ?? Value._rlmDefaultValue()
     }
 
     static func setUnmanaged(at p: UnsafeMutableRawPointer, _ value: Any) -> Bool {
         guard let v = Value._rlmFromAny(value) else { return false }
-        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(v)
+        p.assumingMemoryBound(to: Persisted<Value>.self).pointee.setUnmanaged(v)
         return true
     }
 
     static func store(from p: UnsafeRawPointer, into object: ObjectBase, column col: UInt32,
                       policy: Realm.UpdatePolicy) {
-        let value: Value
-        switch p.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage {
-        case .unmanaged(let v), .managedCached(let v, _): value = v
-        default: value = Value._rlmDefaultValue()
-        }
+        let value = p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue ?? Value._rlmDefaultValue()
         Value._rlmStore(value, object, col, policy)
     }
 
