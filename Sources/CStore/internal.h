@@ -293,6 +293,13 @@ struct cs_txn {
     ref_t tns_tables;      /* ... the table list ref */
     uint32_t tns_table;    /* ... the table */
     ref_t *tns_slot;       /* ... the slot (in the table list) */
+    uint64_t rt_epoch;     /* root caches of a READ transaction: epoch the table root is valid for */
+    uint32_t rt_table;     /* ... that table */
+    ref_t rt_root;         /* ... its cluster root */
+    uint64_t ri_epoch;     /* ... epoch the index root is valid for */
+    uint32_t ri_table;     /* ... that index's table */
+    uint32_t ri_col;       /* ... and column */
+    ref_t ri_root;         /* ... its root */
 };
 
 /* ---- translation and node access -------------------------------------------------------- */
