@@ -230,21 +230,20 @@ typedef struct ileaf {
 } ileaf;
 
 /* Opens the string leaf at r. `flen` is fixed_entry_len() of the indexed column (0: unknown).
- * Every entry of such an index is NULL_ENTRY or flen bytes long (flen > NULL_ENTRY), so when
- * the data is exactly n × flen (or n × NULL_ENTRY) bytes, every entry has that length and
- * entry i is found by position without reading `ends`. The data node is checked to hold those
- * n × stride bytes, so a damaged leaf can yield a wrong entry but never a read outside it. */
+ * Every entry of such an index is NULL_ENTRY or flen bytes long (flen > NULL_ENTRY), and the
+ * data holds the entries back to back (FORMAT.md §6.3: the last end offset is the data's
+ * length), so when the data is exactly n × flen (or n × NULL_ENTRY) bytes every entry has that
+ * length and entry i is found by position, with no read of `ends` at all. The data node holds
+ * those n × stride bytes, so a damaged leaf can yield a wrong entry, never a read outside it. */
 static int ileaf_open(cs_txn *t, ref_t r, size_t flen, ileaf *l)
 {
     TRY(sview_open(t, r, &l->v));
     l->stride = 0;
     l->base = NULL;
     if (flen && l->v.n && !l->v.bigs) {
-        uint64_t last = (uint64_t)node_get_int(l->v.ends, l->v.n - 1);
-        if (last == l->v.data->count) {
-            if (last == flen * l->v.n) l->stride = flen;
-            else if (last == NULL_ENTRY * l->v.n) l->stride = NULL_ENTRY;
-        }
+        uint64_t len = l->v.data->count;
+        if (len == flen * l->v.n) l->stride = flen;
+        else if (len == NULL_ENTRY * l->v.n) l->stride = NULL_ENTRY;
         if (l->stride) l->base = node_values(l->v.data);
     }
     return CS_OK;
@@ -259,22 +258,43 @@ static inline int ileaf_get(cs_txn *t, const ileaf *l, uint64_t i, const uint8_t
     return CS_OK;
 }
 
+/* What a descent knows about the node it enters: the parent's separator before it (no entry
+ * below it is smaller) and after it (every entry below it is smaller), NULL when unknown. Only
+ * a hint: searches are correct whatever these hold. */
+typedef struct hint {
+    const uint8_t *lo; /* an entry of at least 9 bytes, or NULL */
+    const uint8_t *hi; /* likewise */
+} hint;
+
 /* First position among `cnt` entries of `stride` bytes at `base` whose entry is >= (p, n).
- * Index values are often dense or evenly spread, so the first probe is interpolated from the
- * first and last entries' heads; from there the search gallops outwards and then bisects, so
- * it never takes more than about twice the probes of a plain binary search. */
-static uint64_t fixed_lower(const uint8_t *base, uint64_t cnt, size_t stride, const uint8_t *p, size_t n)
+ * Index values are often dense or evenly spread, so the first probe is interpolated between
+ * the heads of the parent's separators around the node (`h`) or, lacking them, of the node's
+ * first and last entries; from there the search gallops outwards and then bisects, so it never
+ * takes more than about twice the probes of a plain binary search. */
+static uint64_t fixed_lower(const uint8_t *base, uint64_t cnt, size_t stride, const uint8_t *p, size_t n,
+                            const hint *h)
 {
 #define LESS(i) (cmp_entry(base + (i) * stride, stride, p, n) < 0)
     uint64_t lo = 0, hi = cnt; /* entries before lo are < p; entries from hi on are >= p */
     if (cnt > 4 && n >= 9 && stride >= 9) {
-        const uint8_t *f = base, *l = base + (cnt - 1) * stride;
+        const uint8_t *f, *l;
+        uint64_t span;
+        if (h && h->lo && h->hi) {
+            f = h->lo;
+            l = h->hi;
+            span = cnt; /* the entries lie in [lo, hi) */
+        } else {
+            f = base;
+            l = base + (cnt - 1) * stride;
+            span = cnt - 1;
+        }
         if (f[0] == p[0] && l[0] == p[0]) {
             uint64_t a = be64_at(f + 1), b = be64_at(l + 1), x = be64_at(p + 1);
             uint64_t g;
             if (x <= a || b <= a) g = 0;
-            else if (x > b) g = cnt;
-            else g = (uint64_t)((unsigned __int128)(x - a) * (cnt - 1) / (b - a));
+            else if (x >= b) g = cnt;
+            else g = (uint64_t)((unsigned __int128)(x - a) * span / (b - a));
+            if (g > cnt) g = cnt;
             if (g < cnt && LESS(g)) {
                 lo = g + 1;
                 for (uint64_t s = 1; lo + s - 1 < hi; s *= 2) {
@@ -301,11 +321,11 @@ static uint64_t fixed_lower(const uint8_t *base, uint64_t cnt, size_t stride, co
     return lo;
 }
 
-/* First position in an opened leaf whose entry is >= (p, n). */
-static int ileaf_lower(cs_txn *t, const ileaf *l, const uint8_t *p, size_t n, uint64_t *pos)
+/* First position in an opened leaf whose entry is >= (p, n); `h` may be NULL. */
+static int ileaf_lower(cs_txn *t, const ileaf *l, const uint8_t *p, size_t n, const hint *h, uint64_t *pos)
 {
     if (l->stride) {
-        *pos = fixed_lower(l->base, l->v.n, l->stride, p, n);
+        *pos = fixed_lower(l->base, l->v.n, l->stride, p, n, h);
         return CS_OK;
     }
     uint64_t lo = 0, hi = l->v.n;
@@ -326,12 +346,14 @@ static int leaf_lower(cs_txn *t, ref_t leaf, const uint8_t *p, size_t n, uint64_
 {
     ileaf l;
     TRY(ileaf_open(t, leaf, 0, &l));
-    return ileaf_lower(t, &l, p, n, pos);
+    return ileaf_lower(t, &l, p, n, NULL, pos);
 }
 
 /* Child of an inner node for an entry: the last child whose first entry <= it (0 if none).
- * `flen` as for ileaf_open. */
-static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, size_t flen, uint64_t *child)
+ * `flen` as for ileaf_open; `in` (may be NULL) is what is known about this node, `out` (may
+ * be NULL) receives the same for the child. */
+static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, size_t flen, const hint *in,
+                       uint64_t *child, hint *out)
 {
     if (!(h->flags & NF_REFS) || h->count < 2) return CORRUPT("index inner node is malformed");
     ileaf seps;
@@ -339,14 +361,30 @@ static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, size_
     uint64_t cnt = seps.v.n;
     if (cnt + 1 != h->count) return CORRUPT("index separators disagree with children");
     uint64_t pos;
-    TRY(ileaf_lower(t, &seps, p, n, &pos));
+    TRY(ileaf_lower(t, &seps, p, n, in, &pos));
+    uint64_t c = pos ? pos - 1 : 0;
     if (pos < cnt) {
         const uint8_t *e;
         size_t en;
         TRY(ileaf_get(t, &seps, pos, &e, &en));
-        if (cmp_bytes(e, en, p, n) == 0) { *child = pos; return CS_OK; }
+        if (cmp_bytes(e, en, p, n) == 0) c = pos;
     }
-    *child = pos ? pos - 1 : 0;
+    *child = c;
+    if (out) {
+        const uint8_t *e;
+        size_t en;
+        out->lo = out->hi = NULL;
+        if (seps.stride) {
+            TRY(ileaf_get(t, &seps, c, &e, &en));
+            if (en >= 9) out->lo = e;
+            if (c + 1 < cnt) {
+                TRY(ileaf_get(t, &seps, c + 1, &e, &en));
+                if (en >= 9) out->hi = e;
+            } else if (in) {
+                out->hi = in->hi; /* the last child ends where this node does */
+            }
+        }
+    }
     return CS_OK;
 }
 
@@ -394,7 +432,7 @@ static int ins_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, isplit *s
         return CS_OK;
     }
     uint64_t c;
-    TRY(inner_child(t, h, p, n, 0, &c));
+    TRY(inner_child(t, h, p, n, 0, NULL, &c, NULL));
     isplit csp;
     TRY(ins_rec(t, &node_refs(h)[1 + c], p, n, &csp, depth + 1));
     h = (node_hdr *)txn_ptr(t, *slot);
@@ -503,7 +541,7 @@ static int del_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, bool *emp
         return CS_OK;
     }
     uint64_t c;
-    TRY(inner_child(t, h, p, n, 0, &c));
+    TRY(inner_child(t, h, p, n, 0, NULL, &c, NULL));
     bool cempty;
     TRY(del_rec(t, &node_refs(h)[1 + c], p, n, &cempty, depth + 1));
     h = (node_hdr *)txn_ptr(t, *slot);
@@ -556,7 +594,7 @@ static int scan_rec(cs_txn *t, ref_t r, const uint8_t *lo, size_t lon, const uin
     TRY(node_at(t, r, &h));
     if (h->flags & NF_INNER) {
         uint64_t c = 0;
-        if (lo) TRY(inner_child(t, h, lo, lon, flen, &c));
+        if (lo) TRY(inner_child(t, h, lo, lon, flen, NULL, &c, NULL));
         ileaf seps;
         memset(&seps, 0, sizeof seps);
         if (hi) TRY(ileaf_open(t, node_refs(h)[0], flen, &seps));
@@ -574,7 +612,7 @@ static int scan_rec(cs_txn *t, ref_t r, const uint8_t *lo, size_t lon, const uin
     ileaf l;
     TRY(ileaf_open(t, r, flen, &l));
     uint64_t pos = 0;
-    if (lo) TRY(ileaf_lower(t, &l, lo, lon, &pos));
+    if (lo) TRY(ileaf_lower(t, &l, lo, lon, NULL, &pos));
     for (; pos < l.v.n; pos++) {
         const uint8_t *e;
         size_t en;
@@ -616,13 +654,16 @@ static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t flen, 
     uint64_t at[IDX_DEPTH];
     int depth = 0;
     ref_t r = root;
+    hint hn = {NULL, NULL};
     for (;;) {
         if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
         node_hdr *h;
         TRY(node_at(t, r, &h));
         if (!(h->flags & NF_INNER)) break;
         uint64_t c;
-        TRY(inner_child(t, h, p, n, flen, &c));
+        hint below;
+        TRY(inner_child(t, h, p, n, flen, &hn, &c, &below));
+        hn = below;
         path[depth] = r;
         at[depth] = c;
         depth++;
@@ -631,7 +672,7 @@ static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t flen, 
     ileaf l;
     TRY(ileaf_open(t, r, flen, &l));
     uint64_t pos;
-    TRY(ileaf_lower(t, &l, p, n, &pos));
+    TRY(ileaf_lower(t, &l, p, n, &hn, &pos));
     while (pos >= l.v.n) {
         /* every entry of this leaf is smaller: the answer is the first entry of the next leaf */
         while (depth > 0) {
