@@ -491,7 +491,11 @@ uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);
 void lock_committing(cs_dbfile *f);
 uint32_t lock_commit_counter(cs_dbfile *f);
-void lock_publish_pins(cs_dbfile *f, const pinrange *r);
+void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence);
+/** Marks this process's published range idle: no transaction uses it, a writer may revoke it. */
+void lock_pins_idle(cs_dbfile *f);
+/** Takes an idle range back: false when a writer revoked it (publish it again before use). */
+bool lock_pins_reclaim(cs_dbfile *f);
 int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n);
 uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest);
 int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest);
