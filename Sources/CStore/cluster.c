@@ -79,10 +79,20 @@ static int table_node(cs_txn *t, uint32_t table, node_hdr **out)
 
 int table_root(cs_txn *t, uint32_t table, ref_t *root)
 {
+    /* a read transaction's snapshot changes only with its epoch: the last root found holds */
+    if (!t->writing && t->rt_epoch == t->epoch && t->rt_table == table) {
+        *root = t->rt_root;
+        return CS_OK;
+    }
     node_hdr *tn;
     TRY(table_node(t, table, &tn));
     *root = tn ? node_refs(tn)[TBL_ROOT] : 0;
     if (*root && tagged(*root)) return CORRUPT("table %u root holds a number", table);
+    if (!t->writing) {
+        t->rt_epoch = t->epoch;
+        t->rt_table = table;
+        t->rt_root = *root;
+    }
     return CS_OK;
 }
 
@@ -118,9 +128,26 @@ static uint64_t lower_bound(node_hdr *k, int64_t key)
     if (n == 0) return 0;
     int64_t first = packed_get(p, w, 0);
     if (key <= first) return 0;
-    uint64_t guess = (uint64_t)(key - first);
+    uint64_t guess = (uint64_t)key - (uint64_t)first;
     if (guess < n && packed_get(p, w, guess) == key) return guess;
     uint64_t lo = 0, hi = n;
+    /* inner nodes' first keys are usually evenly spaced: interpolate, then confirm the answer
+     * with its neighbour (a miss falls through to the binary search) */
+    int64_t last = packed_get(p, w, n - 1);
+    if (key > last) return n;
+    if (last > first) {
+        uint64_t g = (uint64_t)((unsigned __int128)((uint64_t)key - (uint64_t)first) * (n - 1) /
+                                ((uint64_t)last - (uint64_t)first));
+        if (g >= n) g = n - 1;
+        int64_t at = packed_get(p, w, g);
+        if (at >= key) {
+            if (g == 0 || packed_get(p, w, g - 1) < key) return g;
+            hi = g;
+        } else {
+            if (g + 1 < n && packed_get(p, w, g + 1) >= key) return g + 1;
+            lo = g + 1;
+        }
+    }
 #define LB_LOOP(T)                                                          \
     do {                                                                    \
         const T *a = (const T *)(const void *)p;                            \

@@ -42,12 +42,15 @@ static void put_be64(uint8_t *p, uint64_t v)
     }
 }
 
-/* Encodes a value (null included) into *out (malloc'd, with 8 spare bytes at the end). */
-int index_encode(const cs_value *v, uint8_t **out, size_t *n)
+/* Bytes index_encode needs for `v` (the 8 spare bytes included). */
+static size_t encode_cap(const cs_value *v)
 {
-    size_t cap = 32 + (v->type == CS_TYPE_STRING ? 2 * v->v.bytes.len : 0);
-    uint8_t *p = malloc(cap);
-    if (!p) return cs_fail(CS_NOMEM, 0, "out of memory");
+    return 32 + (v->type == CS_TYPE_STRING ? 2 * v->v.bytes.len : 0);
+}
+
+/* Encodes `v` into p (encode_cap(v) bytes); 0 when the type cannot be indexed. */
+static size_t encode_into(const cs_value *v, uint8_t *p)
+{
     size_t k = 0;
     switch (v->type) {
     case CS_TYPE_NULL: p[k++] = 0; break;
@@ -76,13 +79,47 @@ int index_encode(const cs_value *v, uint8_t **out, size_t *n)
         break;
     case CS_TYPE_OBJECTID: p[k++] = 5; memcpy(p + k, v->v.oid, 12); k += 12; break;
     case CS_TYPE_UUID: p[k++] = 6; memcpy(p + k, v->v.uuid, 16); k += 16; break;
-    default:
+    default: return 0;
+    }
+    return k;
+}
+
+/* Encodes a value (null included) into *out (malloc'd, with 8 spare bytes at the end). */
+int index_encode(const cs_value *v, uint8_t **out, size_t *n)
+{
+    uint8_t *p = malloc(encode_cap(v));
+    if (!p) return cs_fail(CS_NOMEM, 0, "out of memory");
+    size_t k = encode_into(v, p);
+    if (!k) {
         free(p);
         return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
     }
     *out = p;
     *n = k;
     return CS_OK;
+}
+
+/* A probe encoded on the stack when it fits (every type but long strings), else on the heap. */
+typedef struct probe {
+    uint8_t buf[64]; /* the encoding when it fits */
+    uint8_t *p;      /* the encoding: buf or a malloc'd copy */
+    size_t n;        /* its length (without the spare bytes) */
+} probe;
+
+static int probe_make(const cs_value *v, probe *pr)
+{
+    if (encode_cap(v) <= sizeof pr->buf) {
+        pr->p = pr->buf;
+        pr->n = encode_into(v, pr->buf);
+        if (pr->n) return CS_OK;
+        return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
+    }
+    return index_encode(v, &pr->p, &pr->n);
+}
+
+static void probe_free(probe *pr)
+{
+    if (pr->p != pr->buf) free(pr->p);
 }
 
 static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
@@ -149,17 +186,154 @@ static int entry_at(cs_txn *t, ref_t leaf, uint64_t i, const uint8_t **p, size_t
     return sview_get(t, &v, i, p, n);
 }
 
-/* First position in a sorted string leaf whose entry is >= (p, n). */
-static int leaf_lower(cs_txn *t, ref_t leaf, const uint8_t *p, size_t n, uint64_t *pos)
+/* Entry length of every non-null entry of an index on a column of `type`, when the value
+ * encoding has a fixed length (0 for strings and any type whose encodings differ in length).
+ * A null entry is NULL_ENTRY bytes: the tag and the key. */
+#define NULL_ENTRY 9u
+static size_t fixed_entry_len(cs_type type)
 {
-    sview v;
-    TRY(sview_open(t, leaf, &v));
-    uint64_t lo = 0, hi = v.n;
+    switch (type) {
+    case CS_TYPE_BOOL: return 1 + 1 + 8;
+    case CS_TYPE_INT: return 1 + 8 + 8;
+    case CS_TYPE_TIMESTAMP: return 1 + 12 + 8;
+    case CS_TYPE_OBJECTID: return 1 + 12 + 8;
+    case CS_TYPE_UUID: return 1 + 16 + 8;
+    default: return 0;
+    }
+}
+
+static inline uint64_t be64_at(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+}
+
+/* cmp_bytes, with the head every encoding but strings' starts with (a tag byte and 8 bytes)
+ * compared as numbers. */
+static inline int cmp_entry(const uint8_t *e, size_t en, const uint8_t *p, size_t n)
+{
+    if (en >= 9 && n >= 9) {
+        if (e[0] != p[0]) return e[0] < p[0] ? -1 : 1;
+        uint64_t x = be64_at(e + 1), y = be64_at(p + 1);
+        if (x != y) return x < y ? -1 : 1;
+        return cmp_bytes(e + 9, en - 9, p + 9, n - 9);
+    }
+    return cmp_bytes(e, en, p, n);
+}
+
+/* An index leaf or separator list opened for searching. */
+typedef struct ileaf {
+    sview v;             /* the string leaf */
+    const uint8_t *base; /* with a stride: entry i is the `stride` bytes at base + i * stride */
+    size_t stride;       /* the length of every entry, or 0: entries are found through `ends` */
+} ileaf;
+
+/* Opens the string leaf at r. `flen` is fixed_entry_len() of the indexed column (0: unknown).
+ * Every entry of such an index is NULL_ENTRY or flen bytes long (flen > NULL_ENTRY), and the
+ * data holds the entries back to back (FORMAT.md §6.3: the last end offset is the data's
+ * length), so when the data is exactly n × flen (or n × NULL_ENTRY) bytes every entry has that
+ * length and entry i is found by position, with no read of `ends` at all. The data node holds
+ * those n × stride bytes, so a damaged leaf can yield a wrong entry, never a read outside it. */
+static int ileaf_open(cs_txn *t, ref_t r, size_t flen, ileaf *l)
+{
+    TRY(sview_open(t, r, &l->v));
+    l->stride = 0;
+    l->base = NULL;
+    if (flen && l->v.n && !l->v.bigs) {
+        uint64_t len = l->v.data->count;
+        if (len == flen * l->v.n) l->stride = flen;
+        else if (len == NULL_ENTRY * l->v.n) l->stride = NULL_ENTRY;
+        if (l->stride) l->base = node_values(l->v.data);
+    }
+    return CS_OK;
+}
+
+static inline int ileaf_get(cs_txn *t, const ileaf *l, uint64_t i, const uint8_t **p, size_t *n)
+{
+    if (!l->stride) return sview_get(t, &l->v, i, p, n);
+    if (i >= l->v.n) return CORRUPT("index leaf index past its end");
+    *p = l->base + i * l->stride;
+    *n = l->stride;
+    return CS_OK;
+}
+
+/* What a descent knows about the node it enters: the parent's separator before it (no entry
+ * below it is smaller) and after it (every entry below it is smaller), NULL when unknown. Only
+ * a hint: searches are correct whatever these hold. */
+typedef struct hint {
+    const uint8_t *lo; /* an entry of at least 9 bytes, or NULL */
+    const uint8_t *hi; /* likewise */
+} hint;
+
+/* First position among `cnt` entries of `stride` bytes at `base` whose entry is >= (p, n).
+ * Index values are often dense or evenly spread, so the first probe is interpolated between
+ * the heads of the parent's separators around the node (`h`) or, lacking them, of the node's
+ * first and last entries; from there the search gallops outwards and then bisects, so it never
+ * takes more than about twice the probes of a plain binary search. */
+static uint64_t fixed_lower(const uint8_t *base, uint64_t cnt, size_t stride, const uint8_t *p, size_t n,
+                            const hint *h)
+{
+#define LESS(i) (cmp_entry(base + (i) * stride, stride, p, n) < 0)
+    uint64_t lo = 0, hi = cnt; /* entries before lo are < p; entries from hi on are >= p */
+    if (cnt > 4 && n >= 9 && stride >= 9) {
+        const uint8_t *f, *l;
+        uint64_t span;
+        if (h && h->lo && h->hi) {
+            f = h->lo;
+            l = h->hi;
+            span = cnt; /* the entries lie in [lo, hi) */
+        } else {
+            f = base;
+            l = base + (cnt - 1) * stride;
+            span = cnt - 1;
+        }
+        if (f[0] == p[0] && l[0] == p[0]) {
+            uint64_t a = be64_at(f + 1), b = be64_at(l + 1), x = be64_at(p + 1);
+            uint64_t g;
+            if (x <= a || b <= a) g = 0;
+            else if (x >= b) g = cnt;
+            else g = (uint64_t)((unsigned __int128)(x - a) * span / (b - a));
+            if (g > cnt) g = cnt;
+            if (g < cnt && LESS(g)) {
+                lo = g + 1;
+                for (uint64_t s = 1; lo + s - 1 < hi; s *= 2) {
+                    uint64_t j = lo + s - 1;
+                    if (LESS(j)) lo = j + 1;
+                    else { hi = j; break; }
+                }
+            } else {
+                hi = g;
+                for (uint64_t s = 1; s <= hi - lo; s *= 2) {
+                    uint64_t j = hi - s;
+                    if (LESS(j)) { lo = j + 1; break; }
+                    hi = j;
+                }
+            }
+        }
+    }
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (LESS(mid)) lo = mid + 1;
+        else hi = mid;
+    }
+#undef LESS
+    return lo;
+}
+
+/* First position in an opened leaf whose entry is >= (p, n); `h` may be NULL. */
+static int ileaf_lower(cs_txn *t, const ileaf *l, const uint8_t *p, size_t n, const hint *h, uint64_t *pos)
+{
+    if (l->stride) {
+        *pos = fixed_lower(l->base, l->v.n, l->stride, p, n, h);
+        return CS_OK;
+    }
+    uint64_t lo = 0, hi = l->v.n;
     while (lo < hi) {
         uint64_t mid = (lo + hi) / 2;
         const uint8_t *e;
         size_t en;
-        TRY(sview_get(t, &v, mid, &e, &en));
+        TRY(sview_get(t, &l->v, mid, &e, &en));
         if (cmp_bytes(e, en, p, n) < 0) lo = mid + 1;
         else hi = mid;
     }
@@ -167,24 +341,50 @@ static int leaf_lower(cs_txn *t, ref_t leaf, const uint8_t *p, size_t n, uint64_
     return CS_OK;
 }
 
-/* Child of an inner node for an entry: the last child whose first entry <= it (0 if none). */
-static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, uint64_t *child)
+/* First position in a sorted string leaf whose entry is >= (p, n). */
+static int leaf_lower(cs_txn *t, ref_t leaf, const uint8_t *p, size_t n, uint64_t *pos)
+{
+    ileaf l;
+    TRY(ileaf_open(t, leaf, 0, &l));
+    return ileaf_lower(t, &l, p, n, NULL, pos);
+}
+
+/* Child of an inner node for an entry: the last child whose first entry <= it (0 if none).
+ * `flen` as for ileaf_open; `in` (may be NULL) is what is known about this node, `out` (may
+ * be NULL) receives the same for the child. */
+static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, size_t flen, const hint *in,
+                       uint64_t *child, hint *out)
 {
     if (!(h->flags & NF_REFS) || h->count < 2) return CORRUPT("index inner node is malformed");
-    ref_t seps = node_refs(h)[0];
-    leaf_spec s = entry_spec();
-    uint64_t cnt;
-    TRY(leaf_count(t, &s, seps, &cnt));
+    ileaf seps;
+    TRY(ileaf_open(t, node_refs(h)[0], flen, &seps));
+    uint64_t cnt = seps.v.n;
     if (cnt + 1 != h->count) return CORRUPT("index separators disagree with children");
     uint64_t pos;
-    TRY(leaf_lower(t, seps, p, n, &pos));
+    TRY(ileaf_lower(t, &seps, p, n, in, &pos));
+    uint64_t c = pos ? pos - 1 : 0;
     if (pos < cnt) {
         const uint8_t *e;
         size_t en;
-        TRY(entry_at(t, seps, pos, &e, &en));
-        if (cmp_bytes(e, en, p, n) == 0) { *child = pos; return CS_OK; }
+        TRY(ileaf_get(t, &seps, pos, &e, &en));
+        if (cmp_bytes(e, en, p, n) == 0) c = pos;
     }
-    *child = pos ? pos - 1 : 0;
+    *child = c;
+    if (out) {
+        const uint8_t *e;
+        size_t en;
+        out->lo = out->hi = NULL;
+        if (seps.stride) {
+            TRY(ileaf_get(t, &seps, c, &e, &en));
+            if (en >= 9) out->lo = e;
+            if (c + 1 < cnt) {
+                TRY(ileaf_get(t, &seps, c + 1, &e, &en));
+                if (en >= 9) out->hi = e;
+            } else if (in) {
+                out->hi = in->hi; /* the last child ends where this node does */
+            }
+        }
+    }
     return CS_OK;
 }
 
@@ -232,7 +432,7 @@ static int ins_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, isplit *s
         return CS_OK;
     }
     uint64_t c;
-    TRY(inner_child(t, h, p, n, &c));
+    TRY(inner_child(t, h, p, n, 0, NULL, &c, NULL));
     isplit csp;
     TRY(ins_rec(t, &node_refs(h)[1 + c], p, n, &csp, depth + 1));
     h = (node_hdr *)txn_ptr(t, *slot);
@@ -341,7 +541,7 @@ static int del_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, bool *emp
         return CS_OK;
     }
     uint64_t c;
-    TRY(inner_child(t, h, p, n, &c));
+    TRY(inner_child(t, h, p, n, 0, NULL, &c, NULL));
     bool cempty;
     TRY(del_rec(t, &node_refs(h)[1 + c], p, n, &cempty, depth + 1));
     h = (node_hdr *)txn_ptr(t, *slot);
@@ -385,40 +585,40 @@ static int index_erase_entry(cs_txn *t, ref_t *root, const uint8_t *p, size_t n)
 /* Visits every entry in [lo, hi) (by bytes; NULL = open) in order. */
 typedef int (*index_visit)(void *ctx, const uint8_t *entry, size_t n, int64_t key);
 
+/* `flen` is fixed_entry_len() of the indexed column (0: unknown), as for ileaf_open. */
 static int scan_rec(cs_txn *t, ref_t r, const uint8_t *lo, size_t lon, const uint8_t *hi, size_t hin,
-                    index_visit fn, void *ctx, bool *stop, int depth)
+                    size_t flen, index_visit fn, void *ctx, bool *stop, int depth)
 {
     if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
     node_hdr *h;
     TRY(node_at(t, r, &h));
-    leaf_spec s = entry_spec();
     if (h->flags & NF_INNER) {
         uint64_t c = 0;
-        if (lo) TRY(inner_child(t, h, lo, lon, &c));
+        if (lo) TRY(inner_child(t, h, lo, lon, flen, NULL, &c, NULL));
+        ileaf seps;
+        memset(&seps, 0, sizeof seps);
+        if (hi) TRY(ileaf_open(t, node_refs(h)[0], flen, &seps));
         for (; c + 1 < h->count && !*stop; c++) {
             if (hi) {
                 const uint8_t *sp;
                 size_t sn;
-                TRY(entry_at(t, node_refs(h)[0], c, &sp, &sn));
+                TRY(ileaf_get(t, &seps, c, &sp, &sn));
                 if (cmp_bytes(sp, sn, hi, hin) >= 0) { *stop = true; break; }
             }
-            TRY(scan_rec(t, node_refs(h)[1 + c], lo, lon, hi, hin, fn, ctx, stop, depth + 1));
+            TRY(scan_rec(t, node_refs(h)[1 + c], lo, lon, hi, hin, flen, fn, ctx, stop, depth + 1));
         }
         return CS_OK;
     }
+    ileaf l;
+    TRY(ileaf_open(t, r, flen, &l));
     uint64_t pos = 0;
-    if (lo) TRY(leaf_lower(t, r, lo, lon, &pos));
-    sview sv;
-    TRY(sview_open(t, r, &sv));
-    (void)s;
-    for (; pos < sv.n; pos++) {
+    if (lo) TRY(ileaf_lower(t, &l, lo, lon, NULL, &pos));
+    for (; pos < l.v.n; pos++) {
         const uint8_t *e;
         size_t en;
-        TRY(sview_get(t, &sv, pos, &e, &en));
+        TRY(ileaf_get(t, &l, pos, &e, &en));
         if (hi && cmp_bytes(e, en, hi, hin) >= 0) { *stop = true; return CS_OK; }
-        uint64_t k = 0;
-        for (int i = 0; i < 8; i++) k = (k << 8) | e[en - 8 + i];
-        int rc = fn(ctx, e, en, (int64_t)k);
+        int rc = fn(ctx, e, en, (int64_t)be64_at(e + en - 8));
         if (rc == 1) { *stop = true; return CS_OK; }
         TRY(rc);
     }
@@ -446,7 +646,7 @@ static int first_visit(void *vctx, const uint8_t *e, size_t en, int64_t key)
 
 /* Finds the first entry >= prefix and reports whether its value part equals the prefix: one
  * descent, then at most one step to the next leaf. */
-static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, bool *found, int64_t *key)
+static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t flen, bool *found, int64_t *key)
 {
     *found = false;
     if (!root) return CS_OK;
@@ -454,23 +654,26 @@ static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, bool *found, 
     uint64_t at[IDX_DEPTH];
     int depth = 0;
     ref_t r = root;
+    hint hn = {NULL, NULL};
     for (;;) {
         if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
         node_hdr *h;
         TRY(node_at(t, r, &h));
         if (!(h->flags & NF_INNER)) break;
         uint64_t c;
-        TRY(inner_child(t, h, p, n, &c));
+        hint below;
+        TRY(inner_child(t, h, p, n, flen, &hn, &c, &below));
+        hn = below;
         path[depth] = r;
         at[depth] = c;
         depth++;
         r = node_refs(h)[1 + c];
     }
+    ileaf l;
+    TRY(ileaf_open(t, r, flen, &l));
     uint64_t pos;
-    TRY(leaf_lower(t, r, p, n, &pos));
-    sview v;
-    TRY(sview_open(t, r, &v));
-    while (pos >= v.n) {
+    TRY(ileaf_lower(t, &l, p, n, &hn, &pos));
+    while (pos >= l.v.n) {
         /* every entry of this leaf is smaller: the answer is the first entry of the next leaf */
         while (depth > 0) {
             node_hdr *h;
@@ -493,35 +696,53 @@ static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, bool *found, 
             depth++;
             r = node_refs(x)[1];
         }
-        TRY(sview_open(t, r, &v));
+        TRY(ileaf_open(t, r, flen, &l));
         pos = 0;
     }
     const uint8_t *e;
     size_t en;
-    TRY(sview_get(t, &v, pos, &e, &en));
+    TRY(ileaf_get(t, &l, pos, &e, &en));
     if (en == n + 8 && memcmp(e, p, n) == 0) {
-        uint64_t k = 0;
-        for (int i = 0; i < 8; i++) k = (k << 8) | e[n + i];
         *found = true;
-        *key = (int64_t)k;
+        *key = (int64_t)be64_at(e + n);
     }
     return CS_OK;
 }
 
 /* True if the whole entry (value||key) is in the index. */
-static int contains(cs_txn *t, ref_t root, const uint8_t *p, size_t n, bool *found)
+static int contains(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t flen, bool *found)
 {
     first_ctx c = {p, n, false, true, 0};
     bool stop = false;
-    if (root) TRY(scan_rec(t, root, p, n, NULL, 0, first_visit, &c, &stop, 0));
+    if (root) TRY(scan_rec(t, root, p, n, NULL, 0, flen, first_visit, &c, &stop, 0));
     *found = c.found;
     return CS_OK;
 }
 
 /* ---- the table's indexes ---------------------------------------------------------------- */
 
+static int index_root_find(cs_txn *t, uint32_t table, uint32_t col, ref_t *root);
+
 /* Read-only root of column col's index (0 when empty or absent). */
 int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root)
+{
+    /* a read transaction's snapshot changes only with its epoch: the last root found holds */
+    if (!t->writing && t->ri_epoch == t->epoch && t->ri_table == table && t->ri_col == col) {
+        *root = t->ri_root;
+        return CS_OK;
+    }
+    TRY(index_root_find(t, table, col, root));
+    if (!t->writing) {
+        t->ri_epoch = t->epoch;
+        t->ri_table = table;
+        t->ri_col = col;
+        t->ri_root = *root;
+    }
+    return CS_OK;
+}
+
+/* index_root without the cache. */
+static int index_root_find(cs_txn *t, uint32_t table, uint32_t col, ref_t *root)
 {
     *root = 0;
     ref_t tr;
@@ -677,7 +898,7 @@ int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
             int64_t other;
             bool found;
             int rc2 = index_root(t, table, col, &r);
-            if (rc2 == CS_OK) rc2 = seek(t, r, p, n, &found, &other);
+            if (rc2 == CS_OK) rc2 = seek(t, r, p, n, 0, &found, &other);
             if (rc2 != CS_OK) { free(p); return rc2; }
             if (found) {
                 free(p);
@@ -711,12 +932,11 @@ int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *val
         return cs_fail(CS_TYPE, 0, "a value of type %d cannot match property '%s'", (int)value->type, c->name);
     ref_t root;
     TRY(index_root(txn, table, col, &root));
-    uint8_t *p;
-    size_t n;
-    TRY(index_encode(value, &p, &n));
+    probe pr;
+    TRY(probe_make(value, &pr));
     bool found;
-    int rc = seek(txn, root, p, n, &found, key);
-    free(p);
+    int rc = seek(txn, root, pr.p, pr.n, fixed_entry_len((cs_type)c->type), &found, key);
+    probe_free(&pr);
     TRY(rc);
     return found ? CS_OK : CS_NOTFOUND;
 }
@@ -762,13 +982,12 @@ int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value 
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
-    uint8_t *p;
-    size_t n;
-    TRY(index_encode(value, &p, &n));
-    collect_ctx ctx = {NULL, 0, 0, p, n};
+    probe pr;
+    TRY(probe_make(value, &pr));
+    collect_ctx ctx = {NULL, 0, 0, pr.p, pr.n};
     bool stop = false;
-    int rc = scan_rec(txn, root, p, n, NULL, 0, collect_key, &ctx, &stop, 0);
-    free(p);
+    int rc = scan_rec(txn, root, pr.p, pr.n, NULL, 0, fixed_entry_len((cs_type)c->type), collect_key, &ctx, &stop, 0);
+    probe_free(&pr);
     if (rc != CS_OK) { free(ctx.keys); return rc; }
     *keys = ctx.keys;
     *count = ctx.n;
@@ -827,7 +1046,7 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     }
     collect_ctx ctx = {NULL, 0, 0, NULL, 0};
     bool stop = false;
-    if (rc == CS_OK) rc = scan_rec(txn, root, lp, ln, hp, hn, collect_key, &ctx, &stop, 0);
+    if (rc == CS_OK) rc = scan_rec(txn, root, lp, ln, hp, hn, fixed_entry_len((cs_type)c->type), collect_key, &ctx, &stop, 0);
     free(lp);
     free(hp);
     if (rc != CS_OK) { free(ctx.keys); return rc; }
@@ -857,7 +1076,7 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
         TRY(index_encode(&v, &p, &n));
         put_be64(p + n, (uint64_t)o.key);
         bool found = false;
-        rc = contains(t, root, p, n + 8, &found);
+        rc = contains(t, root, p, n + 8, 0, &found); /* through `ends`: checks every entry's length */
         free(p);
         TRY(rc);
         if (!found) return CORRUPT("index of table %u column %u misses object %lld", table, col, (long long)o.key);
@@ -865,7 +1084,7 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
     if (rc != CS_NOTFOUND) return rc;
     collect_ctx ctx = {NULL, 0, 0, NULL, 0};
     bool stop = false;
-    if (root) TRY(scan_rec(t, root, NULL, 0, NULL, 0, collect_key, &ctx, &stop, 0));
+    if (root) TRY(scan_rec(t, root, NULL, 0, NULL, 0, 0, collect_key, &ctx, &stop, 0));
     free(ctx.keys);
     if (ctx.n != objects)
         return CORRUPT("index of table %u column %u has %zu entries for %llu objects", table, col, ctx.n, (unsigned long long)objects);

@@ -293,6 +293,13 @@ struct cs_txn {
     ref_t tns_tables;      /* ... the table list ref */
     uint32_t tns_table;    /* ... the table */
     ref_t *tns_slot;       /* ... the slot (in the table list) */
+    uint64_t rt_epoch;     /* root caches of a READ transaction: epoch the table root is valid for */
+    uint32_t rt_table;     /* ... that table */
+    ref_t rt_root;         /* ... its cluster root */
+    uint64_t ri_epoch;     /* ... epoch the index root is valid for */
+    uint32_t ri_table;     /* ... that index's table */
+    uint32_t ri_col;       /* ... and column */
+    ref_t ri_root;         /* ... its root */
 };
 
 /* ---- translation and node access -------------------------------------------------------- */
@@ -498,7 +505,11 @@ uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);
 void lock_committing(cs_dbfile *f);
 uint32_t lock_commit_counter(cs_dbfile *f);
-void lock_publish_pins(cs_dbfile *f, const pinrange *r);
+void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence);
+/** Marks this process's published range idle: no transaction uses it, a writer may revoke it. */
+void lock_pins_idle(cs_dbfile *f);
+/** Takes an idle range back: false when a writer revoked it (publish it again before use). */
+bool lock_pins_reclaim(cs_dbfile *f);
 int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n);
 uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest);
 int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest);

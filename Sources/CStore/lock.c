@@ -52,8 +52,16 @@ typedef struct lock_slot {
     uint64_t lo_top; /* top ref of `pin` */
     uint64_t hi;     /* newest version the owner pins (every version in [pin, hi] counts as live) */
     uint64_t hi_top; /* its top ref */
-    uint64_t pad[2]; /* zero */
+    uint64_t idle;   /* SLOT_BUSY, SLOT_IDLE (no transaction uses the range) or SLOT_REVOKED */
+    uint64_t pad;    /* zero */
 } lock_slot;
+
+/* An idle slot still publishes its range, but a writer of another process may revoke it
+ * (IDLE -> REVOKED, one compare-and-swap) and then ignore it; the owner takes it back for a new
+ * transaction with the opposite swap (IDLE -> BUSY), and after a revocation publishes its range
+ * again with the full protocol (invariant 2). A library that predates the field leaves it 0
+ * (busy): its slots are never revoked, and it never revokes. */
+enum { SLOT_BUSY = 0, SLOT_IDLE = 1, SLOT_REVOKED = 2 };
 
 struct lock_file {
     char magic[8];      /* LOCK_MAGIC */
@@ -155,7 +163,7 @@ uint32_t lock_commit_counter(cs_dbfile *f)
 
 /* ---- pins ------------------------------------------------------------------------------- */
 
-void lock_publish_pins(cs_dbfile *f, const pinrange *r)
+void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence)
 {
     if (!f->lk || f->slot < 0) return;
     lock_slot *s = &slots(f)[f->slot];
@@ -166,10 +174,36 @@ void lock_publish_pins(cs_dbfile *f, const pinrange *r)
     __atomic_store_n(&s->hi, r->hi, __ATOMIC_RELAXED);
     __atomic_store_n(&s->hi_top, r->hi_top, __ATOMIC_RELAXED);
     __atomic_store_n(&s->pin, r->lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->idle, SLOT_BUSY, __ATOMIC_RELAXED);
     __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
-    /* one full fence: the pin is visible before this process reads the newest version again
-     * (lock.c invariant 2) */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* a wider range: one full fence, so the pin is visible before this process reads the newest
+     * version again (invariant 2); a narrower one needs none (the release stores order this
+     * process's reads of the versions it drops before the store that lets writers reuse them) */
+    if (fence) __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void lock_pins_idle(cs_dbfile *f)
+{
+    if (f->lk && f->slot >= 0) __atomic_store_n(&slots(f)[f->slot].idle, SLOT_IDLE, __ATOMIC_RELEASE);
+}
+
+bool lock_pins_reclaim(cs_dbfile *f)
+{
+    if (!f->lk || f->slot < 0) return true;
+    uint64_t e = SLOT_IDLE;
+    if (__atomic_compare_exchange_n(&slots(f)[f->slot].idle, &e, SLOT_BUSY, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return true;
+    return e == SLOT_BUSY;
+}
+
+/* True when another process's slot is idle and now revoked (by this call or an earlier one):
+ * its range protects nothing until its owner publishes again. */
+static bool slot_revoked(lock_slot *s)
+{
+    uint64_t e = SLOT_IDLE;
+    if (__atomic_compare_exchange_n(&s->idle, &e, SLOT_REVOKED, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return true;
+    return e == SLOT_REVOKED;
 }
 
 /* Every other live process's pinned range (dead slots are reaped). Free with free(). */
@@ -203,6 +237,7 @@ int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n)
             __atomic_store_n(&s[i].in_use, 0, __ATOMIC_SEQ_CST);
             continue;
         }
+        if (slot_revoked(&s[i])) continue;
         if (x.hi < x.lo) { x.hi = x.lo; x.hi_top = x.lo_top; }
         r[k++] = x;
     }
@@ -220,14 +255,16 @@ uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest)
     if (used > LOCK_SLOTS) used = LOCK_SLOTS;
     for (uint32_t i = 0; i < used; i++) {
         if (!__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
+        if ((int)i == f->slot) continue; /* this process's own pins are counted from f->pins */
         uint64_t p = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
         if (!p || p >= o) continue;
-        if ((int)i != f->slot && ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) == 0) {
+        if (ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) == 0) {
             /* nobody holds the slot's lock: its process is gone; reap it */
             __atomic_store_n(&s[i].pin, 0, __ATOMIC_SEQ_CST);
             __atomic_store_n(&s[i].in_use, 0, __ATOMIC_SEQ_CST);
             continue;
         }
+        if (slot_revoked(&s[i])) continue;
         o = p;
     }
     return o;
@@ -358,6 +395,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         s[i].pin = 0;
         s[i].hi = 0;
         s[i].seq = 0;
+        s[i].idle = SLOT_BUSY;
         s[i].pid = (uint32_t)getpid();
         __atomic_store_n(&s[i].in_use, 1, __ATOMIC_SEQ_CST);
         if (l->slots_used < i + 1) __atomic_store_n(&l->slots_used, i + 1, __ATOMIC_SEQ_CST);

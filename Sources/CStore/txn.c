@@ -12,6 +12,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -55,7 +56,9 @@ static int pin_add(cs_dbfile *f, uint64_t v, uint64_t top)
     return CS_OK;
 }
 
-/* Publishes this process's oldest pinned version in its lock-file slot (f->mu held). */
+/* Publishes this process's oldest pinned version in its lock-file slot (f->mu held). Only a
+ * range that covers a version the last one did not needs the fence after the store (the
+ * caller re-checks the newest version next); a narrower range is released as it is. */
 static void pins_publish(cs_dbfile *f)
 {
     pinrange r = {0, 0, 0, 0};
@@ -65,18 +68,38 @@ static void pins_publish(cs_dbfile *f)
         if (f->pins[i].version > r.hi) { r.hi = f->pins[i].version; r.hi_top = f->pins[i].top; }
     }
     if (r.lo != f->published_pin || r.hi != f->published_hi) {
-        lock_publish_pins(f, &r);
+        bool widens = r.lo && (!f->published_pin || r.lo < f->published_pin || r.hi > f->published_hi);
+        lock_publish_pins(f, &r, widens);
         f->published_pin = r.lo;
         f->published_hi = r.hi;
     }
 }
 
+/* True when a transaction of this process pins some version. */
+static bool pins_any(const cs_dbfile *f)
+{
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].count) return true;
+    return false;
+}
+
+/* Drops one pin of v. When the process's last pin goes and v is the newest version, the range
+ * stays published but marked idle (lock.c): the next transaction to begin on v takes it back
+ * with one compare-and-swap, without publishing or a fence (take_latest). While v is the newest
+ * version this costs writers nothing (no space v reaches is free); once it is not, a writer of
+ * another process revokes the idle range and ignores it, and this process's own writer counts
+ * only its live pins (file.c oldest_live). A dead process's slot is reaped as before. */
 static void pin_drop(cs_dbfile *f, uint64_t v)
 {
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].version == v && f->pins[i].count) {
             f->pins[i].count--;
-            if (!f->pins[i].count) pins_publish(f);
+            if (f->pins[i].count) return;
+            if (f->published_pin == v && f->published_hi == v && v == lock_latest_version(f) && !pins_any(f)) {
+                lock_pins_idle(f);
+                return;
+            }
+            pins_publish(f);
             return;
         }
 }
@@ -90,8 +113,12 @@ static int take_latest(cs_txn *t)
         lock_read_latest(f);
         uint64_t v = f->version;
         TRY(pin_add(f, v, f->top));
-        /* a version inside the range this process already publishes is protected */
-        if (f->published_pin && f->published_pin <= v && v <= f->published_hi) break;
+        /* a version inside the range this process already publishes is protected, unless the
+         * range was idle and a writer revoked it: then it is published again */
+        if (f->published_pin && f->published_pin <= v && v <= f->published_hi) {
+            if (lock_pins_reclaim(f)) break;
+            f->published_pin = f->published_hi = 0;
+        }
         pins_publish(f);
         if (lock_latest_version(f) == v) break;
         pin_drop(f, v);
@@ -158,8 +185,13 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
     if (mode == CS_TXN_WRITE && db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", db->path);
     /* reuse the transaction struct the last cs_txn_end left behind, if any */
     cs_txn *t = __atomic_exchange_n(&db->spare, NULL, __ATOMIC_ACQ_REL);
-    if (t) memset(t, 0, sizeof *t);
-    else t = calloc(1, sizeof *t);
+    if (t) {
+        /* the column-node cache needs no clearing: cc_leaf = NULL never matches */
+        memset(t, 0, offsetof(cs_txn, cc_col));
+        memset(&t->tns_top, 0, sizeof *t - offsetof(cs_txn, tns_top));
+    } else {
+        t = calloc(1, sizeof *t);
+    }
     if (!t) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
     t->db = db;
     t->f = db->f;

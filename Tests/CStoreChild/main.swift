@@ -238,6 +238,17 @@ func pin(_ path: String, _ logPath: String) -> Never {
     while true { pause() }
 }
 
+/// Reads once (begin, end) and stays alive: its lock-file slot keeps an idle pin on that version.
+func pinIdle(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    let h = openDB(path)
+    let t = begin(h, CS_TXN_READ)
+    let v = cs_txn_version(t)
+    ok(cs_txn_end(t), 94, "end")
+    log.line("idle \(v)")
+    while true { pause() }
+}
+
 func readOnly(_ path: String, asNobody: Bool) {
     if asNobody && getuid() == 0 {
         if setgroups(0, nil) != 0 || setgid(65534) != 0 || setuid(65534) != 0 {
@@ -285,6 +296,8 @@ case "commit-loop":
     commitLoop(arg(2), arg(3), args.count > 4 ? Int(args[4]) ?? 1_000_000 : 1_000_000)
 case "pin":
     pin(arg(2), arg(3))
+case "pin-idle":
+    pinIdle(arg(2), arg(3))
 case "read-only":
     readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:

@@ -122,7 +122,19 @@ func childInvariantProblem(_ txn: OpaquePointer, _ s: ChildSchema) throws -> (St
         }
         let pinnedVersion = cs_db_version(db.h)
         var child: Child?
-        if scenario != "none" {
+        if scenario.hasPrefix("idle") {
+            // a process that read once and went idle: its slot keeps an idle pin
+            let log = dir.path("pin.log")
+            let idler = try Child(["pin-idle", path, log], in: dir)
+            child = idler
+            let idle = waitUntil(seconds: 30) { logLines(log).contains { $0.hasPrefix("idle") } }
+            #expect(idle, "the reader process read a version: \(idler.stderr)")
+            #expect(logLines(log).first == "idle \(pinnedVersion)")
+            if scenario == "idle-killed" {
+                idler.killNow()
+                #expect(idler.killedBySIGKILL)
+            }
+        } else if scenario != "none" {
             let log = dir.path("pin.log")
             let pinner = try Child(["pin", path, log], in: dir)
             child = pinner
@@ -158,6 +170,23 @@ func childInvariantProblem(_ txn: OpaquePointer, _ s: ChildSchema) throws -> (St
         let slack = 3 * 1024 * 1024 + 2 * 1024 * 1024 // the pinned rows, plus room for the churn
         #expect(alive.logical_size <= none.logical_size + UInt64(slack),
                 "150 commits with a reader pinning the first version: logical size \(alive.logical_size) bytes, \(none.logical_size) without the reader; the space freed by versions nobody reads is not recycled")
+    }
+
+    /// A process whose last transaction ended keeps its slot's range published but idle (txn.c
+    /// pin_drop): a writer of another process revokes it, so it holds back no space, alive or
+    /// killed, while a reader that still holds its transaction does.
+    @Test func idleReaderProcessHoldsNoSpace() throws {
+        let none = try churn("none")
+        let alive = try churn("alive")
+        let idle = try churn("idle")
+        let idleKilled = try churn("idle-killed")
+        let mib = 1024 * 1024
+        #expect(alive.logical_size >= none.logical_size + UInt64(2 * mib),
+                "a live reader keeps its version's space: alive \(alive.logical_size), none \(none.logical_size)")
+        #expect(idle.logical_size <= none.logical_size + UInt64(mib),
+                "an idle reader holds back space: idle \(idle.logical_size), none \(none.logical_size)")
+        #expect(idleKilled.logical_size <= none.logical_size + UInt64(mib),
+                "a killed idle reader holds back space: \(idleKilled.logical_size), none \(none.logical_size)")
     }
 
     @Test func killedReaderProcessSlotIsReapedAndItsSpaceReused() throws {
