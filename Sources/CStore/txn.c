@@ -16,25 +16,51 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-static int pin_add(cs_dbfile *f, uint64_t v, uint64_t top)
+/* Whether one more version may be pinned under maximumNumberOfActiveVersions (f->mu held).
+ * `leaving` is a version the caller is about to unpin (0 if none): if the caller is its only
+ * holder it does not count, so moving a lone reader forward is never refused. */
+static int pin_limit_check(cs_dbfile *f, uint64_t leaving)
+{
+    if (!f->max_versions) return CS_OK;
+    uint32_t live = 0;
+    uint64_t oldest = UINT64_MAX;
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].count && !(f->pins[i].version == leaving && f->pins[i].count == 1)) {
+            live++;
+            if (f->pins[i].version < oldest) oldest = f->pins[i].version;
+        }
+    if (live >= f->max_versions)
+        return cs_fail(CS_BUSY, 0,
+                       "too many active versions (%u, the limit); the oldest pinned is version %llu, "
+                       "held by this process",
+                       live, (unsigned long long)oldest);
+    return CS_OK;
+}
+
+/* Makes sure one more distinct version can be pinned without allocating (f->mu held). */
+static int pin_reserve(cs_dbfile *f)
+{
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (!f->pins[i].count) return CS_OK;
+    if (f->npins < f->cap_pins) return CS_OK;
+    uint32_t nc = f->cap_pins ? f->cap_pins * 2 : 8;
+    pin *p = realloc(f->pins, nc * sizeof *p);
+    if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    f->pins = p;
+    f->cap_pins = nc;
+    return CS_OK;
+}
+
+/* Pins version v (f->mu held); `check` applies the limit (see pin_limit_check). */
+static int pin_add(cs_dbfile *f, uint64_t v, uint64_t top, uint64_t leaving, bool check)
 {
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].version == v && f->pins[i].count) {
             f->pins[i].count++;
             return CS_OK;
         }
-    uint32_t live = 0;
-    uint64_t oldest = UINT64_MAX;
-    for (uint32_t i = 0; i < f->npins; i++)
-        if (f->pins[i].count) {
-            live++;
-            if (f->pins[i].version < oldest) oldest = f->pins[i].version;
-        }
-    if (f->max_versions && live >= f->max_versions)
-        return cs_fail(CS_BUSY, 0,
-                       "too many active versions (%u, the limit); the oldest pinned is version %llu, "
-                       "held by this process",
-                       live, (unsigned long long)oldest);
+    if (check) TRY(pin_limit_check(f, leaving));
+    TRY(pin_reserve(f));
     for (uint32_t i = 0; i < f->npins; i++)
         if (!f->pins[i].count) {
             f->pins[i].version = v;
@@ -42,13 +68,6 @@ static int pin_add(cs_dbfile *f, uint64_t v, uint64_t top)
             f->pins[i].count = 1;
             return CS_OK;
         }
-    if (f->npins == f->cap_pins) {
-        uint32_t nc = f->cap_pins ? f->cap_pins * 2 : 8;
-        pin *p = realloc(f->pins, nc * sizeof *p);
-        if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
-        f->pins = p;
-        f->cap_pins = nc;
-    }
     f->pins[f->npins].version = v;
     f->pins[f->npins].top = top;
     f->pins[f->npins].count = 1;
@@ -106,13 +125,13 @@ static void pin_drop(cs_dbfile *f, uint64_t v)
 
 /* Points the transaction at the newest version (caller holds f->mu) and pins it: the pin is
  * published first and the version re-checked after (lock.c invariant 2). */
-static int take_latest(cs_txn *t)
+static int take_latest(cs_txn *t, uint64_t leaving)
 {
     cs_dbfile *f = t->f;
     for (;;) {
         lock_read_latest(f);
         uint64_t v = f->version;
-        TRY(pin_add(f, v, f->top));
+        TRY(pin_add(f, v, f->top, leaving, true));
         /* a version inside the range this process already publishes is protected, unless the
          * range was idle and a writer revoked it: then it is published again */
         if (f->published_pin && f->published_pin <= v && v <= f->published_hi) {
@@ -197,7 +216,7 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
     t->f = db->f;
     t->epoch = 1;
     pthread_mutex_lock(&t->f->mu);
-    int rc = take_latest(t);
+    int rc = take_latest(t, 0);
     if (rc == CS_OK && t->f->schema_cache) {
         /* the common case: the cached schema is this version's; take it in the same lock */
         uint64_t sref = 0;
@@ -240,7 +259,7 @@ static int move_to_latest(cs_txn *t, bool *changed)
         return CS_OK;
     }
     uint64_t old = t->version;
-    int rc = take_latest(t);
+    int rc = take_latest(t, old);
     if (rc == CS_OK) pin_drop(f, old);
     pthread_mutex_unlock(&f->mu);
     TRY(rc);
@@ -320,7 +339,16 @@ static int end_write(cs_txn *t)
 int cs_txn_commit(cs_txn *t)
 {
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit: not in a write transaction");
-    int rc = file_commit(t);
+    /* The new version must be pinnable before anything is written: a commit that lands and
+     * then cannot move its transaction to the new version would leave it reading a version it
+     * does not pin. Refused here, the transaction is rolled back and the file is unchanged.
+     * (Readers starting meanwhile pin the writer's base version, never a new one, so the
+     * check still holds when the pin is taken below.) */
+    pthread_mutex_lock(&t->f->mu);
+    int rc = pin_limit_check(t->f, t->version);
+    if (rc == CS_OK) rc = pin_reserve(t->f);
+    pthread_mutex_unlock(&t->f->mu);
+    if (rc == CS_OK) rc = file_commit(t);
     if (rc != CS_OK) {
         char msg[512];
         int e = cs_errno();
@@ -331,7 +359,7 @@ int cs_txn_commit(cs_txn *t)
     cs_dbfile *f = t->f;
     uint64_t old = t->version;
     pthread_mutex_lock(&f->mu);
-    rc = pin_add(f, f->version, f->top);
+    rc = pin_add(f, f->version, f->top, old, false);
     if (rc == CS_OK) {
         pin_drop(f, old);
         pins_publish(f);

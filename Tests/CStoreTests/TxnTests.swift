@@ -303,6 +303,58 @@ import Testing
         }
     }
 
+    @Test func aCommitThatWouldPinOneVersionTooManyIsRolledBackBeforeWriting() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            var opts = cs_options()
+            opts.flags = UInt32(CS_OPEN_CREATE)
+            opts.durability = CS_DURABILITY_NOSYNC
+            opts.max_active_versions = 2
+            var hh: OpaquePointer?
+            try must(cs_db_open(path, &opts, &hh), "open with max_active_versions 2")
+            let h = hh!
+            defer { _ = cs_db_close(h) }
+            func tables(_ txn: OpaquePointer) -> UInt32 {
+                var n: UInt32 = 0
+                while true {
+                    var t: UInt32 = 0
+                    if cs_table_find(txn, "T\(n)", &t) != Int32(CS_OK) { return n }
+                    n += 1
+                }
+            }
+            var r1: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &r1), "first reader")
+            var w: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &w), "writer")
+            var t: UInt32 = 0
+            try must(cs_table_add(w, "T0", 0, &t), "T0")
+            try must(cs_txn_commit(w), "a commit next to one older reader")
+            #expect(tables(w!) == 1, "the writer reads its commit")
+            // r2 pins the current version; a commit now would pin a third.
+            var r2: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &r2), "second reader")
+            let before = cs_db_version(h)
+            try must(cs_txn_promote(w), "promote")
+            try must(cs_table_add(w, "T1", 0, &t), "T1")
+            expectCode(cs_txn_commit(w), CS_BUSY, "a commit making a third live version")
+            #expect(lastMessage().contains("too many active versions"), "\(lastMessage())")
+            #expect(lastMessage().contains("rolled back"), "\(lastMessage())")
+            #expect(cs_db_version(h) == before, "nothing was committed")
+            #expect(cs_txn_version(w) == before)
+            #expect(tables(w!) == 1, "the writer still reads the version it pins")
+            #expect(!cs_txn_is_writing(w))
+            // Once the oldest reader ends, the same commit goes through.
+            check(cs_txn_end(r1))
+            try must(cs_txn_promote(w), "promote again")
+            try must(cs_table_add(w, "T1", 0, &t), "T1 again")
+            try must(cs_txn_commit(w), "the commit after the oldest reader ended")
+            #expect(tables(w!) == 2)
+            #expect(tables(r2!) == 1, "the second reader keeps its snapshot")
+            check(cs_txn_end(w))
+            check(cs_txn_end(r2))
+        }
+    }
+
     @Test func statsCountPinnedVersions() throws {
         try withTempDir { dir in
             let db = try DB(dir.path())

@@ -429,3 +429,37 @@ private func truncate(_ url: URL, to size: UInt64) throws {
         }
     }
 }
+
+/// `maximumNumberOfActiveVersions`: Realms pinned at older versions count against the limit.
+@Suite struct ActiveVersionLimitTests {
+    @Test func aThirdPinnedVersionIsRefusedWithTheCoresMessage() throws {
+        let dir = TempDir()
+        var config = dir.config([Dog.self, Person.self, Address.self])
+        config.maximumNumberOfActiveVersions = 2
+        let realm = try Realm(configuration: config)
+        // A Realm confined to a queue keeps the version it opened at pinned.
+        let q1 = DispatchQueue(label: "pin-1")
+        let first = UncheckedBox<Realm?>(nil)
+        q1.sync { first.value = try! Realm(configuration: config, queue: q1) }
+        try realm.write { realm.add(Dog(value: ["name": "a"])) }
+        let q2 = DispatchQueue(label: "pin-2")
+        let second = UncheckedBox<Realm?>(nil)
+        q2.sync { second.value = try! Realm(configuration: config, queue: q2) }
+        // Two versions are pinned now (the first queue's and the current one); a write would
+        // make a third.
+        var message = ""
+        do {
+            try realm.write { realm.add(Dog(value: ["name": "b"])) }
+        } catch let error as Realm.Error {
+            message = error.localizedDescription
+        }
+        #expect(message.contains("too many active versions"), "\(message)")
+        #expect(!realm.isInWriteTransaction)
+        #expect(realm.objects(Dog.self).map(\.name) == ["a"], "the refused write left nothing behind")
+        // Letting the oldest go makes room again.
+        q1.sync { first.value = nil }
+        try realm.write { realm.add(Dog(value: ["name": "c"])) }
+        #expect(realm.objects(Dog.self).map(\.name) == ["a", "c"])
+        q2.sync { second.value = nil }
+    }
+}
