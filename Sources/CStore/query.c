@@ -1018,6 +1018,65 @@ static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8
 #undef LOOP
 }
 
+/* Counts the rows of a leaf column matching col OP k: the one-condition count, fused (no mask
+ * is written and then summed). */
+static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_t k)
+{
+    const uint8_t *p = (const uint8_t *)h + NODE_HDR;
+    uint64_t c = 0;
+#define LOOP(T)                                                                           \
+    do {                                                                                  \
+        const T *a = (const T *)(const void *)p;                                          \
+        switch (op) {                                                                     \
+        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] == k; break;  \
+        case QOP_NE: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] != k; break;  \
+        case QOP_LT: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] < k; break;   \
+        case QOP_LE: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] <= k; break;  \
+        case QOP_GT: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] > k; break;   \
+        default: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] >= k; break;      \
+        }                                                                                 \
+    } while (0)
+    switch (h->width) {
+    case 8: LOOP(int8_t); break;
+    case 16: LOOP(int16_t); break;
+    case 32: LOOP(int32_t); break;
+    case 64: LOOP(int64_t); break;
+    default: {
+        uint8_t hit[CLUSTER_MAX + 64];
+        memset(hit, 1, rows);
+        fast_leaf(h, rows, op, k, hit);
+        for (uint64_t i = 0; i < rows; i++) c += hit[i];
+    }
+    }
+#undef LOOP
+    return c;
+}
+
+/* The rows of a cluster leaf (its key node) and the node of Int column `col` in it, or NULL
+ * when the leaf does not materialise the column (every row then holds the default, 0). */
+static int leaf_int_col(cs_txn *t, node_hdr *h, uint32_t col, node_hdr **keys, uint64_t *rows, node_hdr **ch)
+{
+    TRY(node_at(t, node_refs(h)[0], keys));
+    *rows = (*keys)->count;
+    if (*rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)*rows);
+    uint32_t c = 1 + col;
+    ref_t cr = c < h->count ? node_refs(h)[c] : 0;
+    *ch = NULL;
+    if (!cr) return CS_OK;
+    TRY(node_at(t, cr, ch));
+    if (((*ch)->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || (*ch)->count != *rows) return CORRUPT("int column node is malformed");
+    return CS_OK;
+}
+
+/* Whether the default value 0 satisfies `OP k`. */
+static bool fast_default_holds(const fastcond *fc)
+{
+    bool r0 = false;
+    cs_value z = cs_int(0), kv = cs_int(fc->k);
+    cmp_values(fc->op, 0, &z, &kv, &r0);
+    return r0;
+}
+
 /* Marks in `hit` the rows of a cluster leaf that satisfy every condition of `fc`. */
 static int leaf_hits(cs_txn *t, node_hdr *h, const fastcond *fc, size_t nf, node_hdr **keys, uint64_t *rows_out,
                      uint8_t *hit)
@@ -1027,19 +1086,12 @@ static int leaf_hits(cs_txn *t, node_hdr *h, const fastcond *fc, size_t nf, node
     if (rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)rows);
     memset(hit, 1, rows);
     for (size_t i = 0; i < nf; i++) {
-        uint32_t c = 1 + fc[i].col;
-        ref_t cr = c < h->count ? node_refs(h)[c] : 0;
-        if (!cr) {
-            /* a leaf without the column holds its default (0) in every row */
-            bool r0;
-            cs_value z = cs_int(0), kv = cs_int(fc[i].k);
-            cmp_values(fc[i].op, 0, &z, &kv, &r0);
-            if (!r0) memset(hit, 0, rows);
+        node_hdr *ch;
+        TRY(leaf_int_col(t, h, fc[i].col, keys, &rows, &ch));
+        if (!ch) {
+            if (!fast_default_holds(&fc[i])) memset(hit, 0, rows);
             continue;
         }
-        node_hdr *ch;
-        TRY(node_at(t, cr, &ch));
-        if ((ch->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || ch->count != rows) return CORRUPT("int column node is malformed");
         fast_leaf(ch, rows, fc[i].op, fc[i].k, hit);
     }
     *rows_out = rows;
@@ -1047,6 +1099,15 @@ static int leaf_hits(cs_txn *t, node_hdr *h, const fastcond *fc, size_t nf, node
 }
 
 typedef int (*leaf_visit)(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows);
+
+/* The visit of a count over one condition: fast_walk counts each leaf without a mask and
+ * adds to the uint64_t at ctx (this function is only its marker). */
+static int fast_count_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows)
+{
+    uint64_t *n = ctx;
+    for (uint64_t i = 0; i < rows; i++) *n += hit[i];
+    return CS_OK;
+}
 
 static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx, int depth)
 {
@@ -1061,6 +1122,12 @@ static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, siz
     }
     node_hdr *keys;
     uint64_t rows;
+    if (nf == 1 && fn == fast_count_visit) {
+        node_hdr *ch;
+        TRY(leaf_int_col(t, h, fc[0].col, &keys, &rows, &ch));
+        *(uint64_t *)ctx += ch ? fast_leaf_count(ch, rows, fc[0].op, fc[0].k) : fast_default_holds(&fc[0]) ? rows : 0;
+        return CS_OK;
+    }
     uint8_t hit[CLUSTER_MAX + 64];
     TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
     return fn(ctx, keys, hit, rows);
@@ -1353,7 +1420,15 @@ static int run_filter(cs_query *q, keyset *out)
         cs_keys_free(cand);
         return rc;
     }
-    if (collect_fast(q, q->parsed->pred, fc, &nf)) return fast_walk(t, q->table, root, fc, nf, fast_visit, out, 0);
+    if (collect_fast(q, q->parsed->pred, fc, &nf)) {
+        if (!out->collect && nf == 1) {
+            uint64_t n = 0;
+            TRY(fast_walk(t, q->table, root, fc, nf, fast_count_visit, &n, 0));
+            out->count += n;
+            return CS_OK;
+        }
+        return fast_walk(t, q->table, root, fc, nf, fast_visit, out, 0);
+    }
     cs_iter it;
     cs_obj o;
     TRY(cs_iter_init(&it, t, q->table));
