@@ -8,6 +8,7 @@ import Foundation
 /// The matching keys (object keys, or positions for a collection of values) are recomputed
 /// lazily when the Realm's snapshot, its own writes or its invalidation generation moved since
 /// they were computed; `count` of a whole table or collection never computes them.
+@usableFromInline
 final class ResultsBase {
     enum Root {
         case table(ClassInfo)
@@ -342,17 +343,17 @@ public struct Results<Element: RealmCollectionValue>: RealmCollection {
 /// object keys are taken then and each object is read when reached (objects deleted meanwhile
 /// are skipped); a collection of values is copied then.
 public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
-    private let base: ResultsBase?
-    private let keys: [Int64]
-    private let values: [Element]
-    private var position = 0
+    @usableFromInline let base: ResultsBase?
+    @usableFromInline let keys: [Int64]
+    @usableFromInline let values: [Element]
+    @usableFromInline var position = 0
     /// For objects of exactly `Element`'s class: the class and the Realm (kept alive by `base`)
     /// and the Realm's state when the keys were taken. While that state holds, every key still
     /// names an object, so `next()` makes the accessor without a cast or an existence check.
-    private let direct: (info: Unmanaged<ClassInfo>, core: Unmanaged<RealmCore>, stamp: (UInt64, UInt64, UInt64))?
+    @usableFromInline let direct: (info: Unmanaged<ClassInfo>, core: Unmanaged<RealmCore>, stamp: (UInt64, UInt64, UInt64))?
     /// The accessor of the last object made on the direct path: the next key is usually the
     /// next row of its cluster leaf, so the next accessor starts positioned without a descent.
-    private var cursor = cs_obj()
+    @usableFromInline var cursor = cs_obj()
 
     init(base: ResultsBase, keys: [Int64]) {
         self.base = base
@@ -382,13 +383,10 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
         }
     }
 
-    /// The next element.
+    /// The next element. The common case (objects of exactly `Element`'s class, nothing
+    /// written since the pass began) is inlined into the caller, specialized for `Element`.
+    @inlinable
     public mutating func next() -> Element? {
-        if keys.isEmpty {
-            guard position < values.count else { return nil }
-            position += 1
-            return values[position - 1]
-        }
         if let direct, position < keys.count {
             let key = keys[position]
             let made = direct.core._withUnsafeGuaranteedRef {
@@ -399,6 +397,18 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
                 // `Element` is the object's own class (checked when the iterator was made).
                 return unsafeBitCast(made, to: Element.self)
             }
+        }
+        return nextChecked()
+    }
+
+    /// The next element the slow way: values, objects seen through another class, or keys
+    /// that may name deleted objects (each is checked; deleted ones are skipped).
+    @usableFromInline
+    mutating func nextChecked() -> Element? {
+        if keys.isEmpty {
+            guard position < values.count else { return nil }
+            position += 1
+            return values[position - 1]
         }
         guard let base else { return nil }
         while position < keys.count {

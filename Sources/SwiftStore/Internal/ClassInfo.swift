@@ -2,6 +2,7 @@ import CStore
 
 /// How one model class is stored in one open Realm: its table, the column of each property,
 /// and what binding a new managed instance to a row takes.
+@usableFromInline
 final class ClassInfo {
     let objectSchema: ObjectSchema
     let table: UInt32

@@ -447,6 +447,7 @@ final class RealmCore {
     /// The next object of a pass over keys taken at `stamp`, or nil if the Realm's state moved
     /// since (the caller then checks each key). `cursor` is the accessor of the previous object
     /// of the pass: the next key is usually the next row of its leaf.
+    @usableFromInline
     func nextObject(_ info: Unmanaged<ClassInfo>, key: Int64, stamp: (UInt64, UInt64, UInt64),
                     cursor: inout cs_obj) -> ObjectBase? {
         guard let t = _txn, (cs_txn_version(t), mutations, generation) == stamp else { return nil }

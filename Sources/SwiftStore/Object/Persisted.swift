@@ -119,17 +119,15 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             if object.isManagedAccessor {
-                let col = object.column(atFieldOffset: fieldOffset(object, storageKeyPath))
-                if Value._rlmCachesAccessor {
-                    if case .managedCached(let value, let cached) = object[keyPath: storageKeyPath].storage,
-                       cached == col {
-                        return value
-                    }
-                    let value = Value._rlmGet(object, col)
-                    object[keyPath: storageKeyPath].storage = .managedCached(value, col)
+                let offset = fieldOffset(object, storageKeyPath)
+                if !Value._rlmCachesAccessor { return Value._rlmGet(object, fieldOffset: offset) }
+                let col = object.column(atFieldOffset: offset)
+                if case .managedCached(let value, let cached) = object[keyPath: storageKeyPath].storage, cached == col {
                     return value
                 }
-                return Value._rlmGet(object, col)
+                let value = Value._rlmGet(object, col)
+                object[keyPath: storageKeyPath].storage = .managedCached(value, col)
+                return value
             }
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value), .managedCached(let value, _):

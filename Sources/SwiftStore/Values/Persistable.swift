@@ -38,6 +38,8 @@ public protocol _Persistable: _RealmSchemaDiscoverable {
     static func _rlmDefaultValue() -> Self
     /// Reads the property `col` of a managed object.
     static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Self
+    /// Reads the property whose wrapper lies at `offset` in a managed object.
+    static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self
     /// Writes the property `col` of a managed object (inside a write transaction).
     static func _rlmSet(_ obj: ObjectBase, _ col: UInt32, _ value: Self)
     /// Copies an unmanaged value into a newly managed object's property (`add`, `create`).
@@ -50,6 +52,10 @@ public protocol _Persistable: _RealmSchemaDiscoverable {
 
 extension _Persistable {
     public static var _rlmCachesAccessor: Bool { false }
+    @inlinable
+    public static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self {
+        _rlmGet(obj, obj.column(atFieldOffset: offset))
+    }
 }
 
 /// A single value that converts to and from the core's values: scalars, their optionals,
@@ -149,6 +155,10 @@ extension _RealmInteger {
     @inlinable
     public static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> Self {
         Self(truncatingIfNeeded: obj.readInt(col))
+    }
+    @inlinable
+    public static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self {
+        Self(truncatingIfNeeded: obj.readInt(atFieldOffset: offset))
     }
     @inlinable
     public static func _rlmSet(_ obj: ObjectBase, _ col: UInt32, _ value: Self) {
