@@ -428,6 +428,12 @@ int cs_db_close(cs_db *db)
 {
     if (!db) return CS_OK;
     if (db->txns) return cs_fail(CS_MISUSE, 0, "cs_db_close: %d transactions still open", db->txns);
+    if (db->spare) {
+        /* the spare transaction struct keeps its last schema (txn.c, cs_txn_end) */
+        schema_release(db->spare->schema);
+        free(db->spare);
+        db->spare = NULL;
+    }
     cs_dbfile *f = db->f;
     pthread_mutex_lock(&files_mu);
     bool last = --f->refs == 0;
@@ -443,7 +449,6 @@ int cs_db_close(cs_db *db)
         if (path && alone) unlink(path);
         free(path);
     }
-    free(db->spare);
     free(db->path);
     free(db);
     return CS_OK;

@@ -202,22 +202,40 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
 {
     if (!db || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_begin: bad arguments");
     if (mode == CS_TXN_WRITE && db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", db->path);
-    /* reuse the transaction struct the last cs_txn_end left behind, if any */
+    /* Reuse the transaction struct the last cs_txn_end left behind, if any. It kept its
+     * version, schema reference and caches: when this transaction lands on the same version,
+     * in the same mapping, they are all still right (space the newest version reaches is never
+     * reused), so the schema, the top node's check and the caches are taken over as they are.
+     * Otherwise the epoch moves past every value the struct ever had, which makes its
+     * epoch-keyed caches (and accessors made through it before) stale. */
     cs_txn *t = __atomic_exchange_n(&db->spare, NULL, __ATOMIC_ACQ_REL);
+    uint64_t warm_version = 0, warm_epoch = 0;
+    ref_t warm_top = 0;
+    const uint8_t *warm_map = NULL;
+    schema *warm_schema = NULL;
     if (t) {
-        /* the column-node cache needs no clearing: cc_leaf = NULL never matches */
-        memset(t, 0, offsetof(cs_txn, cc_col));
-        memset(&t->tns_top, 0, sizeof *t - offsetof(cs_txn, tns_top));
+        warm_version = t->version;
+        warm_epoch = t->epoch;
+        warm_top = t->top;
+        warm_map = t->map;
+        warm_schema = t->schema;
+        t->schema = NULL;
+        t->last_commit_bytes = 0;
     } else {
         t = calloc(1, sizeof *t);
     }
     if (!t) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
     t->db = db;
     t->f = db->f;
-    t->epoch = 1;
+    bool warm = false;
     pthread_mutex_lock(&t->f->mu);
     int rc = take_latest(t, 0);
-    if (rc == CS_OK && t->f->schema_cache) {
+    if (rc == CS_OK && warm_schema && t->version == warm_version && t->top == warm_top && t->map == warm_map) {
+        warm = true;
+        t->schema = warm_schema;
+        warm_schema = NULL;
+        t->epoch = warm_epoch;
+    } else if (rc == CS_OK && t->f->schema_cache) {
         /* the common case: the cached schema is this version's; take it in the same lock */
         uint64_t sref = 0;
         node_hdr *top;
@@ -229,8 +247,16 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
         }
     }
     pthread_mutex_unlock(&t->f->mu);
+    if (!warm) {
+        t->epoch = warm_epoch + 1;
+        t->cc_leaf = NULL;
+        t->tns_top = 0;
+        t->tns_tables = 0;
+        t->tns_slot = NULL;
+    }
+    schema_release(warm_schema);
     if (rc) { free(t); return rc; }
-    if ((rc = check_top(t)) != CS_OK || (!t->schema && (rc = load_schema(t)) != CS_OK)) {
+    if ((!warm && (rc = check_top(t)) != CS_OK) || (!t->schema && (rc = load_schema(t)) != CS_OK)) {
         pthread_mutex_lock(&t->f->mu);
         pin_drop(t->f, t->version);
         pthread_mutex_unlock(&t->f->mu);
@@ -408,14 +434,21 @@ int cs_txn_end(cs_txn *t)
     pthread_mutex_lock(&f->mu);
     pin_drop(f, t->version);
     pthread_mutex_unlock(&f->mu);
-    schema_release(t->schema);
-    free(t->freed);
-    free(t->log);
-    free(t->created_from);
+    if (t->freed) { free(t->freed); t->freed = NULL; }
+    if (t->log) { free(t->log); t->log = NULL; }
+    if (t->created_from) { free(t->created_from); t->created_from = NULL; }
+    t->nfreed = t->cap_freed = 0;
+    t->nlog = t->caplog = 0;
+    t->ncreated = 0;
     cs_db *db = t->db;
     __atomic_sub_fetch(&db->txns, 1, __ATOMIC_ACQ_REL);
+    /* the struct is kept as the handle's spare with its schema reference and caches (see
+     * cs_txn_begin); if there already is a spare it goes */
     cs_txn *none = NULL;
-    if (!__atomic_compare_exchange_n(&db->spare, &none, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(t);
+    if (!__atomic_compare_exchange_n(&db->spare, &none, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        schema_release(t->schema);
+        free(t);
+    }
     return CS_OK;
 }
 

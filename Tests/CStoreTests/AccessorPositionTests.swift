@@ -143,3 +143,52 @@ private func makeRows(_ db: DB, count: Int) throws -> (t: UInt32, v: UInt32, s: 
         }
     }
 }
+
+/// A handle keeps the struct of its last ended transaction and, when the next read lands on the
+/// same version, its schema and caches: what the next transaction reads must be exactly what a
+/// fresh one reads, across commits, schema changes and accessors made before.
+@Suite struct TransactionReuseTests {
+    @Test func reusedTransactionsSeeEveryCommitAndSchemaChange() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var t: UInt32 = 0, v: UInt32 = 0
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                v = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for i in 0..<600 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, v, Int64(i)), "set")
+                }
+            }
+            var expected = (0..<600).map(Int64.init)
+            var before = cs_obj()
+            for round in 1...40 {
+                // Twice on the same version: the second begin takes the struct over warm.
+                for _ in 0..<2 {
+                    let r = try db.begin(CS_TXN_READ)
+                    for k in [0, 299, 599] {
+                        var o = try openObj(r, t, Int64(k))
+                        #expect(try getInt(&o, v) == expected[k], "round \(round), object \(k)")
+                    }
+                    // An accessor made in an earlier transaction of this handle.
+                    if before.txn == r {
+                        #expect(try getInt(&before, v) == expected[Int(before.key)], "round \(round): older accessor")
+                    }
+                    before = try openObj(r, t, Int64(round * 7 % 600))
+                    _ = try getInt(&before, v)
+                    var found: UInt32 = 0
+                    #expect(cs_table_find(r, "Extra\(round - 1)", &found) == Int32(round > 1 ? CS_OK : CS_NOTFOUND))
+                    check(cs_txn_end(r))
+                }
+                try db.write { txn throws in
+                    for k in stride(from: round % 3, to: 600, by: 3) {
+                        var o = try openObj(txn, t, Int64(k))
+                        expected[k] = Int64(round * 1000 + k)
+                        try must(cs_obj_set_int(&o, v, expected[k]), "update")
+                    }
+                    _ = try addTable(txn, "Extra\(round)")
+                }
+            }
+        }
+    }
+}
