@@ -711,6 +711,29 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count);
 /** An aggregate of column `col` over the matches (DESIGN §2.9 for empty sets); for a query over
  *  a collection of values, of the matching elements (`col` is ignored). */
 int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out);
+/** How a query found its candidates the last time it ran (cs_query_count, cs_query_keys or
+ *  cs_query_aggregate), for tests and tuning. */
+typedef enum cs_plan_kind {
+    CS_PLAN_NONE = 0,   /* the query has not run yet */
+    CS_PLAN_SCAN = 1,   /* every object (or collection element) was tested */
+    CS_PLAN_LEAVES = 2, /* Int conditions ran leaf by leaf over the column arrays */
+    CS_PLAN_INDEX = 3,  /* an ordered index gave the candidates: ==, IN, <, <=, >, >=, BETWEEN,
+                           BEGINSWITH, ==[c] or BEGINSWITH[c] on an indexed column, alone or as
+                           one condition of the top-level AND chain */
+    CS_PLAN_ALL = 4,    /* TRUEPREDICATE over a table: every object, nothing tested */
+} cs_plan_kind;
+
+typedef struct cs_query_plan {
+    uint32_t kind;       /* cs_plan_kind */
+    uint32_t col;        /* CS_PLAN_INDEX: the indexed column; else CS_NONE */
+    uint64_t candidates; /* objects the plan produced (index: before the other conditions and any
+                            re-check; scans: objects visited) */
+    uint32_t ranges;     /* CS_PLAN_INDEX: index ranges scanned */
+    uint32_t pad;        /* zero */
+} cs_query_plan;
+
+int cs_query_last_plan(const cs_query *q, cs_query_plan *out);
+
 /** Checks the syntax of a query with `nargs` arguments without a schema (CS_QUERY + message). */
 int cs_query_check(const char *text, size_t len, size_t nargs);
 
