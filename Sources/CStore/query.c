@@ -1384,25 +1384,30 @@ static int plan_prefix(seedplan *p, const uint8_t *prefix, size_t n)
     return plan_add(p, k, kn, hi, hn);
 }
 
-/* The ways the scan's decoder (utf8_next) can read code point c from bytes: as a raw byte
- * (c < 0x100), as a two-byte and as a three-byte sequence (overlong forms included, since the
- * decoder accepts them). Returns how many were written to out[i] (at most 3 bytes each). */
-static size_t spellings(uint32_t c, uint8_t out[3][3], size_t len[3])
+/* The ways the scan's decoder (utf8_next) reads code point c from bytes: its UTF-8 form (the
+ * valid spelling), and the odd ones it also accepts from invalid UTF-8: a raw byte (c in
+ * 0x80..0xFF), and overlong two- and three-byte forms. Each spelling is at most 3 bytes. */
+typedef struct spelling {
+    uint8_t b[3]; /* bytes */
+    uint8_t n;    /* how many */
+} spelling;
+
+static void spellings(uint32_t c, spelling *valid, size_t *nv, spelling *odd, size_t *no)
 {
-    size_t n = 0;
-    if (c < 0x100) { out[n][0] = (uint8_t)c; len[n++] = 1; }
-    if (c < 0x800) {
-        out[n][0] = (uint8_t)(0xC0 | (c >> 6));
-        out[n][1] = (uint8_t)(0x80 | (c & 0x3F));
-        len[n++] = 2;
+    spelling one = {{(uint8_t)c, 0, 0}, 1};
+    spelling two = {{(uint8_t)(0xC0 | (c >> 6)), (uint8_t)(0x80 | (c & 0x3F)), 0}, 2};
+    spelling three = {{(uint8_t)(0xE0 | (c >> 12)), (uint8_t)(0x80 | ((c >> 6) & 0x3F)), (uint8_t)(0x80 | (c & 0x3F))}, 3};
+    if (c < 0x80) {
+        valid[(*nv)++] = one;
+        odd[(*no)++] = two;
+        odd[(*no)++] = three;
+    } else if (c < 0x800) {
+        valid[(*nv)++] = two;
+        if (c < 0x100) odd[(*no)++] = one;
+        odd[(*no)++] = three;
+    } else {
+        valid[(*nv)++] = three;
     }
-    if (c < 0x10000) {
-        out[n][0] = (uint8_t)(0xE0 | (c >> 12));
-        out[n][1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-        out[n][2] = (uint8_t)(0x80 | (c & 0x3F));
-        len[n++] = 3;
-    }
-    return n;
 }
 
 /* The code points that fold (fold_case) to what c folds to, c first; at most 8. */
@@ -1419,56 +1424,64 @@ static size_t fold_class(uint32_t c, uint32_t *out)
 }
 
 #define CASE_RANGES_MAX 256
+#define CASE_CHARS_MAX 64
 
-/* Ranges holding every string whose [c]-folded form starts with the folded form of s: the
- * spellings of the case variants of as many leading code points of s as keep the number of
- * ranges at most CASE_RANGES_MAX. A superset: the caller checks each candidate. */
+/* One leading code point of a [c] pattern: the spellings of its case variants. */
+typedef struct case_alt {
+    spelling valid[8]; /* valid UTF-8 spellings */
+    size_t nv;         /* how many */
+    spelling odd[16];  /* spellings only invalid UTF-8 has */
+    size_t no;         /* how many */
+} case_alt;
+
+/* Adds a prefix range for every choice of valid spellings of alts[pos..upto) after buf[0..bl),
+ * followed by `last` when it is not NULL. */
+static int emit_case_prefixes(seedplan *p, const case_alt *alts, size_t pos, size_t upto, uint8_t *buf, size_t bl,
+                              const spelling *last)
+{
+    if (pos == upto) {
+        if (last) {
+            memcpy(buf + bl, last->b, last->n);
+            bl += last->n;
+        }
+        return plan_prefix(p, buf, bl);
+    }
+    for (size_t i = 0; i < alts[pos].nv; i++) {
+        memcpy(buf + bl, alts[pos].valid[i].b, alts[pos].valid[i].n);
+        TRY(emit_case_prefixes(p, alts, pos + 1, upto, buf, bl + alts[pos].valid[i].n, last));
+    }
+    return CS_OK;
+}
+
+/* Ranges holding every string whose [c]-folded form starts with the folded form of s, for the
+ * scan's folding (fold_case over utf8_next's code points, U+0000..U+017F): the valid spellings of
+ * the case variants of as many leading code points as keep the ranges few, and for each of
+ * those positions the odd spellings (invalid UTF-8 the decoder also reads as that code point)
+ * as shorter prefixes. A superset: the caller checks every candidate. */
 static int plan_case_prefix(seedplan *p, const uint8_t *s, size_t n)
 {
-    /* the leading code points, with their variant spellings */
-    typedef struct alt { uint8_t b[24][3]; size_t len[24]; size_t n; } alt;
-    alt *alts = NULL;
+    case_alt *alts = malloc(CASE_CHARS_MAX * sizeof *alts);
+    uint8_t *buf = malloc(3 * CASE_CHARS_MAX + 3);
+    if (!alts || !buf) { free(alts); free(buf); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
     size_t na = 0, total = 1;
-    int rc = CS_OK;
-    for (size_t i = 0; i < n && na < 64;) {
+    for (size_t i = 0; i < n && na < CASE_CHARS_MAX;) {
         uint32_t c = utf8_next(s, n, &i);
         uint32_t cls[8];
         size_t nc = fold_class(c, cls);
-        alt a;
-        a.n = 0;
-        for (size_t k = 0; k < nc; k++) {
-            uint8_t sp[3][3];
-            size_t sl[3];
-            size_t m = spellings(cls[k], sp, sl);
-            for (size_t j = 0; j < m && a.n < 24; j++) {
-                memcpy(a.b[a.n], sp[j], 3);
-                a.len[a.n++] = sl[j];
-            }
-        }
-        if (total * a.n > CASE_RANGES_MAX) break;
-        total *= a.n;
-        alt *na2 = realloc(alts, (na + 1) * sizeof *alts);
-        if (!na2) { free(alts); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
-        alts = na2;
-        alts[na++] = a;
+        case_alt *a = &alts[na];
+        a->nv = a->no = 0;
+        for (size_t k = 0; k < nc; k++) spellings(cls[k], a->valid, &a->nv, a->odd, &a->no);
+        /* the odd spellings at this position cost `total` ranges each, the valid ones multiply */
+        if (total * (a->nv + a->no) > CASE_RANGES_MAX) break;
+        total *= a->nv;
+        na++;
     }
-    /* every combination, as a prefix range */
-    uint8_t buf[3 * 64];
-    size_t pick[64];
-    for (size_t i = 0; i < na; i++) pick[i] = 0;
-    for (size_t done = 0; done < total && rc == CS_OK; done++) {
-        size_t bl = 0;
-        for (size_t i = 0; i < na; i++) {
-            memcpy(buf + bl, alts[i].b[pick[i]], alts[i].len[pick[i]]);
-            bl += alts[i].len[pick[i]];
-        }
-        rc = plan_prefix(p, buf, bl);
-        for (size_t i = na; i-- > 0;) {
-            if (++pick[i] < alts[i].n) break;
-            pick[i] = 0;
-        }
-    }
+    int rc = CS_OK;
+    for (size_t j = 0; j < na && rc == CS_OK; j++)
+        for (size_t k = 0; k < alts[j].no && rc == CS_OK; k++) rc = emit_case_prefixes(p, alts, 0, j, buf, 0, &alts[j].odd[k]);
+    if (rc == CS_OK) rc = emit_case_prefixes(p, alts, 0, na, buf, 0, NULL);
     free(alts);
+    free(buf);
     return rc;
 }
 
