@@ -9,12 +9,16 @@
  *
  * The value encoding keeps the value order of DESIGN §2.9 under memcmp: a type tag byte, then
  * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
- * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes.
+ * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes. A Mixed index
+ * (format version 2) keys the stored value so that numbers equal in the value order share a key
+ * (put_number); it serves equality, not order across numeric kinds. The query engine reads
+ * ranges of entries through index_collect.
  *
  * Invariants:
  *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
  *  2. Every object of the table has exactly one entry in each of its indexes.
  *  3. In a unique index no two entries share the value part.
+ *  4. A Mixed index keys what obj_get_stored reads, never the null a dangling link reads as.
  */
 #include "internal.h"
 

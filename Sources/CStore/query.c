@@ -3,7 +3,8 @@
  * types, and runs it over a table: count, the ordered matching keys (SORT / DISTINCT / LIMIT),
  * and aggregates. Conditions on plain Int columns run leaf by leaf over the packed column arrays
  * (width-specialised loops the compiler vectorises); everything else is evaluated per object
- * through the accessors. An equality on an indexed column seeds the candidates from the index.
+ * through the accessors. A condition of the top-level AND chain that an index answers (==, IN,
+ * ranges, BEGINSWITH, ==[c]) seeds the candidates from ranges of the index (find_seed).
  * Class and property names are looked up through the query's name map (qnames.c) when key paths
  * are bound, so public names cost nothing while the query runs.
  *

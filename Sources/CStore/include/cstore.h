@@ -82,7 +82,9 @@ const char *cs_errmsg(void);
 int cs_errno(void);
 /** A short constant name for an error code ("CS_CORRUPT"). */
 const char *cs_errstr(int code);
-/** The file format version this library writes (docs/FORMAT.md). */
+/** The newest file format version this library reads and writes (docs/FORMAT.md): 2. A file is
+ *  written in the lowest version that describes it: 1, or 2 while it has an index on a Mixed
+ *  column (cs_db_stats says which). */
 uint32_t cs_format_version(void);
 /** The library version, "MAJOR.MINOR.PATCH". */
 const char *cs_library_version(void);
@@ -277,8 +279,8 @@ const char *cs_db_path(cs_db *db);
 
 /** Sizes and counts for `swiftstore info`. */
 typedef struct cs_db_stats {
-    uint32_t read_format;   /* format version needed to read the file */
-    uint32_t write_format;  /* format version needed to write it */
+    uint32_t read_format;   /* format version needed to read the file (as its header says) */
+    uint32_t write_format;  /* format version needed to write it (as its header says) */
     uint64_t version;       /* newest committed version */
     uint64_t file_size;     /* physical file size in bytes */
     uint64_t logical_size;  /* end of the last byte in use */
@@ -414,8 +416,10 @@ int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name
 int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col);
 
 /** Adds or drops the ordered index of a column (WRITE). Indexable: Int, Bool, String,
- *  Timestamp, ObjectId, UUID single-value columns (else CS_TYPE). Building it visits every
- *  object. A primary-key column keeps its index regardless. */
+ *  Timestamp, ObjectId, UUID and Mixed single-value columns (else CS_TYPE). Building it visits
+ *  every object. A primary-key column keeps its index regardless. A Mixed index serves equality
+ *  and IN (numbers equal across Int, Float, Double and Decimal128) and makes the file format
+ *  version 2. */
 int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed);
 
 /** The user's schema version stored in the file (0 for a new file). */
@@ -494,11 +498,12 @@ int cs_table_clear(cs_txn *txn, uint32_t table);
 /** The first object (lowest key) whose indexed column equals `value`; CS_NOTFOUND if none.
  *  CS_MISUSE if the column has no index. */
 int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value, int64_t *key);
-/** Every object whose indexed column equals `value`, in key order; free with cs_keys_free. */
+/** Every object whose indexed column equals `value`, in key order; free with cs_keys_free. On
+ *  a Mixed column, values as stored: a link to a deleted object is still found by its link. */
 int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value,
                       int64_t **keys, size_t *count);
 /** Every object with lo <= value <= hi (either bound may be NULL), in value order, then key
- *  order. Values of another type or null sort by the order of DESIGN §2.9 (null first);
+ *  order (CS_MISUSE on a Mixed index, which answers equality only). Values of another type or null sort by the order of DESIGN §2.9 (null first);
  *  Float and Double bounds on an Int index compare by numeric value (NaN before numbers). */
 int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo,
                    const cs_value *hi, int64_t **keys, size_t *count);
