@@ -640,7 +640,7 @@ static int str_op(qop op, int flags, const cs_value *a, const cs_value *b, bool 
         case QOP_EQ: r = an == bn && (!an || !memcmp(x, y, an)); break;
         case QOP_NE: r = !(an == bn && (!an || !memcmp(x, y, an))); break;
         case QOP_BEGINSWITH: r = bn <= an && (!bn || !memcmp(x, y, bn)); break;
-        case QOP_ENDSWITH: r = bn <= an && (!bn || !memcmp(x + an - bn, y, bn)); break;
+        case QOP_ENDSWITH: r = bn <= an && (!bn || !memcmp(x + (an - bn), y, bn)); break;
         case QOP_CONTAINS:
             r = bn == 0;
             for (size_t i = 0; !r && i + bn <= an; i++) r = !memcmp(x + i, y, bn);
