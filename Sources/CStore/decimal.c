@@ -324,6 +324,47 @@ double cs_decimal_to_double(const cs_decimal128 *d)
     return strtod(buf, NULL);
 }
 
+/*
+ * The parts of a decimal for the Mixed index key (index.c): 0 for NaN, 1 for an infinity, 2 for
+ * a finite value. A finite value is written as (-1)^sign * coeff * 10^exp with the trailing
+ * zeros of the coefficient moved into the exponent, so every member of a cohort (1.0, 1.00,
+ * 10E-1) gives the same parts; zero is +0E0. *int_ok says whether the value is an integer that
+ * fits int64 (then *as_int holds it).
+ */
+int decimal_key_parts(const cs_decimal128 *d, int *sign, unsigned __int128 *coeff, int *exp, bool *int_ok,
+                      int64_t *as_int);
+int decimal_key_parts(const cs_decimal128 *d, int *sign, unsigned __int128 *coeff, int *exp, bool *int_ok,
+                      int64_t *as_int)
+{
+    dnum x = dec_decode(d);
+    *int_ok = false;
+    *sign = x.sign;
+    *coeff = 0;
+    *exp = 0;
+    if (x.kind == DK_NAN) return 0;
+    if (x.kind == DK_INF) return 1;
+    if (x.c == 0) {
+        *sign = 0;
+        *int_ok = true;
+        *as_int = 0;
+        return 2;
+    }
+    u128 c = x.c;
+    int e = x.e;
+    while (c % 10 == 0) {
+        c /= 10;
+        e++;
+    }
+    *coeff = c;
+    *exp = e;
+    if (e >= 0 && digits128(c) + e <= 19) {
+        u128 v = c * pow10_128(e); /* below 10^19: no overflow */
+        if (!x.sign && v <= (u128)INT64_MAX) { *int_ok = true; *as_int = (int64_t)v; }
+        if (x.sign && v <= (u128)INT64_MAX + 1) { *int_ok = true; *as_int = (int64_t)(0 - (uint64_t)v); }
+    }
+    return 2;
+}
+
 /* ---- text ------------------------------------------------------------------------------- */
 
 static bool ascii_ieq(const char *s, size_t len, const char *word)

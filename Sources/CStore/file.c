@@ -198,8 +198,10 @@ typedef struct run_info {
     uint64_t pos, len, hash; /* the one run of a one-sync commit (len 0: two-sync commit) */
 } run_info;
 
+/* `fmt` is the format version both slots' versions need (FORMAT.md §2): the header says it
+ * for read and write alike. */
 static int write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
-                        const run_info *run)
+                        const run_info *run, uint16_t fmt)
 {
     file_hdr h;
     memset(&h, 0, sizeof h);
@@ -214,8 +216,8 @@ static int write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, u
         }
     }
     memcpy(h.magic, HDR_MAGIC, 8);
-    h.read_fmt = FORMAT_READ;
-    h.write_fmt = FORMAT_WRITE;
+    h.read_fmt = fmt;
+    h.write_fmt = fmt;
     h.slot[sel].top = top;
     h.slot[sel].version = version;
     h.slot[sel].size = size;
@@ -285,7 +287,7 @@ static int create_fresh(cs_dbfile *f)
         return cs_fail(errno == ENOSPC ? CS_FULL : CS_IOERR, errno, "cannot size %s", f->path);
     TRY(full_pwrite(f, buf, sizeof buf, HDR_SIZE));
     TRY(file_sync(f));
-    TRY(write_header(f, 0, HDR_SIZE, 1, size, true, NULL));
+    TRY(write_header(f, 0, HDR_SIZE, 1, size, true, NULL, FORMAT_BASE));
     TRY(file_sync(f));
     return CS_OK;
 }
@@ -979,8 +981,11 @@ int file_commit(cs_txn *t)
     if (!one_sync && (rc = file_sync(f)) != CS_OK) goto fail;
     uint64_t top_pos = plan.items[plan.n - 1].pos;
     int nsel = f->selector ^ 1;
+    /* the header covers the version this commit keeps in the other slot and the new one */
+    uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
+    if (t->base_format > fmt) fmt = t->base_format;
     lock_committing(f);
-    if ((rc = write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL)) != CS_OK) {
+    if ((rc = write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
         goto fail;
     }
@@ -1019,8 +1024,14 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out)
     cs_txn *t;
     TRY(cs_txn_begin(db, CS_TXN_READ, &t));
     cs_dbfile *f = db->f;
-    out->read_format = FORMAT_READ;
-    out->write_format = FORMAT_WRITE;
+    /* the versions the header states (FORMAT.md §2) */
+    uint16_t fmts[2] = {0, 0};
+    if (f->io->pread(f->io->ctx, f->fd, fmts, sizeof fmts, 8) != (ssize_t)sizeof fmts) {
+        cs_txn_end(t);
+        return cs_fail(CS_IOERR, errno, "cannot read the header of %s", f->path);
+    }
+    out->read_format = fmts[0];
+    out->write_format = fmts[1];
     out->version = t->version;
     struct stat st;
     out->file_size = f->io->fstat(f->io->ctx, f->fd, &st) == 0 ? (uint64_t)st.st_size : f->phys_size;

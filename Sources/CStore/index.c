@@ -9,12 +9,16 @@
  *
  * The value encoding keeps the value order of DESIGN §2.9 under memcmp: a type tag byte, then
  * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
- * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes.
+ * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes. A Mixed index
+ * (format version 2) keys the stored value so that numbers equal in the value order share a key
+ * (put_number); it serves equality, not order across numeric kinds. The query engine reads
+ * ranges of entries through index_collect.
  *
  * Invariants:
  *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
  *  2. Every object of the table has exactly one entry in each of its indexes.
  *  3. In a unique index no two entries share the value part.
+ *  4. A Mixed index keys what obj_get_stored reads, never the null a dangling link reads as.
  */
 #include "internal.h"
 
@@ -29,7 +33,7 @@ bool index_type_ok(cs_type type)
 {
     switch (type) {
     case CS_TYPE_INT: case CS_TYPE_BOOL: case CS_TYPE_STRING: case CS_TYPE_TIMESTAMP:
-    case CS_TYPE_OBJECTID: case CS_TYPE_UUID: return true;
+    case CS_TYPE_OBJECTID: case CS_TYPE_UUID: case CS_TYPE_MIXED: return true;
     default: return false;
     }
 }
@@ -42,33 +46,101 @@ static void put_be64(uint8_t *p, uint64_t v)
     }
 }
 
-/* Bytes index_encode needs for `v` (the 8 spare bytes included). */
-static size_t encode_cap(const cs_value *v)
+static size_t put_escaped(uint8_t *p, uint8_t tag, const void *bytes, size_t len)
 {
-    return 32 + (v->type == CS_TYPE_STRING ? 2 * v->v.bytes.len : 0);
+    size_t k = 0;
+    p[k++] = tag;
+    const uint8_t *s = bytes;
+    for (size_t i = 0; i < len; i++) {
+        p[k++] = s[i];
+        if (s[i] == 0) p[k++] = 0xff;
+    }
+    p[k++] = 0;
+    p[k++] = 0;
+    return k;
 }
 
-/* Encodes `v` into p (encode_cap(v) bytes); 0 when the type cannot be indexed. */
-static size_t encode_into(const cs_value *v, uint8_t *p)
+int decimal_key_parts(const cs_decimal128 *d, int *sign, unsigned __int128 *coeff, int *exp, bool *int_ok,
+                      int64_t *as_int);
+int decimal_compare_double(const cs_decimal128 *a, double x);
+
+/* A double as 8 bytes whose unsigned order is the numeric order. */
+static size_t put_double(uint8_t *p, double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    b = (b >> 63) ? ~b : b ^ (1ull << 63);
+    p[0] = INDEX_TAG_DOUBLE;
+    put_be64(p + 1, b);
+    return 9;
+}
+
+/* The Mixed key of a number. Two numbers get the same key exactly when cs_value_compare calls
+ * them equal: an integer that fits int64 is keyed as that Int whatever its type, any other
+ * value that a double holds exactly as that double, the remaining decimals by their cohort-free
+ * parts, and every NaN alike (NaN equals NaN in the value order). */
+static size_t put_number(uint8_t *p, const cs_value *v)
+{
+    double d;
+    switch (v->type) {
+    case CS_TYPE_INT:
+        p[0] = INDEX_TAG_INT;
+        put_be64(p + 1, (uint64_t)v->v.i ^ (1ull << 63));
+        return 9;
+    case CS_TYPE_FLOAT: d = (double)v->v.f; break;
+    case CS_TYPE_DOUBLE: d = v->v.d; break;
+    default: {
+        int sign, exp;
+        unsigned __int128 coeff;
+        bool int_ok;
+        int64_t as_int;
+        int kind = decimal_key_parts(&v->v.dec, &sign, &coeff, &exp, &int_ok, &as_int);
+        if (kind == 0) { p[0] = INDEX_TAG_NAN; return 1; }
+        if (kind == 1) return put_double(p, sign ? -INFINITY : INFINITY);
+        if (int_ok) {
+            cs_value i = cs_int(as_int);
+            return put_number(p, &i);
+        }
+        double near = cs_decimal_to_double(&v->v.dec);
+        double tries[3] = {near, nextafter(near, INFINITY), nextafter(near, -INFINITY)};
+        for (int k = 0; k < 3; k++)
+            if (isfinite(tries[k]) && decimal_compare_double(&v->v.dec, tries[k]) == 0) return put_double(p, tries[k]);
+        p[0] = INDEX_TAG_DECIMAL;
+        p[1] = (uint8_t)sign;
+        uint32_t e = (uint32_t)exp ^ 0x80000000u;
+        p[2] = (uint8_t)(e >> 24); p[3] = (uint8_t)(e >> 16); p[4] = (uint8_t)(e >> 8); p[5] = (uint8_t)e;
+        put_be64(p + 6, (uint64_t)(coeff >> 64));
+        put_be64(p + 14, (uint64_t)coeff);
+        return 22;
+    }
+    }
+    if (isnan(d)) { p[0] = INDEX_TAG_NAN; return 1; }
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == trunc(d)) {
+        cs_value i = cs_int((int64_t)d);
+        return put_number(p, &i);
+    }
+    return put_double(p, d);
+}
+
+/* Bytes encode_into needs for `v` (the 8 spare bytes included). */
+static size_t encode_cap(const cs_value *v)
+{
+    bool bytes = v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY;
+    return 40 + (bytes ? 2 * v->v.bytes.len : 0);
+}
+
+/* Encodes `v` (null included) into p (encode_cap(v) bytes); 0 when the type cannot be indexed.
+ * `mixed` selects the key of a Mixed index, which also takes the types a typed index refuses. */
+static size_t encode_into(const cs_value *v, bool mixed, uint8_t *p)
 {
     size_t k = 0;
     switch (v->type) {
-    case CS_TYPE_NULL: p[k++] = 0; break;
-    case CS_TYPE_BOOL: p[k++] = 1; p[k++] = v->v.b ? 1 : 0; break;
-    case CS_TYPE_INT: p[k++] = 2; put_be64(p + k, (uint64_t)v->v.i ^ (1ull << 63)); k += 8; break;
-    case CS_TYPE_STRING: {
-        p[k++] = 3;
-        const uint8_t *s = v->v.bytes.ptr;
-        for (size_t i = 0; i < v->v.bytes.len; i++) {
-            p[k++] = s[i];
-            if (s[i] == 0) p[k++] = 0xff;
-        }
-        p[k++] = 0;
-        p[k++] = 0;
-        break;
-    }
+    case CS_TYPE_NULL: p[k++] = INDEX_TAG_NULL; break;
+    case CS_TYPE_BOOL: p[k++] = INDEX_TAG_BOOL; p[k++] = v->v.b ? 1 : 0; break;
+    case CS_TYPE_INT: p[k++] = INDEX_TAG_INT; put_be64(p + k, (uint64_t)v->v.i ^ (1ull << 63)); k += 8; break;
+    case CS_TYPE_STRING: k = put_escaped(p, INDEX_TAG_STRING, v->v.bytes.ptr, v->v.bytes.len); break;
     case CS_TYPE_TIMESTAMP:
-        p[k++] = 4;
+        p[k++] = INDEX_TAG_TIMESTAMP;
         put_be64(p + k, (uint64_t)v->v.ts.sec ^ (1ull << 63));
         k += 8;
         {
@@ -77,19 +149,40 @@ static size_t encode_into(const cs_value *v, uint8_t *p)
             p[k++] = (uint8_t)(ns >> 8); p[k++] = (uint8_t)ns;
         }
         break;
-    case CS_TYPE_OBJECTID: p[k++] = 5; memcpy(p + k, v->v.oid, 12); k += 12; break;
-    case CS_TYPE_UUID: p[k++] = 6; memcpy(p + k, v->v.uuid, 16); k += 16; break;
-    default: return 0;
+    case CS_TYPE_OBJECTID: p[k++] = INDEX_TAG_OBJECTID; memcpy(p + k, v->v.oid, 12); k += 12; break;
+    case CS_TYPE_UUID: p[k++] = INDEX_TAG_UUID; memcpy(p + k, v->v.uuid, 16); k += 16; break;
+    case CS_TYPE_FLOAT: case CS_TYPE_DOUBLE: case CS_TYPE_DECIMAL:
+        if (!mixed) return 0;
+        k = put_number(p, v);
+        break;
+    case CS_TYPE_BINARY:
+        if (!mixed) return 0;
+        k = put_escaped(p, INDEX_TAG_BINARY, v->v.bytes.ptr, v->v.bytes.len);
+        break;
+    case CS_TYPE_LINK:
+        if (!mixed) return 0;
+        p[k++] = INDEX_TAG_LINK;
+        p[k++] = (uint8_t)(v->v.link.table >> 24); p[k++] = (uint8_t)(v->v.link.table >> 16);
+        p[k++] = (uint8_t)(v->v.link.table >> 8); p[k++] = (uint8_t)v->v.link.table;
+        put_be64(p + k, (uint64_t)v->v.link.key ^ (1ull << 63));
+        k += 8;
+        break;
+    case CS_TYPE_LIST: case CS_TYPE_DICT:
+        if (!mixed) return 0;
+        p[k++] = v->type == CS_TYPE_LIST ? INDEX_TAG_LIST : INDEX_TAG_DICT;
+        break;
+    default:
+        return 0;
     }
     return k;
 }
 
 /* Encodes a value (null included) into *out (malloc'd, with 8 spare bytes at the end). */
-int index_encode(const cs_value *v, uint8_t **out, size_t *n)
+int index_encode(const cs_value *v, bool mixed, uint8_t **out, size_t *n)
 {
     uint8_t *p = malloc(encode_cap(v));
     if (!p) return cs_fail(CS_NOMEM, 0, "out of memory");
-    size_t k = encode_into(v, p);
+    size_t k = encode_into(v, mixed, p);
     if (!k) {
         free(p);
         return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
@@ -106,15 +199,15 @@ typedef struct probe {
     size_t n;        /* its length (without the spare bytes) */
 } probe;
 
-static int probe_make(const cs_value *v, probe *pr)
+static int probe_make(const cs_value *v, bool mixed, probe *pr)
 {
     if (encode_cap(v) <= sizeof pr->buf) {
         pr->p = pr->buf;
-        pr->n = encode_into(v, pr->buf);
+        pr->n = encode_into(v, mixed, pr->buf);
         if (pr->n) return CS_OK;
         return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
     }
-    return index_encode(v, &pr->p, &pr->n);
+    return index_encode(v, mixed, &pr->p, &pr->n);
 }
 
 static void probe_free(probe *pr)
@@ -795,19 +888,27 @@ static bool is_indexed(const col_def *c)
            index_type_ok((cs_type)c->type);
 }
 
-static int entry_for(const cs_value *v, int64_t key, uint8_t **p, size_t *n)
+static int entry_for(const cs_value *v, bool mixed, int64_t key, uint8_t **p, size_t *n)
 {
-    TRY(index_encode(v, p, n));
+    TRY(index_encode(v, mixed, p, n));
     put_be64(*p + *n, (uint64_t)key);
     *n += 8;
     return CS_OK;
 }
 
-static int value_entry_op(cs_txn *t, uint32_t table, uint32_t col, const cs_value *v, int64_t key, bool insert)
+/* The value an index keys an object by: the stored value (a Mixed link whose target was
+ * deleted keeps its link key; the query engine re-checks such candidates). */
+static int indexed_value(cs_obj *o, uint32_t col, cs_value *v)
+{
+    return obj_get_stored(o, col, v);
+}
+
+static int value_entry_op(cs_txn *t, uint32_t table, uint32_t col, bool mixed, const cs_value *v, int64_t key,
+                          bool insert)
 {
     uint8_t *p;
     size_t n;
-    TRY(entry_for(v, key, &p, &n));
+    TRY(entry_for(v, mixed, key, &p, &n));
     ref_t *root;
     int rc = index_slot(t, table, col, &root);
     if (rc == CS_OK) rc = insert ? index_insert_entry(t, root, p, n) : index_erase_entry(t, root, p, n);
@@ -821,19 +922,20 @@ int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_
     table_def *td;
     TRY(txn_table(t, table, &td));
     if (col >= td->ncols || !is_indexed(&td->cols[col])) return CS_OK;
+    bool mixed = td->cols[col].type == CS_TYPE_MIXED;
     if (old) {
         uint8_t *a, *b;
         size_t an, bn;
-        TRY(entry_for(old, key, &a, &an));
-        int rc = entry_for(nv, key, &b, &bn);
+        TRY(entry_for(old, mixed, key, &a, &an));
+        int rc = entry_for(nv, mixed, key, &b, &bn);
         if (rc) { free(a); return rc; }
         bool same = an == bn && memcmp(a, b, an) == 0;
         free(a);
         free(b);
         if (same) return CS_OK;
-        TRY(value_entry_op(t, table, col, old, key, false));
+        TRY(value_entry_op(t, table, col, mixed, old, key, false));
     }
-    return value_entry_op(t, table, col, nv, key, true);
+    return value_entry_op(t, table, col, mixed, nv, key, true);
 }
 
 /* Called for every indexed column when an object is created (defaults) or deleted. */
@@ -843,10 +945,11 @@ int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
     TRY(txn_table(t, table, &td));
     for (uint32_t c = 0; c < td->ncols; c++) {
         if (!is_indexed(&td->cols[c])) continue;
+        bool mixed = td->cols[c].type == CS_TYPE_MIXED;
         cs_value v;
         if (insert) {
             memset(&v, 0, sizeof v);
-            if (td->cols[c].flags & CS_COL_NULLABLE) v.type = CS_TYPE_NULL;
+            if ((td->cols[c].flags & CS_COL_NULLABLE) || mixed) v.type = CS_TYPE_NULL;
             else {
                 v.type = (cs_type)td->cols[c].type;
                 if (v.type == CS_TYPE_STRING) v.v.bytes.ptr = "";
@@ -854,17 +957,18 @@ int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
         } else {
             cs_obj o;
             TRY(cs_obj_open(t, table, key, &o));
-            TRY(cs_obj_get(&o, c, &v));
+            TRY(indexed_value(&o, c, &v));
         }
-        /* copy strings: the index write may move the leaf they point into */
+        /* encoded first: the index write may move the leaf the value's bytes point into */
         uint8_t *p;
         size_t n;
-        TRY(entry_for(&v, key, &p, &n));
+        TRY(entry_for(&v, mixed, key, &p, &n));
         ref_t *root;
         int rc = index_slot(t, table, c, &root);
         if (rc == CS_OK) rc = insert ? index_insert_entry(t, root, p, n) : index_erase_entry(t, root, p, n);
         free(p);
         TRY(rc);
+        TRY(txn_table(t, table, &td));
     }
     return CS_OK;
 }
@@ -883,16 +987,19 @@ int index_drop(cs_txn *t, uint32_t table, uint32_t col)
 int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
 {
     TRY(index_drop(t, table, col));
+    col_def *cd;
+    TRY(txn_col(t, table, col, NULL, &cd));
+    bool mixed = cd->type == CS_TYPE_MIXED;
     cs_iter it;
     cs_obj o;
     TRY(cs_iter_init(&it, t, table));
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
         cs_value v;
-        TRY(cs_obj_get(&o, col, &v));
+        TRY(indexed_value(&o, col, &v));
         uint8_t *p;
         size_t n;
-        TRY(index_encode(&v, &p, &n));
+        TRY(index_encode(&v, mixed, &p, &n));
         if (unique) {
             ref_t r;
             int64_t other;
@@ -915,6 +1022,19 @@ int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
+/* Whether a schema needs format version 2: some column has a Mixed index (FORMAT.md §6.5). */
+bool index_schema_needs_v2(const schema *s)
+{
+    if (!s) return false;
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        const table_def *td = &s->tables[i];
+        if (!td->live) continue;
+        for (uint32_t c = 0; c < td->ncols; c++)
+            if (is_indexed(&td->cols[c]) && td->cols[c].type == CS_TYPE_MIXED) return true;
+    }
+    return false;
+}
+
 /* ---- public lookups --------------------------------------------------------------------- */
 
 static int indexed_col(cs_txn *t, uint32_t table, uint32_t col, col_def **c)
@@ -928,12 +1048,13 @@ int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *val
 {
     col_def *c;
     TRY(indexed_col(txn, table, col, &c));
-    if (value->type != CS_TYPE_NULL && value->type != (cs_type)c->type)
+    bool mixed = c->type == CS_TYPE_MIXED;
+    if (!mixed && value->type != CS_TYPE_NULL && value->type != (cs_type)c->type)
         return cs_fail(CS_TYPE, 0, "a value of type %d cannot match property '%s'", (int)value->type, c->name);
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     probe pr;
-    TRY(probe_make(value, &pr));
+    TRY(probe_make(value, mixed, &pr));
     bool found;
     int rc = seek(txn, root, pr.p, pr.n, fixed_entry_len((cs_type)c->type), &found, key);
     probe_free(&pr);
@@ -983,7 +1104,7 @@ int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value 
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
     probe pr;
-    TRY(probe_make(value, &pr));
+    TRY(probe_make(value, c->type == CS_TYPE_MIXED, &pr));
     collect_ctx ctx = {NULL, 0, 0, pr.p, pr.n};
     bool stop = false;
     int rc = scan_rec(txn, root, pr.p, pr.n, NULL, 0, fixed_entry_len((cs_type)c->type), collect_key, &ctx, &stop, 0);
@@ -1000,6 +1121,8 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     TRY(indexed_col(txn, table, col, &c));
     *keys = NULL;
     *count = 0;
+    if (c->type == CS_TYPE_MIXED)
+        return cs_fail(CS_MISUSE, 0, "the index of the Mixed property '%s' answers equality only", c->name);
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
@@ -1035,9 +1158,9 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     uint8_t *lp = NULL, *hp = NULL;
     size_t ln = 0, hn = 0;
     int rc = CS_OK;
-    if (lo) rc = index_encode(lo, &lp, &ln);
+    if (lo) rc = index_encode(lo, false, &lp, &ln);
     if (rc == CS_OK && hi) {
-        rc = index_encode(hi, &hp, &hn);
+        rc = index_encode(hi, false, &hp, &hn);
         /* inclusive upper bound: everything whose value part is <= hi sorts before hi||FF.. */
         if (rc == CS_OK) {
             memset(hp + hn, 0xff, 8);
@@ -1062,6 +1185,9 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
 {
     ref_t root;
     TRY(index_root(t, table, col, &root));
+    col_def *cd;
+    TRY(txn_col(t, table, col, NULL, &cd));
+    bool mixed = cd->type == CS_TYPE_MIXED;
     cs_iter it;
     cs_obj o;
     TRY(cs_iter_init(&it, t, table));
@@ -1070,10 +1196,10 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
         objects++;
         cs_value v;
-        TRY(cs_obj_get(&o, col, &v));
+        TRY(indexed_value(&o, col, &v));
         uint8_t *p;
         size_t n;
-        TRY(index_encode(&v, &p, &n));
+        TRY(index_encode(&v, mixed, &p, &n));
         put_be64(p + n, (uint64_t)o.key);
         bool found = false;
         rc = contains(t, root, p, n + 8, 0, &found); /* through `ends`: checks every entry's length */
@@ -1088,5 +1214,44 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
     free(ctx.keys);
     if (ctx.n != objects)
         return CORRUPT("index of table %u column %u has %zu entries for %llu objects", table, col, ctx.n, (unsigned long long)objects);
+    return CS_OK;
+}
+
+/* ---- range scans for the query engine ---------------------------------------------------- */
+
+static int cmp_key(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every object with an entry in one of the ranges [lo, hi) (whole entries compared as bytes;
+ * lo NULL: from the first entry, hi NULL: to the last), once each, in key order. */
+int index_collect(cs_txn *t, uint32_t table, uint32_t col, const irange *r, size_t nr, int64_t **keys, size_t *count)
+{
+    *keys = NULL;
+    *count = 0;
+    col_def *c;
+    TRY(txn_col(t, table, col, NULL, &c));
+    size_t flen = fixed_entry_len((cs_type)c->type);
+    ref_t root;
+    TRY(index_root(t, table, col, &root));
+    if (!root) return CS_OK;
+    collect_ctx ctx = {NULL, 0, 0, NULL, 0};
+    int rc = CS_OK;
+    for (size_t i = 0; i < nr && rc == CS_OK; i++) {
+        bool stop = false;
+        rc = scan_rec(t, root, r[i].lo, r[i].lon, r[i].hi, r[i].hin, flen, collect_key, &ctx, &stop, 0);
+    }
+    if (rc != CS_OK) { free(ctx.keys); return rc; }
+    if (ctx.n > 1) {
+        qsort(ctx.keys, ctx.n, sizeof *ctx.keys, cmp_key);
+        size_t w = 1;
+        for (size_t i = 1; i < ctx.n; i++)
+            if (ctx.keys[i] != ctx.keys[w - 1]) ctx.keys[w++] = ctx.keys[i];
+        ctx.n = w;
+    }
+    *keys = ctx.keys;
+    *count = ctx.n;
     return CS_OK;
 }

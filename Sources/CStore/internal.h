@@ -161,8 +161,11 @@ int schema_serialize(const schema *s, uint8_t **out, uint64_t *n);
 #define HDR_SIZE 4096u
 #define HDR_MAGIC "CSTORE\r\n"
 #define HDR_USED 192u /* bytes of the header in use */
-#define FORMAT_READ 1
-#define FORMAT_WRITE 1
+/* The newest format version this library reads and writes. A file is written with the lowest
+ * version that describes it: 1, or 2 once some column has a Mixed index (FORMAT.md §2). */
+#define FORMAT_READ 2
+#define FORMAT_WRITE 2
+#define FORMAT_BASE 1
 
 /* Top node slots (FORMAT.md §4) */
 enum {
@@ -281,6 +284,7 @@ struct cs_txn {
     freed_node *freed;     /* file nodes freed in this write */
     uint64_t nfreed, cap_freed; /* used, allocated */
     uint64_t last_commit_bytes; /* of the last commit */
+    uint16_t base_format;  /* format version the version a write started on needs */
     cs_change *log;        /* change records of this write */
     uint64_t nlog, caplog; /* used, allocated */
     int64_t *created_from; /* per table: first key created in this write (INT64_MAX: none) */
@@ -472,6 +476,8 @@ int backlink_remove(cs_txn *t, uint32_t target_table, int64_t target, uint32_t o
 /** Deletes `key` of an embedded table when a link to it goes away. */
 int link_dropped(cs_txn *t, uint32_t target_table, int64_t target);
 int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out);
+/** cs_obj_get without turning a Mixed link to a deleted object into null (the stored value). */
+int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out);
 
 /* ---- file ------------------------------------------------------------------------------- */
 
@@ -480,8 +486,40 @@ int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *l
 
 /* ---- indexes (index.c) ------------------------------------------------------------------- */
 
+/* Type tags, the first byte of every index key (FORMAT.md §6.5). 0x00-0x06 are format version
+ * 1; the others appear only in Mixed indexes (format version 2). Never reused. */
+enum {
+    INDEX_TAG_NULL = 0x00,
+    INDEX_TAG_BOOL = 0x01,
+    INDEX_TAG_INT = 0x02,       /* also every Mixed number that is an integer fitting int64 */
+    INDEX_TAG_STRING = 0x03,
+    INDEX_TAG_TIMESTAMP = 0x04,
+    INDEX_TAG_OBJECTID = 0x05,
+    INDEX_TAG_UUID = 0x06,
+    INDEX_TAG_NAN = 0x07,       /* Mixed: any NaN (Float, Double, Decimal128) */
+    INDEX_TAG_DOUBLE = 0x08,    /* Mixed: a number a double holds exactly that is no int64 */
+    INDEX_TAG_DECIMAL = 0x09,   /* Mixed: a Decimal128 that is neither */
+    INDEX_TAG_BINARY = 0x0A,    /* Mixed: binary bytes (never equal to a string) */
+    INDEX_TAG_LINK = 0x0B,      /* Mixed: a link (table, key) */
+    INDEX_TAG_LIST = 0x0C,      /* Mixed: a nested list */
+    INDEX_TAG_DICT = 0x0D,      /* Mixed: a nested dictionary */
+};
+
 bool index_type_ok(cs_type type);
-int index_encode(const cs_value *v, uint8_t **out, size_t *n);
+/** The order-preserving key of a value (FORMAT.md §6.5); `mixed`: the key of a Mixed index.
+ *  *out is malloc'd with 8 spare bytes at the end (for the object key). */
+int index_encode(const cs_value *v, bool mixed, uint8_t **out, size_t *n);
+/** True when a schema has a Mixed index, which needs format version 2. */
+bool index_schema_needs_v2(const schema *s);
+/** A range of whole index entries [lo, hi) compared as bytes (NULL: open on that side). */
+typedef struct irange {
+    uint8_t *lo; /* first entry included, or NULL */
+    size_t lon;  /* its length */
+    uint8_t *hi; /* first entry excluded, or NULL */
+    size_t hin;  /* its length */
+} irange;
+/** The objects with an entry in any of the ranges, each once, in key order (free()). */
+int index_collect(cs_txn *t, uint32_t table, uint32_t col, const irange *r, size_t nr, int64_t **keys, size_t *count);
 int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root);
 int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_value *old, const cs_value *nv);
 int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert);

@@ -188,7 +188,9 @@ static int col_node(cs_obj *o, uint32_t col, node_hdr **leaf, uint32_t *row, ref
     return CS_OK;
 }
 
-int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
+/* cs_obj_get without the check that a Mixed link's target still exists: the value as stored
+ * (what a Mixed index holds for the object). */
+int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
 {
     col_def *c;
     TRY(obj_col(obj, col, &c));
@@ -203,8 +205,13 @@ int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
         return CS_OK;
     }
     leaf_spec s = leaf_spec_col(c);
-    TRY(leaf_get(obj->txn, &s, r, row, out));
-    if (out->type == CS_TYPE_LINK && c->type == CS_TYPE_MIXED) {
+    return leaf_get(obj->txn, &s, r, row, out);
+}
+
+int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
+{
+    TRY(obj_get_stored(obj, col, out));
+    if (out->type == CS_TYPE_LINK && obj->txn->schema->tables[obj->table].cols[col].type == CS_TYPE_MIXED) {
         /* Mixed links are not tracked by backlinks: a link to a deleted object reads as null */
         bool ok = false;
         if (out->v.link.table < obj->txn->schema->ntables && obj->txn->schema->tables[out->v.link.table].live)
@@ -423,9 +430,9 @@ static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
     cs_value old;
     void *oldbuf = NULL;
     if (indexed) {
-        /* the old value, copied: the write below may move the bytes it points at */
-        TRY(cs_obj_get(o, col, &old));
-        if (old.type == CS_TYPE_STRING) {
+        /* the old value as stored, copied: the write below may move the bytes it points at */
+        TRY(obj_get_stored(o, col, &old));
+        if (old.type == CS_TYPE_STRING || old.type == CS_TYPE_BINARY) {
             oldbuf = malloc(old.v.bytes.len + 1);
             if (!oldbuf) return cs_fail(CS_NOMEM, 0, "out of memory");
             memcpy(oldbuf, old.v.bytes.ptr, old.v.bytes.len);

@@ -582,20 +582,25 @@ static qnode *parse_keypath(parser *p)
             size_t pos = p->cur.pos;
             if (next_tok(p)) goto fail;
             char *key = NULL;
+            size_t keylen = 0;
             if (p->cur.kind == T_STRING) {
+                keylen = p->cur.slen;
                 key = take_str(&p->cur);
             } else if (p->cur.kind == T_ARG) {
                 int64_t ai = p->cur.i < 0 ? (int64_t)p->next_arg++ : p->cur.i;
                 if ((size_t)ai >= p->nargs) { perr(p, p->cur.pos, "missing argument %lld", (long long)ai); goto fail; }
                 const cs_value *a = &p->args[ai];
                 if (a->type != CS_TYPE_STRING) { perr(p, p->cur.pos, "a map key argument must be a string"); goto fail; }
+                keylen = a->v.bytes.len;
                 key = dup_range(a->v.bytes.ptr, a->v.bytes.len);
             } else {
                 perr(p, p->cur.pos, "expected a string key inside '[ ]'");
                 goto fail;
             }
             if (!key) { p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
-            if (add_step(p, n, QS_SUBSCRIPT, key, pos) || next_tok(p) || expect(p, T_RBRACKET, "']'")) goto fail;
+            if (add_step(p, n, QS_SUBSCRIPT, key, pos)) goto fail;
+            n->steps[n->nsteps - 1].len = keylen;
+            if (next_tok(p) || expect(p, T_RBRACKET, "']'")) goto fail;
         } else {
             break;
         }

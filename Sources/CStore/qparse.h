@@ -58,7 +58,8 @@ typedef enum qstep_kind {
 
 typedef struct qstep {
     qstep_kind kind;  /* what */
-    char *name;       /* QS_NAME, QS_LINKS (class), QS_SUBSCRIPT (key) */
+    char *name;       /* QS_NAME, QS_LINKS (class), QS_SUBSCRIPT (key, NUL-terminated too) */
+    size_t len;       /* QS_SUBSCRIPT: the key's length in bytes (it may hold NUL bytes) */
     char *name2;      /* QS_LINKS: the property */
     size_t pos;       /* byte offset in the text */
 } qstep;

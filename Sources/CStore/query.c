@@ -3,7 +3,8 @@
  * types, and runs it over a table: count, the ordered matching keys (SORT / DISTINCT / LIMIT),
  * and aggregates. Conditions on plain Int columns run leaf by leaf over the packed column arrays
  * (width-specialised loops the compiler vectorises); everything else is evaluated per object
- * through the accessors. An equality on an indexed column seeds the candidates from the index.
+ * through the accessors. A condition of the top-level AND chain that an index answers (==, IN,
+ * ranges, BEGINSWITH, ==[c]) seeds the candidates from ranges of the index (find_seed).
  * Class and property names are looked up through the query's name map (qnames.c) when key paths
  * are bound, so public names cost nothing while the query runs.
  *
@@ -39,7 +40,8 @@ typedef struct bstep {
     uint32_t col;     /* column */
     uint32_t target;  /* link target (LINK columns) */
     cs_type type;     /* element type */
-    char *key;        /* BS_MAPKEY */
+    char *key;        /* BS_MAPKEY: the key (may hold NUL bytes) */
+    size_t key_len;   /* BS_MAPKEY: its length */
 } bstep;
 
 typedef struct bpath {
@@ -67,6 +69,7 @@ struct cs_query {
     qnames *names;      /* public names of tables and columns (NULL: stored names only) */
     char *text;         /* the query text (for messages) */
     size_t len;         /* its length */
+    cs_query_plan plan; /* how the last run found its candidates (cs_query_last_plan) */
 };
 
 typedef struct binder {
@@ -183,8 +186,10 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
                 return berr(q, s->pos, "'[key]' applies to a map");
             }
             prev->kind = BS_MAPKEY;
-            prev->key = strdup(s->name);
+            prev->key = malloc(s->len + 1);
             if (!prev->key) { bpath_free(b); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+            memcpy(prev->key, s->name, s->len + 1);
+            prev->key_len = s->len;
             at_collection = false;
             b->many = false;
             continue;
@@ -378,7 +383,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
         cs_coll c;
         TRY(cs_coll_open(o, s->col, &c));
         cs_value v;
-        int rc = cs_map_get(&c, s->key, strlen(s->key), &v);
+        int rc = cs_map_get(&c, s->key, s->key_len, &v);
         if (rc == CS_NOTFOUND) v = cs_null();
         else TRY(rc);
         if (i + 1 == b->n || v.type != CS_TYPE_LINK) return vals_push(out, &v);
@@ -623,6 +628,31 @@ static int str_op(qop op, int flags, const cs_value *a, const cs_value *b, bool 
     if (a->type == CS_TYPE_NULL || b->type == CS_TYPE_NULL) {
         bool both = a->type == b->type;
         *res = op == QOP_EQ ? both : op == QOP_NE ? !both : false;
+        return CS_OK;
+    }
+    if (flags == 0 && op != QOP_LIKE) {
+        /* without [c] or [d] strings compare as their UTF-8 bytes (DESIGN §2.9), which is also
+         * the order of the string index */
+        const uint8_t *x = a->v.bytes.ptr, *y = b->v.bytes.ptr;
+        size_t an = a->v.bytes.len, bn = b->v.bytes.len;
+        bool r = false;
+        switch (op) {
+        case QOP_EQ: r = an == bn && (!an || !memcmp(x, y, an)); break;
+        case QOP_NE: r = !(an == bn && (!an || !memcmp(x, y, an))); break;
+        case QOP_BEGINSWITH: r = bn <= an && (!bn || !memcmp(x, y, bn)); break;
+        case QOP_ENDSWITH: r = bn <= an && (!bn || !memcmp(x + (an - bn), y, bn)); break;
+        case QOP_CONTAINS:
+            r = bn == 0;
+            for (size_t i = 0; !r && i + bn <= an; i++) r = !memcmp(x + i, y, bn);
+            break;
+        default: {
+            size_t m = an < bn ? an : bn;
+            int c = m ? memcmp(x, y, m) : 0;
+            if (!c) c = (an > bn) - (an < bn);
+            r = op == QOP_LT ? c < 0 : op == QOP_LE ? c <= 0 : op == QOP_GT ? c > 0 : c >= 0;
+        }
+        }
+        *res = r;
         return CS_OK;
     }
     size_t an, bn;
@@ -1332,34 +1362,371 @@ static int fast_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t ro
     return CS_OK;
 }
 
-/* A conjunct `indexed column == constant` of the top-level AND chain, if there is one. */
-static qnode *find_index_seed(cs_query *q, qnode *n)
+/* ---- index seeds ------------------------------------------------------------------------ */
+
+/* How a conjunct of the top-level AND chain is answered from an ordered index: a set of ranges
+ * of index entries (FORMAT.md §6.5) whose objects include every match of the conjunct. */
+typedef struct seedplan {
+    uint32_t col;     /* the indexed column */
+    irange *r;        /* the ranges; their bytes are owned (malloc'd) */
+    size_t n, cap;    /* used, allocated */
+    bool exact;       /* the ranges hold exactly the conjunct's matches */
+    int rank;         /* preference: 0 equality, 1 IN, 2 range or prefix, 3 case-insensitive */
+} seedplan;
+
+static void plan_free(seedplan *p)
 {
-    if (n->kind == QN_AND) {
-        qnode *a = find_index_seed(q, n->a);
-        return a ? a : find_index_seed(q, n->b);
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->r[i].lo);
+        free(p->r[i].hi);
     }
-    if (n->kind != QN_CMP || n->op != QOP_EQ || n->flags || n->quant != QQ_NONE) return NULL;
-    qnode *kp = n->a->kind == QN_KEYPATH ? n->a : n->b;
-    qnode *kc = n->a->kind == QN_KEYPATH ? n->b : n->a;
-    if (kp->kind != QN_KEYPATH || kc->kind != QN_CONST) return NULL;
-    bpath *b = kp->owned;
-    if (!b || b->n != 1 || b->steps[0].kind != BS_COL) return NULL;
-    col_def *c = &q->txn->schema->tables[q->table].cols[b->steps[0].col];
-    if (!(c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) || !index_type_ok((cs_type)c->type)) return NULL;
-    if (kc->value.type != (cs_type)c->type && !(kc->value.type == CS_TYPE_NULL && (c->flags & CS_COL_NULLABLE))) return NULL;
+    free(p->r);
+    p->r = NULL;
+    p->n = p->cap = 0;
+}
+
+/* Adds [lo, hi) to the plan, taking the buffers (also on failure). */
+static int plan_add(seedplan *p, uint8_t *lo, size_t lon, uint8_t *hi, size_t hin)
+{
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 4;
+        irange *r = realloc(p->r, nc * sizeof *r);
+        if (!r) { free(lo); free(hi); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+        p->r = r;
+        p->cap = nc;
+    }
+    p->r[p->n++] = (irange){lo, lon, hi, hin};
+    return CS_OK;
+}
+
+static uint8_t *bytes_dup(const uint8_t *p, size_t n, size_t spare)
+{
+    uint8_t *r = malloc(n + spare + 1);
+    if (r && n) memcpy(r, p, n);
+    return r;
+}
+
+/* A one-byte bound: the tag of a type's keys (every key of that type sorts after it). */
+static int tag_bound(uint8_t tag, uint8_t **out)
+{
+    *out = malloc(1);
+    if (!*out) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    (*out)[0] = tag;
+    return CS_OK;
+}
+
+/* The key of v and the same key followed by eight FF bytes: every entry with this value part
+ * lies in [key, key||FF..FF) (object keys are below 2^63). */
+static int value_bounds(const cs_value *v, bool mixed, uint8_t **k, size_t *kn, uint8_t **after, size_t *an)
+{
+    TRY(index_encode(v, mixed, k, kn));
+    *after = bytes_dup(*k, *kn, 8);
+    if (!*after) { free(*k); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    memset(*after + *kn, 0xff, 8);
+    *an = *kn + 8;
+    return CS_OK;
+}
+
+static int plan_point(seedplan *p, const cs_value *v, bool mixed)
+{
+    uint8_t *k, *after;
+    size_t kn, an;
+    TRY(value_bounds(v, mixed, &k, &kn, &after, &an));
+    return plan_add(p, k, kn, after, an);
+}
+
+/* Every string entry whose bytes start with `prefix` (n bytes): one range. */
+static int plan_prefix(seedplan *p, const uint8_t *prefix, size_t n)
+{
+    cs_value v = cs_string((const char *)prefix, n);
+    uint8_t *k;
+    size_t kn;
+    TRY(index_encode(&v, false, &k, &kn));
+    kn -= 2; /* drop the 00 00 end mark: escaped(prefix) starts every longer string's key */
+    uint8_t *hi = bytes_dup(k, kn, 0);
+    if (!hi) { free(k); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    /* the smallest byte string above every one starting with k: drop trailing FFs, add one */
+    size_t hn = kn;
+    while (hn > 1 && hi[hn - 1] == 0xff) hn--;
+    hi[hn - 1]++;
+    return plan_add(p, k, kn, hi, hn);
+}
+
+/* The ways the scan's decoder (utf8_next) reads code point c from bytes: its UTF-8 form (the
+ * valid spelling), and the odd ones it also accepts from invalid UTF-8: a raw byte (c in
+ * 0x80..0xFF), and overlong two- and three-byte forms. Each spelling is at most 3 bytes. */
+typedef struct spelling {
+    uint8_t b[3]; /* bytes */
+    uint8_t n;    /* how many */
+} spelling;
+
+static void spellings(uint32_t c, spelling *valid, size_t *nv, spelling *odd, size_t *no)
+{
+    spelling one = {{(uint8_t)c, 0, 0}, 1};
+    spelling two = {{(uint8_t)(0xC0 | (c >> 6)), (uint8_t)(0x80 | (c & 0x3F)), 0}, 2};
+    spelling three = {{(uint8_t)(0xE0 | (c >> 12)), (uint8_t)(0x80 | ((c >> 6) & 0x3F)), (uint8_t)(0x80 | (c & 0x3F))}, 3};
+    if (c < 0x80) {
+        valid[(*nv)++] = one;
+        odd[(*no)++] = two;
+        odd[(*no)++] = three;
+    } else if (c < 0x800) {
+        valid[(*nv)++] = two;
+        if (c < 0x100) odd[(*no)++] = one;
+        odd[(*no)++] = three;
+    } else {
+        valid[(*nv)++] = three;
+    }
+}
+
+/* The code points that fold (fold_case) to what c folds to, c first; at most 8. */
+static size_t fold_class(uint32_t c, uint32_t *out)
+{
+    uint32_t f = fold_case(c);
+    size_t n = 0;
+    out[n++] = c;
+    for (uint32_t x = 0; x <= 0x180 && n < 8; x++) {
+        uint32_t y = x == 0x180 ? 0x3BC : x; /* U+00B5 folds to U+03BC, outside the table */
+        if (y != c && fold_case(y) == f) out[n++] = y;
+    }
     return n;
+}
+
+#define CASE_RANGES_MAX 256
+#define CASE_CHARS_MAX 64
+
+/* One leading code point of a [c] pattern: the spellings of its case variants. */
+typedef struct case_alt {
+    spelling valid[8]; /* valid UTF-8 spellings */
+    size_t nv;         /* how many */
+    spelling odd[16];  /* spellings only invalid UTF-8 has */
+    size_t no;         /* how many */
+} case_alt;
+
+/* Adds a prefix range for every choice of valid spellings of alts[pos..upto) after buf[0..bl),
+ * followed by `last` when it is not NULL. */
+static int emit_case_prefixes(seedplan *p, const case_alt *alts, size_t pos, size_t upto, uint8_t *buf, size_t bl,
+                              const spelling *last)
+{
+    if (pos == upto) {
+        if (last) {
+            memcpy(buf + bl, last->b, last->n);
+            bl += last->n;
+        }
+        return plan_prefix(p, buf, bl);
+    }
+    for (size_t i = 0; i < alts[pos].nv; i++) {
+        memcpy(buf + bl, alts[pos].valid[i].b, alts[pos].valid[i].n);
+        TRY(emit_case_prefixes(p, alts, pos + 1, upto, buf, bl + alts[pos].valid[i].n, last));
+    }
+    return CS_OK;
+}
+
+/* Ranges holding every string whose [c]-folded form starts with the folded form of s, for the
+ * scan's folding (fold_case over utf8_next's code points, U+0000..U+017F): the valid spellings of
+ * the case variants of as many leading code points as keep the ranges few, and for each of
+ * those positions the odd spellings (invalid UTF-8 the decoder also reads as that code point)
+ * as shorter prefixes. A superset: the caller checks every candidate. */
+static int plan_case_prefix(seedplan *p, const uint8_t *s, size_t n)
+{
+    case_alt *alts = malloc(CASE_CHARS_MAX * sizeof *alts);
+    uint8_t *buf = malloc(3 * CASE_CHARS_MAX + 3);
+    if (!alts || !buf) { free(alts); free(buf); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    size_t na = 0, total = 1;
+    for (size_t i = 0; i < n && na < CASE_CHARS_MAX;) {
+        uint32_t c = utf8_next(s, n, &i);
+        uint32_t cls[8];
+        size_t nc = fold_class(c, cls);
+        case_alt *a = &alts[na];
+        a->nv = a->no = 0;
+        for (size_t k = 0; k < nc; k++) spellings(cls[k], a->valid, &a->nv, a->odd, &a->no);
+        /* the odd spellings at this position cost `total` ranges each, the valid ones multiply */
+        if (total * (a->nv + a->no) > CASE_RANGES_MAX) break;
+        total *= a->nv;
+        na++;
+    }
+    int rc = CS_OK;
+    for (size_t j = 0; j < na && rc == CS_OK; j++)
+        for (size_t k = 0; k < alts[j].no && rc == CS_OK; k++) rc = emit_case_prefixes(p, alts, 0, j, buf, 0, &alts[j].odd[k]);
+    if (rc == CS_OK) rc = emit_case_prefixes(p, alts, 0, na, buf, 0, NULL);
+    free(alts);
+    free(buf);
+    return rc;
+}
+
+/* The indexed column a key path names directly (one step, no @type), or CS_NONE. */
+static uint32_t indexed_path_col(cs_query *q, qnode *kp)
+{
+    if (kp->kind != QN_KEYPATH) return CS_NONE;
+    bpath *b = kp->owned;
+    if (!b || b->n != 1 || b->steps[0].kind != BS_COL || b->type_of) return CS_NONE;
+    col_def *c = &q->txn->schema->tables[q->table].cols[b->steps[0].col];
+    if (!(c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) || c->coll != CS_COLL_NONE || !index_type_ok((cs_type)c->type))
+        return CS_NONE;
+    return b->steps[0].col;
+}
+
+/* The plan for one conjunct, if the index of the column it tests can answer it (*ok). */
+static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
+{
+    *ok = false;
+    memset(sp, 0, sizeof *sp);
+    if (n->quant != QQ_NONE) return CS_OK;
+    qnode *kp = n->a;
+    qop op = n->op;
+    if (n->kind == QN_CMP && kp->kind != QN_KEYPATH) {
+        kp = n->b;
+        switch (op) {
+        case QOP_LT: op = QOP_GT; break;
+        case QOP_LE: op = QOP_GE; break;
+        case QOP_GT: op = QOP_LT; break;
+        case QOP_GE: op = QOP_LE; break;
+        case QOP_EQ: break;
+        default: return CS_OK; /* 'abc' BEGINSWITH name tests the constant */
+        }
+    }
+    uint32_t col = indexed_path_col(q, kp);
+    if (col == CS_NONE) return CS_OK;
+    col_def *c = &q->txn->schema->tables[q->table].cols[col];
+    cs_type ct = (cs_type)c->type;
+    bool mixed = ct == CS_TYPE_MIXED;
+    sp->col = col;
+    sp->exact = true;
+    int rc = CS_OK;
+    if (n->kind == QN_IN) {
+        if (n->flags || n->b->kind != QN_LIST) return CS_OK;
+        for (size_t i = 0; i < n->b->nitems; i++) {
+            const cs_value *v = &n->b->items[i]->value;
+            if (n->b->items[i]->kind != QN_CONST || v->type == CS_TYPE_LIST) return CS_OK;
+            if (!mixed && v->type != ct && v->type != CS_TYPE_NULL) return CS_OK;
+        }
+        for (size_t i = 0; i < n->b->nitems && rc == CS_OK; i++) {
+            const cs_value *v = &n->b->items[i]->value;
+            rc = plan_point(sp, v, mixed);
+            if (mixed && (v->type == CS_TYPE_NULL || v->type == CS_TYPE_LINK)) sp->exact = false;
+        }
+        if (rc == CS_OK && mixed && !sp->exact) {
+            /* a link to a deleted object reads as null: every link is a candidate for null */
+            uint8_t *lo = NULL, *hi = NULL;
+            rc = tag_bound(INDEX_TAG_LINK, &lo);
+            if (rc == CS_OK) rc = tag_bound(INDEX_TAG_LINK + 1, &hi);
+            if (rc == CS_OK) rc = plan_add(sp, lo, 1, hi, 1);
+            else { free(lo); free(hi); }
+        }
+        sp->rank = 1;
+        goto done;
+    }
+    if (n->kind == QN_BETWEEN) {
+        if (mixed || n->b->kind != QN_CONST || n->c->kind != QN_CONST || n->b->value.type != ct || n->c->value.type != ct)
+            return CS_OK;
+        uint8_t *lo, *hi, *x, *y;
+        size_t lon, hin, xn, yn;
+        TRY(value_bounds(&n->b->value, false, &lo, &lon, &x, &xn));
+        free(x);
+        rc = value_bounds(&n->c->value, false, &y, &yn, &hi, &hin);
+        if (rc != CS_OK) { free(lo); return rc; }
+        free(y);
+        rc = plan_add(sp, lo, lon, hi, hin);
+        sp->rank = 2;
+        goto done;
+    }
+    if (n->kind != QN_CMP) return CS_OK;
+    qnode *kc = kp == n->a ? n->b : n->a;
+    if (kc->kind != QN_CONST || kc->value.type == CS_TYPE_LIST) return CS_OK;
+    const cs_value *v = &kc->value;
+    if (mixed) {
+        if (op != QOP_EQ || n->flags) return CS_OK;
+        rc = plan_point(sp, v, true);
+        if (rc == CS_OK && (v->type == CS_TYPE_NULL || v->type == CS_TYPE_LINK)) {
+            sp->exact = false;
+            if (v->type == CS_TYPE_NULL) {
+                uint8_t *lo = NULL, *hi = NULL;
+                rc = tag_bound(INDEX_TAG_LINK, &lo);
+                if (rc == CS_OK) rc = tag_bound(INDEX_TAG_LINK + 1, &hi);
+                if (rc == CS_OK) rc = plan_add(sp, lo, 1, hi, 1);
+                else { free(lo); free(hi); }
+            }
+        }
+        sp->rank = 0;
+        goto done;
+    }
+    if (op == QOP_EQ && n->flags == 0) {
+        if (v->type != ct && v->type != CS_TYPE_NULL) return CS_OK;
+        rc = plan_point(sp, v, false);
+        sp->rank = 0;
+        goto done;
+    }
+    if (ct != v->type) return CS_OK;
+    if (ct == CS_TYPE_STRING && (op == QOP_EQ || op == QOP_BEGINSWITH) && n->flags == QF_CASE) {
+        rc = plan_case_prefix(sp, v->v.bytes.ptr, v->v.bytes.len);
+        sp->exact = false;
+        sp->rank = 3;
+        goto done;
+    }
+    if (n->flags) return CS_OK;
+    if (ct == CS_TYPE_STRING && op == QOP_BEGINSWITH) {
+        rc = plan_prefix(sp, v->v.bytes.ptr, v->v.bytes.len);
+        sp->rank = 2;
+        goto done;
+    }
+    if (op < QOP_LT || op > QOP_GE) return CS_OK;
+    {
+        /* one side is the value, the other the first or last key of the column's type */
+        uint8_t *k, *after, *lo = NULL, *hi = NULL;
+        size_t kn, an, lon = 1, hin = 1;
+        TRY(value_bounds(v, false, &k, &kn, &after, &an));
+        uint8_t tag = k[0];
+        switch (op) {
+        case QOP_LT: lo = NULL; hi = k; hin = kn; free(after); break;
+        case QOP_LE: hi = after; hin = an; free(k); break;
+        case QOP_GT: lo = after; lon = an; free(k); break;
+        default: lo = k; lon = kn; free(after); break;
+        }
+        if (!lo) rc = tag_bound(tag, &lo);           /* above nulls and every other type */
+        else if (!hi) rc = tag_bound((uint8_t)(tag + 1), &hi);
+        if (rc != CS_OK) { free(lo); free(hi); return rc; }
+        rc = plan_add(sp, lo, lon, hi, hin);
+        sp->rank = 2;
+    }
+done:
+    if (rc != CS_OK) { plan_free(sp); return rc; }
+    *ok = true;
+    return CS_OK;
+}
+
+/* The best conjunct of the top-level AND chain to seed from (lowest rank, exact first). */
+static int find_seed(cs_query *q, qnode *n, seedplan *best, qnode **which, int depth)
+{
+    if (depth > 100000) return CS_OK;
+    if (n->kind == QN_AND) {
+        TRY(find_seed(q, n->a, best, which, depth + 1));
+        return find_seed(q, n->b, best, which, depth + 1);
+    }
+    if (n->kind != QN_CMP && n->kind != QN_BETWEEN && n->kind != QN_IN) return CS_OK;
+    seedplan sp;
+    bool ok;
+    TRY(seed_of(q, n, &sp, &ok));
+    if (!ok) return CS_OK;
+    if (!*which || sp.rank < best->rank || (sp.rank == best->rank && sp.exact && !best->exact)) {
+        plan_free(best);
+        *best = sp;
+        *which = n;
+    } else {
+        plan_free(&sp);
+    }
+    return CS_OK;
 }
 
 static int run_filter(cs_query *q, keyset *out)
 {
     cs_txn *t = q->txn;
+    q->plan = (cs_query_plan){CS_PLAN_SCAN, CS_NONE, 0, 0, 0};
     TRY(rebind(q));
     if (q->root != QR_TABLE) {
         /* a collection or the backlinks of one object: every element, in order */
         size_t n;
         if (q->root == QR_BACKLINKS) TRY(cs_obj_backlink_count(&q->owner, q->table, q->origin_col, &n));
         else TRY(cs_coll_size(&q->coll, &n));
+        q->plan.candidates = n;
         for (size_t i = 0; i < n; i++) {
             cs_value v;
             int64_t key;
@@ -1397,30 +1764,42 @@ static int run_filter(cs_query *q, keyset *out)
         cs_obj o;
         TRY(cs_iter_init(&it, t, q->table));
         int rc;
-        while ((rc = cs_iter_next(&it, &o)) == CS_OK) TRY(keys_push(out, o.key));
+        q->plan.kind = CS_PLAN_ALL;
+        while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+            q->plan.candidates++;
+            TRY(keys_push(out, o.key));
+        }
         return rc == CS_NOTFOUND ? CS_OK : rc;
     }
-    /* an equality on an indexed column in the top-level AND chain seeds the candidates */
-    qnode *seed = find_index_seed(q, q->parsed->pred);
+    /* a condition an index answers, in the top-level AND chain, seeds the candidates */
+    seedplan sp;
+    memset(&sp, 0, sizeof sp);
+    qnode *seed = NULL;
+    TRY(find_seed(q, q->parsed->pred, &sp, &seed, 0));
     if (seed) {
-        qnode *kp = seed->a->kind == QN_KEYPATH ? seed->a : seed->b;
-        qnode *kc = seed->a->kind == QN_KEYPATH ? seed->b : seed->a;
-        bpath *b = kp->owned;
         int64_t *cand;
         size_t nc;
-        TRY(cs_index_find_all(t, q->table, b->steps[0].col, &kc->value, &cand, &nc));
-        int rc = CS_OK;
+        int rc = index_collect(t, q->table, sp.col, sp.r, sp.n, &cand, &nc);
+        q->plan.kind = CS_PLAN_INDEX;
+        q->plan.col = sp.col;
+        q->plan.ranges = (uint32_t)sp.n;
+        q->plan.candidates = rc == CS_OK ? nc : 0;
+        bool check = !sp.exact || seed != q->parsed->pred;
+        plan_free(&sp);
+        TRY(rc);
         for (size_t i = 0; i < nc && rc == CS_OK; i++) {
             cs_obj o;
             bool r = true;
             rc = cs_obj_open(t, q->table, cand[i], &o);
-            if (rc == CS_OK && seed != q->parsed->pred) rc = eval(t, q->parsed->pred, &o, NULL, &r);
+            if (rc == CS_OK && check) rc = eval(t, q->parsed->pred, &o, NULL, &r);
             if (rc == CS_OK && r) rc = keys_push(out, cand[i]);
         }
-        cs_keys_free(cand);
+        free(cand);
         return rc;
     }
     if (collect_fast(q, q->parsed->pred, fc, &nf)) {
+        q->plan.kind = CS_PLAN_LEAVES;
+        TRY(cs_table_count(t, q->table, &q->plan.candidates));
         if (!out->collect && nf == 1) {
             uint64_t n = 0;
             TRY(fast_walk(t, q->table, root, fc, nf, fast_count_visit, &n, 0));
@@ -1435,6 +1814,7 @@ static int run_filter(cs_query *q, keyset *out)
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
         bool r;
+        q->plan.candidates++;
         TRY(eval(t, q->parsed->pred, &o, NULL, &r));
         if (r) TRY(keys_push(out, o.key));
     }
@@ -1476,7 +1856,8 @@ static void items_sort(sort_item *v, sort_item *tmp, size_t n, const qsort_key *
 static int single_value(cs_txn *t, qnode *path, cs_obj *o, const cs_value *self, cs_value *v, void **buf)
 {
     vals x = {0};
-    int rc = eval_from(t, path->owned, 0, o, self, &x);
+    /* operand_values, so that a path ending in @type yields the type's name */
+    int rc = operand_values(t, path, o, self, &x);
     *v = cs_null();
     *buf = NULL;
     if (rc == CS_OK && x.n) {
@@ -1817,6 +2198,13 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
     int rc = aggregate_matches(q, col, op, out);
     if (rc == CS_OK && op == CS_AGG_SUM && ty == CS_TYPE_FLOAT) *out = cs_float((float)out->v.d);
     return rc;
+}
+
+int cs_query_last_plan(const cs_query *q, cs_query_plan *out)
+{
+    if (!q || !out) return cs_fail(CS_MISUSE, 0, "cs_query_last_plan: query and out are required");
+    *out = q->plan;
+    return CS_OK;
 }
 
 int cs_query_check(const char *text, size_t len, size_t nargs)

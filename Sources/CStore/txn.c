@@ -314,6 +314,7 @@ int cs_txn_promote(cs_txn *t)
         return rc;
     }
     t->writing = true;
+    t->base_format = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     t->nfreed = 0;
     t->nlog = 0;
     t->tns_slot = NULL;

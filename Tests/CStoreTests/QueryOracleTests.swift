@@ -395,7 +395,10 @@ private struct Gen {
 // MARK: - The test
 
 @Suite struct QueryOracleTests {
-    @Test func randomPredicatesMatchTheOracle() throws {
+    /// Run twice: without indexes, and with every indexable column indexed, so that conditions
+    /// answered from indexes (==, IN, ranges, BEGINSWITH, [c]) meet the same oracle.
+    @Test(arguments: [false, true]) func randomPredicatesMatchTheOracle(indexed: Bool) throws {
+        let ix = indexed ? CS_COL_INDEXED : 0
         let seed: UInt64 = ProcessInfo.processInfo.environment["QUERY_ORACLE_SEED"].flatMap { UInt64($0) } ?? 0x5157_4F52_4143_4C45
         let objects = 2_000, predicates = underSanitizer ? 500 : 2_000
         var rng = SeededRNG(seed: seed)
@@ -408,13 +411,13 @@ private struct Gen {
                 let rank = try addColumn(txn, owner, "rank", CS_TYPE_INT)
                 let oname = try addColumn(txn, owner, "oname", CS_TYPE_STRING)
                 item = try addTable(txn, "Item")
-                col["i"] = try addColumn(txn, item, "i", CS_TYPE_INT)
-                col["ni"] = try addColumn(txn, item, "ni", CS_TYPE_INT, flags: CS_COL_NULLABLE)
+                col["i"] = try addColumn(txn, item, "i", CS_TYPE_INT, flags: ix)
+                col["ni"] = try addColumn(txn, item, "ni", CS_TYPE_INT, flags: CS_COL_NULLABLE | ix)
                 col["d"] = try addColumn(txn, item, "d", CS_TYPE_DOUBLE)
-                col["s"] = try addColumn(txn, item, "s", CS_TYPE_STRING)
-                col["ns"] = try addColumn(txn, item, "ns", CS_TYPE_STRING, flags: CS_COL_NULLABLE)
-                col["b"] = try addColumn(txn, item, "b", CS_TYPE_BOOL)
-                col["t"] = try addColumn(txn, item, "t", CS_TYPE_TIMESTAMP)
+                col["s"] = try addColumn(txn, item, "s", CS_TYPE_STRING, flags: ix)
+                col["ns"] = try addColumn(txn, item, "ns", CS_TYPE_STRING, flags: CS_COL_NULLABLE | ix)
+                col["b"] = try addColumn(txn, item, "b", CS_TYPE_BOOL, flags: ix)
+                col["t"] = try addColumn(txn, item, "t", CS_TYPE_TIMESTAMP, flags: ix)
                 col["owner"] = try addColumn(txn, item, "owner", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: owner)
                 col["list"] = try addColumn(txn, item, "list", CS_TYPE_INT, coll: CS_COLL_LIST)
 
@@ -482,6 +485,7 @@ private struct Gen {
             var g = Gen(rng: rng)
             var mismatches = 0
             var nonEmpty = 0
+            var fromIndex = 0
             for n in 0..<predicates {
                 let (predText, f) = g.pred(3)
                 var text = predText
@@ -519,7 +523,13 @@ private struct Gen {
 
                 let got: [Int64]
                 do {
-                    got = try queryKeys(txn, item, text)
+                    let (rc, msg, q) = makeQuery(txn, item, text)
+                    if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new", message: msg) }
+                    defer { cs_query_free(q) }
+                    got = try keysOf(q!, text)
+                    var plan = cs_query_plan()
+                    _ = cs_query_last_plan(q, &plan)
+                    if plan.kind == CS_PLAN_INDEX.rawValue { fromIndex += 1 }
                 } catch {
                     mismatches += 1
                     if mismatches <= 10 { Issue.record("seed \(seed) predicate #\(n): \(text)\n  engine failed: \(error)") }
@@ -547,6 +557,8 @@ private struct Gen {
                 }
             }
             #expect(mismatches == 0, "seed \(seed): \(mismatches) of \(predicates) predicates disagree with the oracle")
+            // with indexes a good share of the predicates is answered from one (none without)
+            #expect(indexed ? fromIndex > predicates / 10 : fromIndex == 0, "\(fromIndex) predicates used an index")
             #expect(nonEmpty > predicates / 4, "the generator should make predicates that match something (\(nonEmpty))")
         }
     }

@@ -82,7 +82,9 @@ const char *cs_errmsg(void);
 int cs_errno(void);
 /** A short constant name for an error code ("CS_CORRUPT"). */
 const char *cs_errstr(int code);
-/** The file format version this library writes (docs/FORMAT.md). */
+/** The newest file format version this library reads and writes (docs/FORMAT.md): 2. A file is
+ *  written in the lowest version that describes it: 1, or 2 while it has an index on a Mixed
+ *  column (cs_db_stats says which). */
 uint32_t cs_format_version(void);
 /** The library version, "MAJOR.MINOR.PATCH". */
 const char *cs_library_version(void);
@@ -277,8 +279,8 @@ const char *cs_db_path(cs_db *db);
 
 /** Sizes and counts for `swiftstore info`. */
 typedef struct cs_db_stats {
-    uint32_t read_format;   /* format version needed to read the file */
-    uint32_t write_format;  /* format version needed to write it */
+    uint32_t read_format;   /* format version needed to read the file (as its header says) */
+    uint32_t write_format;  /* format version needed to write it (as its header says) */
     uint64_t version;       /* newest committed version */
     uint64_t file_size;     /* physical file size in bytes */
     uint64_t logical_size;  /* end of the last byte in use */
@@ -414,8 +416,10 @@ int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name
 int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col);
 
 /** Adds or drops the ordered index of a column (WRITE). Indexable: Int, Bool, String,
- *  Timestamp, ObjectId, UUID single-value columns (else CS_TYPE). Building it visits every
- *  object. A primary-key column keeps its index regardless. */
+ *  Timestamp, ObjectId, UUID and Mixed single-value columns (else CS_TYPE). Building it visits
+ *  every object. A primary-key column keeps its index regardless. A Mixed index serves equality
+ *  and IN (numbers equal across Int, Float, Double and Decimal128) and makes the file format
+ *  version 2. */
 int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed);
 
 /** The user's schema version stored in the file (0 for a new file). */
@@ -499,11 +503,12 @@ int cs_table_clear(cs_txn *txn, uint32_t table);
 /** The first object (lowest key) whose indexed column equals `value`; CS_NOTFOUND if none.
  *  CS_MISUSE if the column has no index. */
 int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value, int64_t *key);
-/** Every object whose indexed column equals `value`, in key order; free with cs_keys_free. */
+/** Every object whose indexed column equals `value`, in key order; free with cs_keys_free. On
+ *  a Mixed column, values as stored: a link to a deleted object is still found by its link. */
 int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value,
                       int64_t **keys, size_t *count);
 /** Every object with lo <= value <= hi (either bound may be NULL), in value order, then key
- *  order. Values of another type or null sort by the order of DESIGN §2.9 (null first);
+ *  order (CS_MISUSE on a Mixed index, which answers equality only). Values of another type or null sort by the order of DESIGN §2.9 (null first);
  *  Float and Double bounds on an Int index compare by numeric value (NaN before numbers). */
 int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo,
                    const cs_value *hi, int64_t **keys, size_t *count);
@@ -716,6 +721,29 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count);
 /** An aggregate of column `col` over the matches (DESIGN §2.9 for empty sets); for a query over
  *  a collection of values, of the matching elements (`col` is ignored). */
 int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out);
+/** How a query found its candidates the last time it ran (cs_query_count, cs_query_keys or
+ *  cs_query_aggregate), for tests and tuning. */
+typedef enum cs_plan_kind {
+    CS_PLAN_NONE = 0,   /* the query has not run yet */
+    CS_PLAN_SCAN = 1,   /* every object (or collection element) was tested */
+    CS_PLAN_LEAVES = 2, /* Int conditions ran leaf by leaf over the column arrays */
+    CS_PLAN_INDEX = 3,  /* an ordered index gave the candidates: ==, IN, <, <=, >, >=, BETWEEN,
+                           BEGINSWITH, ==[c] or BEGINSWITH[c] on an indexed column, alone or as
+                           one condition of the top-level AND chain */
+    CS_PLAN_ALL = 4,    /* TRUEPREDICATE over a table: every object, nothing tested */
+} cs_plan_kind;
+
+typedef struct cs_query_plan {
+    uint32_t kind;       /* cs_plan_kind */
+    uint32_t col;        /* CS_PLAN_INDEX: the indexed column; else CS_NONE */
+    uint64_t candidates; /* objects the plan produced (index: before the other conditions and any
+                            re-check; scans: objects visited) */
+    uint32_t ranges;     /* CS_PLAN_INDEX: index ranges scanned */
+    uint32_t pad;        /* zero */
+} cs_query_plan;
+
+int cs_query_last_plan(const cs_query *q, cs_query_plan *out);
+
 /** Checks the syntax of a query with `nargs` arguments without a schema (CS_QUERY + message). */
 int cs_query_check(const char *text, size_t len, size_t nargs);
 

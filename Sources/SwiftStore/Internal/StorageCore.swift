@@ -8,6 +8,8 @@ public enum StorageCore {
     /// The version of the CStore library (wraps `cs_library_version`).
     public static var libraryVersion: String { String(cString: cs_library_version()) }
 
-    /// The on-disk format version new files are written in (wraps `cs_format_version`).
+    /// The newest on-disk format version this library reads and writes (wraps
+    /// `cs_format_version`): 2. A file is written in the lowest version that describes it: 1,
+    /// or 2 while it has an index on an `AnyRealmValue` property (docs/FORMAT.md).
     public static var formatVersion: Int { Int(cs_format_version()) }
 }
