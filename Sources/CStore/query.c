@@ -1565,6 +1565,19 @@ static uint32_t indexed_path_col(cs_query *q, qnode *kp)
     return b->steps[0].col;
 }
 
+/* Adds the range of every link key of a Mixed index: a link to a deleted object reads as null,
+ * so each link is a candidate for `== nil`. */
+static int plan_all_links(seedplan *sp)
+{
+    uint8_t *lo = NULL, *hi = NULL;
+    int rc = tag_bound(INDEX_TAG_LINK, &lo);
+    if (rc == CS_OK) rc = tag_bound(INDEX_TAG_LINK + 1, &hi);
+    if (rc == CS_OK) return plan_add(sp, lo, 1, hi, 1);
+    free(lo);
+    free(hi);
+    return rc;
+}
+
 /* The plan for one conjunct, if the index of the column it tests can answer it (*ok). */
 static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
 {
@@ -1604,14 +1617,7 @@ static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
             rc = plan_point(sp, v, mixed);
             if (mixed && (v->type == CS_TYPE_NULL || v->type == CS_TYPE_LINK)) sp->exact = false;
         }
-        if (rc == CS_OK && mixed && !sp->exact) {
-            /* a link to a deleted object reads as null: every link is a candidate for null */
-            uint8_t *lo = NULL, *hi = NULL;
-            rc = tag_bound(INDEX_TAG_LINK, &lo);
-            if (rc == CS_OK) rc = tag_bound(INDEX_TAG_LINK + 1, &hi);
-            if (rc == CS_OK) rc = plan_add(sp, lo, 1, hi, 1);
-            else { free(lo); free(hi); }
-        }
+        if (rc == CS_OK && mixed && !sp->exact) rc = plan_all_links(sp);
         sp->rank = 1;
         goto done;
     }
@@ -1638,13 +1644,7 @@ static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
         rc = plan_point(sp, v, true);
         if (rc == CS_OK && (v->type == CS_TYPE_NULL || v->type == CS_TYPE_LINK)) {
             sp->exact = false;
-            if (v->type == CS_TYPE_NULL) {
-                uint8_t *lo = NULL, *hi = NULL;
-                rc = tag_bound(INDEX_TAG_LINK, &lo);
-                if (rc == CS_OK) rc = tag_bound(INDEX_TAG_LINK + 1, &hi);
-                if (rc == CS_OK) rc = plan_add(sp, lo, 1, hi, 1);
-                else { free(lo); free(hi); }
-            }
+            if (v->type == CS_TYPE_NULL) rc = plan_all_links(sp);
         }
         sp->rank = 0;
         goto done;

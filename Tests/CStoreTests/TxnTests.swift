@@ -259,13 +259,8 @@ import Testing
 
     @Test func tooManyPinnedVersionsIsBusy() throws {
         try withTempDir { dir in
-            let path = dir.path()
-            var opts = cs_options()
-            opts.flags = UInt32(CS_OPEN_CREATE)
-            opts.durability = CS_DURABILITY_NOSYNC
-            opts.max_active_versions = 2
-            var hh: OpaquePointer?
-            try must(cs_db_open(path, &opts, &hh), "open with max_active_versions 2")
+            let (rc, hh) = openRaw(dir.path(), flags: CS_OPEN_CREATE, maxVersions: 2)
+            try must(rc, "open with max_active_versions 2")
             let h = hh!
             defer { _ = cs_db_close(h) }
             func commitOne() -> Int32 {
@@ -305,13 +300,8 @@ import Testing
 
     @Test func aCommitThatWouldPinOneVersionTooManyIsRolledBackBeforeWriting() throws {
         try withTempDir { dir in
-            let path = dir.path()
-            var opts = cs_options()
-            opts.flags = UInt32(CS_OPEN_CREATE)
-            opts.durability = CS_DURABILITY_NOSYNC
-            opts.max_active_versions = 2
-            var hh: OpaquePointer?
-            try must(cs_db_open(path, &opts, &hh), "open with max_active_versions 2")
+            let (rc, hh) = openRaw(dir.path(), flags: CS_OPEN_CREATE, maxVersions: 2)
+            try must(rc, "open with max_active_versions 2")
             let h = hh!
             defer { _ = cs_db_close(h) }
             func tables(_ txn: OpaquePointer) -> UInt32 {
