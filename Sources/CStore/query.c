@@ -1017,9 +1017,37 @@ static bool collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf)
     return true;
 }
 
+/* Whether `v OP k` holds for every value a packed node of width w can hold (1), for none
+ * (0), or depends on the value (-1): a leaf is then decided by its width alone. */
+static int width_decides(uint8_t w, qop op, int64_t k)
+{
+    int64_t lo, hi;
+    switch (w) {
+    case 0: lo = 0; hi = 0; break;
+    case 1: lo = 0; hi = 1; break;
+    case 2: lo = 0; hi = 3; break;
+    case 4: lo = 0; hi = 15; break;
+    case 8: lo = INT8_MIN; hi = INT8_MAX; break;
+    case 16: lo = INT16_MIN; hi = INT16_MAX; break;
+    case 32: lo = INT32_MIN; hi = INT32_MAX; break;
+    default: return -1;
+    }
+    switch (op) {
+    case QOP_EQ: return (k < lo || k > hi) ? 0 : (lo == hi) ? 1 : -1;
+    case QOP_NE: return (k < lo || k > hi) ? 1 : (lo == hi) ? 0 : -1;
+    case QOP_LT: return hi < k ? 1 : lo >= k ? 0 : -1;
+    case QOP_LE: return hi <= k ? 1 : lo > k ? 0 : -1;
+    case QOP_GT: return lo > k ? 1 : hi <= k ? 0 : -1;
+    default: return lo >= k ? 1 : hi < k ? 0 : -1;
+    }
+}
+
 /* Marks in `hit` (one byte per row) the rows of a leaf column matching col OP k. */
 static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8_t *hit)
 {
+    int decided = width_decides(h->width, op, k);
+    if (decided == 0) memset(hit, 0, rows);
+    if (decided >= 0) return;
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
 #define LOOP(T)                                                                          \
     do {                                                                                 \
@@ -1052,6 +1080,8 @@ static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8
  * is written and then summed). */
 static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_t k)
 {
+    int decided = width_decides(h->width, op, k);
+    if (decided >= 0) return decided ? rows : 0;
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
     uint64_t c = 0;
 #define LOOP(T)                                                                           \

@@ -1,6 +1,7 @@
 // Counting matches of one Int condition: the engine counts each cluster leaf in one fused
-// loop per column width (no per-row mask). The counts must equal a count made here in Swift
-// over the same values, for every operator, every width and leaves that lack the column.
+// loop per column width (no per-row mask), and decides a leaf without reading it when the
+// constant lies outside what its width can hold. The counts must equal a count made here in
+// Swift over the same values, for every operator, every width and leaves that lack the column.
 
 import CStore
 import Foundation
@@ -11,6 +12,8 @@ import Testing
     /// width exist (about 256 rows a leaf).
     static func value(_ i: Int) -> Int64 {
         switch i {
+        case 10: return 127 // the ends of the 8-bit range
+        case 20: return -128
         case ..<700: return Int64(i % 100) - 50
         case ..<1400: return Int64(i) * 37 - 30_000
         case ..<2100: return Int64(i) * 1_000_003 - 1_700_000_000
@@ -22,13 +25,18 @@ import Testing
         try withTempDir { dir in
             let db = try DB(dir.path())
             let n = 2800
-            var t: UInt32 = 0, v: UInt32 = 0
+            var t: UInt32 = 0, v: UInt32 = 0, small: UInt32 = 0
+            // `small` holds 0...1 in the first leaves, 0...3 next, then 0...15: leaves of the
+            // unsigned packed widths 1, 2 and 4.
+            func smallValue(_ i: Int) -> Int64 { Int64(i < 900 ? i % 2 : i < 1800 ? i % 4 : i % 16) }
             try db.write { txn throws in
                 t = try addTable(txn, "Rows")
                 v = try addColumn(txn, t, "v", CS_TYPE_INT)
+                small = try addColumn(txn, t, "small", CS_TYPE_INT)
                 for i in 0..<n {
                     var o = try createObj(txn, t)
                     try must(cs_obj_set_int(&o, v, Self.value(i)), "set")
+                    try must(cs_obj_set_int(&o, small, smallValue(i)), "set small")
                 }
             }
             // A column added to the populated table, set in a few rows only: most leaves do not
@@ -44,16 +52,22 @@ import Testing
                 }
             }
             let values = (0..<n).map(Self.value)
+            let smallValues = (0..<n).map(smallValue)
             let ops: [(String, (Int64, Int64) -> Bool)] = [
                 ("==", { $0 == $1 }), ("!=", { $0 != $1 }), ("<", { $0 < $1 }),
                 ("<=", { $0 <= $1 }), (">", { $0 > $1 }), (">=", { $0 >= $1 }),
             ]
-            let constants: [Int64] = [-50, 0, 7, 49, -30_000, 20_000, 1_000_003, -1_700_000_000,
+            // Constants inside and outside the range of each leaf width, so leaves are both
+            // scanned and decided by their width alone.
+            let constants: [Int64] = [-50, -1, 0, 1, 2, 3, 7, 15, 16, 49, 200, -30_000, 20_000, 40_000,
+                                      1_000_003, -1_700_000_000, 3_000_000_000,
+                                      127, 128, -128, -129, 32_767, 32_768, -32_768, -32_769,
+                                      Int64(Int32.max), Int64(Int32.max) + 1, Int64(Int32.min), Int64(Int32.min) - 1,
                                       Int64(2200) << 40, -(Int64(2201) << 40), .max, .min]
             try db.read { txn throws in
                 for (op, holds) in ops {
                     for k in constants {
-                        for (name, column) in [("v", values), ("late", lateValues)] {
+                        for (name, column) in [("v", values), ("late", lateValues), ("small", smallValues)] {
                             let text = "\(name) \(op) \(k)"
                             let (rc, msg, q) = makeQuery(txn, t, text)
                             try must(rc, "\(text): \(msg)")
