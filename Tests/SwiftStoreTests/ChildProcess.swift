@@ -35,8 +35,8 @@ enum ChildProcess {
         let id = UUID().uuidString.prefix(8)
         let out = dir.url.appendingPathComponent("child-\(id).out")
         let err = dir.url.appendingPathComponent("child-\(id).err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args

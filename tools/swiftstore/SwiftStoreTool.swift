@@ -154,7 +154,8 @@ func jsonValue(_ v: cs_value, _ txn: OpaquePointer) -> Any {
         var d = v.v.dec
         var buf = [CChar](repeating: 0, count: 64)
         _ = cs_decimal_format(&d, &buf, buf.count)
-        return ["$decimal": String(cString: buf)]
+        let text = buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return ["$decimal": String(decoding: text, as: UTF8.self)]
     case CS_TYPE_LINK:
         var info = cs_table_info()
         let name = cs_table_info_get(txn, v.v.link.table, &info) == 0 ? String(cString: info.name) : "?"
