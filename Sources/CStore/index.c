@@ -122,6 +122,16 @@ static size_t put_number(uint8_t *p, const cs_value *v)
     return put_double(p, d);
 }
 
+/* The Mixed key a double would have if it were keyed under INDEX_TAG_DOUBLE whatever its
+ * value (integers included), malloc'd with 8 spare bytes: the bound of a numeric range. */
+int index_double_key(double d, uint8_t **out, size_t *n)
+{
+    *out = malloc(9 + 8);
+    if (!*out) return cs_fail(CS_NOMEM, 0, "out of memory");
+    *n = put_double(*out, d);
+    return CS_OK;
+}
+
 /* Bytes encode_into needs for `v` (the 8 spare bytes included). */
 static size_t encode_cap(const cs_value *v)
 {
