@@ -11,8 +11,9 @@
  * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
  * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes. A Mixed index
  * (format version 2) keys the stored value so that numbers equal in the value order share a key
- * (put_number); it serves equality, not order across numeric kinds. The query engine reads
- * ranges of entries through index_collect.
+ * (put_number); it serves equality exactly, and order only through candidate ranges per tag
+ * that the query engine re-checks (query.c, plan_mixed_range; index_double_key gives the bounds
+ * in the Double tag). The query engine reads ranges of entries through index_collect.
  *
  * Invariants:
  *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
