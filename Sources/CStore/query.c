@@ -1630,7 +1630,7 @@ static int bytes_key(const cs_value *v, uint8_t tag, uint8_t **k, size_t *kn)
     return CS_OK;
 }
 
-/* A numeric constant as a double, widened `steps` representable doubles towards `dir` (the
+/* A numeric constant as a double, widened by two representable doubles towards `dir` (the
  * conversion of a large Int or of a Decimal128 may round); false for NaN. */
 static bool num_bound(const cs_value *v, double dir, double *out)
 {
@@ -1658,8 +1658,8 @@ static int plan_tag(seedplan *sp, uint8_t tag)
  * for an open side): the Int keys from floor(lo) to floor(hi), the Double keys from lo to hi and
  * every Decimal key (their cohort-free parts are not in numeric order), and every NaN key: a
  * Float or Double NaN matches no ordering, but cmp_values leaves a Decimal128 NaN to
- * cs_value_compare, which orders it below every number, so it can match. The candidates are a superset, re-checked by
- * the scan's predicate. */
+ * cs_value_compare, which orders it below every number, so it can match. The candidates are a
+ * superset, re-checked by the scan's predicate. */
 static int plan_numbers(seedplan *sp, double lo, double hi)
 {
     const double two63 = 9223372036854775808.0;
