@@ -11,8 +11,9 @@
  * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
  * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes. A Mixed index
  * (format version 2) keys the stored value so that numbers equal in the value order share a key
- * (put_number); it serves equality, not order across numeric kinds. The query engine reads
- * ranges of entries through index_collect.
+ * (put_number); it serves equality exactly, and order only through candidate ranges per tag
+ * that the query engine re-checks (query.c, plan_mixed_range; index_double_key gives the bounds
+ * in the Double tag). The query engine reads ranges of entries through index_collect.
  *
  * Invariants:
  *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
@@ -120,6 +121,16 @@ static size_t put_number(uint8_t *p, const cs_value *v)
         return put_number(p, &i);
     }
     return put_double(p, d);
+}
+
+/* The Mixed key a double would have if it were keyed under INDEX_TAG_DOUBLE whatever its
+ * value (integers included), malloc'd with 8 spare bytes: the bound of a numeric range. */
+int index_double_key(double d, uint8_t **out, size_t *n)
+{
+    *out = malloc(9 + 8);
+    if (!*out) return cs_fail(CS_NOMEM, 0, "out of memory");
+    *n = put_double(*out, d);
+    return CS_OK;
 }
 
 /* Bytes encode_into needs for `v` (the 8 spare bytes included). */

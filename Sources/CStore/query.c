@@ -824,8 +824,11 @@ static int bind(cs_query *q, qnode *n, int depth)
             return CS_OK;
         }
         if (n->kind == QN_BETWEEN) {
-            if (!numeric(ta) && ta != CS_TYPE_TIMESTAMP && ta != CS_TYPE_MIXED)
-                return berr(q, n->pos, "BETWEEN needs numbers or dates, not %s", type_name(ta));
+            if (ta == CS_TYPE_BOOL || tb == CS_TYPE_BOOL || tc == CS_TYPE_BOOL)
+                return berr(q, n->pos, "Bool values have no order: BETWEEN does not apply to them (use == or !=)");
+            if (!numeric(ta) && ta != CS_TYPE_TIMESTAMP && ta != CS_TYPE_OBJECTID && ta != CS_TYPE_UUID &&
+                ta != CS_TYPE_MIXED)
+                return berr(q, n->pos, "BETWEEN needs numbers, dates, object ids or UUIDs, not %s", type_name(ta));
             if (!types_compatible(ta, tb) || !types_compatible(ta, tc))
                 return berr(q, n->pos, "BETWEEN bounds must be of the property's type (%s)", type_name(ta));
             return CS_OK;
@@ -840,9 +843,14 @@ static int bind(cs_query *q, qnode *n, int depth)
                         type_name(ta));
         if (n->flags && ta != CS_TYPE_STRING && ta != CS_TYPE_MIXED)
             return berr(q, n->pos, "[c] and [d] apply to strings, not %s", type_name(ta));
-        if ((n->op == QOP_LT || n->op == QOP_LE || n->op == QOP_GT || n->op == QOP_GE) &&
-            (ta == CS_TYPE_BOOL || ta == CS_TYPE_LINK || ta == CS_TYPE_OBJECTID || ta == CS_TYPE_UUID) && n->flags == 0)
-            return berr(q, n->pos, "%s values cannot be ordered with <, <=, > or >=", type_name(ta));
+        /* ObjectId and UUID order as unsigned big-endian byte strings (cs_value_compare, SORT and
+         * their index keys agree); bools and links have no order in Realm's query language */
+        if ((n->op == QOP_LT || n->op == QOP_LE || n->op == QOP_GT || n->op == QOP_GE) && n->flags == 0) {
+            cs_type un = ta == CS_TYPE_BOOL || ta == CS_TYPE_LINK ? ta : tb;
+            if (un == CS_TYPE_BOOL || un == CS_TYPE_LINK)
+                return berr(q, n->pos, "%s values have no order: <, <=, > and >= do not apply to them (use == or !=)",
+                            type_name(un));
+        }
         return CS_OK;
     }
     default: return berr(q, n->pos, "not a condition");
@@ -1608,6 +1616,167 @@ static int plan_all_links(seedplan *sp)
     return rc;
 }
 
+/* Adds the range of the entries whose value part is `op` the key k (kn bytes, taken also on
+ * failure), within k's type tag: the other side of the range is the first or last key of that
+ * tag, so nulls and other types stay out. */
+static int plan_order(seedplan *sp, qop op, uint8_t *k, size_t kn)
+{
+    uint8_t *after = bytes_dup(k, kn, 8), *lo = NULL, *hi = NULL;
+    size_t an = kn + 8, lon = 1, hin = 1;
+    if (!after) { free(k); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    memset(after + kn, 0xff, 8);
+    uint8_t tag = k[0];
+    switch (op) {
+    case QOP_LT: hi = k; hin = kn; free(after); break;
+    case QOP_LE: hi = after; hin = an; free(k); break;
+    case QOP_GT: lo = after; lon = an; free(k); break;
+    default: lo = k; lon = kn; free(after); break;
+    }
+    int rc = CS_OK;
+    if (!lo) rc = tag_bound(tag, &lo);
+    else rc = tag_bound((uint8_t)(tag + 1), &hi);
+    if (rc != CS_OK) { free(lo); free(hi); return rc; }
+    return plan_add(sp, lo, lon, hi, hin);
+}
+
+/* Adds [key(lo), key(hi)||FF..FF): the entries whose value part lies between the two keys (lon
+ * and hin bytes, both taken). */
+static int plan_between(seedplan *sp, uint8_t *lo, size_t lon, uint8_t *hi, size_t hin)
+{
+    uint8_t *h = bytes_dup(hi, hin, 8);
+    free(hi);
+    if (!h) { free(lo); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    memset(h + hin, 0xff, 8);
+    return plan_add(sp, lo, lon, h, hin + 8);
+}
+
+/* A Mixed index keys a string and a binary with the same escaped bytes under two tags, and the
+ * scan orders (and prefix-matches) strings and binaries against each other by those bytes: the
+ * Mixed key of v, a string or binary, with its tag replaced by `tag`. */
+static int bytes_key(const cs_value *v, uint8_t tag, uint8_t **k, size_t *kn)
+{
+    TRY(index_encode(v, true, k, kn));
+    (*k)[0] = tag;
+    return CS_OK;
+}
+
+/* A numeric constant as a double, widened by two representable doubles towards `dir` (the
+ * conversion of a large Int or of a Decimal128 may round); false for NaN. */
+static bool num_bound(const cs_value *v, double dir, double *out)
+{
+    double d = v->type == CS_TYPE_INT ? (double)v->v.i : v->type == CS_TYPE_FLOAT ? (double)v->v.f
+             : v->type == CS_TYPE_DOUBLE ? v->v.d : cs_decimal_to_double(&v->v.dec);
+    if (isnan(d)) return false;
+    for (int i = 0; i < 2; i++) d = nextafter(d, dir);
+    *out = d;
+    return true;
+}
+
+/* Adds every key of one type tag. */
+static int plan_tag(seedplan *sp, uint8_t tag)
+{
+    uint8_t *a = NULL, *b = NULL;
+    int rc = tag_bound(tag, &a);
+    if (rc == CS_OK) rc = tag_bound((uint8_t)(tag + 1), &b);
+    if (rc == CS_OK) return plan_add(sp, a, 1, b, 1);
+    free(a);
+    free(b);
+    return rc;
+}
+
+/* The candidates of a Mixed numeric range [lo, hi] (doubles already widened outwards, +-inf
+ * for an open side): the Int keys from floor(lo) to floor(hi), the Double keys from lo to hi and
+ * every Decimal key (their cohort-free parts are not in numeric order), and every NaN key: a
+ * Float or Double NaN matches no ordering, but cmp_values leaves a Decimal128 NaN to
+ * cs_value_compare, which orders it below every number, so it can match. The candidates are a
+ * superset, re-checked by the scan's predicate. */
+static int plan_numbers(seedplan *sp, double lo, double hi)
+{
+    const double two63 = 9223372036854775808.0;
+    uint8_t *a = NULL, *b = NULL, *x, *y;
+    size_t an = 1, bn = 1, xn, yn;
+    if (lo < two63 && hi >= -two63) {
+        cs_value l = cs_int(lo <= -two63 ? INT64_MIN : (int64_t)floor(lo));
+        cs_value h = cs_int(hi >= two63 ? INT64_MAX : (int64_t)floor(hi));
+        TRY(index_encode(&l, true, &a, &an));
+        int rc = index_encode(&h, true, &b, &bn);
+        if (rc != CS_OK) { free(a); return rc; }
+        TRY(plan_between(sp, a, an, b, bn));
+    }
+    TRY(index_double_key(lo, &x, &xn));
+    int rc = index_double_key(hi, &y, &yn);
+    if (rc != CS_OK) { free(x); return rc; }
+    TRY(plan_between(sp, x, xn, y, yn));
+    TRY(plan_tag(sp, INDEX_TAG_DECIMAL));
+    return plan_tag(sp, INDEX_TAG_NAN);
+}
+
+/* Whether a Mixed index can seed an ordering or BETWEEN against constants of type t: numbers
+ * (not NaN, checked later), strings and binaries, and the types the index keys in value order.
+ * Null (matches no ordering) and nested collections are left to the scan; the binder refuses
+ * to order bools and links. */
+static bool mixed_orderable(cs_type t)
+{
+    return numeric(t) || t == CS_TYPE_STRING || t == CS_TYPE_BINARY || t == CS_TYPE_TIMESTAMP || t == CS_TYPE_OBJECTID ||
+           t == CS_TYPE_UUID;
+}
+
+/* A Mixed index's candidates for `column op v` (op one of <, <=, >, >=, BEGINSWITH) or, with w,
+ * for `column BETWEEN {v, w}`; *ok false when the index cannot answer it. Never exact. */
+static int plan_mixed_range(seedplan *sp, qop op, const cs_value *v, const cs_value *w, bool *ok)
+{
+    *ok = false;
+    bool str = v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY;
+    if (!mixed_orderable(v->type)) return CS_OK;
+    if (w && !(numeric(v->type) && numeric(w->type)) &&
+        !(str && (w->type == CS_TYPE_STRING || w->type == CS_TYPE_BINARY)) && w->type != v->type)
+        return CS_OK;
+    if (op == QOP_BEGINSWITH && !str) return CS_OK;
+    if (numeric(v->type)) {
+        double lo = -INFINITY, hi = INFINITY;
+        if (w) {
+            if (!num_bound(v, -INFINITY, &lo) || !num_bound(w, INFINITY, &hi)) return CS_OK;
+        } else if (op == QOP_GT || op == QOP_GE) {
+            if (!num_bound(v, -INFINITY, &lo)) return CS_OK;
+        } else if (!num_bound(v, INFINITY, &hi)) {
+            return CS_OK;
+        }
+        TRY(plan_numbers(sp, lo, hi));
+        *ok = true;
+        return CS_OK;
+    }
+    uint8_t tags[2] = {0, INDEX_TAG_BINARY};
+    size_t ntags = 1;
+    if (str) { tags[0] = INDEX_TAG_STRING; ntags = 2; }
+    for (size_t i = 0; i < ntags; i++) {
+        uint8_t *k, *h;
+        size_t kn, hn;
+        if (op == QOP_BEGINSWITH) {
+            /* the typed prefix range, moved under this tag */
+            seedplan one;
+            memset(&one, 0, sizeof one);
+            TRY(plan_prefix(&one, v->v.bytes.ptr, v->v.bytes.len));
+            one.r[0].lo[0] = tags[i];
+            one.r[0].hi[0] = (uint8_t)(one.r[0].hi[0] - INDEX_TAG_STRING + tags[i]);
+            int rc = plan_add(sp, one.r[0].lo, one.r[0].lon, one.r[0].hi, one.r[0].hin);
+            free(one.r);
+            TRY(rc);
+            continue;
+        }
+        if (str) TRY(bytes_key(v, tags[i], &k, &kn));
+        else TRY(index_encode(v, true, &k, &kn));
+        if (w) {
+            int rc = str ? bytes_key(w, tags[i], &h, &hn) : index_encode(w, true, &h, &hn);
+            if (rc != CS_OK) { free(k); return rc; }
+            TRY(plan_between(sp, k, kn, h, hn));
+        } else {
+            TRY(plan_order(sp, op, k, kn));
+        }
+    }
+    *ok = true;
+    return CS_OK;
+}
+
 /* The plan for one conjunct, if the index of the column it tests can answer it (*ok). */
 static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
 {
@@ -1651,8 +1820,17 @@ static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
         sp->rank = 1;
         goto done;
     }
+    if (n->kind == QN_BETWEEN && mixed) {
+        bool any;
+        if (n->b->kind != QN_CONST || n->c->kind != QN_CONST) return CS_OK;
+        rc = plan_mixed_range(sp, QOP_GE, &n->b->value, &n->c->value, &any);
+        if (rc == CS_OK && !any) { plan_free(sp); return CS_OK; }
+        sp->exact = false;
+        sp->rank = 2;
+        goto done;
+    }
     if (n->kind == QN_BETWEEN) {
-        if (mixed || n->b->kind != QN_CONST || n->c->kind != QN_CONST || n->b->value.type != ct || n->c->value.type != ct)
+        if (n->b->kind != QN_CONST || n->c->kind != QN_CONST || n->b->value.type != ct || n->c->value.type != ct)
             return CS_OK;
         uint8_t *lo, *hi, *x, *y;
         size_t lon, hin, xn, yn;
@@ -1669,8 +1847,17 @@ static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
     qnode *kc = kp == n->a ? n->b : n->a;
     if (kc->kind != QN_CONST || kc->value.type == CS_TYPE_LIST) return CS_OK;
     const cs_value *v = &kc->value;
+    if (mixed && op != QOP_EQ) {
+        bool any;
+        if (n->flags || (op != QOP_BEGINSWITH && (op < QOP_LT || op > QOP_GE))) return CS_OK;
+        rc = plan_mixed_range(sp, op, v, NULL, &any);
+        if (rc == CS_OK && !any) { plan_free(sp); return CS_OK; }
+        sp->exact = false;
+        sp->rank = 2;
+        goto done;
+    }
     if (mixed) {
-        if (op != QOP_EQ || n->flags) return CS_OK;
+        if (n->flags) return CS_OK;
         rc = plan_point(sp, v, true);
         if (rc == CS_OK && (v->type == CS_TYPE_NULL || v->type == CS_TYPE_LINK)) {
             sp->exact = false;
@@ -1701,20 +1888,10 @@ static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
     if (op < QOP_LT || op > QOP_GE) return CS_OK;
     {
         /* one side is the value, the other the first or last key of the column's type */
-        uint8_t *k, *after, *lo = NULL, *hi = NULL;
-        size_t kn, an, lon = 1, hin = 1;
-        TRY(value_bounds(v, false, &k, &kn, &after, &an));
-        uint8_t tag = k[0];
-        switch (op) {
-        case QOP_LT: lo = NULL; hi = k; hin = kn; free(after); break;
-        case QOP_LE: hi = after; hin = an; free(k); break;
-        case QOP_GT: lo = after; lon = an; free(k); break;
-        default: lo = k; lon = kn; free(after); break;
-        }
-        if (!lo) rc = tag_bound(tag, &lo);           /* above nulls and every other type */
-        else if (!hi) rc = tag_bound((uint8_t)(tag + 1), &hi);
-        if (rc != CS_OK) { free(lo); free(hi); return rc; }
-        rc = plan_add(sp, lo, lon, hi, hin);
+        uint8_t *k;
+        size_t kn;
+        TRY(index_encode(v, false, &k, &kn));
+        rc = plan_order(sp, op, k, kn);
         sp->rank = 2;
     }
 done:
