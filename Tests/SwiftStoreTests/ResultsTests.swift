@@ -982,3 +982,51 @@ func atIDs<C: _RealmQueryable>(_ c: C, _ format: String, _ args: Any...,
                                sourceLocation: SourceLocation = #_sourceLocation) -> [Int]? where C._QueryElement == AllTypes {
     colQuery(c, format, args, { $0.id }, sourceLocation: sourceLocation)?.sorted()
 }
+
+/// A model with ObjectId and UUID properties (one of each indexed) for ordering queries.
+final class OrderedIds: Object {
+    @Persisted var n = 0
+    @Persisted(indexed: true) var oid = ObjectId.generate()
+    @Persisted var uuid = UUID()
+}
+
+/// Ordering comparisons on ObjectId and UUID: the same order as ObjectId's `<` and as the
+/// bytes of a UUID, with and without an index.
+@Suite struct IdOrderingQueryTests {
+    @Test func objectIdAndUUIDRangesFollowTheirByteOrder() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([OrderedIds.self]))
+        var oids: [ObjectId] = []
+        var uuids: [UUID] = []
+        try realm.write {
+            for i in 0..<200 {
+                var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+                if i % 3 == 0 { bytes[0] = 0x80 }
+                let uuid = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                       bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+                let hex = (0..<12).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+                let oid = try ObjectId(string: hex)
+                oids.append(oid)
+                uuids.append(uuid)
+                realm.create(OrderedIds.self, value: ["n": i, "oid": oid, "uuid": uuid])
+            }
+        }
+        func uuidBytes(_ u: UUID) -> [UInt8] { withUnsafeBytes(of: u.uuid) { Array($0) } }
+        let all = realm.objects(OrderedIds.self)
+        for pivot in [oids[0], oids[7], oids[100]] {
+            let got = Set(all.filter("oid > %@", pivot).map(\.n))
+            let want = Set((0..<200).filter { pivot < oids[$0] })
+            #expect(got == want)
+            let le = Set(all.filter("oid <= %@", pivot).map(\.n))
+            #expect(le == Set(0..<200).subtracting(want))
+        }
+        for pivot in [uuids[0], uuids[5], uuids[150]] {
+            let p = uuidBytes(pivot)
+            let got = Set(all.filter("uuid < %@", pivot).map(\.n))
+            let want = Set((0..<200).filter { uuidBytes(uuids[$0]).lexicographicallyPrecedes(p) })
+            #expect(got == want)
+        }
+        let sorted = all.sorted(byKeyPath: "oid").map(\.oid)
+        #expect(sorted == oids.sorted())
+    }
+}
