@@ -1050,6 +1050,23 @@ static int width_decides(uint8_t w, qop op, int64_t k)
     }
 }
 
+/* Runs ACC(i, a[i] OP k) over the `rows` values of the array p of T, one loop per operator,
+ * so that each loop is a plain comparison the compiler vectorises. */
+#define CMP_LOOPS(T, ACC)                                                                       \
+    do {                                                                                        \
+        const T *a = (const T *)(const void *)p;                                                \
+        switch (op) {                                                                           \
+        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] == k); break;     \
+        case QOP_NE: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] != k); break;     \
+        case QOP_LT: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] < k); break;      \
+        case QOP_LE: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] <= k); break;     \
+        case QOP_GT: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] > k); break;      \
+        default: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] >= k); break;         \
+        }                                                                                       \
+    } while (0)
+#define MASK_ACC(i, r) (hit[i] &= (r))
+#define COUNT_ACC(i, r) (c += (r))
+
 /* Marks in `hit` (one byte per row) the rows of a leaf column matching col OP k. */
 static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8_t *hit)
 {
@@ -1057,23 +1074,11 @@ static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8
     if (decided == 0) memset(hit, 0, rows);
     if (decided >= 0) return;
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
-#define LOOP(T)                                                                          \
-    do {                                                                                 \
-        const T *a = (const T *)(const void *)p;                                         \
-        switch (op) {                                                                    \
-        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] == k; break; \
-        case QOP_NE: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] != k; break; \
-        case QOP_LT: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] < k; break;  \
-        case QOP_LE: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] <= k; break; \
-        case QOP_GT: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] > k; break;  \
-        default: for (uint64_t i = 0; i < rows; i++) hit[i] &= (int64_t)a[i] >= k; break;     \
-        }                                                                                \
-    } while (0)
     switch (h->width) {
-    case 8: LOOP(int8_t); break;
-    case 16: LOOP(int16_t); break;
-    case 32: LOOP(int32_t); break;
-    case 64: LOOP(int64_t); break;
+    case 8: CMP_LOOPS(int8_t, MASK_ACC); break;
+    case 16: CMP_LOOPS(int16_t, MASK_ACC); break;
+    case 32: CMP_LOOPS(int32_t, MASK_ACC); break;
+    case 64: CMP_LOOPS(int64_t, MASK_ACC); break;
     default:
         for (uint64_t i = 0; i < rows; i++) {
             int64_t v = packed_get(p, h->width, i);
@@ -1081,7 +1086,6 @@ static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8
             hit[i] &= r;
         }
     }
-#undef LOOP
 }
 
 /* Counts the rows of a leaf column matching col OP k: the one-condition count, fused (no mask
@@ -1092,23 +1096,11 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
     if (decided >= 0) return decided ? rows : 0;
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
     uint64_t c = 0;
-#define LOOP(T)                                                                           \
-    do {                                                                                  \
-        const T *a = (const T *)(const void *)p;                                          \
-        switch (op) {                                                                     \
-        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] == k; break;  \
-        case QOP_NE: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] != k; break;  \
-        case QOP_LT: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] < k; break;   \
-        case QOP_LE: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] <= k; break;  \
-        case QOP_GT: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] > k; break;   \
-        default: for (uint64_t i = 0; i < rows; i++) c += (int64_t)a[i] >= k; break;      \
-        }                                                                                 \
-    } while (0)
     switch (h->width) {
-    case 8: LOOP(int8_t); break;
-    case 16: LOOP(int16_t); break;
-    case 32: LOOP(int32_t); break;
-    case 64: LOOP(int64_t); break;
+    case 8: CMP_LOOPS(int8_t, COUNT_ACC); break;
+    case 16: CMP_LOOPS(int16_t, COUNT_ACC); break;
+    case 32: CMP_LOOPS(int32_t, COUNT_ACC); break;
+    case 64: CMP_LOOPS(int64_t, COUNT_ACC); break;
     default: {
         uint8_t hit[CLUSTER_MAX + 64];
         memset(hit, 1, rows);
@@ -1116,9 +1108,11 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
         for (uint64_t i = 0; i < rows; i++) c += hit[i];
     }
     }
-#undef LOOP
     return c;
 }
+#undef CMP_LOOPS
+#undef MASK_ACC
+#undef COUNT_ACC
 
 /* The rows of a cluster leaf (its key node) and the node of Int column `col` in it, or NULL
  * when the leaf does not materialise the column (every row then holds the default, 0). */

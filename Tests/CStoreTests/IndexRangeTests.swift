@@ -11,13 +11,7 @@ import Testing
 // MARK: - Helpers
 
 private func answer(_ txn: OpaquePointer, _ table: UInt32, _ text: String, _ args: [QArg]) throws -> ([Int64], cs_query_plan) {
-    let (rc, msg, q) = makeQuery(txn, table, text, args)
-    if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new(\(text))", message: msg) }
-    defer { cs_query_free(q) }
-    let keys = try keysOf(q!, text)
-    var p = cs_query_plan()
-    try must(cs_query_last_plan(q, &p), "cs_query_last_plan")
-    return (keys, p)
+    try keysAndPlan(txn, table, text, args)
 }
 
 /// -1, 0 or 1: the unsigned lexicographic order of two byte strings of one length.

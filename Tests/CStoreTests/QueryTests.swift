@@ -88,6 +88,17 @@ func queryKeys(_ txn: OpaquePointer, _ table: UInt32, _ text: String, _ args: [Q
     return try keysOf(q!, text, sourceLocation: sourceLocation)
 }
 
+/// The keys of a query and the plan it ran with (`cs_query_last_plan`).
+func keysAndPlan(_ txn: OpaquePointer, _ table: UInt32, _ text: String, _ args: [QArg]) throws -> ([Int64], cs_query_plan) {
+    let (rc, msg, q) = makeQuery(txn, table, text, args)
+    if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new(\(text))", message: msg) }
+    defer { cs_query_free(q) }
+    let keys = try keysOf(q!, text)
+    var p = cs_query_plan()
+    try must(cs_query_last_plan(q, &p), "cs_query_last_plan")
+    return (keys, p)
+}
+
 func keysOf(_ q: OpaquePointer, _ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int64] {
     var keys: UnsafeMutablePointer<Int64>?
     var n = 0
