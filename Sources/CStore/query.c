@@ -1051,21 +1051,25 @@ static int width_decides(uint8_t w, qop op, int64_t k)
 }
 
 /* Runs ACC(i, a[i] OP k) over the `rows` values of the array p of T, one loop per operator,
- * so that each loop is a plain comparison the compiler vectorises. */
+ * so that each loop is a plain comparison the compiler vectorises. The comparison is made in T:
+ * a leaf reaches these loops only when width_decides left it open, which means k lies within
+ * the range T holds, so narrowing k loses nothing (and SSE2 has 8/16/32-bit lane compares but
+ * no 64-bit one, so comparing in int64_t would leave the loop scalar). */
 #define CMP_LOOPS(T, ACC)                                                                       \
     do {                                                                                        \
         const T *a = (const T *)(const void *)p;                                                \
+        const T kt = (T)k;                                                                      \
         switch (op) {                                                                           \
-        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] == k); break;     \
-        case QOP_NE: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] != k); break;     \
-        case QOP_LT: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] < k); break;      \
-        case QOP_LE: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] <= k); break;     \
-        case QOP_GT: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] > k); break;      \
-        default: for (uint64_t i = 0; i < rows; i++) ACC(i, (int64_t)a[i] >= k); break;         \
+        case QOP_EQ: for (uint64_t i = 0; i < rows; i++) ACC(i, a[i] == kt); break;             \
+        case QOP_NE: for (uint64_t i = 0; i < rows; i++) ACC(i, a[i] != kt); break;             \
+        case QOP_LT: for (uint64_t i = 0; i < rows; i++) ACC(i, a[i] < kt); break;              \
+        case QOP_LE: for (uint64_t i = 0; i < rows; i++) ACC(i, a[i] <= kt); break;             \
+        case QOP_GT: for (uint64_t i = 0; i < rows; i++) ACC(i, a[i] > kt); break;              \
+        default: for (uint64_t i = 0; i < rows; i++) ACC(i, a[i] >= kt); break;                 \
         }                                                                                       \
     } while (0)
 #define MASK_ACC(i, r) (hit[i] &= (r))
-#define COUNT_ACC(i, r) (c += (r))
+#define COUNT_ACC(i, r) (n += (uint32_t)(r))
 
 /* Marks in `hit` (one byte per row) the rows of a leaf column matching col OP k. */
 static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8_t *hit)
@@ -1095,7 +1099,7 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
     int decided = width_decides(h->width, op, k);
     if (decided >= 0) return decided ? rows : 0;
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
-    uint64_t c = 0;
+    uint32_t n = 0; /* a leaf holds at most CLUSTER_MAX + 64 rows */
     switch (h->width) {
     case 8: CMP_LOOPS(int8_t, COUNT_ACC); break;
     case 16: CMP_LOOPS(int16_t, COUNT_ACC); break;
@@ -1105,10 +1109,10 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
         uint8_t hit[CLUSTER_MAX + 64];
         memset(hit, 1, rows);
         fast_leaf(h, rows, op, k, hit);
-        for (uint64_t i = 0; i < rows; i++) c += hit[i];
+        for (uint64_t i = 0; i < rows; i++) n += hit[i];
     }
     }
-    return c;
+    return n;
 }
 #undef CMP_LOOPS
 #undef MASK_ACC
