@@ -1118,19 +1118,25 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
 #undef MASK_ACC
 #undef COUNT_ACC
 
-/* The rows of a cluster leaf (its key node) and the node of Int column `col` in it, or NULL
- * when the leaf does not materialise the column (every row then holds the default, 0). */
-static int leaf_int_col(cs_txn *t, node_hdr *h, uint32_t col, node_hdr **keys, uint64_t *rows, node_hdr **ch)
+/* The key node of a cluster leaf and its row count. */
+static int leaf_rows(cs_txn *t, node_hdr *h, node_hdr **keys, uint64_t *rows)
 {
     TRY(node_at(t, node_refs(h)[0], keys));
     *rows = (*keys)->count;
     if (*rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)*rows);
+    return CS_OK;
+}
+
+/* The node of Int column `col` in a cluster leaf of `rows` rows, or NULL when the leaf does not
+ * materialise the column (every row then holds the default, 0). */
+static int leaf_int_col(cs_txn *t, node_hdr *h, uint32_t col, uint64_t rows, node_hdr **ch)
+{
     uint32_t c = 1 + col;
     ref_t cr = c < h->count ? node_refs(h)[c] : 0;
     *ch = NULL;
     if (!cr) return CS_OK;
     TRY(node_at(t, cr, ch));
-    if (((*ch)->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || (*ch)->count != *rows) return CORRUPT("int column node is malformed");
+    if (((*ch)->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || (*ch)->count != rows) return CORRUPT("int column node is malformed");
     return CS_OK;
 }
 
@@ -1147,13 +1153,12 @@ static bool fast_default_holds(const fastcond *fc)
 static int leaf_hits(cs_txn *t, node_hdr *h, const fastcond *fc, size_t nf, node_hdr **keys, uint64_t *rows_out,
                      uint8_t *hit)
 {
-    TRY(node_at(t, node_refs(h)[0], keys));
-    uint64_t rows = (*keys)->count;
-    if (rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)rows);
+    uint64_t rows;
+    TRY(leaf_rows(t, h, keys, &rows));
     memset(hit, 1, rows);
     for (size_t i = 0; i < nf; i++) {
         node_hdr *ch;
-        TRY(leaf_int_col(t, h, fc[i].col, keys, &rows, &ch));
+        TRY(leaf_int_col(t, h, fc[i].col, rows, &ch));
         if (!ch) {
             if (!fast_default_holds(&fc[i])) memset(hit, 0, rows);
             continue;
@@ -1190,7 +1195,8 @@ static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, siz
     uint64_t rows;
     if (nf == 1 && fn == fast_count_visit) {
         node_hdr *ch;
-        TRY(leaf_int_col(t, h, fc[0].col, &keys, &rows, &ch));
+        TRY(leaf_rows(t, h, &keys, &rows));
+        TRY(leaf_int_col(t, h, fc[0].col, rows, &ch));
         *(uint64_t *)ctx += ch ? fast_leaf_count(ch, rows, fc[0].op, fc[0].k) : fast_default_holds(&fc[0]) ? rows : 0;
         return CS_OK;
     }
@@ -2286,12 +2292,8 @@ static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a
     uint64_t rows;
     uint8_t hit[CLUSTER_MAX + 64];
     TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
-    ref_t vr = a->col < h->count ? node_refs(h)[a->col] : 0;
-    node_hdr *vh = NULL;
-    if (vr) {
-        TRY(node_at(t, vr, &vh));
-        if ((vh->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || vh->count != rows) return CORRUPT("int column node is malformed");
-    }
+    node_hdr *vh;
+    TRY(leaf_int_col(t, h, a->col - 1, rows, &vh));
     const uint8_t *p = vh ? node_values(vh) : NULL;
     uint8_t w = vh ? vh->width : 0;
     if (a->op == CS_AGG_SUM || a->op == CS_AGG_AVG) {

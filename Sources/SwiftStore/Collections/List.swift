@@ -84,11 +84,7 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, Mutable
     /// The values of property `key` of every element, as objects (RealmSwift's typed form of
     /// `value(forKey:)`; nil values are `NSNull`).
     public func value(forKey key: String) -> [AnyObject] {
-        map { e -> AnyObject in
-            if key == "self" { return e as AnyObject }
-            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(key)'") }
-            return (KeyValueCoding.value(o, forKey: key) ?? NSNull()) as AnyObject
-        }
+        map { KeyValueCoding.elementValue($0, forKey: key) as AnyObject }
     }
 
     /// Implementation detail: the query over the list's elements (nil while unmanaged).

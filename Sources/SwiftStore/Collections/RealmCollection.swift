@@ -71,11 +71,7 @@ extension RealmCollection {
     /// The values of property `key` of every element (for a collection of values, "self" gives
     /// the elements).
     public func value(forKey key: String) -> Any? {
-        map { e -> Any in
-            if key == "self" { return e }
-            guard let o = e as? ObjectBase else { preconditionFailure("Values have no property '\(key)'") }
-            return KeyValueCoding.value(o, forKey: key) ?? NSNull()
-        } as [Any]
+        map { KeyValueCoding.elementValue($0, forKey: key) } as [Any]
     }
 
     /// Key-value coding with collection operators: `@count`, `@min.x`, `@max.x`, `@sum.x`,

@@ -428,19 +428,15 @@ final class RealmCore {
     /// A managed instance of `info`'s class for the object `key` (not checked for existence:
     /// the accessor finds its row on first use).
     func object(_ info: ClassInfo, key: Int64) -> ObjectBase {
-        var c = cs_obj()
-        cs_obj_prepare(txn, info.table, key, nil, &c)
-        return object(info, accessor: c)
+        let o = info.objectSchema.objectClass.init()
+        attach(o, info, key: key)
+        return o
     }
 
     /// A managed instance of `info`'s class reading through `accessor` (an object of its table).
     func object(_ info: ClassInfo, accessor: cs_obj) -> ObjectBase {
         let o = info.objectSchema.objectClass.init()
-        o.core = self
-        o.info = info
-        o.generation = generation
-        o.cobj = accessor
-        bind(o, info)
+        attach(o, info, accessor: accessor)
         return o
     }
 
@@ -462,10 +458,17 @@ final class RealmCore {
 
     /// Makes `o` an accessor of row `key` of `info`'s table.
     func attach(_ o: ObjectBase, _ info: ClassInfo, key: Int64) {
+        var c = cs_obj()
+        cs_obj_prepare(txn, info.table, key, nil, &c)
+        attach(o, info, accessor: c)
+    }
+
+    /// Makes `o` read and write through `accessor` (an object of `info`'s table).
+    func attach(_ o: ObjectBase, _ info: ClassInfo, accessor: cs_obj) {
         o.core = self
         o.info = info
         o.generation = generation
-        cs_obj_prepare(txn, info.table, key, nil, &o.cobj)
+        o.cobj = accessor
         bind(o, info)
     }
 

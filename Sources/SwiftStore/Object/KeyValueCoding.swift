@@ -4,6 +4,14 @@ import Foundation
 /// (RealmSwift gets this from the Objective-C runtime; here it goes through the schema and the
 /// fields' offsets).
 enum KeyValueCoding {
+    /// What `value(forKey:)` on a collection gives for one element: the element itself for
+    /// "self", else its property `key` (NSNull for nil). Traps for a value element and another key.
+    static func elementValue(_ element: Any, forKey key: String) -> Any {
+        if key == "self" { return element }
+        guard let o = element as? ObjectBase else { preconditionFailure("Values have no property '\(key)'") }
+        return value(o, forKey: key) ?? NSNull()
+    }
+
     /// The address of a field inside an instance.
     @inline(__always)
     static func address(_ object: ObjectBase, _ offset: Int) -> UnsafeMutableRawPointer {

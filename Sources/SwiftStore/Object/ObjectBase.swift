@@ -113,23 +113,25 @@ open class ObjectBase: NSObject {
     /// Reads an integer column (the fast path of the commonest type).
     @usableFromInline
     final func readInt(_ col: UInt32) -> Int64 {
-        guard let ref = coreRef else { preconditionFailure("Object is not managed by a Realm") }
-        let attached = ref._withUnsafeGuaranteedRef { $0.generation == generation && $0.isOnOwnerThread }
-        if !attached { _ = verifyAttached() }
-        var out: Int64 = 0
-        let rc = cs_obj_get_int(&cobj, col, &out)
-        if rc != 0 { readFailed(rc) }
-        return out
+        readIntColumn(col)
     }
 
     /// Reads the integer property whose wrapper lies at `offset` (the accessors' path: the
     /// column lookup and the read in one call).
     @usableFromInline
     final func readInt(atFieldOffset offset: Int) -> Int64 {
-        guard let info = infoRef, let ref = coreRef else { preconditionFailure("Object is not managed by a Realm") }
-        let col = info._withUnsafeGuaranteedRef { $0.column(atFieldOffset: offset) }
+        let col = infoRef?._withUnsafeGuaranteedRef { $0.column(atFieldOffset: offset) } ?? CS_NONE
+        // (`column(atFieldOffset:)` traps with the reason when there is no column.)
+        return readIntColumn(col != CS_NONE ? col : column(atFieldOffset: offset))
+    }
+
+    /// The body of both integer reads: the attached check without retaining the core, then
+    /// the core's read.
+    @inline(__always)
+    private func readIntColumn(_ col: UInt32) -> Int64 {
+        guard let ref = coreRef else { preconditionFailure("Object is not managed by a Realm") }
         let attached = ref._withUnsafeGuaranteedRef { $0.generation == generation && $0.isOnOwnerThread }
-        if col == CS_NONE || !attached { return readInt(column(atFieldOffset: offset)) }
+        if !attached { _ = verifyAttached() }
         var out: Int64 = 0
         let rc = cs_obj_get_int(&cobj, col, &out)
         if rc != 0 { readFailed(rc) }

@@ -73,32 +73,34 @@ public struct Persisted<Value: _Persistable> {
         }
     }
 
-    /// Sets the unmanaged value, keeping the declared options.
+    /// The storage holding unmanaged `value` in place of `storage`, with its declared options.
     @inlinable
-    mutating func setUnmanaged(_ value: Value) {
+    static func unmanaged(_ value: Value, keepingOptionsOf storage: Storage) -> Storage {
         switch storage {
-        case .indexed: storage = .indexed(value)
-        case .primary: storage = .primary(value)
-        case .origin: break // LinkingObjects have no value of their own
-        default: storage = .unmanaged(value)
+        case .indexed: return .indexed(value)
+        case .primary: return .primary(value)
+        case .origin: return storage // LinkingObjects have no value of their own
+        default: return .unmanaged(value)
         }
     }
 
-    /// `setUnmanaged` on the wrapper `storageKeyPath` names in `object`. Each access it makes
-    /// is a single read or a single store, never a call inside an access: the optimizer then
-    /// proves that a model's wrapper fields see no overlapping accesses and drops the run-time
-    /// exclusivity checks on them (one `mutating` call here kept them, on every read).
+    /// Sets the unmanaged value, keeping the declared options.
+    @inlinable
+    mutating func setUnmanaged(_ value: Value) {
+        storage = Self.unmanaged(value, keepingOptionsOf: storage)
+    }
+
+    /// `setUnmanaged` on the wrapper `storageKeyPath` names in `object`: one read and one
+    /// store, never a call inside an access. The optimizer then proves that a model's wrapper
+    /// fields see no overlapping accesses and drops the run-time exclusivity checks on them
+    /// (calling the `mutating` method here kept them, on every read).
     @inlinable @inline(__always)
     static func setUnmanaged<EnclosingSelf: ObjectBase>(
         _ object: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>,
         _ value: Value
     ) {
-        switch object[keyPath: storageKeyPath].storage {
-        case .indexed: object[keyPath: storageKeyPath].storage = .indexed(value)
-        case .primary: object[keyPath: storageKeyPath].storage = .primary(value)
-        case .origin: break
-        default: object[keyPath: storageKeyPath].storage = .unmanaged(value)
-        }
+        let current = object[keyPath: storageKeyPath].storage
+        object[keyPath: storageKeyPath].storage = unmanaged(value, keepingOptionsOf: current)
     }
 
     /// Reads and writes the property of the enclosing object.
