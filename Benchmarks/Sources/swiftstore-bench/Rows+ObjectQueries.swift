@@ -20,33 +20,16 @@ private func countAbove100k(_ size: Int) -> Int64 { Int64(max(0, size - 100_001)
 
 /// Timed: `realm.objects(Item.self).filter("i3 > 100000").count` (a new Results each time).
 func swiftstoreCountWhere(_ ctx: RowContext) throws -> Runner {
-    let url = ctx.directory.appendingPathComponent("bench.realm")
-    try buildItemFile(url, count: ctx.size)
-    let box = RealmBox(try Realm(configuration: itemConfiguration(url)))
-    return Runner(
-        run: { _ in
-            guard let realm = box.realm else { throw BenchError(description: "the Realm was released") }
-            var n = 0
-            let ms = measure { n = realm.objects(Item.self).filter("i3 > 100000").count }
-            return Sample(ms: ms, check: Check(what: "matches", got: Int64(n), want: countAbove100k(ctx.size)))
-        },
-        tearDown: { box.realm = nil })
+    try itemFileRunner(ctx, what: "matches", want: countAbove100k(ctx.size)) { realm in
+        Int64(realm.objects(Item.self).filter("i3 > 100000").count)
+    }
 }
 
 /// Timed: GRDB's `filter(Column("i3") > 100000).fetchCount(db)` in a read.
 func grdbCountWhere(_ ctx: RowContext) throws -> Runner {
-    let path = ctx.directory.appendingPathComponent("bench.sqlite").path
-    try SQLiteIntTable.buildFile(path, rows: ctx.size)
-    let queue = try grdbQueue(path)
-    return Runner(
-        run: { _ in
-            var n = 0
-            let ms = try measure {
-                n = try queue.read { db in try GRDBFetchItem.filter(Column("i3") > 100_000).fetchCount(db) }
-            }
-            return Sample(ms: ms, check: Check(what: "matches", got: Int64(n), want: countAbove100k(ctx.size)))
-        },
-        tearDown: { try? queue.close() })
+    try sqliteFileRunner(ctx, what: "matches", want: countAbove100k(ctx.size)) { db in
+        Int64(try GRDBFetchItem.filter(Column("i3") > 100_000).fetchCount(db))
+    }
 }
 
 // MARK: - sum.objects.1M
@@ -60,31 +43,49 @@ func sumObjectsRow() -> Row {
 
 /// Timed: `realm.objects(Item.self).sum(ofProperty: "i3")`.
 func swiftstoreSumObjects(_ ctx: RowContext) throws -> Runner {
+    try itemFileRunner(ctx, what: "sum of i3", want: triangle(ctx.size)) { realm in
+        Int64(realm.objects(Item.self).sum(ofProperty: "i3") as Int)
+    }
+}
+
+/// Timed: `SELECT SUM(i3) FROM t` through GRDB in a read.
+func grdbSumColumn(_ ctx: RowContext) throws -> Runner {
+    try sqliteFileRunner(ctx, what: "sum of i3", want: triangle(ctx.size)) { db in
+        try Int64.fetchOne(db, sql: "SELECT SUM(i3) FROM t") ?? 0
+    }
+}
+
+// MARK: - Runners over a prepared file
+
+/// A runner over a file of `ctx.size` Items built (untimed) through SwiftStore and opened once:
+/// each repetition times `body` on the open Realm and checks the number it returns.
+private func itemFileRunner(_ ctx: RowContext, what: String, want: Int64,
+                            _ body: @escaping (Realm) -> Int64) throws -> Runner {
     let url = ctx.directory.appendingPathComponent("bench.realm")
     try buildItemFile(url, count: ctx.size)
     let box = RealmBox(try Realm(configuration: itemConfiguration(url)))
     return Runner(
         run: { _ in
             guard let realm = box.realm else { throw BenchError(description: "the Realm was released") }
-            var sum = 0
-            let ms = measure { sum = realm.objects(Item.self).sum(ofProperty: "i3") }
-            return Sample(ms: ms, check: Check(what: "sum of i3", got: Int64(sum), want: triangle(ctx.size)))
+            var got: Int64 = 0
+            let ms = measure { got = body(realm) }
+            return Sample(ms: ms, check: Check(what: what, got: got, want: want))
         },
         tearDown: { box.realm = nil })
 }
 
-/// Timed: `SELECT SUM(i3) FROM t` through GRDB in a read.
-func grdbSumColumn(_ ctx: RowContext) throws -> Runner {
+/// A runner over the same rows in a SQLite file opened once through GRDB: each repetition times
+/// `body` in a read and checks the number it returns.
+private func sqliteFileRunner(_ ctx: RowContext, what: String, want: Int64,
+                              _ body: @escaping (Database) throws -> Int64) throws -> Runner {
     let path = ctx.directory.appendingPathComponent("bench.sqlite").path
     try SQLiteIntTable.buildFile(path, rows: ctx.size)
     let queue = try grdbQueue(path)
     return Runner(
         run: { _ in
-            var sum: Int64 = 0
-            let ms = try measure {
-                sum = try queue.read { db in try Int64.fetchOne(db, sql: "SELECT SUM(i3) FROM t") ?? 0 }
-            }
-            return Sample(ms: ms, check: Check(what: "sum of i3", got: sum, want: triangle(ctx.size)))
+            var got: Int64 = 0
+            let ms = try measure { got = try queue.read(body) }
+            return Sample(ms: ms, check: Check(what: what, got: got, want: want))
         },
         tearDown: { try? queue.close() })
 }
