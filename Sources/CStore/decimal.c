@@ -1,5 +1,5 @@
 /*
- * decimal.c -- Decimal128 arithmetic, text conversion and comparison (DESIGN §2.9), the one
+ * decimal.c -- Decimal128 arithmetic, text conversion and comparison (docs/ARCHITECTURE.md, Values and their order), the one
  * implementation shared by the query engine, cs_value_compare and the Swift layer.
  *
  * Owns the IEEE 754-2008 decimal128 in the BID encoding (as BSON stores it): sign in bit 127;

@@ -7,7 +7,7 @@
  *   inner: NF_REFS|NF_INNER [seps, child0, child1, ...]; seps is a string leaf whose element i
  *          is the smallest entry under child i
  *
- * The value encoding keeps the value order of DESIGN §2.9 under memcmp: a type tag byte, then
+ * The value encoding keeps the value order (docs/ARCHITECTURE.md, Values and their order) under memcmp: a type tag byte, then
  * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
  * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes. A Mixed index
  * (format version 2) keys the stored value so that numbers equal in the value order share a key
@@ -1137,7 +1137,7 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
-    /* numbers of another type bound an Int index by numeric value (DESIGN §2.9) */
+    /* numbers of another type bound an Int index by numeric value (cs_value_compare) */
     cs_value lo2, hi2;
     if (c->type == CS_TYPE_INT) {
         for (int side = 0; side < 2; side++) {

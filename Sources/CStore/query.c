@@ -8,7 +8,7 @@
  * Class and property names are looked up through the query's name map (qnames.c) when key paths
  * are bound, so public names cost nothing while the query runs.
  *
- * Semantics (DESIGN §2.6, §2.9): a key path through a to-many relationship or a collection of
+ * Semantics (docs/ARCHITECTURE.md, Queries and Values and their order): a key path through a to-many relationship or a collection of
  * values yields many values and a comparison holds if it holds for ANY of them (ALL and NONE
  * change that); null compares equal only to null and is ordered before every value; numbers of
  * different types compare by value; strings compare by UTF-8 bytes, [c] folds case and [d]
@@ -458,7 +458,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
     return CS_OK;
 }
 
-/* Sum / average / min / max of values (DESIGN §2.9: sum of nothing is 0, the others null).
+/* Sum / average / min / max of values (docs/ARCHITECTURE.md, Values and their order: the sum of nothing is 0, the others null).
  * Integers sum exactly (overflow is CS_OVERFLOW); a Float or Double makes the result a Double;
  * a Decimal128 makes it a Decimal128. Decimal arithmetic runs only for decimal values and once
  * at the end for the rest, so integer and floating sums pay nothing for it. */
@@ -631,7 +631,7 @@ static int str_op(qop op, int flags, const cs_value *a, const cs_value *b, bool 
         return CS_OK;
     }
     if (flags == 0 && op != QOP_LIKE) {
-        /* without [c] or [d] strings compare as their UTF-8 bytes (DESIGN §2.9), which is also
+        /* without [c] or [d] strings compare as their UTF-8 bytes (cs_value_compare's order), which is also
          * the order of the string index */
         const uint8_t *x = a->v.bytes.ptr, *y = b->v.bytes.ptr;
         size_t an = a->v.bytes.len, bn = b->v.bytes.len;

@@ -1,5 +1,5 @@
 /*
- * value.c -- the total order of values (DESIGN §2.9): null < bool < numeric < string < binary
+ * value.c -- the total order of values (docs/ARCHITECTURE.md, Values and their order): null < bool < numeric < string < binary
  * < timestamp < ObjectId < UUID < link. Numbers of different types compare by value; NaN
  * sorts before every number. Strings and binaries compare by bytes.
  */

@@ -1,4 +1,4 @@
-// Damaged copies of real database files (DESIGN §2.10): bytes flipped at random offsets,
+// Damaged copies of real database files (docs/ARCHITECTURE.md, Errors and untrusted bytes): bytes flipped at random offsets,
 // truncations at random lengths, 4 KiB pages swapped or zeroed. Every copy either fails to
 // open or verify with CS_CORRUPT (CS_VERSION for a damaged format number), or verifies clean
 // and then reads exactly one of the versions the file really held; reading a copy that

@@ -1,4 +1,4 @@
-// The cluster tree (DESIGN §2.2): object keys, leaf splits as a table grows past 256 rows per
+// The cluster tree (docs/FORMAT.md §6.2): object keys, leaf splits as a table grows past 256 rows per
 // leaf and 256 children per inner node, merges as rows are deleted, iteration in key order.
 
 import CStore

@@ -1,4 +1,4 @@
-// Commit cost (DESIGN §2.3): a commit writes the nodes on the path from the changed leaves to
+// Commit cost (docs/ARCHITECTURE.md, Storage: Commit): a commit writes the nodes on the path from the changed leaves to
 // the top, so its size grows with the change, not with the file.
 
 import CStore

@@ -1,6 +1,6 @@
-// Writer processes killed with SIGKILL at random moments while they commit in a loop (DESIGN
-// §2.3: the header flip is the only commit point). The writer logs "about to commit k" and
-// "committed k" around every commit; after each kill the file opens, verifies and holds
+// Writer processes killed with SIGKILL at random moments while they commit in a loop
+// (docs/FORMAT.md §2, Commit protocol: the header flip is the only commit point). The writer
+// logs "about to commit k" and "committed k" around every commit; after each kill the file opens, verifies and holds
 // exactly the last committed transaction (k - 1 or k when the kill landed between the two
 // lines), whole, and takes the next writer's commits.
 // 200+ kills with STORE_FULL_CAMPAIGN=1 (`make test-full`), 20 otherwise; `make asan` skips

@@ -1,5 +1,5 @@
-// A writer process killed at every write it makes (DESIGN §2.3: the header flip is the only
-// commit point): the file left behind verifies and holds a prefix of the committed batches.
+// A writer process killed at every write it makes (docs/FORMAT.md §2, Commit protocol: the header
+// flip is the only commit point): the file left behind verifies and holds a prefix of the committed batches.
 
 import CStore
 import Foundation

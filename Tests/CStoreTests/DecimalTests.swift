@@ -1,5 +1,5 @@
 // Decimal128 (BID) in the core: parsing, printing, arithmetic, comparison, and the exact
-// ordering of decimals against ints, floats and doubles in cs_value_compare (DESIGN §2.9).
+// ordering of decimals against ints, floats and doubles in cs_value_compare (docs/ARCHITECTURE.md, Values and their order).
 
 import CStore
 import Foundation

@@ -1,4 +1,4 @@
-// Durability modes (DESIGN §2.3): full, no-sync and memory-only.
+// Durability modes (docs/ARCHITECTURE.md, Durability): full, no-sync and memory-only.
 
 import CStore
 import Foundation

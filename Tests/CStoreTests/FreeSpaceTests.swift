@@ -1,4 +1,4 @@
-// Free-space reuse (DESIGN §2.3): space freed by a commit is reused by later commits once no
+// Free-space reuse (docs/FORMAT.md §7): space freed by a commit is reused by later commits once no
 // reader pins an older version, so a file that is emptied and refilled does not keep growing.
 
 import CStore

@@ -1,4 +1,4 @@
-// Queries answered from ordered indexes (DESIGN §2.5, §2.6, FORMAT §6.5): for every indexable type,
+// Queries answered from ordered indexes (docs/ARCHITECTURE.md, Indexes and Queries; docs/FORMAT.md §6.5): for every indexable type,
 // a column with an index and an identical twin column without one are queried with the same
 // conditions (==, IN, <, <=, >, >=, BETWEEN, BEGINSWITH, ==[c], BEGINSWITH[c], alone and in AND
 // chains): the answers must be equal, and cs_query_last_plan must show that the indexed column

@@ -1,4 +1,4 @@
-// Ordered indexes and primary keys (DESIGN §2.5, FORMAT §6.5): cs_index_find, cs_index_find_all
+// Ordered indexes and primary keys (docs/ARCHITECTURE.md, Indexes; docs/FORMAT.md §6.5): cs_index_find, cs_index_find_all
 // and cs_index_range checked against a Swift model under long seeded random workloads for every
 // indexable type; building and dropping indexes on populated columns; primary-key uniqueness,
 // lookups, rollback and persistence; and removed columns whose slots are reused.
@@ -7,9 +7,9 @@ import CStore
 import Foundation
 import Testing
 
-// MARK: - An independent value order (DESIGN §2.9)
+// MARK: - An independent value order (docs/ARCHITECTURE.md, Values and their order)
 
-/// Kinds of value in the order §2.9 puts them: null, bool, numeric, string, (binary), date,
+/// Kinds of value in the order cs_value_compare puts them: null, bool, numeric, string, (binary), date,
 /// ObjectId, UUID.
 private func kindRank(_ v: Val) -> Int {
     switch v {
@@ -605,8 +605,8 @@ enum PrimaryKind: String, CaseIterable, Sendable {
         }
     }
 
-    /// §2.9 compares Int and Double by numeric value, and cs_index_range orders bounds of
-    /// another type by §2.9, so a Double bound on an Int index selects by numeric value.
+    /// The value order compares Int and Double by numeric value, and cs_index_range orders
+    /// bounds of another type by it, so a Double bound on an Int index selects by numeric value.
     @Test func rangeWithDoubleBoundsOnAnIntIndex() throws {
         try withTempDir { dir in
             let db = try DB(dir.path())

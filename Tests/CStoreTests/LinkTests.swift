@@ -1,4 +1,4 @@
-// Links, backlinks and embedded objects (DESIGN §2.2): backlink counts and order, what happens
+// Links, backlinks and embedded objects (docs/ARCHITECTURE.md, Storage: Links): backlink counts and order, what happens
 // to links when their target is deleted, and cascading deletes of embedded objects.
 //
 // Deleting a link target: a single link becomes null, the target is removed from lists and

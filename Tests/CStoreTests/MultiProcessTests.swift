@@ -1,4 +1,4 @@
-// Several processes on one file (DESIGN §2.4): a commit made by a child process is seen by a
+// Several processes on one file (docs/ARCHITECTURE.md, Processes): a commit made by a child process is seen by a
 // reader in this process after it advances, and a child that dies inside a write transaction
 // leaves the writer lock usable and the file intact.
 

@@ -1,4 +1,4 @@
-// Integer leaves are bit-packed at 0, 1, 2, 4, 8, 16, 32 or 64 bits per element (DESIGN §2.1).
+// Integer leaves are bit-packed at 0, 1, 2, 4, 8, 16, 32 or 64 bits per element (docs/FORMAT.md §3).
 // These tests set a small value and then ever wider ones in one leaf, and check that every
 // other row keeps its value through each widening, each commit and a reopen.
 

@@ -1,4 +1,4 @@
-// One file shared by several processes (DESIGN §2.4): writers in separate processes lose no
+// One file shared by several processes (docs/ARCHITECTURE.md, Processes): writers in separate processes lose no
 // transaction and tear none, readers in other processes see only whole transactions, and the
 // reader slot of a process killed while pinning an old version is reaped so that its space is
 // reused.
@@ -162,7 +162,7 @@ func childInvariantProblem(_ txn: OpaquePointer, _ s: ChildSchema) throws -> (St
         return st
     }
 
-    /// DESIGN §2.3: "space freed between two pinned versions is also recycled". A reader
+    /// docs/FORMAT.md §7, Backdating: space freed between two pinned versions is recycled. A reader
     /// pinning the first version keeps that version's 3 MiB, not every version after it.
     @Test func liveReaderKeepsOnlyItsOwnVersionsSpace() throws {
         let none = try churn("none")

@@ -4,7 +4,7 @@
 // LIMIT), each checked against an oracle written here in Swift over the values read back with
 // cs_obj_get and cs_list_get. The oracle calls no comparison or query function of the core.
 //
-// Semantics the oracle implements (query.c's opening comment, DESIGN §2.6 and §2.9):
+// Semantics the oracle implements (docs/ARCHITECTURE.md, Queries and Values and their order):
 // - null equals only null; an ordered comparison, BETWEEN or a string operator with null is false.
 // - numbers of different types compare by exact value.
 // - NaN (the Double column holds some): == and != treat it as a value unequal to every number;

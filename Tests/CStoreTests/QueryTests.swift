@@ -1,4 +1,4 @@
-// The query engine (DESIGN §2.6, §2.9): malformed and ill-typed predicates fail with CS_QUERY
+// The query engine (docs/ARCHITECTURE.md, Queries and Values and their order): malformed and ill-typed predicates fail with CS_QUERY
 // and a message naming the offending token and its line:column (never a crash, however deep
 // the nesting), and well-formed ones return exactly the expected keys for every operator and
 // value type, key paths through links, lists and maps, SORT / DISTINCT / LIMIT, aggregates,
@@ -840,7 +840,7 @@ func withDogs(_ body: (DogFixture) throws -> Void) throws {
     }
 
     @Test func mapSubscriptAndSubqueryFromDesign() throws {
-        // DESIGN §2.6 lists map['key'] and SUBQUERY(...).@count among the supported forms.
+        // map['key'] and SUBQUERY(...).@count are among the supported forms (docs/ARCHITECTURE.md, Queries).
         try withDogs { f in
             f.expectDogs("tags['a'] == 5", [3])
             f.expectDogs("tags['b'] > 0", [0])

@@ -1,4 +1,4 @@
-// The schema in the file (DESIGN §2.2): tables and columns added, removed, renamed and found
+// The schema in the file (docs/FORMAT.md §5): tables and columns added, removed, renamed and found
 // by name, O(1) column adds that read defaults, backlink columns, and the schema version.
 
 import CStore

@@ -1,4 +1,4 @@
-// cs_value_compare: the total order of DESIGN §2.9 that sets and sorting use.
+// cs_value_compare: the total order (docs/ARCHITECTURE.md, Values and their order) that sets and sorting use.
 
 import CStore
 import Foundation

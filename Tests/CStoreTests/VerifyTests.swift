@@ -1,4 +1,4 @@
-// cs_db_verify and cs_file_verify (DESIGN §2.10): healthy files verify, damaged ones are
+// cs_db_verify and cs_file_verify (docs/ARCHITECTURE.md, Errors and untrusted bytes): healthy files verify, damaged ones are
 // reported as CS_CORRUPT by open or verify, never a crash.
 
 import CStore

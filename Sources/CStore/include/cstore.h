@@ -201,7 +201,8 @@ static inline cs_value cs_link(uint32_t table, int64_t key)
 { cs_value x; x.type = CS_TYPE_LINK; x.v.link.table = table; x.v.link.key = key; return x; }
 
 /**
- * Total order used by sets, sorting and comparisons (DESIGN §2.9): null first; then bool,
+ * Total order used by sets, sorting and comparisons (docs/ARCHITECTURE.md, Values and their
+ * order): null first; then bool,
  * numeric (INT, FLOAT, DOUBLE, DECIMAL compared by numeric value, NaN before numbers),
  * string (UTF-8 bytes), binary, timestamp, ObjectId, UUID, link. Returns <0, 0 or >0.
  */
@@ -508,7 +509,7 @@ int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *val
 int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value,
                       int64_t **keys, size_t *count);
 /** Every object with lo <= value <= hi (either bound may be NULL), in value order, then key
- *  order (CS_MISUSE on a Mixed index, which answers equality only). Values of another type or null sort by the order of DESIGN §2.9 (null first);
+ *  order (CS_MISUSE on a Mixed index, which answers equality only). Values of another type or null sort by the value order of cs_value_compare (null first);
  *  Float and Double bounds on an Int index compare by numeric value (NaN before numbers). */
 int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo,
                    const cs_value *hi, int64_t **keys, size_t *count);
@@ -718,7 +719,7 @@ void cs_query_free(cs_query *q);
 int cs_query_count(cs_query *q, uint64_t *out);
 /** The matching object keys in result order (SORT, DISTINCT, LIMIT); free with cs_keys_free. */
 int cs_query_keys(cs_query *q, int64_t **keys, size_t *count);
-/** An aggregate of column `col` over the matches (DESIGN §2.9 for empty sets); for a query over
+/** An aggregate of column `col` over the matches (docs/ARCHITECTURE.md, Values and their order, for empty sets); for a query over
  *  a collection of values, of the matching elements (`col` is ignored). */
 int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out);
 /** How a query found its candidates the last time it ran (cs_query_count, cs_query_keys or
