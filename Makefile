@@ -5,7 +5,8 @@ SWIFT      ?= swift
 CC         ?= cc
 CSRC       := $(wildcard Sources/CStore/*.c)
 CWARN      := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-              -Wno-unused-parameter -ISources/CStore/include -ISources/CStore
+              -Wmissing-prototypes -Wredundant-decls -Wno-unused-parameter \
+              -ISources/CStore/include -ISources/CStore
 SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
               LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -27,6 +28,8 @@ deps:
 	fi
 
 # The C core must compile without a warning (warnings are errors for it, here and in CI).
+# -Wmissing-prototypes and -Wredundant-decls make a function defined without its header's
+# declaration, or declared a second time by hand in a .c file, fail the build.
 cwarn:
 	$(CC) $(CWARN) -fsyntax-only $(CSRC)
 

@@ -9,9 +9,10 @@
  *  1. sizes[i] is the number of elements in children 0..i; the last equals the tree's size.
  *  2. No child is empty; an empty collection is the ref 0.
  */
-#include "internal.h"
+#include "node.h"
+#include "leaf.h"
+#include "bptree.h"
 
-#define MAX_DEPTH 24
 
 static int open_inner(cs_txn *t, node_hdr *h, node_hdr **sizes)
 {
@@ -57,7 +58,7 @@ int bpt_size(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t *out)
 static int find_leaf(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, ref_t *leaf, uint64_t *local)
 {
     ref_t r = root;
-    for (int d = 0; d < MAX_DEPTH; d++) {
+    for (int d = 0; d < TREE_DEPTH_MAX; d++) {
         if (!r) return cs_fail(CS_RANGE, 0, "index %llu out of range", (unsigned long long)i);
         node_hdr *h;
         TRY(node_at(t, r, &h));
@@ -75,7 +76,7 @@ static int find_leaf(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, ref_
         if (c >= sz->count) return cs_fail(CS_RANGE, 0, "index out of range");
         r = node_refs(h)[1 + c];
     }
-    return CORRUPT("collection tree deeper than %d", MAX_DEPTH);
+    return CORRUPT("collection tree deeper than %d", TREE_DEPTH_MAX);
 }
 
 int bpt_get(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, cs_value *out)
@@ -95,11 +96,10 @@ int bpt_get_ref(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, uint64_t 
 }
 
 /* Writable path to the leaf holding element i. */
-int bpt_leaf_slot(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, ref_t **leaf, uint64_t *local);
 static int write_leaf(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, ref_t **leaf, uint64_t *local)
 {
     ref_t *slot = root;
-    for (int d = 0; d < MAX_DEPTH; d++) {
+    for (int d = 0; d < TREE_DEPTH_MAX; d++) {
         if (!*slot) return cs_fail(CS_RANGE, 0, "index %llu out of range", (unsigned long long)i);
         TRY(node_cow(t, slot));
         node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
@@ -117,7 +117,7 @@ static int write_leaf(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, re
         if (c >= sz->count) return cs_fail(CS_RANGE, 0, "index out of range");
         slot = &node_refs(h)[1 + c];
     }
-    return CORRUPT("collection tree deeper than %d", MAX_DEPTH);
+    return CORRUPT("collection tree deeper than %d", TREE_DEPTH_MAX);
 }
 
 int bpt_set(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, const cs_value *v)
@@ -178,7 +178,7 @@ static int rebuild_sizes(cs_txn *t, const leaf_spec *s, ref_t *slot)
 static int insert_rec(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v,
                       bsplit *sp, int depth)
 {
-    if (depth >= MAX_DEPTH) return CORRUPT("collection tree deeper than %d", MAX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("collection tree deeper than %d", TREE_DEPTH_MAX);
     sp->happened = false;
     TRY(node_cow(t, slot));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
@@ -270,7 +270,7 @@ int bpt_insert(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, const cs_
 
 static int erase_rec(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, bool *empty, int depth)
 {
-    if (depth >= MAX_DEPTH) return CORRUPT("collection tree deeper than %d", MAX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("collection tree deeper than %d", TREE_DEPTH_MAX);
     *empty = false;
     TRY(node_cow(t, slot));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);

@@ -15,7 +15,9 @@
  *  2. Positions in collection records are the positions at the moment of the operation, so
  *     replaying the records in order turns the old collection into the new one.
  */
-#include "internal.h"
+#include "node.h"
+#include "txn.h"
+#include "changes.h"
 
 #include <errno.h>
 

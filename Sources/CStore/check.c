@@ -10,7 +10,11 @@
  *     column sub-nodes of the right kind and length, and the object count it claims.
  *  4. For every link column the number of links equals the number of backlinks.
  */
-#include "internal.h"
+#include "node.h"
+#include "leaf.h"
+#include "cluster.h"
+#include "txn.h"
+#include "index.h"
 
 typedef struct span {
     uint64_t pos; /* node position */
@@ -41,7 +45,7 @@ static int add_span(vstate *v, uint64_t pos, uint64_t len)
 
 static int walk(vstate *v, ref_t r, int depth)
 {
-    if (depth > 64) return CORRUPT("node nesting deeper than 64 at %llu (a cycle?)", (unsigned long long)r);
+    if (depth > NODE_NESTING_MAX) return CORRUPT("node nesting deeper than %d at %llu (a cycle?)", NODE_NESTING_MAX, (unsigned long long)r);
     if (v->nodes++ > 1000000000ull) return CORRUPT("too many nodes");
     node_hdr *h;
     TRY(node_at(v->t, r, &h));
@@ -89,7 +93,7 @@ static int check_leaf_col(cs_txn *t, const col_def *c, ref_t r, uint64_t rows, u
 
 static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int depth, int64_t lower)
 {
-    if (depth > 24) return CORRUPT("cluster tree of table %u deeper than 24", table);
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree of table %u deeper than %d", table, TREE_DEPTH_MAX);
     node_hdr *h;
     TRY(node_at(t, r, &h));
     if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node at %llu malformed", (unsigned long long)r);

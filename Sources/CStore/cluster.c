@@ -12,9 +12,11 @@
  *  2. Every materialised column sub-node of a leaf has exactly as many elements as its keys.
  *  3. No leaf is empty except an empty table's root, which is then 0.
  */
-#include "internal.h"
-
-#define MAX_DEPTH 24
+#include "node.h"
+#include "leaf.h"
+#include "cluster.h"
+#include "schema.h"
+#include "txn.h"
 
 /* ---- table nodes ------------------------------------------------------------------------ */
 
@@ -202,7 +204,7 @@ static int open_leaf_keys(cs_txn *t, node_hdr *h, node_hdr **keys)
 int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row)
 {
     ref_t r = root;
-    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+    for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
         if (!r) return CS_NOTFOUND;
         node_hdr *h;
         TRY(node_at(t, r, &h));
@@ -221,12 +223,12 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
         *row = (uint32_t)i;
         return CS_OK;
     }
-    return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
 }
 
 static int seek_rec(cs_txn *t, ref_t r, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key, int depth)
 {
-    if (depth >= MAX_DEPTH) return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
     if (!r) return CS_NOTFOUND;
     node_hdr *h;
     TRY(node_at(t, r, &h));
@@ -269,7 +271,7 @@ int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot
 {
     ref_t *slot;
     TRY(root_slot(t, table, &slot));
-    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+    for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
         if (!*slot) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
         if (!IS_SLAB(*slot)) {
             TRY(node_cow(t, slot));
@@ -292,7 +294,7 @@ int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot
         *row = (uint32_t)i;
         return CS_OK;
     }
-    return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
 }
 
 static void default_value(const leaf_spec *s, cs_value *v)
@@ -382,7 +384,7 @@ static int inner_split(cs_txn *t, ref_t *slot, split *sp)
 
 static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split *sp, int depth)
 {
-    if (depth >= MAX_DEPTH) return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
     sp->happened = false;
     if (!IS_SLAB(*slot)) {
         TRY(node_cow(t, slot));
@@ -536,7 +538,7 @@ static uint64_t rows_of(cs_txn *t, ref_t leaf)
 
 static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_info *ei, int depth)
 {
-    if (depth >= MAX_DEPTH) return CORRUPT("cluster tree deeper than %d", MAX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
     ei->empty = ei->small = false;
     if (!IS_SLAB(*slot)) TRY(node_cow(t, slot));
     t->epoch++;
@@ -631,8 +633,7 @@ int cluster_erase(cs_txn *t, uint32_t table, int64_t key)
     return CS_OK;
 }
 
-/* Materialises column `col` of the leaf at *leaf_slot (public to obj.c through this name). */
-int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
+/* Materialises column `col` of the leaf at *leaf_slot. */
 int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col)
 {
     table_def *td;

@@ -10,11 +10,14 @@
  *  2. Links held in a top-level collection of links have backlinks (obj.c invariant 1); links
  *     inside nested Mixed collections do not (documented).
  */
-#include "internal.h"
-
-int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
-int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
-int bpt_leaf_slot(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, ref_t **leaf, uint64_t *local);
+#include "node.h"
+#include "leaf.h"
+#include "bptree.h"
+#include "schema.h"
+#include "txn.h"
+#include "changes.h"
+#include "obj.h"
+#include "coll.h"
 
 static leaf_spec elem_spec(const cs_coll *c)
 {
@@ -782,9 +785,6 @@ int cs_obj_set_collection(cs_obj *obj, uint32_t col, cs_type kind)
 }
 
 /* ---- links during deletion (obj.c) ------------------------------------------------------ */
-
-int coll_unlink_all(cs_txn *t, uint32_t table, int64_t key, uint32_t col, int64_t target);
-int coll_drop_links(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
 
 /* Removes every link from (table, key, col) to `target` without touching target's backlinks. */
 int coll_unlink_all(cs_txn *t, uint32_t table, int64_t key, uint32_t col, int64_t target)

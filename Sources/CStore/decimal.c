@@ -22,7 +22,7 @@
  *  4. Comparisons are exact: 1.0 == 1.00, -0 == 0, and a decimal against a double compares
  *     the two exact binary and decimal values (decimal_compare_double).
  */
-#include "internal.h"
+#include "decimal.h"
 
 #include <math.h>
 
@@ -332,8 +332,6 @@ double cs_decimal_to_double(const cs_decimal128 *d)
  * fits int64 (then *as_int holds it).
  */
 int decimal_key_parts(const cs_decimal128 *d, int *sign, unsigned __int128 *coeff, int *exp, bool *int_ok,
-                      int64_t *as_int);
-int decimal_key_parts(const cs_decimal128 *d, int *sign, unsigned __int128 *coeff, int *exp, bool *int_ok,
                       int64_t *as_int)
 {
     dnum x = dec_decode(d);
@@ -591,8 +589,6 @@ int cs_decimal_compare(const cs_decimal128 *pa, const cs_decimal128 *pb)
  * almost every case; the rest (within a factor of about 100) are compared as big integers of
  * at most ~1300 bits.
  */
-int decimal_compare_double(const cs_decimal128 *pa, double x);
-
 #define BIG_LIMBS 80 /* 2560 bits: well above the ~1300 needed */
 
 typedef struct big {

@@ -13,7 +13,13 @@
  *  4. A failed sync marks the file broken: the page cache may hold data the disk does not, so no
  *     further commit is attempted through this process until the file is reopened.
  */
-#include "internal.h"
+#include "node.h"
+#include "schema.h"
+#include "txn.h"
+#include "changes.h"
+#include "index.h"
+#include "lock.h"
+#include "file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +40,9 @@ static int d_fstat(void *c, int fd, struct stat *st) { (void)c; return fstat(fd,
 static const cs_io default_io = {d_open, d_close, d_pread, d_pwrite, d_fdatasync, d_ftruncate, d_fstat, NULL};
 
 const cs_io *cs_io_default(void) { return &default_io; }
+
+uint32_t cs_format_version(void) { return FORMAT_WRITE; }
+const char *cs_library_version(void) { return "0.1.0"; }
 
 /* ---- header ----------------------------------------------------------------------------- */
 
@@ -61,9 +70,6 @@ typedef struct file_hdr {
 } file_hdr;
 
 _Static_assert(sizeof(file_hdr) == HDR_USED, "header layout");
-
-/* Commits of at most this many bytes, written as one run, are made durable with one sync. */
-#define ONE_SYNC_MAX (1u << 20)
 
 static uint64_t slot_check(const hdr_slot *s, int which)
 {

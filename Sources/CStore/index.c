@@ -21,12 +21,16 @@
  *  3. In a unique index no two entries share the value part.
  *  4. A Mixed index keys what obj_get_stored reads, never the null a dangling link reads as.
  */
-#include "internal.h"
+#include "node.h"
+#include "leaf.h"
+#include "cluster.h"
+#include "schema.h"
+#include "txn.h"
+#include "decimal.h"
+#include "obj.h"
+#include "index.h"
 
 #include <math.h>
-
-#define IDX_MAX 256
-#define IDX_DEPTH 24
 
 /* ---- encoding --------------------------------------------------------------------------- */
 
@@ -60,10 +64,6 @@ static size_t put_escaped(uint8_t *p, uint8_t tag, const void *bytes, size_t len
     p[k++] = 0;
     return k;
 }
-
-int decimal_key_parts(const cs_decimal128 *d, int *sign, unsigned __int128 *coeff, int *exp, bool *int_ok,
-                      int64_t *as_int);
-int decimal_compare_double(const cs_decimal128 *a, double x);
 
 /* A double as 8 bytes whose unsigned order is the numeric order. */
 static size_t put_double(uint8_t *p, double d)
@@ -509,7 +509,7 @@ static int first_entry(cs_txn *t, ref_t r, const uint8_t **p, size_t *n)
 
 static int ins_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, isplit *sp, int depth)
 {
-    if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("index deeper than %d", TREE_DEPTH_MAX);
     sp->happened = false;
     TRY(node_cow(t, slot));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
@@ -626,7 +626,7 @@ static int index_insert_entry(cs_txn *t, ref_t *root, const uint8_t *p, size_t n
 
 static int del_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, bool *empty, int depth)
 {
-    if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("index deeper than %d", TREE_DEPTH_MAX);
     *empty = false;
     TRY(node_cow(t, slot));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
@@ -693,7 +693,7 @@ typedef int (*index_visit)(void *ctx, const uint8_t *entry, size_t n, int64_t ke
 static int scan_rec(cs_txn *t, ref_t r, const uint8_t *lo, size_t lon, const uint8_t *hi, size_t hin,
                     size_t flen, index_visit fn, void *ctx, bool *stop, int depth)
 {
-    if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("index deeper than %d", TREE_DEPTH_MAX);
     node_hdr *h;
     TRY(node_at(t, r, &h));
     if (h->flags & NF_INNER) {
@@ -754,13 +754,13 @@ static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t flen, 
 {
     *found = false;
     if (!root) return CS_OK;
-    ref_t path[IDX_DEPTH];
-    uint64_t at[IDX_DEPTH];
+    ref_t path[TREE_DEPTH_MAX];
+    uint64_t at[TREE_DEPTH_MAX];
     int depth = 0;
     ref_t r = root;
     hint hn = {NULL, NULL};
     for (;;) {
-        if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+        if (depth >= TREE_DEPTH_MAX) return CORRUPT("index deeper than %d", TREE_DEPTH_MAX);
         node_hdr *h;
         TRY(node_at(t, r, &h));
         if (!(h->flags & NF_INNER)) break;
@@ -794,7 +794,7 @@ static int seek(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t flen, 
             node_hdr *x;
             TRY(node_at(t, r, &x));
             if (!(x->flags & NF_INNER)) break;
-            if (depth >= IDX_DEPTH) return CORRUPT("index deeper than %d", IDX_DEPTH);
+            if (depth >= TREE_DEPTH_MAX) return CORRUPT("index deeper than %d", TREE_DEPTH_MAX);
             path[depth] = r;
             at[depth] = 0;
             depth++;

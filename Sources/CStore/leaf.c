@@ -21,7 +21,8 @@
  *  2. ends is non-decreasing and its last value equals data's length.
  *  3. Moving elements between leaves moves ownership of their blobs and trees; erasing frees.
  */
-#include "internal.h"
+#include "node.h"
+#include "leaf.h"
 
 #define BIG_VALUE 4096u
 

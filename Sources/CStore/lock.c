@@ -23,7 +23,8 @@
  *  3. `committing` is 1 from just before a header write until the new version is published; a
  *     writer that finds it set takes the newest version from the file's header instead.
  */
-#include "internal.h"
+#include "lock.h"
+#include "file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,56 +9,10 @@
  *  3. Packed widths are 0, 1, 2, 4 (unsigned) and 8, 16, 32, 64 (signed). A value that needs a
  *     wider width widens the whole node; nodes never narrow (compaction re-packs).
  */
-#include "internal.h"
+#include "node.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <sys/mman.h>
-
-/* ---- errors ----------------------------------------------------------------------------- */
-
-static _Thread_local char err_msg[512];
-static _Thread_local int err_errno;
-
-const char *cs_errmsg(void) { return err_msg; }
-int cs_errno(void) { return err_errno; }
-
-int cs_fail(int code, int err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
-    va_end(ap);
-    err_errno = err;
-    return code;
-}
-
-int cs_corrupt_at(const char *file, int line, const char *fmt, ...)
-{
-    char buf[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    const char *base = strrchr(file, '/');
-    snprintf(err_msg, sizeof err_msg, "database corrupt: %s (detected at %s:%d)", buf,
-             base ? base + 1 : file, line);
-    err_errno = 0;
-    return CS_CORRUPT;
-}
-
-const char *cs_errstr(int code)
-{
-    static const char *names[] = {"CS_OK", "CS_NOTFOUND", "CS_CORRUPT", "CS_FULL", "CS_IOERR",
-                                  "CS_READONLY", "CS_PERM", "CS_BUSY", "CS_MISUSE", "CS_VERSION",
-                                  "CS_CONSTRAINT", "CS_QUERY", "CS_NOMEM", "CS_TYPE", "CS_RANGE",
-                                  "CS_EXISTS", "CS_OVERFLOW"};
-    if (code < 0 || code >= (int)(sizeof names / sizeof names[0])) return "CS_UNKNOWN";
-    return names[code];
-}
-
-uint32_t cs_format_version(void) { return FORMAT_WRITE; }
-const char *cs_library_version(void) { return "0.1.0"; }
 
 /* ---- checksum --------------------------------------------------------------------------- */
 

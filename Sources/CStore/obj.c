@@ -9,10 +9,15 @@
  *     deleted (recursively).
  *  3. An accessor's cached leaf/row is used only while obj->epoch == txn->epoch.
  */
-#include "internal.h"
-
-int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
-int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
+#include "node.h"
+#include "leaf.h"
+#include "cluster.h"
+#include "schema.h"
+#include "txn.h"
+#include "changes.h"
+#include "index.h"
+#include "obj.h"
+#include "coll.h"
 
 /* ---- accessors -------------------------------------------------------------------------- */
 
@@ -289,7 +294,6 @@ int cs_obj_is_null(cs_obj *obj, uint32_t col, bool *out)
 /* ---- writing ---------------------------------------------------------------------------- */
 
 /* A writable slot for the object's column sub-node (materialised), and the row. */
-int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
 int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
 {
     cs_txn *t = o->txn;
@@ -420,10 +424,7 @@ int link_dropped(cs_txn *t, uint32_t target_table, int64_t target)
 }
 
 /* Writes a raw value into a column (no link bookkeeping). */
-int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
-static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v);
-int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v) { return col_put(o, col, c, v); }
-static int col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
+int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
 {
     bool indexed = (c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && c->coll == CS_COLL_NONE &&
                    index_type_ok((cs_type)c->type);
@@ -466,7 +467,7 @@ static int set_link(cs_obj *o, uint32_t col, col_def *c, const cs_value *v, bool
     cs_value old;
     TRY(cs_obj_get(o, col, &old));
     if (old.type == v->type && (old.type == CS_TYPE_NULL || old.v.link.key == v->v.link.key)) return CS_OK;
-    TRY(col_put(o, col, c, v));
+    TRY(obj_col_put(o, col, c, v));
     uint32_t target = c->target;
     if (old.type != CS_TYPE_NULL) TRY(backlink_remove(t, target, old.v.link.key, o->table, col, o->key));
     if (v->type != CS_TYPE_NULL) TRY(backlink_add(t, target, v->v.link.key, o->table, col, o->key));
@@ -502,7 +503,7 @@ int cs_obj_set(cs_obj *obj, uint32_t col, const cs_value *value)
         }
         if (!ok) return cs_fail(CS_NOTFOUND, 0, "the linked object does not exist");
     }
-    return col_put(obj, col, c, value);
+    return obj_col_put(obj, col, c, value);
 }
 
 int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value)
@@ -597,9 +598,6 @@ int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col,
 }
 
 /* ---- deletion --------------------------------------------------------------------------- */
-
-int coll_unlink_all(cs_txn *t, uint32_t table, int64_t key, uint32_t col, int64_t target);
-int coll_drop_links(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
 
 /* Copies the origin keys of one backlink column of (table, key). */
 static int backlink_keys(cs_txn *t, uint32_t table, int64_t key, uint32_t bc, int64_t **out, size_t *n)

@@ -23,7 +23,6 @@
 
 #include <errno.h>
 
-#define QN_NAME_MAX 1024 /* longest public name, in bytes (the limit on stored names too) */
 
 typedef struct qname {
     uint32_t table;    /* table key */
@@ -131,9 +130,9 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
     if (!m->v) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
     for (size_t i = 0; i < map->count; i++) {
         const cs_name_map_entry *x = &map->entries[i];
-        size_t len = x->public_name ? strnlen(x->public_name, QN_NAME_MAX + 1) : 0;
-        if (len == 0 || len > QN_NAME_MAX) {
-            rc = cs_fail(CS_MISUSE, 0, "name map entry %zu: a public name must have 1 to %d bytes", i, QN_NAME_MAX);
+        size_t len = x->public_name ? strnlen(x->public_name, NAME_BYTES_MAX + 1) : 0;
+        if (len == 0 || len > NAME_BYTES_MAX) {
+            rc = cs_fail(CS_MISUSE, 0, "name map entry %zu: a public name must have 1 to %d bytes", i, NAME_BYTES_MAX);
             goto fail;
         }
         if (x->table >= s->ntables || !s->tables[x->table].live) {

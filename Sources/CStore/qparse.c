@@ -6,7 +6,7 @@
  *
  * Invariants:
  *  1. The parser never reads past `len`; the text need not be NUL-terminated.
- *  2. Nesting is limited (QP_DEPTH) so hostile input cannot exhaust the stack.
+ *  2. Nesting is limited (QUERY_PARSE_DEPTH_MAX) so hostile input cannot exhaust the stack.
  */
 #include "qparse.h"
 
@@ -14,8 +14,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-
-#define QP_DEPTH 200
 
 typedef enum tok_kind {
     T_END = 0, T_IDENT, T_AT,  /* @name */
@@ -617,7 +615,7 @@ static qnode *parse_list_inner(parser *p);
 
 static qnode *parse_list(parser *p)
 {
-    if (++p->depth > QP_DEPTH) {
+    if (++p->depth > QUERY_PARSE_DEPTH_MAX) {
         perr(p, p->cur.pos, "query nested too deeply");
         return NULL;
     }
@@ -652,7 +650,7 @@ static qnode *parse_list_inner(parser *p)
 
 static qnode *parse_subquery(parser *p)
 {
-    if (p->depth + 1 > QP_DEPTH) {
+    if (p->depth + 1 > QUERY_PARSE_DEPTH_MAX) {
         perr(p, p->cur.pos, "query nested too deeply");
         return NULL;
     }
@@ -919,7 +917,7 @@ static qnode *parse_comparison(parser *p)
 
 static qnode *parse_not(parser *p)
 {
-    if (++p->depth > QP_DEPTH) {
+    if (++p->depth > QUERY_PARSE_DEPTH_MAX) {
         perr(p, p->cur.pos, "query nested too deeply");
         return NULL;
     }

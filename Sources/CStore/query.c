@@ -14,8 +14,12 @@
  * different types compare by value; strings compare by UTF-8 bytes, [c] folds case and [d]
  * strips diacritics for U+0000..U+017F.
  */
-#include "qnames.h"
+#include "node.h"
+#include "cluster.h"
+#include "schema.h"
+#include "index.h"
 #include "qparse.h"
+#include "qnames.h"
 
 #include <errno.h>
 #include <math.h>
@@ -776,11 +780,9 @@ static bool types_compatible(cs_type a, cs_type b)
     return a == b;
 }
 
-static int bind(cs_query *q, qnode *n, int depth);
-
 static int bind(cs_query *q, qnode *n, int depth)
 {
-    if (depth > 400) return berr(q, n->pos, "query nested too deeply");
+    if (depth > QUERY_BIND_DEPTH_MAX) return berr(q, n->pos, "query nested too deeply");
     switch (n->kind) {
     case QN_TRUE: case QN_FALSE: return CS_OK;
     case QN_AND: case QN_OR: {
@@ -1099,14 +1101,14 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
     int decided = width_decides(h->width, op, k);
     if (decided >= 0) return decided ? rows : 0;
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
-    uint32_t n = 0; /* a leaf holds at most CLUSTER_MAX + 64 rows */
+    uint32_t n = 0; /* a leaf holds at most CLUSTER_ROWS_READ_MAX rows */
     switch (h->width) {
     case 8: CMP_LOOPS(int8_t, COUNT_ACC); break;
     case 16: CMP_LOOPS(int16_t, COUNT_ACC); break;
     case 32: CMP_LOOPS(int32_t, COUNT_ACC); break;
     case 64: CMP_LOOPS(int64_t, COUNT_ACC); break;
     default: {
-        uint8_t hit[CLUSTER_MAX + 64];
+        uint8_t hit[CLUSTER_ROWS_READ_MAX];
         memset(hit, 1, rows);
         fast_leaf(h, rows, op, k, hit);
         for (uint64_t i = 0; i < rows; i++) n += hit[i];
@@ -1123,7 +1125,7 @@ static int leaf_rows(cs_txn *t, node_hdr *h, node_hdr **keys, uint64_t *rows)
 {
     TRY(node_at(t, node_refs(h)[0], keys));
     *rows = (*keys)->count;
-    if (*rows > CLUSTER_MAX + 64) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)*rows);
+    if (*rows > CLUSTER_ROWS_READ_MAX) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)*rows);
     return CS_OK;
 }
 
@@ -1182,7 +1184,7 @@ static int fast_count_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint6
 
 static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx, int depth)
 {
-    if (depth > 24) return CORRUPT("cluster tree too deep");
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
     if (!r) return CS_OK;
     node_hdr *h;
     TRY(node_at(t, r, &h));
@@ -1200,7 +1202,7 @@ static int fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, siz
         *(uint64_t *)ctx += ch ? fast_leaf_count(ch, rows, fc[0].op, fc[0].k) : fast_default_holds(&fc[0]) ? rows : 0;
         return CS_OK;
     }
-    uint8_t hit[CLUSTER_MAX + 64];
+    uint8_t hit[CLUSTER_ROWS_READ_MAX];
     TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
     return fn(ctx, keys, hit, rows);
 }
@@ -1314,7 +1316,7 @@ static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text,
 /* Replaces the values of the constants that came from arguments (scalar arguments only). */
 static int reset_args(cs_query *q, qnode *n, const cs_value *args, size_t nargs, bool *types_changed, int depth)
 {
-    if (!n || depth > 100000) return CS_OK;
+    if (!n || depth > QUERY_CHAIN_MAX) return CS_OK;
     if (n->kind == QN_CONST && n->arg >= 0) {
         if ((size_t)n->arg >= nargs) return cs_fail(CS_QUERY, 0, "missing argument %d (%zu given)", n->arg, nargs);
         const cs_value *a = &args[n->arg];
@@ -1907,7 +1909,7 @@ done:
 /* The best conjunct of the top-level AND chain to seed from (lowest rank, exact first). */
 static int find_seed(cs_query *q, qnode *n, seedplan *best, qnode **which, int depth)
 {
-    if (depth > 100000) return CS_OK;
+    if (depth > QUERY_CHAIN_MAX) return CS_OK;
     if (n->kind == QN_AND) {
         TRY(find_seed(q, n->a, best, which, depth + 1));
         return find_seed(q, n->b, best, which, depth + 1);
@@ -2279,7 +2281,7 @@ typedef struct aggctx {
  * fast aggregate walks the leaves itself. */
 static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a, int depth)
 {
-    if (depth > 24) return CORRUPT("cluster tree too deep");
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
     if (!r) return CS_OK;
     node_hdr *h;
     TRY(node_at(t, r, &h));
@@ -2290,7 +2292,7 @@ static int agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a
     }
     node_hdr *keys;
     uint64_t rows;
-    uint8_t hit[CLUSTER_MAX + 64];
+    uint8_t hit[CLUSTER_ROWS_READ_MAX];
     TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
     node_hdr *vh;
     TRY(leaf_int_col(t, h, a->col - 1, rows, &vh));

@@ -10,7 +10,13 @@
  *  2. Every link column (single or collection) has exactly one hidden backlink column in its
  *     target table whose target/origin_col point back at it.
  */
-#include "internal.h"
+#include "node.h"
+#include "cluster.h"
+#include "schema.h"
+#include "txn.h"
+#include "changes.h"
+#include "index.h"
+#include "obj.h"
 
 #define SCHEMA_MAGIC 0x31484353u /* "SCH1" */
 
@@ -287,7 +293,7 @@ int cs_table_find(cs_txn *txn, const char *name, uint32_t *table)
 static int name_ok(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 1024) return cs_fail(CS_MISUSE, 0, "names must have 1 to 1024 bytes");
+    if (n == 0 || n > NAME_BYTES_MAX) return cs_fail(CS_MISUSE, 0, "names must have 1 to %d bytes", NAME_BYTES_MAX);
     return CS_OK;
 }
 
@@ -642,7 +648,7 @@ int cs_table_remove(cs_txn *txn, uint32_t table)
 
 static int drop_rec(cs_txn *t, ref_t *slot, uint32_t col, int depth)
 {
-    if (depth > 32) return CORRUPT("cluster tree too deep");
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
     if (!*slot) return CS_OK;
     TRY(node_cow(t, slot));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);

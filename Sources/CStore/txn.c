@@ -9,7 +9,12 @@
  *  3. t->epoch changes whenever a cached leaf pointer or row number may have become stale:
  *     snapshot moves, commits, rollbacks, schema changes and structural tree changes.
  */
-#include "internal.h"
+#include "node.h"
+#include "schema.h"
+#include "txn.h"
+#include "index.h"
+#include "lock.h"
+#include "file.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * < timestamp < ObjectId < UUID < link. Numbers of different types compare by value; NaN
  * sorts before every number. Strings and binaries compare by bytes.
  */
-#include "internal.h"
+#include "decimal.h"
 
 #include <math.h>
 
@@ -24,9 +24,6 @@ static int rank(cs_type t)
     default: return 11;
     }
 }
-
-/* Exact decimal-against-double comparison, in decimal.c (NaN first, as below). */
-int decimal_compare_double(const cs_decimal128 *a, double x);
 
 /* A decimal against any numeric value, exactly: an int converts to a decimal exactly, a float
  * to a double exactly, and a double is compared by its exact binary value. */

@@ -1,0 +1,17 @@
+/*
+ * changes.h -- the change history (changes.c, docs/FORMAT.md §8): the records a write makes and
+ * their encoding into the version's history at commit.
+ */
+#ifndef CSTORE_CHANGES_H
+#define CSTORE_CHANGES_H
+
+#include "internal.h"
+
+int change_create(cs_txn *t, uint32_t table, int64_t key);
+int change_delete(cs_txn *t, uint32_t table, int64_t key);
+int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
+int change_coll(cs_txn *t, const cs_coll *c, cs_change_kind kind, int64_t a, int64_t b);
+int change_schema(cs_txn *t);
+int history_append(cs_txn *t, uint64_t newver, uint64_t oldest);
+
+#endif

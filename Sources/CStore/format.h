@@ -1,0 +1,127 @@
+/*
+ * format.h -- the on-disk constants more than one file uses, each with the section of
+ * docs/FORMAT.md it implements (byte order: little-endian, FORMAT.md's opening list). Constants
+ * one file owns alone (the schema blob's magic, the lock file's layout) sit at the top of that
+ * file. Numbers, tags, flag bits and slots here are never reused. Private to the core.
+ */
+#ifndef CSTORE_FORMAT_H
+#define CSTORE_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- header (FORMAT.md §2) ---------------------------------------------------------------- */
+
+#define HDR_SIZE 4096u
+#define HDR_MAGIC "CSTORE\r\n"
+#define HDR_USED 192u /* bytes of the header in use */
+/* The newest format version this library reads and writes. A file is written with the lowest
+ * version that describes it: 1, or 2 once some column has a Mixed index (FORMAT.md §2). */
+#define FORMAT_READ 2
+#define FORMAT_WRITE 2
+#define FORMAT_BASE 1
+
+/* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
+
+enum {
+    NF_INNER = 0x01, /* inner node of a B+ tree */
+    NF_REFS = 0x02,  /* elements are refs or tagged ints (width 64) */
+    NF_CTX = 0x04,   /* structure-specific marker */
+    NF_BYTES = 0x08, /* elements are `width` raw bytes each (not bit-packed) */
+    NF_NULLS = 0x10, /* payload starts with a null bitmap */
+};
+#define NF_KNOWN 0x1f
+
+typedef struct node_hdr {
+    uint16_t check; /* 16-bit checksum of the payload, computed at commit */
+    uint8_t flags;  /* NF_* */
+    uint8_t width;  /* bits per element (packed ints) or bytes per element (NF_BYTES) */
+    uint32_t count; /* number of elements */
+} node_hdr;
+
+#define NODE_HDR 8u
+#define PAD8(x) (((x) + 7u) & ~(uint64_t)7u)
+
+static inline uint64_t bitmap_bytes(uint64_t count) { return ((count + 63) / 64) * 8; }
+
+static inline uint64_t node_payload_bytes(uint8_t flags, uint8_t width, uint64_t count)
+{
+    uint64_t b = (flags & NF_BYTES) ? count * width : (count * width + 7) / 8;
+    if (flags & NF_NULLS) b += bitmap_bytes(count);
+    return b;
+}
+static inline uint64_t node_size_of(uint8_t flags, uint8_t width, uint64_t count)
+{
+    return NODE_HDR + PAD8(node_payload_bytes(flags, width, count));
+}
+static inline uint8_t *node_payload(node_hdr *h) { return (uint8_t *)h + NODE_HDR; }
+static inline uint8_t *node_values(node_hdr *h)
+{
+    uint8_t *p = node_payload(h);
+    if (h->flags & NF_NULLS) p += bitmap_bytes(h->count);
+    return p;
+}
+static inline uint64_t *node_refs(node_hdr *h) { return (uint64_t *)node_payload(h); }
+
+/* A word of a REFS node with the low bit set is a tagged integer, 0 is none, else a ref. */
+static inline bool tagged(uint64_t v) { return v & 1; }
+static inline uint64_t tag_int(int64_t v) { return ((uint64_t)v << 1) | 1; }
+static inline int64_t untag(uint64_t v) { return (int64_t)v >> 1; }
+
+/* ---- top node slots (FORMAT.md §4) -------------------------------------------------------- */
+
+enum {
+    TOP_SCHEMA = 0,   /* ref: schema blob */
+    TOP_TABLES = 1,   /* ref: table nodes */
+    TOP_FREE_POS = 2, /* ref: free extent positions */
+    TOP_FREE_LEN = 3, /* ref: free extent lengths */
+    TOP_FREE_VER = 4, /* ref: version each extent was freed in */
+    TOP_SIZE = 5,     /* tagged: logical file size */
+    TOP_VERSION = 6,  /* tagged: version number */
+    TOP_HISTORY = 7,  /* ref: change history (0 until it exists) */
+    TOP_SCHEMA_VERSION = 8, /* tagged: the user's schema version */
+    TOP_COMMIT_RUNS = 9, /* ref: (position, length) of every run the commit wrote */
+    TOP_SLOTS = 10,
+};
+
+/* ---- table node slots (FORMAT.md §6.1) ---------------------------------------------------- */
+
+enum {
+    TBL_ROOT = 0,    /* ref: cluster tree root */
+    TBL_NEXTKEY = 1, /* tagged: next object key */
+    TBL_COUNT = 2,   /* tagged: object count */
+    TBL_INDEXES = 3, /* ref: indexes (0 until they exist) */
+    TBL_SLOTS = 4,
+};
+
+/* ---- cluster leaf slots (FORMAT.md §6.2) -------------------------------------------------- */
+
+/* A cluster leaf is [keys, col0, col1, ...]: slot CL_KEYS holds the keys, slot CL_COL0 + c
+ * column c's sub-node (cluster.h names them: cluster_leaf_keys_ref, cluster_leaf_col_ref). */
+enum {
+    CL_KEYS = 0, /* ref: packed sorted object keys */
+    CL_COL0 = 1, /* ref: column 0's sub-node; column c at CL_COL0 + c */
+};
+
+/* ---- index key tags (FORMAT.md §6.5) ------------------------------------------------------ */
+
+/* The first byte of every index key. 0x00-0x06 are format version 1; the others appear only in
+ * Mixed indexes (format version 2). */
+enum {
+    INDEX_TAG_NULL = 0x00,
+    INDEX_TAG_BOOL = 0x01,
+    INDEX_TAG_INT = 0x02,       /* also every Mixed number that is an integer fitting int64 */
+    INDEX_TAG_STRING = 0x03,
+    INDEX_TAG_TIMESTAMP = 0x04,
+    INDEX_TAG_OBJECTID = 0x05,
+    INDEX_TAG_UUID = 0x06,
+    INDEX_TAG_NAN = 0x07,       /* Mixed: any NaN (Float, Double, Decimal128) */
+    INDEX_TAG_DOUBLE = 0x08,    /* Mixed: a number a double holds exactly that is no int64 */
+    INDEX_TAG_DECIMAL = 0x09,   /* Mixed: a Decimal128 that is neither */
+    INDEX_TAG_BINARY = 0x0A,    /* Mixed: binary bytes (never equal to a string) */
+    INDEX_TAG_LINK = 0x0B,      /* Mixed: a link (table, key) */
+    INDEX_TAG_LIST = 0x0C,      /* Mixed: a nested list */
+    INDEX_TAG_DICT = 0x0D,      /* Mixed: a nested dictionary */
+};
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * index.h -- ordered indexes (index.c, docs/FORMAT.md §6.5): the order-preserving keys of values,
+ * the index trees kept in step with every write, and the range reads the query engine seeds its
+ * candidates from.
+ */
+#ifndef CSTORE_INDEX_H
+#define CSTORE_INDEX_H
+
+#include "internal.h"
+
+bool index_type_ok(cs_type type);
+/** The order-preserving key of a value (FORMAT.md §6.5); `mixed`: the key of a Mixed index.
+ *  *out is malloc'd with 8 spare bytes at the end (for the object key). */
+int index_encode(const cs_value *v, bool mixed, uint8_t **out, size_t *n);
+/** The INDEX_TAG_DOUBLE key of d (integers included), for bounds of Mixed numeric ranges. */
+int index_double_key(double d, uint8_t **out, size_t *n);
+/** True when a schema has a Mixed index, which needs format version 2. */
+bool index_schema_needs_v2(const schema *s);
+/** A range of whole index entries [lo, hi) compared as bytes (NULL: open on that side). */
+typedef struct irange {
+    uint8_t *lo; /* first entry included, or NULL */
+    size_t lon;  /* its length */
+    uint8_t *hi; /* first entry excluded, or NULL */
+    size_t hin;  /* its length */
+} irange;
+/** The objects with an entry in any of the ranges, each once, in key order (free()). */
+int index_collect(cs_txn *t, uint32_t table, uint32_t col, const irange *r, size_t nr, int64_t **keys, size_t *count);
+int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root);
+int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_value *old, const cs_value *nv);
+int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert);
+int index_drop(cs_txn *t, uint32_t table, uint32_t col);
+int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique);
+int index_verify(cs_txn *t, uint32_t table, uint32_t col);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * lock.h -- the lock file `<file>.lock` (lock.c, docs/FORMAT.md §9): the newest version shared
+ * between processes, the writer lock, reader slots and the pins they publish.
+ */
+#ifndef CSTORE_LOCK_H
+#define CSTORE_LOCK_H
+
+#include "internal.h"
+
+int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint64_t logical, int sel);
+bool lock_close(cs_dbfile *f);
+void lock_read_latest(cs_dbfile *f);
+uint64_t lock_latest_version(cs_dbfile *f);
+void lock_publish(cs_dbfile *f);
+void lock_committing(cs_dbfile *f);
+uint32_t lock_commit_counter(cs_dbfile *f);
+void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence);
+/** Marks this process's published range idle: no transaction uses it, a writer may revoke it. */
+void lock_pins_idle(cs_dbfile *f);
+/** Takes an idle range back: false when a writer revoked it (publish it again before use). */
+bool lock_pins_reclaim(cs_dbfile *f);
+int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n);
+uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest);
+int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest);
+int lock_writer_acquire(cs_dbfile *f);
+void lock_writer_release(cs_dbfile *f);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * node.h -- nodes (node.c, docs/FORMAT.md §3): checked access to a node by its ref, bit-packed
+ * integers, null bitmaps, and the writable node operations of a write transaction (the slab and
+ * copy-on-write). The lowest layer of the core: it calls nothing above error.c.
+ */
+#ifndef CSTORE_NODE_H
+#define CSTORE_NODE_H
+
+#include "internal.h"
+
+/** The 16-bit checksum of a node's header fields and padded payload (FORMAT.md §3). */
+uint16_t node_checksum(const node_hdr *h);
+
+/** Checks and returns the node at file ref `r`. CS_CORRUPT when it cannot be a node. */
+int node_at_file(const cs_txn *t, ref_t r, node_hdr **out);
+/** Checks and returns the node at `r` (any ref). CS_CORRUPT when it cannot be a node. */
+static inline int node_at(const cs_txn *t, ref_t r, node_hdr **out)
+{
+    if (IS_SLAB(r) && t->writing) {
+        /* a slab ref can only come from this transaction's own writes; one read from a
+         * damaged file lands outside the regions handed out so far */
+        uint64_t off = r - SLAB_BASE;
+        const slab *s = &t->f->slab;
+        int k = 63 - __builtin_clzll((off >> 20) + 1);
+        if (k < SLAB_REGIONS && k <= s->cur && s->region[k] &&
+            (k < s->cur || off - ((((uint64_t)1 << k) - 1) << 20) < s->bump)) {
+            *out = (node_hdr *)txn_ptr(t, r);
+            return CS_OK;
+        }
+    }
+    return node_at_file(t, r, out);
+}
+
+/* Packed integers */
+/* Always inlined (at -O2 the compiler kept it out of line): it is the innermost step of every
+ * read of an integer. */
+#define HOT_INLINE static inline __attribute__((always_inline))
+HOT_INLINE int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
+{
+    switch (width) {
+    case 0: return 0;
+    case 1: return (p[i >> 3] >> (i & 7)) & 1;
+    case 2: return (p[i >> 2] >> ((i & 3) * 2)) & 3;
+    case 4: return (p[i >> 1] >> ((i & 1) * 4)) & 15;
+    case 8: return (int8_t)p[i];
+    case 16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case 32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    default: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    }
+}
+
+void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v);
+uint8_t width_for(int64_t v);
+void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t delta);
+
+HOT_INLINE int64_t node_get_int(node_hdr *h, uint64_t i)
+{
+    return packed_get(node_values(h), h->width, i);
+}
+HOT_INLINE bool node_is_null(node_hdr *h, uint64_t i)
+{
+    if (!(h->flags & NF_NULLS)) return false;
+    const uint8_t *b = node_payload(h);
+    return (b[i >> 3] >> (i & 7)) & 1;
+}
+
+/* Writable node operations (txn must be writing). Each may move the node: `*slot` is the
+ * ref as stored in the parent and is updated in place. */
+int node_new(cs_txn *t, uint8_t flags, uint8_t width, uint64_t count, ref_t *out);
+int node_cow(cs_txn *t, ref_t *slot);
+void node_free(cs_txn *t, ref_t r);
+void node_free_tree(cs_txn *t, ref_t r);
+void tree_collapse_root(cs_txn *t, ref_t *root);
+int node_reserve(cs_txn *t, ref_t *slot, uint64_t count, uint8_t width);
+int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v);
+int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v);
+int node_insert_bytes(cs_txn *t, ref_t *slot, uint64_t i, const void *src);
+int node_erase(cs_txn *t, ref_t *slot, uint64_t i);
+int node_truncate(cs_txn *t, ref_t *slot, uint64_t n);
+void node_set_null(node_hdr *h, uint64_t i, bool null);
+int node_set_nulls_flag(cs_txn *t, ref_t *slot);
+/* Blob (width-1 byte node): replace bytes [at, at+del) with `ins` of length n. */
+int blob_splice(cs_txn *t, ref_t *slot, uint64_t at, uint64_t del, const void *ins, uint64_t n);
+int node_new_blob(cs_txn *t, const void *p, uint64_t n, ref_t *out);
+
+#endif
