@@ -7,13 +7,9 @@
  *   inner: NF_REFS|NF_INNER [seps, child0, child1, ...]; seps is a string leaf whose element i
  *          is the smallest entry under child i
  *
- * The value encoding keeps the value order (docs/ARCHITECTURE.md, Values and their order) under memcmp: a type tag byte, then
- * ints as big-endian with the sign bit flipped, strings with 0x00 escaped as 00 FF and ended by
- * 00 00, timestamps as flipped seconds then nanoseconds, ids as their bytes. A Mixed index
- * (format version 2) keys the stored value so that numbers equal in the value order share a key
- * (put_number); it serves equality exactly, and order only through candidate ranges per tag
- * that the query engine re-checks (query.c, plan_mixed_range; index_double_key gives the bounds
- * in the Double tag). The query engine reads ranges of entries through index_collect.
+ * The keys are index_key.c's (the value encoding the query engine shares). A Mixed index serves
+ * equality exactly, and order only through candidate ranges per tag that the query engine
+ * re-checks (query_plan.c). The query engine reads ranges of entries through index_collect.
  *
  * Invariants:
  *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
@@ -26,205 +22,10 @@
 #include "cluster.h"
 #include "schema.h"
 #include "txn.h"
-#include "decimal.h"
 #include "obj.h"
 #include "index.h"
 
 #include <math.h>
-
-/* ---- encoding --------------------------------------------------------------------------- */
-
-bool index_type_ok(cs_type type)
-{
-    switch (type) {
-    case CS_TYPE_INT: case CS_TYPE_BOOL: case CS_TYPE_STRING: case CS_TYPE_TIMESTAMP:
-    case CS_TYPE_OBJECTID: case CS_TYPE_UUID: case CS_TYPE_MIXED: return true;
-    default: return false;
-    }
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-static size_t put_escaped(uint8_t *p, uint8_t tag, const void *bytes, size_t len)
-{
-    size_t k = 0;
-    p[k++] = tag;
-    const uint8_t *s = bytes;
-    for (size_t i = 0; i < len; i++) {
-        p[k++] = s[i];
-        if (s[i] == 0) p[k++] = 0xff;
-    }
-    p[k++] = 0;
-    p[k++] = 0;
-    return k;
-}
-
-/* A double as 8 bytes whose unsigned order is the numeric order. */
-static size_t put_double(uint8_t *p, double d)
-{
-    uint64_t b;
-    memcpy(&b, &d, 8);
-    b = (b >> 63) ? ~b : b ^ (1ull << 63);
-    p[0] = INDEX_TAG_DOUBLE;
-    put_be64(p + 1, b);
-    return 9;
-}
-
-/* The Mixed key of a number. Two numbers get the same key exactly when cs_value_compare calls
- * them equal: an integer that fits int64 is keyed as that Int whatever its type, any other
- * value that a double holds exactly as that double, the remaining decimals by their cohort-free
- * parts, and every NaN alike (NaN equals NaN in the value order). */
-static size_t put_number(uint8_t *p, const cs_value *v)
-{
-    double d;
-    switch (v->type) {
-    case CS_TYPE_INT:
-        p[0] = INDEX_TAG_INT;
-        put_be64(p + 1, (uint64_t)v->v.i ^ (1ull << 63));
-        return 9;
-    case CS_TYPE_FLOAT: d = (double)v->v.f; break;
-    case CS_TYPE_DOUBLE: d = v->v.d; break;
-    default: {
-        int sign, exp;
-        unsigned __int128 coeff;
-        bool int_ok;
-        int64_t as_int;
-        int kind = decimal_key_parts(&v->v.dec, &sign, &coeff, &exp, &int_ok, &as_int);
-        if (kind == 0) { p[0] = INDEX_TAG_NAN; return 1; }
-        if (kind == 1) return put_double(p, sign ? -INFINITY : INFINITY);
-        if (int_ok) {
-            cs_value i = cs_int(as_int);
-            return put_number(p, &i);
-        }
-        double near = cs_decimal_to_double(&v->v.dec);
-        double tries[3] = {near, nextafter(near, INFINITY), nextafter(near, -INFINITY)};
-        for (int k = 0; k < 3; k++)
-            if (isfinite(tries[k]) && decimal_compare_double(&v->v.dec, tries[k]) == 0) return put_double(p, tries[k]);
-        p[0] = INDEX_TAG_DECIMAL;
-        p[1] = (uint8_t)sign;
-        uint32_t e = (uint32_t)exp ^ 0x80000000u;
-        p[2] = (uint8_t)(e >> 24); p[3] = (uint8_t)(e >> 16); p[4] = (uint8_t)(e >> 8); p[5] = (uint8_t)e;
-        put_be64(p + 6, (uint64_t)(coeff >> 64));
-        put_be64(p + 14, (uint64_t)coeff);
-        return 22;
-    }
-    }
-    if (isnan(d)) { p[0] = INDEX_TAG_NAN; return 1; }
-    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == trunc(d)) {
-        cs_value i = cs_int((int64_t)d);
-        return put_number(p, &i);
-    }
-    return put_double(p, d);
-}
-
-/* The Mixed key a double would have if it were keyed under INDEX_TAG_DOUBLE whatever its
- * value (integers included), malloc'd with 8 spare bytes: the bound of a numeric range. */
-int index_double_key(double d, uint8_t **out, size_t *n)
-{
-    *out = malloc(9 + 8);
-    if (!*out) return cs_fail(CS_NOMEM, 0, "out of memory");
-    *n = put_double(*out, d);
-    return CS_OK;
-}
-
-/* Bytes encode_into needs for `v` (the 8 spare bytes included). */
-static size_t encode_cap(const cs_value *v)
-{
-    bool bytes = v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY;
-    return 40 + (bytes ? 2 * v->v.bytes.len : 0);
-}
-
-/* Encodes `v` (null included) into p (encode_cap(v) bytes); 0 when the type cannot be indexed.
- * `mixed` selects the key of a Mixed index, which also takes the types a typed index refuses. */
-static size_t encode_into(const cs_value *v, bool mixed, uint8_t *p)
-{
-    size_t k = 0;
-    switch (v->type) {
-    case CS_TYPE_NULL: p[k++] = INDEX_TAG_NULL; break;
-    case CS_TYPE_BOOL: p[k++] = INDEX_TAG_BOOL; p[k++] = v->v.b ? 1 : 0; break;
-    case CS_TYPE_INT: p[k++] = INDEX_TAG_INT; put_be64(p + k, (uint64_t)v->v.i ^ (1ull << 63)); k += 8; break;
-    case CS_TYPE_STRING: k = put_escaped(p, INDEX_TAG_STRING, v->v.bytes.ptr, v->v.bytes.len); break;
-    case CS_TYPE_TIMESTAMP:
-        p[k++] = INDEX_TAG_TIMESTAMP;
-        put_be64(p + k, (uint64_t)v->v.ts.sec ^ (1ull << 63));
-        k += 8;
-        {
-            uint32_t ns = (uint32_t)v->v.ts.nsec ^ 0x80000000u;
-            p[k++] = (uint8_t)(ns >> 24); p[k++] = (uint8_t)(ns >> 16);
-            p[k++] = (uint8_t)(ns >> 8); p[k++] = (uint8_t)ns;
-        }
-        break;
-    case CS_TYPE_OBJECTID: p[k++] = INDEX_TAG_OBJECTID; memcpy(p + k, v->v.oid, 12); k += 12; break;
-    case CS_TYPE_UUID: p[k++] = INDEX_TAG_UUID; memcpy(p + k, v->v.uuid, 16); k += 16; break;
-    case CS_TYPE_FLOAT: case CS_TYPE_DOUBLE: case CS_TYPE_DECIMAL:
-        if (!mixed) return 0;
-        k = put_number(p, v);
-        break;
-    case CS_TYPE_BINARY:
-        if (!mixed) return 0;
-        k = put_escaped(p, INDEX_TAG_BINARY, v->v.bytes.ptr, v->v.bytes.len);
-        break;
-    case CS_TYPE_LINK:
-        if (!mixed) return 0;
-        p[k++] = INDEX_TAG_LINK;
-        p[k++] = (uint8_t)(v->v.link.table >> 24); p[k++] = (uint8_t)(v->v.link.table >> 16);
-        p[k++] = (uint8_t)(v->v.link.table >> 8); p[k++] = (uint8_t)v->v.link.table;
-        put_be64(p + k, (uint64_t)v->v.link.key ^ (1ull << 63));
-        k += 8;
-        break;
-    case CS_TYPE_LIST: case CS_TYPE_DICT:
-        if (!mixed) return 0;
-        p[k++] = v->type == CS_TYPE_LIST ? INDEX_TAG_LIST : INDEX_TAG_DICT;
-        break;
-    default:
-        return 0;
-    }
-    return k;
-}
-
-/* Encodes a value (null included) into *out (malloc'd, with 8 spare bytes at the end). */
-int index_encode(const cs_value *v, bool mixed, uint8_t **out, size_t *n)
-{
-    uint8_t *p = malloc(encode_cap(v));
-    if (!p) return cs_fail(CS_NOMEM, 0, "out of memory");
-    size_t k = encode_into(v, mixed, p);
-    if (!k) {
-        free(p);
-        return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
-    }
-    *out = p;
-    *n = k;
-    return CS_OK;
-}
-
-/* A probe encoded on the stack when it fits (every type but long strings), else on the heap. */
-typedef struct probe {
-    uint8_t buf[64]; /* the encoding when it fits */
-    uint8_t *p;      /* the encoding: buf or a malloc'd copy */
-    size_t n;        /* its length (without the spare bytes) */
-} probe;
-
-static int probe_make(const cs_value *v, bool mixed, probe *pr)
-{
-    if (encode_cap(v) <= sizeof pr->buf) {
-        pr->p = pr->buf;
-        pr->n = encode_into(v, mixed, pr->buf);
-        if (pr->n) return CS_OK;
-        return cs_fail(CS_TYPE, 0, "values of type %d cannot be indexed", (int)v->type);
-    }
-    return index_encode(v, mixed, &pr->p, &pr->n);
-}
-
-static void probe_free(probe *pr)
-{
-    if (pr->p != pr->buf) free(pr->p);
-}
 
 static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
@@ -902,7 +703,7 @@ static bool is_indexed(const col_def *c)
 static int entry_for(const cs_value *v, bool mixed, int64_t key, uint8_t **p, size_t *n)
 {
     TRY(index_encode(v, mixed, p, n));
-    put_be64(*p + *n, (uint64_t)key);
+    index_put_be64(*p + *n, (uint64_t)key);
     *n += 8;
     return CS_OK;
 }
@@ -1023,7 +824,7 @@ int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
                 return cs_fail(CS_CONSTRAINT, 0, "objects %lld and %lld have the same primary key", (long long)other, (long long)o.key);
             }
         }
-        put_be64(p + n, (uint64_t)o.key);
+        index_put_be64(p + n, (uint64_t)o.key);
         ref_t *root;
         rc = index_slot(t, table, col, &root);
         if (rc == CS_OK) rc = index_insert_entry(t, root, p, n + 8);
@@ -1065,10 +866,10 @@ int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *val
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     probe pr;
-    TRY(probe_make(value, mixed, &pr));
+    TRY(index_probe_make(value, mixed, &pr));
     bool found;
     int rc = seek(txn, root, pr.p, pr.n, fixed_entry_len((cs_type)c->type), &found, key);
-    probe_free(&pr);
+    index_probe_free(&pr);
     TRY(rc);
     return found ? CS_OK : CS_NOTFOUND;
 }
@@ -1115,11 +916,11 @@ int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value 
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
     probe pr;
-    TRY(probe_make(value, c->type == CS_TYPE_MIXED, &pr));
+    TRY(index_probe_make(value, c->type == CS_TYPE_MIXED, &pr));
     collect_ctx ctx = {NULL, 0, 0, pr.p, pr.n};
     bool stop = false;
     int rc = scan_rec(txn, root, pr.p, pr.n, NULL, 0, fixed_entry_len((cs_type)c->type), collect_key, &ctx, &stop, 0);
-    probe_free(&pr);
+    index_probe_free(&pr);
     if (rc != CS_OK) { free(ctx.keys); return rc; }
     *keys = ctx.keys;
     *count = ctx.n;
@@ -1211,7 +1012,7 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
         uint8_t *p;
         size_t n;
         TRY(index_encode(&v, mixed, &p, &n));
-        put_be64(p + n, (uint64_t)o.key);
+        index_put_be64(p + n, (uint64_t)o.key);
         bool found = false;
         rc = contains(t, root, p, n + 8, 0, &found); /* through `ends`: checks every entry's length */
         free(p);

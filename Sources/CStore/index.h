@@ -1,19 +1,13 @@
 /*
- * index.h -- ordered indexes (index.c, docs/FORMAT.md §6.5): the order-preserving keys of values,
- * the index trees kept in step with every write, and the range reads the query engine seeds its
- * candidates from.
+ * index.h -- ordered indexes (index.c, docs/FORMAT.md §6.5): the index trees kept in step with
+ * every write, and the range reads the query engine seeds its candidates from. The keys are
+ * index_key.h's.
  */
 #ifndef CSTORE_INDEX_H
 #define CSTORE_INDEX_H
 
-#include "internal.h"
+#include "index_key.h"
 
-bool index_type_ok(cs_type type);
-/** The order-preserving key of a value (FORMAT.md §6.5); `mixed`: the key of a Mixed index.
- *  *out is malloc'd with 8 spare bytes at the end (for the object key). */
-int index_encode(const cs_value *v, bool mixed, uint8_t **out, size_t *n);
-/** The INDEX_TAG_DOUBLE key of d (integers included), for bounds of Mixed numeric ranges. */
-int index_double_key(double d, uint8_t **out, size_t *n);
 /** True when a schema has a Mixed index, which needs format version 2. */
 bool index_schema_needs_v2(const schema *s);
 /** A range of whole index entries [lo, hi) compared as bytes (NULL: open on that side). */
