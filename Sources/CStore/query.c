@@ -77,7 +77,12 @@ static int run_filter(cs_query *q, keyset *out)
     seedplan sp;
     memset(&sp, 0, sizeof sp);
     qnode *seed = NULL;
-    TRY(query_find_seed(q, q->parsed->pred, &sp, &seed, 0));
+    int frc = query_find_seed(q, q->parsed->pred, &sp, &seed, 0);
+    if (frc != CS_OK) {
+        /* a later conjunct failed after an earlier one planned its ranges */
+        query_plan_free(&sp);
+        return frc;
+    }
     if (seed) {
         int64_t *cand;
         size_t nc;
