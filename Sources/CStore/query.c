@@ -18,114 +18,119 @@
 
 #include <errno.h>
 
-static int run_filter(cs_query *q, keyset *out)
+/* ---- carrying out a plan (query_plan_choose picks it) ------------------------------------- */
+
+/* A collection or the backlinks of one object: every element, in order, tested. */
+static int run_elements(cs_query *q, keyset *out)
 {
     cs_txn *t = q->txn;
-    q->plan = (cs_query_plan){CS_PLAN_SCAN, CS_NONE, 0, 0, 0};
-    TRY(query_rebind(q));
-    if (q->root != QR_TABLE) {
-        /* a collection or the backlinks of one object: every element, in order */
-        size_t n;
-        if (q->root == QR_BACKLINKS) TRY(cs_obj_backlink_count(&q->owner, q->table, q->origin_col, &n));
-        else TRY(cs_coll_size(&q->coll, &n));
-        q->plan.candidates = n;
-        for (size_t i = 0; i < n; i++) {
-            cs_value v;
-            int64_t key;
-            if (q->root == QR_BACKLINKS) {
-                TRY(cs_obj_backlink_get(&q->owner, q->table, q->origin_col, i, &key));
-                v = cs_link(q->table, key);
-            } else if (q->coll.kind == CS_COLL_MAP) {
-                cs_value k;
-                TRY(cs_map_get_at(&q->coll, i, &k, &v));
-            } else {
-                TRY(cs_list_get(&q->coll, i, &v));
-            }
-            bool r;
-            if (q->root == QR_VALUES) {
-                TRY(query_eval(t, q->parsed->pred, NULL, &v, &r));
-                if (r) TRY(query_keys_push(out, (int64_t)i));
-                continue;
-            }
-            if (v.type != CS_TYPE_LINK) continue; /* a null map value */
-            cs_obj o;
-            int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &o);
-            if (rc == CS_NOTFOUND) continue;
-            TRY(rc);
-            TRY(query_eval(t, q->parsed->pred, &o, NULL, &r));
-            if (r) TRY(query_keys_push(out, v.v.link.key));
+    size_t n;
+    if (q->root == QR_BACKLINKS) TRY(cs_obj_backlink_count(&q->owner, q->table, q->origin_col, &n));
+    else TRY(cs_coll_size(&q->coll, &n));
+    q->plan.candidates = n;
+    for (size_t i = 0; i < n; i++) {
+        cs_value v;
+        int64_t key;
+        if (q->root == QR_BACKLINKS) {
+            TRY(cs_obj_backlink_get(&q->owner, q->table, q->origin_col, i, &key));
+            v = cs_link(q->table, key);
+        } else if (q->coll.kind == CS_COLL_MAP) {
+            cs_value k;
+            TRY(cs_map_get_at(&q->coll, i, &k, &v));
+        } else {
+            TRY(cs_list_get(&q->coll, i, &v));
         }
-        return CS_OK;
-    }
-    fastcond fc[FAST_MAX];
-    size_t nf = 0;
-    ref_t root;
-    TRY(table_root(t, q->table, &root));
-    if (q->parsed->pred->kind == QN_TRUE && q->root == QR_TABLE) {
-        cs_iter it;
+        bool r;
+        if (q->root == QR_VALUES) {
+            TRY(query_eval(t, q->parsed->pred, NULL, &v, &r));
+            if (r) TRY(query_keys_push(out, (int64_t)i));
+            continue;
+        }
+        if (v.type != CS_TYPE_LINK) continue; /* a null map value */
         cs_obj o;
-        TRY(cs_iter_init(&it, t, q->table));
-        int rc;
-        q->plan.kind = CS_PLAN_ALL;
-        while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
-            q->plan.candidates++;
-            TRY(query_keys_push(out, o.key));
-        }
-        return rc == CS_NOTFOUND ? CS_OK : rc;
-    }
-    /* a condition an index answers, in the top-level AND chain, seeds the candidates */
-    seedplan sp;
-    memset(&sp, 0, sizeof sp);
-    qnode *seed = NULL;
-    int frc = query_find_seed(q, q->parsed->pred, &sp, &seed, 0);
-    if (frc != CS_OK) {
-        /* a later conjunct failed after an earlier one planned its ranges */
-        query_plan_free(&sp);
-        return frc;
-    }
-    if (seed) {
-        int64_t *cand;
-        size_t nc;
-        int rc = index_collect(t, q->table, sp.col, sp.r, sp.n, &cand, &nc);
-        q->plan.kind = CS_PLAN_INDEX;
-        q->plan.col = sp.col;
-        q->plan.ranges = (uint32_t)sp.n;
-        q->plan.candidates = rc == CS_OK ? nc : 0;
-        bool check = !sp.exact || seed != q->parsed->pred;
-        query_plan_free(&sp);
+        int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &o);
+        if (rc == CS_NOTFOUND) continue;
         TRY(rc);
-        for (size_t i = 0; i < nc && rc == CS_OK; i++) {
-            cs_obj o;
-            bool r = true;
-            rc = cs_obj_open(t, q->table, cand[i], &o);
-            if (rc == CS_OK && check) rc = query_eval(t, q->parsed->pred, &o, NULL, &r);
-            if (rc == CS_OK && r) rc = query_keys_push(out, cand[i]);
-        }
-        free(cand);
-        return rc;
+        TRY(query_eval(t, q->parsed->pred, &o, NULL, &r));
+        if (r) TRY(query_keys_push(out, v.v.link.key));
     }
-    if (query_collect_fast(q, q->parsed->pred, fc, &nf)) {
-        q->plan.kind = CS_PLAN_LEAVES;
-        TRY(cs_table_count(t, q->table, &q->plan.candidates));
-        if (!out->collect && nf == 1) {
-            uint64_t n = 0;
-            TRY(query_fast_walk(t, q->table, root, fc, nf, query_fast_count_visit, &n, 0));
-            out->count += n;
-            return CS_OK;
-        }
-        return query_fast_walk(t, q->table, root, fc, nf, query_fast_visit, out, 0);
-    }
+    return CS_OK;
+}
+
+/* Every object of the table in key order; `test`: each is tested with the predicate (a scan),
+ * else every one matches (TRUEPREDICATE). */
+static int run_table(cs_query *q, bool test, keyset *out)
+{
+    cs_txn *t = q->txn;
     cs_iter it;
     cs_obj o;
     TRY(cs_iter_init(&it, t, q->table));
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
-        bool r;
+        bool r = true;
         q->plan.candidates++;
-        TRY(query_eval(t, q->parsed->pred, &o, NULL, &r));
+        if (test) TRY(query_eval(t, q->parsed->pred, &o, NULL, &r));
         if (r) TRY(query_keys_push(out, o.key));
     }
     return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+/* The candidates in the plan's index ranges, re-checked with the predicate when it says so. */
+static int run_index(cs_query *q, const qplan *p, keyset *out)
+{
+    cs_txn *t = q->txn;
+    int64_t *cand;
+    size_t nc;
+    int rc = index_collect(t, q->table, p->seed.col, p->seed.r, p->seed.n, &cand, &nc);
+    q->plan.candidates = rc == CS_OK ? nc : 0;
+    TRY(rc);
+    for (size_t i = 0; i < nc && rc == CS_OK; i++) {
+        cs_obj o;
+        bool r = true;
+        rc = cs_obj_open(t, q->table, cand[i], &o);
+        if (rc == CS_OK && p->recheck) rc = query_eval(t, q->parsed->pred, &o, NULL, &r);
+        if (rc == CS_OK && r) rc = query_keys_push(out, cand[i]);
+    }
+    free(cand);
+    return rc;
+}
+
+/* The leaf loops over the plan's Int conditions; a count of one condition is fused. */
+static int run_leaves(cs_query *q, const qplan *p, keyset *out)
+{
+    cs_txn *t = q->txn;
+    TRY(cs_table_count(t, q->table, &q->plan.candidates));
+    if (!out->collect && p->nf == 1) {
+        uint64_t n = 0;
+        TRY(query_fast_walk(t, q->table, p->root, p->fc, p->nf, query_fast_count_visit, &n, 0));
+        out->count += n;
+        return CS_OK;
+    }
+    return query_fast_walk(t, q->table, p->root, p->fc, p->nf, query_fast_visit, out, 0);
+}
+
+/* The matches of the query's filter (no SORT, DISTINCT or LIMIT yet): binds the query to the
+ * transaction's schema, chooses a plan, records it for cs_query_last_plan and carries it out. */
+static int run_filter(cs_query *q, keyset *out)
+{
+    q->plan = (cs_query_plan){CS_PLAN_SCAN, CS_NONE, 0, 0, 0};
+    TRY(query_rebind(q));
+    qplan p;
+    TRY(query_plan_choose(q, QPLAN_MATCHES, &p));
+    q->plan.kind = p.kind;
+    if (p.kind == CS_PLAN_INDEX) {
+        q->plan.col = p.seed.col;
+        q->plan.ranges = (uint32_t)p.seed.n;
+    }
+    int rc;
+    switch (p.kind) {
+    case CS_PLAN_ALL: rc = run_table(q, false, out); break;
+    case CS_PLAN_INDEX: rc = run_index(q, &p, out); break;
+    case CS_PLAN_LEAVES: rc = run_leaves(q, &p, out); break;
+    default: rc = q->root != QR_TABLE ? run_elements(q, out) : run_table(q, true, out); break;
+    }
+    query_plan_release(&p);
+    return rc;
 }
 
 static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text, size_t len, const cs_value *args,
@@ -558,15 +563,16 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
         col_def *c0;
         TRY(txn_col(q->txn, q->table, col, NULL, &c0));
         TRY(query_rebind(q));
-        fastcond fc[FAST_MAX];
-        size_t nf = 0;
+        qplan p;
+        p.kind = CS_PLAN_NONE;
         if (q->root == QR_TABLE && c0->coll == CS_COLL_NONE && c0->type == CS_TYPE_INT && !(c0->flags & CS_COL_NULLABLE) &&
-            op != CS_AGG_COUNT && !q->parsed->ndistinct && q->parsed->limit < 0 &&
-            (q->parsed->pred->kind == QN_TRUE || query_collect_fast(q, q->parsed->pred, fc, &nf))) {
+            op != CS_AGG_COUNT && !q->parsed->ndistinct && q->parsed->limit < 0)
+            TRY(query_plan_choose(q, QPLAN_INT_AGGREGATE, &p));
+        if (p.kind == CS_PLAN_LEAVES) {
             aggctx a = {1 + col, q->txn, op, 0, 0, 0, false, 0};
-            ref_t root;
-            TRY(table_root(q->txn, q->table, &root));
-            TRY(query_agg_walk(q->txn, root, fc, nf, &a, 0));
+            q->plan = (cs_query_plan){CS_PLAN_LEAVES, CS_NONE, 0, 0, 0};
+            TRY(cs_table_count(q->txn, q->table, &q->plan.candidates));
+            TRY(query_agg_walk(q->txn, p.root, p.fc, p.nf, &a, 0));
             if (op == CS_AGG_SUM && a.overflow) return cs_fail(CS_OVERFLOW, 0, "the sum of '%s' overflows 64 bits",
                                                              qnames_column_name(q->names, q->txn, q->table, col));
             if (op == CS_AGG_SUM) *out = cs_int((int64_t)a.sum);

@@ -124,6 +124,21 @@ static inline bool numeric(cs_type t)
     return t == CS_TYPE_INT || t == CS_TYPE_FLOAT || t == CS_TYPE_DOUBLE || t == CS_TYPE_DECIMAL;
 }
 
+/* How a query finds its candidates: chosen by query_plan_choose before anything runs, then
+ * carried out by run_filter (query.c) or the Int aggregate; cs_query_last_plan reports it. */
+typedef struct qplan {
+    cs_plan_kind kind;     /* SCAN (every element or object tested), ALL, INDEX or LEAVES */
+    ref_t root;            /* a table query's cluster root (ALL, INDEX, LEAVES) */
+    seedplan seed;         /* INDEX: the ranges (owned until query_plan_release) */
+    bool recheck;          /* INDEX: each candidate is tested with the predicate */
+    fastcond fc[FAST_MAX]; /* LEAVES: the Int conditions (none: every row) */
+    size_t nf;             /* LEAVES: how many */
+} qplan;
+
+/* What a plan is for: the matching keys or count (every kind), or an aggregate of an Int column
+ * (the leaf loops or nothing: CS_PLAN_NONE leaves it to the matches). */
+typedef enum qplan_use { QPLAN_MATCHES, QPLAN_INT_AGGREGATE } qplan_use;
+
 /* ---- query_bind.c ------------------------------------------------------------------------- */
 
 /** Binds the query's paths to the transaction's schema if it changed since they were bound. */
@@ -174,6 +189,11 @@ int query_agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a,
 
 /* ---- query_plan.c ------------------------------------------------------------------------- */
 
+/** Chooses how the bound query finds its candidates (see qplan_use): for a table, TRUEPREDICATE
+ *  is ALL, then an index seed of the top-level AND chain (query_find_seed), then the leaf loops,
+ *  else a scan; a collection's elements are always scanned. */
+int query_plan_choose(cs_query *q, qplan_use use, qplan *p);
+void query_plan_release(qplan *p);
 void query_plan_free(seedplan *p);
 /** The best conjunct of the top-level AND chain n to seed from (*which NULL: none). */
 int query_find_seed(cs_query *q, qnode *n, seedplan *best, qnode **which, int depth);

@@ -11,6 +11,7 @@
  *     predicate.
  *  2. A seedplan owns the bytes of its ranges; query_plan_free releases them, on every path.
  */
+#include "cluster.h"
 #include "schema.h"
 #include "index.h"
 #include "query_int.h"
@@ -490,3 +491,44 @@ int query_find_seed(cs_query *q, qnode *n, seedplan *best, qnode **which, int de
     }
     return CS_OK;
 }
+
+/* ---- choosing ----------------------------------------------------------------------------- */
+
+int query_plan_choose(cs_query *q, qplan_use use, qplan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = CS_PLAN_SCAN;
+    if (q->root != QR_TABLE) return CS_OK; /* a collection: every element, tested */
+    qnode *pred = q->parsed->pred;
+    if (use == QPLAN_INT_AGGREGATE) {
+        if (pred->kind != QN_TRUE && !query_collect_fast(q, pred, p->fc, &p->nf)) {
+            p->kind = CS_PLAN_NONE;
+            return CS_OK;
+        }
+        p->kind = CS_PLAN_LEAVES;
+        return table_root(q->txn, q->table, &p->root);
+    }
+    TRY(table_root(q->txn, q->table, &p->root));
+    if (pred->kind == QN_TRUE) {
+        p->kind = CS_PLAN_ALL;
+        return CS_OK;
+    }
+    /* a condition an index answers, in the top-level AND chain, seeds the candidates */
+    qnode *seed = NULL;
+    int rc = query_find_seed(q, pred, &p->seed, &seed, 0);
+    if (rc != CS_OK) {
+        /* a later conjunct failed after an earlier one planned its ranges */
+        query_plan_free(&p->seed);
+        return rc;
+    }
+    if (seed) {
+        p->kind = CS_PLAN_INDEX;
+        p->recheck = !p->seed.exact || seed != pred;
+        return CS_OK;
+    }
+    p->nf = 0;
+    if (query_collect_fast(q, pred, p->fc, &p->nf)) p->kind = CS_PLAN_LEAVES;
+    return CS_OK;
+}
+
+void query_plan_release(qplan *p) { query_plan_free(&p->seed); }

@@ -89,4 +89,39 @@ import Testing
             }
         }
     }
+
+    /// An Int aggregate runs the leaf loops and says so in cs_query_last_plan, as a count does;
+    /// with a condition the loops cannot run it falls back to the matches (a scan).
+    @Test func aggregatesReportTheirPlan() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let n = 700
+            var t: UInt32 = 0, v: UInt32 = 0
+            try db.write { txn throws in
+                t = try addTable(txn, "Rows")
+                v = try addColumn(txn, t, "v", CS_TYPE_INT)
+                _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
+                for i in 0..<n {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, v, Self.value(i)), "set")
+                }
+            }
+            let values = (0..<n).map(Self.value)
+            try db.read { txn throws in
+                for (text, want, kind) in [("v > 0", values.filter { $0 > 0 }.reduce(0, +), CS_PLAN_LEAVES),
+                                           ("TRUEPREDICATE", values.reduce(0, +), CS_PLAN_LEAVES),
+                                           ("v > 0 AND s == ''", values.filter { $0 > 0 }.reduce(0, +), CS_PLAN_SCAN)] {
+                    let (rc, msg, q) = makeQuery(txn, t, text)
+                    try must(rc, "\(text): \(msg)")
+                    defer { cs_query_free(q) }
+                    var sum = cs_value()
+                    try must(cs_query_aggregate(q, v, CS_AGG_SUM, &sum), "sum \(text)")
+                    #expect(sum.type == CS_TYPE_INT && sum.v.i == want, "\(text)")
+                    var p = cs_query_plan()
+                    try must(cs_query_last_plan(q, &p))
+                    #expect(p.kind == kind.rawValue && p.candidates == UInt64(n), "\(text): plan \(p.kind)")
+                }
+            }
+        }
+    }
 }
