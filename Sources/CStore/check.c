@@ -13,6 +13,7 @@
 #include "node.h"
 #include "leaf.h"
 #include "cluster.h"
+#include "schema.h"
 #include "txn.h"
 #include "index.h"
 
@@ -98,7 +99,7 @@ static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int dep
     TRY(node_at(t, r, &h));
     if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node at %llu malformed", (unsigned long long)r);
     node_hdr *k;
-    TRY(node_at(t, node_refs(h)[0], &k));
+    TRY(node_at(t, cluster_keys_ref(h), &k));
     if (k->flags & (NF_REFS | NF_BYTES | NF_NULLS)) return CORRUPT("cluster keys at %llu malformed", (unsigned long long)r);
     if (h->flags & NF_INNER) {
         if (k->count + 1 != h->count || k->count == 0) return CORRUPT("inner cluster node at %llu has %u keys for %u children", (unsigned long long)r, k->count, h->count - 1);
@@ -108,7 +109,7 @@ static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int dep
             uint64_t before = st->rows;
             bool had = st->any;
             int64_t prev = st->last_key;
-            TRY(check_cluster(t, table, node_refs(h)[1 + i], st, depth + 1, fk));
+            TRY(check_cluster(t, table, cluster_inner_child(h, i), st, depth + 1, fk));
             if (st->rows == before) return CORRUPT("empty cluster leaf under %llu", (unsigned long long)r);
             (void)had;
             (void)prev;
@@ -125,13 +126,13 @@ static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int dep
         st->any = true;
     }
     st->rows += k->count;
-    table_def *td = &t->schema->tables[table];
-    for (uint32_t c = 1; c < h->count; c++) {
-        ref_t cr = node_refs(h)[c];
+    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+        ref_t cr = cluster_leaf_col_ref(h, col);
         if (!cr) continue;
         if (tagged(cr)) return CORRUPT("column slot holds a number in leaf at %llu", (unsigned long long)r);
-        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf at %llu holds data for a removed column %u", (unsigned long long)r, c - 1);
-        TRY(check_leaf_col(t, &td->cols[c - 1], cr, k->count, table, c - 1));
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return CORRUPT("leaf at %llu holds data for a removed column %u", (unsigned long long)r, col);
+        TRY(check_leaf_col(t, cd, cr, k->count, table, col));
     }
     return CS_OK;
 }
@@ -143,7 +144,8 @@ static int count_links(cs_txn *t, uint32_t table, uint32_t col, uint64_t *links)
     cs_obj o;
     *links = 0;
     TRY(cs_iter_init(&it, t, table));
-    col_def *c = &t->schema->tables[table].cols[col];
+    col_def *c;
+    TRY(txn_col(t, table, col, NULL, &c));
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
         if (c->coll == CS_COLL_NONE) {
@@ -184,7 +186,8 @@ static int check_tables(cs_txn *t)
 {
     schema *s = t->schema;
     for (uint32_t i = 0; i < s->ntables; i++) {
-        if (!s->tables[i].live) continue;
+        table_def *td = txn_table_live(t, i);
+        if (!td) continue;
         ref_t root;
         TRY(table_root(t, i, &root));
         int64_t count, next;
@@ -193,14 +196,15 @@ static int check_tables(cs_txn *t)
         cstats st = {0, 0, false};
         if (root) TRY(check_cluster(t, i, root, &st, 0, INT64_MIN));
         if ((int64_t)st.rows != count)
-            return CORRUPT("table '%s' claims %lld objects but holds %llu", s->tables[i].name, (long long)count, (unsigned long long)st.rows);
+            return CORRUPT("table '%s' claims %lld objects but holds %llu", td->name, (long long)count, (unsigned long long)st.rows);
         if (st.any && st.last_key >= next)
-            return CORRUPT("table '%s' holds key %lld at or past its next key %lld", s->tables[i].name, (long long)st.last_key, (long long)next);
+            return CORRUPT("table '%s' holds key %lld at or past its next key %lld", td->name, (long long)st.last_key, (long long)next);
     }
     for (uint32_t i = 0; i < s->ntables; i++) {
-        if (!s->tables[i].live) continue;
-        for (uint32_t c = 0; c < s->tables[i].ncols; c++) {
-            col_def *d = &s->tables[i].cols[c];
+        table_def *td = txn_table_live(t, i);
+        if (!td) continue;
+        for (uint32_t c = 0; c < td->ncols; c++) {
+            col_def *d = &td->cols[c];
             if (d->live && d->coll == CS_COLL_NONE && (d->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) &&
                 index_type_ok((cs_type)d->type))
                 TRY(index_verify(t, i, c));
@@ -209,7 +213,7 @@ static int check_tables(cs_txn *t)
             TRY(count_links(t, i, c, &links));
             TRY(count_backlinks(t, d->target, i, c, &backs));
             if (links != backs)
-                return CORRUPT("'%s.%s' holds %llu links but its targets hold %llu backlinks", s->tables[i].name, d->name, (unsigned long long)links, (unsigned long long)backs);
+                return CORRUPT("'%s.%s' holds %llu links but its targets hold %llu backlinks", td->name, d->name, (unsigned long long)links, (unsigned long long)backs);
         }
     }
     return CS_OK;

@@ -187,8 +187,9 @@ static uint64_t child_for(node_hdr *first, int64_t key)
 
 static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first)
 {
-    TRY(node_at(t, node_refs(h)[0], first));
-    if (((*first)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) || (*first)->count + 1 != h->count || h->count < 2)
+    if (h->count < 2) return CORRUPT("inner cluster node is malformed");
+    TRY(node_at(t, cluster_keys_ref(h), first));
+    if (((*first)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) || (*first)->count != cluster_inner_children(h))
         return CORRUPT("inner cluster node is malformed");
     return CS_OK;
 }
@@ -196,7 +197,7 @@ static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first)
 static int open_leaf_keys(cs_txn *t, node_hdr *h, node_hdr **keys)
 {
     if (h->count < 1) return CORRUPT("cluster leaf has no key list");
-    TRY(node_at(t, node_refs(h)[0], keys));
+    TRY(node_at(t, cluster_keys_ref(h), keys));
     if ((*keys)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) return CORRUPT("cluster key list is malformed");
     return CS_OK;
 }
@@ -212,7 +213,7 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
         if (h->flags & NF_INNER) {
             node_hdr *first;
             TRY(open_inner(t, h, &first));
-            r = node_refs(h)[1 + child_for(first, key)];
+            r = cluster_inner_child(h, child_for(first, key));
             continue;
         }
         node_hdr *keys;
@@ -237,7 +238,7 @@ static int seek_rec(cs_txn *t, ref_t r, int64_t from, node_hdr **leaf, uint32_t 
         node_hdr *first;
         TRY(open_inner(t, h, &first));
         for (uint64_t c = child_for(first, from); c < first->count; c++) {
-            int rc = seek_rec(t, node_refs(h)[1 + c], from, leaf, row, key, depth + 1);
+            int rc = seek_rec(t, cluster_inner_child(h, c), from, leaf, row, key, depth + 1);
             if (rc != CS_NOTFOUND) return rc;
         }
         return CS_NOTFOUND;
@@ -282,7 +283,7 @@ int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot
         if (h->flags & NF_INNER) {
             node_hdr *first;
             TRY(open_inner(t, h, &first));
-            slot = &node_refs(h)[1 + child_for(first, key)];
+            slot = cluster_inner_child_slot(h, child_for(first, key));
             continue;
         }
         node_hdr *keys;
@@ -320,7 +321,7 @@ static int first_key(cs_txn *t, ref_t r, int64_t *out)
     node_hdr *h;
     TRY(node_at(t, r, &h));
     node_hdr *k;
-    TRY(node_at(t, node_refs(h)[0], &k));
+    TRY(node_at(t, cluster_keys_ref(h), &k));
     if (k->count == 0) return CORRUPT("empty cluster node");
     *out = node_get_int(k, 0);
     return CS_OK;
@@ -329,25 +330,24 @@ static int first_key(cs_txn *t, ref_t r, int64_t *out)
 /* Moves rows [from, end) of the leaf at *slot into a new leaf. */
 static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, split *sp)
 {
-    table_def *td;
-    TRY(txn_table(t, table, &td));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    uint32_t slots = h->count;
+    uint32_t slots = h->count, cols = cluster_leaf_cols(h);
     ref_t nl;
     TRY(node_new(t, NF_REFS, 64, slots, &nl));
-    uint64_t *ne = node_refs((node_hdr *)txn_ptr(t, nl));
-    TRY(node_new(t, 0, 0, 0, &ne[0]));
+    TRY(node_new(t, 0, 0, 0, cluster_keys_slot((node_hdr *)txn_ptr(t, nl))));
     leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
-    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
-    TRY(leaf_move(t, &ks, &e[0], from, &ne[0]));
-    for (uint32_t c = 1; c < slots; c++) {
-        e = node_refs((node_hdr *)txn_ptr(t, *slot));
-        ne = node_refs((node_hdr *)txn_ptr(t, nl));
-        if (!e[c]) continue;
-        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
-        leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
-        TRY(leaf_make(t, &s, 0, &ne[c]));
-        TRY(leaf_move(t, &s, &e[c], from, &ne[c]));
+    TRY(leaf_move(t, &ks, cluster_keys_slot((node_hdr *)txn_ptr(t, *slot)), from,
+                  cluster_keys_slot((node_hdr *)txn_ptr(t, nl))));
+    for (uint32_t col = 0; col < cols; col++) {
+        /* both leaves are looked up again: the moves below may move them */
+        ref_t *src = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
+        if (!*src) continue;
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return CORRUPT("leaf holds data for a removed column");
+        leaf_spec s = leaf_spec_col(cd);
+        TRY(leaf_make(t, &s, 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
+        TRY(leaf_move(t, &s, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col), from,
+                      cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
     }
     sp->happened = true;
     sp->ref = nl;
@@ -360,24 +360,22 @@ static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, spl
 static int inner_split(cs_txn *t, ref_t *slot, split *sp)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    uint64_t n = h->count - 1, from = n / 2;
+    uint64_t n = cluster_inner_children(h), from = n / 2;
     ref_t ni;
     TRY(node_new(t, NF_REFS | NF_INNER, 64, 1, &ni));
-    uint64_t *ne = node_refs((node_hdr *)txn_ptr(t, ni));
-    TRY(node_new(t, 0, 0, 0, &ne[0]));
+    TRY(node_new(t, 0, 0, 0, cluster_keys_slot((node_hdr *)txn_ptr(t, ni))));
     leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
-    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
-    TRY(leaf_move(t, &ks, &e[0], from, &ne[0]));
+    TRY(leaf_move(t, &ks, cluster_keys_slot((node_hdr *)txn_ptr(t, *slot)), from,
+                  cluster_keys_slot((node_hdr *)txn_ptr(t, ni))));
     for (uint64_t c = from; c < n; c++) {
-        h = (node_hdr *)txn_ptr(t, *slot);
-        uint64_t child = node_refs(h)[1 + c];
+        uint64_t child = cluster_inner_child((node_hdr *)txn_ptr(t, *slot), c);
         node_hdr *nh = (node_hdr *)txn_ptr(t, ni);
         TRY(node_insert_int(t, &ni, nh->count, (int64_t)child));
     }
-    TRY(node_truncate(t, slot, 1 + from));
+    TRY(node_truncate(t, slot, CL_CHILD0 + from));
     sp->happened = true;
     sp->ref = ni;
-    sp->first = node_get_int((node_hdr *)txn_ptr(t, node_refs((node_hdr *)txn_ptr(t, ni))[0]), 0);
+    sp->first = node_get_int((node_hdr *)txn_ptr(t, cluster_keys_ref((node_hdr *)txn_ptr(t, ni))), 0);
     t->epoch++;
     return CS_OK;
 }
@@ -397,16 +395,16 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
         TRY(open_inner(t, h, &first));
         uint64_t idx = child_for(first, key);
         split csp;
-        TRY(insert_rec(t, table, &node_refs(h)[1 + idx], key, &csp, depth + 1));
+        TRY(insert_rec(t, table, cluster_inner_child_slot(h, idx), key, &csp, depth + 1));
         h = (node_hdr *)txn_ptr(t, *slot);
-        uint64_t *e = node_refs(h);
-        TRY(node_at(t, e[0], &first));
-        if (key < node_get_int(first, idx)) TRY(node_set_int(t, &e[0], idx, key));
+        ref_t *fs = cluster_keys_slot(h);
+        TRY(node_at(t, *fs, &first));
+        if (key < node_get_int(first, idx)) TRY(node_set_int(t, fs, idx, key));
         if (!csp.happened) return CS_OK;
-        TRY(node_insert_int(t, &e[0], idx + 1, csp.first));
-        TRY(node_insert_int(t, slot, 2 + idx, (int64_t)csp.ref));
+        TRY(node_insert_int(t, fs, idx + 1, csp.first));
+        TRY(node_insert_int(t, slot, CL_CHILD0 + idx + 1, (int64_t)csp.ref));
         h = (node_hdr *)txn_ptr(t, *slot);
-        if (h->count - 1 > CLUSTER_MAX) TRY(inner_split(t, slot, sp));
+        if (cluster_inner_children(h) > CLUSTER_MAX) TRY(inner_split(t, slot, sp));
         return CS_OK;
     }
     node_hdr *keys;
@@ -415,23 +413,19 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
     if (pos < keys->count && node_get_int(keys, pos) == key)
         return cs_fail(CS_EXISTS, 0, "an object with key %lld exists already", (long long)key);
     bool append = pos == keys->count;
-    uint64_t *e = node_refs(h);
-    TRY(node_insert_int(t, &e[0], pos, key));
-    if (h->count > 1) {
-        table_def *td;
-        TRY(txn_table(t, table, &td));
-        for (uint32_t c = 1; c < h->count; c++) {
-            e = node_refs((node_hdr *)txn_ptr(t, *slot));
-            if (!e[c]) continue;
-            if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
-            leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
-            cs_value dv;
-            default_value(&s, &dv);
-            TRY(leaf_insert(t, &s, &e[c], pos, &dv));
-        }
+    TRY(node_insert_int(t, cluster_keys_slot(h), pos, key));
+    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+        ref_t *cs = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
+        if (!*cs) continue;
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return CORRUPT("leaf holds data for a removed column");
+        leaf_spec s = leaf_spec_col(cd);
+        cs_value dv;
+        default_value(&s, &dv);
+        TRY(leaf_insert(t, &s, cs, pos, &dv));
     }
     if (!append) t->epoch++;
-    node_hdr *k = (node_hdr *)txn_ptr(t, node_refs((node_hdr *)txn_ptr(t, *slot))[0]);
+    node_hdr *k = (node_hdr *)txn_ptr(t, cluster_keys_ref((node_hdr *)txn_ptr(t, *slot)));
     if (k->count > CLUSTER_MAX) TRY(leaf_split(t, table, slot, append ? k->count - 1 : k->count / 2, sp));
     return CS_OK;
 }
@@ -444,7 +438,7 @@ int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
         TRY(node_new(t, NF_REFS, 64, 1, root));
         ref_t keys;
         TRY(node_new(t, 0, 0, 0, &keys));
-        node_refs((node_hdr *)txn_ptr(t, *root))[0] = keys;
+        *cluster_keys_slot((node_hdr *)txn_ptr(t, *root)) = keys;
         t->epoch++;
     }
     split sp;
@@ -458,10 +452,10 @@ int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
         node_hdr *fh = (node_hdr *)txn_ptr(t, first);
         packed_set(node_values(fh), 64, 0, f0);
         packed_set(node_values(fh), 64, 1, sp.first);
-        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, nr));
-        e[0] = first;
-        e[1] = *root;
-        e[2] = sp.ref;
+        node_hdr *rh = (node_hdr *)txn_ptr(t, nr);
+        *cluster_keys_slot(rh) = first;
+        *cluster_inner_child_slot(rh, 0) = *root;
+        *cluster_inner_child_slot(rh, 1) = sp.ref;
         TRY(root_slot(t, table, &root));
         *root = nr;
         t->epoch++;
@@ -469,55 +463,54 @@ int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
     return CS_OK;
 }
 
-/* Makes column slot c of leaf *slot materialised (defaults) with `rows` rows. */
-static int leaf_materialise(cs_txn *t, table_def *td, ref_t *slot, uint32_t c, uint64_t rows)
+/* Makes column col (definition cd) of leaf *slot materialised (defaults) with `rows` rows. */
+static int leaf_materialise(cs_txn *t, const col_def *cd, ref_t *slot, uint32_t col, uint64_t rows)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    if (c < h->count && node_refs(h)[c]) return CS_OK;
-    if (c >= h->count) {
-        uint64_t n = h->count;
-        TRY(node_reserve(t, slot, c + 1, 64));
+    if (cluster_leaf_col_ref(h, col)) return CS_OK;
+    if (col >= cluster_leaf_cols(h)) {
+        /* the leaf was written before the column existed: grow it to have the column's slot */
+        uint64_t n = h->count, want = CL_COL0 + (uint64_t)col + 1;
+        TRY(node_reserve(t, slot, want, 64));
         h = (node_hdr *)txn_ptr(t, *slot);
-        for (uint64_t i = n; i <= c; i++) node_refs(h)[i] = 0;
-        h->count = c + 1;
+        for (uint64_t i = n; i < want; i++) node_refs(h)[i] = 0;
+        h->count = (uint32_t)want;
         t->epoch++;
     }
-    leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
+    leaf_spec s = leaf_spec_col(cd);
     ref_t nr;
     TRY(leaf_make(t, &s, rows, &nr));
-    node_refs((node_hdr *)txn_ptr(t, *slot))[c] = nr;
+    *cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col) = nr;
     return CS_OK;
 }
 
 /* Merges the leaf at right into the leaf at left (both writable, same parent). */
 static int leaf_merge(cs_txn *t, uint32_t table, ref_t *left, ref_t *right)
 {
-    table_def *td;
-    TRY(txn_table(t, table, &td));
     node_hdr *l = (node_hdr *)txn_ptr(t, *left), *r = (node_hdr *)txn_ptr(t, *right);
-    uint64_t lrows = ((node_hdr *)txn_ptr(t, node_refs(l)[0]))->count;
-    uint64_t rrows = ((node_hdr *)txn_ptr(t, node_refs(r)[0]))->count;
-    uint32_t slots = l->count > r->count ? l->count : r->count;
-    for (uint32_t c = 1; c < slots; c++) {
+    uint64_t lrows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(l)))->count;
+    uint64_t rrows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(r)))->count;
+    uint32_t cols = cluster_leaf_cols(l) > cluster_leaf_cols(r) ? cluster_leaf_cols(l) : cluster_leaf_cols(r);
+    for (uint32_t col = 0; col < cols; col++) {
         l = (node_hdr *)txn_ptr(t, *left);
         r = (node_hdr *)txn_ptr(t, *right);
-        bool lm = c < l->count && node_refs(l)[c], rm = c < r->count && node_refs(r)[c];
-        if (!lm && !rm) continue;
-        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
-        TRY(leaf_materialise(t, td, left, c, lrows));
-        TRY(leaf_materialise(t, td, right, c, rrows));
+        if (!cluster_leaf_col_ref(l, col) && !cluster_leaf_col_ref(r, col)) continue;
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return CORRUPT("leaf holds data for a removed column");
+        TRY(leaf_materialise(t, cd, left, col, lrows));
+        TRY(leaf_materialise(t, cd, right, col, rrows));
     }
     leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
-    uint64_t *le = node_refs((node_hdr *)txn_ptr(t, *left));
-    uint64_t *re = node_refs((node_hdr *)txn_ptr(t, *right));
-    TRY(node_cow(t, &re[0]));
-    TRY(leaf_move(t, &ks, &re[0], 0, &le[0]));
-    for (uint32_t c = 1; c < slots; c++) {
-        le = node_refs((node_hdr *)txn_ptr(t, *left));
-        re = node_refs((node_hdr *)txn_ptr(t, *right));
-        if (c >= ((node_hdr *)txn_ptr(t, *right))->count || !re[c]) continue;
-        leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
-        TRY(leaf_move(t, &s, &re[c], 0, &le[c]));
+    TRY(node_cow(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *right))));
+    TRY(leaf_move(t, &ks, cluster_keys_slot((node_hdr *)txn_ptr(t, *right)), 0,
+                  cluster_keys_slot((node_hdr *)txn_ptr(t, *left))));
+    for (uint32_t col = 0; col < cols; col++) {
+        node_hdr *rh = (node_hdr *)txn_ptr(t, *right);
+        if (!cluster_leaf_col_ref(rh, col)) continue;
+        col_def *cd = txn_col_live(t, table, col); /* checked live by the loop above */
+        cs_assert(cd != NULL);
+        leaf_spec s = leaf_spec_col(cd);
+        TRY(leaf_move(t, &s, cluster_leaf_col_slot(rh, col), 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *left), col)));
     }
     node_free_tree(t, *right); /* now empty */
     t->epoch++;
@@ -533,7 +526,7 @@ static uint64_t rows_of(cs_txn *t, ref_t leaf)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, leaf);
     if (h->flags & NF_INNER) return CLUSTER_MAX;
-    return ((node_hdr *)txn_ptr(t, node_refs(h)[0]))->count;
+    return ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count;
 }
 
 static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_info *ei, int depth)
@@ -549,39 +542,37 @@ static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_
         TRY(open_inner(t, h, &first));
         uint64_t idx = child_for(first, key);
         erase_info ci;
-        TRY(erase_rec(t, table, &node_refs(h)[1 + idx], key, &ci, depth + 1));
-        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+        TRY(erase_rec(t, table, cluster_inner_child_slot(h, idx), key, &ci, depth + 1));
+        h = (node_hdr *)txn_ptr(t, *slot);
         if (ci.empty) {
-            node_free_tree(t, e[1 + idx]);
-            TRY(node_erase(t, &e[0], idx));
-            TRY(node_erase(t, slot, 1 + idx));
+            node_free_tree(t, cluster_inner_child(h, idx));
+            TRY(node_erase(t, cluster_keys_slot(h), idx));
+            TRY(node_erase(t, slot, CL_CHILD0 + idx));
             h = (node_hdr *)txn_ptr(t, *slot);
-            if (h->count == 1) ei->empty = true;
+            if (cluster_inner_children(h) == 0) ei->empty = true;
             return CS_OK;
         }
         int64_t fk;
-        TRY(first_key(t, e[1 + idx], &fk));
-        TRY(node_set_int(t, &e[0], idx, fk));
+        TRY(first_key(t, cluster_inner_child(h, idx), &fk));
+        TRY(node_set_int(t, cluster_keys_slot(h), idx, fk));
         if (ci.small) {
             h = (node_hdr *)txn_ptr(t, *slot);
-            uint64_t n = h->count - 1;
+            uint64_t n = cluster_inner_children(h);
             uint64_t l = idx, r = idx + 1;
             if (r >= n) { if (idx == 0) return CS_OK; l = idx - 1; r = idx; }
-            e = node_refs(h);
-            ref_t lr = e[1 + l], rr = e[1 + r];
+            ref_t lr = cluster_inner_child(h, l), rr = cluster_inner_child(h, r);
             node_hdr *lh, *rh;
             TRY(node_at(t, lr, &lh));
             TRY(node_at(t, rr, &rh));
             if ((lh->flags & NF_INNER) || (rh->flags & NF_INNER)) return CS_OK;
             if (rows_of(t, lr) + rows_of(t, rr) > CLUSTER_MAX) return CS_OK;
-            TRY(node_cow(t, &e[1 + l]));
-            e = node_refs((node_hdr *)txn_ptr(t, *slot));
-            TRY(node_cow(t, &e[1 + r]));
-            e = node_refs((node_hdr *)txn_ptr(t, *slot));
-            TRY(leaf_merge(t, table, &e[1 + l], &e[1 + r]));
-            e = node_refs((node_hdr *)txn_ptr(t, *slot));
-            TRY(node_erase(t, &e[0], r));
-            TRY(node_erase(t, slot, 1 + r));
+            TRY(node_cow(t, cluster_inner_child_slot((node_hdr *)txn_ptr(t, *slot), l)));
+            TRY(node_cow(t, cluster_inner_child_slot((node_hdr *)txn_ptr(t, *slot), r)));
+            h = (node_hdr *)txn_ptr(t, *slot);
+            TRY(leaf_merge(t, table, cluster_inner_child_slot(h, l), cluster_inner_child_slot(h, r)));
+            h = (node_hdr *)txn_ptr(t, *slot);
+            TRY(node_erase(t, cluster_keys_slot(h), r));
+            TRY(node_erase(t, slot, CL_CHILD0 + r));
         }
         return CS_OK;
     }
@@ -590,18 +581,17 @@ static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_
     uint64_t pos = lower_bound(keys, key);
     if (pos >= keys->count || node_get_int(keys, pos) != key)
         return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
-    table_def *td;
-    TRY(txn_table(t, table, &td));
-    for (uint32_t c = 1; c < h->count; c++) {
-        uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
-        if (!e[c]) continue;
-        if (c - 1 >= td->ncols || !td->cols[c - 1].live) return CORRUPT("leaf holds data for a removed column");
-        leaf_spec s = leaf_spec_col(&td->cols[c - 1]);
-        TRY(leaf_erase(t, &s, &e[c], pos));
+    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+        ref_t *cs = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
+        if (!*cs) continue;
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return CORRUPT("leaf holds data for a removed column");
+        leaf_spec s = leaf_spec_col(cd);
+        TRY(leaf_erase(t, &s, cs, pos));
     }
-    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
-    TRY(node_erase(t, &e[0], pos));
-    uint64_t rows = ((node_hdr *)txn_ptr(t, e[0]))->count;
+    ref_t *ks = cluster_keys_slot((node_hdr *)txn_ptr(t, *slot));
+    TRY(node_erase(t, ks, pos));
+    uint64_t rows = ((node_hdr *)txn_ptr(t, *ks))->count;
     ei->empty = rows == 0;
     ei->small = rows < CLUSTER_MAX / 4;
     return CS_OK;
@@ -622,9 +612,9 @@ int cluster_erase(cs_txn *t, uint32_t table, int64_t key)
         /* collapse a root with one child */
         for (;;) {
             node_hdr *h = (node_hdr *)txn_ptr(t, *root);
-            if (!(h->flags & NF_INNER) || h->count != 2) break;
-            ref_t child = node_refs(h)[1];
-            node_free(t, node_refs(h)[0]);
+            if (!(h->flags & NF_INNER) || cluster_inner_children(h) != 1) break;
+            ref_t child = cluster_inner_child(h, 0);
+            node_free(t, cluster_keys_ref(h));
             node_free(t, *root);
             *root = child;
         }
@@ -636,9 +626,9 @@ int cluster_erase(cs_txn *t, uint32_t table, int64_t key)
 /* Materialises column `col` of the leaf at *leaf_slot. */
 int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col)
 {
-    table_def *td;
-    TRY(txn_table(t, table, &td));
+    col_def *cd;
+    TRY(txn_col(t, table, col, NULL, &cd));
     node_hdr *h = (node_hdr *)txn_ptr(t, *leaf_slot);
-    uint64_t rows = ((node_hdr *)txn_ptr(t, node_refs(h)[0]))->count;
-    return leaf_materialise(t, td, leaf_slot, col + 1, rows);
+    uint64_t rows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count;
+    return leaf_materialise(t, cd, leaf_slot, col, rows);
 }

@@ -8,6 +8,28 @@
 
 #include "leaf.h"
 
+/* ---- the layout of cluster nodes (FORMAT.md §6.2, format.h CL_*) --------------------------- */
+/* Slot 0 of a leaf holds its keys, of an inner node its children's first keys: both are the
+ * node's key list. The rest are a leaf's column sub-nodes or an inner node's children. */
+
+/** The ref of a cluster node's key list (a leaf's keys, an inner node's first keys). */
+static inline ref_t cluster_keys_ref(node_hdr *h) { return node_refs(h)[CL_KEYS]; }
+static inline ref_t *cluster_keys_slot(node_hdr *h) { return &node_refs(h)[CL_KEYS]; }
+/** Column slots a leaf has (columns added since it was written have none: their defaults). */
+static inline uint32_t cluster_leaf_cols(const node_hdr *leaf) { return leaf->count > CL_COL0 ? leaf->count - CL_COL0 : 0; }
+/** The ref of column col's sub-node in a leaf; 0 when the leaf does not materialise it. */
+static inline ref_t cluster_leaf_col_ref(node_hdr *leaf, uint32_t col)
+{
+    return CL_COL0 + (uint64_t)col < leaf->count ? node_refs(leaf)[CL_COL0 + col] : 0;
+}
+/** The slot of column col in a leaf (col < cluster_leaf_cols(leaf)). */
+static inline ref_t *cluster_leaf_col_slot(node_hdr *leaf, uint32_t col) { return &node_refs(leaf)[CL_COL0 + col]; }
+/** Children of an inner node. */
+static inline uint32_t cluster_inner_children(const node_hdr *inner) { return inner->count > CL_CHILD0 ? inner->count - CL_CHILD0 : 0; }
+/** The ref of child i of an inner node, and its slot (i < cluster_inner_children). */
+static inline ref_t cluster_inner_child(node_hdr *inner, uint64_t i) { return node_refs(inner)[CL_CHILD0 + i]; }
+static inline ref_t *cluster_inner_child_slot(node_hdr *inner, uint64_t i) { return &node_refs(inner)[CL_CHILD0 + i]; }
+
 int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row);
 int cluster_insert(cs_txn *t, uint32_t table, int64_t key);
 int cluster_erase(cs_txn *t, uint32_t table, int64_t key);

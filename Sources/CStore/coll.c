@@ -290,8 +290,9 @@ static int check_elem(cs_coll *c, const cs_value *v, bool allow_embedded)
     cs_txn *t = c->obj.txn;
     if (v->type == CS_TYPE_LINK) {
         uint32_t tt = v->v.link.table;
-        if (tt >= t->schema->ntables || !t->schema->tables[tt].live) return cs_fail(CS_NOTFOUND, 0, "no such table");
-        if ((t->schema->tables[tt].flags & CS_TABLE_EMBEDDED) && !allow_embedded)
+        table_def *ttd = txn_table_live(t, tt);
+        if (!ttd) return cs_fail(CS_NOTFOUND, 0, "no such table");
+        if ((ttd->flags & CS_TABLE_EMBEDDED) && !allow_embedded)
             return cs_fail(CS_MISUSE, 0, "embedded objects are created with the *_embedded functions");
         bool ok;
         TRY(obj_exists_key(t, tt, v->v.link.key, &ok));
@@ -345,7 +346,7 @@ int cs_list_get(cs_coll *c, size_t i, cs_value *out)
     if (out->type == CS_TYPE_LINK && !tracks_links(c)) {
         bool ok = false;
         cs_txn *t = c->obj.txn;
-        if (out->v.link.table < t->schema->ntables && t->schema->tables[out->v.link.table].live)
+        if (txn_table_live(t, out->v.link.table))
             TRY(obj_exists_key(t, out->v.link.table, out->v.link.key, &ok));
         if (!ok) out->type = CS_TYPE_NULL;
     }

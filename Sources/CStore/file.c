@@ -1061,7 +1061,7 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out)
     }
     out->used_bytes = out->logical_size > HDR_SIZE + out->free_bytes ? out->logical_size - HDR_SIZE - out->free_bytes : 0;
     for (uint32_t i = 0; i < t->schema->ntables; i++)
-        if (t->schema->tables[i].live) out->table_count++;
+        if (txn_table_live(t, i)) out->table_count++;
     pthread_mutex_lock(&f->mu);
     for (uint32_t i = 0; i < f->npins; i++) {
         uint32_t c = f->pins[i].count;

@@ -97,10 +97,14 @@ enum {
 /* ---- cluster leaf slots (FORMAT.md §6.2) -------------------------------------------------- */
 
 /* A cluster leaf is [keys, col0, col1, ...]: slot CL_KEYS holds the keys, slot CL_COL0 + c
- * column c's sub-node (cluster.h names them: cluster_leaf_keys_ref, cluster_leaf_col_ref). */
+ * column c's sub-node. An inner node is [first, child0, child1, ...]: slot CL_FIRST holds the
+ * first key under each child, slot CL_CHILD0 + i child i. cluster.h names them (cluster_keys_ref,
+ * cluster_leaf_col_ref, cluster_inner_child, ...). */
 enum {
-    CL_KEYS = 0, /* ref: packed sorted object keys */
-    CL_COL0 = 1, /* ref: column 0's sub-node; column c at CL_COL0 + c */
+    CL_KEYS = 0,   /* leaf: ref of the packed sorted object keys */
+    CL_COL0 = 1,   /* leaf: ref of column 0's sub-node; column c at CL_COL0 + c */
+    CL_FIRST = 0,  /* inner: ref of the packed first keys of the children */
+    CL_CHILD0 = 1, /* inner: ref of child 0; child i at CL_CHILD0 + i */
 };
 
 /* ---- index key tags (FORMAT.md §6.5) ------------------------------------------------------ */

@@ -839,8 +839,8 @@ bool index_schema_needs_v2(const schema *s)
 {
     if (!s) return false;
     for (uint32_t i = 0; i < s->ntables; i++) {
-        const table_def *td = &s->tables[i];
-        if (!td->live) continue;
+        const table_def *td = schema_table(s, i);
+        if (!td) continue;
         for (uint32_t c = 0; c < td->ncols; c++)
             if (is_indexed(&td->cols[c]) && td->cols[c].type == CS_TYPE_MIXED) return true;
     }

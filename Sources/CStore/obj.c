@@ -29,14 +29,13 @@ static int obj_leaf(cs_obj *o, node_hdr **leaf, uint32_t *row)
         *row = o->row;
         return CS_OK;
     }
-    if (o->table >= t->schema->ntables || !t->schema->tables[o->table].live)
-        return cs_fail(CS_NOTFOUND, 0, "the object's table no longer exists");
+    table_def *td = txn_table_live(t, o->table);
+    if (!td) return cs_fail(CS_NOTFOUND, 0, "the object's table no longer exists");
     ref_t root;
     TRY(table_root(t, o->table, &root));
     int rc = cluster_find(t, root, o->key, leaf, row);
     if (rc == CS_NOTFOUND)
-        return cs_fail(CS_NOTFOUND, 0, "object %lld of '%s' has been deleted", (long long)o->key,
-                       t->schema->tables[o->table].name);
+        return cs_fail(CS_NOTFOUND, 0, "object %lld of '%s' has been deleted", (long long)o->key, td->name);
     TRY(rc);
     o->leaf = *leaf;
     o->row = *row;
@@ -73,7 +72,7 @@ void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint
     if (!hint || hint->txn != txn || hint->table != table || !hint->leaf || hint->epoch != txn->epoch) return;
     node_hdr *leaf = (node_hdr *)hint->leaf;
     node_hdr *keys;
-    if (leaf->count < 1 || node_at(txn, node_refs(leaf)[0], &keys) != CS_OK) return;
+    if (leaf->count < 1 || node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return;
     uint32_t row = hint->row + 1;
     if (row >= keys->count || node_get_int(keys, row) != key) return;
     out->leaf = leaf;
@@ -156,8 +155,8 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
         return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
     if (rc != CS_NOTFOUND) return rc;
     TRY(obj_create_row(txn, table, out));
-    td = &txn->schema->tables[table];
-    return obj_col_put(out, pc, &td->cols[pc], pk);
+    TRY(txn_col(txn, table, pc, NULL, &c));
+    return obj_col_put(out, pc, c, pk);
 }
 
 int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)
@@ -188,7 +187,7 @@ static void default_of(const col_def *c, cs_value *v)
 static int col_node(cs_obj *o, uint32_t col, node_hdr **leaf, uint32_t *row, ref_t *r)
 {
     TRY(obj_leaf(o, leaf, row));
-    *r = (1 + col < (*leaf)->count) ? node_refs(*leaf)[1 + col] : 0;
+    *r = cluster_leaf_col_ref(*leaf, col);
     if (*r && tagged(*r)) return CORRUPT("column slot holds a number");
     return CS_OK;
 }
@@ -216,10 +215,11 @@ int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
 int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
 {
     TRY(obj_get_stored(obj, col, out));
-    if (out->type == CS_TYPE_LINK && obj->txn->schema->tables[obj->table].cols[col].type == CS_TYPE_MIXED) {
+    col_def *cd = out->type == CS_TYPE_LINK ? txn_col_live(obj->txn, obj->table, col) : NULL;
+    if (cd && cd->type == CS_TYPE_MIXED) {
         /* Mixed links are not tracked by backlinks: a link to a deleted object reads as null */
         bool ok = false;
-        if (out->v.link.table < obj->txn->schema->ntables && obj->txn->schema->tables[out->v.link.table].live)
+        if (txn_table_live(obj->txn, out->v.link.table))
             TRY(obj_exists_key(obj->txn, out->v.link.table, out->v.link.key, &ok));
         if (!ok) out->type = CS_TYPE_NULL;
     }
@@ -241,10 +241,9 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
             return CS_OK;
         }
     }
-    if (obj->table < t->schema->ntables) {
-        table_def *td = &t->schema->tables[obj->table];
-        if (col < td->ncols && td->cols[col].live && td->cols[col].coll == CS_COLL_NONE &&
-            (td->cols[col].type == CS_TYPE_INT || td->cols[col].type == CS_TYPE_BOOL)) {
+    {
+        col_def *cd = txn_col_live(t, obj->table, col);
+        if (cd && cd->coll == CS_COLL_NONE && (cd->type == CS_TYPE_INT || cd->type == CS_TYPE_BOOL)) {
             node_hdr *leaf;
             uint32_t row;
             ref_t r;
@@ -258,7 +257,7 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
             } else {
                 TRY(node_at(t, r, &h));
                 node_hdr *keys;
-                TRY(node_at(t, node_refs(leaf)[0], &keys));
+                TRY(node_at(t, cluster_keys_ref(leaf), &keys));
                 if (h->count != keys->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
                 if (col < CC_COLS && !t->writing) {
                     if (t->cc_leaf != leaf || t->cc_epoch != t->epoch) {
@@ -304,7 +303,7 @@ int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
     o->leaf = leaf;
     o->row = *row;
     o->epoch = t->epoch;
-    *slot = &node_refs(leaf)[1 + col];
+    *slot = cluster_leaf_col_slot(leaf, col);
     return CS_OK;
 }
 
@@ -320,8 +319,8 @@ static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
     cs_txn *t = o->txn;
     if (o->leaf && o->epoch == t->epoch && leaf_is_slab(t, o->leaf)) {
         node_hdr *leaf = (node_hdr *)o->leaf;
-        if (1 + col < leaf->count && node_refs(leaf)[1 + col]) {
-            *slot = &node_refs(leaf)[1 + col];
+        if (cluster_leaf_col_ref(leaf, col)) {
+            *slot = cluster_leaf_col_slot(leaf, col);
             *row = o->row;
             return CS_OK;
         }
@@ -496,8 +495,9 @@ int cs_obj_set(cs_obj *obj, uint32_t col, const cs_value *value)
     if (c->type == CS_TYPE_LINK) return set_link(obj, col, c, value, false);
     if (c->type == CS_TYPE_MIXED && value->type == CS_TYPE_LINK) {
         bool ok = false;
-        if (value->v.link.table < t->schema->ntables && t->schema->tables[value->v.link.table].live) {
-            if (t->schema->tables[value->v.link.table].flags & CS_TABLE_EMBEDDED)
+        table_def *lt = txn_table_live(t, value->v.link.table);
+        if (lt) {
+            if (lt->flags & CS_TABLE_EMBEDDED)
                 return cs_fail(CS_MISUSE, 0, "a Mixed value cannot link to an embedded object");
             TRY(obj_exists_key(t, value->v.link.table, value->v.link.key, &ok));
         }
@@ -509,10 +509,9 @@ int cs_obj_set(cs_obj *obj, uint32_t col, const cs_value *value)
 int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value)
 {
     cs_txn *t = obj->txn;
-    if (t->writing && obj->table < t->schema->ntables) {
-        table_def *td = &t->schema->tables[obj->table];
-        if (col < td->ncols && td->cols[col].live && td->cols[col].coll == CS_COLL_NONE &&
-            td->cols[col].type == CS_TYPE_INT && !(td->cols[col].flags & (CS_COL_INDEXED | CS_COL_PRIMARY))) {
+    if (t->writing) {
+        col_def *cd = txn_col_live(t, obj->table, col);
+        if (cd && cd->coll == CS_COLL_NONE && cd->type == CS_TYPE_INT && !(cd->flags & (CS_COL_INDEXED | CS_COL_PRIMARY))) {
             ref_t *slot;
             uint32_t row;
             TRY(col_slot_fast(obj, col, &slot, &row));
@@ -603,7 +602,8 @@ int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col,
 static int backlink_keys(cs_txn *t, uint32_t table, int64_t key, uint32_t bc, int64_t **out, size_t *n)
 {
     cs_obj o = {t, table, 0, key, 0, NULL};
-    col_def *c = &t->schema->tables[table].cols[bc];
+    col_def *c;
+    TRY(txn_col(t, table, bc, NULL, &c));
     node_hdr *list = NULL;
     uint64_t single = 0;
     *out = NULL;
@@ -625,8 +625,8 @@ int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
     uint32_t ncols = td->ncols;
     /* 1. links pointing here are removed or nulled */
     for (uint32_t c = 0; c < ncols; c++) {
-        col_def *d = &t->schema->tables[table].cols[c];
-        if (!d->live || d->type != CS_TYPE_BACKLINK) continue;
+        col_def *d = txn_col_live(t, table, c);
+        if (!d || d->type != CS_TYPE_BACKLINK) continue;
         uint32_t ot = d->target, oc = d->origin_col;
         int64_t *keys;
         size_t n;
@@ -641,8 +641,8 @@ int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
     }
     /* 2. links from here: drop their backlinks; embedded targets die with us */
     for (uint32_t c = 0; c < ncols; c++) {
-        col_def *d = &t->schema->tables[table].cols[c];
-        if (!d->live || d->type != CS_TYPE_LINK) continue;
+        col_def *d = txn_col_live(t, table, c);
+        if (!d || d->type != CS_TYPE_LINK) continue;
         TRY(coll_drop_links(t, table, key, c));
     }
     /* 3. the row */
@@ -703,7 +703,7 @@ int cs_iter_next(cs_iter *it, cs_obj *obj)
     if (it->done) return CS_NOTFOUND;
     node_hdr *leaf = (node_hdr *)it->leaf;
     if (leaf && it->epoch == t->epoch) {
-        node_hdr *keys = (node_hdr *)txn_ptr(t, node_refs(leaf)[0]);
+        node_hdr *keys = (node_hdr *)txn_ptr(t, cluster_keys_ref(leaf));
         if (it->row < keys->count) {
             obj->txn = t;
             obj->table = it->table;

@@ -19,6 +19,7 @@
  *     keep their stored names (`origin_stored`, `stored`) and the column still links to `table`.
  *     Its public name shares the scope of the table's property names.
  */
+#include "schema.h"
 #include "qnames.h"
 
 #include <errno.h>
@@ -77,8 +78,8 @@ static int scope_cmp(const void *x, const void *y)
 /* The stored name of a live table (col CS_NONE) or of a live, visible column; else NULL. */
 static const char *stored_name(const schema *s, uint32_t table, uint32_t col)
 {
-    if (table >= s->ntables || !s->tables[table].live) return NULL;
-    const table_def *td = &s->tables[table];
+    const table_def *td = schema_table(s, table);
+    if (!td) return NULL;
     if (col == CS_NONE) return td->name;
     if (col >= td->ncols || !td->cols[col].live || (td->cols[col].flags & CS_COL_HIDDEN)) return NULL;
     return td->cols[col].name;
@@ -90,9 +91,9 @@ static bool entry_applies(const qname *e, const schema *s)
     if (is_alias(e)) {
         uint32_t oc = e->col & ~(uint32_t)CS_NAME_BACKLINK;
         const char *ot = stored_name(s, e->origin, CS_NONE), *now = stored_name(s, e->origin, oc);
-        return ot && now && stored_name(s, e->table, CS_NONE) && strcmp(ot, e->origin_stored) == 0 &&
-               strcmp(now, e->stored) == 0 && s->tables[e->origin].cols[oc].type == CS_TYPE_LINK &&
-               s->tables[e->origin].cols[oc].target == e->table;
+        const col_def *lc = schema_col(s, e->origin, oc);
+        return ot && now && lc && stored_name(s, e->table, CS_NONE) && strcmp(ot, e->origin_stored) == 0 &&
+               strcmp(now, e->stored) == 0 && lc->type == CS_TYPE_LINK && lc->target == e->table;
     }
     const char *now = stored_name(s, e->table, e->col);
     return now && strcmp(now, e->stored) == 0;
@@ -135,17 +136,16 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
             rc = cs_fail(CS_MISUSE, 0, "name map entry %zu: a public name must have 1 to %d bytes", i, NAME_BYTES_MAX);
             goto fail;
         }
-        if (x->table >= s->ntables || !s->tables[x->table].live) {
+        const table_def *td = schema_table(s, x->table);
+        if (!td) {
             rc = cs_fail(CS_MISUSE, 0, "name map entry %zu ('%.64s'): there is no table %u", i, x->public_name, x->table);
             goto fail;
         }
-        const table_def *td = &s->tables[x->table];
         if (x->col != CS_NONE && (x->col & CS_NAME_BACKLINK)) {
             /* a backlink alias: a property of the link column's target (invariant 4) */
             uint32_t oc = x->col & ~(uint32_t)CS_NAME_BACKLINK;
             if (oc >= td->ncols || !td->cols[oc].live || (td->cols[oc].flags & CS_COL_HIDDEN) ||
-                td->cols[oc].type != CS_TYPE_LINK || td->cols[oc].target >= s->ntables ||
-                !s->tables[td->cols[oc].target].live) {
+                td->cols[oc].type != CS_TYPE_LINK || !schema_table(s, td->cols[oc].target)) {
                 rc = cs_fail(CS_MISUSE, 0, "name map entry %zu ('%.64s'): a backlink alias needs a link column, and "
                              "table '%s' has no link column %u", i, x->public_name, td->name, oc);
                 goto fail;
@@ -191,7 +191,7 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
                          a->public_name, b->public_name, a->origin_stored, a->stored);
         else
             rc = cs_fail(CS_MISUSE, 0, "name map: two entries ('%.64s', '%.64s') for the property '%s.%s'", a->public_name,
-                         b->public_name, s->tables[a->table].name, a->stored);
+                         b->public_name, schema_table(s, a->table)->name, a->stored);
         goto fail;
     }
     scoped = malloc(m->n * sizeof *scoped);
@@ -206,7 +206,7 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
                          a->stored, b->stored);
         else
             rc = cs_fail(CS_MISUSE, 0, "name map: '%.64s' is the public name of two properties of '%s' ('%s%s%s' and '%s%s%s')",
-                         a->public_name, s->tables[a->table].name, is_alias(a) ? "backlinks of " : "", is_alias(a) ? a->origin_stored : "",
+                         a->public_name, schema_table(s, a->table)->name, is_alias(a) ? "backlinks of " : "", is_alias(a) ? a->origin_stored : "",
                          is_alias(a) ? "." : "", is_alias(b) ? "backlinks of " : "", is_alias(b) ? b->origin_stored : "",
                          is_alias(b) ? "." : "");
         goto fail;
@@ -260,7 +260,7 @@ int qnames_column_find(const qnames *m, cs_txn *txn, uint32_t table, const char 
     }
     uint32_t c;
     TRY(cs_column_find(txn, table, name, &c));
-    const table_def *td = &s->tables[table];
+    const table_def *td = schema_table(s, table);
     if (td->cols[c].flags & CS_COL_HIDDEN) return cs_fail(CS_NOTFOUND, 0, "no property '%s' on '%s'", name, td->name);
     const qname *e = entry_of(m, s, table, c);
     if (e)
@@ -297,8 +297,6 @@ const char *qnames_column_name(const qnames *m, cs_txn *txn, uint32_t table, uin
 {
     const qname *e = entry_of(m, txn->schema, table, col);
     if (e) return e->public_name;
-    const schema *s = txn->schema;
-    if (table >= s->ntables || !s->tables[table].live || col >= s->tables[table].ncols || !s->tables[table].cols[col].live)
-        return "?";
-    return s->tables[table].cols[col].name;
+    const col_def *c = txn_col_live(txn, table, col);
+    return c ? c->name : "?";
 }

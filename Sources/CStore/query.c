@@ -499,7 +499,7 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
     cs_txn *t = q->txn;
     if (p->nsort == 1 && !p->ndistinct && k.n > 1 && q->root == QR_TABLE) {
         bpath *b = p->sort[0].path->owned;
-        col_def *c = b && b->n == 1 && b->steps[0].kind == BS_COL ? &t->schema->tables[q->table].cols[b->steps[0].col] : NULL;
+        col_def *c = b && b->n == 1 && b->steps[0].kind == BS_COL ? query_bound_col(q, q->table, b->steps[0].col) : NULL;
         if (c && c->type == CS_TYPE_INT && !(c->flags & CS_COL_NULLABLE)) {
             rc = sort_int_keys(t, q->table, b->steps[0].col, k.keys, k.n, p->sort[0].ascending);
             if (rc != CS_OK) { free(k.keys); return rc; }

@@ -52,6 +52,13 @@ const char *query_type_name(cs_type t)
     }
 }
 
+/* Whether a bound step names a map column. */
+static bool is_map(cs_txn *t, const bstep *st)
+{
+    col_def *c = txn_col_live(t, st->table, st->col);
+    return c && c->coll == CS_COLL_MAP;
+}
+
 /* Binds a key path of the syntax tree; the result is cached in the node's `owned` pointer. */
 static void bpath_free(bpath *b);
 
@@ -88,7 +95,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
     for (size_t i = first; i < n->nsteps; i++) {
         qstep *s = &n->steps[i];
         bstep *o = &b->steps[b->n];
-        table_def *td = table != CS_NONE ? &t->schema->tables[table] : NULL;
+        table_def *td = table != CS_NONE ? txn_table_live(t, table) : NULL;
         uint32_t ot, oc;
         bool alias = s->kind == QS_NAME && at_object && td &&
                      qnames_backlink_find(q->names, t, table, s->name, &ot, &oc) == CS_OK;
@@ -99,8 +106,9 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
                 bpath_free(b);
                 return berr(q, s->pos, "unknown class '%s' in @links", s->name);
             }
+            col_def *lc = NULL;
             if (!alias && (qnames_column_find(q->names, t, ot, s->name2, &oc) != CS_OK ||
-                           t->schema->tables[ot].cols[oc].type != CS_TYPE_LINK || t->schema->tables[ot].cols[oc].target != table)) {
+                           !(lc = txn_col_live(t, ot, oc)) || lc->type != CS_TYPE_LINK || lc->target != table)) {
                 bpath_free(b);
                 return berr(q, s->pos, "'%s.%s' does not link to %s", s->name, s->name2, qnames_table_name(q->names, t, table));
             }
@@ -118,7 +126,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         }
         if (s->kind == QS_SUBSCRIPT) {
             bstep *prev = b->n ? &b->steps[b->n - 1] : NULL;
-            if (!prev || prev->kind != BS_COLL || t->schema->tables[prev->table].cols[prev->col].coll != CS_COLL_MAP) {
+            if (!prev || prev->kind != BS_COLL || !is_map(t, prev)) {
                 bpath_free(b);
                 return berr(q, s->pos, "'[key]' applies to a map");
             }
@@ -180,7 +188,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
         case QS_AVG: o->kind = BS_AVG; break; /* the result type is set after the check below */
         case QS_KEYS: case QS_VALUES: {
             bstep *prev = b->n ? &b->steps[b->n - 1] : NULL;
-            if (!prev || prev->kind != BS_COLL || t->schema->tables[prev->table].cols[prev->col].coll != CS_COLL_MAP) {
+            if (!prev || prev->kind != BS_COLL || !is_map(t, prev)) {
                 bpath_free(b);
                 return berr(q, s->pos, "%s applies to a map", s->kind == QS_KEYS ? "@allKeys" : "@allValues");
             }
@@ -201,15 +209,16 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
                     return berr(q, s->pos, "an aggregate over objects needs a property (@max.age)");
                 }
                 uint32_t col;
-                table_def *tt = &t->schema->tables[table];
-                if (qnames_column_find(q->names, t, table, n->steps[i + 1].name, &col) != CS_OK) {
+                col_def *ac = NULL;
+                if (qnames_column_find(q->names, t, table, n->steps[i + 1].name, &col) != CS_OK ||
+                    !(ac = txn_col_live(t, table, col))) {
                     bpath_free(b);
                     return berr(q, n->steps[i + 1].pos, "unknown property '%s' on %s", n->steps[i + 1].name,
                                 qnames_table_name(q->names, t, table));
                 }
                 o->table = table;
                 o->col = col;
-                cur = (cs_type)tt->cols[col].type;
+                cur = (cs_type)ac->type;
                 i++;
             } else {
                 o->col = CS_NONE;
@@ -393,7 +402,7 @@ void query_unbind(qnode *n)
 int query_rebind(cs_query *q)
 {
     if (q->bound_to == q->txn->schema) return CS_OK;
-    if (q->table != CS_NONE && (q->table >= q->txn->schema->ntables || !q->txn->schema->tables[q->table].live))
+    if (q->table != CS_NONE && !txn_table_live(q->txn, q->table))
         return cs_fail(CS_NOTFOUND, 0, "the query's table no longer exists");
     query_unbind(q->parsed->pred);
     for (size_t i = 0; i < q->parsed->nsort; i++) query_unbind(q->parsed->sort[i].path);

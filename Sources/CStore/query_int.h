@@ -15,6 +15,7 @@
 #define CSTORE_QUERY_INT_H
 
 #include "node.h"
+#include "schema.h"
 #include "index.h"
 #include "qnames.h"
 #include "qparse.h"
@@ -138,6 +139,15 @@ typedef struct qplan {
 /* What a plan is for: the matching keys or count (every kind), or an aggregate of an Int column
  * (the leaf loops or nothing: CS_PLAN_NONE leaves it to the matches). */
 typedef enum qplan_use { QPLAN_MATCHES, QPLAN_INT_AGGREGATE } qplan_use;
+
+/* The definition of column col of table `table` that a bound path names: paths are bound against
+ * the transaction's schema (query_rebind), so it is live; NULL only if that invariant broke. */
+static inline col_def *query_bound_col(const cs_query *q, uint32_t table, uint32_t col)
+{
+    col_def *c = txn_col_live(q->txn, table, col);
+    cs_assert(c != NULL);
+    return c;
+}
 
 /* ---- query_bind.c ------------------------------------------------------------------------- */
 

@@ -10,6 +10,8 @@
  *  2. A column node read by a loop is an unflagged packed node with exactly one value per row;
  *     a missing column node means every row holds the default 0.
  */
+#include "cluster.h"
+#include "schema.h"
 #include "query_int.h"
 
 bool query_collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf)
@@ -25,8 +27,8 @@ bool query_collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf)
     if (kp->kind != QN_KEYPATH || kc->kind != QN_CONST || kc->value.type != CS_TYPE_INT) return false;
     bpath *b = kp->owned;
     if (!b || b->n != 1 || b->steps[0].kind != BS_COL || b->steps[0].type != CS_TYPE_INT) return false;
-    col_def *c = &q->txn->schema->tables[q->table].cols[b->steps[0].col];
-    if (c->flags & CS_COL_NULLABLE) return false;
+    col_def *c = query_bound_col(q, q->table, b->steps[0].col);
+    if (!c || (c->flags & CS_COL_NULLABLE)) return false;
     out[*nf].col = b->steps[0].col;
     out[*nf].op = op;
     out[*nf].k = kc->value.v.i;
@@ -135,7 +137,7 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
 /* The key node of a cluster leaf and its row count. */
 static int leaf_rows(cs_txn *t, node_hdr *h, node_hdr **keys, uint64_t *rows)
 {
-    TRY(node_at(t, node_refs(h)[0], keys));
+    TRY(node_at(t, cluster_keys_ref(h), keys));
     *rows = (*keys)->count;
     if (*rows > CLUSTER_ROWS_READ_MAX) return CORRUPT("cluster leaf holds %llu rows", (unsigned long long)*rows);
     return CS_OK;
@@ -145,8 +147,7 @@ static int leaf_rows(cs_txn *t, node_hdr *h, node_hdr **keys, uint64_t *rows)
  * materialise the column (every row then holds the default, 0). */
 static int leaf_int_col(cs_txn *t, node_hdr *h, uint32_t col, uint64_t rows, node_hdr **ch)
 {
-    uint32_t c = 1 + col;
-    ref_t cr = c < h->count ? node_refs(h)[c] : 0;
+    ref_t cr = cluster_leaf_col_ref(h, col);
     *ch = NULL;
     if (!cr) return CS_OK;
     TRY(node_at(t, cr, ch));
@@ -200,7 +201,8 @@ int query_fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size
     TRY(node_at(t, r, &h));
     if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node is malformed");
     if (h->flags & NF_INNER) {
-        for (uint32_t i = 1; i < h->count; i++) TRY(query_fast_walk(t, table, node_refs(h)[i], fc, nf, fn, ctx, depth + 1));
+        for (uint32_t i = 0; i < cluster_inner_children(h); i++)
+            TRY(query_fast_walk(t, table, cluster_inner_child(h, i), fc, nf, fn, ctx, depth + 1));
         return CS_OK;
     }
     node_hdr *keys;
@@ -241,7 +243,7 @@ int query_agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a,
     TRY(node_at(t, r, &h));
     if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node is malformed");
     if (h->flags & NF_INNER) {
-        for (uint32_t i = 1; i < h->count; i++) TRY(query_agg_walk(t, node_refs(h)[i], fc, nf, a, depth + 1));
+        for (uint32_t i = 0; i < cluster_inner_children(h); i++) TRY(query_agg_walk(t, cluster_inner_child(h, i), fc, nf, a, depth + 1));
         return CS_OK;
     }
     node_hdr *keys;

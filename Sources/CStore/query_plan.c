@@ -166,8 +166,8 @@ static uint32_t indexed_path_col(cs_query *q, qnode *kp)
     if (kp->kind != QN_KEYPATH) return CS_NONE;
     bpath *b = kp->owned;
     if (!b || b->n != 1 || b->steps[0].kind != BS_COL || b->type_of) return CS_NONE;
-    col_def *c = &q->txn->schema->tables[q->table].cols[b->steps[0].col];
-    if (!(c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) || c->coll != CS_COLL_NONE || !index_type_ok((cs_type)c->type))
+    col_def *c = query_bound_col(q, q->table, b->steps[0].col);
+    if (!c || !(c->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) || c->coll != CS_COLL_NONE || !index_type_ok((cs_type)c->type))
         return CS_NONE;
     return b->steps[0].col;
 }
@@ -367,7 +367,7 @@ static int seed_of(cs_query *q, qnode *n, seedplan *sp, bool *ok)
     }
     uint32_t col = indexed_path_col(q, kp);
     if (col == CS_NONE) return CS_OK;
-    col_def *c = &q->txn->schema->tables[q->table].cols[col];
+    col_def *c = query_bound_col(q, q->table, col);
     cs_type ct = (cs_type)c->type;
     bool mixed = ct == CS_TYPE_MIXED;
     sp->col = col;
