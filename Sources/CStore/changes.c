@@ -16,7 +16,7 @@
  *     replaying the records in order turns the old collection into the new one.
  */
 #include "node.h"
-#include "txn.h"
+#include "snapshot.h"
 #include "changes.h"
 
 #include <errno.h>

@@ -1,6 +1,8 @@
 /*
- * check.c -- verification of a whole version (`swiftstore verify`, tests). It never trusts the
- * file: every problem is CS_CORRUPT with what and where.
+ * check.c -- verification of a whole version (`swiftstore verify`, tests) and the statistics of
+ * one (cs_db_stats_get, `swiftstore info`). It never trusts the file: every problem is
+ * CS_CORRUPT with what and where. It runs over the public API and every layer's reads, so it
+ * sits at the top of the core.
  *
  * What it checks:
  *  1. Every node reachable from the top is inside the file, has a valid header and checksum.
@@ -13,9 +15,11 @@
 #include "node.h"
 #include "leaf.h"
 #include "cluster.h"
-#include "schema.h"
-#include "txn.h"
+#include "snapshot.h"
 #include "index.h"
+
+#include <errno.h>
+#include <sys/stat.h>
 
 typedef struct span {
     uint64_t pos; /* node position */
@@ -308,4 +312,55 @@ int cs_file_verify(const char *path)
     cs_db_close(db);
     if (rc) return cs_fail(rc, e, "%s", msg);
     return CS_OK;
+}
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+int cs_db_stats_get(cs_db *db, cs_db_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    cs_txn *t;
+    TRY(cs_txn_begin(db, CS_TXN_READ, &t));
+    cs_dbfile *f = db->f;
+    /* the versions the header states (FORMAT.md §2) */
+    uint16_t fmts[2] = {0, 0};
+    if (f->io->pread(f->io->ctx, f->fd, fmts, sizeof fmts, 8) != (ssize_t)sizeof fmts) {
+        cs_txn_end(t);
+        return cs_fail(CS_IOERR, errno, "cannot read the header of %s", f->path);
+    }
+    out->read_format = fmts[0];
+    out->write_format = fmts[1];
+    out->version = t->version;
+    struct stat st;
+    out->file_size = f->io->fstat(f->io->ctx, f->fd, &st) == 0 ? (uint64_t)st.st_size : f->phys_size;
+    out->logical_size = t->limit;
+    int rc = CS_OK;
+    uint64_t r[3];
+    for (int i = 0; i < 3 && rc == CS_OK; i++) rc = txn_top_get(t, TOP_FREE_POS + i, &r[i]);
+    if (rc == CS_OK && r[0]) {
+        node_hdr *hp, *hl;
+        rc = node_at(t, r[0], &hp);
+        if (rc == CS_OK) rc = node_at(t, r[1], &hl);
+        if (rc == CS_OK) {
+            for (uint32_t i = 0; i < hl->count && i < hp->count; i++) {
+                int64_t len = node_get_int(hl, i);
+                if (len > 0) {
+                    out->free_bytes += (uint64_t)len;
+                    out->free_extents++;
+                }
+            }
+        }
+    }
+    out->used_bytes = out->logical_size > HDR_SIZE + out->free_bytes ? out->logical_size - HDR_SIZE - out->free_bytes : 0;
+    for (uint32_t i = 0; i < t->schema->ntables; i++)
+        if (txn_table_live(t, i)) out->table_count++;
+    pthread_mutex_lock(&f->mu);
+    for (uint32_t i = 0; i < f->npins; i++) {
+        uint32_t c = f->pins[i].count;
+        if (c && f->pins[i].version == t->version) c--; /* our own read */
+        if (c) out->pinned++;
+    }
+    pthread_mutex_unlock(&f->mu);
+    cs_txn_end(t);
+    return rc;
 }

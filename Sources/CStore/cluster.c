@@ -16,7 +16,7 @@
 #include "leaf.h"
 #include "cluster.h"
 #include "schema.h"
-#include "txn.h"
+#include "snapshot.h"
 
 /* ---- table nodes ------------------------------------------------------------------------ */
 
@@ -298,18 +298,6 @@ int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot
     return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
 }
 
-static void default_value(const leaf_spec *s, cs_value *v)
-{
-    memset(v, 0, sizeof *v);
-    if (s->nullable || s->kind == LK_LINK || s->kind == LK_MIXED) {
-        v->type = CS_TYPE_NULL;
-        return;
-    }
-    v->type = s->type;
-    if (s->type == CS_TYPE_STRING || s->type == CS_TYPE_BINARY) v->v.bytes.ptr = "";
-    if (s->type == CS_TYPE_DECIMAL) v->v.dec.w[1] = 0x3040000000000000ull; /* +0E0 */
-}
-
 typedef struct split {
     bool happened; /* a new right sibling was made */
     ref_t ref;     /* its ref */
@@ -421,7 +409,7 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
         if (!cd) return CORRUPT("leaf holds data for a removed column");
         leaf_spec s = leaf_spec_col(cd);
         cs_value dv;
-        default_value(&s, &dv);
+        leaf_default(&s, &dv);
         TRY(leaf_insert(t, &s, cs, pos, &dv));
     }
     if (!append) t->epoch++;
@@ -631,4 +619,76 @@ int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t co
     node_hdr *h = (node_hdr *)txn_ptr(t, *leaf_slot);
     uint64_t rows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count;
     return leaf_materialise(t, cd, leaf_slot, col, rows);
+}
+
+/* ---- removing a column's data ------------------------------------------------------------- */
+
+static int drop_col_rec(cs_txn *t, ref_t *slot, uint32_t col, int depth)
+{
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
+    if (!*slot) return CS_OK;
+    TRY(node_cow(t, slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (h->flags & NF_INNER) {
+        for (uint32_t i = 0; i < cluster_inner_children(h); i++) {
+            TRY(drop_col_rec(t, cluster_inner_child_slot(h, i), col, depth + 1));
+            h = (node_hdr *)txn_ptr(t, *slot);
+        }
+        return CS_OK;
+    }
+    ref_t cr = cluster_leaf_col_ref(h, col);
+    if (cr) {
+        node_free_tree(t, cr);
+        *cluster_leaf_col_slot(h, col) = 0;
+    }
+    return CS_OK;
+}
+
+int cluster_drop_col(cs_txn *t, uint32_t table, uint32_t col)
+{
+    ref_t *root;
+    TRY(root_slot(t, table, &root));
+    TRY(drop_col_rec(t, root, col, 0));
+    t->epoch++;
+    return CS_OK;
+}
+
+/* ---- reading a row's value; iterating rows ------------------------------------------------ */
+
+int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, uint32_t col, cs_value *out)
+{
+    ref_t r = cluster_leaf_col_ref(leaf, col);
+    if (r && tagged(r)) return CORRUPT("column slot holds a number");
+    leaf_spec s = leaf_spec_col(c);
+    if (!r) {
+        leaf_default(&s, out);
+        return CS_OK;
+    }
+    return leaf_get(t, &s, r, row, out);
+}
+
+void cluster_iter_init(cs_iter *it, cs_txn *t, uint32_t table)
+{
+    memset(it, 0, sizeof *it);
+    it->txn = t;
+    it->table = table;
+    it->next_key = INT64_MIN;
+}
+
+int cluster_iter_seek(cs_iter *it, int64_t *key, node_hdr **leaf, uint32_t *row)
+{
+    cs_txn *t = it->txn;
+    ref_t root;
+    TRY(table_root(t, it->table, &root));
+    int rc = cluster_seek(t, root, it->next_key, leaf, row, key);
+    if (rc == CS_NOTFOUND) {
+        it->done = 1;
+        return CS_NOTFOUND;
+    }
+    TRY(rc);
+    it->leaf = *leaf;
+    it->row = *row + 1;
+    it->epoch = t->epoch;
+    it->next_key = *key + 1;
+    return CS_OK;
 }

@@ -41,7 +41,40 @@ int table_get_meta(cs_txn *t, uint32_t table, int which, int64_t *out);
 int table_set_meta(cs_txn *t, uint32_t table, int which, int64_t v);
 /** First key >= `from` in the table, with its leaf and row. CS_NOTFOUND past the end. */
 int cluster_seek(cs_txn *t, ref_t root, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key);
+/** Frees column col's data in every leaf of the table (a column removed, or a slot reused). */
+int cluster_drop_col(cs_txn *t, uint32_t table, uint32_t col);
 /** Materialises column `col` of the writable leaf at *leaf_slot (a sub-node of defaults). */
 int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
+
+/** The value column col (definition c) holds at `row` of a leaf, as stored (a Mixed link is not
+ *  checked): the column's default when the leaf does not materialise the column. */
+int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, uint32_t col, cs_value *out);
+
+/* ---- iterating a table's rows in key order (over cs_iter's private fields) ----------------- */
+
+/** Starts at the table's first row (the caller checked that the table is live). */
+void cluster_iter_init(cs_iter *it, cs_txn *t, uint32_t table);
+/** The row after it->next_key, found from the root: cluster_iter_next's slow path. */
+int cluster_iter_seek(cs_iter *it, int64_t *key, node_hdr **leaf, uint32_t *row);
+/** The next row's key, leaf and row; CS_NOTFOUND past the last. The leaf of the previous row is
+ *  reused while the transaction's epoch is unchanged (its positions still hold). */
+static inline int cluster_iter_next(cs_iter *it, int64_t *key, node_hdr **leaf, uint32_t *row)
+{
+    cs_txn *t = it->txn;
+    if (it->done) return CS_NOTFOUND;
+    node_hdr *l = (node_hdr *)it->leaf;
+    if (l && it->epoch == t->epoch) {
+        node_hdr *keys = (node_hdr *)txn_ptr(t, cluster_keys_ref(l));
+        if (it->row < keys->count) {
+            *key = node_get_int(keys, it->row);
+            *leaf = l;
+            *row = it->row;
+            it->next_key = *key + 1;
+            it->row++;
+            return CS_OK;
+        }
+    }
+    return cluster_iter_seek(it, key, leaf, row);
+}
 
 #endif

@@ -14,7 +14,7 @@
 #include "leaf.h"
 #include "bptree.h"
 #include "schema.h"
-#include "txn.h"
+#include "snapshot.h"
 #include "changes.h"
 #include "obj.h"
 #include "coll.h"

@@ -1,16 +1,43 @@
 /*
- * file.h -- the database file (file.c, docs/FORMAT.md §1, §2 and §7): the header, the mapping,
- * the free list and the commit.
+ * file.h -- the database file (file.c, docs/FORMAT.md §1 and §2): the header, the mapping and
+ * the writes of a commit; the commit and the free list (commit.c, docs/FORMAT.md §7).
  */
 #ifndef CSTORE_FILE_H
 #define CSTORE_FILE_H
 
 #include "internal.h"
 
-int file_commit(cs_txn *t);
-int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel);
+/* ---- file.c ------------------------------------------------------------------------------- */
 
+/** The newest durable version the header names (the slot rule of FORMAT.md §2). */
+int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel);
+/** Makes sure the mapping covers `size` bytes (a larger mapping is added, never moved). */
 int file_map_for(cs_dbfile *f, uint64_t size);
-int free_list_load(cs_txn *t);
+/** Takes the writer lock; when the last writer died mid-commit, publishes the header's version
+ *  first (lock.c invariant 3). */
+int file_writer_acquire(cs_dbfile *f);
+
+/* ---- what a commit (commit.c) writes through ---------------------------------------------- */
+
+/** The one run of a one-sync commit (len 0: a two-sync commit). */
+typedef struct run_info {
+    uint64_t pos, len, hash; /* where the commit's run list is, the bytes written, their hash */
+} run_info;
+
+/** Writes n bytes at off, all of them (CS_FULL on a full disk, CS_IOERR otherwise). */
+int file_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off);
+/** fdatasync in FULL durability (invariant 3 of file.c on failure). */
+int file_sync(cs_dbfile *f);
+/** The 64-bit hash a one-sync commit's header slot keeps of its bytes (n a multiple of 8). */
+uint64_t file_run_hash(const uint8_t *p, uint64_t n);
+/** Writes the header with slot `sel` naming (top, version, size) and selected; `fmt` is the format
+ *  version both slots need (FORMAT.md §2). `fresh`: a new file (the other slot is zero). */
+int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
+                      const run_info *run, uint16_t fmt);
+
+/* ---- commit.c ----------------------------------------------------------------------------- */
+
+/** Writes the write transaction's changes as the next version (durability rules of commit.c). */
+int file_commit(cs_txn *t);
 
 #endif

@@ -15,14 +15,14 @@
  *  1. Entries are strictly increasing; the object key suffix makes equal values distinct.
  *  2. Every object of the table has exactly one entry in each of its indexes.
  *  3. In a unique index no two entries share the value part.
- *  4. A Mixed index keys what obj_get_stored reads, never the null a dangling link reads as.
+ *  4. A Mixed index keys the value as stored (cluster_leaf_get, what obj_get_stored reads), never
+ *     the null a dangling link reads as.
  */
 #include "node.h"
 #include "leaf.h"
 #include "cluster.h"
 #include "schema.h"
-#include "txn.h"
-#include "obj.h"
+#include "snapshot.h"
 #include "index.h"
 
 #include <math.h>
@@ -708,11 +708,11 @@ static int entry_for(const cs_value *v, bool mixed, int64_t key, uint8_t **p, si
     return CS_OK;
 }
 
-/* The value an index keys an object by: the stored value (a Mixed link whose target was
- * deleted keeps its link key; the query engine re-checks such candidates). */
-static int indexed_value(cs_obj *o, uint32_t col, cs_value *v)
+/* The value an index keys a row by: the stored value (a Mixed link whose target was deleted
+ * keeps its link key; the query engine re-checks such candidates). Invariant 4. */
+static int indexed_value(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, uint32_t col, cs_value *v)
 {
-    return obj_get_stored(o, col, v);
+    return cluster_leaf_get(t, leaf, row, c, col, v);
 }
 
 static int value_entry_op(cs_txn *t, uint32_t table, uint32_t col, bool mixed, const cs_value *v, int64_t key,
@@ -767,9 +767,14 @@ int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
                 if (v.type == CS_TYPE_STRING) v.v.bytes.ptr = "";
             }
         } else {
-            cs_obj o;
-            TRY(cs_obj_open(t, table, key, &o));
-            TRY(indexed_value(&o, c, &v));
+            ref_t root;
+            node_hdr *leaf;
+            uint32_t row;
+            TRY(table_root(t, table, &root));
+            int rc = cluster_find(t, root, key, &leaf, &row);
+            if (rc == CS_NOTFOUND) rc = cs_fail(CS_NOTFOUND, 0, "no object with key %lld in '%s'", (long long)key, td->name);
+            TRY(rc);
+            TRY(indexed_value(t, leaf, row, &td->cols[c], c, &v));
         }
         /* encoded first: the index write may move the leaf the value's bytes point into */
         uint8_t *p;
@@ -803,12 +808,14 @@ int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
     TRY(txn_col(t, table, col, NULL, &cd));
     bool mixed = cd->type == CS_TYPE_MIXED;
     cs_iter it;
-    cs_obj o;
-    TRY(cs_iter_init(&it, t, table));
+    cluster_iter_init(&it, t, table);
+    int64_t key;
+    node_hdr *leaf;
+    uint32_t row;
     int rc;
-    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+    while ((rc = cluster_iter_next(&it, &key, &leaf, &row)) == CS_OK) {
         cs_value v;
-        TRY(indexed_value(&o, col, &v));
+        TRY(indexed_value(t, leaf, row, cd, col, &v));
         uint8_t *p;
         size_t n;
         TRY(index_encode(&v, mixed, &p, &n));
@@ -821,10 +828,10 @@ int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
             if (rc2 != CS_OK) { free(p); return rc2; }
             if (found) {
                 free(p);
-                return cs_fail(CS_CONSTRAINT, 0, "objects %lld and %lld have the same primary key", (long long)other, (long long)o.key);
+                return cs_fail(CS_CONSTRAINT, 0, "objects %lld and %lld have the same primary key", (long long)other, (long long)key);
             }
         }
-        index_put_be64(p + n, (uint64_t)o.key);
+        index_put_be64(p + n, (uint64_t)key);
         ref_t *root;
         rc = index_slot(t, table, col, &root);
         if (rc == CS_OK) rc = index_insert_entry(t, root, p, n + 8);
@@ -1001,23 +1008,25 @@ int index_verify(cs_txn *t, uint32_t table, uint32_t col)
     TRY(txn_col(t, table, col, NULL, &cd));
     bool mixed = cd->type == CS_TYPE_MIXED;
     cs_iter it;
-    cs_obj o;
-    TRY(cs_iter_init(&it, t, table));
+    cluster_iter_init(&it, t, table);
+    int64_t key;
+    node_hdr *leaf;
+    uint32_t row;
     uint64_t objects = 0;
     int rc;
-    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+    while ((rc = cluster_iter_next(&it, &key, &leaf, &row)) == CS_OK) {
         objects++;
         cs_value v;
-        TRY(indexed_value(&o, col, &v));
+        TRY(indexed_value(t, leaf, row, cd, col, &v));
         uint8_t *p;
         size_t n;
         TRY(index_encode(&v, mixed, &p, &n));
-        index_put_be64(p + n, (uint64_t)o.key);
+        index_put_be64(p + n, (uint64_t)key);
         bool found = false;
         rc = contains(t, root, p, n + 8, 0, &found); /* through `ends`: checks every entry's length */
         free(p);
         TRY(rc);
-        if (!found) return CORRUPT("index of table %u column %u misses object %lld", table, col, (long long)o.key);
+        if (!found) return CORRUPT("index of table %u column %u misses object %lld", table, col, (long long)key);
     }
     if (rc != CS_NOTFOUND) return rc;
     collect_ctx ctx = {NULL, 0, 0, NULL, 0};

@@ -49,6 +49,18 @@ leaf_spec leaf_spec_of(cs_type type, bool nullable, uint32_t target)
     return s;
 }
 
+void leaf_default(const leaf_spec *s, cs_value *v)
+{
+    memset(v, 0, sizeof *v);
+    if (s->nullable || s->kind == LK_LINK || s->kind == LK_MIXED) {
+        v->type = CS_TYPE_NULL;
+        return;
+    }
+    v->type = s->type;
+    if (s->type == CS_TYPE_STRING || s->type == CS_TYPE_BINARY) v->v.bytes.ptr = "";
+    if (s->type == CS_TYPE_DECIMAL) v->v.dec.w[1] = 0x3040000000000000ull; /* +0E0 */
+}
+
 leaf_spec leaf_spec_col(const col_def *c)
 {
     if (c->coll != CS_COLL_NONE) {

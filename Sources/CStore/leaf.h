@@ -32,6 +32,9 @@ typedef struct leaf_spec {
 
 leaf_spec leaf_spec_of(cs_type type, bool nullable, uint32_t target);
 leaf_spec leaf_spec_col(const col_def *c);
+/** The value of an element no one set (FORMAT.md §6.3, Defaults): null for nullable columns, links
+ *  and Mixed, else 0, false, empty or +0E0. */
+void leaf_default(const leaf_spec *s, cs_value *v);
 int leaf_make(cs_txn *t, const leaf_spec *s, uint64_t n, ref_t *out);
 int leaf_count(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t *out);
 int leaf_get(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, cs_value *out);

@@ -24,7 +24,6 @@
  *     writer that finds it set takes the newest version from the file's header instead.
  */
 #include "lock.h"
-#include "file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -289,25 +288,23 @@ int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest)
 
 /* ---- the writer ------------------------------------------------------------------------- */
 
-int lock_writer_acquire(cs_dbfile *f)
+int lock_writer_acquire(cs_dbfile *f, bool *recover)
 {
+    *recover = false;
     if (!f->lk) return CS_OK;
     if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_WRITER) != 0)
         return cs_fail(CS_IOERR, errno, "cannot take the writer lock of %s: %s", f->path, strerror(errno));
     struct lock_file *l = f->lk;
-    if (__atomic_load_n(&l->committing, __ATOMIC_SEQ_CST)) {
-        /* the last writer died between its header write and publishing: the header decides */
-        uint64_t v, top, lg;
-        int sel;
-        int rc = file_read_latest(f, &v, &top, &lg, &sel);
-        if (rc != CS_OK) {
-            ofd(f->lfd, F_OFD_SETLK, F_UNLCK, LK_WRITER);
-            return rc;
-        }
-        publish(l, v, top, lg, sel);
-        __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
-    }
+    /* the last writer died between its header write and publishing: the header decides */
+    *recover = __atomic_load_n(&l->committing, __ATOMIC_SEQ_CST) != 0;
     return CS_OK;
+}
+
+void lock_writer_recovered(cs_dbfile *f, uint64_t version, uint64_t top, uint64_t logical, int sel)
+{
+    struct lock_file *l = f->lk;
+    publish(l, version, top, logical, sel);
+    __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
 }
 
 void lock_writer_release(cs_dbfile *f)

@@ -22,7 +22,12 @@ bool lock_pins_reclaim(cs_dbfile *f);
 int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n);
 uint64_t lock_oldest_pin(cs_dbfile *f, uint64_t latest);
 int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest);
-int lock_writer_acquire(cs_dbfile *f);
+/** Takes the writer lock. *recover: the last writer died between its header write and
+ *  publishing its version (invariant 3); the caller then reads the newest version from the
+ *  header and hands it to lock_writer_recovered, or releases the lock (file_writer_acquire). */
+int lock_writer_acquire(cs_dbfile *f, bool *recover);
+/** Publishes the version read from the header after lock_writer_acquire asked to recover. */
+void lock_writer_recovered(cs_dbfile *f, uint64_t version, uint64_t top, uint64_t logical, int sel);
 void lock_writer_release(cs_dbfile *f);
 
 #endif

@@ -13,7 +13,7 @@
 #include "leaf.h"
 #include "cluster.h"
 #include "schema.h"
-#include "txn.h"
+#include "snapshot.h"
 #include "changes.h"
 #include "index.h"
 #include "obj.h"
@@ -171,18 +171,6 @@ int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
-static void default_of(const col_def *c, cs_value *v)
-{
-    memset(v, 0, sizeof *v);
-    if ((c->flags & CS_COL_NULLABLE) || c->type == CS_TYPE_LINK || c->type == CS_TYPE_MIXED) {
-        v->type = CS_TYPE_NULL;
-        return;
-    }
-    v->type = (cs_type)c->type;
-    if (c->type == CS_TYPE_STRING || c->type == CS_TYPE_BINARY) v->v.bytes.ptr = "";
-    if (c->type == CS_TYPE_DECIMAL) v->v.dec.w[1] = 0x3040000000000000ull;
-}
-
 /* The column sub-node of the object's leaf (0 when not materialised). */
 static int col_node(cs_obj *o, uint32_t col, node_hdr **leaf, uint32_t *row, ref_t *r)
 {
@@ -202,14 +190,8 @@ int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
         return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
     node_hdr *leaf;
     uint32_t row;
-    ref_t r;
-    TRY(col_node(obj, col, &leaf, &row, &r));
-    if (!r) {
-        default_of(c, out);
-        return CS_OK;
-    }
-    leaf_spec s = leaf_spec_col(c);
-    return leaf_get(obj->txn, &s, r, row, out);
+    TRY(obj_leaf(obj, &leaf, &row));
+    return cluster_leaf_get(obj->txn, leaf, row, c, col, out);
 }
 
 int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
@@ -690,51 +672,21 @@ int cs_iter_init(cs_iter *it, cs_txn *txn, uint32_t table)
 {
     table_def *td;
     TRY(txn_table(txn, table, &td));
-    memset(it, 0, sizeof *it);
-    it->txn = txn;
-    it->table = table;
-    it->next_key = INT64_MIN;
+    cluster_iter_init(it, txn, table);
     return CS_OK;
 }
 
 int cs_iter_next(cs_iter *it, cs_obj *obj)
 {
-    cs_txn *t = it->txn;
-    if (it->done) return CS_NOTFOUND;
-    node_hdr *leaf = (node_hdr *)it->leaf;
-    if (leaf && it->epoch == t->epoch) {
-        node_hdr *keys = (node_hdr *)txn_ptr(t, cluster_keys_ref(leaf));
-        if (it->row < keys->count) {
-            obj->txn = t;
-            obj->table = it->table;
-            obj->key = node_get_int(keys, it->row);
-            obj->row = it->row;
-            obj->leaf = leaf;
-            obj->epoch = t->epoch;
-            it->next_key = obj->key + 1;
-            it->row++;
-            return CS_OK;
-        }
-    }
-    ref_t root;
-    TRY(table_root(t, it->table, &root));
-    uint32_t row;
     int64_t key;
-    int rc = cluster_seek(t, root, it->next_key, &leaf, &row, &key);
-    if (rc == CS_NOTFOUND) {
-        it->done = 1;
-        return CS_NOTFOUND;
-    }
-    TRY(rc);
-    it->leaf = leaf;
-    it->row = row + 1;
-    it->epoch = t->epoch;
-    it->next_key = key + 1;
-    obj->txn = t;
+    node_hdr *leaf;
+    uint32_t row;
+    TRY(cluster_iter_next(it, &key, &leaf, &row));
+    obj->txn = it->txn;
     obj->table = it->table;
     obj->key = key;
     obj->row = row;
     obj->leaf = leaf;
-    obj->epoch = t->epoch;
+    obj->epoch = it->txn->epoch;
     return CS_OK;
 }

@@ -19,7 +19,7 @@
  *     keep their stored names (`origin_stored`, `stored`) and the column still links to `table`.
  *     Its public name shares the scope of the table's property names.
  */
-#include "schema.h"
+#include "snapshot.h"
 #include "qnames.h"
 
 #include <errno.h>

@@ -11,8 +11,7 @@
  * ordered before every value; numbers of different types compare by value; strings compare by
  * UTF-8 bytes, [c] folds case and [d] strips diacritics for U+0000..U+017F.
  */
-#include "cluster.h"
-#include "schema.h"
+#include "snapshot.h"
 #include "index.h"
 #include "query_int.h"
 

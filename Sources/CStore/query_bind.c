@@ -12,7 +12,7 @@
  *  2. Binding recursion is bounded (QUERY_BIND_DEPTH_MAX); AND/OR chains are walked along their
  *     spine without recursing.
  */
-#include "schema.h"
+#include "snapshot.h"
 #include "query_int.h"
 
 #include <errno.h>

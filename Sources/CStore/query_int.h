@@ -15,7 +15,7 @@
 #define CSTORE_QUERY_INT_H
 
 #include "node.h"
-#include "schema.h"
+#include "snapshot.h"
 #include "index.h"
 #include "qnames.h"
 #include "qparse.h"

@@ -1,8 +1,8 @@
 /*
- * schema.c -- the schema: tables and columns, kept in the file as one byte blob
- * (docs/FORMAT.md §5) and in memory as an immutable, reference-counted `schema` that
- * transactions reading the same blob share. A write transaction that changes the schema
- * works on a private clone and writes a new blob at commit.
+ * schema.c -- changing and inspecting the schema (cstore.h: cs_table_*, cs_column_*): tables
+ * and columns added, renamed, removed, indexed, and the schema version. A write transaction
+ * that changes the schema works on a private clone (schema_blob.c) and writes a new blob at
+ * commit (docs/FORMAT.md §5).
  *
  * Invariants:
  *  1. Table and column keys are slot numbers; a removed table or column leaves a free slot,
@@ -13,243 +13,14 @@
 #include "node.h"
 #include "cluster.h"
 #include "schema.h"
-#include "txn.h"
+#include "snapshot.h"
 #include "changes.h"
 #include "index.h"
 #include "obj.h"
 
-#define SCHEMA_MAGIC 0x31484353u /* "SCH1" */
-
-schema *schema_new(void)
-{
-    schema *s = calloc(1, sizeof *s);
-    if (s) s->refcount = 1;
-    return s;
-}
-
-static void table_free(table_def *t)
-{
-    for (uint32_t c = 0; c < t->ncols; c++) free(t->cols[c].name);
-    free(t->cols);
-    free(t->name);
-}
-
-void schema_release(schema *s)
-{
-    if (!s) return;
-    if (__atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) > 0) return;
-    for (uint32_t i = 0; i < s->ntables; i++) table_free(&s->tables[i]);
-    free(s->tables);
-    free(s);
-}
-
-static char *dupn(const char *p, size_t n)
-{
-    char *r = malloc(n + 1);
-    if (!r) return NULL;
-    memcpy(r, p, n);
-    r[n] = 0;
-    return r;
-}
-
-schema *schema_clone(const schema *s)
-{
-    schema *c = schema_new();
-    if (!c) return NULL;
-    c->ntables = s->ntables;
-    c->tables = calloc(s->ntables ? s->ntables : 1, sizeof(table_def));
-    if (!c->tables) goto fail;
-    for (uint32_t i = 0; i < s->ntables; i++) {
-        const table_def *a = &s->tables[i];
-        table_def *b = &c->tables[i];
-        *b = *a;
-        b->name = a->name ? dupn(a->name, strlen(a->name)) : NULL;
-        b->cols = calloc(a->ncols ? a->ncols : 1, sizeof(col_def));
-        if (!b->cols || (a->name && !b->name)) { b->ncols = 0; goto fail; }
-        for (uint32_t k = 0; k < a->ncols; k++) {
-            b->cols[k] = a->cols[k];
-            b->cols[k].name = a->cols[k].name ? dupn(a->cols[k].name, strlen(a->cols[k].name)) : NULL;
-        }
-    }
-    c->ref = 0;
-    return c;
-fail:
-    schema_release(c);
-    return NULL;
-}
-
-/* ---- parse ------------------------------------------------------------------------------ */
-
-typedef struct rd {
-    const uint8_t *p; /* cursor */
-    const uint8_t *end; /* end of input */
-} rd;
-
-static bool rd_n(rd *r, void *out, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) return false;
-    memcpy(out, r->p, n);
-    r->p += n;
-    return true;
-}
-
-static bool rd_str(rd *r, char **out)
-{
-    uint16_t n;
-    if (!rd_n(r, &n, 2) || (size_t)(r->end - r->p) < n) return false;
-    if (memchr(r->p, 0, n)) return false;
-    *out = dupn((const char *)r->p, n);
-    r->p += n;
-    return *out != NULL;
-}
-
-int schema_parse(const uint8_t *p, uint64_t n, schema **out)
-{
-    rd r = {p, p + n};
-    uint32_t magic, nt;
-    schema *s = schema_new();
-    if (!s) return cs_fail(CS_NOMEM, 0, "out of memory");
-    if (!rd_n(&r, &magic, 4) || magic != SCHEMA_MAGIC || !rd_n(&r, &nt, 4) || nt > 100000) goto bad;
-    s->tables = calloc(nt ? nt : 1, sizeof(table_def));
-    if (!s->tables) goto bad;
-    for (uint32_t i = 0; i < nt; i++) {
-        table_def *t = &s->tables[i];
-        s->ntables = i + 1;
-        uint8_t live, flags;
-        uint16_t pad;
-        if (!rd_n(&r, &live, 1) || !rd_n(&r, &flags, 1) || !rd_n(&r, &pad, 2)) goto bad;
-        t->live = live;
-        t->flags = flags;
-        if (live && !rd_str(&r, &t->name)) goto bad;
-        uint32_t ncols;
-        if (!rd_n(&r, &t->primary, 4) || !rd_n(&r, &ncols, 4) || ncols > 100000) goto bad;
-        t->ncols = ncols;
-        t->cols = calloc(t->ncols ? t->ncols : 1, sizeof(col_def));
-        if (!t->cols) { t->ncols = 0; goto bad; }
-        for (uint32_t c = 0; c < t->ncols; c++) {
-            col_def *d = &t->cols[c];
-            if (!rd_n(&r, &d->live, 1) || !rd_n(&r, &d->type, 1) || !rd_n(&r, &d->coll, 1) ||
-                !rd_n(&r, &d->pad, 1))
-                goto bad;
-            if (!d->live) continue;
-            if (!rd_str(&r, &d->name) || !rd_n(&r, &d->flags, 4) || !rd_n(&r, &d->target, 4) ||
-                !rd_n(&r, &d->origin_col, 4))
-                goto bad;
-            if (d->type < CS_TYPE_INT || d->type > CS_TYPE_BACKLINK || d->coll > CS_COLL_MAP) goto bad;
-        }
-        if (live && t->primary != CS_NONE && (t->primary >= t->ncols || !t->cols[t->primary].live)) goto bad;
-    }
-    /* cross-checks: link targets exist */
-    for (uint32_t i = 0; i < s->ntables; i++) {
-        table_def *t = &s->tables[i];
-        if (!t->live) continue;
-        for (uint32_t c = 0; c < t->ncols; c++) {
-            col_def *d = &t->cols[c];
-            if (!d->live) continue;
-            if (d->type == CS_TYPE_LINK || d->type == CS_TYPE_BACKLINK) {
-                if (d->target >= s->ntables || !s->tables[d->target].live) goto bad;
-            }
-            if (d->type == CS_TYPE_BACKLINK) {
-                table_def *o = &s->tables[d->target];
-                if (d->origin_col >= o->ncols || !o->cols[d->origin_col].live ||
-                    o->cols[d->origin_col].type != CS_TYPE_LINK)
-                    goto bad;
-            }
-        }
-    }
-    *out = s;
-    return CS_OK;
-bad:
-    schema_release(s);
-    return CORRUPT("schema blob is malformed");
-}
-
-/* ---- serialize -------------------------------------------------------------------------- */
-
-typedef struct wr {
-    uint8_t *p; /* buffer */
-    uint64_t n, cap; /* used, allocated */
-    bool oom; /* an allocation failed */
-} wr;
-
-static void wr_n(wr *w, const void *src, size_t n)
-{
-    if (w->n + n > w->cap) {
-        uint64_t nc = (w->cap ? w->cap * 2 : 256) + n;
-        uint8_t *q = realloc(w->p, nc);
-        if (!q) { w->oom = true; return; }
-        w->p = q;
-        w->cap = nc;
-    }
-    memcpy(w->p + w->n, src, n);
-    w->n += n;
-}
-
-static void wr_str(wr *w, const char *s)
-{
-    uint16_t n = (uint16_t)strlen(s);
-    wr_n(w, &n, 2);
-    wr_n(w, s, n);
-}
-
-int schema_serialize(const schema *s, uint8_t **out, uint64_t *n)
-{
-    wr w = {0};
-    uint32_t magic = SCHEMA_MAGIC;
-    wr_n(&w, &magic, 4);
-    wr_n(&w, &s->ntables, 4);
-    for (uint32_t i = 0; i < s->ntables; i++) {
-        const table_def *t = &s->tables[i];
-        uint8_t live = t->live, flags = (uint8_t)t->flags;
-        uint16_t pad = 0;
-        wr_n(&w, &live, 1);
-        wr_n(&w, &flags, 1);
-        wr_n(&w, &pad, 2);
-        if (live) wr_str(&w, t->name);
-        wr_n(&w, &t->primary, 4);
-        wr_n(&w, &t->ncols, 4);
-        for (uint32_t c = 0; c < t->ncols; c++) {
-            const col_def *d = &t->cols[c];
-            uint8_t hdr[4] = {d->live, d->type, d->coll, 0};
-            wr_n(&w, hdr, 4);
-            if (!d->live) continue;
-            wr_str(&w, d->name);
-            wr_n(&w, &d->flags, 4);
-            wr_n(&w, &d->target, 4);
-            wr_n(&w, &d->origin_col, 4);
-        }
-    }
-    if (w.oom) {
-        free(w.p);
-        return cs_fail(CS_NOMEM, 0, "out of memory");
-    }
-    *out = w.p;
-    *n = w.n;
-    return CS_OK;
-}
-
 /* ---- access ----------------------------------------------------------------------------- */
 
-int txn_table(cs_txn *t, uint32_t table, table_def **out)
-{
-    if (table >= t->schema->ntables || !t->schema->tables[table].live)
-        return cs_fail(CS_NOTFOUND, 0, "no table with key %u", table);
-    *out = &t->schema->tables[table];
-    return CS_OK;
-}
-
-int txn_col(cs_txn *t, uint32_t table, uint32_t col, table_def **tbl, col_def **out)
-{
-    table_def *td;
-    TRY(txn_table(t, table, &td));
-    if (col >= td->ncols || !td->cols[col].live)
-        return cs_fail(CS_NOTFOUND, 0, "no column %u in table '%s'", col, td->name);
-    if (tbl) *tbl = td;
-    *out = &td->cols[col];
-    return CS_OK;
-}
-
-int txn_schema_writable(cs_txn *t)
+static int txn_schema_writable(cs_txn *t)
 {
     TRY(txn_need_write(t));
     TRY(change_schema(t));
@@ -315,11 +86,11 @@ int cs_table_add(cs_txn *txn, const char *name, uint32_t flags, uint32_t *table)
         memset(&s->tables[slot], 0, sizeof *nt);
         s->ntables++;
     } else {
-        table_free(&s->tables[slot]);
+        schema_table_free(&s->tables[slot]);
         memset(&s->tables[slot], 0, sizeof(table_def));
     }
     table_def *t = &s->tables[slot];
-    t->name = dupn(name, strlen(name));
+    t->name = strdup(name);
     t->cols = calloc(1, sizeof(col_def));
     if (!t->name || !t->cols) return cs_fail(CS_NOMEM, 0, "out of memory");
     t->flags = flags & CS_TABLE_EMBEDDED;
@@ -342,7 +113,7 @@ int cs_table_rename(cs_txn *txn, uint32_t table, const char *name)
         return cs_fail(CS_EXISTS, 0, "a table named '%s' exists already", name);
     TRY(txn_schema_writable(txn));
     td = &txn->schema->tables[table];
-    char *n = dupn(name, strlen(name));
+    char *n = strdup(name);
     if (!n) return cs_fail(CS_NOMEM, 0, "out of memory");
     free(td->name);
     td->name = n;
@@ -386,9 +157,6 @@ static int col_slot(table_def *td, uint32_t *out)
     return CS_OK;
 }
 
-/* Drops the column's data in every leaf of the table (writes zero refs). */
-static int col_drop_data(cs_txn *t, uint32_t table, uint32_t col);
-
 int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, cs_coll_kind coll,
                   uint32_t flags, uint32_t target, uint32_t *col)
 {
@@ -418,7 +186,7 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
     uint32_t c;
     TRY(col_slot(td, &c));
     col_def *d = &td->cols[c];
-    d->name = dupn(name, strlen(name));
+    d->name = strdup(name);
     if (!d->name) return cs_fail(CS_NOMEM, 0, "out of memory");
     d->type = (uint8_t)type;
     d->coll = (uint8_t)coll;
@@ -426,7 +194,7 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
     d->target = target;
     d->origin_col = CS_NONE;
     d->live = 1;
-    TRY(col_drop_data(txn, table, c)); /* a reused slot starts empty */
+    TRY(cluster_drop_col(txn, table, c)); /* a reused slot starts empty */
     TRY(index_drop(txn, table, c));
     if (flags & CS_COL_INDEXED) TRY(index_build(txn, table, c, false));
     if (type == CS_TYPE_LINK) {
@@ -436,7 +204,7 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
         char buf[64];
         snprintf(buf, sizeof buf, "@links.%u.%u", table, c);
         col_def *bd = &tt->cols[b];
-        bd->name = dupn(buf, strlen(buf));
+        bd->name = strdup(buf);
         if (!bd->name) return cs_fail(CS_NOMEM, 0, "out of memory");
         bd->type = CS_TYPE_BACKLINK;
         bd->coll = CS_COLL_NONE;
@@ -444,7 +212,7 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
         bd->target = table;
         bd->origin_col = c;
         bd->live = 1;
-        TRY(col_drop_data(txn, target, b));
+        TRY(cluster_drop_col(txn, target, b));
     }
     *col = c;
     return CS_OK;
@@ -461,7 +229,7 @@ int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name
     if (c->flags & CS_COL_HIDDEN) return cs_fail(CS_MISUSE, 0, "backlink columns cannot be renamed");
     TRY(txn_schema_writable(txn));
     c = &txn->schema->tables[table].cols[col];
-    char *n = dupn(name, strlen(name));
+    char *n = strdup(name);
     if (!n) return cs_fail(CS_NOMEM, 0, "out of memory");
     free(c->name);
     c->name = n;
@@ -503,7 +271,7 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
         TRY(backlink_col_of(s, table, col, &bt, &bc));
         /* embedded targets lose their owner: delete them */
         if (s->tables[bt].flags & CS_TABLE_EMBEDDED) {
-            TRY(col_drop_data(txn, table, col));
+            TRY(cluster_drop_col(txn, table, col));
             /* every embedded object reached only through this column is now orphaned */
             cs_iter it;
             cs_obj o;
@@ -524,19 +292,19 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
                     dead[nd++] = o.key;
                 }
             }
-            TRY(col_drop_data(txn, bt, bc));
+            TRY(cluster_drop_col(txn, bt, bc));
             for (size_t i = 0; i < nd; i++) {
                 rc = obj_delete_key(txn, bt, dead[i]);
                 if (rc != CS_OK && rc != CS_NOTFOUND) { free(dead); return rc; }
             }
             free(dead);
         } else {
-            TRY(col_drop_data(txn, bt, bc));
-            TRY(col_drop_data(txn, table, col));
+            TRY(cluster_drop_col(txn, bt, bc));
+            TRY(cluster_drop_col(txn, table, col));
         }
         col_clear_def(&s->tables[bt].cols[bc]);
     } else {
-        TRY(col_drop_data(txn, table, col));
+        TRY(cluster_drop_col(txn, table, col));
     }
     TRY(index_drop(txn, table, col));
     c = &s->tables[table].cols[col];
@@ -637,45 +405,10 @@ int cs_table_remove(cs_txn *txn, uint32_t table)
         node_free_tree(txn, node_refs(th)[table]);
         node_refs(th)[table] = 0;
     }
-    table_free(td);
+    schema_table_free(td);
     memset(td, 0, sizeof *td);
     td->primary = CS_NONE;
     txn->epoch++;
-    return CS_OK;
-}
-
-/* ---- column data removal ---------------------------------------------------------------- */
-
-static int drop_rec(cs_txn *t, ref_t *slot, uint32_t col, int depth)
-{
-    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
-    if (!*slot) return CS_OK;
-    TRY(node_cow(t, slot));
-    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    uint64_t *e = node_refs(h);
-    if (h->flags & NF_INNER) {
-        for (uint32_t i = 1; i < h->count; i++) {
-            TRY(drop_rec(t, &e[i], col, depth + 1));
-            h = (node_hdr *)txn_ptr(t, *slot);
-            e = node_refs(h);
-        }
-        return CS_OK;
-    }
-    if (1 + col < h->count && e[1 + col]) {
-        node_free_tree(t, e[1 + col]);
-        e[1 + col] = 0;
-    }
-    return CS_OK;
-}
-
-static int col_drop_data(cs_txn *t, uint32_t table, uint32_t col)
-{
-    ref_t *ts;
-    TRY(table_node_slot(t, table, &ts));
-    node_hdr *tn = (node_hdr *)txn_ptr(t, *ts);
-    ref_t *root = &node_refs(tn)[TBL_ROOT];
-    TRY(drop_rec(t, root, col, 0));
-    t->epoch++;
     return CS_OK;
 }
 

@@ -1,7 +1,7 @@
 /*
- * schema.h -- the schema (schema.c, docs/FORMAT.md §5): the reference-counted schema in memory
- * and its blob, and a transaction's view of it (txn_table, txn_col: the one way the other files
- * reach a table's or a column's definition).
+ * schema.h -- the schema in memory and its blob (schema_blob.c, docs/FORMAT.md §5), and the
+ * one way to reach a table's or a column's definition in it (schema_table, schema_col; for a
+ * transaction, snapshot.h's txn_table and txn_col).
  */
 #ifndef CSTORE_SCHEMA_H
 #define CSTORE_SCHEMA_H
@@ -11,6 +11,8 @@
 schema *schema_new(void);
 void schema_release(schema *s);
 schema *schema_clone(const schema *s);
+/** Frees what a table definition owns (its names and columns), leaving the struct to reuse. */
+void schema_table_free(table_def *t);
 int schema_parse(const uint8_t *p, uint64_t n, schema **out);
 int schema_serialize(const schema *s, uint8_t **out, uint64_t *n);
 
@@ -27,17 +29,5 @@ static inline col_def *schema_col(const schema *s, uint32_t table, uint32_t col)
     table_def *td = schema_table(s, table);
     return td && col < td->ncols && td->cols[col].live ? &td->cols[col] : NULL;
 }
-/** Live table `table` of the schema the transaction reads, or NULL; records no error. */
-static inline table_def *txn_table_live(const cs_txn *t, uint32_t table) { return schema_table(t->schema, table); }
-/** Live column `col` of table `table` of the schema the transaction reads, or NULL. */
-static inline col_def *txn_col_live(const cs_txn *t, uint32_t table, uint32_t col)
-{
-    return schema_col(t->schema, table, col);
-}
-/** Live table `table` of the transaction's schema; CS_NOTFOUND with a message otherwise. */
-int txn_table(cs_txn *t, uint32_t table, table_def **out);
-/** Live column `col` of live table `table` (and the table, if tbl); CS_NOTFOUND otherwise. */
-int txn_col(cs_txn *t, uint32_t table, uint32_t col, table_def **tbl, col_def **out);
-int txn_schema_writable(cs_txn *t);
 
 #endif

@@ -11,7 +11,7 @@
  */
 #include "node.h"
 #include "schema.h"
-#include "txn.h"
+#include "snapshot.h"
 #include "index.h"
 #include "lock.h"
 #include "file.h"
@@ -306,7 +306,7 @@ int cs_txn_promote(cs_txn *t)
     if (t->db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", t->db->path);
     if (t->f->broken) return cs_fail(CS_IOERR, EIO, "%s had a failed sync; reopen it to write", t->db->path);
     pthread_mutex_lock(&t->f->write_mu);
-    int rc = lock_writer_acquire(t->f);
+    int rc = file_writer_acquire(t->f);
     if (rc == CS_OK) {
         struct stat st;
         if (t->f->io->fstat(t->f->io->ctx, t->f->fd, &st) == 0 && (uint64_t)st.st_size > t->f->phys_size)
@@ -461,38 +461,3 @@ int cs_txn_end(cs_txn *t)
 uint64_t cs_txn_version(const cs_txn *t) { return t->version; }
 bool cs_txn_is_writing(const cs_txn *t) { return t->writing; }
 uint64_t cs_txn_last_commit_bytes(const cs_txn *t) { return t->last_commit_bytes; }
-
-int txn_need_write(cs_txn *t)
-{
-    if (!t->writing) return cs_fail(CS_READONLY, 0, "cannot modify outside a write transaction");
-    return CS_OK;
-}
-
-/* ---- top node --------------------------------------------------------------------------- */
-
-int txn_top_get(cs_txn *t, int which, uint64_t *out)
-{
-    node_hdr *h;
-    TRY(node_at(t, t->top, &h));
-    if (!(h->flags & NF_REFS)) return CORRUPT("top node is malformed");
-    *out = (uint32_t)which < h->count ? node_refs(h)[which] : 0;
-    if (*out && !tagged(*out) && (which == TOP_SIZE || which == TOP_VERSION || which == TOP_SCHEMA_VERSION))
-        return CORRUPT("top slot %d should hold a number", which);
-    return CS_OK;
-}
-
-int txn_top_slot(cs_txn *t, int which, ref_t **slot)
-{
-    TRY(txn_need_write(t));
-    TRY(node_cow(t, &t->top));
-    node_hdr *h = (node_hdr *)txn_ptr(t, t->top);
-    if (h->count < TOP_SLOTS) {
-        uint64_t n = h->count;
-        TRY(node_reserve(t, &t->top, TOP_SLOTS, 64));
-        h = (node_hdr *)txn_ptr(t, t->top);
-        for (uint64_t i = n; i < TOP_SLOTS; i++) node_refs(h)[i] = (i == TOP_SCHEMA_VERSION) ? tag_int(0) : 0;
-        h->count = TOP_SLOTS;
-    }
-    *slot = &node_refs(h)[which];
-    return CS_OK;
-}
