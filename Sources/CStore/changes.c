@@ -19,7 +19,6 @@
 #include "snapshot.h"
 #include "changes.h"
 
-#include <errno.h>
 
 /* ---- recording -------------------------------------------------------------------------- */
 
@@ -28,7 +27,7 @@ static int log_push(cs_txn *t, const cs_change *c)
     if (t->nlog == t->caplog) {
         uint64_t nc = t->caplog ? t->caplog * 2 : 256;
         cs_change *n = realloc(t->log, nc * sizeof *n);
-        if (!n) return cs_fail(CS_NOMEM, ENOMEM, "out of memory for the change log");
+        if (!n) return NOMEM();
         t->log = n;
         t->caplog = nc;
     }
@@ -46,7 +45,7 @@ int change_create(cs_txn *t, uint32_t table, int64_t key)
     if (table >= t->ncreated) {
         uint32_t n = table + 8;
         int64_t *x = realloc(t->created_from, n * sizeof *x);
-        if (!x) return cs_fail(CS_NOMEM, ENOMEM, "out of memory for the change log");
+        if (!x) return NOMEM();
         for (uint32_t i = t->ncreated; i < n; i++) x[i] = INT64_MAX;
         t->created_from = x;
         t->ncreated = n;
@@ -210,7 +209,7 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
         for (uint64_t i = 0; i < t->nlog; i++) encode(&t->log[i], &b);
         if (b.oom) {
             free(b.p);
-            return cs_fail(CS_NOMEM, ENOMEM, "out of memory for the change log");
+            return NOMEM();
         }
         int rc = node_new_blob(t, b.p, b.n, &blob);
         free(b.p);
@@ -297,7 +296,7 @@ int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out)
     *out = NULL;
     if (since > txn->version) return cs_fail(CS_MISUSE, 0, "version %llu is newer than the transaction's %llu", (unsigned long long)since, (unsigned long long)txn->version);
     cs_changes *c = calloc(1, sizeof *c);
-    if (!c) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!c) return NOMEM();
     c->txn = txn;
     c->epoch = txn->epoch;
     if (since == txn->version) {

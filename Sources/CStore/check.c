@@ -38,7 +38,7 @@ static int add_span(vstate *v, uint64_t pos, uint64_t len)
     if (v->n == v->cap) {
         uint64_t nc = v->cap ? v->cap * 2 : 4096;
         span *s = realloc(v->spans, nc * sizeof *s);
-        if (!s) return cs_fail(CS_NOMEM, 0, "out of memory");
+        if (!s) return NOMEM();
         v->spans = s;
         v->cap = nc;
     }
@@ -245,7 +245,7 @@ static int verify_txn(cs_txn *t)
         if ((rc = node_at(t, r[0], &hp)) != CS_OK || (rc = node_at(t, r[1], &hl)) != CS_OK) goto out;
         if (hp->count != hl->count) { rc = CORRUPT("free list arrays disagree"); goto out; }
         fr = malloc((hp->count + 1) * sizeof *fr);
-        if (!fr) { rc = cs_fail(CS_NOMEM, 0, "out of memory"); goto out; }
+        if (!fr) { rc = NOMEM(); goto out; }
         for (uint32_t i = 0; i < hp->count; i++) {
             int64_t p = node_get_int(hp, i), l = node_get_int(hl, i);
             if (l == 0) continue;

@@ -307,7 +307,7 @@ static int value_copy(cs_value *v, void **buf)
     *buf = NULL;
     if (v->type != CS_TYPE_STRING && v->type != CS_TYPE_BINARY) return CS_OK;
     *buf = malloc(v->v.bytes.len ? v->v.bytes.len : 1);
-    if (!*buf) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!*buf) return NOMEM();
     if (v->v.bytes.len) memcpy(*buf, v->v.bytes.ptr, v->v.bytes.len);
     v->v.bytes.ptr = *buf;
     return CS_OK;
@@ -531,7 +531,7 @@ int cs_coll_clear(cs_coll *c)
     size_t nt = 0;
     if (tracks_links(c)) {
         targets = malloc(n * sizeof *targets);
-        if (!targets) return cs_fail(CS_NOMEM, 0, "out of memory");
+        if (!targets) return NOMEM();
         for (size_t i = 0; i < n; i++) {
             cs_value v;
             int rc = cs_list_get(c, i, &v);

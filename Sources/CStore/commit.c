@@ -37,7 +37,7 @@ static int free_reserve(cs_dbfile *f, uint64_t n)
     uint64_t nc = f->cap_free ? f->cap_free : 64;
     while (nc < n) nc *= 2;
     extent *e = realloc(f->free, nc * sizeof *e);
-    if (!e) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!e) return NOMEM();
     f->free = e;
     f->cap_free = nc;
     return CS_OK;
@@ -129,7 +129,7 @@ static int load_free_of(cs_txn *t, uint64_t top, vfree *out)
     for (int i = 0; i < 3; i++) TRY(node_at(t, r[i], &a[i]));
     if (a[1]->count != a[0]->count) return CORRUPT("free list arrays disagree");
     out->ext = malloc((a[0]->count + 1) * sizeof(extent));
-    if (!out->ext) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!out->ext) return NOMEM();
     for (uint32_t i = 0; i < a[0]->count; i++) {
         extent x = {(uint64_t)node_get_int(a[0], i), (uint64_t)node_get_int(a[1], i), 0};
         if (x.len) out->ext[out->n++] = x;
@@ -181,7 +181,7 @@ static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver)
     pthread_mutex_unlock(&f->mu);
     if (!all) {
         free(pr);
-        return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        return NOMEM();
     }
     vfree cache[4];
     int ncache = 0;
@@ -397,7 +397,7 @@ int file_commit(cs_txn *t)
 
     /* 4. plan: dirty nodes in post-order, the free-list arrays and the run list before the top */
     collect(t, t->top, &plan);
-    if (plan.oom) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+    if (plan.oom) { rc = NOMEM(); goto fail; }
     citem topi = plan.items[plan.n - 1];
     plan.n--;
     plan.total -= topi.size;
@@ -409,7 +409,7 @@ int file_commit(cs_txn *t)
     plan_add(&plan, 0, node_size_of(0, 64, runs_cap));
     if (!plan.oom) plan.items[plan.n - 1].kind = 4;
     plan_add(&plan, topi.slab, topi.size);
-    if (plan.oom) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+    if (plan.oom) { rc = NOMEM(); goto fail; }
 
     /* 5. placement: the first extent that holds everything if there is one (one run); else a
      * small commit puts each node into the smallest hole it fits (keeping the free list short),

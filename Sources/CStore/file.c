@@ -270,7 +270,7 @@ int file_map_for(cs_dbfile *f, uint64_t size)
     mapping *m = malloc(sizeof *m);
     if (!m) {
         munmap(p, len);
-        return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        return NOMEM();
     }
     m->base = p;
     m->len = len;
@@ -373,7 +373,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     }
     int rc = CS_OK;
     cs_dbfile *f = calloc(1, sizeof *f);
-    if (!f) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail_fd; }
+    if (!f) { rc = NOMEM(); goto fail_fd; }
     f->refs = 1;
     f->lfd = -1;
     f->slot = -1;
@@ -434,7 +434,7 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     cs_dbfile *f;
     TRY(open_file(path, &o, &f));
     cs_db *db = calloc(1, sizeof *db);
-    if (!db) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!db) return NOMEM();
     db->f = f;
     db->path = strdup(path);
     db->readonly = f->readonly || (o.flags & CS_OPEN_READONLY);

@@ -352,7 +352,7 @@ static int ins_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, isplit *s
         TRY(entry_at(t, e[0], 0, &sp0, &sn0));
         if (cmp_bytes(fp, fn, sp0, sn0) != 0) {
             uint8_t *copy = malloc(fn);
-            if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+            if (!copy) return NOMEM();
             memcpy(copy, fp, fn);
             cs_value fv = cs_binary(copy, fn);
             int rc = leaf_set(t, &s, &e[0], 0, &fv);
@@ -365,7 +365,7 @@ static int ins_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, isplit *s
     size_t nn;
     TRY(first_entry(t, csp.ref, &np, &nn));
     uint8_t *copy = malloc(nn);
-    if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!copy) return NOMEM();
     memcpy(copy, np, nn);
     cs_value sv = cs_binary(copy, nn);
     h = (node_hdr *)txn_ptr(t, *slot);
@@ -409,7 +409,7 @@ static int index_insert_entry(cs_txn *t, ref_t *root, const uint8_t *p, size_t n
         for (int i = 0; i < 2; i++) {
             TRY(first_entry(t, i == 0 ? *root : sp.ref, &fp, &fn));
             uint8_t *copy = malloc(fn);
-            if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+            if (!copy) return NOMEM();
             memcpy(copy, fp, fn);
             cs_value fv = cs_binary(copy, fn);
             int rc = leaf_insert(t, &s, &seps, (uint64_t)i, &fv);
@@ -463,7 +463,7 @@ static int del_rec(cs_txn *t, ref_t *slot, const uint8_t *p, size_t n, bool *emp
     size_t fn;
     TRY(first_entry(t, e[1 + c], &fp, &fn));
     uint8_t *copy = malloc(fn);
-    if (!copy) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!copy) return NOMEM();
     memcpy(copy, fp, fn);
     cs_value fv = cs_binary(copy, fn);
     int rc = leaf_set(t, &s, &e[0], c, &fv);
@@ -905,7 +905,7 @@ static int collect_key(void *vctx, const uint8_t *e, size_t en, int64_t key)
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 16;
         int64_t *k = realloc(c->keys, nc * sizeof *k);
-        if (!k) return cs_fail(CS_NOMEM, 0, "out of memory");
+        if (!k) return NOMEM();
         c->keys = k;
         c->cap = nc;
     }

@@ -111,7 +111,7 @@ static size_t put_number(uint8_t *p, const cs_value *v)
 int index_double_key(double d, uint8_t **out, size_t *n)
 {
     *out = malloc(9 + 8);
-    if (!*out) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!*out) return NOMEM();
     *n = put_double(*out, d);
     return CS_OK;
 }
@@ -175,7 +175,7 @@ size_t index_key_into(const cs_value *v, bool mixed, uint8_t *p)
 int index_encode(const cs_value *v, bool mixed, uint8_t **out, size_t *n)
 {
     uint8_t *p = malloc(index_key_cap(v));
-    if (!p) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!p) return NOMEM();
     size_t k = index_key_into(v, mixed, p);
     if (!k) {
         free(p);

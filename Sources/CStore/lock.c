@@ -216,7 +216,7 @@ int lock_collect_pins(cs_dbfile *f, pinrange **out, size_t *n)
     uint32_t used = __atomic_load_n(&((struct lock_file *)f->lk)->slots_used, __ATOMIC_SEQ_CST);
     if (used > LOCK_SLOTS) used = LOCK_SLOTS;
     pinrange *r = calloc(used ? used : 1, sizeof *r);
-    if (!r) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!r) return NOMEM();
     size_t k = 0;
     for (uint32_t i = 0; i < used; i++) {
         if (!__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
@@ -331,7 +331,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
     f->slot = -1;
     f->lk = NULL;
     char *lp = lock_path(f->path);
-    if (!lp) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!lp) return NOMEM();
     int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;

@@ -416,7 +416,7 @@ int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
         TRY(obj_get_stored(o, col, &old));
         if (old.type == CS_TYPE_STRING || old.type == CS_TYPE_BINARY) {
             oldbuf = malloc(old.v.bytes.len + 1);
-            if (!oldbuf) return cs_fail(CS_NOMEM, 0, "out of memory");
+            if (!oldbuf) return NOMEM();
             memcpy(oldbuf, old.v.bytes.ptr, old.v.bytes.len);
             old.v.bytes.ptr = oldbuf;
         }
@@ -592,7 +592,7 @@ static int backlink_keys(cs_txn *t, uint32_t table, int64_t key, uint32_t bc, in
     TRY(backlinks_of(&o, c->target, c->origin_col, &list, &single, n));
     if (!*n) return CS_OK;
     *out = malloc(*n * sizeof **out);
-    if (!*out) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!*out) return NOMEM();
     for (size_t i = 0; i < *n; i++) (*out)[i] = list ? node_get_int(list, i) : untag(single);
     return CS_OK;
 }

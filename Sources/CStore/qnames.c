@@ -22,7 +22,6 @@
 #include "snapshot.h"
 #include "qnames.h"
 
-#include <errno.h>
 
 
 typedef struct qname {
@@ -126,9 +125,9 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
     const qname **scoped = NULL;
     int rc = CS_OK;
     qnames *m = calloc(1, sizeof *m);
-    if (!m) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!m) return NOMEM();
     m->v = calloc(map->count, sizeof *m->v);
-    if (!m->v) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+    if (!m->v) { rc = NOMEM(); goto fail; }
     for (size_t i = 0; i < map->count; i++) {
         const cs_name_map_entry *x = &map->entries[i];
         size_t len = x->public_name ? strnlen(x->public_name, NAME_BYTES_MAX + 1) : 0;
@@ -157,7 +156,7 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
             e->public_name = dup_name(x->public_name, len);
             e->stored = dup_name(td->cols[oc].name, strlen(td->cols[oc].name));
             e->origin_stored = dup_name(td->name, strlen(td->name));
-            if (!e->public_name || !e->stored || !e->origin_stored) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+            if (!e->public_name || !e->stored || !e->origin_stored) { rc = NOMEM(); goto fail; }
             continue;
         }
         if (x->col != CS_NONE && (x->col >= td->ncols || !td->cols[x->col].live)) {
@@ -177,7 +176,7 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
         e->origin = CS_NONE;
         e->public_name = dup_name(x->public_name, len);
         e->stored = dup_name(st, strlen(st));
-        if (!e->public_name || !e->stored) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+        if (!e->public_name || !e->stored) { rc = NOMEM(); goto fail; }
     }
     qsort(m->v, m->n, sizeof *m->v, key_cmp);
     for (size_t i = 1; i < m->n; i++) {
@@ -195,7 +194,7 @@ int qnames_copy(cs_txn *txn, const cs_name_map *map, qnames **out)
         goto fail;
     }
     scoped = malloc(m->n * sizeof *scoped);
-    if (!scoped) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+    if (!scoped) { rc = NOMEM(); goto fail; }
     for (size_t i = 0; i < m->n; i++) scoped[i] = &m->v[i];
     qsort(scoped, m->n, sizeof *scoped, scope_cmp);
     for (size_t i = 1; i < m->n; i++) {

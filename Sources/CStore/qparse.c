@@ -115,7 +115,7 @@ static int lex_string(parser *p, char quote, tok *t)
 {
     size_t i = p->at + 1;
     char *out = malloc(p->len - p->at + 1);
-    if (!out) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!out) return NOMEM();
     size_t n = 0;
     for (;;) {
         if (i >= p->len) {
@@ -336,7 +336,7 @@ static int next_tok(parser *p)
         t->slen = i;
         t->len = i;
         p->at += i;
-        return t->s ? CS_OK : cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        return t->s ? CS_OK : NOMEM();
     }
     if (c == '@') {
         size_t i = 1;
@@ -347,7 +347,7 @@ static int next_tok(parser *p)
         t->slen = i - 1;
         t->len = i;
         p->at += i;
-        return t->s ? CS_OK : cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        return t->s ? CS_OK : NOMEM();
     }
     if (isdigit((unsigned char)c) || ((c == '-' || c == '+') && rem >= 2 && (isdigit((unsigned char)s[1]) || s[1] == '.')))
         return lex_number(p, t);
@@ -360,7 +360,7 @@ static int next_tok(parser *p)
         if (i == 3 && memcmp(s, "B64", 3) == 0 && i < rem && s[i] == '"') {
             size_t j = i + 1;
             uint8_t *out = malloc(rem);
-            if (!out) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+            if (!out) return NOMEM();
             size_t n = 0;
             uint32_t acc = 0;
             int bits = 0;
@@ -407,7 +407,7 @@ static int next_tok(parser *p)
         t->slen = i;
         t->len = i;
         p->at += i;
-        return t->s ? CS_OK : cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        return t->s ? CS_OK : NOMEM();
     }
     return perr(p, p->at, "unexpected character '%c'", isprint((unsigned char)c) ? c : '?');
 }
@@ -450,7 +450,7 @@ static qnode *node_make(parser *p, qnode_kind k, size_t pos)
 {
     qnode *n = calloc(1, sizeof *n);
     if (!n) {
-        if (!p->rc) p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        if (!p->rc) p->rc = NOMEM();
         return NULL;
     }
     n->kind = k;
@@ -482,7 +482,7 @@ static int set_const(parser *p, qnode *n, const cs_value *v)
     n->value = *v;
     if ((v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY) && v->v.bytes.len) {
         n->owned = malloc(v->v.bytes.len);
-        if (!n->owned) return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        if (!n->owned) return p->rc = NOMEM();
         memcpy(n->owned, v->v.bytes.ptr, v->v.bytes.len);
         n->value.v.bytes.ptr = n->owned;
     } else if (v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY) {
@@ -496,7 +496,7 @@ static int add_step(parser *p, qnode *n, qstep_kind k, char *name, size_t pos)
     qstep *s = realloc(n->steps, (n->nsteps + 1) * sizeof *s);
     if (!s) {
         free(name);
-        return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        return p->rc = NOMEM();
     }
     n->steps = s;
     memset(&s[n->nsteps], 0, sizeof *s);
@@ -595,7 +595,7 @@ static qnode *parse_keypath(parser *p)
                 perr(p, p->cur.pos, "expected a string key inside '[ ]'");
                 goto fail;
             }
-            if (!key) { p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto fail; }
+            if (!key) { p->rc = NOMEM(); goto fail; }
             if (add_step(p, n, QS_SUBSCRIPT, key, pos)) goto fail;
             n->steps[n->nsteps - 1].len = keylen;
             if (next_tok(p) || expect(p, T_RBRACKET, "']'")) goto fail;
@@ -636,7 +636,7 @@ static qnode *parse_list_inner(parser *p)
         qnode *x = parse_operand(p);
         if (!x) { qnode_free(n); return NULL; }
         qnode **it = realloc(n->items, (n->nitems + 1) * sizeof *it);
-        if (!it) { qnode_free(x); qnode_free(n); p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); return NULL; }
+        if (!it) { qnode_free(x); qnode_free(n); p->rc = NOMEM(); return NULL; }
         n->items = it;
         n->items[n->nitems++] = x;
         if (p->cur.kind == T_COMMA) {
@@ -746,7 +746,7 @@ static qnode *parse_operand(parser *p)
                 return NULL;
             }
             n->items = calloc(a->v.list.count ? a->v.list.count : 1, sizeof *n->items);
-            if (!n->items) { qnode_free(n); p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); return NULL; }
+            if (!n->items) { qnode_free(n); p->rc = NOMEM(); return NULL; }
             for (size_t i = 0; i < a->v.list.count; i++) {
                 qnode *x = node_make(p, QN_CONST, t->pos);
                 if (!x) { qnode_free(n); return NULL; }
@@ -1001,7 +1001,7 @@ static int parse_trailer(parser *p, qparsed *q)
             continue;
         }
         qorder *ord = realloc(q->order, (q->norder + 1) * sizeof *ord);
-        if (!ord) return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        if (!ord) return p->rc = NOMEM();
         q->order = ord;
         qorder *step = &q->order[q->norder];
         step->distinct = distinct;
@@ -1016,14 +1016,14 @@ static int parse_trailer(parser *p, qparsed *q)
                 if (is_kw(p, "asc") || is_kw(p, "ascending")) { if (next_tok(p)) { qnode_free(path); return p->rc; } }
                 else if (is_kw(p, "desc") || is_kw(p, "descending")) { asc = false; if (next_tok(p)) { qnode_free(path); return p->rc; } }
                 qsort_key *k = realloc(q->sort, (q->nsort + 1) * sizeof *k);
-                if (!k) { qnode_free(path); return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+                if (!k) { qnode_free(path); return p->rc = NOMEM(); }
                 q->sort = k;
                 q->sort[q->nsort].path = path;
                 q->sort[q->nsort].ascending = asc;
                 q->nsort++;
             } else {
                 qnode **d = realloc(q->distinct, (q->ndistinct + 1) * sizeof *d);
-                if (!d) { qnode_free(path); return p->rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+                if (!d) { qnode_free(path); return p->rc = NOMEM(); }
                 q->distinct = d;
                 q->distinct[q->ndistinct++] = path;
             }
@@ -1046,7 +1046,7 @@ int qparse(const char *text, size_t len, const cs_value *args, size_t nargs, qpa
     p.args = args;
     p.nargs = nargs;
     qparsed *q = calloc(1, sizeof *q);
-    if (!q) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!q) return NOMEM();
     q->limit = -1;
     if (next_tok(&p) == CS_OK) {
         if (p.cur.kind == T_END) perr(&p, 0, "empty query");

@@ -15,7 +15,6 @@
 #include "index.h"
 #include "query_int.h"
 
-#include <errno.h>
 
 /* ---- carrying out a plan (query_plan_choose picks it) ------------------------------------- */
 
@@ -188,7 +187,7 @@ static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text,
                       uint32_t origin_col, cs_type self_type, cs_query **out)
 {
     cs_query *q = calloc(1, sizeof *q);
-    if (!q) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!q) return NOMEM();
     q->txn = txn;
     q->table = table;
     q->root = root;
@@ -197,7 +196,7 @@ static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text,
     q->origin_col = origin_col;
     q->self_type = self_type;
     q->text = malloc(len + 1);
-    if (!q->text) { free(q); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!q->text) { free(q); return NOMEM(); }
     if (len) memcpy(q->text, text, len);
     q->text[len] = 0;
     q->len = len;
@@ -226,7 +225,7 @@ static int reset_args(cs_query *q, qnode *n, const cs_value *args, size_t nargs,
         n->value = *a;
         if (a->type == CS_TYPE_STRING || a->type == CS_TYPE_BINARY) {
             n->owned = malloc(a->v.bytes.len ? a->v.bytes.len : 1);
-            if (!n->owned) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+            if (!n->owned) return NOMEM();
             if (a->v.bytes.len) memcpy(n->owned, a->v.bytes.ptr, a->v.bytes.len);
             n->value.v.bytes.ptr = n->owned;
         }
@@ -275,7 +274,7 @@ int query_keys_push(keyset *k, int64_t key)
     if (k->n == k->cap) {
         size_t nc = k->cap ? k->cap * 2 : 64;
         int64_t *p = realloc(k->keys, nc * sizeof *p);
-        if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        if (!p) return NOMEM();
         k->keys = p;
         k->cap = nc;
     }
@@ -327,7 +326,7 @@ static int single_value(cs_txn *t, qnode *path, cs_obj *o, const cs_value *self,
         *v = x.v[0];
         if (v->type == CS_TYPE_STRING || v->type == CS_TYPE_BINARY) {
             *buf = malloc(v->v.bytes.len + 1);
-            if (!*buf) rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+            if (!*buf) rc = NOMEM();
             else {
                 memcpy(*buf, v->v.bytes.ptr, v->v.bytes.len);
                 v->v.bytes.ptr = *buf;
@@ -376,7 +375,7 @@ static int sort_int_keys(cs_txn *t, uint32_t table, uint32_t col, int64_t *keys,
     uint64_t *v = malloc(n * sizeof *v), *v2 = malloc(n * sizeof *v2);
     int64_t *k2 = malloc(n * sizeof *k2);
     size_t *cnt = malloc(65537 * sizeof *cnt);
-    int rc = (!v || !v2 || !k2 || !cnt) ? cs_fail(CS_NOMEM, ENOMEM, "out of memory") : CS_OK;
+    int rc = (!v || !v2 || !k2 || !cnt) ? NOMEM() : CS_OK;
     if (rc == CS_OK) {
         cs_iter it;
         cs_obj o;
@@ -424,12 +423,12 @@ static int order_keys(cs_query *q, int64_t *keys, size_t *n)
     int rc = CS_OK;
     sort_item *items = calloc(cnt, sizeof *items), *tmp = malloc(cnt * sizeof *tmp);
     bool *keep = malloc(cnt);
-    if (!items || !tmp || !keep) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto done; }
+    if (!items || !tmp || !keep) { rc = NOMEM(); goto done; }
     for (size_t i = 0; i < cnt; i++) {
         items[i].key = keys[i];
         items[i].vals = calloc(nk, sizeof(cs_value));
         items[i].bufs = calloc(nk, sizeof(void *));
-        if (!items[i].vals || !items[i].bufs) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto done; }
+        if (!items[i].vals || !items[i].bufs) { rc = NOMEM(); goto done; }
     }
     for (size_t s = 0; s < p->norder; s++) {
         const qorder *st = &p->order[s];
@@ -454,7 +453,7 @@ static int order_keys(cs_query *q, int64_t *keys, size_t *n)
         /* DISTINCT: sort a copy by the values, mark the first (in the current order) of each run */
         memcpy(tmp, items, cnt * sizeof *tmp);
         sort_item *scratch = malloc(cnt * sizeof *scratch);
-        if (!scratch) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory"); goto done; }
+        if (!scratch) { rc = NOMEM(); goto done; }
         items_sort(tmp, scratch, cnt, NULL, st->n);
         free(scratch);
         memset(keep, 0, cnt);
@@ -612,7 +611,7 @@ int cs_query_last_plan(const cs_query *q, cs_query_plan *out)
 int cs_query_check(const char *text, size_t len, size_t nargs)
 {
     cs_value *args = calloc(nargs ? nargs : 1, sizeof *args);
-    if (!args) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!args) return NOMEM();
     qparsed *p;
     int rc = qparse(text, len, args, nargs, &p);
     free(args);

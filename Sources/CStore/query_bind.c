@@ -66,9 +66,9 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
 {
     cs_txn *t = q->txn;
     bpath *b = calloc(1, sizeof *b);
-    if (!b) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!b) return NOMEM();
     b->steps = calloc(n->nsteps + 1, sizeof(bstep));
-    if (!b->steps) { free(b); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!b->steps) { free(b); return NOMEM(); }
     uint32_t table = q->table;
     bool at_collection = false, at_object = true;
     cs_type cur = CS_TYPE_LINK;
@@ -132,7 +132,7 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
             }
             prev->kind = BS_MAPKEY;
             prev->key = malloc(s->len + 1);
-            if (!prev->key) { bpath_free(b); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+            if (!prev->key) { bpath_free(b); return NOMEM(); }
             memcpy(prev->key, s->name, s->len + 1);
             prev->key_len = s->len;
             at_collection = false;

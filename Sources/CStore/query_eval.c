@@ -9,7 +9,6 @@
  */
 #include "query_int.h"
 
-#include <errno.h>
 #include <math.h>
 
 int query_vals_push(vals *x, const cs_value *v)
@@ -17,7 +16,7 @@ int query_vals_push(vals *x, const cs_value *v)
     if (x->n == x->cap) {
         size_t nc = x->cap ? x->cap * 2 : 8;
         cs_value *p = realloc(x->v, nc * sizeof *p);
-        if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        if (!p) return NOMEM();
         x->v = p;
         x->cap = nc;
     }
@@ -257,7 +256,7 @@ static int str_op(qop op, int flags, const cs_value *a, const cs_value *b, bool 
     size_t an, bn;
     uint32_t *x = query_fold(a->v.bytes.ptr, a->v.bytes.len, flags, &an);
     uint32_t *y = query_fold(b->v.bytes.ptr, b->v.bytes.len, flags, &bn);
-    if (!x || !y) { free(x); free(y); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!x || !y) { free(x); free(y); return NOMEM(); }
     bool r = false;
     switch (op) {
     case QOP_EQ: r = an == bn && !memcmp(x, y, an * 4); break;

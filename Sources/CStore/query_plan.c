@@ -16,7 +16,6 @@
 #include "index.h"
 #include "query_int.h"
 
-#include <errno.h>
 #include <math.h>
 
 void query_plan_free(seedplan *p)
@@ -36,7 +35,7 @@ static int plan_add(seedplan *p, uint8_t *lo, size_t lon, uint8_t *hi, size_t hi
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 4;
         irange *r = realloc(p->r, nc * sizeof *r);
-        if (!r) { free(lo); free(hi); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+        if (!r) { free(lo); free(hi); return NOMEM(); }
         p->r = r;
         p->cap = nc;
     }
@@ -55,7 +54,7 @@ static uint8_t *bytes_dup(const uint8_t *p, size_t n, size_t spare)
 static int tag_bound(uint8_t tag, uint8_t **out)
 {
     *out = malloc(1);
-    if (!*out) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!*out) return NOMEM();
     (*out)[0] = tag;
     return CS_OK;
 }
@@ -66,7 +65,7 @@ static int value_bounds(const cs_value *v, bool mixed, uint8_t **k, size_t *kn, 
 {
     TRY(index_encode(v, mixed, k, kn));
     *after = bytes_dup(*k, *kn, 8);
-    if (!*after) { free(*k); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!*after) { free(*k); return NOMEM(); }
     memset(*after + *kn, 0xff, 8);
     *an = *kn + 8;
     return CS_OK;
@@ -89,7 +88,7 @@ static int plan_prefix(seedplan *p, const uint8_t *prefix, size_t n)
     TRY(index_encode(&v, false, &k, &kn));
     kn -= 2; /* drop the 00 00 end mark: escaped(prefix) starts every longer string's key */
     uint8_t *hi = bytes_dup(k, kn, 0);
-    if (!hi) { free(k); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!hi) { free(k); return NOMEM(); }
     /* the smallest byte string above every one starting with k: drop trailing FFs, add one */
     size_t hn = kn;
     while (hn > 1 && hi[hn - 1] == 0xff) hn--;
@@ -137,7 +136,7 @@ static int plan_case_prefix(seedplan *p, const uint8_t *s, size_t n)
 {
     case_alt *alts = malloc(CASE_CHARS_MAX * sizeof *alts);
     uint8_t *buf = malloc(3 * CASE_CHARS_MAX + 3);
-    if (!alts || !buf) { free(alts); free(buf); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!alts || !buf) { free(alts); free(buf); return NOMEM(); }
     size_t na = 0, total = 1;
     for (size_t i = 0; i < n && na < CASE_CHARS_MAX;) {
         uint32_t c = query_utf8_next(s, n, &i);
@@ -192,7 +191,7 @@ static int plan_order(seedplan *sp, qop op, uint8_t *k, size_t kn)
 {
     uint8_t *after = bytes_dup(k, kn, 8), *lo = NULL, *hi = NULL;
     size_t an = kn + 8, lon = 1, hin = 1;
-    if (!after) { free(k); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!after) { free(k); return NOMEM(); }
     memset(after + kn, 0xff, 8);
     uint8_t tag = k[0];
     switch (op) {
@@ -214,7 +213,7 @@ static int plan_between(seedplan *sp, uint8_t *lo, size_t lon, uint8_t *hi, size
 {
     uint8_t *h = bytes_dup(hi, hin, 8);
     free(hi);
-    if (!h) { free(lo); return cs_fail(CS_NOMEM, ENOMEM, "out of memory"); }
+    if (!h) { free(lo); return NOMEM(); }
     memset(h + hin, 0xff, 8);
     return plan_add(sp, lo, lon, h, hin + 8);
 }

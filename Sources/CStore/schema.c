@@ -26,7 +26,7 @@ static int txn_schema_writable(cs_txn *t)
     TRY(change_schema(t));
     if (t->schema_dirty) return CS_OK;
     schema *c = schema_clone(t->schema);
-    if (!c) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!c) return NOMEM();
     schema_release(t->schema);
     t->schema = c;
     t->schema_dirty = true;
@@ -81,7 +81,7 @@ int cs_table_add(cs_txn *txn, const char *name, uint32_t flags, uint32_t *table)
         if (!s->tables[i].live) { slot = i; break; }
     if (slot == s->ntables) {
         table_def *nt = realloc(s->tables, (s->ntables + 1) * sizeof *nt);
-        if (!nt) return cs_fail(CS_NOMEM, 0, "out of memory");
+        if (!nt) return NOMEM();
         s->tables = nt;
         memset(&s->tables[slot], 0, sizeof *nt);
         s->ntables++;
@@ -92,7 +92,7 @@ int cs_table_add(cs_txn *txn, const char *name, uint32_t flags, uint32_t *table)
     table_def *t = &s->tables[slot];
     t->name = strdup(name);
     t->cols = calloc(1, sizeof(col_def));
-    if (!t->name || !t->cols) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!t->name || !t->cols) return NOMEM();
     t->flags = flags & CS_TABLE_EMBEDDED;
     t->primary = CS_NONE;
     t->live = 1;
@@ -114,7 +114,7 @@ int cs_table_rename(cs_txn *txn, uint32_t table, const char *name)
     TRY(txn_schema_writable(txn));
     td = &txn->schema->tables[table];
     char *n = strdup(name);
-    if (!n) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!n) return NOMEM();
     free(td->name);
     td->name = n;
     return CS_OK;
@@ -150,7 +150,7 @@ static int col_slot(table_def *td, uint32_t *out)
     for (uint32_t i = 0; i < td->ncols; i++)
         if (!td->cols[i].live) { *out = i; return CS_OK; }
     col_def *nc = realloc(td->cols, (td->ncols + 1) * sizeof *nc);
-    if (!nc) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!nc) return NOMEM();
     td->cols = nc;
     memset(&td->cols[td->ncols], 0, sizeof *nc);
     *out = td->ncols++;
@@ -187,7 +187,7 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
     TRY(col_slot(td, &c));
     col_def *d = &td->cols[c];
     d->name = strdup(name);
-    if (!d->name) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!d->name) return NOMEM();
     d->type = (uint8_t)type;
     d->coll = (uint8_t)coll;
     d->flags = flags & (CS_COL_NULLABLE | CS_COL_INDEXED);
@@ -205,7 +205,7 @@ int cs_column_add(cs_txn *txn, uint32_t table, const char *name, cs_type type, c
         snprintf(buf, sizeof buf, "@links.%u.%u", table, c);
         col_def *bd = &tt->cols[b];
         bd->name = strdup(buf);
-        if (!bd->name) return cs_fail(CS_NOMEM, 0, "out of memory");
+        if (!bd->name) return NOMEM();
         bd->type = CS_TYPE_BACKLINK;
         bd->coll = CS_COLL_NONE;
         bd->flags = CS_COL_HIDDEN;
@@ -230,7 +230,7 @@ int cs_column_rename(cs_txn *txn, uint32_t table, uint32_t col, const char *name
     TRY(txn_schema_writable(txn));
     c = &txn->schema->tables[table].cols[col];
     char *n = strdup(name);
-    if (!n) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!n) return NOMEM();
     free(c->name);
     c->name = n;
     return CS_OK;
@@ -286,7 +286,7 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
                     if (nd == cap) {
                         cap = cap ? cap * 2 : 64;
                         int64_t *x = realloc(dead, cap * sizeof *x);
-                        if (!x) { free(dead); return cs_fail(CS_NOMEM, 0, "out of memory"); }
+                        if (!x) { free(dead); return NOMEM(); }
                         dead = x;
                     }
                     dead[nd++] = o.key;

@@ -102,7 +102,7 @@ int schema_parse(const uint8_t *p, uint64_t n, schema **out)
     rd r = {p, p + n};
     uint32_t magic, nt;
     schema *s = schema_new();
-    if (!s) return cs_fail(CS_NOMEM, 0, "out of memory");
+    if (!s) return NOMEM();
     if (!rd_n(&r, &magic, 4) || magic != SCHEMA_MAGIC || !rd_n(&r, &nt, 4) || nt > 100000) goto bad;
     s->tables = calloc(nt ? nt : 1, sizeof(table_def));
     if (!s->tables) goto bad;
@@ -215,7 +215,7 @@ int schema_serialize(const schema *s, uint8_t **out, uint64_t *n)
     }
     if (w.oom) {
         free(w.p);
-        return cs_fail(CS_NOMEM, 0, "out of memory");
+        return NOMEM();
     }
     *out = w.p;
     *n = w.n;

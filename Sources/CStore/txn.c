@@ -50,7 +50,7 @@ static int pin_reserve(cs_dbfile *f)
     if (f->npins < f->cap_pins) return CS_OK;
     uint32_t nc = f->cap_pins ? f->cap_pins * 2 : 8;
     pin *p = realloc(f->pins, nc * sizeof *p);
-    if (!p) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!p) return NOMEM();
     f->pins = p;
     f->cap_pins = nc;
     return CS_OK;
@@ -174,7 +174,7 @@ static int load_schema(cs_txn *t)
     schema *s;
     if (sref == 0) {
         s = schema_new();
-        if (!s) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+        if (!s) return NOMEM();
     } else {
         node_hdr *h;
         if (tagged(sref)) return CORRUPT("schema slot holds a number");
@@ -229,7 +229,7 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
     } else {
         t = calloc(1, sizeof *t);
     }
-    if (!t) return cs_fail(CS_NOMEM, ENOMEM, "out of memory");
+    if (!t) return NOMEM();
     t->db = db;
     t->f = db->f;
     bool warm = false;
