@@ -336,13 +336,13 @@ int file_commit(cs_txn *t)
     if (t->schema_dirty) {
         uint8_t *sb;
         uint64_t sn;
-        TRY(schema_serialize(t->schema, &sb, &sn));
+        if ((rc = schema_serialize(t->schema, &sb, &sn)) != CS_OK) goto done;
         ref_t blob;
         rc = node_new_blob(t, sb, sn, &blob);
         free(sb);
-        if (rc) return rc;
+        if (rc != CS_OK) goto done;
         ref_t *s;
-        TRY(txn_top_slot(t, TOP_SCHEMA, &s));
+        if ((rc = txn_top_slot(t, TOP_SCHEMA, &s)) != CS_OK) goto done;
         if (*s) node_free(t, *s);
         *s = blob;
     }
@@ -350,25 +350,25 @@ int file_commit(cs_txn *t)
     pthread_mutex_lock(&f->mu);
     uint64_t oldest = oldest_live(f, t->version);
     pthread_mutex_unlock(&f->mu);
-    TRY(history_append(t, newver, oldest));
+    if ((rc = history_append(t, newver, oldest)) != CS_OK) goto done;
     /* the old free-list arrays die with this version */
-    TRY(free_list_load(t));
+    if ((rc = free_list_load(t)) != CS_OK) goto done;
     ref_t *fs;
     for (int i = 0; i < 3; i++) {
-        TRY(txn_top_slot(t, TOP_FREE_POS + i, &fs));
+        if ((rc = txn_top_slot(t, TOP_FREE_POS + i, &fs)) != CS_OK) goto done;
         if (*fs) node_free(t, *fs);
         *fs = 0;
     }
     ref_t *top_slot;
-    TRY(txn_top_slot(t, TOP_VERSION, &top_slot)); /* makes the top writable */
+    if ((rc = txn_top_slot(t, TOP_VERSION, &top_slot)) != CS_OK) goto done; /* makes the top writable */
     /* so does the previous commit's run list */
     ref_t *runs_slot;
-    TRY(txn_top_slot(t, TOP_COMMIT_RUNS, &runs_slot));
+    if ((rc = txn_top_slot(t, TOP_COMMIT_RUNS, &runs_slot)) != CS_OK) goto done;
     if (*runs_slot) node_free(t, *runs_slot);
     *runs_slot = 0;
 
     /* 3. the free list: reusable extents, plus what this commit frees (not reusable yet) */
-    TRY(free_reserve(f, 2 * (f->nfree + t->nfreed) + 1));
+    if ((rc = free_reserve(f, 2 * (f->nfree + t->nfreed) + 1)) != CS_OK) goto done;
     /* the cached list is sorted: sort only what this commit freed, then merge the two from the
      * back into the spare half of the array */
     f->free_version = 0; /* the cache no longer matches any version until the commit lands */
@@ -389,7 +389,7 @@ int file_commit(cs_txn *t)
     }
     free_coalesce(f, oldest);
     if (oldest < t->version) {
-        TRY(backdate(t, f, newver));
+        if ((rc = backdate(t, f, newver)) != CS_OK) goto done;
         free_coalesce(f, oldest);
     }
     uint64_t cap = f->nfree; /* allocation only shrinks or removes extents */
@@ -397,7 +397,7 @@ int file_commit(cs_txn *t)
 
     /* 4. plan: dirty nodes in post-order, the free-list arrays and the run list before the top */
     collect(t, t->top, &plan);
-    if (plan.oom) { rc = NOMEM(); goto fail; }
+    if (plan.oom) { rc = NOMEM(); goto done; }
     citem topi = plan.items[plan.n - 1];
     plan.n--;
     plan.total -= topi.size;
@@ -409,7 +409,7 @@ int file_commit(cs_txn *t)
     plan_add(&plan, 0, node_size_of(0, 64, runs_cap));
     if (!plan.oom) plan.items[plan.n - 1].kind = 4;
     plan_add(&plan, topi.slab, topi.size);
-    if (plan.oom) { rc = NOMEM(); goto fail; }
+    if (plan.oom) { rc = NOMEM(); goto done; }
 
     /* 5. placement: the first extent that holds everything if there is one (one run); else a
      * small commit puts each node into the smallest hole it fits (keeping the free list short),
@@ -438,7 +438,7 @@ int file_commit(cs_txn *t)
 
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
-    if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto fail; }
+    if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto done; }
     uint64_t fl_pos[3] = {0, 0, 0}, runs_pos = 0;
     int fl_i = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
@@ -505,10 +505,10 @@ int file_commit(cs_txn *t)
             int e = errno;
             rc = (e == ENOSPC || e == EDQUOT || e == EFBIG) ? cs_fail(CS_FULL, e, "disk full growing %s", f->path)
                                                             : cs_fail(CS_IOERR, e, "cannot grow %s: %s", f->path, strerror(e));
-            goto fail;
+            goto done;
         }
         f->phys_size = ns;
-        if ((rc = file_map_for(f, ns)) != CS_OK) goto fail;
+        if ((rc = file_map_for(f, ns)) != CS_OK) goto done;
     }
     uint64_t written = 0, nruns = 0;
     for (uint64_t i = 1; i < plan.n; i++)
@@ -528,13 +528,13 @@ int file_commit(cs_txn *t)
                plan.items[j].off == plan.items[j - 1].off + plan.items[j - 1].size)
             j++;
         uint64_t len = plan.items[j - 1].off + plan.items[j - 1].size - plan.items[i].off;
-        if ((rc = file_pwrite(f, buf + plan.items[i].off, len, plan.items[i].pos)) != CS_OK) goto fail;
+        if ((rc = file_pwrite(f, buf + plan.items[i].off, len, plan.items[i].pos)) != CS_OK) goto done;
         written += len;
         i = j;
     }
     /* two-sync commits make the nodes durable before the header names them; a one-sync commit
      * lets them race, and its header slot carries their hash so a torn commit is detected */
-    if (!one_sync && (rc = file_sync(f)) != CS_OK) goto fail;
+    if (!one_sync && (rc = file_sync(f)) != CS_OK) goto done;
     uint64_t top_pos = plan.items[plan.n - 1].pos;
     int nsel = f->selector ^ 1;
     /* the header covers the version this commit keeps in the other slot and the new one */
@@ -543,9 +543,9 @@ int file_commit(cs_txn *t)
     lock_committing(f);
     if ((rc = file_write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
-        goto fail;
+        goto done;
     }
-    if ((rc = file_sync(f)) != CS_OK) goto fail;
+    if ((rc = file_sync(f)) != CS_OK) goto done;
     written += HDR_USED;
 
     /* 8. publish */
@@ -562,11 +562,9 @@ int file_commit(cs_txn *t)
     lock_publish(f);
     pthread_mutex_unlock(&f->mu);
     t->last_commit_bytes = written;
-    free(buf);
-    free(plan.items);
-    return rc;
-fail:
-    f->free_version = 0;
+done:
+    /* one exit: on failure the cached free list no longer describes any version */
+    if (rc != CS_OK) f->free_version = 0;
     free(buf);
     free(plan.items);
     return rc;
