@@ -180,6 +180,8 @@ static void walk_table(walk *w, uint32_t table)
         if (rc != CS_OK) return; /* the end, or damage */
         w->st->objects++;
         if (spend(w)) (void)cs_obj_exists(&o);
+        bool exists;
+        if (spend(w)) note(w, cs_obj_check_exists(&o, &exists));
         if (spend(w)) note(w, cs_obj_open(w->txn, table, o.key, &again));
         for (uint32_t c = 0; c < ncols; c++)
             if (live[c]) walk_column(w, &o, c, &cols[c]);

@@ -13,6 +13,7 @@
 #include "node.h"
 #include "leaf.h"
 #include "bptree.h"
+#include "cluster.h"
 #include "schema.h"
 #include "snapshot.h"
 #include "changes.h"
@@ -83,20 +84,20 @@ static int coll_root(cs_coll *c, ref_t *root)
     cs_txn *t = c->obj.txn;
     col_def *cd;
     TRY(txn_col(t, c->obj.table, c->col, NULL, &cd));
-    cs_value tmp;
-    (void)tmp;
     node_hdr *leaf;
     uint32_t row;
     /* the owner's leaf */
     {
         cs_obj *o = &c->obj;
         if (!(o->leaf && o->epoch == t->epoch)) {
-            if (!cs_obj_exists(o)) return cs_fail(CS_NOTFOUND, 0, "the collection's owner has been deleted");
+            bool exists;
+            TRY(cs_obj_check_exists(o, &exists));
+            if (!exists) return cs_fail(CS_NOTFOUND, 0, "the collection's owner has been deleted");
         }
         leaf = (node_hdr *)o->leaf;
         row = o->row;
     }
-    ref_t r = (1 + c->col < leaf->count) ? node_refs(leaf)[1 + c->col] : 0;
+    ref_t r = cluster_leaf_col_ref(leaf, c->col);
     *root = 0;
     if (!r) return CS_OK;
     leaf_spec ls = leaf_spec_col(cd);
@@ -205,7 +206,9 @@ int cs_coll_open(cs_obj *obj, uint32_t col, cs_coll *out)
         out->nullable = (cd->flags & CS_COL_NULLABLE) != 0;
         if (cd->type == CS_TYPE_LINK) out->nullable = cd->coll == CS_COLL_MAP;
         if (cd->type == CS_TYPE_MIXED) out->nullable = 1;
-        if (!cs_obj_exists(&out->obj)) return cs_fail(CS_NOTFOUND, 0, "the object has been deleted");
+        bool exists;
+        TRY(cs_obj_check_exists(&out->obj, &exists));
+        if (!exists) return cs_fail(CS_NOTFOUND, 0, "the object has been deleted");
         return CS_OK;
     }
     if (cd->type != CS_TYPE_MIXED) return cs_fail(CS_TYPE, 0, "'%s' is not a collection", cd->name);

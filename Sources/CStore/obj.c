@@ -80,11 +80,24 @@ void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint
     out->epoch = txn->epoch;
 }
 
-bool cs_obj_exists(cs_obj *obj)
+int cs_obj_check_exists(cs_obj *obj, bool *exists)
 {
+    if (!obj || !exists) return cs_fail(CS_MISUSE, 0, "cs_obj_check_exists: obj and exists are required");
+    *exists = false;
+    if (!obj->txn) return CS_OK; /* a zeroed accessor names no object */
     node_hdr *leaf;
     uint32_t row;
-    return obj && obj->txn && obj_leaf(obj, &leaf, &row) == CS_OK;
+    int rc = obj_leaf(obj, &leaf, &row);
+    if (rc == CS_NOTFOUND) return CS_OK;
+    TRY(rc);
+    *exists = true;
+    return CS_OK;
+}
+
+bool cs_obj_exists(cs_obj *obj)
+{
+    bool exists = false;
+    return obj && cs_obj_check_exists(obj, &exists) == CS_OK && exists;
 }
 
 int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)

@@ -102,6 +102,67 @@ private func expectCorrupt(_ path: String, _ what: String, sourceLocation: Sourc
         }
     }
 
+    /// An object whose cluster leaf is damaged is not "deleted": opening its list reports
+    /// CS_CORRUPT, not CS_NOTFOUND (the existence check behind it can report corruption).
+    @Test func damagedLeafIsCorruptNotDeleted() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let db = try DB(path)
+            var t: UInt32 = 0, l: UInt32 = 0, key: Int64 = 0
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                l = try addColumn(txn, t, "l", CS_TYPE_INT, coll: CS_COLL_LIST)
+                var o = try createObj(txn, t)
+                key = o.key
+                var c = try openColl(&o, l)
+                try must(listAppend(&c, .int(7)), "append")
+            }
+            db.close()
+            // top (header slot) -> table list (top slot 1) -> table 0's node -> its cluster root
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            func le64(_ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+            let top = le64(16 + 64 * Int(bytes[12]))
+            let tables = le64(top + 8 + 8 * 1)
+            let tableNode = le64(tables + 8 + 8 * Int(t))
+            let root = le64(tableNode + 8)
+            #expect(root > 4096 && root % 8 == 0)
+            bytes[root + 2] = 0xFF // flags no node has
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let damaged = try DB(path)
+            try damaged.read { txn throws in
+                var o = cs_obj()
+                cs_obj_prepare(txn, t, key, nil, &o)
+                var c = cs_coll()
+                expectCode(cs_coll_open(&o, l, &c), CS_CORRUPT, "cs_coll_open on a damaged leaf")
+                var exists = true
+                expectCode(cs_obj_check_exists(&o, &exists), CS_CORRUPT, "cs_obj_check_exists on a damaged leaf")
+                #expect(!cs_obj_exists(&o), "the bool form reads a damaged node as absent, as documented")
+                var other = cs_obj()
+                cs_obj_prepare(txn, t, key + 1, nil, &other)
+                expectCode(cs_obj_check_exists(&other, &exists), CS_CORRUPT, "no key can be looked up in a damaged leaf")
+            }
+            // In a healthy file the check tells an object from a deleted one.
+            let healthy = try DB(dir.path("healthy.cstore"))
+            try healthy.write { txn throws in
+                let h = try addTable(txn, "H")
+                var a = try createObj(txn, h)
+                let b = try createObj(txn, h)
+                try must(cs_obj_delete(&a), "delete")
+                var exists = true
+                try must(cs_obj_check_exists(&a, &exists), "check a deleted object")
+                #expect(!exists)
+                var bb = b
+                try must(cs_obj_check_exists(&bb, &exists), "check a live object")
+                #expect(exists)
+                var none = cs_obj()
+                try must(cs_obj_check_exists(&none, &exists), "check a zeroed accessor")
+                #expect(!exists)
+            }
+            healthy.close()
+            damaged.close()
+        }
+    }
+
     @Test func truncatedFileIsCorrupt() throws {
         try withTempDir { dir in
             let (pristine, st) = try buildSample(dir.path("pristine.cstore"))

@@ -461,7 +461,12 @@ int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out);
  *  accessor of the same table already positioned: when `key` is the key after it in the same
  *  cluster leaf (a pass in key order), `out` starts positioned there and needs no tree descent. */
 void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint, cs_obj *out);
-/** True if the object exists in the accessor's transaction now. */
+/** Whether the accessor's object exists in its transaction now: CS_OK with *exists false when it
+ *  was deleted (or its table removed), CS_CORRUPT when the nodes that would tell are damaged
+ *  (a damaged file is not an absent object), CS_MISUSE without an accessor or out pointer. */
+int cs_obj_check_exists(cs_obj *obj, bool *exists);
+/** cs_obj_check_exists as a bool: true if the object exists now. A damaged node reads as false,
+ *  so where corruption must not pass for "deleted", use cs_obj_check_exists. */
 bool cs_obj_exists(cs_obj *obj);
 /** Deletes the object (WRITE): links to it are removed or nulled, embedded objects it owns
  *  are deleted with it. */

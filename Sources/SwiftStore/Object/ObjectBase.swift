@@ -65,7 +65,7 @@ open class ObjectBase: NSObject {
     @inline(__always)
     func verifyReadable() -> RealmCore {
         let core = verifyAttached()
-        if !cs_obj_exists(&cobj) { ObjectBase.deleted() }
+        if !objectExists() { ObjectBase.deleted() }
         return core
     }
 
@@ -77,6 +77,15 @@ open class ObjectBase: NSObject {
         core.verifyThread()
         if generation != core.generation { ObjectBase.deleted() }
         return core
+    }
+
+    /// Whether the object still exists; a damaged file traps with the core's message rather
+    /// than passing for a deleted object (`cs_obj_check_exists`).
+    func objectExists() -> Bool {
+        var exists = false
+        let rc = cs_obj_check_exists(&cobj, &exists)
+        if rc != 0 { CoreCall.fail(rc, "Checking that an object of \(type(of: self)) exists") }
+        return exists
     }
 
     static func deleted() -> Never {
@@ -106,7 +115,7 @@ open class ObjectBase: NSObject {
 
     /// Traps for a failed read: a deleted object, or the core's message.
     func readFailed(_ rc: Int32) -> Never {
-        if rc == Int32(CS_NOTFOUND) && !cs_obj_exists(&cobj) { ObjectBase.deleted() }
+        if rc == Int32(CS_NOTFOUND) && !objectExists() { ObjectBase.deleted() }
         CoreCall.fail(rc, "Reading a property of \(type(of: self))")
     }
 
@@ -148,7 +157,7 @@ open class ObjectBase: NSObject {
         core.didMutate()
         let rc = cs_obj_set_int(&cobj, col, value)
         if rc != 0 {
-            if rc == Int32(CS_NOTFOUND) && !cs_obj_exists(&cobj) { ObjectBase.deleted() }
+            if rc == Int32(CS_NOTFOUND) && !objectExists() { ObjectBase.deleted() }
             core.failSet(rc, self, col)
         }
     }
