@@ -1,8 +1,11 @@
-// The golden file of format version 1: Tests/Fixtures/format-v1.cstore, a small database that
-// uses every type, collection kind, link kind and a change history, with its contents dumped
-// to Tests/Fixtures/format-v1.txt. Every later library must open and verify it and read the
-// same contents. STORE_WRITE_GOLDEN=1 rewrites both files (only ever for a new format version:
-// add a new pair, keep the old one).
+// The golden files, one per format version (docs/FORMAT.md, Format version):
+// - Tests/Fixtures/format-v1.cstore, a small database that uses every type, collection kind,
+//   link kind and a change history, with its contents dumped to format-v1.txt;
+// - Tests/Fixtures/format-v2.cstore, the same contents plus Mixed indexes (the version-2 key
+//   tags 0x07-0x0D of FORMAT.md §6.5), with its contents and index lookups in format-v2.txt.
+// Every later library must open and verify each one, read the same contents and write on top of
+// it. STORE_WRITE_GOLDEN=N rewrites the pair of version N (only ever for a new format version:
+// add a new pair, keep the old ones).
 
 import CStore
 import Foundation
@@ -123,6 +126,70 @@ private func writeGolden(_ db: DB) throws {
     }
 }
 
+/// The values of the version-2 table's indexed Mixed column: one of every Mixed key tag, numbers
+/// of four types that share one key (1, 1.0, 1.0f, 1.00), a decimal no double holds, NaN and
+/// infinity, a string and a binary with the same bytes, and a nested list and dictionary.
+private func keyedValues(target: UInt32) -> [Val] {
+    [.null, .bool(false), .bool(true), .int(1), .double(1.0), .float(1.0),
+     .decimal(100, 0x303C_0000_0000_0000), // 1.00
+     .decimal(1, 0x303E_0000_0000_0000),   // 0.1
+     .double(2.5), .double(-7), .int(-9_000_000_000), .double(.nan), .double(.infinity),
+     .string(Array("ab\u{0}c".utf8)), .binary(Array("ab\u{0}c".utf8)), .string([]),
+     .timestamp(-86_400, 5), .objectId((0..<12).map { UInt8($0 * 3) }), .uuid((0..<16).map { UInt8(255 - $0) }),
+     .link(target, 0), .link(target, 1), .list, .dict]
+}
+
+/// The golden contents of format version 2: those of version 1, then a table whose Mixed column
+/// has an index from the start, then an index built on Owner's populated Mixed column.
+private func writeGoldenV2(_ db: DB) throws {
+    try writeGolden(db)
+    try db.write { txn throws in
+        let target = try findTable(txn, "Target")
+        let k = try addTable(txn, "Keyed")
+        let m = try addColumn(txn, k, "m", CS_TYPE_MIXED, flags: CS_COL_NULLABLE | CS_COL_INDEXED)
+        for v in keyedValues(target: target) {
+            var o = try createObj(txn, k)
+            switch v {
+            case .list: check(cs_obj_set_collection(&o, m, CS_TYPE_LIST))
+            case .dict: check(cs_obj_set_collection(&o, m, CS_TYPE_DICT))
+            default: check(setVal(&o, m, v))
+            }
+        }
+    }
+    try db.write { txn throws in
+        let o = try findTable(txn, "Owner")
+        check(cs_column_set_indexed(txn, o, try findColumn(txn, o, "mixed"), true))
+    }
+}
+
+/// What the Mixed indexes of the version-2 contents answer: the keys cs_index_find_all gives
+/// for every value of keyedValues and of Owner.mixed, one line each.
+private func dumpIndexes(_ txn: OpaquePointer) throws -> [String] {
+    var out: [String] = []
+    let target = try findTable(txn, "Target")
+    let probes = keyedValues(target: target).filter { $0 != .list && $0 != .dict } +
+        [.int(0), .str("m1"), .double(3), .link(target, 2)]
+    for (table, column) in [("Keyed", "m"), ("Owner", "mixed")] {
+        let t = try findTable(txn, table)
+        let c = try findColumn(txn, t, column)
+        for v in probes {
+            var keys: UnsafeMutablePointer<Int64>?
+            var n = 0
+            try withValue(v) { p in try must(cs_index_find_all(txn, t, c, p, &keys, &n), "cs_index_find_all") }
+            let found = n == 0 ? [] : Array(UnsafeBufferPointer(start: keys, count: n))
+            cs_keys_free(keys)
+            out.append("index \(table).\(column) == \(v): keys \(found)")
+        }
+    }
+    return out
+}
+
+/// The header's read and write format versions (FORMAT.md §2, bytes 8 and 10).
+private func headerVersions(_ path: String) throws -> (Int, Int) {
+    let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(12))
+    return (Int(b[8]) | Int(b[9]) << 8, Int(b[10]) | Int(b[11]) << 8)
+}
+
 /// Renders everything a database holds through the API, one line per value.
 private func dump(_ txn: OpaquePointer) throws -> [String] {
     var out = ["schema version \(cs_schema_version(txn))"]
@@ -130,7 +197,11 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
         switch v {
         case .float(let f): return "float(\(f.bitPattern))"
         case .double(let d): return "double(\(d.bitPattern))"
-        case .string(let b): return "string(\(String(decoding: b, as: UTF8.self)))"
+        case .string(let b):
+            // control bytes (a NUL in a key) are written as \u{..} so the dump stays text
+            let text = String(decoding: b, as: UTF8.self).unicodeScalars
+                .map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+            return "string(\(text))"
         case .binary(let b): return "binary(\(b.count) bytes, sum \(b.reduce(0) { $0 &+ Int($1) }))"
         default: return "\(v)"
         }
@@ -247,6 +318,67 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
             let lines = try db.read { try dump($0) }
             db.close()
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v1.txt"), encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(lines == want)
+        }
+    }
+
+    @Test func formatVersionTwoStillOpens() throws {
+        let golden = fixtures.appendingPathComponent("format-v2.cstore")
+        let expected = fixtures.appendingPathComponent("format-v2.txt")
+        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "2" {
+            try? FileManager.default.removeItem(at: golden)
+            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
+            try writeGoldenV2(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            let logical = try db.stats().logical_size
+            db.close()
+            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
+            check(truncate(golden.path, off_t(logical)))
+            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
+        }
+        try withTempDir { dir in
+            let copy = dir.path("v2.cstore")
+            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
+            #expect(try headerVersions(copy) == (2, 2), "a file with a Mixed index is format version 2")
+            check(cs_file_verify(copy), "the golden file verifies")
+            let db = try DB(copy, flags: 0)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(lines.count == want.count)
+            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
+                Issue.record("line \(i + 1): read \(got), expected \(exp)")
+                break
+            }
+            // Writing on top keeps the indexes in step and the file at version 2.
+            try db.write { txn throws in
+                let k = try findTable(txn, "Keyed")
+                var x = try createObj(txn, k)
+                check(setVal(&x, try findColumn(txn, k, "m"), .double(1.0)))
+            }
+            db.verify("after writing to the golden copy")
+            try db.read { txn throws in
+                let k = try findTable(txn, "Keyed")
+                var keys: UnsafeMutablePointer<Int64>?
+                var n = 0
+                try withValue(.int(1)) { p in try must(cs_index_find_all(txn, k, try findColumn(txn, k, "m"), p, &keys, &n), "find") }
+                #expect(n == 5, "1, 1.0, 1.0f, 1.00 and the new 1.0 share one key")
+                cs_keys_free(keys)
+            }
+            db.close()
+            #expect(try headerVersions(copy) == (2, 2))
+        }
+    }
+
+    @Test func goldenVersionTwoContentsAreWhatTheWriterMakes() throws {
+        try withTempDir { dir in
+            let path = dir.path("fresh.cstore")
+            let db = try DB(path)
+            try writeGoldenV2(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            db.close()
+            #expect(try headerVersions(path) == (2, 2))
+            let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)
         }
