@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (see CONTRIBUTING.md).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build test test-full cwarn asan tsan bench bench-quick fuzz fuzz-build fuzz-corpus docs format clean
+.PHONY: all deps build test test-full cwarn asan tsan check-invariants bench bench-quick fuzz fuzz-build fuzz-corpus docs format clean
 
 all: build
 
@@ -51,6 +51,14 @@ asan: deps
 		--sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=all -Xcc -fno-omit-frame-pointer
 	$(SAN_ENV) $(SWIFT) test --skip-build --scratch-path .build-asan \
 		--sanitize=address --filter CStoreTests --skip $(ASAN_SKIP)
+
+# The C core's tests in an internal-checks build (docs/ARCHITECTURE.md, Internal checks): the
+# core is compiled with CSTORE_INTERNAL_CHECKS and its assertions, and every commit verifies the
+# version it made (cs_db_verify's checks) whenever the version it started from verified; a
+# violation prints what broke and aborts the test run.
+check-invariants: deps
+	$(SWIFT) build --build-tests --scratch-path .build-checks -Xcc -DCSTORE_INTERNAL_CHECKS
+	$(SWIFT) test --skip-build --scratch-path .build-checks --filter CStoreTests
 
 # ThreadSanitizer over the threaded tests.
 tsan: deps
@@ -119,4 +127,4 @@ bench-quick: deps
 	cd Benchmarks && ./.build/release/swiftstore-bench --quick
 
 clean:
-	rm -rf .build .build-asan .build-tsan Benchmarks/.build
+	rm -rf .build .build-asan .build-tsan .build-checks Benchmarks/.build

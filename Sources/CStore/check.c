@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "snapshot.h"
 #include "index.h"
+#include "check.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -284,6 +285,37 @@ out:
     free(v.spans);
     return rc;
 }
+
+#ifdef CSTORE_INTERNAL_CHECKS
+/* ---- internal checks --------------------------------------------------------------------- */
+
+bool check_version(cs_txn *t)
+{
+    cs_dbfile *f = t->f;
+    if (__atomic_load_n(&f->verified_version, __ATOMIC_ACQUIRE) == t->version) return true;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", cs_errmsg());
+    int e = cs_errno();
+    int rc = verify_txn(t);
+    if (rc == CS_OK) __atomic_store_n(&f->verified_version, t->version, __ATOMIC_RELEASE);
+    cs_fail(CS_OK, e, "%s", msg);
+    return rc == CS_OK;
+}
+
+void check_commit(cs_txn *t, bool base_ok)
+{
+    if (!base_ok) return; /* the file was damaged before this write: not the commit's doing */
+    char before[512];
+    snprintf(before, sizeof before, "%s", cs_errmsg());
+    int e = cs_errno();
+    int rc = verify_txn(t);
+    if (rc != CS_OK)
+        cs_assert_fail("the version a commit made verifies", __FILE__, __LINE__, "version %llu of %s: %s",
+                       (unsigned long long)t->version, t->f->path, cs_errmsg());
+    __atomic_store_n(&t->f->verified_version, t->version, __ATOMIC_RELEASE);
+    cs_fail(CS_OK, e, "%s", before);
+}
+#endif
 
 int cs_db_verify(cs_db *db)
 {

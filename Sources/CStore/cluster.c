@@ -202,17 +202,24 @@ static int open_leaf_keys(cs_txn *t, node_hdr *h, node_hdr **keys)
     return CS_OK;
 }
 
+/* The cluster node at r, checked; for an inner node also its first keys (else *first is NULL). */
+static int read_step(cs_txn *t, ref_t r, node_hdr **h, node_hdr **first)
+{
+    TRY(node_at(t, r, h));
+    if (!((*h)->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
+    *first = NULL;
+    if ((*h)->flags & NF_INNER) TRY(open_inner(t, *h, first));
+    return CS_OK;
+}
+
 int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row)
 {
     ref_t r = root;
     for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
         if (!r) return CS_NOTFOUND;
-        node_hdr *h;
-        TRY(node_at(t, r, &h));
-        if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
-        if (h->flags & NF_INNER) {
-            node_hdr *first;
-            TRY(open_inner(t, h, &first));
+        node_hdr *h, *first;
+        TRY(read_step(t, r, &h, &first));
+        if (first) {
             r = cluster_inner_child(h, child_for(first, key));
             continue;
         }
@@ -231,12 +238,9 @@ static int seek_rec(cs_txn *t, ref_t r, int64_t from, node_hdr **leaf, uint32_t 
 {
     if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
     if (!r) return CS_NOTFOUND;
-    node_hdr *h;
-    TRY(node_at(t, r, &h));
-    if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
-    if (h->flags & NF_INNER) {
-        node_hdr *first;
-        TRY(open_inner(t, h, &first));
+    node_hdr *h, *first;
+    TRY(read_step(t, r, &h, &first));
+    if (first) {
         for (uint64_t c = child_for(first, from); c < first->count; c++) {
             int rc = seek_rec(t, cluster_inner_child(h, c), from, leaf, row, key, depth + 1);
             if (rc != CS_NOTFOUND) return rc;
@@ -268,22 +272,35 @@ static int root_slot(cs_txn *t, uint32_t table, ref_t **slot)
     return CS_OK;
 }
 
+/* One step down a path that a write changes: makes the node at *slot writable (a copy moves the
+ * epoch) and checks it; for an inner node, opens its first keys and picks key's child (*idx). */
+static int path_step(cs_txn *t, ref_t *slot, int64_t key, int depth, node_hdr **h, node_hdr **first, uint64_t *idx)
+{
+    if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
+    if (!IS_SLAB(*slot)) {
+        TRY(node_cow(t, slot));
+        t->epoch++;
+    }
+    *h = (node_hdr *)txn_ptr(t, *slot);
+    if (!((*h)->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+    if ((*h)->flags & NF_INNER) {
+        TRY(open_inner(t, *h, first));
+        *idx = child_for(*first, key);
+    }
+    return CS_OK;
+}
+
 int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot, uint32_t *row)
 {
     ref_t *slot;
     TRY(root_slot(t, table, &slot));
-    for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
+    for (int depth = 0;; depth++) {
         if (!*slot) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
-        if (!IS_SLAB(*slot)) {
-            TRY(node_cow(t, slot));
-            t->epoch++;
-        }
-        node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-        if (!(h->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+        node_hdr *h, *first = NULL;
+        uint64_t idx = 0;
+        TRY(path_step(t, slot, key, depth, &h, &first, &idx));
         if (h->flags & NF_INNER) {
-            node_hdr *first;
-            TRY(open_inner(t, h, &first));
-            slot = cluster_inner_child_slot(h, child_for(first, key));
+            slot = cluster_inner_child_slot(h, idx);
             continue;
         }
         node_hdr *keys;
@@ -295,7 +312,6 @@ int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot
         *row = (uint32_t)i;
         return CS_OK;
     }
-    return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
 }
 
 typedef struct split {
@@ -315,10 +331,28 @@ static int first_key(cs_txn *t, ref_t r, int64_t *out)
     return CS_OK;
 }
 
+/* Column col's slot in the writable leaf at *slot (*cs NULL when the leaf does not materialise
+ * the column) and the column's leaf spec; CS_CORRUPT for data of a removed column. */
+static int leaf_col(cs_txn *t, uint32_t table, ref_t *slot, uint32_t col, ref_t **cs, leaf_spec *s)
+{
+    *cs = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
+    if (!**cs) {
+        *cs = NULL;
+        return CS_OK;
+    }
+    col_def *cd = txn_col_live(t, table, col);
+    if (!cd) return CORRUPT("leaf holds data for a removed column");
+    *s = leaf_spec_col(cd);
+    return CS_OK;
+}
+
 /* Moves rows [from, end) of the leaf at *slot into a new leaf. */
 static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, split *sp)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    /* invariant 3: both halves keep rows (the callers split a leaf past CLUSTER_MAX rows) */
+    cs_assert3(from, >, 0);
+    cs_assert3(from, <, ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count);
     uint32_t slots = h->count, cols = cluster_leaf_cols(h);
     ref_t nl;
     TRY(node_new(t, NF_REFS, 64, slots, &nl));
@@ -328,11 +362,10 @@ static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, spl
                   cluster_keys_slot((node_hdr *)txn_ptr(t, nl))));
     for (uint32_t col = 0; col < cols; col++) {
         /* both leaves are looked up again: the moves below may move them */
-        ref_t *src = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
-        if (!*src) continue;
-        col_def *cd = txn_col_live(t, table, col);
-        if (!cd) return CORRUPT("leaf holds data for a removed column");
-        leaf_spec s = leaf_spec_col(cd);
+        ref_t *src;
+        leaf_spec s;
+        TRY(leaf_col(t, table, slot, col, &src, &s));
+        if (!src) continue;
         TRY(leaf_make(t, &s, 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
         TRY(leaf_move(t, &s, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col), from,
                       cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
@@ -349,6 +382,7 @@ static int inner_split(cs_txn *t, ref_t *slot, split *sp)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
     uint64_t n = cluster_inner_children(h), from = n / 2;
+    cs_assert3(n, >, CLUSTER_MAX); /* split only past the fan-out, so both halves have children */
     ref_t ni;
     TRY(node_new(t, NF_REFS | NF_INNER, 64, 1, &ni));
     TRY(node_new(t, 0, 0, 0, cluster_keys_slot((node_hdr *)txn_ptr(t, ni))));
@@ -370,18 +404,11 @@ static int inner_split(cs_txn *t, ref_t *slot, split *sp)
 
 static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split *sp, int depth)
 {
-    if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
     sp->happened = false;
-    if (!IS_SLAB(*slot)) {
-        TRY(node_cow(t, slot));
-        t->epoch++;
-    }
-    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    if (!(h->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+    node_hdr *h, *first = NULL;
+    uint64_t idx = 0;
+    TRY(path_step(t, slot, key, depth, &h, &first, &idx));
     if (h->flags & NF_INNER) {
-        node_hdr *first;
-        TRY(open_inner(t, h, &first));
-        uint64_t idx = child_for(first, key);
         split csp;
         TRY(insert_rec(t, table, cluster_inner_child_slot(h, idx), key, &csp, depth + 1));
         h = (node_hdr *)txn_ptr(t, *slot);
@@ -403,11 +430,10 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
     bool append = pos == keys->count;
     TRY(node_insert_int(t, cluster_keys_slot(h), pos, key));
     for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
-        ref_t *cs = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
-        if (!*cs) continue;
-        col_def *cd = txn_col_live(t, table, col);
-        if (!cd) return CORRUPT("leaf holds data for a removed column");
-        leaf_spec s = leaf_spec_col(cd);
+        ref_t *cs;
+        leaf_spec s;
+        TRY(leaf_col(t, table, slot, col, &cs, &s));
+        if (!cs) continue;
         cs_value dv;
         leaf_default(&s, &dv);
         TRY(leaf_insert(t, &s, cs, pos, &dv));
@@ -519,16 +545,12 @@ static uint64_t rows_of(cs_txn *t, ref_t leaf)
 
 static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_info *ei, int depth)
 {
-    if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
     ei->empty = ei->small = false;
-    if (!IS_SLAB(*slot)) TRY(node_cow(t, slot));
-    t->epoch++;
-    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    if (!(h->flags & NF_REFS)) return CORRUPT("cluster node is malformed");
+    node_hdr *h, *first = NULL;
+    uint64_t idx = 0;
+    TRY(path_step(t, slot, key, depth, &h, &first, &idx));
+    t->epoch++; /* an erase shifts rows even when every node on the path was a copy already */
     if (h->flags & NF_INNER) {
-        node_hdr *first;
-        TRY(open_inner(t, h, &first));
-        uint64_t idx = child_for(first, key);
         erase_info ci;
         TRY(erase_rec(t, table, cluster_inner_child_slot(h, idx), key, &ci, depth + 1));
         h = (node_hdr *)txn_ptr(t, *slot);
@@ -570,11 +592,10 @@ static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_
     if (pos >= keys->count || node_get_int(keys, pos) != key)
         return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)key);
     for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
-        ref_t *cs = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
-        if (!*cs) continue;
-        col_def *cd = txn_col_live(t, table, col);
-        if (!cd) return CORRUPT("leaf holds data for a removed column");
-        leaf_spec s = leaf_spec_col(cd);
+        ref_t *cs;
+        leaf_spec s;
+        TRY(leaf_col(t, table, slot, col, &cs, &s));
+        if (!cs) continue;
         TRY(leaf_erase(t, &s, cs, pos));
     }
     ref_t *ks = cluster_keys_slot((node_hdr *)txn_ptr(t, *slot));
@@ -691,4 +712,24 @@ int cluster_iter_seek(cs_iter *it, int64_t *key, node_hdr **leaf, uint32_t *row)
     it->epoch = t->epoch;
     it->next_key = *key + 1;
     return CS_OK;
+}
+
+/* ---- visiting every leaf -------------------------------------------------------------------- */
+
+static int each_leaf_rec(cs_txn *t, ref_t r, int (*fn)(void *ctx, node_hdr *leaf), void *ctx, int depth)
+{
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
+    if (!r) return CS_OK;
+    node_hdr *h;
+    TRY(node_at(t, r, &h));
+    if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node is malformed");
+    if (!(h->flags & NF_INNER)) return fn(ctx, h);
+    for (uint32_t i = 0; i < cluster_inner_children(h); i++)
+        TRY(each_leaf_rec(t, cluster_inner_child(h, i), fn, ctx, depth + 1));
+    return CS_OK;
+}
+
+int cluster_each_leaf(cs_txn *t, ref_t root, int (*fn)(void *ctx, node_hdr *leaf), void *ctx)
+{
+    return each_leaf_rec(t, root, fn, ctx, 0);
 }

@@ -50,6 +50,10 @@ int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t co
  *  checked): the column's default when the leaf does not materialise the column. */
 int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, uint32_t col, cs_value *out);
 
+/** Calls fn(ctx, leaf) for every leaf of the cluster tree at root in key order (none for an empty
+ *  tree), checking each node on the way; stops at the first code other than CS_OK. */
+int cluster_each_leaf(cs_txn *t, ref_t root, int (*fn)(void *ctx, node_hdr *leaf), void *ctx);
+
 /* ---- iterating a table's rows in key order (over cs_iter's private fields) ----------------- */
 
 /** Starts at the table's first row (the caller checked that the table is live). */

@@ -277,6 +277,7 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t *scan)
 {
     if (c->ext != UINT64_MAX) {
         extent *x = &f->free[c->ext];
+        cs_assert3(x->ver, ==, 0); /* rule 1: only space no live reader can see */
         if (x->len >= size) {
             uint64_t p = x->pos;
             x->pos += size;
@@ -318,6 +319,7 @@ static uint64_t place_best(cs_dbfile *f, alloc_cur *c, uint64_t size)
         return p;
     }
     extent *x = &f->free[best];
+    cs_assert3(x->ver, ==, 0); /* rule 1 */
     uint64_t p = x->pos;
     x->pos += size;
     x->len -= size;
@@ -435,6 +437,8 @@ int file_commit(cs_txn *t)
         }
     }
     uint64_t new_logical = cur.end;
+    cs_assert3(off, ==, plan.total);
+    cs_assert3(new_logical, >=, f->logical);
 
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
@@ -458,6 +462,7 @@ int file_commit(cs_txn *t)
                 packed_set(node_values(dst), 64, k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
                 a = b;
             }
+            cs_assert3(k, <=, runs_cap); /* at most one run per item */
             dst->check = node_checksum(dst);
             continue;
         }

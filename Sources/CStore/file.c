@@ -219,6 +219,9 @@ int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *l
 int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
                         const run_info *run, uint16_t fmt)
 {
+    /* invariant 2: the slot written is never the one the current version is read from */
+    cs_assert(sel == 0 || sel == 1);
+    cs_assert(fresh || sel != f->selector);
     file_hdr h;
     memset(&h, 0, sizeof h);
     if (!fresh) {

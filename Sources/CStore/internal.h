@@ -144,6 +144,7 @@ struct cs_dbfile {
     uint64_t hdr_version;    /* newest version in hdr_img (0: image not valid) */
     uint64_t published_pin;  /* the oldest pinned version as last published in the lock file */
     uint64_t published_hi;   /* the newest pinned version as last published */
+    uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
 };
 
 struct cs_db {
@@ -195,6 +196,7 @@ struct cs_txn {
     uint32_t ri_table;     /* ... that index's table */
     uint32_t ri_col;       /* ... and column */
     ref_t ri_root;         /* ... its root */
+    bool base_verified;    /* CSTORE_INTERNAL_CHECKS: the version this write started on verified */
 };
 
 /* ---- translation and node access -------------------------------------------------------- */

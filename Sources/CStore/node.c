@@ -187,6 +187,7 @@ int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
 
 static int alloc_node(cs_txn *t, uint64_t bytes, ref_t *out)
 {
+    cs_assert(t->writing); /* internal.h invariant 1, txn.c invariant 2: only a writer has a slab */
     uint64_t off;
     TRY(slab_alloc(&t->f->slab, bytes, &off));
     *out = SLAB_BASE + off;
@@ -274,6 +275,7 @@ static int relocate(cs_txn *t, ref_t *slot, uint64_t cap_count, uint8_t width)
     }
     node_free(t, *slot);
     *slot = nr;
+    cs_assert3(node_size_of(flags, width, cap_count), <=, slab_capacity(&t->f->slab, nr - SLAB_BASE)); /* invariant 2 */
     return CS_OK;
 }
 
@@ -306,6 +308,7 @@ int node_cow(cs_txn *t, ref_t *slot)
     ((node_hdr *)txn_ptr(t, nr))->check = 0;
     record_freed(t, *slot, sz);
     *slot = nr;
+    cs_assert(IS_SLAB(*slot)); /* invariant 1: what is written is a copy, never the mapped file */
     return CS_OK;
 }
 
@@ -339,6 +342,7 @@ int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
         TRY(node_reserve(t, slot, h->count, w));
         h = (node_hdr *)txn_ptr(t, *slot);
     }
+    cs_assert(IS_SLAB(*slot) && h->width >= w); /* invariants 1 and 3 */
     packed_set(node_values(h), h->width, i, v);
     return CS_OK;
 }

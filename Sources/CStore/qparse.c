@@ -62,18 +62,23 @@ void qparse_where(const char *text, size_t pos, unsigned *line, unsigned *col)
     *col = c;
 }
 
+int qparse_vfail(const char *text, size_t pos, const char *fmt, va_list ap)
+{
+    char msg[300];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    unsigned line, col;
+    qparse_where(text, pos, &line, &col);
+    return cs_fail(CS_QUERY, 0, "%s at %u:%u", msg, line, col);
+}
+
 static int perr(parser *p, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(parser *p, size_t pos, const char *fmt, ...)
 {
     if (p->rc) return p->rc;
-    char msg[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    p->rc = qparse_vfail(p->text, pos, fmt, ap);
     va_end(ap);
-    unsigned line, col;
-    qparse_where(p->text, pos, &line, &col);
-    p->rc = cs_fail(CS_QUERY, 0, "%s at %u:%u", msg, line, col);
     return p->rc;
 }
 

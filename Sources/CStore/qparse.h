@@ -20,6 +20,8 @@
 
 #include "internal.h"
 
+#include <stdarg.h>
+
 typedef enum qnode_kind {
     QN_TRUE = 1,   /* TRUEPREDICATE */
     QN_FALSE,      /* FALSEPREDICATE */
@@ -117,5 +119,7 @@ void qparsed_free(qparsed *q);
 void qnode_free(qnode *n);
 /** line:column of a byte offset (1-based), for messages. */
 void qparse_where(const char *text, size_t pos, unsigned *line, unsigned *col);
+/** Records CS_QUERY with the message and the line:column of byte `pos` of `text`. */
+int qparse_vfail(const char *text, size_t pos, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 #endif

@@ -100,11 +100,11 @@ static int run_leaves(cs_query *q, const qplan *p, keyset *out)
     TRY(cs_table_count(t, q->table, &q->plan.candidates));
     if (!out->collect && p->nf == 1) {
         uint64_t n = 0;
-        TRY(query_fast_walk(t, q->table, p->root, p->fc, p->nf, query_fast_count_visit, &n, 0));
+        TRY(query_fast_walk(t, p->root, p->fc, p->nf, query_fast_count_visit, &n));
         out->count += n;
         return CS_OK;
     }
-    return query_fast_walk(t, q->table, p->root, p->fc, p->nf, query_fast_visit, out, 0);
+    return query_fast_walk(t, p->root, p->fc, p->nf, query_fast_visit, out);
 }
 
 /* The matches of the query's filter (no SORT, DISTINCT or LIMIT yet): binds the query to the
@@ -567,10 +567,10 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
             op != CS_AGG_COUNT && !q->parsed->ndistinct && q->parsed->limit < 0)
             TRY(query_plan_choose(q, QPLAN_INT_AGGREGATE, &p));
         if (p.kind == CS_PLAN_LEAVES) {
-            aggctx a = {1 + col, q->txn, op, 0, 0, 0, false, 0};
+            aggctx a = {1 + col, q->txn, op, p.fc, p.nf, 0, 0, 0, false};
             q->plan = (cs_query_plan){CS_PLAN_LEAVES, CS_NONE, 0, 0, 0};
             TRY(cs_table_count(q->txn, q->table, &q->plan.candidates));
-            TRY(query_agg_walk(q->txn, p.root, p.fc, p.nf, &a, 0));
+            TRY(query_agg_walk(q->txn, p.root, &a));
             if (op == CS_AGG_SUM && a.overflow) return cs_fail(CS_OVERFLOW, 0, "the sum of '%s' overflows 64 bits",
                                                              qnames_column_name(q->names, q->txn, q->table, col));
             if (op == CS_AGG_SUM) *out = cs_int((int64_t)a.sum);

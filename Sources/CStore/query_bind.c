@@ -22,14 +22,11 @@ static int berr(cs_query *q, size_t pos, const char *fmt, ...) __attribute__((fo
 
 static int berr(cs_query *q, size_t pos, const char *fmt, ...)
 {
-    char msg[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = qparse_vfail(q->text, pos, fmt, ap);
     va_end(ap);
-    unsigned line, col;
-    qparse_where(q->text, pos, &line, &col);
-    return cs_fail(CS_QUERY, 0, "%s at %u:%u", msg, line, col);
+    return rc;
 }
 
 const char *query_type_name(cs_type t)

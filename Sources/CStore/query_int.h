@@ -110,14 +110,15 @@ typedef struct spelling {
 } spelling;
 
 typedef struct aggctx {
-    uint32_t col;    /* 1 + column in the leaf */
-    cs_txn *t;       /* transaction */
-    cs_aggregate op; /* what */
-    __int128 sum;    /* running sum (a 64-bit overflow is reported for SUM only) */
-    int64_t best;    /* running min / max */
-    uint64_t n;      /* values seen */
-    bool overflow;   /* the sum overflowed */
-    ref_t leaf;      /* unused */
+    uint32_t col;       /* 1 + column in the leaf */
+    cs_txn *t;          /* transaction */
+    cs_aggregate op;    /* what */
+    const fastcond *fc; /* the conditions rows must meet */
+    size_t nf;          /* how many */
+    __int128 sum;       /* running sum (a 64-bit overflow is reported for SUM only) */
+    int64_t best;       /* running min / max */
+    uint64_t n;         /* values seen */
+    bool overflow;      /* the sum overflowed */
 } aggctx;
 
 static inline bool numeric(cs_type t)
@@ -187,15 +188,14 @@ size_t query_fold_class(uint32_t c, uint32_t *out);
 
 /** Whether n is `IntColumn op constant` or an AND chain of at most FAST_MAX of them (into out). */
 bool query_collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf);
-/** Runs the conditions over every leaf of the cluster tree at r, calling fn per leaf. */
-int query_fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx,
-                    int depth);
+/** Runs the conditions over every leaf of the cluster tree at root, calling fn per leaf. */
+int query_fast_walk(cs_txn *t, ref_t root, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx);
 /** The visit of a one-condition count (ctx: a uint64_t): query_fast_walk then counts fused. */
 int query_fast_count_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows);
 /** The visit that adds the matching keys to a keyset (ctx). */
 int query_fast_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows);
-/** An Int aggregate of the rows matching the conditions, over the cluster tree at r. */
-int query_agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a, int depth);
+/** An Int aggregate (a) of the rows matching a->fc, over the cluster tree at root. */
+int query_agg_walk(cs_txn *t, ref_t root, aggctx *a);
 
 /* ---- query_plan.c ------------------------------------------------------------------------- */
 

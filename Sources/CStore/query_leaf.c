@@ -29,6 +29,7 @@ bool query_collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf)
     if (!b || b->n != 1 || b->steps[0].kind != BS_COL || b->steps[0].type != CS_TYPE_INT) return false;
     col_def *c = query_bound_col(q, q->table, b->steps[0].col);
     if (!c || (c->flags & CS_COL_NULLABLE)) return false;
+    cs_assert3(*nf, <, FAST_MAX);
     out[*nf].col = b->steps[0].col;
     out[*nf].op = op;
     out[*nf].k = kc->value.v.i;
@@ -193,30 +194,37 @@ int query_fast_count_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64
     return CS_OK;
 }
 
-int query_fast_walk(cs_txn *t, uint32_t table, ref_t r, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx, int depth)
+/* What query_fast_walk hands each leaf. */
+typedef struct fast_walk_ctx {
+    cs_txn *t;          /* transaction */
+    const fastcond *fc; /* conditions */
+    size_t nf;          /* how many */
+    leaf_visit fn;      /* what to do with a leaf's matches */
+    void *ctx;          /* its context */
+} fast_walk_ctx;
+
+static int fast_walk_leaf(void *vctx, node_hdr *h)
 {
-    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
-    if (!r) return CS_OK;
-    node_hdr *h;
-    TRY(node_at(t, r, &h));
-    if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node is malformed");
-    if (h->flags & NF_INNER) {
-        for (uint32_t i = 0; i < cluster_inner_children(h); i++)
-            TRY(query_fast_walk(t, table, cluster_inner_child(h, i), fc, nf, fn, ctx, depth + 1));
-        return CS_OK;
-    }
+    fast_walk_ctx *w = vctx;
     node_hdr *keys;
     uint64_t rows;
-    if (nf == 1 && fn == query_fast_count_visit) {
+    if (w->nf == 1 && w->fn == query_fast_count_visit) {
         node_hdr *ch;
-        TRY(leaf_rows(t, h, &keys, &rows));
-        TRY(leaf_int_col(t, h, fc[0].col, rows, &ch));
-        *(uint64_t *)ctx += ch ? fast_leaf_count(ch, rows, fc[0].op, fc[0].k) : fast_default_holds(&fc[0]) ? rows : 0;
+        TRY(leaf_rows(w->t, h, &keys, &rows));
+        TRY(leaf_int_col(w->t, h, w->fc[0].col, rows, &ch));
+        *(uint64_t *)w->ctx += ch ? fast_leaf_count(ch, rows, w->fc[0].op, w->fc[0].k)
+                                  : fast_default_holds(&w->fc[0]) ? rows : 0;
         return CS_OK;
     }
     uint8_t hit[CLUSTER_ROWS_READ_MAX];
-    TRY(leaf_hits(t, h, fc, nf, &keys, &rows, hit));
-    return fn(ctx, keys, hit, rows);
+    TRY(leaf_hits(w->t, h, w->fc, w->nf, &keys, &rows, hit));
+    return w->fn(w->ctx, keys, hit, rows);
+}
+
+int query_fast_walk(cs_txn *t, ref_t root, const fastcond *fc, size_t nf, leaf_visit fn, void *ctx)
+{
+    fast_walk_ctx w = {t, fc, nf, fn, ctx};
+    return cluster_each_leaf(t, root, fast_walk_leaf, &w);
 }
 
 int query_fast_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t rows)
@@ -233,19 +241,14 @@ int query_fast_visit(void *ctx, node_hdr *keys, const uint8_t *hit, uint64_t row
     return CS_OK;
 }
 
-/* The leaf walker hands us the keys node; the column node is found through the leaf, so the
- * fast aggregate walks the leaves itself. */
-int query_agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a, int depth)
+/* One leaf of an Int aggregate: the rows the conditions keep, summed or compared in the
+ * column's own width. */
+static int agg_leaf(void *vctx, node_hdr *h)
 {
-    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
-    if (!r) return CS_OK;
-    node_hdr *h;
-    TRY(node_at(t, r, &h));
-    if (!(h->flags & NF_REFS) || h->count < 1) return CORRUPT("cluster node is malformed");
-    if (h->flags & NF_INNER) {
-        for (uint32_t i = 0; i < cluster_inner_children(h); i++) TRY(query_agg_walk(t, cluster_inner_child(h, i), fc, nf, a, depth + 1));
-        return CS_OK;
-    }
+    aggctx *a = vctx;
+    cs_txn *t = a->t;
+    const fastcond *fc = a->fc;
+    size_t nf = a->nf;
     node_hdr *keys;
     uint64_t rows;
     uint8_t hit[CLUSTER_ROWS_READ_MAX];
@@ -278,4 +281,9 @@ int query_agg_walk(cs_txn *t, ref_t r, const fastcond *fc, size_t nf, aggctx *a,
         a->n++;
     }
     return CS_OK;
+}
+
+int query_agg_walk(cs_txn *t, ref_t root, aggctx *a)
+{
+    return cluster_each_leaf(t, root, agg_leaf, a);
 }

@@ -15,6 +15,7 @@
 #include "index.h"
 #include "lock.h"
 #include "file.h"
+#include "check.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -99,6 +100,16 @@ static void pins_publish(cs_dbfile *f)
     }
 }
 
+#if CS_ASSERTS
+/* True when a transaction of this process pins version v (f->mu held). */
+static bool pinned(const cs_dbfile *f, uint64_t v)
+{
+    for (uint32_t i = 0; i < f->npins; i++)
+        if (f->pins[i].version == v && f->pins[i].count) return true;
+    return false;
+}
+#endif
+
 /* True when a transaction of this process pins some version. */
 static bool pins_any(const cs_dbfile *f)
 {
@@ -115,6 +126,7 @@ static bool pins_any(const cs_dbfile *f)
  * only its live pins (file.c oldest_live). A dead process's slot is reaped as before. */
 static void pin_drop(cs_dbfile *f, uint64_t v)
 {
+    cs_assert(pinned(f, v)); /* invariant 1: a transaction drops only the pin it holds */
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].version == v && f->pins[i].count) {
             f->pins[i].count--;
@@ -318,6 +330,9 @@ int cs_txn_promote(cs_txn *t)
         pthread_mutex_unlock(&t->f->write_mu);
         return rc;
     }
+#ifdef CSTORE_INTERNAL_CHECKS
+    t->base_verified = check_version(t);
+#endif
     t->writing = true;
     t->base_format = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     t->nfreed = 0;
@@ -342,9 +357,22 @@ static void slab_reset(slab *s)
     s->in_use = 0;
 }
 
+/* Points the transaction at the newest version's top node, logical size and mapping (the version
+ * it pins after a commit, or the one a rollback returns to). */
+static void take_newest_top(cs_txn *t)
+{
+    cs_dbfile *f = t->f;
+    pthread_mutex_lock(&f->mu);
+    t->top = f->top;
+    t->limit = f->logical;
+    t->map = f->map->base;
+    pthread_mutex_unlock(&f->mu);
+}
+
 /* Leaves WRITE: drops the slab and the writer lock; reads `version` (the newest). */
 static int end_write(cs_txn *t)
 {
+    cs_assert(t->writing);
     cs_dbfile *f = t->f;
     slab_reset(&f->slab);
     t->writing = false;
@@ -356,11 +384,7 @@ static int end_write(cs_txn *t)
         t->schema = NULL;
         t->schema_dirty = false;
     }
-    pthread_mutex_lock(&f->mu);
-    t->top = f->top;
-    t->limit = f->logical;
-    t->map = f->map->base;
-    pthread_mutex_unlock(&f->mu);
+    take_newest_top(t);
     t->epoch++;
     lock_writer_release(f);
     pthread_mutex_unlock(&f->write_mu);
@@ -402,11 +426,7 @@ int cs_txn_commit(cs_txn *t)
         /* the committed schema becomes the shared one */
         uint64_t sref = 0;
         t->schema_dirty = false;
-        pthread_mutex_lock(&f->mu);
-        t->top = f->top;
-        t->limit = f->logical;
-        t->map = f->map->base;
-        pthread_mutex_unlock(&f->mu);
+        take_newest_top(t);
         if (txn_top_get(t, TOP_SCHEMA, &sref) == CS_OK) {
             t->schema->ref = sref;
             pthread_mutex_lock(&f->mu);
@@ -417,6 +437,10 @@ int cs_txn_commit(cs_txn *t)
         }
     }
     int rc2 = end_write(t);
+#ifdef CSTORE_INTERNAL_CHECKS
+    /* the one call up the stack, in internal-checks builds only (docs/ARCHITECTURE.md) */
+    if (rc == CS_OK && rc2 == CS_OK) check_commit(t, t->base_verified);
+#endif
     return rc ? rc : rc2;
 }
 
