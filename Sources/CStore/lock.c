@@ -19,7 +19,7 @@
  *  2. A process publishes in its slot the oldest version any of its transactions pins (0 when
  *     none). A reader pins v by storing it and then checking that v is still the newest; a writer
  *     computes the oldest live version after that store is visible, so it never reuses space a
- *     pinned version can reach (file.c rule 1).
+ *     pinned version can reach (commit.c durability rule 1).
  *  3. `committing` is 1 from just before a header write until the new version is published; a
  *     writer that finds it set takes the newest version from the file's header instead.
  */

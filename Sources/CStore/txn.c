@@ -1,10 +1,10 @@
 /*
- * txn.c -- transactions: pinning snapshots, promotion to write, commit and rollback, and the
- * top node's slots (docs/FORMAT.md §4). The state diagram is in cstore.h.
+ * txn.c -- transactions: pinning snapshots, promotion to write, commit (commit.c writes it) and
+ * rollback. The state diagram is in cstore.h; what a transaction reads is snapshot.c's.
  *
  * Invariants:
  *  1. A transaction pins the version it reads in f->pins for its whole life; the writer never
- *     reuses space a pinned version can reach (file.c rule 1).
+ *     reuses space a pinned version can reach (commit.c durability rule 1).
  *  2. Only a WRITE transaction (holding f->write_mu) touches the slab.
  *  3. t->epoch changes whenever a cached leaf pointer or row number may have become stale:
  *     snapshot moves, commits, rollbacks, schema changes and structural tree changes.
@@ -123,7 +123,7 @@ static bool pins_any(const cs_dbfile *f)
  * with one compare-and-swap, without publishing or a fence (take_latest). While v is the newest
  * version this costs writers nothing (no space v reaches is free); once it is not, a writer of
  * another process revokes the idle range and ignores it, and this process's own writer counts
- * only its live pins (file.c oldest_live). A dead process's slot is reaped as before. */
+ * only its live pins (commit.c oldest_live). A dead process's slot is reaped as before. */
 static void pin_drop(cs_dbfile *f, uint64_t v)
 {
     cs_assert(pinned(f, v)); /* invariant 1: a transaction drops only the pin it holds */
