@@ -161,6 +161,11 @@ uint32_t lock_commit_counter(cs_dbfile *f)
     return f->lk ? __atomic_load_n(&((struct lock_file *)f->lk)->counter, __ATOMIC_SEQ_CST) : 0;
 }
 
+uint32_t *lock_commit_word(cs_dbfile *f)
+{
+    return f->lk ? &((struct lock_file *)f->lk)->counter : NULL;
+}
+
 /* ---- pins ------------------------------------------------------------------------------- */
 
 void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence)

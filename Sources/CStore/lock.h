@@ -14,6 +14,8 @@ uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);
 void lock_committing(cs_dbfile *f);
 uint32_t lock_commit_counter(cs_dbfile *f);
+/** The commit counter's futex word in the shared lock file (NULL without a lock file). */
+uint32_t *lock_commit_word(cs_dbfile *f);
 void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence);
 /** Marks this process's published range idle: no transaction uses it, a writer may revoke it. */
 void lock_pins_idle(cs_dbfile *f);

@@ -485,3 +485,32 @@ int cs_txn_end(cs_txn *t)
 uint64_t cs_txn_version(const cs_txn *t) { return t->version; }
 bool cs_txn_is_writing(const cs_txn *t) { return t->writing; }
 uint64_t cs_txn_last_commit_bytes(const cs_txn *t) { return t->last_commit_bytes; }
+
+int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
+{
+    if (!t || !at || t->f != at->f) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: transactions of different files");
+    if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the transaction is writing");
+    if (at->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the target transaction is writing");
+    if (at->version == t->version) return CS_OK;
+    if (at->version < t->version)
+        return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: version %llu is older than the transaction's %llu",
+                       (unsigned long long)at->version, (unsigned long long)t->version);
+    cs_dbfile *f = t->f;
+    pthread_mutex_lock(&f->mu);
+    uint64_t old = t->version;
+    /* `at` pins its version, so adding a pin never has to publish or re-check anything */
+    int rc = file_map_for(f, at->limit);
+    if (rc == CS_OK) rc = pin_add(f, at->version, at->top, old, false);
+    if (rc == CS_OK) {
+        pin_drop(f, old);
+        t->version = at->version;
+        t->top = at->top;
+        t->limit = at->limit;
+        t->map = f->map->base;
+    }
+    pthread_mutex_unlock(&f->mu);
+    TRY(rc);
+    t->epoch++;
+    TRY(check_top(t));
+    return load_schema(t);
+}

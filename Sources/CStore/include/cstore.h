@@ -337,6 +337,10 @@ int cs_txn_rollback(cs_txn *txn);
 int cs_txn_advance(cs_txn *txn, bool *changed);
 /** Ends the transaction (rolling back a write) and frees it. */
 int cs_txn_end(cs_txn *txn);
+/** Moves a READ transaction forward to exactly the version `at` (a transaction of the same file,
+ *  which keeps that version pinned) reads. CS_MISUSE when either is writing, when they belong to
+ *  different files or when that version is older than the one `txn` reads. */
+int cs_txn_advance_to(cs_txn *txn, const cs_txn *at);
 /** The version the transaction reads (for a write: the version it started on). */
 uint64_t cs_txn_version(const cs_txn *txn);
 /** True while the transaction is writing. */
@@ -797,6 +801,107 @@ int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out);
 /** The next record; CS_NOTFOUND after the last. CS_MISUSE if the transaction moved. */
 int cs_changes_next(cs_changes *changes, cs_change *out);
 void cs_changes_close(cs_changes *changes);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Change notifications                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * A notifier follows one file from version to version and computes, once per version, what
+ * changed for each of its watches (docs/ARCHITECTURE.md, Change notifications). It holds one
+ * read transaction at the version it last computed (cs_notifier_txn), which keeps that version
+ * and the change history after it. A notifier and its watches are used by one thread at a time
+ * (callers serialise every call on them).
+ *
+ * A watch observes a table query (with its SORT, DISTINCT and LIMIT), a List, Set or Map
+ * property, the backlinks of an object, or one object. Its changes accumulate from version to
+ * version until cs_watch_take hands them out: so change sets that were not taken coalesce.
+ */
+typedef struct cs_notifier cs_notifier;
+typedef struct cs_watch cs_watch;
+
+/** Most columns in one key path of a watch's filter (also the depth of the default deep filter). */
+#define CS_KEYPATH_MAX 4
+
+/** A key path of a watch's filter: columns from the observed objects' table through links.
+ *  cols[0] is a column of the observed table; cols[i+1] a column of the table cols[i] links to. */
+typedef struct cs_keypath {
+    uint32_t cols[CS_KEYPATH_MAX];
+    uint32_t n; /* 1..CS_KEYPATH_MAX */
+} cs_keypath;
+
+/** Watch flags: what counts as a modification when no key paths are given. */
+enum {
+    CS_WATCH_DEEP = 0,    /* every column, and the columns of linked objects up to CS_KEYPATH_MAX */
+    CS_WATCH_SHALLOW = 1, /* the observed objects' own columns only (object watches' default) */
+};
+
+/** What changed for a watch since its last cs_watch_take. Arrays are owned by the watch, valid
+ *  until its next take, the notifier's next advance or the watch is freed. Indices are sorted
+ *  ascending; deletions and modifications are positions in the collection as it was at the
+ *  last take, insertions and modifications_new positions in the collection now. A moved
+ *  element is a deletion and an insertion. */
+typedef struct cs_changeset {
+    uint64_t version;          /* the version the change set brings the observer to */
+    bool initial;              /* the watch's first change set (nothing else is set) */
+    bool deleted;              /* the object, or the collection's owner, was deleted */
+    const size_t *deletions;   size_t ndeletions;
+    const size_t *insertions;  size_t ninsertions;
+    const size_t *modifications; const size_t *modifications_new; size_t nmodifications;
+    /* maps: keys deleted (from the last take), inserted and modified (strings owned by the watch) */
+    const cs_value *keys_deleted;  size_t nkeys_deleted;
+    const cs_value *keys_inserted; size_t nkeys_inserted;
+    const cs_value *keys_modified; size_t nkeys_modified;
+    /* objects: the columns that changed (key-path filters map a deep change to its first column) */
+    const uint32_t *columns;   size_t ncolumns;
+} cs_changeset;
+
+/** A notifier on `db` at its newest version. */
+int cs_notifier_open(cs_db *db, cs_notifier **out);
+/** Frees the notifier; every watch on it must have been freed. */
+void cs_notifier_close(cs_notifier *n);
+/** Moves to the newest version and computes every watch's changes (*moved: whether the version
+ *  moved). A history that no longer reaches the notifier's version (or a schema change) makes
+ *  collection watches compare whole results: no modifications are reported then. */
+int cs_notifier_advance(cs_notifier *n, bool *moved);
+/** The version the notifier computed last. */
+uint64_t cs_notifier_version(const cs_notifier *n);
+/** The notifier's read transaction (at cs_notifier_version), for cs_txn_advance_to. */
+const cs_txn *cs_notifier_txn(const cs_notifier *n);
+/** Blocks until the file's commit counter differs from `seen`, cs_notifier_wake is called, or
+ *  `timeout_ms` passes (CS_BUSY; -1: no limit). Waits on both at once with futex_waitv where the
+ *  kernel has it, else in slices of the commit wait. Thread-safe. */
+int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms);
+/** Wakes cs_notifier_wait. Thread-safe. */
+void cs_notifier_wake(cs_notifier *n);
+
+/** A watch over the results of a table query (text as cs_query_new_named, `names` may be NULL).
+ *  `paths` (npaths 0: every column per `flags`) are the key paths whose changes make an element
+ *  modified. */
+int cs_watch_query(cs_notifier *n, uint32_t table, const char *text, size_t len, const cs_value *args,
+                   size_t nargs, const cs_name_map *names, const cs_keypath *paths, size_t npaths, int flags,
+                   cs_watch **out);
+/** A watch over List, Set or Map column `col` of object `key` of `table`. */
+int cs_watch_coll(cs_notifier *n, uint32_t table, int64_t key, uint32_t col, const cs_keypath *paths,
+                  size_t npaths, int flags, cs_watch **out);
+/** A watch over the objects of `origin_table` whose link column `origin_col` links to object
+ *  `key` of `table`, in link order. */
+int cs_watch_backlinks(cs_notifier *n, uint32_t table, int64_t key, uint32_t origin_table, uint32_t origin_col,
+                       const cs_keypath *paths, size_t npaths, int flags, cs_watch **out);
+/** A watch over one object. */
+int cs_watch_object(cs_notifier *n, uint32_t table, int64_t key, const cs_keypath *paths, size_t npaths,
+                    int flags, cs_watch **out);
+void cs_watch_free(cs_watch *w);
+/** Whether the watch has changes to hand out (its initial change set counts). */
+bool cs_watch_pending(const cs_watch *w);
+/** Hands out the changes since the last take (or the initial change set) and starts a new
+ *  accumulation at the notifier's version. */
+int cs_watch_take(cs_watch *w, cs_changeset *out);
+/** Drops the changes accumulated so far without handing them out. */
+void cs_watch_discard(cs_watch *w);
+/** How many times the watch ran its whole query (or read all backlinks) again since it was made,
+ *  for tests and tuning: updates from the history alone do not count. */
+uint64_t cs_watch_full_runs(const cs_watch *w);
 
 #ifdef __cplusplus
 }

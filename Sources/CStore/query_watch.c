@@ -1,0 +1,100 @@
+/*
+ * query_watch.c -- the query engine's answers to the notifier (docs/ARCHITECTURE.md, Change
+ * notifications): which columns a query reads, so that a commit writing none of them leaves
+ * its results as they were, and whether a single object matches, so that an unsorted result
+ * is updated from the written objects alone instead of running the query again.
+ */
+#include "query_int.h"
+#include "query_watch.h"
+
+static int dep_add(query_deps *d, uint32_t table, uint32_t col)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->d[i].table == table && d->d[i].col == col) return CS_OK;
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 8;
+        query_dep *x = realloc(d->d, nc * sizeof *x);
+        if (!x) return NOMEM();
+        d->d = x;
+        d->cap = nc;
+    }
+    d->d[d->n++] = (query_dep){table, col};
+    return CS_OK;
+}
+
+static int deps_of_path(cs_query *q, const bpath *b, query_deps *d)
+{
+    if (!b) return CS_OK;
+    for (size_t i = 0; i < b->n; i++) {
+        const bstep *s = &b->steps[i];
+        switch (s->kind) {
+        case BS_COL:
+        case BS_COLL:
+        case BS_MAPKEY:
+        case BS_BACKLINKS:
+            if (s->col == CS_NONE) break;
+            TRY(dep_add(d, s->table, s->col));
+            if (s->kind == BS_BACKLINKS || s->table != q->table || s->type == CS_TYPE_LINK) d->root_only = false;
+            break;
+        default:
+            break;
+        }
+    }
+    return CS_OK;
+}
+
+static int deps_of(cs_query *q, const qnode *n, query_deps *d, int depth)
+{
+    if (!n || depth > 200) return CS_OK;
+    if (n->kind == QN_KEYPATH) return deps_of_path(q, n->owned, d);
+    if (n->kind == QN_SUBQUERY) {
+        d->root_only = false;
+        TRY(deps_of(q, n->path, d, depth + 1));
+        return deps_of(q, n->pred, d, depth + 1);
+    }
+    TRY(deps_of(q, n->a, d, depth + 1));
+    TRY(deps_of(q, n->b, d, depth + 1));
+    TRY(deps_of(q, n->c, d, depth + 1));
+    for (size_t i = 0; i < n->nitems; i++) TRY(deps_of(q, n->items[i], d, depth + 1));
+    return CS_OK;
+}
+
+int query_deps_get(cs_query *q, query_deps *out)
+{
+    out->n = 0;
+    out->root_only = true;
+    TRY(query_rebind(q));
+    const qparsed *p = q->parsed;
+    out->key_ordered = q->root == QR_TABLE && !p->nsort && !p->ndistinct && p->limit < 0;
+    TRY(deps_of(q, p->pred, out, 0));
+    for (size_t i = 0; i < p->nsort; i++) TRY(deps_of(q, p->sort[i].path, out, 0));
+    for (size_t i = 0; i < p->ndistinct; i++) TRY(deps_of(q, p->distinct[i], out, 0));
+    if (q->root != QR_TABLE) out->root_only = false;
+    return CS_OK;
+}
+
+void query_deps_free(query_deps *d)
+{
+    free(d->d);
+    d->d = NULL;
+    d->n = d->cap = 0;
+}
+
+int query_match_one(cs_query *q, int64_t key, bool *match)
+{
+    *match = false;
+    TRY(query_rebind(q));
+    cs_obj o;
+    int rc = cs_obj_open(q->txn, q->table, key, &o);
+    if (rc == CS_NOTFOUND) return CS_OK;
+    TRY(rc);
+    return query_eval(q->txn, q->parsed->pred, &o, NULL, match);
+}
+
+uint32_t query_table(const cs_query *q) { return q->table; }
+
+void query_set_txn(cs_query *q, cs_txn *t, bool schema_changed)
+{
+    q->txn = t;
+    if (schema_changed) q->bound_to = NULL;
+}

@@ -1,0 +1,434 @@
+// Change notifications in the core (cs_notifier / cs_watch): a random-commit oracle applies each
+// reported change set to the previous key list and must get the new one; modifications name
+// exactly the kept elements that were written; unsorted queries over unwritten columns are
+// updated without running the query; collections, backlinks, maps and objects report what their
+// records say.
+
+import CStore
+import Foundation
+import Testing
+
+private struct Rng: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        var z = state
+        z = (z ^ (z >> 33)) &* 0xff51afd7ed558ccd
+        return z ^ (z >> 29)
+    }
+}
+
+/// A change set copied out of the core.
+struct TakenChange {
+    var initial = false
+    var deleted = false
+    var deletions: [Int] = []
+    var insertions: [Int] = []
+    var modifications: [Int] = []
+    var modificationsNew: [Int] = []
+    var keysDeleted: [String] = []
+    var keysInserted: [String] = []
+    var keysModified: [String] = []
+    var columns: [UInt32] = []
+    var version: UInt64 = 0
+
+    init(_ w: OpaquePointer) throws {
+        var c = cs_changeset()
+        try must(cs_watch_take(w, &c), "cs_watch_take")
+        initial = c.initial
+        deleted = c.deleted
+        version = c.version
+        func ints(_ p: UnsafePointer<Int>?, _ n: Int) -> [Int] { n == 0 ? [] : Array(UnsafeBufferPointer(start: p, count: n)) }
+        deletions = ints(c.deletions, c.ndeletions)
+        insertions = ints(c.insertions, c.ninsertions)
+        modifications = ints(c.modifications, c.nmodifications)
+        modificationsNew = ints(c.modifications_new, c.nmodifications)
+        func strs(_ p: UnsafePointer<cs_value>?, _ n: Int) -> [String] {
+            (0..<n).map { i in
+                let v = p![i]
+                let raw = UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len)
+                return String(decoding: raw, as: UTF8.self)
+            }.sorted()
+        }
+        keysDeleted = strs(c.keys_deleted, c.nkeys_deleted)
+        keysInserted = strs(c.keys_inserted, c.nkeys_inserted)
+        keysModified = strs(c.keys_modified, c.nkeys_modified)
+        columns = c.ncolumns == 0 ? [] : Array(UnsafeBufferPointer(start: c.columns, count: c.ncolumns)).sorted()
+    }
+
+    /// `old` with the deletions removed and the insertions taken from `new`.
+    func apply<T>(to old: [T], new: [T]) -> [T] {
+        var out = old
+        for d in deletions.reversed() { out.remove(at: d) }
+        for i in insertions { out.insert(new[i], at: i) }
+        return out
+    }
+}
+
+private func queryKeys(_ txn: OpaquePointer, _ table: UInt32, _ text: String) throws -> [Int64] {
+    var q: OpaquePointer?
+    try must(cs_query_new(txn, table, text, text.utf8.count, nil, 0, &q), "cs_query_new")
+    defer { cs_query_free(q) }
+    var keys: UnsafeMutablePointer<Int64>?
+    var n = 0
+    try must(cs_query_keys(q, &keys, &n), "cs_query_keys")
+    defer { cs_keys_free(keys) }
+    return n == 0 ? [] : Array(UnsafeBufferPointer(start: keys, count: n))
+}
+
+private func watchQuery(_ n: OpaquePointer, _ table: UInt32, _ text: String, paths: [cs_keypath] = [],
+                        flags: Int32 = Int32(CS_WATCH_DEEP)) throws -> OpaquePointer {
+    var w: OpaquePointer?
+    try paths.withUnsafeBufferPointer { p in
+        try must(cs_watch_query(n, table, text, text.utf8.count, nil, 0, nil, p.baseAddress, p.count, flags, &w),
+                 "cs_watch_query(\(text))")
+    }
+    return w!
+}
+
+private func keypath(_ cols: UInt32...) -> cs_keypath {
+    var p = cs_keypath()
+    withUnsafeMutableBytes(of: &p.cols) { raw in
+        let b = raw.bindMemory(to: UInt32.self)
+        for (i, c) in cols.enumerated() { b[i] = c }
+    }
+    p.n = UInt32(cols.count)
+    return p
+}
+
+private func advance(_ n: OpaquePointer) throws {
+    var moved = false
+    try must(cs_notifier_advance(n, &moved), "cs_notifier_advance")
+}
+
+@Suite struct NotifyCoreTests {
+    /// Thousands of random commits; each query's change set turns the previous key list into the
+    /// new one, and its modifications are exactly the kept objects written since.
+    @Test(arguments: [false, true]) func randomCommitOracle(coalesce: Bool) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var table: UInt32 = 0, a: UInt32 = 0, b: UInt32 = 0
+            try db.write { t in
+                table = try addTable(t, "Item")
+                a = try addColumn(t, table, "a", CS_TYPE_INT)
+                b = try addColumn(t, table, "b", CS_TYPE_INT)
+                for i in 0..<200 {
+                    var o = try createObj(t, table)
+                    try must(cs_obj_set_int(&o, a, Int64(i % 100)))
+                    try must(cs_obj_set_int(&o, b, Int64((i * 37) % 101)))
+                }
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let texts = ["a < 50", "a < 50 SORT(b ASC)", "TRUEPREDICATE SORT(b DESC, a ASC)", "b >= 30 AND a != 7",
+                         "TRUEPREDICATE DISTINCT(b)"]
+            var watches: [OpaquePointer] = []
+            var snapshots: [[Int64]] = []
+            for text in texts {
+                let w = try watchQuery(notifier!, table, text)
+                watches.append(w)
+                #expect(try TakenChange(w).initial)
+                snapshots.append(try db.read { try queryKeys($0, table, text) })
+            }
+            var rng = Rng(state: coalesce ? 99 : 7)
+            var writtenSince: Set<Int64> = []
+            let commits = 1500
+            for round in 0..<commits {
+                try db.write { t in
+                    for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                        let keys = try allKeys(t, table)
+                        switch Int.random(in: 0..<10, using: &rng) {
+                        case 0, 1:
+                            var o = try createObj(t, table)
+                            try must(cs_obj_set_int(&o, a, Int64.random(in: 0..<100, using: &rng)))
+                            try must(cs_obj_set_int(&o, b, Int64.random(in: 0..<100, using: &rng)))
+                        case 2 where keys.count > 50:
+                            var o = try openObj(t, table, keys.randomElement(using: &rng)!)
+                            try must(cs_obj_delete(&o))
+                        case 3, 4, 5:
+                            let k = keys.randomElement(using: &rng)!
+                            var o = try openObj(t, table, k)
+                            try must(cs_obj_set_int(&o, a, Int64.random(in: 0..<100, using: &rng)))
+                            writtenSince.insert(k)
+                        default:
+                            let k = keys.randomElement(using: &rng)!
+                            var o = try openObj(t, table, k)
+                            try must(cs_obj_set_int(&o, b, Int64.random(in: 0..<100, using: &rng)))
+                            writtenSince.insert(k)
+                        }
+                    }
+                }
+                try advance(notifier!)
+                if coalesce && round % 5 != 4 && round != commits - 1 { continue }
+                let now = try db.read { t in try texts.map { try queryKeys(t, table, $0) } }
+                for (i, w) in watches.enumerated() {
+                    let c = try TakenChange(w)
+                    let old = snapshots[i]
+                    #expect(c.apply(to: old, new: now[i]) == now[i], "\(texts[i]) round \(round)")
+                    #expect(c.deletions == c.deletions.sorted() && c.insertions == c.insertions.sorted())
+                    // kept in place: old positions not deleted
+                    let deleted = Set(c.deletions)
+                    let moved = Set(c.insertions.map { now[i][$0] })
+                    let expectMods = old.indices.filter { !deleted.contains($0) && writtenSince.contains(old[$0]) && !moved.contains(old[$0]) }
+                    #expect(c.modifications == expectMods, "\(texts[i]) round \(round)")
+                    for (o, n) in zip(c.modifications, c.modificationsNew) { #expect(old[o] == now[i][n]) }
+                    snapshots[i] = now[i]
+                }
+                writtenSince = []
+            }
+            for w in watches { cs_watch_free(w) }
+        }
+    }
+
+    /// A commit writing a column the filter does not read leaves an unsorted query's results as
+    /// they were: the modification is reported without running the query.
+    @Test func unsortedQueryOnUnwrittenColumnsIsNotRun() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var table: UInt32 = 0, a: UInt32 = 0, b: UInt32 = 0
+            try db.write { t in
+                table = try addTable(t, "Item")
+                a = try addColumn(t, table, "a", CS_TYPE_INT)
+                b = try addColumn(t, table, "b", CS_TYPE_INT)
+                for i in 0..<100_000 {
+                    var o = try createObj(t, table)
+                    try must(cs_obj_set_int(&o, a, Int64(i % 2)))
+                }
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let w = try watchQuery(notifier!, table, "a == 1")
+            _ = try TakenChange(w)
+            let keys = try db.read { try queryKeys($0, table, "a == 1") }
+            for i in 0..<20 {
+                let k = keys[i * 1000]
+                try db.write { t in
+                    var o = try openObj(t, table, k)
+                    try must(cs_obj_set_int(&o, b, Int64(i)))
+                }
+                try advance(notifier!)
+                let c = try TakenChange(w)
+                #expect(c.modifications == [i * 1000] && c.deletions.isEmpty && c.insertions.isEmpty)
+            }
+            // the filter column written: results move, still without a full run
+            try db.write { t in
+                var o = try openObj(t, table, keys[5])
+                try must(cs_obj_set_int(&o, a, 0))
+            }
+            try advance(notifier!)
+            let c = try TakenChange(w)
+            #expect(c.deletions == [5] && c.insertions.isEmpty && c.modifications.isEmpty)
+            #expect(cs_watch_full_runs(w) == 0)
+            cs_watch_free(w)
+        }
+    }
+
+    /// A watch whose table was not touched reports nothing.
+    @Test func untouchedTableReportsNothing() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var t1: UInt32 = 0, t2: UInt32 = 0, c2: UInt32 = 0
+            try db.write { t in
+                t1 = try addTable(t, "A")
+                _ = try addColumn(t, t1, "x", CS_TYPE_INT)
+                t2 = try addTable(t, "B")
+                c2 = try addColumn(t, t2, "y", CS_TYPE_INT)
+                _ = try createObj(t, t1)
+                _ = try createObj(t, t2)
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let w = try watchQuery(notifier!, t1, "x > 0 SORT(x ASC)")
+            _ = try TakenChange(w)
+            try db.write { t in
+                var o = try openObj(t, t2, 0)
+                try must(cs_obj_set_int(&o, c2, 5))
+            }
+            try advance(notifier!)
+            #expect(!cs_watch_pending(w))
+            #expect(cs_watch_full_runs(w) == 0)
+            cs_watch_free(w)
+        }
+    }
+
+    /// Lists: insert, erase, move, swap and replace replayed; a deep change to an element
+    /// reported as a modification of its position; key-path filters as given.
+    @Test func listAndObjectChanges() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var dog: UInt32 = 0, toy: UInt32 = 0, name: UInt32 = 0, toys: UInt32 = 0, brand: UInt32 = 0, age: UInt32 = 0
+            try db.write { t in
+                toy = try addTable(t, "Toy")
+                brand = try addColumn(t, toy, "brand", CS_TYPE_STRING)
+                dog = try addTable(t, "Dog")
+                name = try addColumn(t, dog, "name", CS_TYPE_STRING)
+                age = try addColumn(t, dog, "age", CS_TYPE_INT)
+                toys = try addColumn(t, dog, "toys", CS_TYPE_LINK, coll: CS_COLL_LIST, target: toy)
+                var d = try createObj(t, dog)
+                var l = cs_coll()
+                try must(cs_coll_open(&d, toys, &l))
+                for _ in 0..<5 {
+                    let o = try createObj(t, toy)
+                    var v = cs_link(toy, o.key)
+                    try must(cs_list_append(&l, &v))
+                }
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            var lw: OpaquePointer?
+            try must(cs_watch_coll(notifier!, dog, 0, toys, nil, 0, Int32(CS_WATCH_DEEP), &lw))
+            var ow: OpaquePointer?
+            try must(cs_watch_object(notifier!, dog, 0, nil, 0, Int32(CS_WATCH_SHALLOW), &ow))
+            var brandPath = [keypath(toys, brand)]
+            var ow2: OpaquePointer?
+            try must(cs_watch_object(notifier!, dog, 0, &brandPath, 1, 0, &ow2))
+            var toysPath = [keypath(toys)]
+            var ow3: OpaquePointer?
+            try must(cs_watch_object(notifier!, dog, 0, &toysPath, 1, 0, &ow3))
+            let dq = try watchQuery(notifier!, dog, "TRUEPREDICATE", paths: [keypath(name)])
+            #expect(try TakenChange(lw!).initial)
+            #expect(!cs_watch_pending(ow!))
+            _ = try TakenChange(dq)
+            // a toy's brand: the list position modified; the deep object filter fires, the
+            // shallow ones and the "toys" one do not
+            try db.write { t in
+                var o = try openObj(t, toy, 2)
+                var v = cs_string("x", 1)
+                try must(cs_obj_set(&o, brand, &v))
+            }
+            try advance(notifier!)
+            var c = try TakenChange(lw!)
+            #expect(c.modifications == [2] && c.deletions.isEmpty && c.insertions.isEmpty)
+            #expect(!cs_watch_pending(ow!) && !cs_watch_pending(ow3!) && !cs_watch_pending(dq))
+            #expect(try TakenChange(ow2!).columns == [toys])
+            // list operations
+            try db.write { t in
+                var d = try openObj(t, dog, 0)
+                var l = cs_coll()
+                try must(cs_coll_open(&d, toys, &l))
+                try must(cs_list_erase(&l, 0))           // [1 2 3 4]
+                try must(cs_list_move(&l, 3, 0))         // [4 1 2 3]
+                var v = cs_link(toy, 1)
+                try must(cs_list_set(&l, 2, &v))         // [4 1 1 3]: position 2 replaced
+                try must(cs_list_append(&l, &v))         // [4 1 1 3 1]
+            }
+            try advance(notifier!)
+            c = try TakenChange(lw!)
+            // old [0 1 2 3 4]: 0 erased, 4 moved to the front (a deletion and an insertion),
+            // position 2 replaced (a modification of old 2), one appended
+            #expect(c.deletions == [0, 4])
+            #expect(c.insertions == [0, 4])
+            #expect(c.modifications == [2] && c.modificationsNew == [2])
+            #expect(try TakenChange(ow!).columns == [toys])
+            #expect(try TakenChange(ow2!).columns == [toys])
+            #expect(try TakenChange(ow3!).columns == [toys])
+            #expect(!cs_watch_pending(dq))
+            // self-assignment counts; a column outside the filter does not
+            try db.write { t in
+                var o = try openObj(t, dog, 0)
+                var v = cs_string("", 0)
+                try must(cs_obj_set(&o, name, &v))
+            }
+            try advance(notifier!)
+            #expect(try TakenChange(ow!).columns == [name])
+            #expect(try TakenChange(dq).modifications == [0])
+            try db.write { t in
+                var o = try openObj(t, dog, 0)
+                try must(cs_obj_set_int(&o, age, 3))
+            }
+            try advance(notifier!)
+            #expect(try TakenChange(ow!).columns == [age])
+            #expect(!cs_watch_pending(dq))
+            // deletion of the owner
+            try db.write { t in
+                var o = try openObj(t, dog, 0)
+                try must(cs_obj_delete(&o))
+            }
+            try advance(notifier!)
+            c = try TakenChange(lw!)
+            #expect(c.deleted && c.deletions == [0, 1, 2, 3, 4])
+            #expect(try TakenChange(ow!).deleted)
+            #expect(try TakenChange(dq).deletions == [0])
+            for w in [lw, ow, ow2, ow3, dq] { cs_watch_free(w) }
+        }
+    }
+
+    /// Maps report keys; backlinks report an owner unlinked as a deletion.
+    @Test func mapsAndBacklinks() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var person: UInt32 = 0, dog: UInt32 = 0, dogs: UInt32 = 0, tags: UInt32 = 0
+            try db.write { t in
+                dog = try addTable(t, "Dog")
+                person = try addTable(t, "Person")
+                dogs = try addColumn(t, person, "dogs", CS_TYPE_LINK, coll: CS_COLL_LIST, target: dog)
+                tags = try addColumn(t, person, "tags", CS_TYPE_INT, coll: CS_COLL_MAP)
+                _ = try createObj(t, dog)
+                for _ in 0..<3 {
+                    var p = try createObj(t, person)
+                    var l = cs_coll()
+                    try must(cs_coll_open(&p, dogs, &l))
+                    var v = cs_link(dog, 0)
+                    try must(cs_list_append(&l, &v))
+                    var m = cs_coll()
+                    try must(cs_coll_open(&p, tags, &m))
+                    var one = cs_int(1)
+                    try must(cs_map_set(&m, "a", 1, &one))
+                    try must(cs_map_set(&m, "b", 1, &one))
+                }
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            var bw: OpaquePointer?
+            try must(cs_watch_backlinks(notifier!, dog, 0, person, dogs, nil, 0, 0, &bw))
+            var mw: OpaquePointer?
+            try must(cs_watch_coll(notifier!, person, 1, tags, nil, 0, 0, &mw))
+            _ = try TakenChange(bw!)
+            _ = try TakenChange(mw!)
+            try db.write { t in
+                var p = try openObj(t, person, 1)
+                var l = cs_coll()
+                try must(cs_coll_open(&p, dogs, &l))
+                try must(cs_list_erase(&l, 0))
+                var m = cs_coll()
+                try must(cs_coll_open(&p, tags, &m))
+                var two = cs_int(2)
+                try must(cs_map_set(&m, "b", 1, &two))
+                try must(cs_map_set(&m, "c", 1, &two))
+                var erased = false
+                try must(cs_map_erase(&m, "a", 1, &erased))
+            }
+            try advance(notifier!)
+            let b = try TakenChange(bw!)
+            #expect(b.deletions == [1] && b.insertions.isEmpty)
+            let m = try TakenChange(mw!)
+            #expect(m.keysDeleted == ["a"], "\(m.keysDeleted)")
+            #expect(m.keysInserted == ["c"], "\(m.keysInserted)")
+            #expect(m.keysModified == ["b"], "\(m.keysModified)")
+            cs_watch_free(bw)
+            cs_watch_free(mw)
+        }
+    }
+
+    /// The wait returns for a commit and for a wake.
+    @Test func waitWakes() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { t in _ = try addTable(t, "A") }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let seen = cs_db_commit_counter(db.h)
+            expectCode(cs_notifier_wait(notifier, seen, 10), CS_BUSY, "wait with nothing")
+            cs_notifier_wake(notifier)
+            try must(cs_notifier_wait(notifier, seen, 5000), "wait after wake")
+            try db.write { _ in }
+            try must(cs_notifier_wait(notifier, seen, 5000), "wait after commit")
+        }
+    }
+}
