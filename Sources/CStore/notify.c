@@ -954,7 +954,7 @@ bool cs_watch_pending(const cs_watch *w)
 
 void cs_watch_discard(cs_watch *w)
 {
-    w->initial = false;
+    /* an initial change set is a snapshot: there is nothing in it to leave out */
     w->deleted_new = false;
     w->ncols = 0;
     pending_reset(&w->pend, pending_len(&w->pend));
@@ -1018,6 +1018,7 @@ int cs_watch_take(cs_watch *w, cs_changeset *out)
     if (w->initial) {
         out->initial = true;
         cs_watch_discard(w);
+        w->initial = false;
         return CS_OK;
     }
     out->deleted = w->deleted_new;

@@ -897,7 +897,8 @@ bool cs_watch_pending(const cs_watch *w);
 /** Hands out the changes since the last take (or the initial change set) and starts a new
  *  accumulation at the notifier's version. */
 int cs_watch_take(cs_watch *w, cs_changeset *out);
-/** Drops the changes accumulated so far without handing them out. */
+/** Drops the changes accumulated so far without handing them out (an initial change set stays:
+ *  it describes the collection as it is when taken). */
 void cs_watch_discard(cs_watch *w);
 /** How many times the watch ran its whole query (or read all backlinks) again since it was made,
  *  for tests and tuning: updates from the history alone do not count. */

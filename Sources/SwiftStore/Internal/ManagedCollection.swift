@@ -45,6 +45,9 @@ final class ManagedCollection {
 
     var core: RealmCore { owner.core! }
 
+    /// Whether this is a collection nested in a Mixed value (below its column).
+    var isNested: Bool { !steps.isEmpty }
+
     /// Opens the core accessor (checking the owner is readable on this thread).
     @inline(__always)
     func open(_ body: (UnsafeMutablePointer<cs_coll>) -> Void) {

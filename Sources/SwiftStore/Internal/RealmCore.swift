@@ -46,6 +46,8 @@ final class RealmCore {
     private let ownsTxn: Bool
     /// What the instance cache references weakly (see `Anchor`).
     let anchor = Anchor()
+    /// Whether notifications move this instance to the newest version (`Realm.autorefresh`).
+    var autorefresh = true
 
     /// The transaction objects read through, beginning a new one after `invalidate()`.
     var txn: OpaquePointer {
@@ -355,13 +357,17 @@ final class RealmCore {
         mutations &+= 1
     }
 
-    func commitWrite() throws {
+    func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         verifyThread()
         guard isInWriteTransaction else {
             preconditionFailure("Can't commit a non-existing write transaction")
         }
         mutations &+= 1
         try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+        guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
+        if !tokens.isEmpty { n.skip(tokens) }
+        n.wake()
+        n.realmDidChange(self)
     }
 
     func cancelWrite() {
@@ -379,9 +385,13 @@ final class RealmCore {
         if isInWriteTransaction { return false }
         guard let t = _txn else { _ = txn; return true }
         var changed = false
-        CoreCall.must(cs_txn_advance(t, &changed), "Refreshing")
-        if changed { mutations &+= 1 }
-        return changed
+        if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+            changed = n.deliverNow(self)
+        }
+        var moved = false
+        CoreCall.must(cs_txn_advance(t, &moved), "Refreshing")
+        if moved { mutations &+= 1 }
+        return changed || moved
     }
 
     func invalidate() {

@@ -85,11 +85,12 @@ public struct Realm: Equatable {
     }
 
     /// Runs `block` in a write transaction and commits it; a throw from `block` cancels it.
+    /// The observers of `tokens` are not told about this write.
     ///
     /// - Throws: what `block` throws, or `Realm.Error` when the commit fails (the changes are
     ///   then rolled back).
     @discardableResult
-    public func write<Result>(withoutNotifying tokens: [AnyObject] = [], _ block: () throws -> Result) throws -> Result {
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         beginWrite()
         let result: Result
         do {
@@ -98,22 +99,25 @@ public struct Realm: Equatable {
             if isInWriteTransaction { cancelWrite() }
             throw error
         }
-        if isInWriteTransaction { try commitWrite() }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
         return result
     }
 
     /// Begins a write transaction, first advancing to the newest version. Traps when one is
-    /// open already or the Realm is read-only. Wraps `cs_txn_promote`.
+    /// open already or the Realm is read-only. Wraps `cs_txn_promote`. (Pending notifications
+    /// are not delivered here: an initial notification not delivered yet then includes the
+    /// write, as RealmSwift's documentation shows.)
     public func beginWrite() {
         core.beginWrite()
     }
 
-    /// Commits the write transaction.
+    /// Commits the write transaction. The observers of `tokens` are not told about it; this
+    /// Realm's `observe` blocks get `.didChange`.
     ///
     /// - Throws: `Realm.Error` (for example `.fileAccess` on a full disk); the transaction is
     ///   rolled back. Wraps `cs_txn_commit`.
-    public func commitWrite(withoutNotifying tokens: [AnyObject] = []) throws {
-        try core.commitWrite()
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try core.commitWrite(withoutNotifying: tokens)
     }
 
     /// Discards the write transaction's changes. Objects created in it become invalid.
@@ -218,8 +222,9 @@ public struct Realm: Equatable {
 
     // MARK: Lifecycle
 
-    /// Moves to the newest version committed by any thread or process. Returns whether the
-    /// version moved. Does nothing inside a write transaction. Wraps `cs_txn_advance`.
+    /// Moves to the newest version committed by any thread or process, first delivering the
+    /// pending notifications of this Realm's observers (synchronously, as RealmSwift does).
+    /// Returns whether the version moved. Does nothing inside a write transaction.
     @discardableResult
     public func refresh() -> Bool {
         core.refresh()

@@ -1,0 +1,429 @@
+import CStore
+import Dispatch
+import Foundation
+
+/// Registration helpers shared by every observable (docs/ARCHITECTURE.md, Change
+/// notifications): checks, key paths into the core's form, and the watch constructors.
+enum Observation {
+    /// RealmSwift's checks before registering a block on `core`'s data.
+    static func check(_ core: RealmCore, queue: DispatchQueue?) {
+        core.verifyThread()
+        if core.isInWriteTransaction {
+            preconditionFailure("Cannot register notification blocks from within write transactions.")
+        }
+        if queue == nil && !Thread.isMainThread && RunLoop.current.currentMode == nil {
+            preconditionFailure("Can only add notification blocks from within runloops.")
+        }
+    }
+
+    /// String key paths ("toys", "toys.brand") as column paths from `root`'s table; traps with
+    /// RealmSwift's invalid-argument message for a name that is not a property.
+    static func keyPaths(_ paths: [String]?, root: ClassInfo?) -> [cs_keypath] {
+        guard let paths, !paths.isEmpty else { return [] }
+        guard let root else {
+            preconditionFailure("Invalid argument: key paths can only be given for collections of objects")
+        }
+        return paths.map { path in
+            var info = root
+            var cols: [UInt32] = []
+            let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            for (i, name) in parts.enumerated() {
+                guard let idx = info.objectSchema.byName[name] else {
+                    preconditionFailure("Invalid argument: Property '\(name)' not found in object of type '\(info.objectSchema.className)'"
+                                        + " (key path '\(path)')")
+                }
+                let p = info.objectSchema.allProperties[idx]
+                if p.type == .linkingObjects {
+                    preconditionFailure("Invalid argument: key path '\(path)' goes through the LinkingObjects property '\(name)'; "
+                                        + "observing changes through backlinks is not supported yet")
+                }
+                guard let col = info.column(named: name) else {
+                    preconditionFailure("Invalid argument: Property '\(name)' not found in object of type '\(info.objectSchema.className)'")
+                }
+                cols.append(col)
+                if i + 1 < parts.count {
+                    guard let next = info.targets[idx] else {
+                        preconditionFailure("Invalid argument: Property '\(name)' of object of type '\(info.objectSchema.className)'"
+                                            + " is not a link (key path '\(path)')")
+                    }
+                    info = next
+                }
+            }
+            if cols.count > Int(CS_KEYPATH_MAX) {
+                preconditionFailure("Invalid argument: key path '\(path)' is deeper than \(CS_KEYPATH_MAX) properties")
+            }
+            var kp = cs_keypath()
+            withUnsafeMutableBytes(of: &kp.cols) { raw in
+                let b = raw.bindMemory(to: UInt32.self)
+                for (i, c) in cols.enumerated() { b[i] = c }
+            }
+            kp.n = UInt32(cols.count)
+            return kp
+        }
+    }
+
+    /// Swift key paths as their dotted names.
+    static func names<Root: ObjectBase>(_ keyPaths: [PartialKeyPath<Root>]) -> [String] {
+        keyPaths.map { KeyPathTracer.name(for: $0) }
+    }
+
+    /// A watch over a Results' query, backlinks or collection (nil with the core's message set
+    /// when the core refuses it).
+    static func makeWatch(_ base: ResultsBase, paths: [cs_keypath]) -> (OpaquePointer) -> OpaquePointer? {
+        let core = base.core
+        switch base.root {
+        case .table(let info):
+            let text = base.queryText
+            let args: QueryArguments
+            do {
+                args = try QueryArguments(base.predicates.flatMap(\.1), core: core)
+            } catch {
+                preconditionFailure("Cannot observe: \(error)")
+            }
+            let entries = core.nameMap
+            return { n in
+                var w: OpaquePointer?
+                paths.withUnsafeBufferPointer { p in
+                    entries.withUnsafeBufferPointer { e in
+                        var names = cs_name_map(entries: e.baseAddress, count: e.count)
+                        args.values.withUnsafeBufferPointer { a in
+                            _ = cs_watch_query(n, info.table, text, text.utf8.count, a.baseAddress, a.count, &names,
+                                               p.baseAddress, p.count, Int32(CS_WATCH_DEEP), &w)
+                        }
+                    }
+                }
+                return w
+            }
+        case .backlinks(let owner, let table, let col, _) where base.isPlain:
+            let (t, k) = (owner.info!.table, owner.cobj.key)
+            return { n in
+                var w: OpaquePointer?
+                paths.withUnsafeBufferPointer { p in
+                    _ = cs_watch_backlinks(n, t, k, table, col, p.baseAddress, p.count, Int32(CS_WATCH_DEEP), &w)
+                }
+                return w
+            }
+        case .collection(let c, _) where base.isPlain && !c.isNested:
+            return collectionWatch(c, paths: paths)
+        default:
+            preconditionFailure("Observing a filtered or sorted List, MutableSet, Map or LinkingObjects is not supported yet; "
+                                + "observe the collection itself or a query on its class")
+        }
+    }
+
+    static func collectionWatch(_ c: ManagedCollection, paths: [cs_keypath]) -> (OpaquePointer) -> OpaquePointer? {
+        if c.isNested { preconditionFailure("Observing a collection nested in an AnyRealmValue is not supported yet") }
+        let (t, k, col) = (c.owner.info!.table, c.owner.cobj.key, c.col)
+        return { n in
+            var w: OpaquePointer?
+            paths.withUnsafeBufferPointer { p in
+                _ = cs_watch_coll(n, t, k, col, p.baseAddress, p.count, Int32(CS_WATCH_DEEP), &w)
+            }
+            return w
+        }
+    }
+
+    /// `object` as an object of `core` (itself when `core` is its Realm).
+    static func resolve(_ object: ObjectBase, in core: RealmCore) -> ObjectBase {
+        if object.core === core { return object }
+        let info = core.info(named: object.objectSchema.className)!
+        let o = core.object(info, key: object.cobj.key)
+        return o
+    }
+
+    /// `base` read through `core` (itself when `core` is its Realm).
+    static func resolve(_ base: ResultsBase, in core: RealmCore) -> ResultsBase {
+        if base.core === core { return base }
+        let root: ResultsBase.Root
+        switch base.root {
+        case .table(let info): root = .table(core.info(named: info.objectSchema.className)!)
+        case .backlinks(let owner, let t, let c, let info):
+            root = .backlinks(resolve(owner, in: core), t, c, core.info(named: info.objectSchema.className)!)
+        case .collection(let m, let info):
+            root = .collection(resolve(m, in: core), info.map { core.info(named: $0.objectSchema.className)! })
+        case .detached: root = .detached
+        }
+        return ResultsBase(core: core, root: root, predicates: base.predicates, clauses: base.clauses)
+    }
+
+    static func resolve(_ m: ManagedCollection, in core: RealmCore) -> ManagedCollection {
+        if m.owner.core === core { return m }
+        return ManagedCollection(owner: resolve(m.owner, in: core), column: m.col)
+    }
+
+    /// Registers a collection observer whose block gets `make(core)` and the payload.
+    static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (OpaquePointer) -> OpaquePointer?,
+                         _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
+        check(core, queue: queue)
+        let n = FileNotifier.acquire(core.config)
+        return n.register(core: core, queue: queue, makeWatch: watch, callback: deliver)
+    }
+}
+
+extension RealmCollectionChange {
+    static func from(_ p: ChangePayload, _ c: CollectionType) -> RealmCollectionChange {
+        p.initial ? .initial(c) : .update(c, deletions: p.deletions, insertions: p.insertions, modifications: p.modifications)
+    }
+}
+
+// MARK: - Results
+
+extension Results {
+    /// Calls `block` with the results now (`.initial`, asynchronously) and after every commit
+    /// that changes them (`.update` with the positions deleted, inserted and modified).
+    ///
+    /// - Parameters:
+    ///   - keyPaths: the properties whose changes count as modifications ("name",
+    ///     "toys.brand"); nil: every property, and the properties of linked objects to a
+    ///     depth of 4 (docs/ARCHITECTURE.md, Change notifications). Insertions and deletions
+    ///     are reported whatever the key paths.
+    ///   - queue: a serial queue to call `block` on (with results of a Realm confined to it);
+    ///     nil: the registering thread's run loop.
+    /// - Returns: a token; notifications stop when it is invalidated or released.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        let base = self.base
+        let watch = Observation.makeWatch(base, paths: Observation.keyPaths(keyPaths, root: base.info))
+        return Observation.register(core: base.core, queue: queue, watch: watch) { core, p in
+            block(.from(p, Results(base: Observation.resolve(base, in: core))))
+        }
+    }
+
+    /// `observe(keyPaths:on:_:)` with Swift key paths (`\Dog.name`).
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken
+        where Element: ObjectBase {
+        observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+// MARK: - LinkingObjects
+
+extension LinkingObjects {
+    /// Calls `block` with the linking objects now and after every change to them (an owner
+    /// that unlinks is a deletion). See `Results.observe(keyPaths:on:_:)`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
+        guard let base else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
+        let name = propertyName
+        let watch = Observation.makeWatch(base, paths: Observation.keyPaths(keyPaths, root: base.info))
+        return Observation.register(core: base.core, queue: queue, watch: watch) { core, p in
+            block(.from(p, LinkingObjects(propertyName: name, base: Observation.resolve(base, in: core))))
+        }
+    }
+
+    /// `observe(keyPaths:on:_:)` with Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
+        observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+// MARK: - List and MutableSet
+
+extension List {
+    /// Calls `block` with the list now and after every change to it: insertions, deletions,
+    /// replaced elements (modifications), moves (a deletion and an insertion), and changes to
+    /// the objects it holds per `keyPaths`. See `Results.observe(keyPaths:on:_:)`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
+        let root = managed.owner.info?.target(column: managed.col)
+        let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
+        return Observation.register(core: managed.core, queue: queue, watch: watch) { [self] core, p in
+            let list = managed.owner.core === core ? self : List(managed: Observation.resolve(managed, in: core))
+            block(.from(p, list))
+        }
+    }
+
+    /// `observe(keyPaths:on:_:)` with Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken
+        where Element: ObjectBase {
+        observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+extension MutableSet {
+    /// Calls `block` with the set now and after every change to it (positions in the set's
+    /// order). See `Results.observe(keyPaths:on:_:)`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+        guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
+        let root = managed.owner.info?.target(column: managed.col)
+        let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
+        return Observation.register(core: managed.core, queue: queue, watch: watch) { [self] core, p in
+            let set = managed.owner.core === core ? self : MutableSet(managed: Observation.resolve(managed, in: core))
+            block(.from(p, set))
+        }
+    }
+
+    /// `observe(keyPaths:on:_:)` with Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken
+        where Element: ObjectBase {
+        observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+// MARK: - Map
+
+extension Map {
+    /// Calls `block` with the map now and after every change, by key: keys removed, added, and
+    /// whose values changed (or whose objects changed per `keyPaths`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+        guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
+        let root = managed.owner.info?.target(column: managed.col)
+        let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
+        return Observation.register(core: managed.core, queue: queue, watch: watch) { [self] core, p in
+            let map = managed.owner.core === core ? self : Map(managed: Observation.resolve(managed, in: core))
+            if p.initial {
+                block(.initial(map))
+            } else {
+                block(.update(map, deletions: p.keysDeleted.map(Key._rlmFromKey),
+                              insertions: p.keysInserted.map(Key._rlmFromKey),
+                              modifications: p.keysModified.map(Key._rlmFromKey)))
+            }
+        }
+    }
+
+    /// `observe(keyPaths:on:_:)` without key paths (RealmSwift's `observe(on:_:)`).
+    public func observe(on queue: DispatchQueue?, _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void)
+        -> NotificationToken {
+        observe(keyPaths: nil, on: queue, block)
+    }
+}
+
+// MARK: - AnyRealmCollection
+
+extension AnyRealmCollection {
+    /// Observes the wrapped collection; the block gets this wrapper. See
+    /// `Results.observe(keyPaths:on:_:)`.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void) -> NotificationToken {
+        let wrapper = self
+        func forward<C>(_ change: RealmCollectionChange<C>) {
+            switch change {
+            case .initial: block(.initial(wrapper))
+            case .update(_, let d, let i, let m): block(.update(wrapper, deletions: d, insertions: i, modifications: m))
+            case .error(let e): block(.error(e))
+            }
+        }
+        switch base {
+        case let r as Results<Element>: return r.observe(keyPaths: keyPaths, on: queue, forward)
+        case let l as List<Element>: return l.observe(keyPaths: keyPaths, on: queue, forward)
+        case let s as MutableSet<Element>: return s.observe(keyPaths: keyPaths, on: queue, forward)
+        case let o as any _ObservableAnyCollection:
+            return o._observeErased(keyPaths: keyPaths, on: queue) { p in
+                block(p.initial ? .initial(wrapper)
+                               : .update(wrapper, deletions: p.deletions, insertions: p.insertions, modifications: p.modifications))
+            }
+        default:
+            preconditionFailure("This collection does not support change notifications")
+        }
+    }
+
+    /// `observe(keyPaths:on:_:)` with Swift key paths.
+    public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void) -> NotificationToken
+        where Element: ObjectBase {
+        observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+/// Collections AnyRealmCollection forwards to without knowing their element's constraints.
+protocol _ObservableAnyCollection {
+    func _observeErased(keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ChangePayload) -> Void)
+        -> NotificationToken
+}
+
+extension LinkingObjects: _ObservableAnyCollection {
+    func _observeErased(keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ChangePayload) -> Void)
+        -> NotificationToken {
+        guard let base else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
+        let watch = Observation.makeWatch(base, paths: Observation.keyPaths(keyPaths, root: base.info))
+        return Observation.register(core: base.core, queue: queue, watch: watch) { _, p in block(p) }
+    }
+}
+
+// MARK: - Objects
+
+extension Object {
+    /// Calls `block` after every commit that deletes the object or writes one of its managed
+    /// properties (writing a property's current value counts). No initial call.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: the properties to watch ("adopted", "siblings" for insertions and
+    ///     deletions in that list, "siblings.name" for those plus the siblings' names); nil:
+    ///     every property of the object itself (shallow).
+    ///   - queue: a serial queue to call `block` on (with the object read from a Realm
+    ///     confined to it); nil: the registering thread's run loop.
+    /// - Returns: a token; notifications stop when it is invalidated or released.
+    public func observe<T: ObjectBase>(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                                       _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {
+        guard let core, let info else {
+            preconditionFailure("Only objects which are managed by a Realm support change notifications")
+        }
+        if isInvalidated { preconditionFailure("Object has been deleted or invalidated.") }
+        let paths = Observation.keyPaths(keyPaths, root: info)
+        let (table, key) = (info.table, cobj.key)
+        let className = objectSchema.className
+        Observation.check(core, queue: queue)
+        let n = FileNotifier.acquire(core.config)
+        let object: ObjectBase = self
+        return n.register(core: core, queue: queue, makeWatch: { n in
+            var w: OpaquePointer?
+            paths.withUnsafeBufferPointer { p in
+                _ = cs_watch_object(n, table, key, p.baseAddress, p.count, Int32(CS_WATCH_SHALLOW), &w)
+            }
+            return w
+        }, readValues: { core, cols in
+            guard let info = core.info(named: className) else { return cols.map { _ in nil } }
+            let o = Observation.resolve(object, in: core)
+            return cols.map { c in info.property(column: c).map { KeyValueCoding.value(o, forKey: $0.name) } ?? nil }
+        }, callback: { core, p in
+            if p.deleted {
+                block(.deleted)
+                return
+            }
+            guard let info = core.info(named: className) else { return }
+            let o = Observation.resolve(object, in: core)
+            let changes = p.columns.enumerated().map { i, c in
+                PropertyChange(name: info.property(column: c)?.name ?? "", oldValue: p.oldValues?[i] ?? nil,
+                               newValue: i < p.newValues.count ? p.newValues[i] : nil)
+            }
+            block(.change(o as! T, changes))
+        })
+    }
+
+    /// `observe(keyPaths:on:_:)` with Swift key paths (`\Dog.name`).
+    public func observe<T: ObjectBase>(keyPaths: [PartialKeyPath<T>], on queue: DispatchQueue? = nil,
+                                       _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {
+        observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+// MARK: - Realm
+
+extension Realm {
+    /// Calls `block` with `.didChange` whenever the Realm moves to a newer version (after a
+    /// commit through it, or when autorefresh or `refresh()` brings another thread's or
+    /// process's commit), and `.refreshRequired` when a newer version exists but autorefresh
+    /// is off.
+    public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+        let core = self.core
+        core.verifyThread()
+        let n = FileNotifier.acquire(core.config)
+        return n.register(core: core, queue: nil, makeWatch: nil) { core, p in
+            block(p.realmNotification, Realm(core: core))
+        }
+    }
+
+    /// Whether the Realm moves to the newest version by itself when its thread's run loop
+    /// delivers notifications (default true). When false, `refresh()` moves it.
+    public var autorefresh: Bool {
+        get { core.autorefresh }
+        nonmutating set { core.autorefresh = newValue }
+    }
+}

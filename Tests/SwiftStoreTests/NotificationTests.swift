@@ -1,0 +1,435 @@
+import Foundation
+import Testing
+@testable import SwiftStore
+
+final class NToy: Object {
+    @Persisted var brand = ""
+    @Persisted var color = ""
+}
+
+final class NDog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var adopted = false
+    @Persisted var toys: List<NToy>
+    @Persisted var siblings: List<NDog>
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<NPerson>
+}
+
+final class NPerson: Object {
+    @Persisted var name = ""
+    @Persisted var dogs: List<NDog>
+    @Persisted var tags: Map<String, Int>
+}
+
+private let models: [ObjectBase.Type] = [NToy.self, NDog.self, NPerson.self]
+
+/// A collection change as plain values.
+struct Seen: Equatable, CustomStringConvertible {
+    var initial = false
+    var count = 0
+    var deletions: [Int] = []
+    var insertions: [Int] = []
+    var modifications: [Int] = []
+
+    init<C: Collection>(_ change: RealmCollectionChange<C>) {
+        switch change {
+        case .initial(let c):
+            initial = true
+            count = c.count
+        case .update(let c, let d, let i, let m):
+            count = c.count
+            (deletions, insertions, modifications) = (d, i, m)
+        case .error:
+            count = -1
+        }
+    }
+
+    init(initial: Bool = false, count: Int, del: [Int] = [], ins: [Int] = [], mod: [Int] = []) {
+        (self.initial, self.count, deletions, insertions, modifications) = (initial, count, del, ins, mod)
+    }
+
+    var description: String { "\(initial ? "initial" : "update")(\(count) -\(deletions) +\(insertions) ~\(modifications))" }
+}
+
+/// One object change as plain values.
+struct SeenObject: Equatable {
+    var deleted = false
+    var names: [String] = []
+    var old: [String] = []
+    var new: [String] = []
+
+    init(_ change: ObjectChange<NDog>) {
+        switch change {
+        case .deleted: deleted = true
+        case .change(_, let props):
+            names = props.map(\.name)
+            old = props.map { $0.oldValue.map { "\($0)" } ?? "nil" }
+            new = props.map { $0.newValue.map { "\($0)" } ?? "nil" }
+        case .error: names = ["error"]
+        }
+    }
+
+    init(deleted: Bool = false, names: [String] = [], old: [String] = [], new: [String] = []) {
+        (self.deleted, self.names, self.old, self.new) = (deleted, names, old, new)
+    }
+}
+
+/// A test's Realm and run-loop thread: everything touching the Realm runs on the thread.
+final class Fixture: @unchecked Sendable {
+    let dir = TempDir()
+    let thread = RunLoopThread()
+    var realm: Realm!
+    var tokens: [NotificationToken] = []
+    var config: Realm.Configuration { dir.config(models) }
+
+    init() throws {
+        let config = self.config
+        try thread.sync { self.realm = try Realm(configuration: config) }
+    }
+
+    func run<R>(_ body: @escaping (Realm) throws -> R) throws -> R {
+        try thread.sync { try body(self.realm) }
+    }
+
+    /// A write through another Realm on another thread (another thread's commit).
+    func writeElsewhere(_ body: @escaping @Sendable (Realm) -> Void) {
+        let config = self.config
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            try! r.write { body(r) }
+        }
+    }
+
+    func finish() throws {
+        try thread.sync {
+            for t in self.tokens { t.invalidate() }
+            self.tokens = []
+            self.realm = nil
+        }
+        thread.stop()
+    }
+}
+
+@Suite struct NotificationTests {
+    /// The initial notification is asynchronous, and a write made before it is folded in (the
+    /// `person.dogs.append` example).
+    @Test func initialIsAsynchronousWithEarlierWriteFoldedIn() throws {
+        let f = try Fixture()
+        let events = Events<Seen>()
+        try f.run { realm in
+            let person = NPerson()
+            try realm.write { realm.add(person) }
+            let dogs = realm.objects(NDog.self)
+            f.tokens.append(dogs.observe { events.add(Seen($0)) })
+            #expect(events.waiting == 0)
+            try realm.write {
+                let dog = NDog()
+                dog.name = "Rex"
+                person.dogs.append(dog)
+            }
+        }
+        #expect(events.next() == Seen(initial: true, count: 1))
+        try f.finish()
+    }
+
+    /// Insertions, deletions and modifications with exact indices; objects moving in and out of
+    /// a filtered query and moving inside a sorted one.
+    @Test func resultsIndices() throws {
+        let f = try Fixture()
+        let all = Events<Seen>(), young = Events<Seen>(), sorted = Events<Seen>()
+        try f.run { realm in
+            try realm.write {
+                for (i, n) in ["a", "b", "c", "d"].enumerated() { realm.create(NDog.self, value: ["name": n, "age": i]) }
+            }
+            f.tokens.append(realm.objects(NDog.self).observe { all.add(Seen($0)) })
+            f.tokens.append(realm.objects(NDog.self).filter("age < 2").observe { young.add(Seen($0)) })
+            f.tokens.append(realm.objects(NDog.self).sorted(byKeyPath: "age").observe { sorted.add(Seen($0)) })
+        }
+        #expect(all.next() == Seen(initial: true, count: 4))
+        #expect(young.next() == Seen(initial: true, count: 2))
+        #expect(sorted.next() == Seen(initial: true, count: 4))
+        // "c" (age 2) becomes 0: modified in place for all; enters "young"; moves to the front
+        // of the sorted results
+        f.writeElsewhere { r in r.objects(NDog.self).filter("name == 'c'").first!.age = -1 }
+        #expect(all.next() == Seen(count: 4, mod: [2]))
+        #expect(young.next() == Seen(count: 3, ins: [2]))
+        #expect(sorted.next() == Seen(count: 4, del: [2], ins: [0]))
+        // delete "a", add "e" (age 9)
+        f.writeElsewhere { r in
+            r.delete(r.objects(NDog.self).filter("name == 'a'").first!)
+            r.create(NDog.self, value: ["name": "e", "age": 9])
+        }
+        #expect(all.next() == Seen(count: 4, del: [0], ins: [3]))
+        #expect(young.next() == Seen(count: 2, del: [0]))
+        #expect(sorted.next() == Seen(count: 4, del: [1], ins: [3]))
+        try f.finish()
+    }
+
+    /// The RealmCollection page's key-path bullets: "name", "toys", "toys.brand", and the Swift
+    /// key-path form.
+    @Test func collectionKeyPaths() throws {
+        let f = try Fixture()
+        let byName = Events<Seen>(), byToys = Events<Seen>(), byBrand = Events<Seen>(), swiftName = Events<Seen>(),
+            deep = Events<Seen>()
+        try f.run { realm in
+            try realm.write {
+                let d = realm.create(NDog.self, value: ["name": "Rex"])
+                d.toys.append(NToy(value: ["brand": "acme", "color": "red"]))
+            }
+            let dogs = realm.objects(NDog.self)
+            f.tokens.append(dogs.observe(keyPaths: ["name"]) { byName.add(Seen($0)) })
+            f.tokens.append(dogs.observe(keyPaths: ["toys"]) { byToys.add(Seen($0)) })
+            f.tokens.append(dogs.observe(keyPaths: ["toys.brand"]) { byBrand.add(Seen($0)) })
+            f.tokens.append(dogs.observe(keyPaths: [\NDog.name]) { swiftName.add(Seen($0)) })
+            f.tokens.append(dogs.observe { deep.add(Seen($0)) })
+        }
+        for e in [byName, byToys, byBrand, swiftName, deep] { #expect(e.next()?.initial == true) }
+        // a toy's color: only the unfiltered (deep) observer
+        f.writeElsewhere { r in r.objects(NToy.self).first!.color = "blue" }
+        #expect(deep.next() == Seen(count: 1, mod: [0]))
+        // a toy's brand: "toys.brand" and deep
+        f.writeElsewhere { r in r.objects(NToy.self).first!.brand = "zoom" }
+        #expect(byBrand.next() == Seen(count: 1, mod: [0]))
+        #expect(deep.next() == Seen(count: 1, mod: [0]))
+        // a toy appended: "toys", "toys.brand" and deep
+        f.writeElsewhere { r in r.objects(NDog.self).first!.toys.append(NToy()) }
+        #expect(byToys.next() == Seen(count: 1, mod: [0]))
+        #expect(byBrand.next() == Seen(count: 1, mod: [0]))
+        #expect(deep.next() == Seen(count: 1, mod: [0]))
+        // the age: nothing but deep
+        f.writeElsewhere { r in r.objects(NDog.self).first!.age = 5 }
+        #expect(deep.next() == Seen(count: 1, mod: [0]))
+        // the name: "name" both forms and deep
+        f.writeElsewhere { r in r.objects(NDog.self).first!.name = "Max" }
+        #expect(byName.next() == Seen(count: 1, mod: [0]))
+        #expect(swiftName.next() == Seen(count: 1, mod: [0]))
+        #expect(deep.next() == Seen(count: 1, mod: [0]))
+        // an insertion reaches every observer
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "new"]) }
+        for e in [byName, byToys, byBrand, swiftName, deep] { #expect(e.next() == Seen(count: 2, ins: [1])) }
+        for e in [byName, byToys, byBrand, swiftName, deep] { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
+    /// The Object page: shallow by default, `.deleted`, self-assignment, old values (nil for a
+    /// write through the same Realm), ["siblings"] against ["siblings.name"], no initial call.
+    @Test func objectNotifications() throws {
+        let f = try Fixture()
+        let shallow = Events<SeenObject>(), siblings = Events<SeenObject>(), siblingNames = Events<SeenObject>(),
+            adopted = Events<SeenObject>()
+        try f.run { realm in
+            try realm.write {
+                let d = realm.create(NDog.self, value: ["name": "Rex"])
+                d.siblings.append(NDog(value: ["name": "Sib"]))
+            }
+            let dog = realm.objects(NDog.self).filter("name == 'Rex'").first!
+            f.tokens.append(dog.observe { (c: ObjectChange<NDog>) in shallow.add(SeenObject(c)) })
+            f.tokens.append(dog.observe(keyPaths: ["siblings"]) { (c: ObjectChange<NDog>) in siblings.add(SeenObject(c)) })
+            f.tokens.append(dog.observe(keyPaths: ["siblings.name"]) { (c: ObjectChange<NDog>) in siblingNames.add(SeenObject(c)) })
+            f.tokens.append(dog.observe(keyPaths: [\NDog.adopted]) { (c: ObjectChange<NDog>) in adopted.add(SeenObject(c)) })
+        }
+        // another thread's write: old and new values
+        f.writeElsewhere { r in r.objects(NDog.self).filter("name == 'Rex'").first!.age = 4 }
+        #expect(shallow.next() == SeenObject(names: ["age"], old: ["0"], new: ["4"]))
+        // a sibling's name: only "siblings.name"
+        f.writeElsewhere { r in r.objects(NDog.self).filter("name == 'Sib'").first!.name = "Sibby" }
+        #expect(siblingNames.next()?.names == ["siblings"])
+        // a sibling appended: "siblings" and "siblings.name" and the shallow observer
+        f.writeElsewhere { r in r.objects(NDog.self).filter("name == 'Rex'").first!.siblings.append(NDog()) }
+        #expect(shallow.next()?.names == ["siblings"])
+        #expect(siblings.next()?.names == ["siblings"])
+        #expect(siblingNames.next()?.names == ["siblings"])
+        // a self-assignment through the same Realm: old value nil (same thread), counts
+        try f.run { realm in
+            let dog = realm.objects(NDog.self).filter("name == 'Rex'").first!
+            try realm.write { dog.adopted = dog.adopted }
+        }
+        #expect(shallow.next() == SeenObject(names: ["adopted"], old: ["nil"], new: ["false"]))
+        #expect(adopted.next() == SeenObject(names: ["adopted"], old: ["nil"], new: ["false"]))
+        f.writeElsewhere { r in r.delete(r.objects(NDog.self).filter("name == 'Rex'").first!) }
+        for e in [shallow, siblings, siblingNames, adopted] { #expect(e.next() == SeenObject(deleted: true)) }
+        for e in [shallow, siblings, siblingNames, adopted] { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
+    /// Lists, maps and backlinks.
+    @Test func listsMapsAndBacklinks() throws {
+        let f = try Fixture()
+        let list = Events<Seen>(), owners = Events<Seen>(), map = Events<([String], [String], [String])>()
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                let q = realm.create(NPerson.self, value: ["name": "Bob"])
+                for n in ["a", "b", "c"] { p.dogs.append(NDog(value: ["name": n])) }
+                q.dogs.append(p.dogs[0])
+                p.tags["x"] = 1
+                p.tags["y"] = 2
+            }
+            let ann = realm.objects(NPerson.self).filter("name == 'Ann'").first!
+            f.tokens.append(ann.dogs.observe { list.add(Seen($0)) })
+            f.tokens.append(ann.dogs[0].owners.observe { owners.add(Seen($0)) })
+            f.tokens.append(ann.tags.observe { change in
+                switch change {
+                case .initial: map.add((["initial"], [], []))
+                case .update(_, let d, let i, let m): map.add((d.sorted(), i.sorted(), m.sorted()))
+                case .error: map.add((["error"], [], []))
+                }
+            })
+        }
+        #expect(list.next() == Seen(initial: true, count: 3))
+        #expect(owners.next() == Seen(initial: true, count: 2))
+        #expect(map.next()?.0 == ["initial"])
+        f.writeElsewhere { r in
+            let ann = r.objects(NPerson.self).filter("name == 'Ann'").first!
+            ann.dogs.move(from: 2, to: 0)       // [c a b]
+            ann.dogs.remove(at: 2)              // [c a]
+            ann.dogs.append(NDog())             // [c a new]
+            ann.dogs[1].age = 3                 // a modified (deep)
+            ann.tags["y"] = 5
+            ann.tags["z"] = 1
+            ann.tags.removeObject(for: "x")
+            let bob = r.objects(NPerson.self).filter("name == 'Bob'").first!
+            bob.dogs.removeAll()                // Bob unlinks "a": a deletion from a's owners
+        }
+        #expect(list.next() == Seen(count: 3, del: [1, 2], ins: [0, 2], mod: [0]))
+        // Bob is gone from a's owners; Ann stays, modified (her `dogs` list changed: the
+        // default filter covers every property of the elements)
+        #expect(owners.next() == Seen(count: 1, del: [1], mod: [0]))
+        let m = map.next()
+        #expect(m?.0 == ["x"] && m?.1 == ["z"] && m?.2 == ["y"])
+        try f.finish()
+    }
+
+    /// Realm.observe: .didChange after a local commit (synchronously) and after another
+    /// thread's commit; autorefresh off gives .refreshRequired until refresh().
+    @Test func realmNotifications() throws {
+        let f = try Fixture()
+        let events = Events<Realm.Notification>()
+        let local = try f.run { realm -> Int in
+            f.tokens.append(realm.observe { n, _ in events.add(n) })
+            try realm.write { realm.create(NDog.self) }
+            return events.waiting
+        }
+        #expect(local == 1)
+        #expect(events.next() == .didChange)
+        f.writeElsewhere { r in r.create(NDog.self) }
+        #expect(events.next() == .didChange)
+        #expect(try f.run { $0.objects(NDog.self).count } == 2)
+        try f.run { $0.autorefresh = false }
+        f.writeElsewhere { r in r.create(NDog.self) }
+        #expect(events.next() == .refreshRequired)
+        #expect(try f.run { $0.objects(NDog.self).count } == 2)
+        #expect(try f.run { $0.refresh() })
+        #expect(try f.run { $0.objects(NDog.self).count } == 3)
+        try f.finish()
+    }
+
+    /// refresh() delivers pending notifications before it returns.
+    @Test func refreshDeliversSynchronously() throws {
+        let f = try Fixture()
+        let events = Events<Seen>()
+        try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { events.add(Seen($0)) }) }
+        #expect(events.next()?.initial == true)
+        let seenInside = try f.run { realm -> Int in
+            let config = f.config
+            onNewThread {
+                let r = try! Realm(configuration: config)
+                try! r.write { r.create(NDog.self) }
+            }
+            realm.refresh()
+            return events.waiting
+        }
+        #expect(seenInside == 1)
+        #expect(events.next() == Seen(count: 1, ins: [0]))
+        try f.finish()
+    }
+
+    /// write(withoutNotifying:) skips that token for that write only.
+    @Test func withoutNotifying() throws {
+        let f = try Fixture()
+        let skipped = Events<Seen>(), other = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).observe { skipped.add(Seen($0)) })
+            f.tokens.append(realm.objects(NDog.self).observe { other.add(Seen($0)) })
+        }
+        #expect(skipped.next()?.initial == true)
+        #expect(other.next()?.initial == true)
+        try f.run { realm in try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self) } }
+        #expect(other.next() == Seen(count: 1, ins: [0]))
+        try f.run { realm in try realm.write { realm.create(NDog.self) } }
+        #expect(other.next() == Seen(count: 2, ins: [1]))
+        #expect(skipped.next() == Seen(count: 2, ins: [1]))
+        #expect(skipped.waiting == 0)
+        try f.finish()
+    }
+
+    /// A token invalidated inside its block gets no later callback; a released token neither,
+    /// and the block (with what it captured) is freed.
+    @Test func invalidationInsideBlockAndRelease() throws {
+        let f = try Fixture()
+        let first = Events<Seen>(), witness = Events<Seen>()
+        final class Captured {}
+        weak var weakCaptured: Captured?
+        nonisolated(unsafe) var inside: NotificationToken?
+        try f.run { realm in
+            let captured = Captured()
+            weakCaptured = captured
+            inside = realm.objects(NDog.self).observe { c in
+                withExtendedLifetime(captured) {}
+                first.add(Seen(c))
+                if case .update = c { inside?.invalidate() }
+            }
+            f.tokens.append(realm.objects(NDog.self).observe { witness.add(Seen($0)) })
+        }
+        #expect(first.next()?.initial == true)
+        #expect(witness.next()?.initial == true)
+        f.writeElsewhere { r in r.create(NDog.self) }
+        #expect(first.next() == Seen(count: 1, ins: [0]))
+        #expect(witness.next() == Seen(count: 1, ins: [0]))
+        f.writeElsewhere { r in r.create(NDog.self) }
+        #expect(witness.next() == Seen(count: 2, ins: [1]))
+        #expect(first.waiting == 0)
+        try f.run { _ in inside = nil }
+        #expect(weakCaptured == nil)
+        try f.finish()
+    }
+
+    /// Delivery on a queue, with results of a Realm confined to it.
+    @Test func queueDelivery() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "notify-test")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 7)
+        let events = Events<(Seen, Bool)>()
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).observe(on: queue) { c in
+                events.add((Seen(c), DispatchQueue.getSpecific(key: key) == 7))
+            })
+        }
+        #expect(events.next()?.0.initial == true)
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "q"]) }
+        let e = events.next()
+        #expect(e?.0 == Seen(count: 1, ins: [0]) && e?.1 == true)
+        try f.finish()
+    }
+
+    /// A commit from another process notifies.
+    @Test func commitFromAnotherProcess() throws {
+        let dir = TempDir()
+        let thread = RunLoopThread()
+        let config = Realm.Configuration(fileURL: dir.file(), objectTypes: [ProcPerson.self])
+        let events = Events<Seen>()
+        nonisolated(unsafe) var token: NotificationToken?
+        try thread.sync {
+            let realm = try Realm(configuration: config)
+            token = realm.objects(ProcPerson.self).observe { events.add(Seen($0)) }
+        }
+        #expect(events.next()?.initial == true)
+        let r = try ChildProcess.run(["add", dir.file().path, "Zed", "41"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(events.next() == Seen(count: 1, ins: [0]))
+        try thread.sync { token?.invalidate() }
+        thread.stop()
+    }
+}
