@@ -249,4 +249,19 @@ private final class Watchdog: @unchecked Sendable {
         #expect(openFailed + verifyFailed > copies / 2, "most damage is detected")
         #expect(slow == 0)
     }
+
+    @Test func aDirectoryIsAnIOErrorNotADamagedFile() throws {
+        // A path that names a directory holds no bytes at all: it cannot be a damaged
+        // database, and callers map CS_CORRUPT to "invalid database".
+        try withTempDir { dir in
+            let path = dir.path("a-directory.cstore")
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            for flags in [Int(CS_OPEN_READONLY), 0, Int(CS_OPEN_CREATE)] {
+                let (rc, h) = openRaw(path, flags: flags)
+                expectCode(rc, Int(CS_IOERR), "open of a directory, flags \(flags)")
+                #expect(cs_errno() == EISDIR)
+                if let h { cs_db_close(h) }
+            }
+        }
+    }
 }

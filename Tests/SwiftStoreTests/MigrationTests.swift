@@ -853,4 +853,32 @@ func migExpectMessage(_ error: Realm.Error?, contains part: String,
             #expect(error.fileURL?.path == url.path)
         }
     }
+
+    @Test func schemaVersionAtURLOfADirectoryIsAFileAccessError() throws {
+        // A path that exists but cannot be read as a file: RealmSwift reports a file access
+        // error, not a damaged database.
+        let dir = TempDir()
+        let url = dir.file("a-directory.realm")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        do {
+            _ = try schemaVersionAtURL(url)
+            Issue.record("expected an error")
+        } catch let error as Realm.Error {
+            #expect(error.code == .fileAccess, "\(error)")
+            #expect(error.fileURL?.path == url.path)
+        }
+    }
+
+    @Test func schemaVersionAtURLOfAFileThatIsNoDatabaseThrowsInvalidDatabase() throws {
+        let dir = TempDir()
+        let url = dir.file("not-a-database.realm")
+        try Data(repeating: 0x41, count: 8192).write(to: url)
+        do {
+            _ = try schemaVersionAtURL(url)
+            Issue.record("expected an error")
+        } catch let error as Realm.Error {
+            #expect(error.code == .invalidDatabase, "\(error)")
+            #expect(error.fileURL?.path == url.path)
+        }
+    }
 }
