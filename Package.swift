@@ -53,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CStoreTests",
-            dependencies: ["CStore", "CStoreCall"],
+            dependencies: ["CStore", "CStoreCall", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -64,7 +64,13 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftStoreTests",
-            dependencies: ["SwiftStore", "CStoreCall"],
+            dependencies: ["SwiftStore", "CStoreCall", "TestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),        // What both test targets share: temporary directories, the child-process locator, a
+        // seeded generator.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ],

@@ -52,10 +52,10 @@ public struct CStoreError: Error, CustomStringConvertible, Sendable {
         guard let p = cs_errmsg() else { return "" }
         return String(cString: p)
     }
-}
 
-/// Throws a `CStoreError` (with the core's message) unless `rc` is `CS_OK`.
-@inlinable @inline(__always)
-public func check(_ rc: Int32, _ context: @autoclosure () -> String = "") throws(CStoreError) {
-    if rc != 0 { throw CStoreError(rc, context: context()) }
+    /// Throws a `CStoreError` (with the core's message) unless `rc` is `CS_OK`.
+    @inlinable @inline(__always)
+    public static func check(_ rc: Int32, _ context: @autoclosure () -> String = "") throws {
+        if rc != 0 { throw CStoreError(rc, context: context()) }
+    }
 }

@@ -180,7 +180,7 @@ private final class Watchdog: @unchecked Sendable {
 
 @Suite struct BadInputTests {
     @Test func damagedCopiesAreRefusedOrReadSafely() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let originals = [try buildOneCommit(dir), try buildHistory(dir)]
         let copies = fullCampaign ? 3000 : underSanitizer ? 300 : 1000

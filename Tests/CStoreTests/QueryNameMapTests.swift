@@ -80,7 +80,7 @@ struct PetFixture {
 
     func keys(_ table: UInt32, _ text: String, _ args: [QArg] = [], names: [NameEntry]?) throws -> [Int64] {
         let (rc, msg, q) = makeNamedQuery(txn, table, text, args, names: names)
-        if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new_named(\(text))", message: msg) }
+        if rc != Int32(CS_OK) { throw CStoreError(code: rc, message: msg, context: "cs_query_new_named(\(text))") }
         defer { cs_query_free(q) }
         return try keysOf(q!, text)
     }
