@@ -1,4 +1,4 @@
-# The commands a contributor types. `make test` and `make bench` work on a fresh machine:
+# The commands a contributor types (docs/CONTRIBUTING.md). `make test` and `make bench` work on a fresh machine:
 # they install liblz4-dev and libsqlite3-dev (Debian packages) when missing.
 
 SWIFT      ?= swift
@@ -10,10 +10,10 @@ CWARN      := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-pro
 SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
               LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# Tests that are too slow under the sanitizers are filtered out there (see CONTRIBUTING.md).
+# Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build test test-full cwarn boundary asan tsan check-invariants bench bench-quick fuzz fuzz-build fuzz-corpus docs format clean
+.PHONY: all deps build test test-full cwarn boundary asan tsan check-invariants bench bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
