@@ -143,14 +143,22 @@ struct DogFixture {
     /// Expects CS_QUERY with a message containing every one of `parts`.
     func expectError(_ text: String, _ parts: [String], _ args: [QArg] = [], table: UInt32? = nil,
                      sourceLocation: SourceLocation = #_sourceLocation) {
-        let (rc, msg, q) = makeQuery(txn, table ?? dog, text, args)
-        if let q { cs_query_free(q) }
-        #expect(rc == Int32(CS_QUERY), "\(text.prefix(80)): expected CS_QUERY, got \(codeName(rc)) \(msg)",
+        expectQueryError(makeQuery(txn, table ?? dog, text, args), String(text.prefix(80)), parts,
+                         sourceLocation: sourceLocation)
+    }
+}
+
+/// Expects a query's creation (`made`: code, message, query) to have failed with `code` and a
+/// message containing every one of `parts`; frees the query if one was made.
+func expectQueryError(_ made: (Int32, String, OpaquePointer?), _ what: String, _ parts: [String], code: Int = CS_QUERY,
+                      sourceLocation: SourceLocation = #_sourceLocation) {
+    let (rc, msg, q) = made
+    if let q { cs_query_free(q) }
+    #expect(rc == Int32(code), "\(what): expected \(codeName(Int32(code))), got \(codeName(rc)) \(msg)",
+            sourceLocation: sourceLocation)
+    for part in parts {
+        #expect(msg.contains(part), "\(what): message \(msg.debugDescription) lacks \(part.debugDescription)",
                 sourceLocation: sourceLocation)
-        for part in parts {
-            #expect(msg.contains(part), "\(text.prefix(80)): message \(msg.debugDescription) lacks \(part.debugDescription)",
-                    sourceLocation: sourceLocation)
-        }
     }
 }
 
