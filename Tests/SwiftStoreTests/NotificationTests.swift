@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftStore
 
 final class NToy: Object {
@@ -431,5 +432,27 @@ final class Fixture: @unchecked Sendable {
         #expect(events.next() == Seen(count: 1, ins: [0]))
         try thread.sync { token?.invalidate() }
         thread.stop()
+    }
+
+    /// The AsyncSequence form: changes arrive in order and the sequence ends, with its observer
+    /// removed, when the task is cancelled.
+    @Test func asyncSequenceEndsOnCancellation() async throws {
+        let f = try Fixture()
+        let path = f.config.path
+        let stream = try f.run { realm in UncheckedBox(realm.objects(NDog.self).changes()) }
+        let seen = Events<Seen>()
+        let task = Task {
+            for await c in stream.value { seen.add(Seen(c)) }
+            seen.add(Seen(count: -99))
+        }
+        #expect(seen.next()?.initial == true)
+        f.writeElsewhere { r in r.create(NDog.self) }
+        #expect(seen.next() == Seen(count: 1, ins: [0]))
+        f.writeElsewhere { r in r.create(NDog.self) }
+        #expect(seen.next() == Seen(count: 2, ins: [1]))
+        task.cancel()
+        #expect(seen.next() == Seen(count: -99))
+        #expect((FileNotifier.running(path)?.observerCount ?? 0) == 0)
+        try f.finish()
     }
 }

@@ -1,4 +1,3 @@
-import CStore
 import Dispatch
 import Foundation
 import Synchronization
@@ -20,27 +19,6 @@ struct ChangePayload {
     var realmNotification: Realm.Notification = .didChange
 
     init() {}
-
-    init(_ c: cs_changeset) {
-        initial = c.initial
-        deleted = c.deleted
-        func ints(_ p: UnsafePointer<Int>?, _ n: Int) -> [Int] {
-            n == 0 ? [] : Array(UnsafeBufferPointer(start: p, count: n))
-        }
-        deletions = ints(c.deletions, c.ndeletions)
-        insertions = ints(c.insertions, c.ninsertions)
-        modifications = ints(c.modifications, c.nmodifications)
-        func strings(_ p: UnsafePointer<cs_value>?, _ n: Int) -> [String] {
-            (0..<n).map { i in
-                let v = p![i]
-                return String(decoding: UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len), as: UTF8.self)
-            }
-        }
-        keysDeleted = strings(c.keys_deleted, c.nkeys_deleted)
-        keysInserted = strings(c.keys_inserted, c.nkeys_inserted)
-        keysModified = strings(c.keys_modified, c.nkeys_modified)
-        columns = c.ncolumns == 0 ? [] : Array(UnsafeBufferPointer(start: c.columns, count: c.ncolumns))
-    }
 
     var isEmpty: Bool {
         !initial && !deleted && deletions.isEmpty && insertions.isEmpty && modifications.isEmpty
@@ -98,8 +76,7 @@ final class DeliveryTarget: @unchecked Sendable {
 /// version through the core's notifier, and schedules delivery on each target.
 final class FileNotifier: @unchecked Sendable {
     let path: String
-    private let db: OpaquePointer
-    private let notifier: OpaquePointer
+    private let core: NotifierCore
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var targets: [ObjectIdentifier: DeliveryTarget] = [:]
@@ -111,20 +88,7 @@ final class FileNotifier: @unchecked Sendable {
 
     private init(config: Realm.Configuration) throws {
         path = config.path
-        var opts = cs_options()
-        opts.flags = config.readOnly ? UInt32(CS_OPEN_READONLY) : 0
-        if config.inMemoryIdentifier != nil { opts.durability = CS_DURABILITY_MEMORY }
-        var d: OpaquePointer?
-        try CoreCall.check(cs_db_open(config.path, &opts, &d), "Opening \(config.path) for notifications")
-        var n: OpaquePointer?
-        let rc = cs_notifier_open(d, &n)
-        if rc != 0 {
-            let e = CoreCall.error(rc, "Starting the notifier of \(config.path)")
-            cs_db_close(d)
-            throw e
-        }
-        db = d!
-        notifier = n!
+        core = try NotifierCore(config)
     }
 
     /// The running notifier of the file, with one more user (release with `release()`).
@@ -163,7 +127,7 @@ final class FileNotifier: @unchecked Sendable {
         let stop = users == 0
         if stop { stopping = true }
         lock.unlock()
-        if stop { cs_notifier_wake(notifier) }
+        if stop { core.wake() }
     }
 
     private func start() {
@@ -174,30 +138,24 @@ final class FileNotifier: @unchecked Sendable {
 
     private func run() {
         while true {
-            let seen = cs_db_commit_counter(db)
+            let seen = core.commitCounter
             lock.lock()
             if stopping {
                 lock.unlock()
                 break
             }
-            var moved = false
-            let rc = cs_notifier_advance(notifier, &moved)
-            if rc != 0 {
-                // a failed advance is retried at the next commit; nothing is delivered meanwhile
-                moved = false
-            }
+            let moved = core.advance()
             let due = dueTargets(moved: moved)
             lock.unlock()
             for t in due { schedule(t) }
-            _ = cs_notifier_wait(notifier, seen, -1)
+            core.wait(seen: seen)
         }
         FileNotifier.all.withLock { dict in
             if dict[path] === self { dict[path] = nil }
         }
         lock.lock()
-        cs_notifier_close(notifier)
+        core.close()
         lock.unlock()
-        cs_db_close(db)
     }
 
     /// Targets with something to deliver (lock held); marks them scheduled.
@@ -207,7 +165,7 @@ final class FileNotifier: @unchecked Sendable {
             var any = moved && t.realmObservers > 0
             if !any {
                 for r in t.registrations {
-                    if let w = r.watch, cs_watch_pending(w) { any = true; break }
+                    if let w = r.watch, core.pending(w) { any = true; break }
                 }
             }
             if any {
@@ -229,7 +187,7 @@ final class FileNotifier: @unchecked Sendable {
     }
 
     /// Wakes the notifier thread (after a commit through this process).
-    func wake() { cs_notifier_wake(notifier) }
+    func wake() { core.wake() }
 
     // MARK: Registration
 
@@ -246,26 +204,19 @@ final class FileNotifier: @unchecked Sendable {
     /// Registers an observer: `makeWatch` makes its core watch on the notifier (nil for a Realm
     /// observer). The first delivery (the initial change set) is scheduled at once.
     func register(core: RealmCore, queue: DispatchQueue?,
-                  makeWatch: ((OpaquePointer) -> OpaquePointer?)?,
+                  makeWatch: ((NotifierCore) -> NotifierCore.Watch?)?,
                   readValues: ((RealmCore, [UInt32]) -> [Any?])? = nil,
                   callback: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         lock.lock()
         // a watch starts at a version no older than the registering Realm's, so that a write
         // made before registering is in its initial state
-        if cs_notifier_version(notifier) < cs_txn_version(core.txn) {
-            var moved = false
-            _ = cs_notifier_advance(notifier, &moved)
-        }
+        if self.core.version < NotifierCore.version(of: core) { self.core.advance() }
         let t = target(core: core, queue: queue)
-        let w = makeWatch?(notifier)
-        if makeWatch != nil && w == nil {
-            lock.unlock()
-            preconditionFailure("Cannot observe: \(CoreCall.lastMessage)")
-        }
+        let w = makeWatch?(self.core)
         let r = Registration(watch: w, target: t, readValues: readValues, callback: callback)
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
-        let schedule = w != nil && cs_watch_pending(w!) && !t.scheduled
+        let schedule = w != nil && self.core.pending(w!) && !t.scheduled
         if schedule { t.scheduled = true }
         lock.unlock()
         if schedule { self.schedule(t) }
@@ -277,7 +228,7 @@ final class FileNotifier: @unchecked Sendable {
     private func unregister(_ r: Registration) {
         r.live.store(false, ordering: .sequentiallyConsistent)
         lock.lock()
-        if let w = r.watch { cs_watch_free(w) }
+        if let w = r.watch { core.free(w) }
         r.watch = nil
         let t = r.target
         t.registrations.removeAll { $0 === r }
@@ -301,6 +252,13 @@ final class FileNotifier: @unchecked Sendable {
         }
     }
 
+    /// How many observers are registered (for tests).
+    var observerCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return targets.values.reduce(0) { $0 + $1.registrations.count }
+    }
+
     /// Whether `core` has observers here.
     func hasObservers(_ core: RealmCore) -> Bool {
         lock.lock()
@@ -312,10 +270,9 @@ final class FileNotifier: @unchecked Sendable {
     /// after computing the newest version.
     func skip(_ tokens: [NotificationToken]) {
         lock.lock()
-        var moved = false
-        _ = cs_notifier_advance(notifier, &moved)
+        core.advance()
         for tok in tokens {
-            if let r = tok.registration, let w = r.watch { cs_watch_discard(w) }
+            if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
         lock.unlock()
     }
@@ -327,8 +284,7 @@ final class FileNotifier: @unchecked Sendable {
     @discardableResult
     func deliverNow(_ core: RealmCore) -> Bool {
         lock.lock()
-        var moved = false
-        _ = cs_notifier_advance(notifier, &moved)
+        self.core.advance()
         let t = targets[ObjectIdentifier(core)]
         lock.unlock()
         guard let t else { return false }
@@ -351,8 +307,8 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        let nv = cs_notifier_version(notifier)
-        let rv = cs_txn_version(core.txn)
+        let nv = self.core.version
+        let rv = NotifierCore.version(of: core)
         if rv > nv {
             // a newer local commit: the notifier computes it next and schedules again
             lock.unlock()
@@ -373,10 +329,7 @@ final class FileNotifier: @unchecked Sendable {
         var objects: [Int] = []
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             guard let w = r.watch else { continue }
-            guard cs_watch_pending(w) else { continue }
-            var c = cs_changeset()
-            guard cs_watch_take(w, &c) == 0 else { continue }
-            var p = ChangePayload(c)
+            guard self.core.pending(w), var p = self.core.take(w) else { continue }
             if let read = r.readValues, !p.columns.isEmpty {
                 p.oldValues = moves ? read(core, p.columns) : nil
                 objects.append(out.count)
@@ -384,10 +337,7 @@ final class FileNotifier: @unchecked Sendable {
             if p.isEmpty { continue }
             out.append((r, p))
         }
-        if moves {
-            CoreCall.must(cs_txn_advance_to(core.txn, cs_notifier_txn(notifier)), "Advancing to the notified version")
-            core.didMutate()
-        }
+        if moves { self.core.advance(core) }
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }

@@ -1,4 +1,3 @@
-import CStore
 import Dispatch
 import Foundation
 
@@ -18,7 +17,7 @@ enum Observation {
 
     /// String key paths ("toys", "toys.brand") as column paths from `root`'s table; traps with
     /// RealmSwift's invalid-argument message for a name that is not a property.
-    static func keyPaths(_ paths: [String]?, root: ClassInfo?) -> [cs_keypath] {
+    static func keyPaths(_ paths: [String]?, root: ClassInfo?) -> [[UInt32]] {
         guard let paths, !paths.isEmpty else { return [] }
         guard let root else {
             preconditionFailure("Invalid argument: key paths can only be given for collections of objects")
@@ -49,16 +48,10 @@ enum Observation {
                     info = next
                 }
             }
-            if cols.count > Int(CS_KEYPATH_MAX) {
-                preconditionFailure("Invalid argument: key path '\(path)' is deeper than \(CS_KEYPATH_MAX) properties")
+            if cols.count > NotifierCore.maxKeyPathDepth {
+                preconditionFailure("Invalid argument: key path '\(path)' is deeper than \(NotifierCore.maxKeyPathDepth) properties")
             }
-            var kp = cs_keypath()
-            withUnsafeMutableBytes(of: &kp.cols) { raw in
-                let b = raw.bindMemory(to: UInt32.self)
-                for (i, c) in cols.enumerated() { b[i] = c }
-            }
-            kp.n = UInt32(cols.count)
-            return kp
+            return cols
         }
     }
 
@@ -67,42 +60,14 @@ enum Observation {
         keyPaths.map { KeyPathTracer.name(for: $0) }
     }
 
-    /// A watch over a Results' query, backlinks or collection (nil with the core's message set
-    /// when the core refuses it).
-    static func makeWatch(_ base: ResultsBase, paths: [cs_keypath]) -> (OpaquePointer) -> OpaquePointer? {
-        let core = base.core
+    /// A watch over a Results' query, backlinks or collection.
+    static func makeWatch(_ base: ResultsBase, paths: [[UInt32]]) -> (NotifierCore) -> NotifierCore.Watch? {
         switch base.root {
         case .table(let info):
-            let text = base.queryText
-            let args: QueryArguments
-            do {
-                args = try QueryArguments(base.predicates.flatMap(\.1), core: core)
-            } catch {
-                preconditionFailure("Cannot observe: \(error)")
-            }
-            let entries = core.nameMap
-            return { n in
-                var w: OpaquePointer?
-                paths.withUnsafeBufferPointer { p in
-                    entries.withUnsafeBufferPointer { e in
-                        var names = cs_name_map(entries: e.baseAddress, count: e.count)
-                        args.values.withUnsafeBufferPointer { a in
-                            _ = cs_watch_query(n, info.table, text, text.utf8.count, a.baseAddress, a.count, &names,
-                                               p.baseAddress, p.count, Int32(CS_WATCH_DEEP), &w)
-                        }
-                    }
-                }
-                return w
-            }
+            return { $0.watchQuery(base, table: info.table, paths: paths) }
         case .backlinks(let owner, let table, let col, _) where base.isPlain:
-            let (t, k) = (owner.info!.table, owner.cobj.key)
-            return { n in
-                var w: OpaquePointer?
-                paths.withUnsafeBufferPointer { p in
-                    _ = cs_watch_backlinks(n, t, k, table, col, p.baseAddress, p.count, Int32(CS_WATCH_DEEP), &w)
-                }
-                return w
-            }
+            let (t, k) = (owner.info!.table, owner.objectKey)
+            return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: paths) }
         case .collection(let c, _) where base.isPlain && !c.isNested:
             return collectionWatch(c, paths: paths)
         default:
@@ -111,24 +76,17 @@ enum Observation {
         }
     }
 
-    static func collectionWatch(_ c: ManagedCollection, paths: [cs_keypath]) -> (OpaquePointer) -> OpaquePointer? {
+    static func collectionWatch(_ c: ManagedCollection, paths: [[UInt32]]) -> (NotifierCore) -> NotifierCore.Watch? {
         if c.isNested { preconditionFailure("Observing a collection nested in an AnyRealmValue is not supported yet") }
-        let (t, k, col) = (c.owner.info!.table, c.owner.cobj.key, c.col)
-        return { n in
-            var w: OpaquePointer?
-            paths.withUnsafeBufferPointer { p in
-                _ = cs_watch_coll(n, t, k, col, p.baseAddress, p.count, Int32(CS_WATCH_DEEP), &w)
-            }
-            return w
-        }
+        let (t, k, col) = (c.owner.info!.table, c.owner.objectKey, c.col)
+        return { $0.watchCollection(table: t, key: k, col: col, paths: paths) }
     }
 
     /// `object` as an object of `core` (itself when `core` is its Realm).
     static func resolve(_ object: ObjectBase, in core: RealmCore) -> ObjectBase {
         if object.core === core { return object }
         let info = core.info(named: object.objectSchema.className)!
-        let o = core.object(info, key: object.cobj.key)
-        return o
+        return core.object(info, key: object.objectKey)
     }
 
     /// `base` read through `core` (itself when `core` is its Realm).
@@ -152,7 +110,7 @@ enum Observation {
     }
 
     /// Registers a collection observer whose block gets `make(core)` and the payload.
-    static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (OpaquePointer) -> OpaquePointer?,
+    static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (NotifierCore) -> NotifierCore.Watch?,
                          _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
@@ -367,17 +325,13 @@ extension Object {
         }
         if isInvalidated { preconditionFailure("Object has been deleted or invalidated.") }
         let paths = Observation.keyPaths(keyPaths, root: info)
-        let (table, key) = (info.table, cobj.key)
+        let (table, key) = (info.table, objectKey)
         let className = objectSchema.className
         Observation.check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
         let object: ObjectBase = self
         return n.register(core: core, queue: queue, makeWatch: { n in
-            var w: OpaquePointer?
-            paths.withUnsafeBufferPointer { p in
-                _ = cs_watch_object(n, table, key, p.baseAddress, p.count, Int32(CS_WATCH_SHALLOW), &w)
-            }
-            return w
+            n.watchObject(table: table, key: key, paths: paths)
         }, readValues: { core, cols in
             guard let info = core.info(named: className) else { return cols.map { _ in nil } }
             let o = Observation.resolve(object, in: core)

@@ -7,13 +7,13 @@ import CoreFoundation
 /// runs tests on threads without a running run loop. `sync` runs a block on the thread (from
 /// inside its run loop, so observers registered there deliver to it) and waits for it;
 /// `Events` lets the test wait for callbacks without sleeping or polling.
-final class RunLoopThread: @unchecked Sendable {
+public final class RunLoopThread: @unchecked Sendable {
     private var runLoop: RunLoop?
     private var stopped = false
     private let lock = NSLock()
     private let done = DispatchSemaphore(value: 0)
 
-    init() {
+    public init() {
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             let rl = RunLoop.current
@@ -37,9 +37,9 @@ final class RunLoopThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the thread's run loop and returns what it returns (rethrowing).
-    func sync<R>(_ body: @escaping () throws -> R) throws -> R {
+    public func sync<R>(_ body: @escaping () throws -> R) throws -> R {
         let sem = DispatchSemaphore(value: 0)
-        let box = UncheckedBox<(body: () throws -> R, result: Result<R, Error>?)>((body, nil))
+        let box = Slot<(body: () throws -> R, result: Result<R, Error>?)>((body, nil))
         let timer = Timer(timeInterval: 0, repeats: false) { _ in
             box.value.result = Result { try box.value.body() }
             sem.signal()
@@ -50,7 +50,7 @@ final class RunLoopThread: @unchecked Sendable {
     }
 
     /// Stops the run loop and waits for the thread to end.
-    func stop() {
+    public func stop() {
         lock.lock()
         stopped = true
         lock.unlock()
@@ -64,13 +64,15 @@ final class RunLoopThread: @unchecked Sendable {
 }
 
 /// Records values from callbacks on any thread and lets a test wait for the next one.
-final class Events<T>: @unchecked Sendable {
+public final class Events<T>: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [T] = []
     private var taken = 0
     private let sem = DispatchSemaphore(value: 0)
 
-    func add(_ item: T) {
+    public init() {}
+
+    public func add(_ item: T) {
         lock.lock()
         items.append(item)
         lock.unlock()
@@ -78,7 +80,7 @@ final class Events<T>: @unchecked Sendable {
     }
 
     /// The next recorded value, waiting at most `timeout` seconds (nil after that).
-    func next(timeout: Double = 10) -> T? {
+    public func next(timeout: Double = 10) -> T? {
         guard sem.wait(timeout: .now() + timeout) == .success else { return nil }
         lock.lock()
         defer { lock.unlock() }
@@ -87,16 +89,22 @@ final class Events<T>: @unchecked Sendable {
     }
 
     /// Everything recorded so far.
-    var all: [T] {
+    public var all: [T] {
         lock.lock()
         defer { lock.unlock() }
         return items
     }
 
     /// How many values were recorded and not yet taken with `next`.
-    var waiting: Int {
+    public var waiting: Int {
         lock.lock()
         defer { lock.unlock() }
         return items.count - taken
     }
+}
+
+/// A value handed between the caller and the run-loop thread.
+private final class Slot<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
 }

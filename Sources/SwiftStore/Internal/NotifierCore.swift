@@ -1,0 +1,164 @@
+import CStore
+import Foundation
+
+/// The core's notifier of one file, for `FileNotifier` (docs/ARCHITECTURE.md, Change
+/// notifications): its own handle on the file, the core notifier, and the watches made on it.
+/// Callers serialise every call except `wake` (FileNotifier's lock).
+final class NotifierCore: @unchecked Sendable {
+    /// A watch on the core notifier.
+    typealias Watch = OpaquePointer
+
+    /// Most properties in one observed key path (also the depth of the default deep filter).
+    static let maxKeyPathDepth = Int(CS_KEYPATH_MAX)
+
+    private let db: OpaquePointer
+    private let notifier: OpaquePointer
+
+    init(_ config: Realm.Configuration) throws {
+        var opts = cs_options()
+        opts.flags = config.readOnly ? UInt32(CS_OPEN_READONLY) : 0
+        if config.inMemoryIdentifier != nil { opts.durability = CS_DURABILITY_MEMORY }
+        var d: OpaquePointer?
+        try CoreCall.check(cs_db_open(config.path, &opts, &d), "Opening \(config.path) for notifications")
+        var n: OpaquePointer?
+        let rc = cs_notifier_open(d, &n)
+        if rc != 0 {
+            let e = CoreCall.error(rc, "Starting the notifier of \(config.path)")
+            cs_db_close(d)
+            throw e
+        }
+        db = d!
+        notifier = n!
+    }
+
+    /// Frees the notifier (its watches must be freed) and closes the handle.
+    func close() {
+        cs_notifier_close(notifier)
+        cs_db_close(db)
+    }
+
+    var commitCounter: UInt32 { cs_db_commit_counter(db) }
+    var version: UInt64 { cs_notifier_version(notifier) }
+
+    /// Computes the newest version's change sets; whether the version moved (false on a failure,
+    /// which the next commit retries).
+    @discardableResult
+    func advance() -> Bool {
+        var moved = false
+        return cs_notifier_advance(notifier, &moved) == 0 && moved
+    }
+
+    /// Waits for a commit after `seen` or a `wake`.
+    func wait(seen: UInt32) { _ = cs_notifier_wait(notifier, seen, -1) }
+
+    func wake() { cs_notifier_wake(notifier) }
+
+    /// The version `core` reads.
+    static func version(of core: RealmCore) -> UInt64 { cs_txn_version(core.txn) }
+
+    /// Moves `core` to exactly the notifier's version.
+    func advance(_ core: RealmCore) {
+        CoreCall.must(cs_txn_advance_to(core.txn, cs_notifier_txn(notifier)), "Advancing to the notified version")
+        core.didMutate()
+    }
+
+    // MARK: Watches
+
+    private static func keyPaths(_ paths: [[UInt32]]) -> [cs_keypath] {
+        paths.map { cols in
+            var kp = cs_keypath()
+            withUnsafeMutableBytes(of: &kp.cols) { raw in
+                let b = raw.bindMemory(to: UInt32.self)
+                for (i, c) in cols.prefix(maxKeyPathDepth).enumerated() { b[i] = c }
+            }
+            kp.n = UInt32(min(cols.count, maxKeyPathDepth))
+            return kp
+        }
+    }
+
+    private func make(_ paths: [[UInt32]], _ body: (UnsafePointer<cs_keypath>?, Int) -> (Int32, OpaquePointer?)) -> Watch? {
+        let kps = NotifierCore.keyPaths(paths)
+        let (rc, w) = kps.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+        if rc != 0 { preconditionFailure("Cannot observe: \(CoreCall.lastMessage)") }
+        return w
+    }
+
+    /// A watch over the results of `base`, a Results over a table (deep filter by default).
+    func watchQuery(_ base: ResultsBase, table: UInt32, paths: [[UInt32]]) -> Watch? {
+        let core = base.core
+        let text = base.queryText
+        let args = CoreCall.must { try QueryArguments(base.predicates.flatMap(\.1), core: core) }
+        let entries = core.nameMap
+        return make(paths) { p, np in
+            var w: OpaquePointer?
+            let rc = entries.withUnsafeBufferPointer { e in
+                var names = cs_name_map(entries: e.baseAddress, count: e.count)
+                return args.values.withUnsafeBufferPointer { a in
+                    cs_watch_query(notifier, table, text, text.utf8.count, a.baseAddress, a.count, &names, p, np,
+                                   Int32(CS_WATCH_DEEP), &w)
+                }
+            }
+            return (rc, w)
+        }
+    }
+
+    /// A watch over column `col` (a List, Set or Map) of object `key` of `table`.
+    func watchCollection(table: UInt32, key: Int64, col: UInt32, paths: [[UInt32]]) -> Watch? {
+        make(paths) { p, np in
+            var w: OpaquePointer?
+            return (cs_watch_coll(notifier, table, key, col, p, np, Int32(CS_WATCH_DEEP), &w), w)
+        }
+    }
+
+    /// A watch over the objects of `originTable` linking to object `key` of `table` through
+    /// `originColumn`.
+    func watchBacklinks(table: UInt32, key: Int64, originTable: UInt32, originColumn: UInt32, paths: [[UInt32]]) -> Watch? {
+        make(paths) { p, np in
+            var w: OpaquePointer?
+            return (cs_watch_backlinks(notifier, table, key, originTable, originColumn, p, np, Int32(CS_WATCH_DEEP), &w), w)
+        }
+    }
+
+    /// A watch over one object (shallow by default).
+    func watchObject(table: UInt32, key: Int64, paths: [[UInt32]]) -> Watch? {
+        make(paths) { p, np in
+            var w: OpaquePointer?
+            return (cs_watch_object(notifier, table, key, p, np, Int32(CS_WATCH_SHALLOW), &w), w)
+        }
+    }
+
+    func pending(_ w: Watch) -> Bool { cs_watch_pending(w) }
+    func free(_ w: Watch) { cs_watch_free(w) }
+    func discard(_ w: Watch) { cs_watch_discard(w) }
+
+    /// What the watch accumulated, copied out (nil on a failure).
+    func take(_ w: Watch) -> ChangePayload? {
+        var c = cs_changeset()
+        guard cs_watch_take(w, &c) == 0 else { return nil }
+        var p = ChangePayload()
+        p.initial = c.initial
+        p.deleted = c.deleted
+        func ints(_ ptr: UnsafePointer<Int>?, _ n: Int) -> [Int] {
+            n == 0 ? [] : Array(UnsafeBufferPointer(start: ptr, count: n))
+        }
+        p.deletions = ints(c.deletions, c.ndeletions)
+        p.insertions = ints(c.insertions, c.ninsertions)
+        p.modifications = ints(c.modifications, c.nmodifications)
+        func strings(_ ptr: UnsafePointer<cs_value>?, _ n: Int) -> [String] {
+            (0..<n).map { i in
+                let v = ptr![i]
+                return String(decoding: UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len), as: UTF8.self)
+            }
+        }
+        p.keysDeleted = strings(c.keys_deleted, c.nkeys_deleted)
+        p.keysInserted = strings(c.keys_inserted, c.nkeys_inserted)
+        p.keysModified = strings(c.keys_modified, c.nkeys_modified)
+        p.columns = c.ncolumns == 0 ? [] : Array(UnsafeBufferPointer(start: c.columns, count: c.ncolumns))
+        return p
+    }
+}
+
+extension ObjectBase {
+    /// The object's key in its table (managed objects).
+    var objectKey: Int64 { cobj.key }
+}
