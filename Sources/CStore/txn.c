@@ -514,3 +514,5 @@ int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
     TRY(check_top(t));
     return load_schema(t);
 }
+
+bool cs_txn_same_file(const cs_txn *a, const cs_txn *b) { return a && b && a->f == b->f; }

@@ -341,6 +341,9 @@ int cs_txn_end(cs_txn *txn);
  *  which keeps that version pinned) reads. CS_MISUSE when either is writing, when they belong to
  *  different files or when that version is older than the one `txn` reads. */
 int cs_txn_advance_to(cs_txn *txn, const cs_txn *at);
+/** Whether two transactions read the same file (the same open file of this process: a path
+ *  deleted and created again is another file). */
+bool cs_txn_same_file(const cs_txn *a, const cs_txn *b);
 /** The version the transaction reads (for a write: the version it started on). */
 uint64_t cs_txn_version(const cs_txn *txn);
 /** True while the transaction is writing. */

@@ -56,6 +56,9 @@ final class NotifierCore: @unchecked Sendable {
     /// The version `core` reads.
     static func version(of core: RealmCore) -> UInt64 { cs_txn_version(core.txn) }
 
+    /// Whether `core` reads the file this notifier follows (not one created again at its path).
+    func follows(_ core: RealmCore) -> Bool { cs_txn_same_file(core.txn, cs_notifier_txn(notifier)) }
+
     /// Moves `core` to exactly the notifier's version.
     func advance(_ core: RealmCore) {
         CoreCall.must(cs_txn_advance_to(core.txn, cs_notifier_txn(notifier)), "Advancing to the notified version")

@@ -303,7 +303,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.lock()
         t.scheduled = false
-        guard let core = t.core, !core.isInWriteTransaction else {
+        guard let core = t.core, !core.isInWriteTransaction, self.core.follows(core) else {
             lock.unlock()
             return false
         }
