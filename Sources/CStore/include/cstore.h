@@ -349,6 +349,52 @@ typedef struct cs_compact_info {
 int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Backups (docs/FORMAT.md §12)                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/** What a backup holds (cs_backup_write, cs_backup_check, cs_backup_restore). */
+typedef struct cs_backup_info {
+    uint64_t version;      /* the database version backed up */
+    uint32_t format;       /* its format version */
+    uint32_t pad;          /* zero */
+    uint64_t db_bytes;     /* size of the database file it restores to */
+    uint64_t backup_bytes; /* size of the backup file */
+    uint64_t created;      /* when it was written (seconds since 1970, UTC) */
+} cs_backup_info;
+
+/** Called as a backup or restore goes: database bytes done, and the total (0 when unknown). */
+typedef void (*cs_backup_progress)(void *ctx, uint64_t done, uint64_t total);
+
+/**
+ * Writes a backup of the newest version of `db` to the new file `out`: a compacted copy
+ * (cs_txn_write_copy's bytes) compressed as one LZ4 frame with block and content checksums,
+ * after a header that says what it is. Taken from a read transaction: writers go on. The file
+ * is synced before this returns. `progress` may be NULL; `info` may be NULL. Errors: CS_EXISTS
+ * (`out` exists; left alone), CS_CORRUPT (the version is damaged; nothing is left at `out`),
+ * CS_FULL, CS_IOERR, CS_PERM.
+ */
+int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, void *ctx, cs_backup_info *info);
+
+/** Reads a whole backup and checks its header, checksums and size without writing anything. */
+int cs_backup_check(const char *in, cs_backup_info *info);
+
+enum {
+    CS_RESTORE_FORCE = 1, /* replace an existing database at the target */
+};
+
+/**
+ * Restores the backup `in` to the database file `path`: decompresses it into
+ * `<path>.restore`, checks every checksum and the size, syncs it, verifies it as
+ * cs_db_verify does, and only then renames it over `path` (and syncs the directory). A damaged
+ * or truncated backup is CS_CORRUPT and leaves `path` as it was. An existing `path` is
+ * CS_EXISTS unless `flags` has CS_RESTORE_FORCE; then it must not be open in any process or
+ * through another handle (CS_BUSY, as cs_db_compact). Errors also CS_NOTFOUND (no backup),
+ * CS_VERSION (a newer backup or format), CS_FULL, CS_IOERR, CS_PERM.
+ */
+int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backup_progress progress, void *ctx,
+                      cs_backup_info *info);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Transactions                                                                             */
 /* ---------------------------------------------------------------------------------------- */
 
