@@ -9,7 +9,7 @@ struct SwiftStoreTool: ParsableCommand {
         commandName: "swiftstore",
         abstract: "Inspect, verify and maintain SwiftStore database files.",
         version: String(cString: cs_library_version()),
-        subcommands: [Info.self, Verify.self, Query.self, Dump.self]
+        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Compact.self, Backup.self, Restore.self]
     )
 }
 
