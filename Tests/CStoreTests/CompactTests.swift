@@ -391,3 +391,68 @@ extension CompactTests {
         }
     }
 }
+
+/// The system calls, with a hook run just before the rename of an in-place compaction.
+final class RenameHookIO {
+    var beforeRename: () -> Void = {}
+    let io: UnsafeMutablePointer<cs_io>
+
+    init() {
+        io = .allocate(capacity: 1)
+        var x = cs_io()
+        x.open = { _, path, flags, mode in Glibc.open(path!, flags, mode) }
+        x.close = { _, fd in Glibc.close(fd) }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { _, fd, buf, n, off in Glibc.pwrite(fd, buf, n, off) }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        x.rename = { ctx, a, b in
+            Unmanaged<RenameHookIO>.fromOpaque(ctx!).takeUnretainedValue().beforeRename()
+            return Glibc.rename(a!, b!)
+        }
+        io.pointee = x
+        io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit { io.deallocate() }
+}
+
+extension CompactTests {
+    @Test func aProcessThatOpenedTheOldFileWritesToTheNewOne() throws {
+        // A process opens the file while it is being compacted: it has the old file open and
+        // waits to join the lock file. After the rename it must find the new file at the path
+        // and write there (file.c re-checks the path after joining); writes to the old, unlinked
+        // file would be lost.
+        try withTempDir { dir in
+            let path = dir.path("shared.cstore")
+            try runChild(["setup", path], in: dir)
+            let hook = RenameHookIO()
+            var child: Child?
+            var sawOldFileOpen = false
+            hook.beforeRename = {
+                child = try? Child(["increment", path, "1", "20"], in: dir)
+                guard let pid = child?.pid else { return }
+                // wait until the child has the old file open (it then waits on the lock file)
+                sawOldFileOpen = waitUntil(seconds: 30) {
+                    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+                    return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == path }
+                }
+                usleep(100_000)
+            }
+            #expect(check(compact(path, io: hook.io).0, "cs_db_compact"))
+            #expect(sawOldFileOpen, "the child opened the old file before the rename")
+            guard let c = child else { Issue.record("no child"); return }
+            #expect(c.wait(seconds: 60), "the child finished")
+            #expect(c.succeeded, "\(c.summary)")
+            let db = try DB(path, flags: 0)
+            let n = try db.read { txn -> Int64 in
+                var o = try openObj(txn, try findTable(txn, "Counter"), 0)
+                return try getInt(&o, 0)
+            }
+            #expect(n == 20, "the child's 20 commits are in the file at the path")
+            db.verify()
+            db.close()
+        }
+    }
+}

@@ -116,3 +116,11 @@ func sizeOfFile(_ path: String) -> UInt64 {
     var st = stat()
     return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
 }
+
+/// About what compaction would give back: the file's size less the header and the bytes the
+/// newest version reaches (those include the free list's own nodes, which a compacted file
+/// drops, so this is a slight underestimate).
+func compactionSaves(_ stats: cs_db_stats) -> UInt64 {
+    let kept = 4096 + stats.used_bytes
+    return stats.file_size > kept ? stats.file_size - kept : 0
+}

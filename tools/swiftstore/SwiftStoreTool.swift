@@ -82,6 +82,7 @@ struct Info: ParsableCommand {
             "fileSize": Int(stats.file_size), "logicalSize": Int(stats.logical_size),
             "usedBytes": Int(stats.used_bytes), "freeBytes": Int(stats.free_bytes),
             "freeExtents": Int(stats.free_extents), "tables": tables,
+            "compactionSaves": Int(compactionSaves(stats)),
         ]
         if json {
             print(jsonString(report))
@@ -94,6 +95,7 @@ struct Info: ParsableCommand {
         print("logical size:  \(stats.logical_size) bytes")
         print("used:          \(stats.used_bytes) bytes")
         print("free:          \(stats.free_bytes) bytes in \(stats.free_extents) extents")
+        print("compaction:    would save about \(compactionSaves(stats)) bytes (`swiftstore compact`)")
         print("tables:        \(tables.count)")
         for t in tables {
             print("  \(t["name"]!): \(t["objects"]!) objects, \(t["properties"]!) properties\((t["embedded"] as! Bool) ? " (embedded)" : "")")
