@@ -132,6 +132,7 @@ static int bk_sink(void *ctx, const void *buf, uint64_t n, uint64_t off)
     size_t r = LZ4F_compressUpdate(w->cx, w->dst, w->cap, buf, n, NULL);
     if (LZ4F_isError(r)) return cs_fail(CS_IOERR, 0, "LZ4 compression failed: %s", LZ4F_getErrorName(r));
     TRY(write_all(w->fd, w->dst, r, w->at, w->path));
+    (void)sync_file_range(w->fd, (off_t)w->at, (off_t)r, SYNC_FILE_RANGE_WRITE); /* as compact.c's sink */
     w->at += r;
     w->raw += n;
     if (w->progress) w->progress(w->progress_ctx, w->raw, 0);

@@ -350,7 +350,12 @@ done:
 
 static int sink_file(void *ctx, const void *buf, uint64_t n, uint64_t off)
 {
-    return file_pwrite(ctx, buf, n, off);
+    cs_dbfile *f = ctx;
+    TRY(file_pwrite(f, buf, n, off));
+    /* a copy that will be synced starts its writeback now, so the final sync waits for less
+     * (a hint: nothing is durable before that sync) */
+    if (f->durability == CS_DURABILITY_FULL) (void)sync_file_range(f->fd, (off_t)off, (off_t)n, SYNC_FILE_RANGE_WRITE);
+    return CS_OK;
 }
 
 /* Writes the compacted copy of t's version to a new file at `path` through `io` (syncs it when
@@ -370,6 +375,7 @@ static int write_file(cs_txn *t, const cs_io *io, const char *path, bool sync, u
     sf.fd = fd;
     sf.io = io;
     sf.path = (char *)path;
+    sf.durability = sync ? CS_DURABILITY_FULL : CS_DURABILITY_NOSYNC;
     int rc = compact_stream(t, sink_file, &sf, size);
     if (rc == CS_OK && sync && io->fdatasync(io->ctx, fd) != 0)
         rc = cs_fail(CS_IOERR, errno, "sync of %s failed: %s", path, strerror(errno));
