@@ -10,9 +10,7 @@ import Glibc
 #endif
 
 /// The `swiftstore` executable, built next to `cstore-testchild`.
-private let toolPath: String? = testChildPath.map {
-    URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("swiftstore").path
-}.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+private let toolPath: String? = testExecutable(named: "swiftstore")
 
 private struct ToolRun {
     let status: Int32
@@ -24,7 +22,7 @@ private struct ToolRun {
 }
 
 private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
-    guard let toolPath else { throw CSFailure(rc: -1, what: "swiftstore", message: "not built") }
+    guard let toolPath else { throw CStoreError(code: -1, message: "not built next to the test binary", context: "swiftstore") }
     let p = Process()
     p.executableURL = URL(fileURLWithPath: toolPath)
     p.arguments = args

@@ -77,12 +77,12 @@ func backupRow() -> Row {
                 let ms = try measure {
                     let src = try csOpen(path, durability: CS_DURABILITY_FULL, create: false)
                     defer { _ = cs_db_close(src) }
-                    try cs(cs_backup_write(src, out, nil, nil, &info), "cs_backup_write")
+                    try CStoreError.check(cs_backup_write(src, out, nil, nil, &info), "cs_backup_write")
                 }
                 // the answer: the backup checks through and restores to the right row count
-                try cs(cs_backup_check(out, nil), "cs_backup_check")
+                try CStoreError.check(cs_backup_check(out, nil), "cs_backup_check")
                 let restored = dir.appendingPathComponent("restored.cstore").path
-                try cs(cs_backup_restore(out, restored, 0, nil, nil, nil), "cs_backup_restore")
+                try CStoreError.check(cs_backup_restore(out, restored, 0, nil, nil, nil), "cs_backup_restore")
                 let db = try csOpen(restored, durability: CS_DURABILITY_NOSYNC, create: false)
                 defer { _ = cs_db_close(db) }
                 let (_, count) = try csTransaction(db, write: false) { try IntTable.find($0).sumAll($0) }

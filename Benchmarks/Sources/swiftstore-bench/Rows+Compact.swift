@@ -23,8 +23,8 @@ func buildChurnedIntFile(_ path: String, rows: Int) throws {
             let t = try IntTable.find(txn)
             var obj = cs_obj()
             for i in stride(from: start, to: min(keys.count, start + 2_000_000), by: 2) {
-                try cs(cs_obj_open(txn, t.table, keys[i], &obj), "cs_obj_open")
-                try cs(cs_obj_delete(&obj), "cs_obj_delete")
+                try CStoreError.check(cs_obj_open(txn, t.table, keys[i], &obj), "cs_obj_open")
+                try CStoreError.check(cs_obj_delete(&obj), "cs_obj_delete")
             }
         }
     }
@@ -58,7 +58,7 @@ func compactRow() -> Row {
                     defer { _ = cs_db_close(src) }
                     let txn = try csBegin(src, write: false)
                     defer { _ = cs_txn_end(txn) }
-                    try cs(cs_txn_write_copy(txn, out), "cs_txn_write_copy")
+                    try CStoreError.check(cs_txn_write_copy(txn, out), "cs_txn_write_copy")
                 }
                 let copy = try csOpen(out, durability: CS_DURABILITY_FULL, create: false)
                 defer { _ = cs_db_close(copy) }
