@@ -4,6 +4,7 @@
 import CLZ4
 import CSQLite
 import CStore
+import CStoreCall
 import Foundation
 
 #if canImport(Glibc)

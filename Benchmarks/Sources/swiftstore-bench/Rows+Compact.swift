@@ -3,6 +3,7 @@
 
 import CSQLite
 import CStore
+import CStoreCall
 import Foundation
 
 /// The values left after the even rows (0, 2, 4, ...) are deleted from rows 0..<n: the sum of
