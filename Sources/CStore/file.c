@@ -35,7 +35,8 @@ static int d_fdatasync(void *c, int fd) { (void)c; return fdatasync(fd); }
 static int d_ftruncate(void *c, int fd, off_t s) { (void)c; return ftruncate(fd, s); }
 static int d_fstat(void *c, int fd, struct stat *st) { (void)c; return fstat(fd, st); }
 
-static const cs_io default_io = {d_open, d_close, d_pread, d_pwrite, d_fdatasync, d_ftruncate, d_fstat, NULL};
+static const cs_io default_io = {d_open, d_close, d_pread, d_pwrite, d_fdatasync, d_ftruncate, d_fstat, NULL,
+                                 NULL, NULL, NULL};
 
 const cs_io *cs_io_default(void) { return &default_io; }
 
@@ -214,6 +215,21 @@ int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *l
     return CS_OK;
 }
 
+void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size, uint16_t fmt)
+{
+    file_hdr h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, HDR_MAGIC, 8);
+    h.read_fmt = fmt;
+    h.write_fmt = fmt;
+    h.slot[0].top = top;
+    h.slot[0].version = version;
+    h.slot[0].size = size;
+    h.slot[0].check = slot_check(&h.slot[0], 0);
+    h.selector = 0;
+    memcpy(out, &h, sizeof h);
+}
+
 /* `fmt` is the format version both slots' versions need (FORMAT.md §2): the header says it
  * for read and write alike. */
 int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
@@ -335,6 +351,10 @@ static bool dbfile_free(cs_dbfile *f)
     return alone;
 }
 
+/* open_file's answer when the file at the path was replaced while it joined (never returned
+ * to callers: cs_db_open opens again). */
+#define RETRY_OPEN (-1)
+
 static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
 {
     const cs_io *io = o->io ? o->io : &default_io;
@@ -364,6 +384,11 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     pthread_mutex_lock(&files_mu);
     for (cs_dbfile *f = files; f; f = f->next) {
         if (f->dev == st.st_dev && f->ino == st.st_ino) {
+            if (f->compacting) {
+                pthread_mutex_unlock(&files_mu);
+                io->close(io->ctx, fd);
+                return cs_fail(CS_BUSY, 0, "%s is being compacted in this process", path);
+            }
             if (!ro && f->readonly) {
                 pthread_mutex_unlock(&files_mu);
                 io->close(io->ctx, fd);
@@ -414,6 +439,14 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     f->phys_size = phys;
     if ((rc = file_map_for(f, phys > f->logical ? phys : f->logical)) != CS_OK) goto fail_f;
     if ((rc = lock_open(f, ro, f->version, f->top, f->logical, f->selector)) != CS_OK) goto fail_f;
+    /* Compaction (compact.c) renames a new file over the path while new processes wait to join:
+     * one that opened the old file before the rename finds the path naming another file now and
+     * opens again (RETRY_OPEN), so nobody writes to a file no path names. */
+    struct stat now;
+    if (stat(path, &now) == 0 && (now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
+        rc = RETRY_OPEN;
+        goto fail_f;
+    }
     lock_read_latest(f);
     if ((rc = file_map_for(f, f->logical)) != CS_OK) goto fail_f;
     f->next = files;
@@ -437,7 +470,10 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     if (opts) o = *opts;
     if (!path || !out) return cs_fail(CS_MISUSE, 0, "cs_db_open: path and out are required");
     cs_dbfile *f;
-    TRY(open_file(path, &o, &f));
+    int rc;
+    for (int tries = 0; (rc = open_file(path, &o, &f)) == RETRY_OPEN; tries++)
+        if (tries == 100) return cs_fail(CS_BUSY, 0, "%s keeps being replaced while it is opened", path);
+    TRY(rc);
     cs_db *db = calloc(1, sizeof *db);
     if (!db) return NOMEM();
     db->f = f;
@@ -474,6 +510,18 @@ int cs_db_close(cs_db *db)
     }
     free(db->path);
     free(db);
+    return CS_OK;
+}
+
+int file_claim(cs_dbfile *f)
+{
+    pthread_mutex_lock(&files_mu);
+    int refs = f->refs;
+    if (refs == 1) f->compacting = true;
+    pthread_mutex_unlock(&files_mu);
+    if (refs != 1)
+        return cs_fail(CS_BUSY, 0, "%s is open through %d other handle%s in this process", f->path, refs - 1,
+                       refs == 2 ? "" : "s");
     return CS_OK;
 }
 

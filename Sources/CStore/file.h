@@ -17,6 +17,10 @@ int file_map_for(cs_dbfile *f, uint64_t size);
  *  first (lock.c invariant 3). */
 int file_writer_acquire(cs_dbfile *f);
 
+/** Marks the file as owned by its one handle (cs_dbfile.compacting): CS_BUSY when this process
+ *  has it open through other handles; later opens in this process are refused until it closes. */
+int file_claim(cs_dbfile *f);
+
 /* ---- what a commit (commit.c) writes through ---------------------------------------------- */
 
 /** The one run of a one-sync commit (len 0: a two-sync commit). */
@@ -34,6 +38,10 @@ uint64_t file_run_hash(const uint8_t *p, uint64_t n);
  *  version both slots need (FORMAT.md §2). `fresh`: a new file (the other slot is zero). */
 int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
                       const run_info *run, uint16_t fmt);
+
+/** The HDR_USED bytes of a header whose slot 0, selected, names (top, version, size), written
+ *  with two syncs (no run to check); slot 1 is zero. `fmt` as for file_write_header. */
+void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size, uint16_t fmt);
 
 /* ---- commit.c ----------------------------------------------------------------------------- */
 

@@ -119,6 +119,7 @@ struct cs_dbfile {
     int fd;                  /* the one descriptor */
     bool readonly;           /* opened without write access */
     bool broken;             /* a sync failed: writes refused until reopened */
+    bool compacting;         /* cs_db_compact owns the file: no other handle may share it */
     cs_durability durability; /* of the first open */
     const cs_io *io;         /* system calls */
     pthread_mutex_t mu;      /* guards the fields below */

@@ -454,6 +454,30 @@ bool lock_close(cs_dbfile *f)
     return alone;
 }
 
+int lock_take_alone(cs_dbfile *f)
+{
+    if (!f->lk) return cs_fail(CS_BUSY, 0, "%s has no lock file: cannot make sure no other process has it open", f->path);
+    if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) != 0)
+        return cs_fail(CS_IOERR, errno, "cannot lock the lock file of %s", f->path);
+    if (lock_alone(f)) return CS_OK;
+    /* name the other processes from their reader slots (a slot whose byte lock is held) */
+    char pids[256];
+    size_t at = 0;
+    uint32_t n = 0;
+    lock_slot *s = slots(f);
+    pids[0] = 0;
+    for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
+        if ((int)i == f->slot || !__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
+        if (ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) != 1) continue;
+        n++;
+        if (at + 16 < sizeof pids)
+            at += (size_t)snprintf(pids + at, sizeof pids - at, "%s%u", at ? ", " : "", s[i].pid);
+    }
+    ofd(f->lfd, F_OFD_SETLK, F_UNLCK, LK_INIT);
+    if (n == 0) return cs_fail(CS_BUSY, 0, "%s is open in another process", f->path);
+    return cs_fail(CS_BUSY, 0, "%s is open in %u other process%s (pid %s)", f->path, n, n == 1 ? "" : "es", pids);
+}
+
 uint32_t cs_db_commit_counter(cs_db *db) { return lock_commit_counter(db->f); }
 
 int cs_db_wait_for_commit(cs_db *db, uint32_t seen, int timeout_ms)

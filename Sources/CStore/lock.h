@@ -31,5 +31,9 @@ int lock_writer_acquire(cs_dbfile *f, bool *recover);
 /** Publishes the version read from the header after lock_writer_acquire asked to recover. */
 void lock_writer_recovered(cs_dbfile *f, uint64_t version, uint64_t top, uint64_t logical, int sel);
 void lock_writer_release(cs_dbfile *f);
+/** Makes this process the file's only user until it closes the file: takes LK_INIT (new
+ *  processes wait to join) and LK_USERS exclusively. CS_BUSY naming the other processes' pids
+ *  (from their reader slots) when another process has the file open. */
+int lock_take_alone(cs_dbfile *f);
 
 #endif

@@ -190,6 +190,15 @@ private func headerVersions(_ path: String) throws -> (Int, Int) {
     return (Int(b[8]) | Int(b[9]) << 8, Int(b[10]) | Int(b[11]) << 8)
 }
 
+/// Everything a database holds, rendered through the API one line per value, and what its
+/// indexes answer for the golden values (for comparing a file with a copy of it).
+func contentsAndIndexDump(_ txn: OpaquePointer) throws -> [String] {
+    try dump(txn) + dumpIndexes(txn)
+}
+
+/// The header's read and write format versions of a file.
+func fileFormatVersions(_ path: String) throws -> (Int, Int) { try headerVersions(path) }
+
 /// Renders everything a database holds through the API, one line per value.
 private func dump(_ txn: OpaquePointer) throws -> [String] {
     var out = ["schema version \(cs_schema_version(txn))"]

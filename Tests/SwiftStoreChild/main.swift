@@ -7,6 +7,7 @@
 //   count PATH                 print the number of ProcPerson objects
 //   open-limited PATH MB       limit the address space to (current + MB) MiB, then open PATH
 //   open-as-nobody PATH        drop to uid/gid 65534, then open PATH
+//   hold PATH LOG              open PATH, write "holding" to LOG and stay until killed
 //   default-schema PATH        open PATH without objectTypes (the schema is every model class
 //                              in this process, found by the type-metadata scan), write one
 //                              object of each class, print the class names
@@ -86,6 +87,16 @@ case "add":
         print("ok")
     } catch {
         fail("add failed: \(error)")
+    }
+case "hold":
+    guard args.count == 4 else { fail("usage: hold PATH LOG") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        _ = realm.objects(ProcPerson.self).count
+        try "holding\n".write(toFile: args[3], atomically: true, encoding: .utf8)
+        while true { pause() }
+    } catch {
+        fail("hold failed: \(error)")
     }
 case "count":
     do {

@@ -10,7 +10,7 @@ struct SwiftStoreTool: ParsableCommand {
         commandName: "swiftstore",
         abstract: "Inspect, verify and maintain SwiftStore database files.",
         version: String(cString: cs_library_version()),
-        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self]
+        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Compact.self, Backup.self, Restore.self]
     )
 }
 
@@ -72,6 +72,7 @@ struct Info: ParsableCommand {
             "fileSize": Int(stats.file_size), "logicalSize": Int(stats.logical_size),
             "usedBytes": Int(stats.used_bytes), "freeBytes": Int(stats.free_bytes),
             "freeExtents": Int(stats.free_extents), "tables": tables,
+            "compactionSaves": Int(compactionSaves(stats)),
         ]
         if json {
             print(jsonString(report))
@@ -84,6 +85,7 @@ struct Info: ParsableCommand {
         print("logical size:  \(stats.logical_size) bytes")
         print("used:          \(stats.used_bytes) bytes")
         print("free:          \(stats.free_bytes) bytes in \(stats.free_extents) extents")
+        print("compaction:    would save about \(compactionSaves(stats)) bytes (`swiftstore compact`)")
         print("tables:        \(tables.count)")
         for t in tables {
             print("  \(t["name"]!): \(t["objects"]!) objects, \(t["properties"]!) properties\((t["embedded"] as! Bool) ? " (embedded)" : "")")

@@ -19,5 +19,7 @@ func allRows() -> [Row] {
         queryEqRow(indexed: false),
         sortRow(),
         pkGetRow(),
+        compactRow(),
+        backupRow(),
     ]
 }

@@ -226,6 +226,11 @@ typedef struct cs_io {
     int (*ftruncate)(void *ctx, int fd, off_t size);
     int (*fstat)(void *ctx, int fd, struct stat *st);
     void *ctx; /* passed back as the first argument */
+    /* Used by compaction and restore only (cs_db_compact, cs_backup_restore); NULL = the system
+     * call. rename(2); unlink(2); sync_dir opens the directory and fsyncs it. */
+    int (*rename)(void *ctx, const char *from, const char *to);
+    int (*unlink)(void *ctx, const char *path);
+    int (*sync_dir)(void *ctx, const char *dir);
 } cs_io;
 
 /** The default I/O layer (the plain system calls). */
@@ -308,6 +313,86 @@ int cs_db_verify(cs_db *db);
  * Opens the file read-only and verifies it, without a cs_db (for `swiftstore verify`).
  */
 int cs_file_verify(const char *path);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Compaction and copies (docs/FORMAT.md §11)                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * Writes a compacted copy of the version the READ transaction `txn` reads to a new file at
+ * `path`: only the nodes that version reaches, laid out for reading (each column's leaves
+ * together, in key order), with empty free lists. The copy keeps the version number, the
+ * user's schema version and the change history; it is synced (file and directory) before this
+ * returns and has no lock file yet. Writers may go on meanwhile. Errors: CS_EXISTS (`path`
+ * exists; it is left alone), CS_MISUSE (a WRITE transaction), CS_CORRUPT (the version is
+ * damaged; nothing is left at `path`), CS_FULL, CS_IOERR, CS_PERM.
+ */
+int cs_txn_write_copy(cs_txn *txn, const char *path);
+
+/** What cs_db_compact did. */
+typedef struct cs_compact_info {
+    uint64_t size_before; /* physical size of the file before */
+    uint64_t size_after;  /* physical size of the compacted file */
+    uint64_t version;     /* the version copied (unchanged by compaction) */
+} cs_compact_info;
+
+/**
+ * Compacts the database at `path` in place: writes a compacted copy of its newest version to
+ * `<path>.compact`, syncs it, verifies it, renames it over `path` and syncs the directory. A
+ * crash at any point leaves the old file or the new one at `path`. Needs the file to itself:
+ * when another process has it open, CS_BUSY with a message naming the processes (pids from the
+ * lock file); when this process has it open through another handle, CS_BUSY too. Processes
+ * that open the file meanwhile wait, then open the new file. `opts`: its durability and io
+ * are used (the io for every call on the file and its copy); its flags are ignored (the file
+ * must exist and be writable). `out` may be NULL. Errors as cs_txn_write_copy, plus CS_NOTFOUND, CS_BUSY.
+ */
+int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Backups (docs/FORMAT.md §12)                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/** What a backup holds (cs_backup_write, cs_backup_check, cs_backup_restore). */
+typedef struct cs_backup_info {
+    uint64_t version;      /* the database version backed up */
+    uint32_t format;       /* its format version */
+    uint32_t pad;          /* zero */
+    uint64_t db_bytes;     /* size of the database file it restores to */
+    uint64_t backup_bytes; /* size of the backup file */
+    uint64_t created;      /* when it was written (seconds since 1970, UTC) */
+} cs_backup_info;
+
+/** Called as a backup or restore goes: database bytes done, and the total (0 when unknown). */
+typedef void (*cs_backup_progress)(void *ctx, uint64_t done, uint64_t total);
+
+/**
+ * Writes a backup of the newest version of `db` to the new file `out`: a compacted copy
+ * (cs_txn_write_copy's bytes) compressed as one LZ4 frame with block and content checksums,
+ * after a header that says what it is. Taken from a read transaction: writers go on. The file
+ * is synced before this returns. `progress` may be NULL; `info` may be NULL. Errors: CS_EXISTS
+ * (`out` exists; left alone), CS_CORRUPT (the version is damaged; nothing is left at `out`),
+ * CS_FULL, CS_IOERR, CS_PERM.
+ */
+int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, void *ctx, cs_backup_info *info);
+
+/** Reads a whole backup and checks its header, checksums and size without writing anything. */
+int cs_backup_check(const char *in, cs_backup_info *info);
+
+enum {
+    CS_RESTORE_FORCE = 1, /* replace an existing database at the target */
+};
+
+/**
+ * Restores the backup `in` to the database file `path`: decompresses it into
+ * `<path>.restore`, checks every checksum and the size, syncs it, verifies it as
+ * cs_db_verify does, and only then renames it over `path` (and syncs the directory). A damaged
+ * or truncated backup is CS_CORRUPT and leaves `path` as it was. An existing `path` is
+ * CS_EXISTS unless `flags` has CS_RESTORE_FORCE; then it must not be open in any process or
+ * through another handle (CS_BUSY, as cs_db_compact). Errors also CS_NOTFOUND (no backup),
+ * CS_VERSION (a newer backup or format), CS_FULL, CS_IOERR, CS_PERM.
+ */
+int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backup_progress progress, void *ctx,
+                      cs_backup_info *info);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Transactions                                                                             */

@@ -78,6 +78,7 @@ final class RealmCore {
                               + "open the file without an encryptionKey", fileURL: url)
         }
         let target = try RealmCore.targetSchema(config)
+        try RealmCore.prepareFirstOpen(config, url: url)
         var (db, txn) = try RealmCore.openFile(config, url: url)
         do {
             try SchemaSync.apply(target, config: config, db: db, txn: txn, url: url)

@@ -57,6 +57,23 @@ extension Realm {
         /// migration.
         public var deleteRealmIfMigrationNeeded: Bool = false
 
+        /// Asked on the first open of the file in this process, with the file's size and the
+        /// bytes its data uses (`totalBytes`, `usedBytes`): return true to compact the file
+        /// before it opens (a compacted copy replaces it; see `Realm.writeCopy`). Compaction is
+        /// skipped without an error when another process has the file open. Not allowed with
+        /// `readOnly` or an in-memory Realm (opening throws `.invalidInput`).
+        ///
+        /// ```swift
+        /// config.shouldCompactOnLaunch = { totalBytes, usedBytes in
+        ///     totalBytes > 100 * 1024 * 1024 && Double(usedBytes) / Double(totalBytes) < 0.5
+        /// }
+        /// ```
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+
+        /// A file to copy to `fileURL` when no file is there yet, on the first open in this
+        /// process (a database shipped with the app). The copy is opened like any file.
+        public var seedFilePath: URL?
+
         /// The model classes this Realm stores. When nil, every `Object` and `EmbeddedObject`
         /// subclass in the process is used.
         public var objectTypes: [ObjectBase.Type]? {
@@ -81,7 +98,9 @@ extension Realm {
                     schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil,
                     deleteRealmIfMigrationNeeded: Bool = false,
+                    shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil,
                     objectTypes: [ObjectBase.Type]? = nil,
+                    seedFilePath: URL? = nil,
                     maximumNumberOfActiveVersions: UInt? = nil) {
             self._fileURL = fileURL
             self.encryptionKey = encryptionKey
@@ -89,6 +108,8 @@ extension Realm {
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
             self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.seedFilePath = seedFilePath
             self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
             self._objectTypes = objectTypes.map { TypeList(types: $0) }
             if let inMemoryIdentifier { self.inMemoryIdentifier = inMemoryIdentifier }
@@ -116,6 +137,8 @@ extension Realm {
             parts.append("schemaVersion = \(schemaVersion)")
             parts.append("migrationBlock = \(migrationBlock == nil ? "nil" : "set")")
             parts.append("deleteRealmIfMigrationNeeded = \(deleteRealmIfMigrationNeeded)")
+            parts.append("shouldCompactOnLaunch = \(shouldCompactOnLaunch == nil ? "nil" : "set")")
+            if let seed = seedFilePath { parts.append("seedFilePath = \(seed.path)") }
             parts.append("objectTypes = \(objectTypes.map { "\($0.map { $0.className() })" } ?? "nil")")
             parts.append("maximumNumberOfActiveVersions = \(maximumNumberOfActiveVersions.map(String.init) ?? "nil")")
             return "Realm.Configuration {\n\t" + parts.joined(separator: "\n\t") + "\n}"
@@ -128,7 +151,7 @@ extension Realm {
                 && a.encryptionKey == b.encryptionKey && a.readOnly == b.readOnly
                 && a.schemaVersion == b.schemaVersion
                 && a.deleteRealmIfMigrationNeeded == b.deleteRealmIfMigrationNeeded
-                && a._objectTypes == b._objectTypes
+                && a._objectTypes == b._objectTypes && a.seedFilePath == b.seedFilePath
                 && a.maximumNumberOfActiveVersions == b.maximumNumberOfActiveVersions
         }
     }

@@ -1,0 +1,135 @@
+// Backups (docs/FORMAT.md §12): an LZ4 frame of a compacted copy behind a header. A round trip
+// gives back the compacted copy byte for byte; damaged or truncated backups are refused without
+// touching the target; an existing target needs CS_RESTORE_FORCE.
+
+import CStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private let goldenV2 = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Fixtures").appendingPathComponent("format-v2.cstore")
+
+private func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+/// A churned copy of the golden file: every type, indexes, and free space.
+private func source(_ dir: TempDir) throws -> DB {
+    let path = dir.path("src.cstore")
+    try FileManager.default.copyItem(atPath: goldenV2.path, toPath: path)
+    let db = try DB(path, flags: 0)
+    var rng = SeededRNG(seed: stableSeed("backup"))
+    try db.write { txn throws in
+        let t = try addTable(txn, "Bulk")
+        _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
+        for _ in 0..<3000 {
+            var o = try createObj(txn, t)
+            try must(setVal(&o, 0, .string(randomLetters(64, &rng))), "set")
+        }
+    }
+    try db.write { txn throws in
+        let t = try findTable(txn, "Bulk")
+        for k in try allKeys(txn, t) where k % 3 == 0 {
+            var o = try openObj(txn, t, k)
+            try must(cs_obj_delete(&o), "delete")
+        }
+    }
+    return db
+}
+
+@Suite struct BackupTests {
+    @Test func roundTripGivesBackTheCompactedCopy() throws {
+        try withTempDir { dir in
+            let db = try source(dir)
+            let want = try db.read { try contentsAndIndexDump($0) }
+            let copy = dir.path("copy.cstore")
+            try db.read { txn in try must(cs_txn_write_copy(txn, copy), "write copy") }
+            let backup = dir.path("b.csbackup")
+            var info = cs_backup_info()
+            #expect(check(cs_backup_write(db.h, backup, nil, nil, &info), "cs_backup_write"))
+            #expect(info.version == cs_db_version(db.h))
+            #expect(info.format == 2)
+            #expect(Int(info.db_bytes) == fileSize(copy))
+            #expect(Int(info.backup_bytes) == fileSize(backup))
+            #expect(info.backup_bytes < info.db_bytes, "compressed")
+            #expect(cs_backup_write(db.h, backup, nil, nil, nil) == Int32(CS_EXISTS))
+            db.close()
+
+            var checked = cs_backup_info()
+            #expect(check(cs_backup_check(backup, &checked)))
+            #expect(checked.db_bytes == info.db_bytes && checked.version == info.version)
+
+            let restored = dir.path("restored.cstore")
+            var rinfo = cs_backup_info()
+            #expect(check(cs_backup_restore(backup, restored, 0, nil, nil, &rinfo), "restore"))
+            #expect(rinfo.version == info.version)
+            #expect(try bytes(restored) == bytes(copy), "the restored file is the compacted copy, byte for byte")
+            check(cs_file_verify(restored))
+            let r = try DB(restored, flags: 0)
+            #expect(try r.read { try contentsAndIndexDump($0) } == want)
+            r.close()
+            #expect(!FileManager.default.fileExists(atPath: restored + ".restore"))
+        }
+    }
+
+    @Test func anExistingTargetNeedsForceAndTheFileToItself() throws {
+        try withTempDir { dir in
+            let db = try source(dir)
+            let backup = dir.path("b.csbackup")
+            try must(cs_backup_write(db.h, backup, nil, nil, nil), "backup")
+            let want = try db.read { try contentsAndIndexDump($0) }
+            let target = dir.path("target.cstore")
+            let other = try DB(target)
+            try other.write { txn throws in _ = try addTable(txn, "Other") }
+            let before = try bytes(target)
+            #expect(cs_backup_restore(backup, target, 0, nil, nil, nil) == Int32(CS_EXISTS))
+            #expect(try bytes(target) == before)
+            // forced, but the target is open through a handle of this process
+            #expect(cs_backup_restore(backup, target, UInt32(CS_RESTORE_FORCE), nil, nil, nil) == Int32(CS_BUSY))
+            #expect(try bytes(target) == before)
+            other.close()
+            #expect(check(cs_backup_restore(backup, target, UInt32(CS_RESTORE_FORCE), nil, nil, nil), "forced restore"))
+            let r = try DB(target, flags: 0)
+            #expect(try r.read { try contentsAndIndexDump($0) } == want)
+            r.close()
+            db.close()
+        }
+    }
+
+    @Test func damagedOrTruncatedBackupsAreRefused() throws {
+        try withTempDir { dir in
+            let db = try source(dir)
+            let backup = dir.path("b.csbackup")
+            try must(cs_backup_write(db.h, backup, nil, nil, nil), "backup")
+            db.close()
+            let good = try bytes(backup)
+            let target = dir.path("target.cstore")
+            let bad = dir.path("bad.csbackup")
+            func refused(_ b: [UInt8], _ what: String) throws {
+                try Data(b).write(to: URL(fileURLWithPath: bad))
+                let rc = cs_backup_restore(bad, target, 0, nil, nil, nil)
+                #expect(rc == Int32(CS_CORRUPT), "\(what): \(codeName(rc)) \(lastMessage())")
+                #expect(!FileManager.default.fileExists(atPath: target), "\(what): nothing restored")
+                #expect(!FileManager.default.fileExists(atPath: target + ".restore"), "\(what): nothing left behind")
+                #expect(cs_backup_check(bad, nil) == Int32(CS_CORRUPT), "\(what): the check refuses it too")
+            }
+            var rng = SeededRNG(seed: stableSeed("flips"))
+            // flipped bytes: in the lead, the frame header, and all through the blocks
+            var positions = [0, 9, 20, 60, 72, 73, 76, good.count - 1, good.count - 5]
+            for _ in 0..<24 { positions.append(Int(rng.next() % UInt64(good.count))) }
+            for p in positions {
+                var b = good
+                b[p] ^= 0x20
+                try refused(b, "byte \(p) of \(good.count) flipped")
+            }
+            for n in [0, 10, 72, 80, good.count / 3, good.count / 2, good.count - 4, good.count - 1] {
+                try refused(Array(good.prefix(n)), "truncated to \(n) bytes")
+            }
+            try refused(good + [0, 1, 2, 3], "trailing bytes")
+            // the good one still restores
+            #expect(check(cs_backup_restore(backup, target, 0, nil, nil, nil)))
+        }
+    }
+}
