@@ -325,7 +325,7 @@ open class EmbeddedObject: ObjectBase, _ObjectValue {
 
 /// Implementation detail: `Object` and `EmbeddedObject` as values of links, collections and
 /// AnyRealmValue (one implementation for both).
-public protocol _ObjectValue: RealmCollectionValue, _RealmOptionalWrappable {}
+public protocol _ObjectValue: _RealmCollectionValueInsideOptional {}
 
 extension _ObjectValue where Self: ObjectBase {
     /// Implementation detail: a link column to this class.
