@@ -109,6 +109,11 @@ public final class RealmProperty<Value: _StorableValue & _RealmSchemaDiscoverabl
         unmanagedValue = Value._rlmDefaultValue()
     }
 
+    /// An unmanaged box holding `value`: `RealmOptional<Int>(3)`, `RealmProperty<String?>("x")`.
+    public init(_ value: Value) {
+        unmanagedValue = value
+    }
+
     /// The value, read from or written to the database once the owner is managed.
     public var value: Value {
         get {
