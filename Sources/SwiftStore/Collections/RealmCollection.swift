@@ -56,7 +56,7 @@ extension RealmCollection {
 
     /// The position of the first element matching a type-safe query, or nil.
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        let (text, args) = isIncluded(Query<Element>(isPrimitive: !QueryOps.isObjectElement(Element.self)))._constructPredicate()
         return QueryOps.index(self, matching: text, args)
     }
 
@@ -128,7 +128,7 @@ extension _RealmQueryable {
     /// person.scores.where { $0 >= 10 }   // a collection of values: `$0` is the element
     /// ```
     public func `where`(_ isIncluded: (Query<_QueryElement>) -> Query<Bool>) -> Results<_QueryElement> {
-        let (text, args) = isIncluded(Query<_QueryElement>(isPrimitive: !(_QueryElement.self is ObjectBase.Type)))
+        let (text, args) = isIncluded(Query<_QueryElement>(isPrimitive: !QueryOps.isObjectElement(_QueryElement.self)))
             ._constructPredicate()
         do { return try QueryOps.filter(managedRoot, text, args) } catch { preconditionFailure("\(error)") }
     }
@@ -279,6 +279,12 @@ extension Optional: SortableType where Wrapped: SortableType & _RealmOptionalWra
 
 /// The shared implementations behind the collection protocols.
 enum QueryOps {
+    /// Whether elements of `type` are objects: an object class, or an Optional of one (the
+    /// values of a `Map<String, Object?>`), so a query on them starts at the object.
+    static func isObjectElement(_ type: Any.Type) -> Bool {
+        (type as? any _RealmSchemaDiscoverable.Type)?._rlmShape.type == .object
+    }
+
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
         let derived = base.adding(predicate: text, args)
         if base.isDetached { return Results(base: derived) }
