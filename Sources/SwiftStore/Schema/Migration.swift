@@ -151,6 +151,8 @@ public final class Migration {
     /// configuration's block.
     static func run(_ target: [ObjectSchema], file: [SchemaSync.FileTable], config: Realm.Configuration,
                     db: OpaquePointer, txn: OpaquePointer, fromVersion: UInt64, url: URL?) throws {
+        CoreLog.log(.info, Category.sdk.rawValue,
+                    "Migrating \(url?.path ?? "an in-memory Realm") from schema version \(fromVersion) to \(config.schemaVersion)")
         // The old view reads the version the write began on, through its own transaction.
         var oldTxn: OpaquePointer?
         try CoreCall.check(cs_txn_begin(db, Int32(CS_TXN_READ), &oldTxn), "Reading the file before migrating", url: url)
