@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "SwiftStore", targets: ["SwiftStore"]),
         .library(name: "CStore", targets: ["CStore"]),
+        .library(name: "CStoreCall", targets: ["CStoreCall"]),
         .executable(name: "swiftstore", targets: ["swiftstore"]),
     ],
     dependencies: [
@@ -25,14 +26,20 @@ let package = Package(
             ]
         ),
         .target(
-            name: "SwiftStore",
+            name: "CStoreCall",
             dependencies: ["CStore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "SwiftStore",
+            dependencies: ["CStore", "CStoreCall"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
             name: "swiftstore",
             dependencies: [
                 "CStore",
+                "CStoreCall",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "tools/swiftstore",
@@ -40,13 +47,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "cstore-testchild",
-            dependencies: ["CStore"],
+            dependencies: ["CStore", "CStoreCall"],
             path: "Tests/CStoreChild",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "CStoreTests",
-            dependencies: ["CStore"],
+            dependencies: ["CStore", "CStoreCall", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -57,10 +64,15 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftStoreTests",
-            dependencies: ["SwiftStore"],
+            dependencies: ["SwiftStore", "CStoreCall", "TestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),        // What both test targets share: temporary directories, the child-process locator, a
+        // seeded generator.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-
     ],
     cLanguageStandard: .c11
 )

@@ -6,7 +6,7 @@ import Foundation
 /// An unmanaged instance holds its values in its `@Persisted` properties; once added to a
 /// Realm (or read from one) it is *managed*: its properties read and write the database
 /// through a cached accessor (`cs_obj`) that knows the object's leaf and row and revalidates
-/// them with one comparison when the snapshot moves (DESIGN §3, "Hot paths").
+/// them with one comparison when the snapshot moves (docs/ARCHITECTURE.md, The Swift layer).
 ///
 /// A managed object is confined to the thread of its Realm, as in RealmSwift (checked at run
 /// time on every access).
