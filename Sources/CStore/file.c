@@ -18,6 +18,7 @@
 #include "schema.h"
 #include "lock.h"
 #include "file.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -480,6 +481,7 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     db->path = strdup(path);
     db->readonly = f->readonly || (o.flags & CS_OPEN_READONLY);
     *out = db;
+    log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Open file: %s (%s)", path, db->readonly ? "read-only" : "read-write");
     return CS_OK;
 }
 

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <strings.h>
 
 static int berr(cs_query *q, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -77,7 +78,9 @@ static int bind_path(cs_query *q, qnode *n, bpath **out)
             return berr(q, n->steps[0].pos, "unknown variable '%s'", n->steps[0].name);
         }
         first = 1;
-    } else if (n->nsteps && n->steps[0].kind == QS_NAME && strcmp(n->steps[0].name, "self") == 0 && q->root == QR_VALUES && !q->var) {
+    } else if (n->nsteps && n->steps[0].kind == QS_NAME && strcasecmp(n->steps[0].name, "self") == 0
+               && q->root == QR_VALUES && !q->var) {
+        /* SELF is a keyword in any case, as in NSPredicate */
         bstep *o = &b->steps[b->n++];
         o->kind = BS_SELF;
         o->type = q->self_type;

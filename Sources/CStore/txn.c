@@ -16,6 +16,7 @@
 #include "lock.h"
 #include "file.h"
 #include "check.h"
+#include "log.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -421,6 +422,7 @@ int cs_txn_commit(cs_txn *t)
         pins_publish(f);
         t->version = f->version;
     }
+    uint64_t logical = f->logical, phys = f->phys_size, committed = f->version;
     pthread_mutex_unlock(&f->mu);
     if (t->schema_dirty) {
         /* the committed schema becomes the shared one */
@@ -437,6 +439,10 @@ int cs_txn_commit(cs_txn *t)
         }
     }
     int rc2 = end_write(t);
+    /* reported after the writer's lock is released (cstore.h, "Logging") */
+    if (rc == CS_OK) log_printf(CS_LOG_DEBUG, LOG_CAT_TRANSACTION, "Commit of version %llu: %llu bytes in use, file size %llu",
+                                (unsigned long long)committed, (unsigned long long)logical,
+                                (unsigned long long)phys);
 #ifdef CSTORE_INTERNAL_CHECKS
     /* the one call up the stack, in internal-checks builds only (docs/ARCHITECTURE.md) */
     if (rc == CS_OK && rc2 == CS_OK) check_commit(t, t->base_verified);

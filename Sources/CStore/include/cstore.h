@@ -992,6 +992,34 @@ void cs_watch_discard(cs_watch *w);
  *  for tests and tuning: updates from the history alone do not count. */
 uint64_t cs_watch_full_runs(const cs_watch *w);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Logging                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* What the core does (opens, commits with their sizes, closes) is reported to one
+ * process-wide log function, filtered by level. The levels are RealmSwift's, numbered from
+ * the most detailed (CS_LOG_ALL) to the most severe: a message is delivered when its level is
+ * at least the level set (set CS_LOG_OFF to deliver nothing, CS_LOG_ALL for everything). Thread-safe; the function is called on the thread
+ * doing the work, outside every lock the core holds, and must not call back into the core. */
+enum {
+    CS_LOG_ALL = 0, CS_LOG_TRACE = 1, CS_LOG_DEBUG = 2, CS_LOG_DETAIL = 3, CS_LOG_INFO = 4,
+    CS_LOG_WARN = 5, CS_LOG_ERROR = 6, CS_LOG_FATAL = 7, CS_LOG_OFF = 8,
+};
+
+/** Receives one message: its level, its category ("Realm.Storage.Transaction", ...) and text. */
+typedef void (*cs_log_fn)(void *ctx, int level, const char *category, const char *message);
+
+/** Sets the log function (NULL: none) and its context; the previous one is no longer called
+ *  once this returns. */
+void cs_log_set(cs_log_fn fn, void *ctx);
+/** Sets the level: messages of a level below it (more detailed) are dropped. Default CS_LOG_INFO. */
+void cs_log_set_level(int level);
+/** The level set. */
+int cs_log_level(void);
+/** Reports a message through the log function, if its level passes (for the layers above the
+ *  core, so that their events reach the same function in order). */
+void cs_log_message(int level, const char *category, const char *message);
+
 #ifdef __cplusplus
 }
 #endif

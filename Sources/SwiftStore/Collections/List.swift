@@ -139,6 +139,11 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, Mutable
         for i in bounds.reversed() { remove(at: i) }
     }
 
+    /// Removes the elements in `bounds`, any range expression (`1...2`, `..<3`, `2...`).
+    public func removeSubrange<R: RangeExpression>(_ bounds: R) where R.Bound == Int {
+        removeSubrange(bounds.relative(to: 0..<count))
+    }
+
     /// Removes and returns the first element (the list must not be empty).
     @discardableResult
     public func removeFirst() -> Element {
@@ -188,6 +193,13 @@ public final class List<Element: RealmCollectionValue>: RealmCollection, Mutable
         let items = Array(newElements)
         removeSubrange(subrange)
         insert(contentsOf: items, at: subrange.lowerBound)
+    }
+
+    /// Replaces the elements in `subrange`, any range expression, with `newElements`.
+    public func replaceSubrange<C: Collection, R: RangeExpression>(_ subrange: R, with newElements: C)
+        where C.Element == Element, R.Bound == Int
+    {
+        replaceSubrange(subrange.relative(to: 0..<count), with: newElements)
     }
 
     /// Moves the element at `from` so that it ends at `to`.

@@ -265,22 +265,22 @@ struct MapCodingKey: CodingKey {
 
 extension Map {
     /// The smallest value of the property `keyPath` names over the map's objects, or nil.
-    public func min<T: ObjectBase, V: MinMaxType>(of keyPath: KeyPath<T, V>) -> V? where Value == T? {
+    public func min<T: ObjectBase, V: _HasPersistedType>(of keyPath: KeyPath<T, V>) -> V? where Value == T?, V.PersistedType: MinMaxType {
         min(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
     }
 
     /// The largest value of the property `keyPath` names over the map's objects, or nil.
-    public func max<T: ObjectBase, V: MinMaxType>(of keyPath: KeyPath<T, V>) -> V? where Value == T? {
+    public func max<T: ObjectBase, V: _HasPersistedType>(of keyPath: KeyPath<T, V>) -> V? where Value == T?, V.PersistedType: MinMaxType {
         max(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
     }
 
     /// The sum of the property `keyPath` names over the map's objects (0 when empty).
-    public func sum<T: ObjectBase, V: AddableType>(of keyPath: KeyPath<T, V>) -> V where Value == T? {
+    public func sum<T: ObjectBase, V: _HasPersistedType>(of keyPath: KeyPath<T, V>) -> V where Value == T?, V.PersistedType: AddableType {
         sum(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
     }
 
     /// The average of the property `keyPath` names over the map's objects, or nil.
-    public func average<T: ObjectBase, V: AddableType>(of keyPath: KeyPath<T, V>) -> V? where Value == T? {
+    public func average<T: ObjectBase, V: _HasPersistedType>(of keyPath: KeyPath<T, V>) -> V? where Value == T?, V.PersistedType: AddableType {
         average(ofProperty: KeyPathTracer.name(for: keyPath, root: T.self))
     }
 

@@ -22,7 +22,7 @@ public protocol _RealmQueryable {
 ///
 /// Filtering and sorting return live `Results`; aggregates run in the core without reading
 /// objects into Swift.
-public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable
     where Index == Int, Element: RealmCollectionValue, _QueryElement == Element
 {
     /// The Realm of the collection, or nil if it is unmanaged.
@@ -55,7 +55,7 @@ extension RealmCollection {
 
     /// The position of the first element matching a type-safe query, or nil.
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-        let (text, args) = isIncluded(Query<Element>(isPrimitive: !(Element.self is ObjectBase.Type)))._constructPredicate()
+        let (text, args) = isIncluded(Query<Element>(isPrimitive: !QueryOps.isObjectElement(Element.self)))._constructPredicate()
         return QueryOps.index(self, matching: text, args)
     }
 
@@ -127,7 +127,7 @@ extension _RealmQueryable {
     /// person.scores.where { $0 >= 10 }   // a collection of values: `$0` is the element
     /// ```
     public func `where`(_ isIncluded: (Query<_QueryElement>) -> Query<Bool>) -> Results<_QueryElement> {
-        let (text, args) = isIncluded(Query<_QueryElement>(isPrimitive: !(_QueryElement.self is ObjectBase.Type)))
+        let (text, args) = isIncluded(Query<_QueryElement>(isPrimitive: !QueryOps.isObjectElement(_QueryElement.self)))
             ._constructPredicate()
         do { return try QueryOps.filter(managedRoot, text, args) } catch { preconditionFailure("\(error)") }
     }
@@ -161,22 +161,24 @@ extension _RealmQueryable {
     // MARK: Aggregates
 
     /// The smallest value of a property (numbers, dates, AnyRealmValue), or nil when empty.
-    public func min<T: MinMaxType>(ofProperty property: String) -> T? {
+    /// `T` is any type stored as a `MinMaxType`: the property's own type, or `NSNumber` /
+    /// `NSDate` (`let m: NSNumber? = dogs.min(ofProperty: "age")`).
+    public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         QueryOps.aggregate(self, .min, property)
     }
 
     /// The largest value of a property, or nil when empty.
-    public func max<T: MinMaxType>(ofProperty property: String) -> T? {
+    public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
         QueryOps.aggregate(self, .max, property)
     }
 
-    /// The sum of a numeric property (0 when empty).
-    public func sum<T: AddableType>(ofProperty property: String) -> T {
-        QueryOps.aggregate(self, .sum, property) ?? T._rlmDecode(_Stored(.int(0)))
+    /// The sum of a numeric property (0 when empty), as any type stored as an `AddableType`.
+    public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+        QueryOps.aggregate(self, .sum, property) ?? QueryOps.zero()
     }
 
     /// The average of a numeric property, or nil when empty.
-    public func average<T: AddableType>(ofProperty property: String) -> T? {
+    public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
         QueryOps.aggregate(self, .average, property)
     }
 }
@@ -193,22 +195,22 @@ extension _RealmQueryable where _QueryElement: ObjectBase {
     }
 
     /// The smallest value of the property `keyPath` names, or nil when empty.
-    public func min<T: MinMaxType>(of keyPath: KeyPath<_QueryElement, T>) -> T? {
+    public func min<T: _HasPersistedType>(of keyPath: KeyPath<_QueryElement, T>) -> T? where T.PersistedType: MinMaxType {
         min(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
     }
 
     /// The largest value of the property `keyPath` names, or nil when empty.
-    public func max<T: MinMaxType>(of keyPath: KeyPath<_QueryElement, T>) -> T? {
+    public func max<T: _HasPersistedType>(of keyPath: KeyPath<_QueryElement, T>) -> T? where T.PersistedType: MinMaxType {
         max(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
     }
 
     /// The sum of the property `keyPath` names (0 when empty).
-    public func sum<T: AddableType>(of keyPath: KeyPath<_QueryElement, T>) -> T {
+    public func sum<T: _HasPersistedType>(of keyPath: KeyPath<_QueryElement, T>) -> T where T.PersistedType: AddableType {
         sum(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
     }
 
     /// The average of the property `keyPath` names, or nil when empty.
-    public func average<T: AddableType>(of keyPath: KeyPath<_QueryElement, T>) -> T? {
+    public func average<T: _HasPersistedType>(of keyPath: KeyPath<_QueryElement, T>) -> T? where T.PersistedType: AddableType {
         average(ofProperty: KeyPathTracer.name(for: keyPath, root: _QueryElement.self))
     }
 }
@@ -230,7 +232,7 @@ extension RealmCollection where Element: MinMaxType {
 extension _RealmQueryable where _QueryElement: AddableType {
     /// The sum of the elements (0 when empty).
     public func sum() -> _QueryElement {
-        QueryOps.aggregate(self, .sum, nil) ?? _QueryElement._rlmDecode(_Stored(.int(0)))
+        QueryOps.aggregate(self, .sum, nil) ?? QueryOps.zero()
     }
     /// The average of the elements, or nil when empty.
     public func average<T: AddableType>() -> T? { QueryOps.aggregate(self, .average, nil) }
@@ -248,10 +250,11 @@ extension _RealmQueryable where _QueryElement: SortableType {
     }
 }
 
-/// Types whose minimum and maximum can be computed: numbers, dates, Decimal128, AnyRealmValue.
-public protocol MinMaxType: _StorableValue {}
-/// Types that can be summed and averaged: numbers, Decimal128, AnyRealmValue.
-public protocol AddableType: _StorableValue {}
+/// Types whose minimum and maximum can be computed: numbers, dates, Decimal128, AnyRealmValue
+/// (and `NSNumber`/`NSDate`, as which an aggregate by name can be asked for).
+public protocol MinMaxType {}
+/// Types that can be summed and averaged: numbers, Decimal128, AnyRealmValue (and `NSNumber`).
+public protocol AddableType {}
 /// Types a collection of values can be sorted by: every scalar but Bool, ObjectId and UUID.
 public protocol SortableType: _StorableValue {}
 
@@ -267,12 +270,20 @@ extension Date: MinMaxType, SortableType {}
 extension String: SortableType {}
 extension Data: SortableType {}
 extension AnyRealmValue: MinMaxType, AddableType, SortableType {}
+extension NSNumber: MinMaxType, AddableType {}
+extension NSDate: MinMaxType {}
 extension Optional: MinMaxType where Wrapped: MinMaxType & _RealmOptionalWrappable {}
 extension Optional: AddableType where Wrapped: AddableType & _RealmOptionalWrappable {}
 extension Optional: SortableType where Wrapped: SortableType & _RealmOptionalWrappable {}
 
 /// The shared implementations behind the collection protocols.
 enum QueryOps {
+    /// Whether elements of `type` are objects: an object class, or an Optional of one (the
+    /// values of a `Map<String, Object?>`), so a query on them starts at the object.
+    static func isObjectElement(_ type: Any.Type) -> Bool {
+        (type as? any _RealmSchemaDiscoverable.Type)?._rlmShape.type == .object
+    }
+
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
         let derived = base.adding(predicate: text, args)
         if base.isDetached { return Results(base: derived) }
@@ -301,12 +312,33 @@ enum QueryOps {
     }
 
     /// An aggregate in the core (managed) or over the elements (unmanaged).
-    static func aggregate<Q: _RealmQueryable, T: _StorableValue>(_ c: Q, _ op: AggregateOp, _ name: String?) -> T? {
+    /// An aggregate's result as `T`: a storable type, or `NSNumber` / `NSDate`.
+    static func converted<T>(_ v: StoredValue) -> T? {
+        if case .null = v { return nil }
+        if let type = T.self as? any _StorableValue.Type { return decoded(type, v) as? T }
+        if T.self is NSNumber.Type {
+            switch v {
+            case .int(let i): return NSNumber(value: i) as? T
+            case .double(let d): return NSNumber(value: d) as? T
+            case .float(let f): return NSNumber(value: f) as? T
+            case .decimal(let d): return NSNumber(value: d.doubleValue) as? T
+            case .bool(let b): return NSNumber(value: b) as? T
+            default: break
+            }
+        }
+        if T.self is NSDate.Type, case .date(let d) = v { return NSDate(timeIntervalSince1970: d.timeIntervalSince1970) as? T }
+        preconditionFailure("An aggregate of \(v) cannot be returned as \(T.self)")
+    }
+
+    private static func decoded<S: _StorableValue>(_ type: S.Type, _ v: StoredValue) -> S { S._rlmDecode(_Stored(v)) }
+
+    /// The sum of nothing, as `T`.
+    static func zero<T>() -> T { converted(.int(0))! }
+
+    static func aggregate<Q: _RealmQueryable, T>(_ c: Q, _ op: AggregateOp, _ name: String?) -> T? {
         let property = name == "self" ? nil : name
         if let root = c._rlmQueryRoot {
-            let v = root.base.aggregate(op, property: property)
-            if case .null = v { return nil }
-            return T._rlmDecode(_Stored(v))
+            return converted(root.base.aggregate(op, property: property))
         }
         let values: [StoredValue] = c._rlmUnmanagedElements.map { e in
             guard let property else { return e._rlmEncode().value }
@@ -317,9 +349,7 @@ enum QueryOps {
             guard let v = KeyValueCoding.value(o, forKey: property) else { return .null }
             return (v as? any _StorableValue)?._rlmEncode().value ?? .null
         }
-        let v = UnmanagedAggregate.compute(op, values)
-        if case .null = v { return nil }
-        return T._rlmDecode(_Stored(v))
+        return converted(UnmanagedAggregate.compute(op, values))
     }
 
     /// `value(forKeyPath:)` with collection operators.

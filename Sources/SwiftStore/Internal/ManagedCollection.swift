@@ -395,3 +395,23 @@ enum MixedCollections {
     }
 
 }
+
+extension ManagedCollection {
+    /// Whether `other` is the same stored collection: the same property of the same row of the
+    /// same file, at the same nesting path (collection equality, `List ==`).
+    func isSameCollection(as other: ManagedCollection) -> Bool {
+        if self === other { return true }
+        guard col == other.col, owner.isSameObject(as: other.owner), steps.count == other.steps.count else {
+            return false
+        }
+        for (a, b) in zip(steps, other.steps) {
+            guard a.index == b.index, a.keyLength == b.keyLength else { return false }
+            switch (a.key, b.key) {
+            case (nil, nil): continue
+            case let (x?, y?): if memcmp(x, y, a.keyLength) != 0 { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+}

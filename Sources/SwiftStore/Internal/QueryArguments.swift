@@ -26,7 +26,7 @@ final class QueryArguments {
 
     private func convert(_ arg: Any, core: RealmCore) throws -> cs_value {
         if arg is NSNull { return cs_null() }
-        if let opt = arg as? any OptionalProtocol {
+        if let opt = arg as? any AnyOptional {
             guard let wrapped = opt.wrappedAny else { return cs_null() }
             return try convert(wrapped, core: core)
         }

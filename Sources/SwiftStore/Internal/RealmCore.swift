@@ -202,9 +202,7 @@ final class RealmCore {
         if let explicit = config.objectTypes {
             types = explicit
         } else {
-            types = TypeMetadataScan.classes(inheritingFrom: ObjectBase.self).compactMap {
-                $0 as? ObjectBase.Type
-            }.filter { $0 != Object.self && $0 != EmbeddedObject.self && $0 != DynamicObject.self }
+            types = SchemaDiscovery.defaultObjectTypes()
             types += SchemaDiscovery.registeredTypes().filter { t in !types.contains { $0 == t } }
         }
         var schemas: [ObjectSchema] = []

@@ -35,7 +35,12 @@ final class ResultsBase {
     private var query: OpaquePointer?
     private var queryGeneration: UInt64 = 0
 
+    /// The Realm's invalidation generation when these results were made: `invalidate()` ends
+    /// them, as it ends objects.
+    let generation: UInt64
+
     init(core: RealmCore?, root: Root, predicates: [(String, [Any])] = [], clauses: [Clause] = []) {
+        self.generation = core?.generation ?? 0
         self.realmCore = core
         self.root = root
         self.predicates = predicates
@@ -75,7 +80,8 @@ final class ResultsBase {
         switch root {
         case .backlinks(let owner, _, _, _): return owner.isInvalidated
         case .collection(let c, _): return c.isInvalidated
-        case .table, .detached: return false
+        case .table: return realmCore.map { $0.generation != generation } ?? false
+        case .detached: return false
         }
     }
 

@@ -18,20 +18,6 @@ public final class DynamicObject: Object {
         set { KeyValueCoding.setValue(self, newValue, forKey: member) }
     }
 
-    /// The list property `propertyName` of links.
-    public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
-        KeyValueCoding.value(self, forKey: propertyName) as! List<DynamicObject>
-    }
-
-    /// The set property `propertyName` of links.
-    public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
-        KeyValueCoding.value(self, forKey: propertyName) as! MutableSet<DynamicObject>
-    }
-
-    /// The map property `propertyName` of links.
-    public func dynamicMap(_ propertyName: String) -> Map<String, DynamicObject?> {
-        KeyValueCoding.value(self, forKey: propertyName) as! Map<String, DynamicObject?>
-    }
 }
 
 /// Reads and writes properties by their schema alone, for objects without typed fields.

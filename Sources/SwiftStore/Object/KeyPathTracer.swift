@@ -66,3 +66,9 @@ final class KeyPathTracer {
         return Value._rlmDefaultValue()
     }
 }
+
+/// The name of the property a key path reads, dotted through links: `_name(for: \Dog.owner.name)`
+/// is `"owner.name"` (RealmSwift's public key-path-to-string function).
+public func _name<T: ObjectBase>(for keyPath: PartialKeyPath<T>) -> String {
+    KeyPathTracer.name(for: keyPath, root: T.self)
+}

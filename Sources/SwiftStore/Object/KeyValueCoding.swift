@@ -53,7 +53,7 @@ enum KeyValueCoding {
 
     /// Flattens an Optional held in an `Any` to nil or its value.
     static func unwrap(_ value: Any) -> Any? {
-        if let opt = value as? any OptionalProtocol { return opt.wrappedAny }
+        if let opt = value as? any AnyOptional { return opt.wrappedAny }
         return value
     }
 
@@ -173,7 +173,7 @@ enum KeyValueCoding {
     /// A primary-key value (or any scalar) converted for a property.
     static func stored(_ value: Any, for p: Property, className: String) -> StoredValue {
         if value is NSNull { return .null }
-        if let opt = value as? any OptionalProtocol, opt.wrappedAny == nil { return .null }
+        if let opt = value as? any AnyOptional, opt.wrappedAny == nil { return .null }
         let unwrapped = unwrap(value) ?? NSNull()
         switch p.type {
         case .int:
@@ -215,11 +215,11 @@ enum KeyValueCoding {
 }
 
 /// Lets code holding an `Any` see through an Optional.
-protocol OptionalProtocol {
+protocol AnyOptional {
     var wrappedAny: Any? { get }
 }
 
-extension Optional: OptionalProtocol {
+extension Optional: AnyOptional {
     var wrappedAny: Any? {
         switch self {
         case .none: return nil

@@ -245,9 +245,20 @@ open class ObjectBase: NSObject {
 
     /// The class name stored in the file; by default the Swift class name.
     open class func className() -> String {
+        if let name = _realmObjectName() { return name }
         let full = String(describing: self)
         return full.split(separator: ".").last.map(String.init) ?? full
     }
+
+    /// The name the class has in the schema instead of its Swift name, or nil (the default) for
+    /// the Swift name. Override it to keep a file's class names when renaming a Swift class:
+    /// `override class func _realmObjectName() -> String? { "Dog" }`.
+    open class func _realmObjectName() -> String? { nil }
+
+    /// Whether the class is left out of the default schema (the one used when a configuration
+    /// names no `objectTypes`). Override it to return true for model classes used only in
+    /// explicitly configured Realms, or abstract base classes. Default false.
+    open class func _realmIgnoreClass() -> Bool { false }
 
     /// Internal: whether the class is embedded (overridden by `EmbeddedObject`).
     class var _isEmbedded: Bool { false }
@@ -325,7 +336,7 @@ open class EmbeddedObject: ObjectBase, _ObjectValue {
 
 /// Implementation detail: `Object` and `EmbeddedObject` as values of links, collections and
 /// AnyRealmValue (one implementation for both).
-public protocol _ObjectValue: RealmCollectionValue, _RealmOptionalWrappable {}
+public protocol _ObjectValue: _RealmCollectionValueInsideOptional {}
 
 extension _ObjectValue where Self: ObjectBase {
     /// Implementation detail: a link column to this class.

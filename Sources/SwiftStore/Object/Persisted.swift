@@ -193,6 +193,185 @@ extension Persisted where Value: _PrimaryKey {
     }
 }
 
+
+// Enums and custom persistable types take an index or the primary key when the type they are
+// stored as does (RealmSwift states this through `_Indexable` and `_PrimaryKey` on the stored
+// type). The column is the stored type's, so the index and the key behave as for it.
+
+extension Persisted where Value: PersistableEnum, Value.RawValue: _Indexable {
+    /// A property of an enum whose raw value type can be indexed, with the type's default value and, if
+    /// `indexed`, an ordered index.
+    @inlinable
+    public init(indexed: Bool) {
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
+    }
+
+    /// A property of an enum whose raw value type can be indexed, with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: PersistableEnum, Value.RawValue: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), for an enum whose raw value type can be a primary key.
+    @inlinable
+    public init(primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
+    }
+
+    /// The primary key (if `primaryKey` is true) with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: _QueryOptional, Value.Wrapped: PersistableEnum, Value.Wrapped.RawValue: _Indexable {
+    /// A property of an optional enum whose raw value type can be indexed, with the type's default value and, if
+    /// `indexed`, an ordered index.
+    @inlinable
+    public init(indexed: Bool) {
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
+    }
+
+    /// A property of an optional enum whose raw value type can be indexed, with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: _QueryOptional, Value.Wrapped: PersistableEnum, Value.Wrapped.RawValue: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), for an optional enum whose raw value type can be a primary key.
+    @inlinable
+    public init(primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
+    }
+
+    /// The primary key (if `primaryKey` is true) with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: CustomPersistable, Value.PersistedType: _Indexable {
+    /// A property of a custom persistable type whose persisted type can be indexed, with the type's default value and, if
+    /// `indexed`, an ordered index.
+    @inlinable
+    public init(indexed: Bool) {
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
+    }
+
+    /// A property of a custom persistable type whose persisted type can be indexed, with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: CustomPersistable, Value.PersistedType: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), for a custom persistable type whose persisted type can be a primary key.
+    @inlinable
+    public init(primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
+    }
+
+    /// The primary key (if `primaryKey` is true) with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: _QueryOptional, Value.Wrapped: CustomPersistable, Value.Wrapped.PersistedType: _Indexable {
+    /// A property of an optional custom persistable type whose persisted type can be indexed, with the type's default value and, if
+    /// `indexed`, an ordered index.
+    @inlinable
+    public init(indexed: Bool) {
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
+    }
+
+    /// A property of an optional custom persistable type whose persisted type can be indexed, with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: _QueryOptional, Value.Wrapped: CustomPersistable, Value.Wrapped.PersistedType: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), for an optional custom persistable type whose persisted type can be a primary key.
+    @inlinable
+    public init(primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
+    }
+
+    /// The primary key (if `primaryKey` is true) with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: FailableCustomPersistable, Value.PersistedType: _Indexable {
+    /// A property of a failable custom persistable type whose persisted type can be indexed, with the type's default value and, if
+    /// `indexed`, an ordered index.
+    @inlinable
+    public init(indexed: Bool) {
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
+    }
+
+    /// A property of a failable custom persistable type whose persisted type can be indexed, with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: FailableCustomPersistable, Value.PersistedType: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), for a failable custom persistable type whose persisted type can be a primary key.
+    @inlinable
+    public init(primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
+    }
+
+    /// The primary key (if `primaryKey` is true) with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: _QueryOptional, Value.Wrapped: FailableCustomPersistable, Value.Wrapped.PersistedType: _Indexable {
+    /// A property of an optional failable custom persistable type whose persisted type can be indexed, with the type's default value and, if
+    /// `indexed`, an ordered index.
+    @inlinable
+    public init(indexed: Bool) {
+        self.init(storage: indexed ? .indexed(nil) : .unmanagedNoDefault)
+    }
+
+    /// A property of an optional failable custom persistable type whose persisted type can be indexed, with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, indexed: Bool) {
+        self.init(storage: indexed ? .indexed(value) : .unmanaged(value))
+    }
+}
+
+extension Persisted where Value: _QueryOptional, Value.Wrapped: FailableCustomPersistable, Value.Wrapped.PersistedType: _PrimaryKey {
+    /// The primary key (if `primaryKey` is true), for an optional failable custom persistable type whose persisted type can be a primary key.
+    @inlinable
+    public init(primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(nil) : .unmanagedNoDefault)
+    }
+
+    /// The primary key (if `primaryKey` is true) with an initial value.
+    @inlinable
+    public init(wrappedValue value: Value, primaryKey: Bool) {
+        self.init(storage: primaryKey ? .primary(value) : .unmanaged(value))
+    }
+}
+
 extension Persisted {
     /// Backlinks: the objects of `Element`'s class whose property `originProperty` links here.
     public init<Element: ObjectBase & RealmCollectionValue>(originProperty: String) where Value == LinkingObjects<Element> {

@@ -13,80 +13,15 @@ extension Query {
     }
 }
 
-extension Query where T: _HasPersistedType {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
     /// The smallest value of this property among the objects of the collection the key path
-    /// goes through: `$0.dogs.age.min` is `dogs.@min.age`.
+    /// goes through: `$0.dogs.age.min` is `dogs.@min.age`. For numbers, dates, Decimal128 and
+    /// AnyRealmValue, and enums and custom types stored as one of them.
     public var min: Query<T> { aggregated("@min") }
     /// The largest value among the collection's objects: `dogs.@max.age`.
     public var max: Query<T> { aggregated("@max") }
     /// The average value among the collection's objects: `dogs.@avg.age`.
     public var avg: Query<T> { aggregated("@avg") }
     /// The sum of the values among the collection's objects: `dogs.@sum.age`.
-    public var sum: Query<T> { aggregated("@sum") }
-}
-
-extension Query where T: PersistableEnum {
-    /// The smallest raw value among the collection's objects: `dogs.@min.kind`.
-    public var min: Query<T> { aggregated("@min") }
-    /// The largest raw value among the collection's objects: `dogs.@max.kind`.
-    public var max: Query<T> { aggregated("@max") }
-    /// The average raw value among the collection's objects: `dogs.@avg.kind`.
-    public var avg: Query<T> { aggregated("@avg") }
-    /// The sum of the raw values among the collection's objects: `dogs.@sum.kind`.
-    public var sum: Query<T> { aggregated("@sum") }
-}
-
-extension Query where T: _QueryOptional, T.Wrapped: PersistableEnum {
-    /// The smallest raw value among the collection's objects: `dogs.@min.kind`.
-    public var min: Query<T> { aggregated("@min") }
-    /// The largest raw value among the collection's objects: `dogs.@max.kind`.
-    public var max: Query<T> { aggregated("@max") }
-    /// The average raw value among the collection's objects: `dogs.@avg.kind`.
-    public var avg: Query<T> { aggregated("@avg") }
-    /// The sum of the raw values among the collection's objects: `dogs.@sum.kind`.
-    public var sum: Query<T> { aggregated("@sum") }
-}
-
-extension Query where T: CustomPersistable {
-    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
-    public var min: Query<T> { aggregated("@min") }
-    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
-    public var max: Query<T> { aggregated("@max") }
-    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
-    public var avg: Query<T> { aggregated("@avg") }
-    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
-    public var sum: Query<T> { aggregated("@sum") }
-}
-
-extension Query where T: _QueryOptional, T.Wrapped: CustomPersistable {
-    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
-    public var min: Query<T> { aggregated("@min") }
-    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
-    public var max: Query<T> { aggregated("@max") }
-    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
-    public var avg: Query<T> { aggregated("@avg") }
-    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
-    public var sum: Query<T> { aggregated("@sum") }
-}
-
-extension Query where T: FailableCustomPersistable {
-    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
-    public var min: Query<T> { aggregated("@min") }
-    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
-    public var max: Query<T> { aggregated("@max") }
-    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
-    public var avg: Query<T> { aggregated("@avg") }
-    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
-    public var sum: Query<T> { aggregated("@sum") }
-}
-
-extension Query where T: _QueryOptional, T.Wrapped: FailableCustomPersistable {
-    /// The smallest stored value among the collection's objects: `dogs.@min.weight`.
-    public var min: Query<T> { aggregated("@min") }
-    /// The largest stored value among the collection's objects: `dogs.@max.weight`.
-    public var max: Query<T> { aggregated("@max") }
-    /// The average stored value among the collection's objects: `dogs.@avg.weight`.
-    public var avg: Query<T> { aggregated("@avg") }
-    /// The sum of the stored values among the collection's objects: `dogs.@sum.weight`.
     public var sum: Query<T> { aggregated("@sum") }
 }

@@ -4,11 +4,13 @@ import Foundation
 // stored value rather than the Swift type. Both keep the same key path; only the Swift type of
 // the query changes, and with it the operators and arguments it accepts.
 
-/// Implementation detail: a type persisted as itself (the built-in scalars and AnyRealmValue)
-/// or an Optional of one, with the type it is stored as (RealmSwift's `_HasPersistedType`).
-/// Objects, enums and custom persistable types are not among them.
+/// Implementation detail: a type with the type it is stored as, `PersistedType` (RealmSwift's
+/// `_HasPersistedType`). Every collection value has one: the built-in scalars, enums, objects
+/// and `AnyRealmValue` are stored as themselves, an Optional as an Optional of its wrapped
+/// type's stored type, and a `CustomPersistable` type as its declared `PersistedType`.
+/// `NSNumber` and `NSDate` have one too, so aggregates can be asked for as those types.
 public protocol _HasPersistedType {
-    /// The type the value is stored as (the type itself, for the built-in scalars).
+    /// The type the value is stored as (the type itself, for the built-in types).
     associatedtype PersistedType = Self
 }
 
@@ -27,6 +29,14 @@ extension UUID: _HasPersistedType {}
 extension ObjectId: _HasPersistedType {}
 extension Decimal128: _HasPersistedType {}
 extension AnyRealmValue: _HasPersistedType {}
+extension NSNumber: _HasPersistedType {
+    /// An aggregate asked for as `NSNumber` is computed on the stored number.
+    public typealias PersistedType = NSNumber
+}
+extension NSDate: _HasPersistedType {
+    /// An aggregate asked for as `NSDate` is computed on the stored date.
+    public typealias PersistedType = NSDate
+}
 extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
     /// An optional is stored as an optional of its wrapped type's stored type.
     public typealias PersistedType = Wrapped.PersistedType?
@@ -40,11 +50,6 @@ extension Query where T: PersistableEnum {
     public var rawValue: Query<T.RawValue> {
         Query<T.RawValue>(node)
     }
-
-    /// The stored value: the enum's raw value.
-    public var persistableValue: Query<T.RawValue> {
-        Query<T.RawValue>(node)
-    }
 }
 
 extension Query where T: _QueryOptional, T.Wrapped: PersistableEnum {
@@ -52,44 +57,12 @@ extension Query where T: _QueryOptional, T.Wrapped: PersistableEnum {
     public var rawValue: Query<T.Wrapped.RawValue?> {
         Query<T.Wrapped.RawValue?>(node)
     }
-
-    /// The stored value: the optional enum's raw value.
-    public var persistableValue: Query<T.Wrapped.RawValue?> {
-        Query<T.Wrapped.RawValue?>(node)
-    }
-}
-
-extension Query where T: CustomPersistable {
-    /// The stored value, to query with values (or key paths, for a mapped embedded object)
-    /// of the persisted type: `$0.temperature.persistableValue > 20.0`.
-    public var persistableValue: Query<T.PersistedType> {
-        Query<T.PersistedType>(node)
-    }
-}
-
-extension Query where T: _QueryOptional, T.Wrapped: CustomPersistable {
-    /// The stored value of the optional custom type.
-    public var persistableValue: Query<T.Wrapped.PersistedType?> {
-        Query<T.Wrapped.PersistedType?>(node)
-    }
-}
-
-extension Query where T: FailableCustomPersistable {
-    /// The stored value, to query with values of the persisted type.
-    public var persistableValue: Query<T.PersistedType> {
-        Query<T.PersistedType>(node)
-    }
-}
-
-extension Query where T: _QueryOptional, T.Wrapped: FailableCustomPersistable {
-    /// The stored value of the optional custom type.
-    public var persistableValue: Query<T.Wrapped.PersistedType?> {
-        Query<T.Wrapped.PersistedType?>(node)
-    }
 }
 
 extension Query where T: _HasPersistedType {
-    /// The stored value; for a type persisted as itself this is the same query.
+    /// The stored value: the raw value of an enum, the `persistableValue` of a custom
+    /// persistable type (`$0.temperature.persistableValue > 20.0`), the value itself for the
+    /// built-in types.
     public var persistableValue: Query<T.PersistedType> {
         Query<T.PersistedType>(node)
     }
@@ -102,45 +75,20 @@ extension Query where T: _QueryableCollection, T.Element: PersistableEnum, T.Ele
     public var rawValue: Query<List<T.Element.RawValue>> {
         Query<List<T.Element.RawValue>>(node)
     }
-
-    /// The stored values: the raw values of the enums in the collection.
-    public var persistableValue: Query<List<T.Element.RawValue>> {
-        Query<List<T.Element.RawValue>>(node)
-    }
 }
 
 extension Query where T: _QueryableCollection, T.Element: _QueryOptional, T.Element.Wrapped: PersistableEnum,
-    T.Element.Wrapped.RawValue: _RealmOptionalWrappable & Hashable
+    T.Element.Wrapped.RawValue: _RealmCollectionValueInsideOptional
 {
     /// The raw values of the optional enums in the collection.
     public var rawValue: Query<List<T.Element.Wrapped.RawValue?>> {
         Query<List<T.Element.Wrapped.RawValue?>>(node)
     }
-
-    /// The stored values: the raw values of the optional enums in the collection.
-    public var persistableValue: Query<List<T.Element.Wrapped.RawValue?>> {
-        Query<List<T.Element.Wrapped.RawValue?>>(node)
-    }
-}
-
-extension Query where T: _QueryableCollection, T.Element: CustomPersistable, T.Element.PersistedType: RealmCollectionValue {
-    /// The stored values of the custom types in the collection.
-    public var persistableValue: Query<List<T.Element.PersistedType>> {
-        Query<List<T.Element.PersistedType>>(node)
-    }
-}
-
-extension Query where T: _QueryableCollection, T.Element: _QueryOptional, T.Element.Wrapped: CustomPersistable,
-    T.Element.Wrapped.PersistedType: _RealmOptionalWrappable & Hashable
-{
-    /// The stored values of the optional custom types in the collection.
-    public var persistableValue: Query<List<T.Element.Wrapped.PersistedType?>> {
-        Query<List<T.Element.Wrapped.PersistedType?>>(node)
-    }
 }
 
 extension Query where T: _QueryableCollection, T.Element: _HasPersistedType, T.Element.PersistedType: RealmCollectionValue {
-    /// The stored values; for types persisted as themselves the same collection.
+    /// The stored values of the collection's elements (raw values of enums, persisted values of
+    /// custom types, the values themselves for the built-in types).
     public var persistableValue: Query<List<T.Element.PersistedType>> {
         Query<List<T.Element.PersistedType>>(node)
     }
@@ -151,45 +99,20 @@ extension Query where T: _QueryableKeyedCollection, T.Value: PersistableEnum, T.
     public var rawValue: Query<Map<T.Key, T.Value.RawValue>> {
         Query<Map<T.Key, T.Value.RawValue>>(node)
     }
-
-    /// The stored values: the raw values of the enums in the map.
-    public var persistableValue: Query<Map<T.Key, T.Value.RawValue>> {
-        Query<Map<T.Key, T.Value.RawValue>>(node)
-    }
 }
 
 extension Query where T: _QueryableKeyedCollection, T.Value: _QueryOptional, T.Value.Wrapped: PersistableEnum,
-    T.Value.Wrapped.RawValue: _RealmOptionalWrappable & Hashable
+    T.Value.Wrapped.RawValue: _RealmCollectionValueInsideOptional
 {
     /// The raw values of the optional enums in the map.
     public var rawValue: Query<Map<T.Key, T.Value.Wrapped.RawValue?>> {
         Query<Map<T.Key, T.Value.Wrapped.RawValue?>>(node)
     }
-
-    /// The stored values: the raw values of the optional enums in the map.
-    public var persistableValue: Query<Map<T.Key, T.Value.Wrapped.RawValue?>> {
-        Query<Map<T.Key, T.Value.Wrapped.RawValue?>>(node)
-    }
-}
-
-extension Query where T: _QueryableKeyedCollection, T.Value: CustomPersistable, T.Value.PersistedType: RealmCollectionValue {
-    /// The stored values of the custom types in the map.
-    public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> {
-        Query<Map<T.Key, T.Value.PersistedType>>(node)
-    }
-}
-
-extension Query where T: _QueryableKeyedCollection, T.Value: _QueryOptional, T.Value.Wrapped: CustomPersistable,
-    T.Value.Wrapped.PersistedType: _RealmOptionalWrappable & Hashable
-{
-    /// The stored values of the optional custom types in the map.
-    public var persistableValue: Query<Map<T.Key, T.Value.Wrapped.PersistedType?>> {
-        Query<Map<T.Key, T.Value.Wrapped.PersistedType?>>(node)
-    }
 }
 
 extension Query where T: _QueryableKeyedCollection, T.Value: _HasPersistedType, T.Value.PersistedType: RealmCollectionValue {
-    /// The stored values; for types persisted as themselves the same map.
+    /// The stored values of the map's values (raw values of enums, persisted values of custom
+    /// types, the values themselves for the built-in types).
     public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> {
         Query<Map<T.Key, T.Value.PersistedType>>(node)
     }

@@ -11,7 +11,7 @@ enum QueryArgument {
     /// `value` with optionals unwrapped and nil as `NSNull`.
     static func normalize(_ value: Any?) -> Any {
         guard let value else { return NSNull() }
-        if let optional = value as? any OptionalProtocol {
+        if let optional = value as? any AnyOptional {
             return normalize(optional.wrappedAny)
         }
         if let array = value as? [Any] {

@@ -142,6 +142,8 @@ public final class Migration {
     /// configuration's block.
     static func run(_ target: [ObjectSchema], file: [FileTable], config: Realm.Configuration,
                     db: OpaquePointer, txn: OpaquePointer, fromVersion: UInt64, url: URL?) throws {
+        CoreLog.log(.info, Category.sdk.rawValue,
+                    "Migrating \(url?.path ?? "an in-memory Realm") from schema version \(fromVersion) to \(config.schemaVersion)")
         // The old view reads the version the write began on, through its own transaction.
         let oldTxn = try SchemaTransaction.beginRead(db, "Reading the file before migrating", url: url)
         let oldCore = RealmCore(borrowing: db, txn: oldTxn, schemas: file.map { oldObjectSchema($0, tables: file) },

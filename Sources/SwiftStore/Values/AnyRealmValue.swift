@@ -218,7 +218,7 @@ extension AnyRealmValue: RealmCollectionValue {
             }
             return fromArray(out)
         default:
-            if let o = value as? any OptionalProtocol {
+            if let o = value as? any AnyOptional {
                 guard let w = o.wrappedAny else { return AnyRealmValue.none }
                 return _rlmFromAny(w)
             }

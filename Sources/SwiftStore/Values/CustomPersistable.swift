@@ -6,10 +6,12 @@ import Foundation
 /// enum Status: String, PersistableEnum { case active, archived }
 /// final class Task: Object { @Persisted var status: Status }
 /// ```
-public protocol PersistableEnum: RealmCollectionValue, _RealmOptionalWrappable, RawRepresentable, CaseIterable,
-    Comparable where RawValue: _StorableValue & Comparable {}
+public protocol PersistableEnum: _RealmCollectionValueInsideOptional, RawRepresentable, CaseIterable,
+    Comparable where RawValue: _RealmCollectionValueInsideOptional & Comparable {}
 
 extension PersistableEnum {
+    /// An enum is stored as its raw value.
+    public typealias PersistedType = RawValue
     public static var _rlmShape: _PropertyShape { RawValue._rlmShape }
     public static func _rlmDefaultValue() -> Self { allCases.first! }
     public static func _rlmDecode(_ stored: _Stored) -> Self {
@@ -38,9 +40,9 @@ extension PersistableEnum {
 ///     var persistableValue: Double { degrees }
 /// }
 /// ```
-public protocol CustomPersistable: RealmCollectionValue, _RealmOptionalWrappable {
+public protocol CustomPersistable: _RealmCollectionValueInsideOptional {
     /// The type stored in the file.
-    associatedtype PersistedType: _StorableValue
+    associatedtype PersistedType: _RealmCollectionValueInsideOptional
     /// Makes a value from the stored one.
     init(persistedValue: PersistedType)
     /// The value to store.
@@ -60,9 +62,9 @@ extension CustomPersistable {
 
 /// Like `CustomPersistable`, for types that cannot represent every stored value: a stored
 /// value they refuse reads as a trap with the type's name.
-public protocol FailableCustomPersistable: RealmCollectionValue, _RealmOptionalWrappable {
+public protocol FailableCustomPersistable: _RealmCollectionValueInsideOptional {
     /// The type stored in the file.
-    associatedtype PersistedType: _StorableValue
+    associatedtype PersistedType: _RealmCollectionValueInsideOptional
     /// Makes a value from the stored one, or nil if it cannot.
     init?(persistedValue: PersistedType)
     /// The value to store.
@@ -105,6 +107,11 @@ public final class RealmProperty<Value: _StorableValue & _RealmSchemaDiscoverabl
     /// An unmanaged box with the type's default value (nil for optionals).
     public init() {
         unmanagedValue = Value._rlmDefaultValue()
+    }
+
+    /// An unmanaged box holding `value`: `RealmOptional<Int>(3)`, `RealmProperty<String?>("x")`.
+    public init(_ value: Value) {
+        unmanagedValue = value
     }
 
     /// The value, read from or written to the database once the owner is managed.

@@ -19,10 +19,16 @@ import Foundation
 ///
 /// The arithmetic, parsing, formatting and comparison are the storage core's
 /// (`cs_decimal_*` in CStore), so values behave here exactly as they do in queries.
-/// A `Decimal128` is immutable and can be shared between threads and tasks.
+/// A `Decimal128` can be shared between threads and tasks. Like RealmSwift's, it is a class,
+/// and one operation changes an instance in place: ``negate()``, which SignedNumeric declares
+/// and RealmSwift code calls on a `let`. Every other operation makes a new value. Negating a
+/// decimal that another thread reads at the same time, or that is an element of a Set or a
+/// dictionary key, is a programming error; a decimal read from a managed property is a fresh
+/// instance, so negating it never changes what is stored.
 public final class Decimal128: Sendable {
-    /// The value in the BID encoding (`w.0` holds the low 64 bits).
-    private let value: DecimalBits
+    /// The value in the BID encoding (`w.0` holds the low 64 bits). Only ``negate()`` writes it
+    /// after initialization.
+    nonisolated(unsafe) private var value: DecimalBits
 
     // MARK: Storage-layer access
 
@@ -431,6 +437,13 @@ extension Decimal128: SignedNumeric {
     /// The value with its sign flipped, exactly: `-(0)` is `-0`, `-(-Inf)` is `Inf`.
     public static prefix func - (operand: Decimal128) -> Decimal128 {
         operand.withSign(negative: operand.value.w.1 >> 63 == 0)
+    }
+
+    /// Flips the sign of this instance in place, exactly as prefix `-` does; callable on a
+    /// `let`, as in RealmSwift where `Decimal128` is a class. Every reference to this instance
+    /// sees the change (see the type's notes on sharing).
+    public func negate() {
+        value.w.1 ^= 1 << 63
     }
 }
 

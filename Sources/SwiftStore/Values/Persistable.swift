@@ -80,11 +80,29 @@ extension _StorableValue {
     public static func _rlmFromAny(_ value: Any) -> Self? { value as? Self }
 }
 
-/// A value a `List`, `MutableSet` or `Map` can hold.
-public protocol RealmCollectionValue: Hashable, _StorableValue {}
+/// A value a `List`, `MutableSet` or `Map` can hold: every scalar, their optionals, objects,
+/// enums, custom persistable types and `AnyRealmValue`. Generic code can name the type a value
+/// is stored as, `T.PersistedType` (itself for the built-in types, the wrapped type's stored
+/// type for an Optional, the declared `PersistedType` of a `CustomPersistable`).
+///
+/// ```swift
+/// func stored<T: RealmCollectionValue>(_: T.Type) -> Any.Type { T.PersistedType.self }
+/// ```
+public protocol RealmCollectionValue: Hashable, _StorableValue, _HasPersistedType
+    where PersistedType: RealmCollectionValue {}
 
 /// Implementation detail: the non-optional types whose Optional is persistable too.
 public protocol _RealmOptionalWrappable: _StorableValue {}
+
+/// A value that a collection can hold inside an Optional as well (`List<T?>`,
+/// `MutableSet<T?>`, `Map<String, T?>`): every collection value except `AnyRealmValue`, which
+/// stands for nil itself, and Optionals. Generic code over optional elements constrains on it:
+///
+/// ```swift
+/// func appendNil<T: _RealmCollectionValueInsideOptional>(_ list: List<T?>) { list.append(nil) }
+/// ```
+public protocol _RealmCollectionValueInsideOptional: RealmCollectionValue, _RealmOptionalWrappable
+    where PersistedType: _RealmCollectionValueInsideOptional {}
 
 extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmOptionalWrappable {
     public static var _rlmShape: _PropertyShape {
@@ -116,12 +134,12 @@ extension Optional: _StorableValue where Wrapped: _RealmOptionalWrappable {
     }
 }
 
-extension Optional: RealmCollectionValue where Wrapped: _RealmOptionalWrappable & Hashable {}
+extension Optional: RealmCollectionValue where Wrapped: _RealmCollectionValueInsideOptional {}
 
 // MARK: - Integers
 
 /// Integer widths share one storage: a 64-bit integer column.
-public protocol _RealmInteger: FixedWidthInteger, RealmCollectionValue, _RealmOptionalWrappable {}
+public protocol _RealmInteger: FixedWidthInteger, _RealmCollectionValueInsideOptional {}
 
 extension _RealmInteger {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.int) }
@@ -178,7 +196,7 @@ extension Int64: _RealmInteger {}
 
 // MARK: - Other scalars
 
-extension Bool: RealmCollectionValue, _RealmOptionalWrappable {
+extension Bool: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.bool) }
     public static func _rlmDefaultValue() -> Bool { false }
     public static func _rlmDecode(_ stored: _Stored) -> Bool {
@@ -193,7 +211,7 @@ extension Bool: RealmCollectionValue, _RealmOptionalWrappable {
     }
 }
 
-extension Float: RealmCollectionValue, _RealmOptionalWrappable {
+extension Float: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.float) }
     public static func _rlmDefaultValue() -> Float { 0 }
     public static func _rlmDecode(_ stored: _Stored) -> Float {
@@ -216,7 +234,7 @@ extension Float: RealmCollectionValue, _RealmOptionalWrappable {
     }
 }
 
-extension Double: RealmCollectionValue, _RealmOptionalWrappable {
+extension Double: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.double) }
     public static func _rlmDefaultValue() -> Double { 0 }
     public static func _rlmDecode(_ stored: _Stored) -> Double {
@@ -240,7 +258,7 @@ extension Double: RealmCollectionValue, _RealmOptionalWrappable {
     }
 }
 
-extension String: RealmCollectionValue, _RealmOptionalWrappable {
+extension String: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.string) }
     public static func _rlmDefaultValue() -> String { "" }
     public static func _rlmDecode(_ stored: _Stored) -> String {
@@ -255,7 +273,7 @@ extension String: RealmCollectionValue, _RealmOptionalWrappable {
     }
 }
 
-extension Data: RealmCollectionValue, _RealmOptionalWrappable {
+extension Data: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.data) }
     public static func _rlmDefaultValue() -> Data { Data() }
     public static func _rlmDecode(_ stored: _Stored) -> Data {
@@ -265,7 +283,7 @@ extension Data: RealmCollectionValue, _RealmOptionalWrappable {
     public func _rlmEncode() -> _Stored { _Stored(.data(self)) }
 }
 
-extension Date: RealmCollectionValue, _RealmOptionalWrappable {
+extension Date: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.date) }
     public static func _rlmDefaultValue() -> Date { Date(timeIntervalSince1970: 0) }
     public static func _rlmDecode(_ stored: _Stored) -> Date {
@@ -275,7 +293,7 @@ extension Date: RealmCollectionValue, _RealmOptionalWrappable {
     public func _rlmEncode() -> _Stored { _Stored(.date(self)) }
 }
 
-extension UUID: RealmCollectionValue, _RealmOptionalWrappable {
+extension UUID: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.UUID) }
     public static func _rlmDefaultValue() -> UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     public static func _rlmDecode(_ stored: _Stored) -> UUID {
@@ -290,7 +308,7 @@ extension UUID: RealmCollectionValue, _RealmOptionalWrappable {
     }
 }
 
-extension ObjectId: RealmCollectionValue, _RealmOptionalWrappable {
+extension ObjectId: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.objectId) }
     public static func _rlmDefaultValue() -> ObjectId { ObjectId.generate() }
     public static func _rlmDecode(_ stored: _Stored) -> ObjectId {
@@ -305,7 +323,7 @@ extension ObjectId: RealmCollectionValue, _RealmOptionalWrappable {
     }
 }
 
-extension Decimal128: RealmCollectionValue, _RealmOptionalWrappable {
+extension Decimal128: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.decimal128) }
     public static func _rlmDefaultValue() -> Decimal128 { Decimal128(value: 0) }
     public static func _rlmDecode(_ stored: _Stored) -> Decimal128 {

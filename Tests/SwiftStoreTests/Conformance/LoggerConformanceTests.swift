@@ -1,0 +1,85 @@
+// RealmSwift conformance: `Logger` and `LogLevel`. The storage core reports opening a file,
+// each commit with the version it made and the file's size, and migrations, through the logger
+// the program sets, filtered by level. The logger is process-wide, so these tests run
+// serialized and restore the default when done.
+import Foundation
+import Testing
+import SwiftStore
+
+final class CfLogged: Object {
+    @Persisted var x = 0
+}
+
+/// Collects messages (from any thread).
+final class CfLogSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(LogLevel, String, String)] = []
+    func add(_ level: LogLevel, _ category: String, _ message: String) {
+        lock.lock(); entries.append((level, category, message)); lock.unlock()
+    }
+    func messages(containing text: String) -> [(LogLevel, String, String)] {
+        lock.lock(); defer { lock.unlock() }
+        return entries.filter { $0.2.contains(text) }
+    }
+}
+
+@Suite("Conformance: logger", .serialized)
+struct LoggerConformanceTests {
+    @Test func coreReportsOpensCommitsAndMigrations() throws {
+        let sink = CfLogSink()
+        let saved = Logger.shared
+        let savedLevel = Logger.shared.level
+        defer { Logger.shared = saved; Logger.shared.level = savedLevel }
+        Logger.shared = Logger(function: { level, category, message in sink.add(level, category.rawValue, message) })
+        Logger.shared.level = .debug
+
+        let dir = TempDir()
+        let path = dir.file().path
+        do {
+            let realm = try Realm(configuration: dir.config([CfLogged.self]))
+            try realm.write { realm.add(CfLogged()) }
+        }
+        let opens = sink.messages(containing: path).filter { $0.2.hasPrefix("Open file") }
+        #expect(!opens.isEmpty)
+        #expect(opens.first?.0 == .info)
+        #expect(opens.first?.1 == "Realm.Storage")
+        let commits = sink.messages(containing: "Commit of version")
+        #expect(!commits.isEmpty)
+        #expect(commits.allSatisfy { $0.0 == .debug && $0.1 == "Realm.Storage.Transaction" })
+        #expect(commits.contains { $0.2.contains("file size") })
+
+        var config = dir.config([CfLogged.self], version: 1)
+        config.migrationBlock = { _, _ in }
+        _ = try Realm(configuration: config)
+        #expect(sink.messages(containing: "from schema version 0 to 1").count == 1)
+    }
+
+    @Test func levelFiltersMessages() throws {
+        let sink = CfLogSink()
+        let saved = Logger.shared
+        let savedLevel = Logger.shared.level
+        defer { Logger.shared = saved; Logger.shared.level = savedLevel }
+        Logger.shared = Logger(level: .info) { level, message in sink.add(level, "", message) }
+        #expect(Logger.shared.level == .info)
+        #expect(Logger.logLevel(for: Category.Storage.transaction) == .info)
+
+        let dir = TempDir()
+        do {
+            let realm = try Realm(configuration: dir.config([CfLogged.self]))
+            try realm.write { realm.add(CfLogged()) }
+        }
+        // Commits are debug messages: filtered out at info; opens pass.
+        #expect(sink.messages(containing: dir.file().path).count >= 1)
+        #expect(sink.messages(containing: "Commit of version").isEmpty)
+
+        Logger.setLogLevel(.off)
+        let quiet = TempDir()
+        _ = try Realm(configuration: quiet.config([CfLogged.self]))
+        #expect(sink.messages(containing: quiet.file().path).isEmpty)
+
+        Logger.shared.level = .all
+        Logger.shared.log(level: .trace, message: "from the program")
+        #expect(sink.messages(containing: "from the program").count == 1)
+        #expect(LogLevel.allCases.map(\.rawValue) == Array(0...8))
+    }
+}
