@@ -1,17 +1,16 @@
 import Foundation
 
-/// An enum persisted by its raw value (Int or String). Its default value is its first case.
+/// An enum persisted by its raw value (Int or String), which is its `PersistedType`. Its
+/// default value is its first case.
 ///
 /// ```swift
 /// enum Status: String, PersistableEnum { case active, archived }
 /// final class Task: Object { @Persisted var status: Status }
 /// ```
 public protocol PersistableEnum: _RealmCollectionValueInsideOptional, RawRepresentable, CaseIterable,
-    Comparable where RawValue: _RealmCollectionValueInsideOptional & Comparable {}
+    Comparable where RawValue: _RealmCollectionValueInsideOptional & Comparable, PersistedType == RawValue {}
 
 extension PersistableEnum {
-    /// An enum is stored as its raw value.
-    public typealias PersistedType = RawValue
     public static var _rlmShape: _PropertyShape { RawValue._rlmShape }
     public static func _rlmDefaultValue() -> Self { allCases.first! }
     public static func _rlmDecode(_ stored: _Stored) -> Self {
