@@ -491,3 +491,15 @@ final class Fixture: @unchecked Sendable {
         #expect(lines.last?.contains("\"insertions\":[0]") == true, "\(lines)")
     }
 }
+
+@Suite struct NotificationPreconditionTests {
+    /// An unknown key path traps with RealmSwift's invalid-argument message naming it.
+    @Test func unknownKeyPathTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config([NToy.self, NDog.self, NPerson.self]))
+            _ = realm.objects(NDog.self).observe(keyPaths: ["toys.nope"], on: DispatchQueue(label: "q")) { _ in }
+        }
+        expectMessage(result, "Invalid argument: Property 'nope' not found in object of type 'NToy'")
+    }
+}
