@@ -7,6 +7,8 @@
 //   count PATH                 print the number of ProcPerson objects
 //   open-limited PATH MB       limit the address space to (current + MB) MiB, then open PATH
 //   open-as-nobody PATH        drop to uid/gid 65534, then open PATH
+//   add-at PATH NAME AGE MS    as add, but first wait until MS milliseconds since 1970 (so that
+//                              several children open a new file at the same moment)
 //   default-schema PATH        open PATH without objectTypes (the schema is every model class
 //                              in this process, found by the type-metadata scan), write one
 //                              object of each class, print the class names
@@ -80,6 +82,17 @@ let path = args[2]
 switch args[1] {
 case "add":
     guard args.count == 5, let age = Int(args[4]) else { fail("usage: add PATH NAME AGE") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        try realm.write { realm.add(ProcPerson(value: ["name": args[3], "age": age])) }
+        print("ok")
+    } catch {
+        fail("add failed: \(error)")
+    }
+case "add-at":
+    guard args.count == 6, let age = Int(args[4]), let start = Double(args[5]) else { fail("usage: add-at PATH NAME AGE MS") }
+    let wait = start / 1000 - Date().timeIntervalSince1970
+    if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
     do {
         let realm = try Realm(configuration: config(path))
         try realm.write { realm.add(ProcPerson(value: ["name": args[3], "age": age])) }

@@ -116,7 +116,8 @@ open class ObjectBase: NSObject {
     /// Traps for a failed read: a deleted object, or the core's message.
     func readFailed(_ rc: Int32) -> Never {
         if rc == Int32(CS_NOTFOUND) && !objectExists() { ObjectBase.deleted() }
-        CoreCall.fail(rc, "Reading a property of \(type(of: self))")
+        CoreCall.fail(rc, "reading a property of the \(type(of: self)) object with key \(cobj.key)",
+                      path: core?.config.path)
     }
 
     /// Reads an integer column (the fast path of the commonest type).
