@@ -1,15 +1,13 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// No package dependencies: a program that depends on SwiftStore fetches nothing else. The
+// `swiftstore` tool is its own package in tools/swiftstore (it needs swift-argument-parser).
 let package = Package(
     name: "SwiftStore",
     products: [
         .library(name: "SwiftStore", targets: ["SwiftStore"]),
         .library(name: "CStore", targets: ["CStore"]),
-        .executable(name: "swiftstore", targets: ["swiftstore"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -27,15 +25,6 @@ let package = Package(
         .target(
             name: "SwiftStore",
             dependencies: ["CStore"],
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
-        .executableTarget(
-            name: "swiftstore",
-            dependencies: [
-                "CStore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "tools/swiftstore",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

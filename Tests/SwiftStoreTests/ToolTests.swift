@@ -6,23 +6,14 @@ import Testing
 import Glibc
 #endif
 
-/// Runs the `swiftstore` tool: the one built next to the tests, or the tool package's build
-/// (tools/swiftstore, `make tool`).
+/// Runs the `swiftstore` tool as built by its own package (tools/swiftstore, `make tool`,
+/// which `make test` runs first).
 enum Tool {
     static let path: String? = {
-        let fm = FileManager.default
-        var candidates: [String] = []
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            var u = URL(fileURLWithPath: exe).deletingLastPathComponent()
-            for _ in 0..<4 {
-                candidates.append(u.appendingPathComponent("swiftstore").path)
-                u = u.deletingLastPathComponent()
-            }
-        }
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        candidates.append(repo.appendingPathComponent("tools/swiftstore/.build/debug/swiftstore").path)
-        return candidates.first { fm.isExecutableFile(atPath: $0) && !isDirectory($0) }
+        let p = repo.appendingPathComponent("tools/swiftstore/.build/debug/swiftstore").path
+        return FileManager.default.isExecutableFile(atPath: p) && !isDirectory(p) ? p : nil
     }()
 
     static func isDirectory(_ p: String) -> Bool {
