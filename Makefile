@@ -1,4 +1,4 @@
-# The commands a contributor types. `make test` and `make bench` work on a fresh machine:
+# The commands a contributor types (docs/CONTRIBUTING.md). `make test` and `make bench` work on a fresh machine:
 # they install liblz4-dev and libsqlite3-dev (Debian packages) when missing.
 
 SWIFT      ?= swift
@@ -10,10 +10,10 @@ CWARN      := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-pro
 SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
               LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# Tests that are too slow under the sanitizers are filtered out there (see CONTRIBUTING.md).
+# Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example test test-full cwarn asan tsan check-invariants bench bench-record bench-quick fuzz fuzz-build fuzz-corpus docs format clean
+.PHONY: all deps build tool c-example test test-full cwarn boundary asan tsan check-invariants bench bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -33,6 +33,27 @@ deps:
 cwarn:
 	$(CC) $(CWARN) -fsyntax-only $(CSRC)
 
+# The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only
+# Sources/SwiftStore/Internal/ names the C core (`import CStore`, cs_* / CS_*), outside comments.
+# The one exception is the object accessors' hot path: the property reads and writes in
+# Object/ObjectBase.swift and the iterator's cursor in Collections/Results.swift, which may name
+# only the identifiers in BOUNDARY_HOT_PATH.
+BOUNDARY_HOT_FILES := Sources/SwiftStore/Object/ObjectBase.swift Sources/SwiftStore/Collections/Results.swift
+BOUNDARY_HOT_PATH  := cs_obj_get_int|cs_obj_set_int|cs_obj_get|cs_obj_check_exists|cs_obj_exists|cs_obj|cs_value|CS_NONE|CS_NOTFOUND
+BOUNDARY_C         := (\b(cs|CS)_[A-Za-z0-9_]+|^import CStore$$)
+BOUNDARY_COMMENT   := ^[^:]+:[0-9]+:[[:space:]]*//
+
+boundary:
+	@bad=$$(grep -rnE '$(BOUNDARY_C)' Sources/SwiftStore --include='*.swift' | grep -v '^Sources/SwiftStore/Internal/' \
+		| grep -vE '$(BOUNDARY_COMMENT)' | grep -vF '$(firstword $(BOUNDARY_HOT_FILES)):' \
+		| grep -vF '$(lastword $(BOUNDARY_HOT_FILES)):'; \
+		for f in $(BOUNDARY_HOT_FILES); do grep -nHE '$(BOUNDARY_C)' $$f | grep -vE '$(BOUNDARY_COMMENT)' \
+			| sed -E 's/\b($(BOUNDARY_HOT_PATH))\b//g; s/^([^:]+:[0-9]+:)import CStore$$/\1/' \
+			| grep -E '$(BOUNDARY_C)'; done); \
+	if [ -n "$$bad" ]; then \
+		echo "boundary: C core names outside Sources/SwiftStore/Internal/ (docs/ARCHITECTURE.md, The Swift layer):"; \
+		echo "$$bad"; exit 1; fi; echo "boundary: ok"
+
 build: deps
 	$(SWIFT) build
 
@@ -50,7 +71,7 @@ c-example: deps
 	$(CC) $(C_EXAMPLE_FLAGS) -o .build/c-example/dogs Examples/dogs.c $(CSRC) $(C_EXAMPLE_LIBS)
 	cd .build/c-example && ./dogs
 
-test: deps cwarn tool
+test: deps cwarn boundary tool
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
 

@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "SwiftStore", targets: ["SwiftStore"]),
         .library(name: "CStore", targets: ["CStore"]),
+        .library(name: "CStoreCall", targets: ["CStoreCall"]),
     ],
     targets: [
         .systemLibrary(
@@ -23,19 +24,24 @@ let package = Package(
             ]
         ),
         .target(
-            name: "SwiftStore",
+            name: "CStoreCall",
             dependencies: ["CStore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "SwiftStore",
+            dependencies: ["CStore", "CStoreCall"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
             name: "cstore-testchild",
-            dependencies: ["CStore"],
+            dependencies: ["CStore", "CStoreCall"],
             path: "Tests/CStoreChild",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "CStoreTests",
-            dependencies: ["CStore"],
+            dependencies: ["CStore", "CStoreCall", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
@@ -46,10 +52,16 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftStoreTests",
-            dependencies: ["SwiftStore"],
+            dependencies: ["SwiftStore", "CStoreCall", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-
+        // What both test targets share: temporary directories, the child-process locator, a
+        // seeded generator.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ],
     cLanguageStandard: .c11
 )

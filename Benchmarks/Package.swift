@@ -21,6 +21,7 @@ let package = Package(
             dependencies: [
                 "CSQLite",
                 .product(name: "CStore", package: "SwiftStore"),
+                .product(name: "CStoreCall", package: "SwiftStore"),
                 .product(name: "SwiftStore", package: "SwiftStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -405,8 +405,10 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
         return cs_fail(CS_IOERR, e, "cannot stat %s", path);
     }
     if (!S_ISREG(st.st_mode)) {
+        /* No bytes to judge: an I/O error, not a damaged database (a read-only open of a
+         * directory gets here; a read-write one fails in open() with EISDIR). */
         io->close(io->ctx, fd);
-        return cs_fail(CS_CORRUPT, 0, "%s is not a regular file", path);
+        return cs_fail(CS_IOERR, S_ISDIR(st.st_mode) ? EISDIR : 0, "%s is not a regular file", path);
     }
     pthread_mutex_lock(&files_mu);
     for (cs_dbfile *f = files; f; f = f->next) {

@@ -22,6 +22,7 @@
 //
 // Exit status: 0 on success, 64 for bad usage, 70-99 for a failure (the message on stderr).
 import CStore
+import CStoreCall
 import Foundation
 
 #if canImport(Glibc)
@@ -30,13 +31,14 @@ import Glibc
 
 func fail(_ status: Int32, _ message: String) -> Never {
     var text = message
-    if let p = cs_errmsg(), p.pointee != 0 { text += " (\(String(cString: p)))" }
+    let reason = CStoreError.lastMessage
+    if !reason.isEmpty { text += " (\(reason))" }
     FileHandle.standardError.write(Data("cstore-testchild: \(text)\n".utf8))
     exit(status)
 }
 
 func ok(_ rc: Int32, _ status: Int32, _ what: String) {
-    if rc != Int32(CS_OK) { fail(status, "\(what) returned \(String(cString: cs_errstr(rc)))") }
+    if rc != Int32(CS_OK) { fail(status, "\(what) returned \(CStoreError.codeName(rc))") }
 }
 
 /// An append-only log written with write(2): what reached the kernel survives a SIGKILL.
@@ -270,7 +272,7 @@ func readOnly(_ path: String, asNobody: Bool) {
     var w: OpaquePointer?
     let rw = cs_db_open(path, &opts, &w)
     if rw == Int32(CS_OK), let w { _ = cs_db_close(w) }
-    print("rows \(n) lockless \(wait == Int32(CS_MISUSE) ? 1 : 0) rw \(String(cString: cs_errstr(rw)))")
+    print("rows \(n) lockless \(wait == Int32(CS_MISUSE) ? 1 : 0) rw \(CStoreError.codeName(rw))")
 }
 
 let args = CommandLine.arguments

@@ -180,7 +180,7 @@ private final class Watchdog: @unchecked Sendable {
 
 @Suite struct BadInputTests {
     @Test func damagedCopiesAreRefusedOrReadSafely() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let originals = [try buildOneCommit(dir), try buildHistory(dir)]
         let copies = fullCampaign ? 3000 : underSanitizer ? 300 : 1000
@@ -251,5 +251,20 @@ private final class Watchdog: @unchecked Sendable {
         print("bad input: \(copies) damaged copies in \(String(format: "%.1f", Date().timeIntervalSince(started))) s: \(openFailed) refused at open, \(verifyFailed) by verify, \(clean) verified clean; \(codes); slowest \(String(format: "%.2f", slowest.0)) s (\(slowest.1))")
         #expect(openFailed + verifyFailed > copies / 2, "most damage is detected")
         #expect(slow == 0)
+    }
+
+    @Test func aDirectoryIsAnIOErrorNotADamagedFile() throws {
+        // A path that names a directory holds no bytes at all: it cannot be a damaged
+        // database, and callers map CS_CORRUPT to "invalid database".
+        try withTempDir { dir in
+            let path = dir.path("a-directory.cstore")
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            for flags in [Int(CS_OPEN_READONLY), 0, Int(CS_OPEN_CREATE)] {
+                let (rc, h) = openRaw(path, flags: flags)
+                expectCode(rc, Int(CS_IOERR), "open of a directory, flags \(flags)")
+                #expect(cs_errno() == EISDIR)
+                if let h { cs_db_close(h) }
+            }
+        }
     }
 }

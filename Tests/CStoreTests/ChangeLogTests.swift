@@ -6,16 +6,6 @@ import CStore
 import Foundation
 import Testing
 
-private struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        var z = state
-        z = (z ^ (z >> 33)) &* 0xff51afd7ed558ccd
-        return z ^ (z >> 29)
-    }
-}
-
 /// One object as read from a snapshot.
 private struct Row: Equatable {
     var v: Val
@@ -95,7 +85,7 @@ private func changes(_ txn: OpaquePointer, since: UInt64) throws -> [cs_change] 
             let since = cs_txn_version(pinned)
             let before = try snapshot(pinned, c)
 
-            var rng = Generator(state: seed)
+            var rng = SeededRNG(seed: seed)
             var counter: Int64 = 1000 // every written int is new, so every SET changes a value
             for _ in 0..<30 {
                 try db.write { txn throws in

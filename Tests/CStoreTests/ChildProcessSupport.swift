@@ -10,45 +10,8 @@ import Testing
 import Glibc
 #endif
 
-/// The path of `cstore-testchild`: next to the test binary (SwiftPM puts every product of a
-/// build in one directory), else in the debug build directory of any scratch path under the
-/// package root. Nil if it cannot be found (build with `swift build --build-tests`).
-let testChildPath: String? = {
-    let name = "cstore-testchild"
-    let fm = FileManager.default
-    var dirs: [URL] = []
-    // The test binary: /proc/self/exe is the most reliable on Linux; the others cover macOS
-    // bundles (X.xctest/Contents/MacOS/X) and runners that exec through a wrapper.
-    if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-        dirs.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
-    }
-    if let exe = Bundle.main.executableURL { dirs.append(exe.resolvingSymlinksInPath().deletingLastPathComponent()) }
-    dirs.append(Bundle.main.bundleURL.deletingLastPathComponent())
-    if let first = CommandLine.arguments.first {
-        dirs.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
-    }
-    for a in CommandLine.arguments where a.hasSuffix(".xctest") {
-        dirs.append(URL(fileURLWithPath: a).deletingLastPathComponent())
-    }
-    var candidates: [URL] = []
-    for d in dirs {
-        var u = d
-        for _ in 0..<4 { // up from inside a bundle to the build directory
-            candidates.append(u.appendingPathComponent(name))
-            u = u.deletingLastPathComponent()
-        }
-    }
-    // The package root is this file's directory's grandparent; scratch paths are .build*.
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    for base in [root, URL(fileURLWithPath: fm.currentDirectoryPath)] {
-        let scratch = ((try? fm.contentsOfDirectory(atPath: base.path)) ?? []).filter { $0.hasPrefix(".build") }
-        for s in scratch.sorted() {
-            candidates.append(base.appendingPathComponent(s).appendingPathComponent("debug").appendingPathComponent(name))
-        }
-    }
-    return candidates.first { fm.isExecutableFile(atPath: $0.path) }?.path
-}()
+/// The path of `cstore-testchild` (nil if it cannot be found).
+let testChildPath: String? = testExecutable(named: "cstore-testchild")
 
 /// A started child process, its output captured in files (a pipe could fill up and block it).
 final class Child {
@@ -59,7 +22,7 @@ final class Child {
 
     init(_ args: [String], in dir: TempDir) throws {
         guard let exe = testChildPath else {
-            throw CSFailure(rc: -1, what: "cstore-testchild", message: "not found next to the test binary; build with --build-tests")
+            throw CStoreError(code: -1, message: "not found next to the test binary; build with --build-tests", context: "cstore-testchild")
         }
         self.args = args
         let id = UUID().uuidString.prefix(8)
@@ -163,7 +126,7 @@ struct ChildSchema {
         counter = try findTable(txn, "Counter")
         rows = try findTable(txn, "Rows")
         guard let k = try allKeys(txn, counter).first else {
-            throw CSFailure(rc: Int32(CS_NOTFOUND), what: "the counter object", message: "missing")
+            throw CStoreError(code: Int32(CS_NOTFOUND), message: "missing", context: "the counter object")
         }
         counterKey = k
     }

@@ -127,7 +127,7 @@ private func firstDifference(_ a: [Val], _ b: [Val]) -> String {
                     if op % 500 == 499 {
                         let got = try listAll(&c)
                         #expect(got == model, "after op \(op): first difference \(firstDifference(got, model))")
-                        if got != model { throw CSFailure(rc: 0, what: "list diverged", message: "") }
+                        if got != model { throw CStoreError(code: 0, message: "", context: "list diverged") }
                     } else if !model.isEmpty && op % 7 == 0 {
                         let i = Int(rng.next() % UInt64(model.count))
                         #expect(listGet(&c, i) == model[i], "get \(i) after op \(op)")

@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct ConcurrencyTests {
     @Test func readerOnAnotherThreadKeepsSnapshot() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let db = try DB(dir.path())
         var (t, c): (UInt32, UInt32) = (0, 0)

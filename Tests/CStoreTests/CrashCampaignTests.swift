@@ -57,7 +57,7 @@ struct CommitLog {
     }
 
     @Test func writerKilledAtRandomMomentsCampaign() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         try runChild(["setup", path], in: dir)

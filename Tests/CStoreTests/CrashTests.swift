@@ -60,7 +60,7 @@ private func writerChild(_ path: String, _ killAt: Int) -> Never {
 
 @Suite struct CrashTests {
     @Test func writerKilledAtEveryWrite() async throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let base = dir.path("base.cstore")
         do {

@@ -30,7 +30,7 @@ private func childAppend(_ path: String, _ count: Int) {
 
 @Suite struct MultiProcessTests {
     @Test func commitFromAnotherProcessIsSeenAfterAdvance() async throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         let db = try DB(path)
@@ -69,7 +69,7 @@ private func childAppend(_ path: String, _ count: Int) {
     }
 
     @Test func writerDyingInsideATransactionReleasesTheLock() async throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         let db = try DB(path)

@@ -238,7 +238,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     /// `change` is the commit's content.
     private func cutEveryEvent(_ name: String, syncs: Int, prepare: (DB) throws -> Void,
                                change: (OpaquePointer) throws -> Void) throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let base = dir.path("base.cstore")
         do {

@@ -47,7 +47,7 @@ func childInvariantProblem(_ txn: OpaquePointer, _ s: ChildSchema) throws -> (St
     /// while a reader process and a reader thread here check every snapshot they see. At the
     /// end the counter is exactly 3N and each writer's rows are 1...N.
     @Test func threeWriterProcessesLoseNoTransaction() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         try runChild(["setup", path], in: dir)
@@ -105,7 +105,7 @@ func childInvariantProblem(_ txn: OpaquePointer, _ s: ChildSchema) throws -> (St
     /// a reader process pinning the first version: "none" (no reader), "alive" (the reader
     /// lives throughout) or "killed" (SIGKILLed before the commits).
     private func churn(_ scenario: String) throws -> cs_db_stats {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         let db = try DB(path)

@@ -80,7 +80,7 @@ struct PetFixture {
 
     func keys(_ table: UInt32, _ text: String, _ args: [QArg] = [], names: [NameEntry]?) throws -> [Int64] {
         let (rc, msg, q) = makeNamedQuery(txn, table, text, args, names: names)
-        if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new_named(\(text))", message: msg) }
+        if rc != Int32(CS_OK) { throw CStoreError(code: rc, message: msg, context: "cs_query_new_named(\(text))") }
         defer { cs_query_free(q) }
         return try keysOf(q!, text)
     }
@@ -108,14 +108,8 @@ struct PetFixture {
     func expectError(_ table: UInt32, _ text: String, _ parts: [String], _ args: [QArg] = [],
                      names: [NameEntry]?? = .none, code: Int = CS_QUERY, sourceLocation: SourceLocation = #_sourceLocation) {
         let map: [NameEntry]? = names ?? Optional(self.names)
-        let (rc, msg, q) = makeNamedQuery(txn, table, text, args, names: map)
-        if let q { cs_query_free(q) }
-        #expect(rc == Int32(code), "\(text): expected \(codeName(Int32(code))), got \(codeName(rc)) \(msg)",
-                sourceLocation: sourceLocation)
-        for part in parts {
-            #expect(msg.contains(part), "\(text): message \(msg.debugDescription) lacks \(part.debugDescription)",
-                    sourceLocation: sourceLocation)
-        }
+        expectQueryError(makeNamedQuery(txn, table, text, args, names: map), text, parts, code: code,
+                         sourceLocation: sourceLocation)
     }
 }
 

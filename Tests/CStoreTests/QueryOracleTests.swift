@@ -453,7 +453,7 @@ private struct Gen {
             for key in try allKeys(txn, item) {
                 var o = try openObj(txn, item, key)
                 func get(_ n: String) throws -> Val {
-                    guard let v = getVal(&o, col[n]!) else { throw CSFailure(rc: -1, what: "read \(n)", message: "") }
+                    guard let v = getVal(&o, col[n]!) else { throw CStoreError(code: -1, message: "", context: "read \(n)") }
                     return v
                 }
                 guard case .int(let i) = try get("i"), case .double(let d) = try get("d"),
@@ -524,7 +524,7 @@ private struct Gen {
                 let got: [Int64]
                 do {
                     let (rc, msg, q) = makeQuery(txn, item, text)
-                    if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: "cs_query_new", message: msg) }
+                    if rc != Int32(CS_OK) { throw CStoreError(code: rc, message: msg, context: "cs_query_new") }
                     defer { cs_query_free(q) }
                     got = try keysOf(q!, text)
                     var plan = cs_query_plan()

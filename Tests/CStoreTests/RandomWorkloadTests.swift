@@ -89,7 +89,7 @@ private struct Model: Equatable {
                     }
                 }
                 #expect(bad == 0, "\(phase): \(bad) objects differ")
-                if bad > 0 { throw CSFailure(rc: 0, what: "model check", message: phase) }
+                if bad > 0 { throw CStoreError(code: 0, message: phase, context: "model check") }
             }
 
             for round in 0..<40 {

@@ -8,7 +8,7 @@ import Testing
 
 @Suite struct SnapshotConcurrencyTests {
     @Test func readerKeepsExactSnapshotWhileWriterCommits1000Times() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let db = try DB(dir.path())
         // Table T: 200 objects with v = 3i and s = "s<i>"; table Meta: one object whose n

@@ -2,8 +2,10 @@
 // a Swift model of cs_value, database and transaction wrappers, and a seeded RNG.
 
 import CStore
+@_exported import CStoreCall
 import Foundation
 import Testing
+@_exported import TestSupport
 
 /// CS_MAX_BLOB (a macro Swift does not import): 16 MiB.
 let csMaxBlob = 16 * 1024 * 1024
@@ -11,23 +13,10 @@ let csMaxBlob = 16 * 1024 * 1024
 // MARK: - Result codes
 
 /// The constant name of a result code ("CS_CORRUPT").
-func codeName(_ rc: Int32) -> String {
-    guard let p = cs_errstr(rc) else { return "code \(rc)" }
-    return String(cString: p)
-}
+func codeName(_ rc: Int32) -> String { CStoreError.codeName(rc) }
 
 /// The message of the last failure on this thread.
-func lastMessage() -> String {
-    guard let p = cs_errmsg() else { return "" }
-    return String(cString: p)
-}
-
-struct CSFailure: Error, CustomStringConvertible {
-    let rc: Int32
-    let what: String
-    let message: String
-    var description: String { "\(what) returned \(codeName(rc)) (\(rc)): \(message)" }
-}
+func lastMessage() -> String { CStoreError.lastMessage }
 
 /// Records an issue unless `rc` is CS_OK. Returns whether it was.
 @discardableResult
@@ -39,7 +28,7 @@ func check(_ rc: Int32, _ what: String = "call", sourceLocation: SourceLocation 
 
 /// Throws unless `rc` is CS_OK: for steps the rest of a test depends on.
 func must(_ rc: Int32, _ what: String = "call") throws {
-    if rc != Int32(CS_OK) { throw CSFailure(rc: rc, what: what, message: lastMessage()) }
+    try CStoreError.check(rc, what)
 }
 
 /// Expects `rc` to be exactly `expected`.
@@ -51,32 +40,6 @@ func expectCode(_ rc: Int32, _ expected: Int, _ what: String = "call",
 }
 
 // MARK: - Temporary directories
-
-/// A unique directory under the system temporary directory, removed by `withTempDir`.
-final class TempDir {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("cstore-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String = "test.cstore") -> String {
-        url.appendingPathComponent(name).path
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
-/// Runs `body` with a fresh temporary directory and removes the directory afterwards.
-func withTempDir<R>(_ body: (TempDir) throws -> R) throws -> R {
-    let dir = try TempDir()
-    defer { dir.remove() }
-    return try body(dir)
-}
 
 func fileSize(_ path: String) -> Int {
     let attrs = try? FileManager.default.attributesOfItem(atPath: path)
@@ -513,26 +476,6 @@ func mapAll(_ c: inout cs_coll) throws -> [([UInt8], Val)] {
 }
 
 // MARK: - Seeded random numbers
-
-/// SplitMix64: a small, fast, seedable generator so every run makes the same data.
-struct SeededRNG: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// FNV-1a of a string: a seed that is the same in every run (String.hashValue is not).
-func stableSeed(_ s: String) -> UInt64 {
-    var h: UInt64 = 0xCBF2_9CE4_8422_2325
-    for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-    return h
-}
 
 func randomBytes(_ n: Int, _ rng: inout SeededRNG) -> [UInt8] {
     var out = [UInt8](repeating: 0, count: n)

@@ -225,7 +225,7 @@ func readEverything(_ path: String) {
     /// per copy, and expects every copy to be reported as corrupt. A child process then opens
     /// and reads each damaged copy through the API, and must exit normally.
     @Test func sweepOfDamagedCopies() async throws {
-        let dir = try TempDir()
+        let dir = TempDir()
         defer { dir.remove() }
         let (pristine, st) = try buildSample(dir.path("pristine.cstore"), rows: 8000)
         for step in 0..<40 {

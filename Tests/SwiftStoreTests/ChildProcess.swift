@@ -3,25 +3,7 @@ import Foundation
 /// Runs `swiftstore-testchild` (Tests/SwiftStoreChild), which SwiftPM builds next to the test
 /// binary, and returns its exit status and output.
 enum ChildProcess {
-    static let path: String? = {
-        let fm = FileManager.default
-        var dirs: [URL] = []
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            dirs.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
-        }
-        if let first = CommandLine.arguments.first {
-            dirs.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
-        }
-        var candidates: [URL] = []
-        for d in dirs {
-            var u = d
-            for _ in 0..<4 {
-                candidates.append(u.appendingPathComponent("swiftstore-testchild"))
-                u = u.deletingLastPathComponent()
-            }
-        }
-        return candidates.first { fm.isExecutableFile(atPath: $0.path) }?.path
-    }()
+    static let path: String? = testExecutable(named: "swiftstore-testchild")
 
     struct Result {
         let status: Int32

@@ -844,13 +844,40 @@ func migExpectMessage(_ error: Realm.Error?, contains part: String,
         // RealmSwift 10.54: .invalidDatabase, "Realm at path '…' has not been initialized."
         let dir = TempDir()
         let url = dir.file("missing.realm")
+        let error = expectSchemaVersionError(url, .invalidDatabase)
+        #expect(error?.message == "Realm at path '\(url.path)' has not been initialized.")
+    }
+
+    @Test func schemaVersionAtURLOfADirectoryIsAFileAccessError() throws {
+        // A path that exists but cannot be read as a file: RealmSwift reports a file access
+        // error, not a damaged database.
+        let dir = TempDir()
+        let url = dir.file("a-directory.realm")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        expectSchemaVersionError(url, .fileAccess)
+    }
+
+    @Test func schemaVersionAtURLOfAFileThatIsNoDatabaseThrowsInvalidDatabase() throws {
+        let dir = TempDir()
+        let url = dir.file("not-a-database.realm")
+        try Data(repeating: 0x41, count: 8192).write(to: url)
+        expectSchemaVersionError(url, .invalidDatabase)
+    }
+
+    /// Expects `schemaVersionAtURL(url)` to throw a `Realm.Error` with `code` naming `url`.
+    @discardableResult
+    private func expectSchemaVersionError(_ url: URL, _ code: Realm.Error.Code,
+                                          sourceLocation: SourceLocation = #_sourceLocation) -> Realm.Error? {
         do {
             _ = try schemaVersionAtURL(url)
-            Issue.record("expected an error")
+            Issue.record("expected an error", sourceLocation: sourceLocation)
         } catch let error as Realm.Error {
-            #expect(error.code == .invalidDatabase)
-            #expect(error.message == "Realm at path '\(url.path)' has not been initialized.")
-            #expect(error.fileURL?.path == url.path)
+            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+            #expect(error.fileURL?.path == url.path, sourceLocation: sourceLocation)
+            return error
+        } catch {
+            Issue.record("expected a Realm.Error, got \(error)", sourceLocation: sourceLocation)
         }
+        return nil
     }
 }

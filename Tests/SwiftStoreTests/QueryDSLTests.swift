@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import CStore
+import CStoreCall
 @testable import SwiftStore
 
 // The type-safe query DSL generates the predicate text and arguments RealmSwift 10.54 does
@@ -92,7 +93,7 @@ private func sameArgument(_ a: Any, _ b: Any) -> Bool {
 private func expectParses(_ text: String, nargs: Int, sourceLocation: SourceLocation = #_sourceLocation) {
     guard !text.contains("[%") else { return }
     let rc = text.withCString { cs_query_check($0, strlen($0), nargs) }
-    #expect(rc == 0, "the core's parser refused \(text): \(String(cString: cs_errmsg()))", sourceLocation: sourceLocation)
+    #expect(rc == 0, "the core's parser refused \(text): \(CStoreError.lastMessage)", sourceLocation: sourceLocation)
 }
 
 /// Expects `query` (on a fresh root query) to give exactly `text` and `args`, and the core's

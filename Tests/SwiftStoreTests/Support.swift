@@ -1,23 +1,9 @@
 import Foundation
 import Testing
 @testable import SwiftStore
+@_exported import TestSupport
 
-/// A fresh temporary directory per test, removed when the value goes away.
-final class TempDir: @unchecked Sendable {
-    let url: URL
-
-    init(_ name: String = #function) {
-        let safe = name.filter { $0.isLetter || $0.isNumber }
-        url = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("swiftstore-\(safe)-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// A file in the directory.
-    func file(_ name: String = "test.realm") -> URL { url.appendingPathComponent(name) }
-
+extension TempDir {
     /// A configuration for a file in the directory with the given model classes.
     func config(_ types: [ObjectBase.Type], file: String = "test.realm", version: UInt64 = 0) -> Realm.Configuration {
         Realm.Configuration(fileURL: self.file(file), schemaVersion: version, objectTypes: types)

@@ -19,6 +19,7 @@ let package = Package(
             name: "swiftstore",
             dependencies: [
                 .product(name: "CStore", package: "SwiftStore"),
+                .product(name: "CStoreCall", package: "SwiftStore"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/swiftstore",

@@ -1,37 +1,12 @@
-// Thin wrappers over cstore.h for the C API rows: error checking, opening, the 10-Int table.
+// Thin wrappers over cstore.h for the C API rows: opening, transactions, the 10-Int table
+// (return codes are checked with CStoreCall's `check`).
 
 import CStore
+import CStoreCall
 import Foundation
-
-/// A failed cstore call: which call, its code and the core's message.
-struct CStoreError: Error, CustomStringConvertible {
-    let call: String
-    let code: Int32
-    let message: String
-    let osErrno: Int32
-
-    var description: String {
-        let name = String(cString: cs_errstr(code))
-        var s = "\(call) failed: \(name) (\(code))"
-        if !message.isEmpty { s += ": \(message)" }
-        if osErrno != 0 { s += " [errno \(osErrno)]" }
-        return s
-    }
-}
 
 let csOK = Int32(CS_OK)
 let csNotFound = Int32(CS_NOTFOUND)
-
-/// Throws a CStoreError unless `rc` is CS_OK.
-@inline(__always)
-func cs(_ rc: Int32, _ call: StaticString) throws {
-    if rc != csOK { throw csError(rc, call) }
-}
-
-@inline(never)
-func csError(_ rc: Int32, _ call: StaticString) -> CStoreError {
-    CStoreError(call: "\(call)", code: rc, message: String(cString: cs_errmsg()), osErrno: cs_errno())
-}
 
 /// Opens (creating when asked) a database file.
 func csOpen(_ path: String, durability: cs_durability, create: Bool) throws -> OpaquePointer {
@@ -39,20 +14,20 @@ func csOpen(_ path: String, durability: cs_durability, create: Bool) throws -> O
     opts.flags = create ? UInt32(CS_OPEN_CREATE) : 0
     opts.durability = durability
     var db: OpaquePointer?
-    try cs(cs_db_open(path, &opts, &db), "cs_db_open")
-    guard let db else { throw CStoreError(call: "cs_db_open", code: -1, message: "no handle", osErrno: 0) }
+    try CStoreError.check(cs_db_open(path, &opts, &db), "cs_db_open")
+    guard let db else { throw CStoreError(code: -1, message: "no handle", context: "cs_db_open") }
     return db
 }
 
 func csClose(_ db: OpaquePointer) throws {
-    try cs(cs_db_close(db), "cs_db_close")
+    try CStoreError.check(cs_db_close(db), "cs_db_close")
 }
 
 /// Begins a transaction (CS_TXN_READ or CS_TXN_WRITE).
 @inline(__always)
 func csBegin(_ db: OpaquePointer, write: Bool) throws -> OpaquePointer {
     var txn: OpaquePointer?
-    try cs(cs_txn_begin(db, Int32(write ? CS_TXN_WRITE : CS_TXN_READ), &txn), "cs_txn_begin")
+    try CStoreError.check(cs_txn_begin(db, Int32(write ? CS_TXN_WRITE : CS_TXN_READ), &txn), "cs_txn_begin")
     return txn!
 }
 
@@ -62,8 +37,8 @@ func csTransaction<T>(_ db: OpaquePointer, write: Bool, _ body: (OpaquePointer) 
     let txn = try csBegin(db, write: write)
     do {
         let value = try body(txn)
-        if write { try cs(cs_txn_commit(txn), "cs_txn_commit") }
-        try cs(cs_txn_end(txn), "cs_txn_end")
+        if write { try CStoreError.check(cs_txn_commit(txn), "cs_txn_commit") }
+        try CStoreError.check(cs_txn_end(txn), "cs_txn_end")
         return value
     } catch {
         _ = cs_txn_end(txn)
@@ -81,11 +56,11 @@ struct IntTable {
     /// Creates the table (in a WRITE transaction).
     static func create(_ txn: OpaquePointer, name: String = "Item") throws -> IntTable {
         var table: UInt32 = 0
-        try cs(cs_table_add(txn, name, 0, &table), "cs_table_add")
+        try CStoreError.check(cs_table_add(txn, name, 0, &table), "cs_table_add")
         var cols: [UInt32] = []
         for c in 0..<columnCount {
             var col: UInt32 = 0
-            try cs(cs_column_add(txn, table, "i\(c)", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col),
+            try CStoreError.check(cs_column_add(txn, table, "i\(c)", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &col),
                    "cs_column_add")
             cols.append(col)
         }
@@ -95,11 +70,11 @@ struct IntTable {
     /// Finds the table made by `create` (in any transaction).
     static func find(_ txn: OpaquePointer, name: String = "Item") throws -> IntTable {
         var table: UInt32 = 0
-        try cs(cs_table_find(txn, name, &table), "cs_table_find")
+        try CStoreError.check(cs_table_find(txn, name, &table), "cs_table_find")
         var cols: [UInt32] = []
         for c in 0..<columnCount {
             var col: UInt32 = 0
-            try cs(cs_column_find(txn, table, "i\(c)", &col), "cs_column_find")
+            try CStoreError.check(cs_column_find(txn, table, "i\(c)", &col), "cs_column_find")
             cols.append(col)
         }
         return IntTable(table: table, columns: cols)
@@ -113,10 +88,10 @@ struct IntTable {
         var obj = cs_obj()
         try columns.withUnsafeBufferPointer { cols in
             for r in 0..<count {
-                try cs(cs_obj_create(txn, table, &obj), "cs_obj_create")
+                try CStoreError.check(cs_obj_create(txn, table, &obj), "cs_obj_create")
                 let v = first + Int64(r)
                 for c in cols {
-                    try cs(cs_obj_set_int(&obj, c, v), "cs_obj_set_int")
+                    try CStoreError.check(cs_obj_set_int(&obj, c, v), "cs_obj_set_int")
                 }
                 if keys { out.append(obj.key) }
             }
@@ -130,15 +105,15 @@ struct IntTable {
         var obj = cs_obj()
         var sum: Int64 = 0
         var count: Int64 = 0
-        try cs(cs_iter_init(&it, txn, table), "cs_iter_init")
+        try CStoreError.check(cs_iter_init(&it, txn, table), "cs_iter_init")
         try columns.withUnsafeBufferPointer { cols in
             while true {
                 let rc = cs_iter_next(&it, &obj)
                 if rc == csNotFound { break }
-                try cs(rc, "cs_iter_next")
+                try CStoreError.check(rc, "cs_iter_next")
                 for c in cols {
                     var v: Int64 = 0
-                    try cs(cs_obj_get_int(&obj, c, &v), "cs_obj_get_int")
+                    try CStoreError.check(cs_obj_get_int(&obj, c, &v), "cs_obj_get_int")
                     sum &+= v
                 }
                 count += 1

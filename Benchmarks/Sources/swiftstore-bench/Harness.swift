@@ -1,4 +1,4 @@
-// The measuring protocol of BENCHMARKS.md: one warm-up, then N repetitions with SwiftStore
+// The measuring protocol (Benchmarks/README.md, "Protocol"): one warm-up, then N repetitions with SwiftStore
 // and its peer interleaved (A B A B ...), medians, the spread of SwiftStore's repetitions,
 // and an answer check on every repetition of both sides.
 
@@ -47,13 +47,13 @@ struct RowContext {
     }
 }
 
-/// A row of the suite. Its id, size, goal and peer are those of BENCHMARKS.md.
+/// A row of the suite. Its id, size, goal and peer are those of the tables in Benchmarks/README.md.
 struct Row {
-    let id: String                                   // exactly as in BENCHMARKS.md
+    let id: String                                   // exactly as in Benchmarks/README.md
     let size: Int                                    // documented size (rows, objects, operations)
     let mode: String                                 // "durable" or "nosync"
     let peer: String                                 // "sqlite" or "grdb"
-    let goal: String                                 // SwiftStore / peer, as in BENCHMARKS.md
+    let goal: String                                 // SwiftStore / peer, as in Benchmarks/README.md
     let swiftstore: (RowContext) throws -> Runner    // the SwiftStore side
     let peerSide: ((RowContext) throws -> Runner)?   // nil when the row has no peer
 }

@@ -1,4 +1,4 @@
-// The GRDB peers of the object-level rows, as BENCHMARKS.md names them:
+// The GRDB peers of the object-level rows (Benchmarks/README.md, Object rows):
 // - insert.objects.50k: GRDB's InsertRecordStruct workload, a struct conforming to
 //   `PersistableRecord` with a hand-written `encode(to:)`, `insert(db)` per record in one
 //   transaction, new file;

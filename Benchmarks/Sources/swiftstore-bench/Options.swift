@@ -1,4 +1,4 @@
-// Command-line flags of swiftstore-bench (BENCHMARKS.md, "Protocol").
+// Command-line flags of swiftstore-bench (Benchmarks/README.md, "Running").
 
 import Foundation
 

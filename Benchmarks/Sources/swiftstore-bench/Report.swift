@@ -1,4 +1,4 @@
-// The Markdown table and the JSON report (BENCHMARKS.md, "Protocol"), and the machine facts
+// The Markdown table and the JSON report (Benchmarks/README.md, "Protocol"), and the machine facts
 // that go with them.
 
 import Foundation

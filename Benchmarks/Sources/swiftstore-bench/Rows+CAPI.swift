@@ -3,6 +3,7 @@
 
 import CSQLite
 import CStore
+import CStoreCall
 import Foundation
 
 /// Sum of 0 + 1 + ... + (n - 1).
@@ -36,8 +37,8 @@ func insertRow(id: String, size: Int, goal: String, timeOpen: Bool) -> Row {
                     txn = try csBegin(db!, write: true)
                     if table == nil { table = try IntTable.create(txn!) }
                     _ = try table!.insert(txn!, count: ctx.size)
-                    try cs(cs_txn_commit(txn!), "cs_txn_commit")
-                    try cs(cs_txn_end(txn!), "cs_txn_end")
+                    try CStoreError.check(cs_txn_commit(txn!), "cs_txn_commit")
+                    try CStoreError.check(cs_txn_end(txn!), "cs_txn_end")
                     txn = nil
                 }
                 let (sum, count) = try csTransaction(db!, write: false) { try table!.sumAll($0) }
@@ -167,15 +168,15 @@ func commitRow(durable: Bool) -> Row {
                             let key = keys[commitIndex(rep: rep, i: i, perRep: n, rows: rows)]
                             let txn = try csBegin(db, write: true)
                             do {
-                                try cs(cs_obj_open(txn, t.table, key, &obj), "cs_obj_open")
-                                try cs(cs_obj_set_int(&obj, col, commitValue(rep: rep, i: i, perRep: n)),
+                                try CStoreError.check(cs_obj_open(txn, t.table, key, &obj), "cs_obj_open")
+                                try CStoreError.check(cs_obj_set_int(&obj, col, commitValue(rep: rep, i: i, perRep: n)),
                                        "cs_obj_set_int")
-                                try cs(cs_txn_commit(txn), "cs_txn_commit")
+                                try CStoreError.check(cs_txn_commit(txn), "cs_txn_commit")
                             } catch {
                                 _ = cs_txn_end(txn)
                                 throw error
                             }
-                            try cs(cs_txn_end(txn), "cs_txn_end")
+                            try CStoreError.check(cs_txn_end(txn), "cs_txn_end")
                         }
                     }
                     var got: Int64 = 0
@@ -184,9 +185,9 @@ func commitRow(durable: Bool) -> Row {
                         var obj = cs_obj()
                         for i in 0..<n {
                             let key = keys[commitIndex(rep: rep, i: i, perRep: n, rows: rows)]
-                            try cs(cs_obj_open(txn, t.table, key, &obj), "cs_obj_open")
+                            try CStoreError.check(cs_obj_open(txn, t.table, key, &obj), "cs_obj_open")
                             var v: Int64 = 0
-                            try cs(cs_obj_get_int(&obj, col, &v), "cs_obj_get_int")
+                            try CStoreError.check(cs_obj_get_int(&obj, col, &v), "cs_obj_get_int")
                             got &+= v
                             want &+= commitValue(rep: rep, i: i, perRep: n)
                         }
@@ -258,13 +259,13 @@ func readBeginRow() -> Row {
                         try keys.withUnsafeBufferPointer { keys in
                             for i in 0..<ctx.size {
                                 var txn: OpaquePointer?
-                                try cs(cs_txn_begin(db, Int32(CS_TXN_READ), &txn), "cs_txn_begin")
+                                try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn), "cs_txn_begin")
                                 var v: Int64 = 0
                                 var rc = cs_obj_open(txn, t.table, keys[i % readBeginRows], &obj)
                                 if rc == csOK { rc = cs_obj_get_int(&obj, col, &v) }
                                 let rcEnd = cs_txn_end(txn)
-                                try cs(rc, "cs_obj_open / cs_obj_get_int")
-                                try cs(rcEnd, "cs_txn_end")
+                                try CStoreError.check(rc, "cs_obj_open / cs_obj_get_int")
+                                try CStoreError.check(rcEnd, "cs_txn_end")
                                 sum &+= v
                             }
                         }

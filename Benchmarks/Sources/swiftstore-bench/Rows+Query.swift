@@ -3,6 +3,7 @@
 
 import CSQLite
 import CStore
+import CStoreCall
 import Foundation
 
 /// A query on `table` with `args`; freed by the caller.
@@ -11,7 +12,7 @@ func csQuery(_ txn: OpaquePointer, _ table: UInt32, _ text: String, _ args: [cs_
     let rc = text.withCString { p in
         args.withUnsafeBufferPointer { a in cs_query_new(txn, table, p, strlen(p), a.baseAddress, a.count, &q) }
     }
-    try cs(rc, "cs_query_new")
+    try CStoreError.check(rc, "cs_query_new")
     return q!
 }
 
@@ -51,7 +52,7 @@ func sumRow() -> Row {
                 let q = try csQuery(txn, t.table, "TRUEPREDICATE")
                 defer { cs_query_free(q) }
                 var v = cs_value()
-                try cs(cs_query_aggregate(q, t.columns[0], CS_AGG_SUM, &v), "cs_query_aggregate")
+                try CStoreError.check(cs_query_aggregate(q, t.columns[0], CS_AGG_SUM, &v), "cs_query_aggregate")
                 sum = v.v.i
             }
             return Sample(ms: ms, check: Check(what: "sum of i0", got: sum, want: triangle(n)))
@@ -77,7 +78,7 @@ func countWhereRow() -> Row {
                 let q = try csQuery(txn, t.table, "i3 > \(threshold)")
                 defer { cs_query_free(q) }
                 var c: UInt64 = 0
-                try cs(cs_query_count(q, &c), "cs_query_count")
+                try CStoreError.check(cs_query_count(q, &c), "cs_query_count")
                 count = Int64(c)
             }
             return Sample(ms: ms, check: Check(what: "matches", got: count, want: Int64(n) - threshold - 1))
@@ -108,7 +109,7 @@ func queryEqRow(indexed: Bool) -> Row {
             let db = try csOpen(path, durability: CS_DURABILITY_FULL, create: false)
             let t = try csTransaction(db, write: indexed) { txn -> IntTable in
                 let t = try IntTable.find(txn)
-                if indexed { try cs(cs_column_set_indexed(txn, t.table, t.columns[1], true), "cs_column_set_indexed") }
+                if indexed { try CStoreError.check(cs_column_set_indexed(txn, t.table, t.columns[1], true), "cs_column_set_indexed") }
                 return t
             }
             return Runner(run: { _ in
@@ -122,10 +123,10 @@ func queryEqRow(indexed: Bool) -> Row {
                     defer { cs_query_free(q) }
                     for k in 0..<queries {
                         var arg = cs_int(Int64(k))
-                        try cs(cs_query_set_args(q, &arg, 1), "cs_query_set_args")
+                        try CStoreError.check(cs_query_set_args(q, &arg, 1), "cs_query_set_args")
                         var keys: UnsafeMutablePointer<Int64>?
                         var count = 0
-                        try cs(cs_query_keys(q, &keys, &count), "cs_query_keys")
+                        try CStoreError.check(cs_query_keys(q, &keys, &count), "cs_query_keys")
                         for i in 0..<count { keySum &+= keys![i] }
                         found += Int64(count)
                         cs_keys_free(keys)
@@ -192,12 +193,12 @@ func sortRow() -> Row {
             let db = try csOpen(path, durability: CS_DURABILITY_NOSYNC, create: true)
             let (table, col) = try csTransaction(db, write: true) { txn -> (UInt32, UInt32) in
                 var t: UInt32 = 0, c: UInt32 = 0
-                try cs(cs_table_add(txn, "R", 0, &t), "cs_table_add")
-                try cs(cs_column_add(txn, t, "v", CS_TYPE_INT, CS_COLL_NONE, 0, 0, &c), "cs_column_add")
+                try CStoreError.check(cs_table_add(txn, "R", 0, &t), "cs_table_add")
+                try CStoreError.check(cs_column_add(txn, t, "v", CS_TYPE_INT, CS_COLL_NONE, 0, 0, &c), "cs_column_add")
                 for i in 0..<n {
                     var o = cs_obj()
-                    try cs(cs_obj_create(txn, t, &o), "cs_obj_create")
-                    try cs(cs_obj_set_int(&o, c, randomValue(i)), "cs_obj_set_int")
+                    try CStoreError.check(cs_obj_create(txn, t, &o), "cs_obj_create")
+                    try CStoreError.check(cs_obj_set_int(&o, c, randomValue(i)), "cs_obj_set_int")
                 }
                 return (t, c)
             }
@@ -213,7 +214,7 @@ func sortRow() -> Row {
                     defer { cs_query_free(q) }
                     var keys: UnsafeMutablePointer<Int64>?
                     var count = 0
-                    try cs(cs_query_keys(q, &keys, &count), "cs_query_keys")
+                    try CStoreError.check(cs_query_keys(q, &keys, &count), "cs_query_keys")
                     sorted = Array(UnsafeBufferPointer(start: keys, count: count))
                     cs_keys_free(keys)
                 }
@@ -262,17 +263,17 @@ func pkGetRow() -> Row {
             var blob = [UInt8](repeating: 0, count: 80)
             let (table, bin) = try csTransaction(db, write: true) { txn -> (UInt32, UInt32) in
                 var t: UInt32 = 0, id: UInt32 = 0, b: UInt32 = 0
-                try cs(cs_table_add(txn, "P", 0, &t), "cs_table_add")
-                try cs(cs_column_add(txn, t, "id", CS_TYPE_INT, CS_COLL_NONE, 0, 0, &id), "cs_column_add")
-                try cs(cs_column_add(txn, t, "bin", CS_TYPE_BINARY, CS_COLL_NONE, 0, 0, &b), "cs_column_add")
-                try cs(cs_table_set_primary_key(txn, t, id), "cs_table_set_primary_key")
+                try CStoreError.check(cs_table_add(txn, "P", 0, &t), "cs_table_add")
+                try CStoreError.check(cs_column_add(txn, t, "id", CS_TYPE_INT, CS_COLL_NONE, 0, 0, &id), "cs_column_add")
+                try CStoreError.check(cs_column_add(txn, t, "bin", CS_TYPE_BINARY, CS_COLL_NONE, 0, 0, &b), "cs_column_add")
+                try CStoreError.check(cs_table_set_primary_key(txn, t, id), "cs_table_set_primary_key")
                 for i in 0..<n {
                     var o = cs_obj()
                     var pk = cs_int(pkOf(i, n))
-                    try cs(cs_obj_create_primary(txn, t, &pk, &o), "cs_obj_create_primary")
+                    try CStoreError.check(cs_obj_create_primary(txn, t, &pk, &o), "cs_obj_create_primary")
                     blob[0] = UInt8(truncatingIfNeeded: pkOf(i, n))
                     var v = blob.withUnsafeBytes { cs_binary($0.baseAddress, 80) }
-                    try cs(cs_obj_set(&o, b, &v), "cs_obj_set")
+                    try CStoreError.check(cs_obj_set(&o, b, &v), "cs_obj_set")
                 }
                 return (t, b)
             }
@@ -284,11 +285,11 @@ func pkGetRow() -> Row {
                     for j in 0..<n {
                         var pk = cs_int(probe(j, n))
                         var key: Int64 = 0
-                        try cs(cs_table_find_primary(txn, table, &pk, &key), "cs_table_find_primary")
+                        try CStoreError.check(cs_table_find_primary(txn, table, &pk, &key), "cs_table_find_primary")
                         var o = cs_obj()
-                        try cs(cs_obj_open(txn, table, key, &o), "cs_obj_open")
+                        try CStoreError.check(cs_obj_open(txn, table, key, &o), "cs_obj_open")
                         var v = cs_value()
-                        try cs(cs_obj_get(&o, bin, &v), "cs_obj_get")
+                        try CStoreError.check(cs_obj_get(&o, bin, &v), "cs_obj_get")
                         check &+= Int64(v.v.bytes.ptr!.load(as: UInt8.self)) + Int64(v.v.bytes.len)
                     }
                 }

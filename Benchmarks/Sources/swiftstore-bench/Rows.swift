@@ -1,4 +1,4 @@
-// Every row of the suite, in the order of BENCHMARKS.md. A row whose feature does not exist
+// Every row of the suite, in the order of Benchmarks/README.md. A row whose feature does not exist
 // yet is simply not listed here (never a placeholder).
 
 func allRows() -> [Row] {

@@ -1,5 +1,5 @@
-// swiftstore-bench: SwiftStore side by side with SQLite (raw C API) and GRDB, as specified in
-// BENCHMARKS.md. Prints a Markdown table on standard output (progress and errors go to
+// swiftstore-bench: SwiftStore side by side with SQLite (raw C API) and GRDB, as Benchmarks/README.md
+// describes (rows, protocol, peers' settings). Prints a Markdown table on standard output (progress and errors go to
 // standard error) and, with --json FILE, the same figures as JSON.
 
 import Foundation

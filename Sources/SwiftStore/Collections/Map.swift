@@ -1,4 +1,3 @@
-import CStore
 import Foundation
 
 /// Key types a `Map` can have (String).

@@ -1,4 +1,3 @@
-import CStore
 import Foundation
 
 /// Implementation detail: the query a managed collection or Results runs in the core.
@@ -163,22 +162,22 @@ extension _RealmQueryable {
 
     /// The smallest value of a property (numbers, dates, AnyRealmValue), or nil when empty.
     public func min<T: MinMaxType>(ofProperty property: String) -> T? {
-        QueryOps.aggregate(self, CS_AGG_MIN, property)
+        QueryOps.aggregate(self, .min, property)
     }
 
     /// The largest value of a property, or nil when empty.
     public func max<T: MinMaxType>(ofProperty property: String) -> T? {
-        QueryOps.aggregate(self, CS_AGG_MAX, property)
+        QueryOps.aggregate(self, .max, property)
     }
 
     /// The sum of a numeric property (0 when empty).
     public func sum<T: AddableType>(ofProperty property: String) -> T {
-        QueryOps.aggregate(self, CS_AGG_SUM, property) ?? T._rlmDecode(_Stored(.int(0)))
+        QueryOps.aggregate(self, .sum, property) ?? T._rlmDecode(_Stored(.int(0)))
     }
 
     /// The average of a numeric property, or nil when empty.
     public func average<T: AddableType>(ofProperty property: String) -> T? {
-        QueryOps.aggregate(self, CS_AGG_AVG, property)
+        QueryOps.aggregate(self, .average, property)
     }
 }
 
@@ -216,25 +215,25 @@ extension _RealmQueryable where _QueryElement: ObjectBase {
 
 extension _RealmQueryable where _QueryElement: MinMaxType {
     /// The smallest element, or nil when empty.
-    public func min() -> _QueryElement? { QueryOps.aggregate(self, CS_AGG_MIN, nil) }
+    public func min() -> _QueryElement? { QueryOps.aggregate(self, .min, nil) }
     /// The largest element, or nil when empty.
-    public func max() -> _QueryElement? { QueryOps.aggregate(self, CS_AGG_MAX, nil) }
+    public func max() -> _QueryElement? { QueryOps.aggregate(self, .max, nil) }
 }
 
 extension RealmCollection where Element: MinMaxType {
     /// The smallest element, or nil when empty (computed in the core when managed).
-    public func min() -> Element? { QueryOps.aggregate(self, CS_AGG_MIN, nil) }
+    public func min() -> Element? { QueryOps.aggregate(self, .min, nil) }
     /// The largest element, or nil when empty.
-    public func max() -> Element? { QueryOps.aggregate(self, CS_AGG_MAX, nil) }
+    public func max() -> Element? { QueryOps.aggregate(self, .max, nil) }
 }
 
 extension _RealmQueryable where _QueryElement: AddableType {
     /// The sum of the elements (0 when empty).
     public func sum() -> _QueryElement {
-        QueryOps.aggregate(self, CS_AGG_SUM, nil) ?? _QueryElement._rlmDecode(_Stored(.int(0)))
+        QueryOps.aggregate(self, .sum, nil) ?? _QueryElement._rlmDecode(_Stored(.int(0)))
     }
     /// The average of the elements, or nil when empty.
-    public func average<T: AddableType>() -> T? { QueryOps.aggregate(self, CS_AGG_AVG, nil) }
+    public func average<T: AddableType>() -> T? { QueryOps.aggregate(self, .average, nil) }
 }
 
 extension _RealmQueryable where _QueryElement: SortableType {
@@ -304,7 +303,7 @@ enum QueryOps {
     }
 
     /// An aggregate in the core (managed) or over the elements (unmanaged).
-    static func aggregate<Q: _RealmQueryable, T: _StorableValue>(_ c: Q, _ op: cs_aggregate, _ name: String?) -> T? {
+    static func aggregate<Q: _RealmQueryable, T: _StorableValue>(_ c: Q, _ op: AggregateOp, _ name: String?) -> T? {
         let property = name == "self" ? nil : name
         if let root = c._rlmQueryRoot {
             let v = root.base.aggregate(op, property: property)
@@ -349,19 +348,19 @@ enum QueryOps {
     static func collectionOperator<Q: _RealmQueryable>(_ c: Q, _ keyPath: String) -> Any? {
         let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
         let property = parts.count > 1 && parts[1] != "self" ? parts[1] : nil
-        let op: cs_aggregate
+        let op: AggregateOp
         switch parts[0] {
         case "@count":
             return c._rlmQueryRoot.map { $0.base.count } ?? c._rlmUnmanagedElements.count
-        case "@min": op = CS_AGG_MIN
-        case "@max": op = CS_AGG_MAX
-        case "@sum": op = CS_AGG_SUM
-        case "@avg": op = CS_AGG_AVG
+        case "@min": op = .min
+        case "@max": op = .max
+        case "@sum": op = .sum
+        case "@avg": op = .average
         default: preconditionFailure("Unsupported collection operator '\(parts[0])'")
         }
         let v: AnyRealmValue? = aggregate(c, op, property)
         let result = v.map { DynamicAccess.swiftValue($0._rlmEncode().value) } ?? nil
-        if op == CS_AGG_SUM { return result ?? 0 }
+        if op == .sum { return result ?? 0 }
         return result
     }
 }
@@ -370,17 +369,17 @@ enum QueryOps {
 /// nulls are skipped; min and max of nothing are null; the sum of nothing is 0; integers sum
 /// as integers, anything with a fraction as Double, decimals as Decimal128.
 enum UnmanagedAggregate {
-    static func compute(_ op: cs_aggregate, _ values: [StoredValue]) -> StoredValue {
+    static func compute(_ op: AggregateOp, _ values: [StoredValue]) -> StoredValue {
         let present = values.filter { if case .null = $0 { return false } else { return true } }
         switch op {
-        case CS_AGG_MIN, CS_AGG_MAX:
+        case .min, .max:
             guard var best = present.first else { return .null }
             for v in present.dropFirst() {
                 let c = compare(v, best)
-                if (op == CS_AGG_MIN && c < 0) || (op == CS_AGG_MAX && c > 0) { best = v }
+                if (op == .min && c < 0) || (op == .max && c > 0) { best = v }
             }
             return best
-        case CS_AGG_SUM, CS_AGG_AVG:
+        case .sum, .average:
             var ints: Int64 = 0
             var doubles = 0.0
             var decimal: Decimal128?
@@ -394,15 +393,13 @@ enum UnmanagedAggregate {
                 default: break
                 }
             }
-            if op == CS_AGG_AVG {
+            if op == .average {
                 guard !present.isEmpty else { return .null }
                 if let decimal { return .decimal(decimal / Decimal128(value: present.count)) }
                 return .double((Double(ints) + doubles) / Double(present.count))
             }
             if let decimal { return .decimal(decimal) }
             return sawFraction ? .double(Double(ints) + doubles) : .int(ints)
-        default:
-            return .int(Int64(present.count))
         }
     }
 

@@ -1,19 +1,27 @@
 import CStore
+import CStoreCall
 import Foundation
 
-/// The one place where the storage core's return codes become Swift errors or traps.
+/// The one place where the storage core's return codes become `Realm.Error`s or traps.
 ///
-/// Throwing paths (opening a file, committing) turn a code into a `Realm.Error`; paths that
+/// A code is captured as a `CStoreError` (CStoreCall, shared with the tool, the benchmarks
+/// and the tests) and mapped from there. Throwing paths (opening a file, committing) turn a code into a `Realm.Error`; paths that
 /// RealmSwift does not let throw (property accessors, collection mutations) trap through
 /// `CoreCall.must` with the core's message, as RealmSwift raises an exception there.
 enum CoreCall {
     /// The core's message for the last failure on this thread.
-    static var lastMessage: String { String(cString: cs_errmsg()) }
+    static var lastMessage: String { CStoreError.lastMessage }
 
     /// Maps a core return code to a `Realm.Error`, keeping the core's message and errno.
     static func error(_ rc: Int32, _ context: String, url: URL? = nil) -> Realm.Error {
-        let message = lastMessage
-        let errno = cs_errno()
+        error(CStoreError(rc, context: context), url: url)
+    }
+
+    /// Maps a failure of the core to a `Realm.Error`, keeping the core's message and errno.
+    static func error(_ failure: CStoreError, url: URL? = nil) -> Realm.Error {
+        let rc = failure.code, context = failure.context
+        let message = failure.message
+        let errno = failure.osErrno
         let code: Realm.Error.Code
         switch Int(rc) {
         case Int(CS_NOTFOUND): code = .fileNotFound
@@ -29,7 +37,7 @@ enum CoreCall {
         case Int(CS_NOMEM): code = .addressSpaceExhausted
         default: code = .fail
         }
-        let text = message.isEmpty ? "\(context): \(String(cString: cs_errstr(rc)))" : "\(context): \(message)"
+        let text = message.isEmpty ? "\(context): \(failure.codeName)" : "\(context): \(message)"
         return Realm.Error(code, text, fileURL: url, errno: errno)
     }
 
@@ -47,12 +55,25 @@ enum CoreCall {
         if rc != 0 { fail(rc, context(), file: file, line: line) }
     }
 
+    /// Runs `body`, trapping with the failure's message if it throws: for the core calls behind
+    /// Internal/'s throwing helpers where RealmSwift does not let the caller throw. Damage
+    /// (`invalidDatabase`) ends in ``damaged(_:path:)``.
+    @discardableResult
+    static func must<R>(_ body: () throws -> R, file: StaticString = #fileID, line: UInt = #line) -> R {
+        do { return try body() } catch let e as Realm.Error {
+            if e.code == .invalidDatabase { damaged(e.message, path: e.fileURL?.path) }
+            preconditionFailure(e.message, file: file, line: line)
+        } catch {
+            preconditionFailure("\(error)", file: file, line: line)
+        }
+    }
+
     /// Traps with a RealmSwift-like message for an error code; damage found in the file
     /// (`CS_CORRUPT`) ends in ``damaged(_:path:)``.
     static func fail(_ rc: Int32, _ context: String, path: String? = nil, file: StaticString = #fileID,
                      line: UInt = #line) -> Never {
         if rc == Int32(CS_CORRUPT) { damaged(context, path: path) }
-        preconditionFailure("\(context): \(lastMessage) (\(String(cString: cs_errstr(rc))))",
+        preconditionFailure("\(context): \(lastMessage) (\(CStoreError.codeName(rc)))",
                             file: file, line: line)
     }
 

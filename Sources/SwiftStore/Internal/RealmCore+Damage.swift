@@ -10,4 +10,10 @@ extension RealmCore {
         let reason = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return Realm.DiscardedCommit(version: version, openedVersion: opened, reason: reason)
     }
+
+    /// True when walking every node of the newest version finds damage (cs_db_verify); the
+    /// message is then the core's last one. Only for diagnosing a failure before a trap.
+    func fileFailsVerification() -> Bool {
+        cs_db_verify(db) == Int32(CS_CORRUPT)
+    }
 }

@@ -133,6 +133,12 @@ extension RealmCore {
         return object(info, key: found)
     }
 
+    /// The number of objects of `info`'s class (0 if the core cannot count them).
+    func objectCount(_ info: ClassInfo) -> UInt64 {
+        var n: UInt64 = 0
+        return cs_table_count(txn, info.table, &n) == 0 ? n : 0
+    }
+
     /// Every object key of a table, in key order.
     func allKeys(_ info: ClassInfo) -> [Int64] {
         var it = cs_iter()

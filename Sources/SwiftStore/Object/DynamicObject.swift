@@ -1,4 +1,3 @@
-import CStore
 import Foundation
 
 /// An object of a class known only by name: the dynamic API (`dynamicObjects(_:)`,
@@ -139,9 +138,7 @@ enum DynamicAccess {
            KeyValueCoding.unwrap(value) != nil {
             // Values for an embedded object: make the embedded row, then set them through a
             // dynamic accessor of it (there may be no model class to hold them unmanaged).
-            var row = cs_obj()
-            CoreCall.must(cs_obj_create_embedded(&object.cobj, col, &row), "Creating an embedded object")
-            let embedded = core.dynamicObject(target, key: row.key)
+            let embedded = core.dynamicObject(target, key: object.createEmbeddedRow(column: col))
             let values = KeyValueCoding.propertyValues(embedded.objectSchema, from: value)
             for ep in embedded.objectSchema.properties {
                 if let v = values[ep.name] { KeyValueCoding.setManaged(embedded, ep, v, policy: policy) }

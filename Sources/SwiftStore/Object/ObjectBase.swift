@@ -6,7 +6,7 @@ import Foundation
 /// An unmanaged instance holds its values in its `@Persisted` properties; once added to a
 /// Realm (or read from one) it is *managed*: its properties read and write the database
 /// through a cached accessor (`cs_obj`) that knows the object's leaf and row and revalidates
-/// them with one comparison when the snapshot moves (DESIGN §3, "Hot paths").
+/// them with one comparison when the snapshot moves (docs/ARCHITECTURE.md, The Swift layer).
 ///
 /// A managed object is confined to the thread of its Realm, as in RealmSwift (checked at run
 /// time on every access).
@@ -96,7 +96,7 @@ open class ObjectBase: NSObject {
     /// lost to damage (a damaged key node hides rows), which then ends in the damage error
     /// instead. The walk costs nothing that matters: the process stops either way.
     func missing() -> Never {
-        if let core, cs_db_verify(core.db) == Int32(CS_CORRUPT) {
+        if let core, core.fileFailsVerification() {
             CoreCall.damaged("reading the \(type(of: self)) object with key \(cobj.key), which its table no longer finds",
                              path: core.config.path)
         }

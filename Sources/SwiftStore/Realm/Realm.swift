@@ -1,4 +1,3 @@
-import CStore
 import Dispatch
 import Foundation
 
@@ -59,10 +58,7 @@ public struct Realm: Equatable {
     /// Whether no object of any class in the schema exists.
     public var isEmpty: Bool {
         core.verifyThread()
-        for info in core.infosByName.values {
-            var n: UInt64 = 0
-            if cs_table_count(core.txn, info.table, &n) == 0, n > 0 { return false }
-        }
+        for info in core.infosByName.values where core.objectCount(info) > 0 { return false }
         return true
     }
 
@@ -275,22 +271,12 @@ public struct Realm: Equatable {
 
 /// The schema version stored in the file at `fileURL`.
 ///
-/// - Throws: `Realm.Error.fileNotFound` when there is no file, `.invalidDatabase` when it is
-///   not a database.
+/// - Throws: `Realm.Error.invalidDatabase` when there is no file ("has not been initialized",
+///   as RealmSwift) or the file is not a database, `.fileAccess` when the path cannot be read as
+///   a file (a directory, an I/O error), `.filePermissionDenied` when reading it is not allowed,
+///   `.unsupportedFileFormatVersion` for a newer file format.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
-    var opts = cs_options()
-    opts.flags = UInt32(CS_OPEN_READONLY)
-    var db: OpaquePointer?
-    let rc = cs_db_open(fileURL.path, &opts, &db)
-    if rc == Int32(CS_NOTFOUND) {
-        throw Realm.Error(.invalidDatabase, "Realm at path '\(fileURL.path)' has not been initialized.", fileURL: fileURL)
-    }
-    try CoreCall.check(rc, "Opening \(fileURL.path)", url: fileURL)
-    defer { cs_db_close(db) }
-    var txn: OpaquePointer?
-    try CoreCall.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn), "Reading \(fileURL.path)", url: fileURL)
-    defer { cs_txn_end(txn) }
-    return cs_schema_version(txn)
+    try FileSchema.version(ofFileAt: fileURL)
 }
 
 /// Classes whose objects `Realm.objects(_:)` can list: `Object` and `EmbeddedObject` subclasses.

@@ -1,4 +1,3 @@
-import CStore
 import Foundation
 
 /// Brings a file's schema in line with the models when a Realm opens.
@@ -11,61 +10,10 @@ import Foundation
 ///   each difference. Index changes are applied without a migration.
 /// - A read-only open never writes: any difference but new classes is `schemaMismatch`.
 enum SchemaSync {
-    /// A column as the file has it.
-    struct FileColumn {
-        let key: UInt32
-        let name: String
-        let info: cs_column_info
-    }
-
-    /// A table as the file has it.
-    struct FileTable {
-        let key: UInt32
-        let name: String
-        let flags: UInt32
-        let primary: UInt32
-        let columns: [FileColumn]
-
-        func column(_ name: String) -> FileColumn? { columns.first { $0.name == name } }
-    }
-
-    /// Every table and visible column of the version `txn` reads.
-    static func fileTables(_ txn: OpaquePointer) -> [FileTable] {
-        var tables: [FileTable] = []
-        for t in 0..<cs_table_slots(txn) {
-            var ti = cs_table_info()
-            guard cs_table_info_get(txn, t, &ti) == 0 else { continue }
-            var cols: [FileColumn] = []
-            for c in 0..<ti.col_slots {
-                var ci = cs_column_info()
-                guard cs_column_info_get(txn, t, c, &ci) == 0 else { continue }
-                if ci.flags & UInt32(CS_COL_HIDDEN) != 0 { continue }
-                cols.append(FileColumn(key: c, name: String(cString: ci.name), info: ci))
-            }
-            tables.append(FileTable(key: t, name: String(cString: ti.name), flags: ti.flags,
-                                    primary: ti.primary, columns: cols))
-        }
-        return tables
-    }
-
-    /// The core type, collection kind and flags a property is stored with.
-    static func columnSpec(_ p: Property) -> (type: cs_type, coll: cs_coll_kind, nullable: Bool) {
-        let type: cs_type
-        switch p.type {
-        case .int: type = CS_TYPE_INT
-        case .bool: type = CS_TYPE_BOOL
-        case .float: type = CS_TYPE_FLOAT
-        case .double: type = CS_TYPE_DOUBLE
-        case .string: type = CS_TYPE_STRING
-        case .data: type = CS_TYPE_BINARY
-        case .date: type = CS_TYPE_TIMESTAMP
-        case .objectId: type = CS_TYPE_OBJECTID
-        case .decimal128: type = CS_TYPE_DECIMAL
-        case .UUID: type = CS_TYPE_UUID
-        case .any: type = CS_TYPE_MIXED
-        case .object, .linkingObjects: type = CS_TYPE_LINK
-        }
-        let coll: cs_coll_kind = p.isArray ? CS_COLL_LIST : p.isSet ? CS_COLL_SET : p.isMap ? CS_COLL_MAP : CS_COLL_NONE
+    /// The type (links: `.object`), collection kind and nullability a property is stored with.
+    static func columnSpec(_ p: Property) -> (type: PropertyType, coll: _PropertyShape.Collection, nullable: Bool) {
+        let type: PropertyType = p.type == .linkingObjects ? .object : p.type
+        let coll: _PropertyShape.Collection = p.isArray ? .list : p.isSet ? .set : p.isMap ? .map : .none
         var nullable = p.isOptional
         if p.type == .object && !p.isCollection { nullable = true }
         if p.type == .object && (p.isArray || p.isSet) { nullable = false }
@@ -76,28 +24,14 @@ enum SchemaSync {
 
     /// A column type as realm-core names it in messages: "int", "string?", "array<int>",
     /// "set<string>", "dictionary<string, int>", "<Dog>" for a link, "array<Dog>".
-    static func typeName(_ t: cs_type, _ coll: cs_coll_kind, _ nullable: Bool, target: String?) -> String {
-        var s: String
-        switch t {
-        case CS_TYPE_INT: s = "int"
-        case CS_TYPE_BOOL: s = "bool"
-        case CS_TYPE_FLOAT: s = "float"
-        case CS_TYPE_DOUBLE: s = "double"
-        case CS_TYPE_STRING: s = "string"
-        case CS_TYPE_BINARY: s = "data"
-        case CS_TYPE_TIMESTAMP: s = "date"
-        case CS_TYPE_OBJECTID: s = "object id"
-        case CS_TYPE_DECIMAL: s = "decimal128"
-        case CS_TYPE_UUID: s = "uuid"
-        case CS_TYPE_MIXED: s = "mixed"
-        case CS_TYPE_LINK: s = target ?? "?"
-        default: s = "?"
-        }
+    static func typeName(_ t: PropertyType?, _ coll: _PropertyShape.Collection, _ nullable: Bool,
+                         target: String?) -> String {
+        let s = t == .object ? target ?? "?" : t?.description ?? "?"
         switch coll {
-        case CS_COLL_LIST: return "array<\(s)>"
-        case CS_COLL_SET: return "set<\(s)>"
-        case CS_COLL_MAP: return "dictionary<string, \(s)>"
-        default: return t == CS_TYPE_LINK ? "<\(s)>" : s
+        case .list: return "array<\(s)>"
+        case .set: return "set<\(s)>"
+        case .map: return "dictionary<string, \(s)>"
+        default: return t == .object ? "<\(s)>" : s
         }
     }
 
@@ -114,12 +48,12 @@ enum SchemaSync {
                     continue
                 }
                 let spec = columnSpec(p)
-                let fileNullable = c.info.flags & UInt32(CS_COL_NULLABLE) != 0
-                let fileTarget = c.info.type == CS_TYPE_LINK ? tablesByKey[c.info.target] : nil
-                if c.info.type != spec.type || c.info.coll != spec.coll
-                    || (spec.type == CS_TYPE_LINK && fileTarget != p.objectClassName) {
+                let fileNullable = c.isNullable
+                let fileTarget = c.target.flatMap { tablesByKey[$0] }
+                if c.type != spec.type || c.collection != spec.coll
+                    || (spec.type == .object && fileTarget != p.objectClassName) {
                     out.append("Property '\(s.className).\(p.name)' has been changed from "
-                               + "'\(typeName(c.info.type, c.info.coll, fileNullable, target: fileTarget))' to "
+                               + "'\(typeName(c.type, c.collection, fileNullable, target: fileTarget))' to "
                                + "'\(typeName(spec.type, spec.coll, spec.nullable, target: p.objectClassName))'.")
                 } else if fileNullable != spec.nullable {
                     out.append("Property '\(s.className).\(p.name)' has been made "
@@ -140,7 +74,7 @@ enum SchemaSync {
                     out.append("Primary Key for class '\(s.className)' has changed from '\(filePK!)' to '\(modelPK!)'.")
                 }
             }
-            let fileEmbedded = t.flags & UInt32(CS_TABLE_EMBEDDED) != 0
+            let fileEmbedded = t.isEmbedded
             if fileEmbedded != s.isEmbedded {
                 out.append("Class '\(s.className)' has been changed from \(fileEmbedded ? "embedded" : "top-level") "
                            + "to \(s.isEmbedded ? "embedded" : "top-level").")
@@ -152,8 +86,8 @@ enum SchemaSync {
     /// Applies the models to the file: creates what is missing, migrates when asked, or throws.
     static func apply(_ target: [ObjectSchema], config: Realm.Configuration, db: OpaquePointer,
                       txn: OpaquePointer, url: URL?) throws {
-        let file = fileTables(txn)
-        let fileVersion = cs_schema_version(txn)
+        let file = FileSchema.tables(txn)
+        let fileVersion = FileSchema.version(txn)
         let isNew = file.isEmpty && fileVersion == 0
         let diffs = differences(target, file)
         let missingTables = target.filter { s in !file.contains { $0.name == s.className } }
@@ -178,7 +112,7 @@ enum SchemaSync {
         }
         if !isNew && !needsMigration && missingTables.isEmpty && missingIndexes.isEmpty { return }
 
-        try CoreCall.check(cs_txn_promote(txn), "Beginning the schema update", url: url)
+        try SchemaTransaction.begin(txn, url: url)
         do {
             if needsMigration {
                 try Migration.run(target, file: file, config: config, db: db, txn: txn, fromVersion: fileVersion, url: url)
@@ -187,11 +121,11 @@ enum SchemaSync {
                 try applyIndexes(target, txn: txn, url: url)
             }
             if isNew || needsMigration {
-                try CoreCall.check(cs_schema_version_set(txn, config.schemaVersion), "Setting the schema version")
+                try FileSchema.setVersion(txn, config.schemaVersion)
             }
-            try CoreCall.check(cs_txn_commit(txn), "Committing the schema", url: url)
+            try SchemaTransaction.commit(txn, url: url)
         } catch {
-            if cs_txn_is_writing(txn) { cs_txn_rollback(txn) }
+            SchemaTransaction.rollback(txn)
             throw error
         }
     }
@@ -203,7 +137,7 @@ enum SchemaSync {
             guard let t = file.first(where: { $0.name == s.className }) else { continue }
             for p in s.storedProperties where !p.isPrimary {
                 guard let c = t.column(p.columnName) else { continue }
-                let fileIndexed = c.info.flags & UInt32(CS_COL_INDEXED) != 0
+                let fileIndexed = c.isIndexed
                 if fileIndexed != p.isIndexed { out.append("\(s.className).\(p.name)") }
             }
         }
@@ -214,27 +148,21 @@ enum SchemaSync {
     static func createMissing(_ target: [ObjectSchema], txn: OpaquePointer, url: URL?,
                               setPrimaryKeys: Bool = true) throws {
         for s in target {
-            var t: UInt32 = 0
-            if cs_table_find(txn, s.className, &t) == 0 { continue }
-            try CoreCall.check(cs_table_add(txn, s.className, s.isEmbedded ? UInt32(CS_TABLE_EMBEDDED) : 0, &t),
-                               "Adding table \(s.className)", url: url)
+            if FileSchema.table(txn, named: s.className) != nil { continue }
+            _ = try FileSchema.addTable(txn, named: s.className, embedded: s.isEmbedded, url: url)
         }
         for s in target {
-            var t: UInt32 = 0
-            try CoreCall.check(cs_table_find(txn, s.className, &t), "Finding table \(s.className)")
+            let t = try FileSchema.mustFindTable(txn, named: s.className, "Finding table \(s.className)")
             for p in s.storedProperties {
-                var c: UInt32 = 0
-                if cs_column_find(txn, t, p.columnName, &c) == 0 { continue }
+                if FileSchema.column(txn, table: t, named: p.columnName) != nil { continue }
                 try addColumn(p, table: t, txn: txn, url: url)
             }
             if setPrimaryKeys, let pk = s.primaryKeyProperty {
-                var ti = cs_table_info()
-                try CoreCall.check(cs_table_info_get(txn, t, &ti), "Reading table \(s.className)")
-                var c: UInt32 = 0
-                try CoreCall.check(cs_column_find(txn, t, pk.columnName, &c), "Finding \(pk.name)")
-                if ti.primary != c {
-                    try CoreCall.check(cs_table_set_primary_key(txn, t, c),
-                                       "Making '\(s.className).\(pk.name)' the primary key", url: url)
+                let primary = try FileSchema.primaryKey(txn, table: t, "Reading table \(s.className)")
+                let c = try FileSchema.mustFindColumn(txn, table: t, named: pk.columnName, "Finding \(pk.name)")
+                if primary != c {
+                    try FileSchema.setPrimaryKey(txn, table: t, c,
+                                                 "Making '\(s.className).\(pk.name)' the primary key", url: url)
                 }
             }
         }
@@ -245,32 +173,26 @@ enum SchemaSync {
     static func addColumn(_ p: Property, table t: UInt32, txn: OpaquePointer, url: URL?,
                           name: String? = nil) throws -> UInt32 {
         let spec = columnSpec(p)
-        var flags: UInt32 = spec.nullable ? UInt32(CS_COL_NULLABLE) : 0
-        if p.isIndexed && !p.isPrimary { flags |= UInt32(CS_COL_INDEXED) }
-        var target: UInt32 = CS_NONE
+        var target: UInt32?
         if p.type == .object, let tn = p.objectClassName {
-            try CoreCall.check(cs_table_find(txn, tn, &target), "Finding table \(tn)")
+            target = try FileSchema.mustFindTable(txn, named: tn, "Finding table \(tn)")
         }
-        var c: UInt32 = 0
-        try CoreCall.check(cs_column_add(txn, t, name ?? p.columnName, spec.type, spec.coll, flags, target, &c),
-                           "Adding property '\(p.name)'", url: url)
-        return c
+        return try FileSchema.addColumn(txn, table: t, named: name ?? p.columnName, type: spec.type,
+                                        collection: spec.coll, nullable: spec.nullable,
+                                        indexed: p.isIndexed && !p.isPrimary, target: target,
+                                        "Adding property '\(p.name)'", url: url)
     }
 
     /// Adds or drops indexes to match the models.
     static func applyIndexes(_ target: [ObjectSchema], txn: OpaquePointer, url: URL?) throws {
         for s in target {
-            var t: UInt32 = 0
-            guard cs_table_find(txn, s.className, &t) == 0 else { continue }
+            guard let t = FileSchema.table(txn, named: s.className) else { continue }
             for p in s.storedProperties where !p.isPrimary {
-                var c: UInt32 = 0
-                guard cs_column_find(txn, t, p.columnName, &c) == 0 else { continue }
-                var ci = cs_column_info()
-                try CoreCall.check(cs_column_info_get(txn, t, c, &ci), "Reading column \(p.columnName)")
-                let indexed = ci.flags & UInt32(CS_COL_INDEXED) != 0
+                guard let c = FileSchema.column(txn, table: t, named: p.columnName) else { continue }
+                let indexed = try FileSchema.column(txn, table: t, key: c, "Reading column \(p.columnName)").isIndexed
                 if indexed != p.isIndexed {
-                    try CoreCall.check(cs_column_set_indexed(txn, t, c, p.isIndexed),
-                                       "Indexing '\(s.className).\(p.name)'", url: url)
+                    try FileSchema.setIndexed(txn, table: t, c, p.isIndexed,
+                                              "Indexing '\(s.className).\(p.name)'", url: url)
                 }
             }
         }

@@ -1,4 +1,3 @@
-import CStore
 import Foundation
 
 /// A value of any persistable type, for properties and collections whose values vary in type
@@ -225,21 +224,5 @@ extension AnyRealmValue: RealmCollectionValue {
             }
             return nil
         }
-    }
-}
-
-extension ObjectBase {
-    /// Reads a Mixed column, opening a nested list or dictionary as an accessor.
-    func readColumnMixed(_ col: UInt32) -> StoredValue {
-        let core = verifyReadable()
-        var v = cs_value()
-        CoreCall.must(cs_obj_get(&cobj, col, &v), "Reading a property of \(type(of: self))")
-        if v.type == CS_TYPE_LIST {
-            return .list(List<AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
-        }
-        if v.type == CS_TYPE_DICT {
-            return .dictionary(Map<String, AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
-        }
-        return core.stored(from: v, dynamic: isDynamic)
     }
 }

@@ -1,4 +1,3 @@
-import CStore
 import Foundation
 
 /// A 128-bit IEEE 754-2008 decimal floating-point number, as MongoDB's BSON Decimal128.
@@ -23,23 +22,23 @@ import Foundation
 /// A `Decimal128` is immutable and can be shared between threads and tasks.
 public final class Decimal128: Sendable {
     /// The value in the BID encoding (`w.0` holds the low 64 bits).
-    private let value: cs_decimal128
+    private let value: DecimalBits
 
     // MARK: Storage-layer access
 
     /// Creates a decimal from the storage core's representation.
-    package init(_ c: cs_decimal128) {
+    package init(_ c: DecimalBits) {
         value = c
     }
 
     /// The storage core's representation, for a `cs_value` of type `CS_TYPE_DECIMAL`.
-    package var cValue: cs_decimal128 { value }
+    package var cValue: DecimalBits { value }
 
     // MARK: Creating decimals
 
     /// Creates a decimal equal to zero (wraps `cs_decimal_from_int`).
     public convenience init() {
-        self.init(cs_decimal_from_int(0))
+        self.init(DecimalCore.fromInt(0))
     }
 
     /// Converts a number, string or decimal to a `Decimal128`.
@@ -64,7 +63,7 @@ public final class Decimal128: Sendable {
         case let number as NSNumber:
             self.init(number: number)
         case let double as Double:
-            self.init(cs_decimal_from_double(double))
+            self.init(DecimalCore.fromDouble(double))
         case let float as Float:
             self.init(Self.fromFloat(float))
         case let integer as any BinaryInteger:
@@ -93,11 +92,11 @@ public final class Decimal128: Sendable {
         case "f":
             self.init(Self.fromFloat(number.floatValue))
         case "d":
-            self.init(cs_decimal_from_double(number.doubleValue))
+            self.init(DecimalCore.fromDouble(number.doubleValue))
         case "C", "S", "I", "L", "Q":
             self.init(Self.fromInteger(number.uint64Value))
         default:
-            self.init(cs_decimal_from_int(number.int64Value))
+            self.init(DecimalCore.fromInt(number.int64Value))
         }
     }
 
@@ -125,7 +124,7 @@ public final class Decimal128: Sendable {
     /// - Parameter source: the integer to convert.
     public convenience init?<T: BinaryInteger>(exactly source: T) {
         if let small = Int64(exactly: source) {
-            self.init(cs_decimal_from_int(small))
+            self.init(DecimalCore.fromInt(small))
             return
         }
         let text = String(source)
@@ -154,7 +153,7 @@ public final class Decimal128: Sendable {
     /// (wraps `cs_decimal_is_nan`).
     public var isNaN: Bool {
         var x = value
-        return cs_decimal_is_nan(&x)
+        return DecimalCore.isNaN(&x)
     }
 
     /// Whether this is a signaling NaN; the same as ``isNaN``.
@@ -174,10 +173,10 @@ public final class Decimal128: Sendable {
     public var stringValue: String {
         var x = value
         var buffer = [CChar](repeating: 0, count: 64)
-        var length = cs_decimal_format(&x, &buffer, buffer.count)
+        var length = DecimalCore.format(&x, &buffer, buffer.count)
         if length >= buffer.count {
             buffer = [CChar](repeating: 0, count: length + 1)
-            length = cs_decimal_format(&x, &buffer, buffer.count)
+            length = DecimalCore.format(&x, &buffer, buffer.count)
         }
         return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -186,7 +185,7 @@ public final class Decimal128: Sendable {
     /// (wraps `cs_decimal_to_double`).
     public var doubleValue: Double {
         var x = value
-        return cs_decimal_to_double(&x)
+        return DecimalCore.toDouble(&x)
     }
 
     /// The value as a Foundation `Decimal`, which may round: `Decimal` keeps 38 digits but
@@ -199,25 +198,25 @@ public final class Decimal128: Sendable {
     // MARK: Helpers
 
     /// Parses text with the storage core, or returns nil.
-    private static func parse(_ string: String) -> cs_decimal128? {
+    private static func parse(_ string: String) -> DecimalBits? {
         var text = string
-        var out = cs_decimal128()
+        var out = DecimalBits()
         let rc = text.withUTF8 { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { cs_decimal_parse($0.baseAddress, $0.count, &out) }
+            bytes.withMemoryRebound(to: CChar.self) { DecimalCore.parse($0.baseAddress, $0.count, &out) }
         }
         return rc == 0 ? out : nil
     }
 
     /// The error for text `parse` rejected, with the storage core's reason.
     private static func parseError(_ string: String) -> SwiftStoreValueError {
-        // cs_decimal_parse leaves its reason in this thread's cs_errmsg().
-        let reason = String(cString: cs_errmsg())
+        // The core's parser leaves its reason as the thread's last failure.
+        let reason = DecimalCore.lastFailure
         let quoted = SwiftStoreValueError.quote(string)
         return SwiftStoreValueError(
             message: reason.isEmpty ? "invalid Decimal128 string \(quoted)" : "invalid Decimal128 string \(quoted): \(reason)")
     }
 
-    private static func parseOrTrap(_ string: String, caller: String) -> cs_decimal128 {
+    private static func parseOrTrap(_ string: String, caller: String) -> DecimalBits {
         guard let c = parse(string) else {
             preconditionFailure("\(caller): \(parseError(string).message)")
         }
@@ -225,26 +224,26 @@ public final class Decimal128: Sendable {
     }
 
     /// An integer of any width; beyond 64 bits it is rounded to 34 digits.
-    private static func fromInteger(_ integer: some BinaryInteger) -> cs_decimal128 {
-        if let small = Int64(exactly: integer) { return cs_decimal_from_int(small) }
+    private static func fromInteger(_ integer: some BinaryInteger) -> DecimalBits {
+        if let small = Int64(exactly: integer) { return DecimalCore.fromInt(small) }
         return parseOrTrap(String(integer), caller: "Decimal128")
     }
 
     /// A `Float` through its own shortest text, so `Float(0.1)` gives 0.1, not 0.100000001...
-    private static func fromFloat(_ float: Float) -> cs_decimal128 {
-        if float.isNaN { return cs_decimal_from_double(.nan) }
-        return parse(float.description) ?? cs_decimal_from_double(Double(float))
+    private static func fromFloat(_ float: Float) -> DecimalBits {
+        if float.isNaN { return DecimalCore.fromDouble(.nan) }
+        return parse(float.description) ?? DecimalCore.fromDouble(Double(float))
     }
 
-    private static func fromFoundationDecimal(_ decimal: Decimal) -> cs_decimal128 {
-        if decimal.isNaN { return cs_decimal_from_double(.nan) }
-        return parse(decimal.description) ?? cs_decimal_from_double(.nan)
+    private static func fromFoundationDecimal(_ decimal: Decimal) -> DecimalBits {
+        if decimal.isNaN { return DecimalCore.fromDouble(.nan) }
+        return parse(decimal.description) ?? DecimalCore.fromDouble(.nan)
     }
 
     /// Applies one of the storage core's binary operations.
     private static func apply(
         _ lhs: Decimal128, _ rhs: Decimal128,
-        _ operation: (UnsafePointer<cs_decimal128>, UnsafePointer<cs_decimal128>) -> cs_decimal128
+        _ operation: (UnsafePointer<DecimalBits>, UnsafePointer<DecimalBits>) -> DecimalBits
     ) -> Decimal128 {
         withUnsafePointer(to: lhs.value) { a in
             withUnsafePointer(to: rhs.value) { b in Decimal128(operation(a, b)) }
@@ -254,7 +253,7 @@ public final class Decimal128: Sendable {
     /// `cs_decimal_compare`: <0, 0 or >0; NaN equals NaN and orders before every number.
     private static func compare(_ lhs: Decimal128, _ rhs: Decimal128) -> Int32 {
         withUnsafePointer(to: lhs.value) { a in
-            withUnsafePointer(to: rhs.value) { b in cs_decimal_compare(a, b) }
+            withUnsafePointer(to: rhs.value) { b in DecimalCore.compare(a, b) }
         }
     }
 
@@ -272,7 +271,7 @@ extension Decimal128: ExpressibleByIntegerLiteral {
     /// Creates a decimal from an integer literal: `let d: Decimal128 = 42`
     /// (wraps `cs_decimal_from_int`).
     public convenience init(integerLiteral value: Int64) {
-        self.init(cs_decimal_from_int(value))
+        self.init(DecimalCore.fromInt(value))
     }
 }
 
@@ -282,7 +281,7 @@ extension Decimal128: ExpressibleByFloatLiteral {
     /// (wraps `cs_decimal_from_double`). Use a string literal to keep trailing zeros or more
     /// than 17 digits.
     public convenience init(floatLiteral value: Double) {
-        self.init(cs_decimal_from_double(value))
+        self.init(DecimalCore.fromDouble(value))
     }
 }
 
@@ -386,19 +385,19 @@ extension Decimal128: SignedNumeric {
     /// The result keeps the smaller exponent: `1.00 + 2 == 3.00`. Infinity minus infinity
     /// is NaN.
     public static func + (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        apply(lhs, rhs) { cs_decimal_add($0, $1) }
+        apply(lhs, rhs) { DecimalCore.add($0, $1) }
     }
 
     /// The difference, rounded to 34 digits (wraps `cs_decimal_sub`).
     public static func - (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        apply(lhs, rhs) { cs_decimal_sub($0, $1) }
+        apply(lhs, rhs) { DecimalCore.sub($0, $1) }
     }
 
     /// The product, rounded to 34 digits (wraps `cs_decimal_mul`).
     ///
     /// Zero times infinity is NaN; a product beyond ``max`` is infinity.
     public static func * (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        apply(lhs, rhs) { cs_decimal_mul($0, $1) }
+        apply(lhs, rhs) { DecimalCore.mul($0, $1) }
     }
 
     /// The quotient, rounded to 34 digits (wraps `cs_decimal_div`).
@@ -406,7 +405,7 @@ extension Decimal128: SignedNumeric {
     /// Dividing a nonzero number by zero gives a signed infinity; `0 / 0` and infinity over
     /// infinity give NaN. An exact quotient keeps the preferred exponent: `1.00 / 2 == 0.50`.
     public static func / (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        apply(lhs, rhs) { cs_decimal_div($0, $1) }
+        apply(lhs, rhs) { DecimalCore.div($0, $1) }
     }
 
     /// Adds `rhs` to `lhs` (wraps `cs_decimal_add`).
@@ -475,9 +474,9 @@ extension Decimal128: Codable {
             }
             self.init(c)
         } else if let integer = try? container.decode(Int64.self) {
-            self.init(cs_decimal_from_int(integer))
+            self.init(DecimalCore.fromInt(integer))
         } else if let double = try? container.decode(Double.self) {
-            self.init(cs_decimal_from_double(double))
+            self.init(DecimalCore.fromDouble(double))
         } else {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "expected a Decimal128 as a string or a number")

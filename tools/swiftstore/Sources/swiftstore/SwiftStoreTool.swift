@@ -1,5 +1,6 @@
 import ArgumentParser
 import CStore
+import CStoreCall
 import Foundation
 
 /// `swiftstore`: inspect and maintain SwiftStore database files.
@@ -11,17 +12,6 @@ struct SwiftStoreTool: ParsableCommand {
         version: String(cString: cs_library_version()),
         subcommands: [Info.self, Verify.self, Query.self, Dump.self]
     )
-}
-
-/// A failure of the core, carried to the exit code and message.
-struct CoreError: Error, CustomStringConvertible {
-    let code: Int32
-    let message: String
-    var description: String { "\(String(cString: cs_errstr(code))): \(message)" }
-
-    static func check(_ rc: Int32) throws {
-        if rc != 0 { throw CoreError(code: rc, message: String(cString: cs_errmsg())) }
-    }
 }
 
 func writeError(_ text: String) {
@@ -64,7 +54,7 @@ func rejectedCommit(_ stats: cs_db_stats) -> (version: UInt64, reason: String)? 
 func checkNodes(_ db: OpaquePointer?, _ file: String, _ command: String) throws {
     let rc = cs_db_verify(db)
     if rc == 0 { return }
-    writeError("swiftstore \(command): \(file) is damaged: \(String(cString: cs_errmsg())); nothing was printed from it (run `swiftstore verify \(file)`)")
+    writeError("swiftstore \(command): \(file) is damaged: \(CStoreError.lastMessage); nothing was printed from it (run `swiftstore verify \(file)`)")
     throw ExitCode(rc == Int32(CS_CORRUPT) ? 1 : 2)
 }
 
@@ -89,17 +79,17 @@ struct Info: ParsableCommand {
         options.flags = UInt32(CS_OPEN_READONLY)
         var db: OpaquePointer?
         do {
-            try CoreError.check(cs_db_open(file, &options, &db))
-        } catch let e as CoreError {
-            throw fail("info", file, e.message, code: String(cString: cs_errstr(e.code)), status: 2, json: json)
+            try CStoreError.check(cs_db_open(file, &options, &db))
+        } catch let e as CStoreError {
+            throw fail("info", file, e.message, code: e.codeName, status: 2, json: json)
         }
         defer { cs_db_close(db) }
         var stats = cs_db_stats()
         var txn: OpaquePointer?
         var tables: [[String: Any]] = []
         do {
-            try CoreError.check(cs_db_stats_get(db, &stats))
-            try CoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+            try CStoreError.check(cs_db_stats_get(db, &stats))
+            try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
             defer { cs_txn_end(txn) }
             for key in 0..<cs_table_slots(txn) {
                 var info = cs_table_info()
@@ -116,8 +106,8 @@ struct Info: ParsableCommand {
                     "properties": columns, "embedded": (info.flags & UInt32(CS_TABLE_EMBEDDED)) != 0,
                 ])
             }
-        } catch let e as CoreError {
-            throw fail("info", file, e.message, code: String(cString: cs_errstr(e.code)), status: 1, json: json)
+        } catch let e as CStoreError {
+            throw fail("info", file, e.message, code: e.codeName, status: 1, json: json)
         }
         let rejected = rejectedCommit(stats)
         var report: [String: Any] = [
@@ -164,13 +154,13 @@ struct Verify: ParsableCommand {
             throw fail("verify", file, reason, code: "CS_IOERR", status: 2, json: json)
         }
         let rc = cs_file_verify(file)
-        let message = rc == 0 ? "healthy" : String(cString: cs_errmsg())
+        let message = rc == 0 ? "healthy" : CStoreError.lastMessage
         if json {
-            print(jsonString(["file": file, "healthy": rc == 0, "code": String(cString: cs_errstr(rc)), "message": message]))
+            print(jsonString(["file": file, "healthy": rc == 0, "code": CStoreError.codeName(rc), "message": message]))
         } else if rc == 0 {
             print("\(file): healthy")
         } else {
-            writeError("\(file): \(String(cString: cs_errstr(rc))): \(message)")
+            writeError("\(file): \(CStoreError.codeName(rc)): \(message)")
         }
         if rc == 0 { return }
         throw ExitCode(rc == Int32(CS_CORRUPT) ? 1 : 2)
@@ -222,9 +212,9 @@ func jsonValue(_ v: cs_value, _ txn: OpaquePointer) -> Any {
 /// Every property of one object (collections as arrays or objects).
 func jsonObject(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64) throws -> [String: Any] {
     var o = cs_obj()
-    try CoreError.check(cs_obj_open(txn, table, key, &o))
+    try CStoreError.check(cs_obj_open(txn, table, key, &o))
     var info = cs_table_info()
-    try CoreError.check(cs_table_info_get(txn, table, &info))
+    try CStoreError.check(cs_table_info_get(txn, table, &info))
     var out: [String: Any] = ["_key": key]
     for col in 0..<info.col_slots {
         var ci = cs_column_info()
@@ -232,19 +222,19 @@ func jsonObject(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64) throws -> [
         let name = String(cString: ci.name)
         if ci.coll == CS_COLL_NONE {
             var v = cs_value()
-            try CoreError.check(cs_obj_get(&o, col, &v))
+            try CStoreError.check(cs_obj_get(&o, col, &v))
             out[name] = jsonValue(v, txn)
             continue
         }
         var c = cs_coll()
-        try CoreError.check(cs_coll_open(&o, col, &c))
+        try CStoreError.check(cs_coll_open(&o, col, &c))
         var n = 0
-        try CoreError.check(cs_coll_size(&c, &n))
+        try CStoreError.check(cs_coll_size(&c, &n))
         if ci.coll == CS_COLL_MAP {
             var m: [String: Any] = [:]
             for i in 0..<n {
                 var k = cs_value(), v = cs_value()
-                try CoreError.check(cs_map_get_at(&c, i, &k, &v))
+                try CStoreError.check(cs_map_get_at(&c, i, &k, &v))
                 m[jsonValue(k, txn) as? String ?? "?"] = jsonValue(v, txn)
             }
             out[name] = m
@@ -252,7 +242,7 @@ func jsonObject(_ txn: OpaquePointer, _ table: UInt32, _ key: Int64) throws -> [
             var a: [Any] = []
             for i in 0..<n {
                 var v = cs_value()
-                try CoreError.check(cs_list_get(&c, i, &v))
+                try CStoreError.check(cs_list_get(&c, i, &v))
                 a.append(jsonValue(v, txn))
             }
             out[name] = a
@@ -277,9 +267,9 @@ func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePoint
     var db: OpaquePointer?
     var txn: OpaquePointer?
     do {
-        try CoreError.check(cs_db_open(file, &options, &db))
-        try CoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
-    } catch let e as CoreError {
+        try CStoreError.check(cs_db_open(file, &options, &db))
+        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+    } catch let e as CStoreError {
         writeError("swiftstore \(command): \(e)")
         if db != nil { cs_db_close(db) }
         throw ExitCode(2)
@@ -312,21 +302,21 @@ struct Query: ParsableCommand {
             var q: OpaquePointer?
             let rc = predicate.withCString { cs_query_new(txn, table, $0, strlen($0), nil, 0, &q) }
             if rc != 0 {
-                writeError("swiftstore query: \(String(cString: cs_errstr(rc))): \(String(cString: cs_errmsg()))")
+                writeError("swiftstore query: \(CStoreError(rc))")
                 throw ExitCode(rc == Int32(CS_QUERY) ? 1 : 2)
             }
             defer { cs_query_free(q) }
             var keys: UnsafeMutablePointer<Int64>?
             var count = 0
             do {
-                try CoreError.check(cs_query_keys(q, &keys, &count))
+                try CStoreError.check(cs_query_keys(q, &keys, &count))
                 defer { cs_keys_free(keys) }
                 for i in 0..<count {
                     let object = try jsonObject(txn, table, keys![i])
                     print(json ? oneLineJSON(object) : describe(object))
                 }
                 if !json { print("\(count) object\(count == 1 ? "" : "s")") }
-            } catch let e as CoreError {
+            } catch let e as CStoreError {
                 writeError("swiftstore query: \(e)")
                 throw ExitCode(2)
             }
@@ -372,13 +362,13 @@ struct Dump: ParsableCommand {
                     let name = String(cString: info.name)
                     if let only = className, only != name { continue }
                     var it = cs_iter()
-                    try CoreError.check(cs_iter_init(&it, txn, table))
+                    try CStoreError.check(cs_iter_init(&it, txn, table))
                     var o = cs_obj()
                     while cs_iter_next(&it, &o) == 0 {
                         print(oneLineJSON(["class": name, "object": try jsonObject(txn, table, o.key)]))
                     }
                 }
-            } catch let e as CoreError {
+            } catch let e as CStoreError {
                 writeError("swiftstore dump: \(e)")
                 throw ExitCode(2)
             }

@@ -1,0 +1,29 @@
+import CStore
+import Foundation
+
+// The core calls objects make outside the property-read hot path (which stays in
+// Object/ObjectBase.swift; docs/ARCHITECTURE.md, The Swift layer).
+
+extension ObjectBase {
+    /// Creates the embedded object that the link column `col` of this object holds, replacing
+    /// the one it held, and returns its key.
+    func createEmbeddedRow(column col: UInt32) -> Int64 {
+        var row = cs_obj()
+        CoreCall.must(cs_obj_create_embedded(&cobj, col, &row), "Creating an embedded object")
+        return row.key
+    }
+
+    /// Reads a Mixed column, opening a nested list or dictionary as an accessor.
+    func readColumnMixed(_ col: UInt32) -> StoredValue {
+        let core = verifyReadable()
+        var v = cs_value()
+        CoreCall.must(cs_obj_get(&cobj, col, &v), "Reading a property of \(type(of: self))")
+        if v.type == CS_TYPE_LIST {
+            return .list(List<AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
+        }
+        if v.type == CS_TYPE_DICT {
+            return .dictionary(Map<String, AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
+        }
+        return core.stored(from: v, dynamic: isDynamic)
+    }
+}

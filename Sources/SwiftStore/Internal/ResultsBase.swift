@@ -1,0 +1,324 @@
+import CStore
+import Foundation
+
+/// What a Results (or a managed collection's query) reads: a root (a table, one object's
+/// backlinks, or a managed collection), then predicates, sort descriptors and distinct keys,
+/// compiled into one query of the core's language.
+///
+/// The matching keys (object keys, or positions for a collection of values) are recomputed
+/// lazily when the Realm's snapshot, its own writes or its invalidation generation moved since
+/// they were computed; `count` of a whole table or collection never computes them.
+@usableFromInline
+final class ResultsBase {
+    enum Root {
+        case table(ClassInfo)
+        case backlinks(ObjectBase, UInt32, UInt32, ClassInfo) // owner, origin table and column, origin class
+        case collection(ManagedCollection, ClassInfo?)        // objects of that class, or values (nil)
+        case detached                                         // the backlinks of an unmanaged object: empty
+    }
+
+    /// The Realm read from (nil only for `.detached`, which reads nothing).
+    let realmCore: RealmCore?
+    var core: RealmCore { realmCore! }
+    let root: Root
+    let predicates: [(String, [Any])]
+    /// The sorted() and distinct() calls in call order: the core applies SORT and DISTINCT
+    /// clauses in the order written (a later SORT is the primary order, a DISTINCT keeps the
+    /// first object of each value in the order so far).
+    enum Clause {
+        case sort([SortDescriptor])
+        case distinct([String])
+    }
+    let clauses: [Clause]
+    private var keys: [Int64] = []
+    private var stamp: (UInt64, UInt64, UInt64) = (UInt64.max, 0, 0)
+    private var query: OpaquePointer?
+    private var queryGeneration: UInt64 = 0
+
+    init(core: RealmCore?, root: Root, predicates: [(String, [Any])] = [], clauses: [Clause] = []) {
+        self.realmCore = core
+        self.root = root
+        self.predicates = predicates
+        self.clauses = clauses
+    }
+
+    /// Empty results that stay empty whatever they are filtered or sorted by (RealmSwift's
+    /// detached results behind an unmanaged object's LinkingObjects).
+    static func detached() -> ResultsBase { ResultsBase(core: nil, root: .detached) }
+
+    var isDetached: Bool { if case .detached = root { return true } else { return false } }
+
+    convenience init(core: RealmCore, source: Root) {
+        self.init(core: core, root: source)
+    }
+
+    deinit {
+        if let query { cs_query_free(query) }
+    }
+
+    /// The class of the objects, or nil for a collection of values.
+    var info: ClassInfo? {
+        switch root {
+        case .table(let info): return info
+        case .backlinks(_, _, _, let info): return info
+        case .collection(_, let info): return info
+        case .detached: return nil
+        }
+    }
+
+    var objectInfo: ClassInfo {
+        guard let info else { preconditionFailure("This collection holds values, not objects") }
+        return info
+    }
+
+    var isInvalidated: Bool {
+        switch root {
+        case .backlinks(let owner, _, _, _): return owner.isInvalidated
+        case .collection(let c, _): return c.isInvalidated
+        case .table, .detached: return false
+        }
+    }
+
+    var isPlain: Bool { predicates.isEmpty && clauses.isEmpty }
+
+    // MARK: Derived results
+
+    func adding(predicate text: String, _ args: [Any]) -> ResultsBase {
+        ResultsBase(core: realmCore, root: root, predicates: predicates + [(text, args)], clauses: clauses)
+    }
+
+    /// A later sort is the primary order and the earlier one breaks its ties (as in RealmSwift).
+    func sorted(_ descriptors: [SortDescriptor]) -> ResultsBase {
+        ResultsBase(core: realmCore, root: root, predicates: predicates, clauses: clauses + [.sort(descriptors)])
+    }
+
+    func distinct(_ keys: [String]) -> ResultsBase {
+        ResultsBase(core: realmCore, root: root, predicates: predicates, clauses: clauses + [.distinct(keys)])
+    }
+
+    // MARK: The query
+
+    /// The predicates, sort and distinct as one text of the core's language.
+    var queryText: String {
+        var text: String
+        switch predicates.count {
+        case 0: text = "TRUEPREDICATE"
+        case 1: text = predicates[0].0 // as written, so error positions are the caller's
+        default: text = predicates.map { "(\($0.0))" }.joined(separator: " AND ")
+        }
+        for clause in clauses {
+            switch clause {
+            case .sort(let d) where !d.isEmpty:
+                text += " SORT(" + d.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
+            case .distinct(let k) where !k.isEmpty:
+                text += " DISTINCT(\(k.joined(separator: ", ")))"
+            default:
+                break
+            }
+        }
+        return text
+    }
+
+    /// When the query fails because of a sort or distinct key path, a message that names the
+    /// key path (the query text with SORT and DISTINCT is the library's, not the caller's, so a
+    /// position in it would mean nothing to them).
+    func clauseFailure() -> String? {
+        for clause in clauses {
+            let probes: [(String, String, Clause)]
+            switch clause {
+            case .sort(let d): probes = d.map { ("sort on", $0.keyPath, .sort([$0])) }
+            case .distinct(let k): probes = k.map { ("distinct on", $0, .distinct([$0])) }
+            }
+            for (verb, keyPath, probe) in probes {
+                let alone = ResultsBase(core: realmCore, root: root, predicates: [], clauses: [probe])
+                do { _ = try alone.compiledQuery() } catch let e as Realm.Error {
+                    var reason = e.message
+                    if let r = reason.range(of: #" at \d+:\d+$"#, options: .regularExpression) { reason.removeSubrange(r) }
+                    return "Cannot \(verb) key path '\(keyPath)': \(reason)"
+                } catch {
+                    return "Cannot \(verb) key path '\(keyPath)': \(error)"
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Parses the query (once per invalidation generation: it then follows the transaction).
+    func compiledQuery() throws -> OpaquePointer {
+        if let query, queryGeneration == core.generation { return query }
+        if let query { cs_query_free(query) }
+        query = nil
+        let text = queryText
+        let args = try QueryArguments(predicates.flatMap(\.1), core: core)
+        var q: OpaquePointer?
+        var rc: Int32 = 0
+        var failure = ""
+        let entries = core.nameMap
+        entries.withUnsafeBufferPointer { e in
+        var names = cs_name_map(entries: e.baseAddress, count: e.count)
+        args.values.withUnsafeBufferPointer { a in
+            switch root {
+            case .table(let info):
+                rc = cs_query_new_named(core.txn, info.table, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
+            case .backlinks(let owner, let table, let col, _):
+                _ = owner.verifyReadable()
+                rc = cs_query_new_backlinks_named(&owner.cobj, table, col, text, text.utf8.count, a.baseAddress, a.count,
+                                                  &names, &q)
+            case .collection(let c, _):
+                c.open { coll in
+                    rc = cs_query_new_coll_named(coll, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
+                }
+            case .detached:
+                preconditionFailure("detached results have no query")
+            }
+            if rc != 0 { failure = CoreCall.lastMessage }
+        }
+        }
+        if rc != 0 { throw Realm.Error(.invalidInput, failure) }
+        query = q
+        queryGeneration = core.generation
+        return q!
+    }
+
+    /// The compiled query, trapping with the parser's message (predicates were checked when
+    /// the results were made, so this fails only if the schema changed under them).
+    func mustQuery() -> OpaquePointer {
+        do { return try compiledQuery() } catch { preconditionFailure(clauseFailure() ?? "\(error)") }
+    }
+
+    private var currentStamp: (UInt64, UInt64, UInt64) { core.stateStamp }
+
+    /// The object keys (or positions) in result order, recomputed if stale.
+    func currentKeys() -> [Int64] {
+        if isDetached { return [] }
+        core.verifyThread()
+        let now = currentStamp
+        if now == stamp { return keys }
+        if isPlain {
+            switch root {
+            case .table(let info):
+                keys = core.allKeys(info)
+            case .backlinks(let owner, let table, let col, _):
+                _ = owner.verifyReadable()
+                var n = 0
+                CoreCall.must(cs_obj_backlink_count(&owner.cobj, table, col, &n), "Counting backlinks")
+                var out: [Int64] = []
+                out.reserveCapacity(n)
+                for i in 0..<n {
+                    var k: Int64 = 0
+                    CoreCall.must(cs_obj_backlink_get(&owner.cobj, table, col, i, &k), "Reading backlinks")
+                    out.append(k)
+                }
+                keys = out
+            case .collection(let c, _):
+                // Objects: the linked keys, read in one pass (no object is made); values: positions.
+                keys = info != nil ? c.linkKeys() : (0..<Int64(c.count)).map { $0 }
+            case .detached:
+                keys = []
+            }
+        } else {
+            let q = mustQuery()
+            var ptr: UnsafeMutablePointer<Int64>?
+            var n = 0
+            CoreCall.must(cs_query_keys(q, &ptr, &n), "Running a query")
+            keys = Array(UnsafeBufferPointer(start: ptr, count: n))
+            cs_keys_free(ptr)
+        }
+        stamp = now
+        return keys
+    }
+
+    var count: Int {
+        if isDetached { return 0 }
+        core.verifyThread()
+        if isPlain {
+            switch root {
+            case .table(let info):
+                var n: UInt64 = 0
+                CoreCall.must(cs_table_count(core.txn, info.table, &n), "Counting objects")
+                return Int(n)
+            case .backlinks(let owner, let table, let col, _):
+                if owner.isInvalidated { return 0 }
+                var n = 0
+                CoreCall.must(cs_obj_backlink_count(&owner.cobj, table, col, &n), "Counting backlinks")
+                return n
+            case .collection(let c, _):
+                return c.isInvalidated ? 0 : c.count
+            case .detached:
+                return 0
+            }
+        }
+        if stamp == currentStamp { return keys.count }
+        var n: UInt64 = 0
+        CoreCall.must(cs_query_count(mustQuery(), &n), "Counting a query's matches")
+        return Int(n)
+    }
+
+    /// The element at `i`: an object, or a value of a collection of values.
+    func element(at i: Int) -> StoredValue {
+        let k = currentKeys()
+        precondition(i >= 0 && i < k.count, "Index \(i) is out of bounds (must be less than \(k.count)).")
+        return element(forKey: k[i])
+    }
+
+    func element(forKey key: Int64) -> StoredValue {
+        if let info { return .object(core.object(info, key: key)) }
+        guard case .collection(let c, _) = root else { return .null }
+        return c.get(Int(key))
+    }
+
+    func object(at i: Int) -> ObjectBase {
+        guard case .object(let o) = element(at: i) else { preconditionFailure("Not an object") }
+        return o
+    }
+
+    /// An aggregate over the matches: of property `property` (objects), or of the values.
+    func aggregate(_ op: AggregateOp, property: String?) -> StoredValue {
+        if isDetached { return op == .sum ? .int(0) : .null }
+        core.verifyThread()
+        var col: UInt32 = CS_NONE
+        if let property {
+            guard let info = self.info, let p = info.objectSchema[property], let c = info.column(named: property) else {
+                preconditionFailure("Invalid property name '\(property)' for class '\(self.info?.objectSchema.className ?? "?")'.")
+            }
+            if ![.int, .float, .double, .decimal128, .date, .any].contains(p.type) || p.isCollection {
+                preconditionFailure("Cannot compute \(op.name) of property '\(property)' of type '\(p.type)'")
+            }
+            if op == .sum || op == .average, p.type == .date {
+                preconditionFailure("Cannot compute \(op.name) of property '\(property)' of type 'date'")
+            }
+            col = c
+        }
+        var out = cs_value()
+        let rc = cs_query_aggregate(mustQuery(), col, op.core, &out)
+        if rc == Int32(CS_OVERFLOW) { preconditionFailure("The sum of '\(property ?? "self")' overflows 64 bits") }
+        CoreCall.must(rc, "Computing \(op.name)")
+        return core.stored(from: out)
+    }
+}
+
+/// The aggregates `min`, `max`, `sum` and `average` (computed by the core for queries, by
+/// `QueryOps.compute` for values in memory).
+enum AggregateOp {
+    case min, max, sum, average
+
+    /// The core's aggregate.
+    var core: cs_aggregate {
+        switch self {
+        case .min: return CS_AGG_MIN
+        case .max: return CS_AGG_MAX
+        case .sum: return CS_AGG_SUM
+        case .average: return CS_AGG_AVG
+        }
+    }
+
+    /// Its name in messages ("minimum").
+    var name: String {
+        switch self {
+        case .min: return "minimum"
+        case .max: return "maximum"
+        case .sum: return "sum"
+        case .average: return "average"
+        }
+    }
+}
