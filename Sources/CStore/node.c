@@ -170,7 +170,8 @@ int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
 {
     /* the damage reports name the file (cs_errpath) for the Swift layer's fatal error */
     const char *path = t->f->path;
-    if ((r & 7) || r < HDR_SIZE || r + NODE_HDR > t->limit)
+    /* (r > limit - NODE_HDR, not r + NODE_HDR > limit: a damaged ref near 2^64 wraps the sum) */
+    if ((r & 7) || r < HDR_SIZE || t->limit < NODE_HDR || r > t->limit - NODE_HDR)
         return cs_corrupt_in(path, CORRUPT("ref %llu out of bounds (file end %llu)", (unsigned long long)r,
                                            (unsigned long long)t->limit));
     node_hdr *h = (node_hdr *)(t->map + r);
