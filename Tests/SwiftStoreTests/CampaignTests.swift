@@ -133,7 +133,13 @@ func nodes(in bytes: [UInt8], from start: Int, length: Int) -> [(at: Int, size: 
                     kills += 1
                 }
                 for c in group {
-                    c.process.waitUntilExit()
+                    // a hang is a failure, not a stuck test run
+                    let deadline = Date().addingTimeInterval(60)
+                    while c.process.isRunning && Date() < deadline { usleep(5000) }
+                    if c.process.isRunning {
+                        Issue.record("first open round \(firstOpenRounds): a process hung for 60 s")
+                        c.kill()
+                    }
                     if let f = c.failure { Issue.record("first open round \(firstOpenRounds): \(f)") }
                 }
                 let survivors = group.filter { !$0.killedByUs }.count
