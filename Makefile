@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build test test-full cwarn boundary asan tsan check-invariants bench bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example test test-full cwarn boundary asan tsan check-invariants bench bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -57,12 +57,26 @@ boundary:
 build: deps
 	$(SWIFT) build
 
-test: deps cwarn boundary
+# The `swiftstore` tool is a package of its own (tools/swiftstore/Package.swift), so that the
+# library's users never fetch swift-argument-parser; the tests run its debug build.
+tool: deps
+	cd tools/swiftstore && $(SWIFT) build
+
+# The README's C example (Examples/dogs.c) built against the core's sources and run: the exact
+# compiler line a C program needs.
+C_EXAMPLE_FLAGS := -std=c11 -D_GNU_SOURCE -ISources/CStore/include
+C_EXAMPLE_LIBS  := -llz4 -lpthread -lm
+c-example: deps
+	@mkdir -p .build/c-example
+	$(CC) $(C_EXAMPLE_FLAGS) -o .build/c-example/dogs Examples/dogs.c $(CSRC) $(C_EXAMPLE_LIBS)
+	cd .build/c-example && ./dogs
+
+test: deps cwarn boundary tool
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel
 
 # The long campaigns (crash kills, corruption sweeps) at full size.
-test-full: deps cwarn
+test-full: deps cwarn tool
 	$(SWIFT) build --build-tests
 	STORE_FULL_CAMPAIGN=1 $(SWIFT) test --skip-build --parallel
 
@@ -139,13 +153,18 @@ fuzz: fuzz-build
 fuzz-corpus: fuzz-build
 	$(FUZZ_ENV) FUZZ_MAX_LEN=$(FUZZ_MAX_LEN) sh Fuzz/select_corpus.sh $(FUZZ_OUT) $(FUZZ_CORPUS)
 
+# Prints the table; its JSON goes to Benchmarks/.build/latest.json. `make bench-record` also
+# replaces the committed docs/benchmarks/latest.json (only when asked).
 bench: deps
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && ./.build/release/swiftstore-bench --json ../docs/benchmarks/latest.json
+	cd Benchmarks && ./.build/release/swiftstore-bench --json .build/latest.json
+
+bench-record: bench
+	cp Benchmarks/.build/latest.json docs/benchmarks/latest.json
 
 bench-quick: deps
 	cd Benchmarks && $(SWIFT) build -c release
 	cd Benchmarks && ./.build/release/swiftstore-bench --quick
 
 clean:
-	rm -rf .build .build-asan .build-tsan .build-checks Benchmarks/.build
+	rm -rf .build .build-asan .build-tsan .build-checks Benchmarks/.build tools/swiftstore/.build

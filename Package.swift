@@ -1,16 +1,14 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// No package dependencies: a program that depends on SwiftStore fetches nothing else. The
+// `swiftstore` tool is its own package in tools/swiftstore (it needs swift-argument-parser).
 let package = Package(
     name: "SwiftStore",
     products: [
         .library(name: "SwiftStore", targets: ["SwiftStore"]),
         .library(name: "CStore", targets: ["CStore"]),
         .library(name: "CStoreCall", targets: ["CStoreCall"]),
-        .executable(name: "swiftstore", targets: ["swiftstore"]),
-    ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -36,16 +34,6 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
-            name: "swiftstore",
-            dependencies: [
-                "CStore",
-                "CStoreCall",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "tools/swiftstore",
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
-        .executableTarget(
             name: "cstore-testchild",
             dependencies: ["CStore", "CStoreCall"],
             path: "Tests/CStoreChild",
@@ -66,7 +54,8 @@ let package = Package(
             name: "SwiftStoreTests",
             dependencies: ["SwiftStore", "CStoreCall", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        ),        // What both test targets share: temporary directories, the child-process locator, a
+        ),
+        // What both test targets share: temporary directories, the child-process locator, a
         // seeded generator.
         .target(
             name: "TestSupport",

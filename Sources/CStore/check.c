@@ -341,8 +341,15 @@ int cs_file_verify(const char *path)
     char msg[512];
     snprintf(msg, sizeof msg, "%s", cs_errmsg());
     int e = cs_errno();
+    uint64_t v, opened;
+    char why[256];
+    bool rejected = cs_db_rejected_commit(db, &v, &opened, why, sizeof why);
     cs_db_close(db);
     if (rc) return cs_fail(rc, e, "%s", msg);
+    /* an intact older version is still a damaged file: its newest commit is gone */
+    if (rejected)
+        return cs_fail(CS_CORRUPT, 0, "%s: the newest commit was rejected, %s; the file opens at version %llu",
+                       path, why, (unsigned long long)opened);
     return CS_OK;
 }
 
@@ -363,6 +370,9 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out)
     out->read_format = fmts[0];
     out->write_format = fmts[1];
     out->version = t->version;
+    uint64_t rv = 0;
+    out->rejected = cs_db_rejected_commit(db, &rv, NULL, out->rejected_reason, sizeof out->rejected_reason);
+    out->rejected_version = rv;
     struct stat st;
     out->file_size = f->io->fstat(f->io->ctx, f->fd, &st) == 0 ? (uint64_t)st.st_size : f->phys_size;
     out->logical_size = t->limit;

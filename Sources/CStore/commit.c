@@ -20,6 +20,7 @@
 #include "index.h"
 #include "lock.h"
 #include "file.h"
+#include "io.h"
 
 #include <errno.h>
 
@@ -510,6 +511,11 @@ int file_commit(cs_txn *t)
             int e = errno;
             rc = (e == ENOSPC || e == EDQUOT || e == EFBIG) ? cs_fail(CS_FULL, e, "disk full growing %s", f->path)
                                                             : cs_fail(CS_IOERR, e, "cannot grow %s: %s", f->path, strerror(e));
+            goto done;
+        }
+        /* the new end is allocated now, so a full disk fails here (io.h) */
+        if ((rc = io_allocate(f->io, f->path, f->fd, f->phys_size, ns - f->phys_size)) != CS_OK) {
+            f->io->ftruncate(f->io->ctx, f->fd, (off_t)f->phys_size);
             goto done;
         }
         f->phys_size = ns;

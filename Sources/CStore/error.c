@@ -17,9 +17,17 @@
 
 static _Thread_local char err_msg[512];
 static _Thread_local int err_errno;
+static _Thread_local char err_path[256];
 
 const char *cs_errmsg(void) { return err_msg; }
 int cs_errno(void) { return err_errno; }
+const char *cs_errpath(void) { return err_path; }
+
+int cs_corrupt_in(const char *path, int rc)
+{
+    snprintf(err_path, sizeof err_path, "%s", path ? path : "");
+    return rc;
+}
 
 int cs_fail(int code, int err, const char *fmt, ...)
 {
@@ -28,6 +36,7 @@ int cs_fail(int code, int err, const char *fmt, ...)
     vsnprintf(err_msg, sizeof err_msg, fmt, ap);
     va_end(ap);
     err_errno = err;
+    err_path[0] = 0;
     return code;
 }
 
@@ -42,6 +51,7 @@ int cs_corrupt_at(const char *file, int line, const char *fmt, ...)
     snprintf(err_msg, sizeof err_msg, "database corrupt: %s (detected at %s:%d)", buf,
              base ? base + 1 : file, line);
     err_errno = 0;
+    err_path[0] = 0;
     return CS_CORRUPT;
 }
 

@@ -22,6 +22,8 @@ int cs_fail(int code, int err, const char *fmt, ...) __attribute__((format(print
 /** Records CS_CORRUPT with the source location of the check that found it. */
 #define CORRUPT(...) cs_corrupt_at(__FILE__, __LINE__, __VA_ARGS__)
 int cs_corrupt_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** Records the file a CS_CORRUPT just recorded was found in (cs_errpath); returns rc. */
+int cs_corrupt_in(const char *path, int rc);
 /** Records CS_NOMEM ("out of memory", errno ENOMEM); returns CS_NOMEM. */
 #define NOMEM() cs_nomem()
 int cs_nomem(void);

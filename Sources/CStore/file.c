@@ -13,12 +13,17 @@
  *     further commit is attempted through this process until the file is reopened.
  *  4. A mapping is never unmapped while the file is open: a larger one is added and the older
  *     ones stay valid, so pointers other threads hold never dangle.
+ *  5. A file is created only under the lock file's set-up lock: an opener that finds the file
+ *     unborn (see unborn()) takes the lock, waiting for a creator in progress, and looks again;
+ *     if it is still unborn its creator died half-way (the kernel dropped the lock), and the
+ *     opener creates it afresh.
  */
 #include "node.h"
 #include "schema.h"
 #include "lock.h"
 #include "file.h"
 #include "log.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +42,7 @@ static int d_ftruncate(void *c, int fd, off_t s) { (void)c; return ftruncate(fd,
 static int d_fstat(void *c, int fd, struct stat *st) { (void)c; return fstat(fd, st); }
 
 static const cs_io default_io = {d_open, d_close, d_pread, d_pwrite, d_fdatasync, d_ftruncate, d_fstat, NULL,
-                                 NULL, NULL, NULL};
+                                 NULL, NULL, NULL, io_default_allocate};
 
 const cs_io *cs_io_default(void) { return &default_io; }
 
@@ -129,46 +134,59 @@ int file_sync(cs_dbfile *f)
     return CS_OK;
 }
 
-/* A slot is valid when its check matches and, for a one-sync commit, when every byte that
- * commit wrote reached the file (else the commit was torn and the other slot holds the
- * newest durable version). */
-static bool slot_valid(cs_dbfile *f, uint64_t phys, const file_hdr *h, int s)
+/* Why slot s cannot be used, or NULL when it can: its check matches, what it names lies inside
+ * the file and, for a one-sync commit, every byte that commit wrote reached the file (else the
+ * commit was torn or damaged and the other slot holds the newest intact version). */
+static const char *slot_problem(cs_dbfile *f, uint64_t phys, const file_hdr *h, int s)
 {
     const hdr_slot *x = &h->slot[s];
-    if (x->check != slot_check(x, s)) return false;
-    if (!(x->flags & HS_ONE_SYNC)) return true;
+    if (x->check != slot_check(x, s)) return "its check does not match (the slot is damaged)";
+    if (x->size > phys || x->size < HDR_SIZE || x->top < HDR_SIZE || x->top >= x->size || (x->top & 7))
+        return "it names bytes past the end of the file (the file was truncated)";
+    if (!(x->flags & HS_ONE_SYNC)) return NULL;
     /* run_pos names the commit's run list: (position, length) pairs, in the order hashed */
     if (x->run_len > ONE_SYNC_MAX || (x->run_len & 7) || x->run_pos < HDR_SIZE || (x->run_pos & 7) ||
         x->run_pos + NODE_HDR > phys)
-        return false;
+        return "its commit's run list is missing (the file was truncated or the slot is damaged)";
     node_hdr rh;
-    if (f->io->pread(f->io->ctx, f->fd, &rh, NODE_HDR, (off_t)x->run_pos) != (ssize_t)NODE_HDR) return false;
+    if (f->io->pread(f->io->ctx, f->fd, &rh, NODE_HDR, (off_t)x->run_pos) != (ssize_t)NODE_HDR)
+        return "its commit's run list cannot be read";
     if (rh.flags != 0 || rh.width != 64 || (rh.count & 1) || (uint64_t)rh.count * 8 > ONE_SYNC_MAX ||
         x->run_pos + NODE_HDR + (uint64_t)rh.count * 8 > phys)
-        return false;
+        return "its commit's run list is damaged or cut off";
     uint64_t *pairs = malloc((uint64_t)rh.count * 8 + 8);
     uint8_t *b = malloc(x->run_len + 8);
     bool ok = pairs && b &&
               f->io->pread(f->io->ctx, f->fd, pairs, (uint64_t)rh.count * 8, (off_t)(x->run_pos + NODE_HDR)) ==
                   (ssize_t)((uint64_t)rh.count * 8);
+    const char *why = ok ? NULL : "its commit's run list cannot be read";
     uint64_t at = 0;
     for (uint32_t i = 0; ok && i < rh.count; i += 2) {
         uint64_t p = pairs[i], n = pairs[i + 1];
         if (n == 0) continue;
-        if (n > x->run_len - at || p < HDR_SIZE || p > phys || n > phys - p ||
-            f->io->pread(f->io->ctx, f->fd, b + at, n, (off_t)p) != (ssize_t)n)
+        if (n > x->run_len - at || p < HDR_SIZE || p > phys || n > phys - p) {
+            why = "its commit's bytes lie past the end of the file (the file was truncated)";
             ok = false;
-        else
+        } else if (f->io->pread(f->io->ctx, f->fd, b + at, n, (off_t)p) != (ssize_t)n) {
+            why = "its commit's bytes cannot be read";
+            ok = false;
+        } else {
             at += n;
+        }
     }
-    ok = ok && at == x->run_len && file_run_hash(b, x->run_len) == x->run_hash;
+    if (ok && (at != x->run_len || file_run_hash(b, x->run_len) != x->run_hash))
+        why = "its commit's bytes do not match the hash the slot keeps (a torn or damaged commit)";
     free(pairs);
     free(b);
-    return ok;
+    return why;
 }
 
-static int read_header(cs_dbfile *f, uint64_t phys, file_hdr *h, int *sel)
+/* Reads the header and picks the slot to open (FORMAT.md §2). When the slot the selector names
+ * is rejected and the other one used, or the selector names an older slot than a valid other
+ * one, `note` (if not NULL) says so (FORMAT.md §2, What damage leads to). */
+static int read_header(cs_dbfile *f, uint64_t phys, file_hdr *h, int *sel, rejected_slot *note)
 {
+    if (note) memset(note, 0, sizeof *note);
     if (phys < sizeof *h) return cs_fail(CS_CORRUPT, 0, "%s is not a database (too short)", f->path);
     ssize_t n = f->io->pread(f->io->ctx, f->fd, h, sizeof *h, 0);
     if (n != (ssize_t)sizeof *h) return cs_fail(CS_IOERR, errno, "cannot read the header of %s", f->path);
@@ -177,13 +195,28 @@ static int read_header(cs_dbfile *f, uint64_t phys, file_hdr *h, int *sel)
         return cs_fail(CS_VERSION, 0, "%s needs format version %u; this library reads up to %u",
                        f->path, h->read_fmt, FORMAT_READ);
     int s = h->selector & 1;
-    if (h->selector > 1 || !slot_valid(f, phys, h, s)) s ^= 1;
-    if (!slot_valid(f, phys, h, s))
-        return CORRUPT("%s: neither header slot is valid", f->path);
-    hdr_slot *x = &h->slot[s];
-    if (x->size > phys || x->size < HDR_SIZE || x->top < HDR_SIZE || x->top >= x->size || (x->top & 7))
-        return CORRUPT("%s: header points outside the file (top %llu, size %llu, file %llu)", f->path,
-                       (unsigned long long)x->top, (unsigned long long)x->size, (unsigned long long)phys);
+    const char *why = h->selector > 1 ? "the selector byte is damaged" : slot_problem(f, phys, h, s);
+    if (why) {
+        const char *other = slot_problem(f, phys, h, s ^ 1);
+        if (other)
+            return CORRUPT("%s: neither header slot is valid (slot %d: %s; slot %d: %s)", f->path, s, why,
+                           s ^ 1, other);
+        if (note) {
+            note->rejected = true;
+            note->slot = s;
+            note->version = h->slot[s].version;
+            snprintf(note->why, sizeof note->why, "%s", why);
+        }
+        s ^= 1;
+    } else if (h->slot[s ^ 1].version > h->slot[s].version && !slot_problem(f, phys, h, s ^ 1) && note) {
+        /* a valid newer slot that the selector does not name: the selector is damaged; the
+         * selected version is intact and is opened, but not silently */
+        note->rejected = true;
+        note->slot = s ^ 1;
+        note->version = h->slot[s ^ 1].version;
+        snprintf(note->why, sizeof note->why, "the selector names slot %d (version %llu) instead (the selector is damaged)",
+                 s, (unsigned long long)h->slot[s].version);
+    }
     *sel = s;
     return CS_OK;
 }
@@ -209,7 +242,7 @@ int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *l
     struct stat st;
     if (f->io->fstat(f->io->ctx, f->fd, &st) != 0) return cs_fail(CS_IOERR, errno, "cannot stat %s", f->path);
     file_hdr h;
-    TRY(read_header(f, (uint64_t)st.st_size, &h, sel));
+    TRY(read_header(f, (uint64_t)st.st_size, &h, sel, NULL));
     *version = h.slot[*sel].version;
     *top = h.slot[*sel].top;
     *logical = h.slot[*sel].size;
@@ -328,6 +361,21 @@ static int create_fresh(cs_dbfile *f)
     return CS_OK;
 }
 
+/* True for a file no process has finished creating: empty, or only what create_fresh writes
+ * before the header (the header area still zero, at most the first node after it). Anything
+ * else, however short, is somebody's data and is never overwritten. */
+static bool unborn(cs_dbfile *f, uint64_t phys)
+{
+    if (phys == 0) return true;
+    if (phys > HDR_SIZE + NODE_HDR + TOP_SLOTS * 8) return false;
+    uint8_t h[HDR_USED];
+    uint64_t n = phys < sizeof h ? phys : sizeof h;
+    if (f->io->pread(f->io->ctx, f->fd, h, n, 0) != (ssize_t)n) return false;
+    for (uint64_t i = 0; i < n; i++)
+        if (h[i]) return false;
+    return true;
+}
+
 /* Frees the shared state; true when no other process had the file open. */
 static bool dbfile_free(cs_dbfile *f)
 {
@@ -419,20 +467,29 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->write_mu, NULL);
     uint64_t phys = (uint64_t)st.st_size;
-    if (phys == 0) {
-        if (ro) { rc = cs_fail(CS_CORRUPT, 0, "%s is empty", path); goto fail_f; }
-        if ((rc = create_fresh(f)) != CS_OK) goto fail_f;
-        if (io->fstat(io->ctx, fd, &st) != 0) { rc = cs_fail(CS_IOERR, errno, "cannot stat %s", path); goto fail_f; }
+    if (unborn(f, phys)) {
+        /* creation is serialised by the lock file's set-up lock (invariant 5) */
+        int cfd;
+        if ((rc = lock_creation_begin(path, !ro, &cfd)) != CS_OK) goto fail_f;
+        if (io->fstat(io->ctx, fd, &st) != 0) rc = cs_fail(CS_IOERR, errno, "cannot stat %s", path);
+        else if (!unborn(f, (uint64_t)st.st_size)) rc = CS_OK; /* another process created it */
+        else if (ro) rc = cs_fail(CS_CORRUPT, 0, "%s is empty (no process has finished creating it)", path);
+        else if (st.st_size && io->ftruncate(io->ctx, fd, 0) != 0) rc = cs_fail(CS_IOERR, errno, "cannot reset %s", path);
+        else rc = create_fresh(f);
+        if (rc == CS_OK && io->fstat(io->ctx, fd, &st) != 0) rc = cs_fail(CS_IOERR, errno, "cannot stat %s", path);
+        lock_creation_end(cfd);
+        if (rc != CS_OK) goto fail_f;
         phys = (uint64_t)st.st_size;
     }
     file_hdr h;
     int sel;
-    if ((rc = read_header(f, phys, &h, &sel)) != CS_OK) goto fail_f;
+    if ((rc = read_header(f, phys, &h, &sel, &f->rejected)) != CS_OK) goto fail_f;
     if (!ro && h.write_fmt > FORMAT_WRITE) {
         rc = cs_fail(CS_VERSION, 0, "%s needs format version %u to write; this library writes %u",
                      path, h.write_fmt, FORMAT_WRITE);
         goto fail_f;
     }
+    f->rejected.opened = h.slot[sel].version;
     f->selector = sel;
     f->top = h.slot[sel].top;
     f->version = h.slot[sel].version;
@@ -537,3 +594,14 @@ uint64_t cs_db_version(cs_db *db)
 }
 
 const char *cs_db_path(cs_db *db) { return db->path; }
+
+bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap)
+{
+    cs_dbfile *f = db->f;
+    if (!f->rejected.rejected) return false;
+    if (version) *version = f->rejected.version;
+    if (opened) *opened = f->rejected.opened;
+    if (why && cap) snprintf(why, cap, "header slot %d (version %llu) was not used: %s", f->rejected.slot,
+                             (unsigned long long)f->rejected.version, f->rejected.why);
+    return true;
+}

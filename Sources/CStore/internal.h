@@ -109,6 +109,15 @@ typedef struct pinrange {
 
 typedef struct cs_dbfile cs_dbfile;
 
+/** What opening found when the header's newest slot could not be used (file.c read_header). */
+typedef struct rejected_slot {
+    bool rejected;     /* a slot was passed over */
+    int slot;          /* which one */
+    uint64_t version;  /* the version it claims */
+    uint64_t opened;   /* the version opened instead */
+    char why[160];     /* the reason */
+} rejected_slot;
+
 /** One per file per process (found by device and inode). */
 struct cs_dbfile {
     cs_dbfile *next;         /* in the process-wide list */
@@ -146,6 +155,7 @@ struct cs_dbfile {
     uint64_t published_pin;  /* the oldest pinned version as last published in the lock file */
     uint64_t published_hi;   /* the newest pinned version as last published */
     uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
+    rejected_slot rejected;  /* set at open when the newest header slot was not used */
 };
 
 struct cs_db {

@@ -24,6 +24,7 @@
  *     writer that finds it set takes the newest version from the file's header instead.
  */
 #include "lock.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -330,6 +331,33 @@ static char *lock_path(const char *path)
     return p;
 }
 
+int lock_creation_begin(const char *path, bool create, int *fd)
+{
+    *fd = -1;
+    char *lp = lock_path(path);
+    if (!lp) return NOMEM();
+    int d = open(lp, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC, 0644);
+    int e = errno;
+    free(lp);
+    if (d < 0) {
+        if (!create) return CS_OK;
+        return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
+                       "cannot open the lock file of %s: %s", path, strerror(e));
+    }
+    if (ofd(d, F_OFD_SETLKW, F_WRLCK, LK_INIT) != 0) {
+        e = errno;
+        close(d);
+        return cs_fail(CS_IOERR, e, "cannot lock the lock file of %s: %s", path, strerror(e));
+    }
+    *fd = d;
+    return CS_OK;
+}
+
+void lock_creation_end(int fd)
+{
+    if (fd >= 0) close(fd); /* drops LK_INIT with the descriptor */
+}
+
 int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint64_t logical, int sel)
 {
     f->lfd = -1;
@@ -344,7 +372,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         /* a read-only open works without a lock file when none can be made (an unwritable
          * directory, a read-only file system, the name taken by something else) */
         if (readonly && e != ENOMEM && e != EMFILE && e != ENFILE) return CS_OK;
-        return cs_fail(e == EACCES || e == EPERM ? CS_PERM : CS_IOERR, e,
+        return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
                        "cannot open the lock file of %s: %s", f->path, strerror(e));
     }
     free(lp);
@@ -371,9 +399,22 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         rc = cs_fail(CS_VERSION, 0, "incompatible lock file for %s", f->path);
         goto fail_init;
     }
-    if (alone && ftruncate(fd, (off_t)size) != 0) {
-        rc = cs_fail(errno == ENOSPC ? CS_FULL : CS_IOERR, errno, "cannot size the lock file of %s", f->path);
+    if (!alone && (size_t)st.st_size < size) {
+        /* mapping past its end would fault on the first touch */
+        rc = cs_fail(CS_VERSION, 0, "incompatible lock file for %s (%llu bytes, %zu expected)", f->path,
+                     (unsigned long long)st.st_size, size);
         goto fail_init;
+    }
+    /* every byte of the mapping is allocated before it is touched (io.h): a sparse lock file on
+     * a full disk would kill the process with SIGBUS at the first store */
+    if (alone) {
+        if (ftruncate(fd, (off_t)size) != 0) {
+            int e = errno;
+            rc = cs_fail(e == ENOSPC || e == EDQUOT || e == EFBIG ? CS_FULL : CS_IOERR, e,
+                         "cannot size the lock file of %s: %s", f->path, strerror(e));
+            goto fail_init;
+        }
+        if ((rc = io_allocate(f->io, f->path, fd, 0, size)) != CS_OK) goto fail_init;
     }
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) { rc = cs_fail(CS_NOMEM, errno, "cannot map the lock file of %s", f->path); goto fail_init; }

@@ -9,6 +9,12 @@
 
 int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint64_t logical, int sel);
 bool lock_close(cs_dbfile *f);
+/** Takes the lock file's set-up lock for `path` (waiting for whoever holds it: a process creating
+ *  the database), opening the lock file (creating it when `create`). *fd is -1 when there is no
+ *  lock file to use (a read-only open without one); release with lock_creation_end. */
+int lock_creation_begin(const char *path, bool create, int *fd);
+/** Drops what lock_creation_begin took. */
+void lock_creation_end(int fd);
 void lock_read_latest(cs_dbfile *f);
 uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);

@@ -168,17 +168,22 @@ static bool width_ok(uint8_t flags, uint8_t width)
 
 int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
 {
-    if ((r & 7) || r < HDR_SIZE || r + NODE_HDR > t->limit)
-        return CORRUPT("ref %llu out of bounds (file end %llu)", (unsigned long long)r,
-                       (unsigned long long)t->limit);
+    /* the damage reports name the file (cs_errpath) for the Swift layer's fatal error */
+    const char *path = t->f->path;
+    /* (r > limit - NODE_HDR, not r + NODE_HDR > limit: a damaged ref near 2^64 wraps the sum) */
+    if ((r & 7) || r < HDR_SIZE || t->limit < NODE_HDR || r > t->limit - NODE_HDR)
+        return cs_corrupt_in(path, CORRUPT("ref %llu out of bounds (file end %llu)", (unsigned long long)r,
+                                           (unsigned long long)t->limit));
     node_hdr *h = (node_hdr *)(t->map + r);
     if ((h->flags & ~NF_KNOWN) || !width_ok(h->flags, h->width))
-        return CORRUPT("bad node header at %llu", (unsigned long long)r);
+        return cs_corrupt_in(path, CORRUPT("bad node header at %llu", (unsigned long long)r));
     uint64_t sz = node_size_of(h->flags, h->width, h->count);
-    if (sz > t->limit - r) return CORRUPT("node at %llu runs past the file end", (unsigned long long)r);
+    if (sz > t->limit - r)
+        return cs_corrupt_in(path, CORRUPT("node at %llu runs past the file end", (unsigned long long)r));
     /* no real node has more elements than the file has bits (width-0 nodes take no payload,
      * so the size check alone would let a damaged count send loops into the billions) */
-    if ((uint64_t)h->count > t->limit * 8) return CORRUPT("node at %llu claims %u elements", (unsigned long long)r, h->count);
+    if ((uint64_t)h->count > t->limit * 8)
+        return cs_corrupt_in(path, CORRUPT("node at %llu claims %u elements", (unsigned long long)r, h->count));
     *out = h;
     return CS_OK;
 }

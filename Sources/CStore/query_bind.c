@@ -360,14 +360,16 @@ static int bind(cs_query *q, qnode *n, int depth)
                 return berr(q, n->pos, "BETWEEN bounds must be of the property's type (%s)", query_type_name(ta));
             return CS_OK;
         }
+        /* an operator that does not apply to the property's type says so before any talk of
+         * the other operand */
+        if (n->op >= QOP_BEGINSWITH && ta != CS_TYPE_STRING && ta != CS_TYPE_BINARY && ta != CS_TYPE_MIXED)
+            return berr(q, n->pos, "%s does not apply to %s (it needs a string or binary property)",
+                        n->op == QOP_BEGINSWITH ? "BEGINSWITH" : n->op == QOP_ENDSWITH ? "ENDSWITH" : n->op == QOP_CONTAINS ? "CONTAINS" : "LIKE",
+                        query_type_name(ta));
         if (!types_compatible(ta, tb)) {
             size_t pos = n->b->kind == QN_CONST ? n->b->pos : n->pos;
             return berr(q, pos, "cannot compare %s with %s", query_type_name(ta), query_type_name(tb));
         }
-        if (n->op >= QOP_BEGINSWITH && ta != CS_TYPE_STRING && ta != CS_TYPE_BINARY && ta != CS_TYPE_MIXED)
-            return berr(q, n->pos, "%s needs a string, not %s",
-                        n->op == QOP_BEGINSWITH ? "BEGINSWITH" : n->op == QOP_ENDSWITH ? "ENDSWITH" : n->op == QOP_CONTAINS ? "CONTAINS" : "LIKE",
-                        query_type_name(ta));
         if (n->flags && ta != CS_TYPE_STRING && ta != CS_TYPE_MIXED)
             return berr(q, n->pos, "[c] and [d] apply to strings, not %s", query_type_name(ta));
         /* ObjectId and UUID order as unsigned big-endian byte strings (cs_value_compare, SORT and

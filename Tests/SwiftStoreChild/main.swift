@@ -8,6 +8,17 @@
 //   open-limited PATH MB       limit the address space to (current + MB) MiB, then open PATH
 //   open-as-nobody PATH        drop to uid/gid 65534, then open PATH
 //   hold PATH LOG              open PATH, write "holding" to LOG and stay until killed
+//   add-at PATH NAME AGE MS    as add, but first wait until MS milliseconds since 1970 (so that
+//                              several children open a new file at the same moment)
+//   soak-writer PATH ID LOG S  for S seconds, commit batches of ProcPersons named "wID-SEQ" (SEQ
+//                              counting up from where the file is); after each commit append
+//                              the last SEQ committed to LOG
+//   soak-reader PATH W S       for S seconds, check that each writer 0..<W's objects are SEQs
+//                              0...max with none missing (exit 2 naming the gap otherwise)
+//   soak-observer PATH S       for S seconds, refresh and check that the object count never
+//                              goes down (exit 2 otherwise)
+//   read-all PATH              open PATH and read every ProcPerson and property; print the
+//                              count, or the thrown Realm.Error's code (exit 3)
 //   default-schema PATH        open PATH without objectTypes (the schema is every model class
 //                              in this process, found by the type-metadata scan), write one
 //                              object of each class, print the class names
@@ -97,6 +108,106 @@ case "hold":
         while true { pause() }
     } catch {
         fail("hold failed: \(error)")
+    }
+case "add-at":
+    guard args.count == 6, let age = Int(args[4]), let start = Double(args[5]) else { fail("usage: add-at PATH NAME AGE MS") }
+    let wait = start / 1000 - Date().timeIntervalSince1970
+    if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+    do {
+        let realm = try Realm(configuration: config(path))
+        try realm.write { realm.add(ProcPerson(value: ["name": args[3], "age": age])) }
+        print("ok")
+    } catch {
+        fail("add failed: \(error)")
+    }
+case "soak-writer":
+    guard args.count == 6, let id = Int(args[3]), let seconds = Double(args[5]) else { fail("usage: soak-writer PATH ID LOG S") }
+    let log = open(args[4], O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    if log < 0 { fail("cannot open \(args[4])") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        let mine = realm.objects(ProcPerson.self).filter("name BEGINSWITH %@", "w\(id)-")
+        var next = (mine.max(ofProperty: "age") as Int?).map { $0 + 1 } ?? 0
+        let end = Date().addingTimeInterval(seconds)
+        var rng = SystemRandomNumberGenerator()
+        while Date() < end {
+            let batch = Int.random(in: 0..<10, using: &rng) == 0 ? 300 : Int.random(in: 1...3, using: &rng)
+            try realm.write {
+                for k in next..<(next + batch) {
+                    realm.add(ProcPerson(value: ["name": "w\(id)-\(k)", "age": k]))
+                }
+            }
+            next += batch
+            let line = "\(next - 1)\n"
+            _ = line.withCString { write(log, $0, strlen($0)) }
+        }
+        print("ok")
+    } catch {
+        fail("soak-writer failed: \(error)")
+    }
+case "soak-reader":
+    guard args.count == 5, let writers = Int(args[3]), let seconds = Double(args[4]) else { fail("usage: soak-reader PATH W S") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            realm.refresh()
+            for w in 0..<writers {
+                let mine = realm.objects(ProcPerson.self).filter("name BEGINSWITH %@", "w\(w)-")
+                let n = mine.count
+                let top = (mine.max(ofProperty: "age") as Int?) ?? -1
+                if n != top + 1 {
+                    FileHandle.standardError.write("writer \(w): \(n) objects but the highest seq is \(top)\n".data(using: .utf8)!)
+                    exit(2)
+                }
+            }
+            usleep(2000)
+        }
+        print("ok")
+    } catch {
+        fail("soak-reader failed: \(error)")
+    }
+case "soak-observer":
+    guard args.count == 4, let seconds = Double(args[3]) else { fail("usage: soak-observer PATH S") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        let all = realm.objects(ProcPerson.self)
+        var last = all.count
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            realm.refresh()
+            let now = all.count
+            if now < last {
+                FileHandle.standardError.write("count went from \(last) to \(now)\n".data(using: .utf8)!)
+                exit(2)
+            }
+            last = now
+            usleep(1000)
+        }
+        print("ok \(last)")
+    } catch {
+        fail("soak-observer failed: \(error)")
+    }
+case "read-all":
+    do {
+        let realm = try Realm(configuration: config(path))
+        var n = 0
+        var total = 0
+        for p in realm.objects(ProcPerson.self) {
+            total &+= p.name.utf8.count &+ p.age
+            n += 1
+        }
+        _ = realm.objects(ProcPerson.self).filter("age > 5").count
+        _ = realm.objects(ProcPerson.self).sorted(byKeyPath: "age").first?.name
+        if let lost = realm.discardedCommit { print("rolled back \(n) \(lost.version) \(lost.openedVersion)") }
+        else { print("ok \(n)") }
+        _ = total
+    } catch let e as Realm.Error {
+        print(e.code.description)
+        FileHandle.standardError.write((e.message + "\n").data(using: .utf8)!)
+        exit(3)
+    } catch {
+        fail("read-all failed: \(error)")
     }
 case "count":
     do {

@@ -80,6 +80,9 @@ enum {
 const char *cs_errmsg(void);
 /** The OS errno of the last failure on this thread (0 when the failure had none). */
 int cs_errno(void);
+/** The path of the database file whose bytes the last CS_CORRUPT of this thread was found in,
+ *  or "" when the check that found it did not know the file. */
+const char *cs_errpath(void);
 /** A short constant name for an error code ("CS_CORRUPT"). */
 const char *cs_errstr(int code);
 /** The newest file format version this library reads and writes (docs/FORMAT.md): 2. A file is
@@ -231,6 +234,12 @@ typedef struct cs_io {
     int (*rename)(void *ctx, const char *from, const char *to);
     int (*unlink)(void *ctx, const char *path);
     int (*sync_dir)(void *ctx, const char *dir);
+    /* Allocates the blocks of [off, off + len), extending the file when it ends earlier
+     * (posix_fallocate's contract, but 0 or -1 with errno like the others). Every region the
+     * library maps and writes, and every growth of the database file, is allocated through it
+     * first, so a full disk is an error (ENOSPC: CS_FULL) and never a SIGBUS. NULL: the
+     * system's posix_fallocate. */
+    int (*allocate)(void *ctx, int fd, off_t off, off_t len);
 } cs_io;
 
 /** The default I/O layer (the plain system calls). */
@@ -296,7 +305,20 @@ typedef struct cs_db_stats {
     uint32_t table_count;   /* live tables */
     uint32_t pinned;        /* distinct versions pinned by transactions of this process (the
                                stats call's own read is not counted) */
+    uint32_t rejected;      /* 1 when opening passed over the header slot naming the newest commit
+                               (damaged, torn or truncated) and opened an older version */
+    uint64_t rejected_version; /* the version that slot claims (untrusted when its check failed) */
+    char rejected_reason[256]; /* why, as text ("" when rejected is 0) */
 } cs_db_stats;
+
+/**
+ * True when opening the file found that the header slot naming its newest commit could not be
+ * used (damaged, torn by a crash before the disk had all of it, or cut off by truncation) and
+ * opened an older, intact version instead (docs/FORMAT.md §2, What damage leads to). Fills the
+ * version that slot claims, the version opened, and the reason as text (NUL-terminated, at most
+ * `cap` bytes); any pointer may be NULL. The note lasts while the file stays open in this process.
+ */
+bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap);
 
 /** Fills `out` from the newest version (walks every node to count used bytes). */
 int cs_db_stats_get(cs_db *db, cs_db_stats *out);
@@ -310,7 +332,9 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out);
 int cs_db_verify(cs_db *db);
 
 /**
- * Opens the file read-only and verifies it, without a cs_db (for `swiftstore verify`).
+ * Opens the file read-only and verifies it, without a cs_db (for `swiftstore verify`). Also
+ * CS_CORRUPT when the version it opens is intact but the header slot naming a newer commit was
+ * rejected (cs_db_rejected_commit): that commit is lost.
  */
 int cs_file_verify(const char *path);
 

@@ -299,7 +299,9 @@ enum QueryOps {
     /// Checks a sorted or distinct query now (an unknown property traps at the call).
     static func checked<E>(_ results: Results<E>) -> Results<E> {
         if results.base.isDetached { return results }
-        do { _ = try results.base.compiledQuery() } catch { preconditionFailure("\(error)") }
+        do { _ = try results.base.compiledQuery() } catch {
+            preconditionFailure(results.base.clauseFailure() ?? "\(error)")
+        }
         return results
     }
 

@@ -27,6 +27,9 @@ enum CoreCall {
         case Int(CS_NOTFOUND): code = .fileNotFound
         case Int(CS_CORRUPT): code = .invalidDatabase
         case Int(CS_FULL) where errno == ENOSPC: code = .outOfDiskSpace
+        // a read-only file system refuses a read-write open: a permission matter, as in RealmSwift
+        case Int(CS_READONLY) where errno == EROFS, Int(CS_IOERR) where errno == EROFS:
+            code = .filePermissionDenied
         case Int(CS_FULL), Int(CS_IOERR), Int(CS_READONLY), Int(CS_BUSY): code = .fileAccess
         case Int(CS_PERM): code = .filePermissionDenied
         case Int(CS_VERSION):
@@ -53,20 +56,35 @@ enum CoreCall {
     }
 
     /// Runs `body`, trapping with the failure's message if it throws: for the core calls behind
-    /// Internal/'s throwing helpers where RealmSwift does not let the caller throw.
+    /// Internal/'s throwing helpers where RealmSwift does not let the caller throw. Damage
+    /// (`invalidDatabase`) ends in ``damaged(_:path:)``.
     @discardableResult
     static func must<R>(_ body: () throws -> R, file: StaticString = #fileID, line: UInt = #line) -> R {
         do { return try body() } catch let e as Realm.Error {
+            if e.code == .invalidDatabase { damaged(e.message, path: e.fileURL?.path) }
             preconditionFailure(e.message, file: file, line: line)
         } catch {
             preconditionFailure("\(error)", file: file, line: line)
         }
     }
 
-    /// Traps with a RealmSwift-like message for an error code.
-    static func fail(_ rc: Int32, _ context: String, file: StaticString = #fileID,
+    /// Traps with a RealmSwift-like message for an error code; damage found in the file
+    /// (`CS_CORRUPT`) ends in ``damaged(_:path:)``.
+    static func fail(_ rc: Int32, _ context: String, path: String? = nil, file: StaticString = #fileID,
                      line: UInt = #line) -> Never {
+        if rc == Int32(CS_CORRUPT) { damaged(context, path: path) }
         preconditionFailure("\(context): \(lastMessage) (\(CStoreError.codeName(rc)))",
                             file: file, line: line)
+    }
+
+    /// The one fatal error for damage found in a file where the API cannot throw (docs/FORMAT.md,
+    /// What damage leads to): it names the file, what was being read and where the damage is,
+    /// and the next step. `fatalError`, so the message is printed in optimised builds too.
+    static func damaged(_ context: String, path: String?) -> Never {
+        let found = String(cString: cs_errpath())
+        let file = found.isEmpty ? path : found
+        fatalError("SwiftStore: the database file \(file ?? "(unknown path)") is damaged: \(lastMessage) "
+                   + "(while \(context)). Run `swiftstore verify \(file ?? "FILE")` for a full report; "
+                   + "restore the file from a backup.")
     }
 }

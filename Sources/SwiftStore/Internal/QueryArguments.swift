@@ -24,12 +24,26 @@ final class QueryArguments {
         return UnsafeRawPointer(p)
     }
 
+    /// An NSNumber as the value it was made from: a Bool only when made from a Bool (and
+    /// JSONSerialization's true and false), an integer when it holds one, else a Double.
+    static func numberValue(_ n: NSNumber) -> cs_value {
+        switch String(cString: n.objCType) {
+        case "c", "B": return cs_bool(n.boolValue) // Foundation's Bool numbers (__NSCFBoolean)
+        case "f", "d": return cs_double(n.doubleValue)
+        case "Q", "L":
+            return n.uint64Value > UInt64(Int64.max) ? cs_double(n.doubleValue) : cs_int(n.int64Value)
+        default: return cs_int(n.int64Value)
+        }
+    }
+
     private func convert(_ arg: Any, core: RealmCore) throws -> cs_value {
         if arg is NSNull { return cs_null() }
         if let opt = arg as? any AnyOptional {
             guard let wrapped = opt.wrappedAny else { return cs_null() }
             return try convert(wrapped, core: core)
         }
+        // Before the Bool case: an NSNumber made from 0 or 1 also casts to Bool.
+        if type(of: arg) is NSNumber.Type, let n = arg as? NSNumber { return Self.numberValue(n) }
         switch arg {
         case let v as Bool: return cs_bool(v)
         case let v as Int: return cs_int(Int64(v))
@@ -57,7 +71,7 @@ final class QueryArguments {
                 throw Realm.Error(.invalidInput, "Only managed objects can be used in a predicate (got an unmanaged \(v.objectSchema.className))")
             }
             return cs_link(info.table, v.cobj.key)
-        case let v as NSNumber: return cs_double(v.doubleValue)
+        case let v as NSNumber: return Self.numberValue(v)
         default:
             if let s = arg as? any _StorableValue { return cValue(s._rlmEncode().value, core: core) }
             if let items = CollectionDescription.elements(of: arg) {

@@ -110,6 +110,9 @@ final class RealmCore {
 
     /// How many instances of this process have each file open (for `Realm.deleteFiles`).
     static let openPaths = Mutex<[String: Int]>([:])
+    /// Tests only: a replacement I/O layer (cstore.h, cs_io) for the file at a path, given as
+    /// the pointer's bit pattern; the Swift API has no public way to set one.
+    static let ioForTesting = Mutex<[String: UInt]>([:])
 
     /// Whether an instance in this process has the file at `path` open.
     static func isOpen(_ path: String) -> Bool {
@@ -184,6 +187,7 @@ final class RealmCore {
         if let max = config.maximumNumberOfActiveVersions { opts.max_active_versions = UInt32(clamping: max) }
         var db: OpaquePointer?
         let path = config.path
+        if let io = ioForTesting.withLock({ $0[path] }) { opts.io = UnsafePointer(bitPattern: io) }
         try CoreCall.check(cs_db_open(path, &opts, &db), "Opening \(path)", url: url)
         var txn: OpaquePointer?
         let rc = cs_txn_begin(db, Int32(CS_TXN_READ), &txn)

@@ -125,6 +125,30 @@ final class ResultsBase {
         return text
     }
 
+    /// When the query fails because of a sort or distinct key path, a message that names the
+    /// key path (the query text with SORT and DISTINCT is the library's, not the caller's, so a
+    /// position in it would mean nothing to them).
+    func clauseFailure() -> String? {
+        for clause in clauses {
+            let probes: [(String, String, Clause)]
+            switch clause {
+            case .sort(let d): probes = d.map { ("sort on", $0.keyPath, .sort([$0])) }
+            case .distinct(let k): probes = k.map { ("distinct on", $0, .distinct([$0])) }
+            }
+            for (verb, keyPath, probe) in probes {
+                let alone = ResultsBase(core: realmCore, root: root, predicates: [], clauses: [probe])
+                do { _ = try alone.compiledQuery() } catch let e as Realm.Error {
+                    var reason = e.message
+                    if let r = reason.range(of: #" at \d+:\d+$"#, options: .regularExpression) { reason.removeSubrange(r) }
+                    return "Cannot \(verb) key path '\(keyPath)': \(reason)"
+                } catch {
+                    return "Cannot \(verb) key path '\(keyPath)': \(error)"
+                }
+            }
+        }
+        return nil
+    }
+
     /// Parses the query (once per invalidation generation: it then follows the transaction).
     func compiledQuery() throws -> OpaquePointer {
         if let query, queryGeneration == core.generation { return query }
@@ -165,7 +189,7 @@ final class ResultsBase {
     /// The compiled query, trapping with the parser's message (predicates were checked when
     /// the results were made, so this fails only if the schema changed under them).
     func mustQuery() -> OpaquePointer {
-        do { return try compiledQuery() } catch { preconditionFailure("\(error)") }
+        do { return try compiledQuery() } catch { preconditionFailure(clauseFailure() ?? "\(error)") }
     }
 
     private var currentStamp: (UInt64, UInt64, UInt64) { core.stateStamp }

@@ -65,7 +65,7 @@ open class ObjectBase: NSObject {
     @inline(__always)
     func verifyReadable() -> RealmCore {
         let core = verifyAttached()
-        if !objectExists() { ObjectBase.deleted() }
+        if !objectExists() { missing() }
         return core
     }
 
@@ -92,6 +92,17 @@ open class ObjectBase: NSObject {
         preconditionFailure("Object has been deleted or invalidated.")
     }
 
+    /// Traps for an object whose row is gone: deleted, or, when the file fails verification,
+    /// lost to damage (a damaged key node hides rows), which then ends in the damage error
+    /// instead. The walk costs nothing that matters: the process stops either way.
+    func missing() -> Never {
+        if let core, core.fileFailsVerification() {
+            CoreCall.damaged("reading the \(type(of: self)) object with key \(cobj.key), which its table no longer finds",
+                             path: core.config.path)
+        }
+        ObjectBase.deleted()
+    }
+
     /// Traps unless the object can be written: readable, and its Realm is in a write transaction.
     @inline(__always)
     func verifyWritable() -> RealmCore {
@@ -115,8 +126,9 @@ open class ObjectBase: NSObject {
 
     /// Traps for a failed read: a deleted object, or the core's message.
     func readFailed(_ rc: Int32) -> Never {
-        if rc == Int32(CS_NOTFOUND) && !objectExists() { ObjectBase.deleted() }
-        CoreCall.fail(rc, "Reading a property of \(type(of: self))")
+        if rc == Int32(CS_NOTFOUND) && !objectExists() { missing() }
+        CoreCall.fail(rc, "reading a property of the \(type(of: self)) object with key \(cobj.key)",
+                      path: core?.config.path)
     }
 
     /// Reads an integer column (the fast path of the commonest type).
@@ -157,7 +169,7 @@ open class ObjectBase: NSObject {
         core.didMutate()
         let rc = cs_obj_set_int(&cobj, col, value)
         if rc != 0 {
-            if rc == Int32(CS_NOTFOUND) && !objectExists() { ObjectBase.deleted() }
+            if rc == Int32(CS_NOTFOUND) && !objectExists() { missing() }
             core.failSet(rc, self, col)
         }
     }

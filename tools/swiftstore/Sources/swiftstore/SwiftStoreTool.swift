@@ -18,6 +18,46 @@ func writeError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
+/// Exits with `status` after printing `text` as the tool's error: on stderr, or (with `json`)
+/// as a JSON object {"file", "error", "code"} on stdout, so `--json` output always parses.
+func fail(_ command: String, _ file: String, _ text: String, code: String, status: Int32, json: Bool) -> ExitCode {
+    if json {
+        print(jsonString(["file": file, "error": text, "code": code, "status": Int(status)]))
+    } else {
+        writeError("swiftstore \(command): \(text)")
+    }
+    return ExitCode(status)
+}
+
+/// Exit status 2 ("cannot open") for a path that is not a regular file, with the reason.
+func notAFile(_ file: String) -> String? {
+    var st = stat()
+    if stat(file, &st) != 0 { return "cannot open \(file): \(String(cString: strerror(errno)))" }
+    if (st.st_mode & S_IFMT) == S_IFDIR { return "cannot open \(file): it is a directory" }
+    if (st.st_mode & S_IFMT) != S_IFREG { return "cannot open \(file): not a regular file" }
+    return nil
+}
+
+/// The text of a rejected newest commit (cs_db_stats), or nil.
+func rejectedCommit(_ stats: cs_db_stats) -> (version: UInt64, reason: String)? {
+    guard stats.rejected != 0 else { return nil }
+    var s = stats
+    let reason = withUnsafeBytes(of: &s.rejected_reason) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    return (stats.rejected_version, reason)
+}
+
+/// Walks every node of the open file and checks its checksum and bounds (cs_db_verify), so
+/// that the read commands never print values read from damaged bytes. Exits 1 naming the
+/// damaged node.
+func checkNodes(_ db: OpaquePointer?, _ file: String, _ command: String) throws {
+    let rc = cs_db_verify(db)
+    if rc == 0 { return }
+    writeError("swiftstore \(command): \(file) is damaged: \(CStoreError.lastMessage); nothing was printed from it (run `swiftstore verify \(file)`)")
+    throw ExitCode(rc == Int32(CS_CORRUPT) ? 1 : 2)
+}
+
 func jsonString(_ object: Any) -> String {
     let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data()
     return String(decoding: data, as: UTF8.self)
@@ -25,20 +65,23 @@ func jsonString(_ object: Any) -> String {
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the format version, versions, sizes and tables of a database file.")
+        abstract: "Print the format version, versions, sizes and tables of a database file.",
+        discussion: "Exit status 0: printed. 1: the file opened but could not be read. 2: cannot open. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\").")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
+        if let reason = notAFile(file) {
+            throw fail("info", file, reason, code: "CS_IOERR", status: 2, json: json)
+        }
         var options = cs_options()
         options.flags = UInt32(CS_OPEN_READONLY)
         var db: OpaquePointer?
         do {
             try CStoreError.check(cs_db_open(file, &options, &db))
         } catch let e as CStoreError {
-            writeError("swiftstore info: \(e)")
-            throw ExitCode(2)
+            throw fail("info", file, e.message, code: e.codeName, status: 2, json: json)
         }
         defer { cs_db_close(db) }
         var stats = cs_db_stats()
@@ -64,16 +107,20 @@ struct Info: ParsableCommand {
                 ])
             }
         } catch let e as CStoreError {
-            writeError("swiftstore info: \(e)")
-            throw ExitCode(1)
+            throw fail("info", file, e.message, code: e.codeName, status: 1, json: json)
         }
-        let report: [String: Any] = [
+        let rejected = rejectedCommit(stats)
+        var report: [String: Any] = [
             "file": file, "format": Int(stats.read_format), "version": Int(stats.version),
             "fileSize": Int(stats.file_size), "logicalSize": Int(stats.logical_size),
             "usedBytes": Int(stats.used_bytes), "freeBytes": Int(stats.free_bytes),
             "freeExtents": Int(stats.free_extents), "tables": tables,
             "compactionSaves": Int(compactionSaves(stats)),
         ]
+        if let rejected {
+            // the header's newest slot was passed over: the file opened at an older version
+            report["rejectedCommit"] = ["version": Int(rejected.version), "reason": rejected.reason]
+        }
         if json {
             print(jsonString(report))
             return
@@ -81,6 +128,9 @@ struct Info: ParsableCommand {
         print("file:          \(file)")
         print("format:        \(stats.read_format)")
         print("version:       \(stats.version)")
+        if let rejected {
+            print("rejected:      a newer commit (version \(rejected.version)) was rejected: \(rejected.reason)")
+        }
         print("file size:     \(stats.file_size) bytes")
         print("logical size:  \(stats.logical_size) bytes")
         print("used:          \(stats.used_bytes) bytes")
@@ -96,12 +146,15 @@ struct Info: ParsableCommand {
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every node and invariant of a database file.",
-        discussion: "Exit status 0: healthy. 1: damaged (the first problem and where is printed). 2: cannot open.")
+        discussion: "Exit status 0: healthy. 1: damaged (the first problem and where is printed), including a newest commit that had to be passed over (the file then opens at an older version). 2: cannot open.")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
+        if let reason = notAFile(file) {
+            throw fail("verify", file, reason, code: "CS_IOERR", status: 2, json: json)
+        }
         let rc = cs_file_verify(file)
         let message = rc == 0 ? "healthy" : CStoreError.lastMessage
         if json {
@@ -207,6 +260,10 @@ func oneLineJSON(_ object: Any) -> String {
 
 /// Opens a file read-only and runs `body` in a read transaction; errors exit with status 2.
 func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePointer) throws -> Void) throws {
+    if let reason = notAFile(file) {
+        writeError("swiftstore \(command): \(reason)")
+        throw ExitCode(2)
+    }
     var options = cs_options()
     options.flags = UInt32(CS_OPEN_READONLY)
     var db: OpaquePointer?
@@ -223,18 +280,19 @@ func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePoint
         cs_txn_end(txn)
         cs_db_close(db)
     }
+    try checkNodes(db, file, command)
     try body(txn!)
 }
 
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of a class that match a predicate.",
-        discussion: "The predicate uses the query language of SwiftStore's filter(), for example 'age > 3 AND name BEGINSWITH[c] \"r\" SORT(age DESC) LIMIT(10)'. Exit status 1 for a malformed predicate, 2 when the file cannot be read.")
+        discussion: "The predicate uses the query language of SwiftStore's filter(), for example 'age > 3 AND name BEGINSWITH[c] \"r\" SORT(age DESC) LIMIT(10)'. With --json the output is JSON Lines: one JSON object per line per matching object (its properties and \"_key\"), nothing else. Every node is checksummed before anything is printed. Exit status 1 for a malformed predicate, an unknown class or a damaged file (the damaged node's offset is printed), 2 when the file cannot be opened.")
 
     @Argument(help: "The database file.") var file: String
     @Argument(help: "The class (table) name.") var className: String
     @Argument(help: "The predicate.") var predicate: String
-    @Flag(help: "Print one JSON object per line.") var json = false
+    @Flag(help: "Print JSON Lines: one JSON object per matching object, one per line.") var json = false
 
     func run() throws {
         try withReadTransaction(file, "query") { txn in
@@ -284,13 +342,21 @@ func oneLineJSONFragment(_ v: Any) -> String {
 
 struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print every object as a JSON line: {\"class\": ..., \"object\": {...}}.")
+        abstract: "Print every object as a JSON line: {\"class\": ..., \"object\": {...}}.",
+        discussion: "The output is JSON Lines. Every node is checksummed before anything is printed. Exit status 1 for an unknown --class or a damaged file (the damaged node's offset is printed), 2 when the file cannot be opened.")
 
     @Argument(help: "The database file.") var file: String
     @Option(name: .customLong("class"), help: "Only this class.") var className: String?
 
     func run() throws {
         try withReadTransaction(file, "dump") { txn in
+            if let only = className {
+                var table: UInt32 = 0
+                guard cs_table_find(txn, only, &table) == 0 else {
+                    writeError("swiftstore dump: no class named '\(only)'")
+                    throw ExitCode(1)
+                }
+            }
             do {
                 for table in 0..<cs_table_slots(txn) {
                     var info = cs_table_info()

@@ -1,0 +1,30 @@
+/*
+ * io.c -- allocation through the replaceable I/O layer (io.h).
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+
+int io_default_allocate(void *ctx, int fd, off_t off, off_t len)
+{
+    (void)ctx;
+    int r = posix_fallocate(fd, off, len);
+    if (r == 0) return 0;
+    errno = r;
+    return -1;
+}
+
+int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_t len)
+{
+    int r;
+    do
+        r = io->allocate ? io->allocate(io->ctx, fd, (off_t)off, (off_t)len)
+                         : io_default_allocate(NULL, fd, (off_t)off, (off_t)len);
+    while (r != 0 && errno == EINTR);
+    if (r == 0) return CS_OK;
+    int e = errno;
+    if (e == ENOSPC || e == EDQUOT || e == EFBIG)
+        return cs_fail(CS_FULL, e, "disk full: cannot allocate %llu bytes of %s", (unsigned long long)len, path);
+    return cs_fail(CS_IOERR, e, "cannot allocate %llu bytes of %s: %s", (unsigned long long)len, path, strerror(e));
+}

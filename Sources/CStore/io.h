@@ -1,0 +1,21 @@
+/*
+ * io.h -- allocation through the replaceable I/O layer (cstore.h, cs_io), below the files
+ * that map what they write (lock.c) and grow what they map (commit.c).
+ *
+ * Rule: every byte of a file that is mapped and then written through the mapping, and every
+ * byte a commit grows the database file by, is allocated with io_allocate before use. A full
+ * disk then fails the allocation with ENOSPC (CS_FULL, a thrown outOfDiskSpace in Swift)
+ * instead of a SIGBUS at the first store into an unallocated page.
+ */
+#ifndef CSTORE_IO_H
+#define CSTORE_IO_H
+
+#include "internal.h"
+
+/** The default cs_io.allocate: posix_fallocate, its error number put in errno. */
+int io_default_allocate(void *ctx, int fd, off_t off, off_t len);
+/** Allocates [off, off + len) of fd (a file of `path`) through io->allocate (the default when
+ *  NULL), retrying on EINTR: CS_FULL on ENOSPC, EDQUOT or EFBIG, else CS_IOERR. */
+int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_t len);
+
+#endif

@@ -1,0 +1,166 @@
+import CStore
+import Foundation
+import Testing
+@testable import SwiftStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the `swiftstore` tool as built by its own package (tools/swiftstore, `make tool`,
+/// which `make test` runs first).
+enum Tool {
+    static let path: String? = {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let p = repo.appendingPathComponent("tools/swiftstore/.build/debug/swiftstore").path
+        return FileManager.default.isExecutableFile(atPath: p) && !isDirectory(p) ? p : nil
+    }()
+
+    static func isDirectory(_ p: String) -> Bool {
+        var d: ObjCBool = false
+        return FileManager.default.fileExists(atPath: p, isDirectory: &d) && d.boolValue
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs the tool with `args` (killed after `timeout` seconds).
+    static func run(_ args: [String], timeout: Double = 60) throws -> Result {
+        guard let path else {
+            throw Realm.Error(.fail, "the swiftstore tool is not built (make tool)")
+        }
+        let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        try p.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(2000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        let text = { (u: URL) in (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+        return Result(status: p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus,
+                      stdout: text(out), stderr: text(err))
+    }
+}
+
+final class ToolItem: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+}
+
+/// The tool as users meet it: exit codes, JSON output, and damaged files.
+@Suite struct ToolTests {
+    func makeFile(_ dir: TempDir, count: Int = 50) throws -> String {
+        let config = dir.config([ToolItem.self])
+        let realm = try Realm(configuration: config)
+        try realm.write { for i in 0..<5 { realm.add(ToolItem(value: ["id": i, "name": "first \(i)"])) } }
+        try realm.write { for i in 5..<count { realm.add(ToolItem(value: ["id": i, "name": "later \(i)"])) } }
+        return config.fileURL!.path
+    }
+
+    @Test func directoryCannotBeOpened() throws {
+        let dir = TempDir()
+        for command in [["info"], ["verify"], ["dump"], ["query"]] {
+            var args = command + [dir.url.path]
+            if command == ["query"] { args += ["ToolItem", "TRUEPREDICATE"] }
+            let r = try Tool.run(args)
+            #expect(r.status == 2, "\(command): \(r.status) \(r.stderr)")
+        }
+    }
+
+    @Test func dumpOfMissingClassIsAnError() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let r = try Tool.run(["dump", path, "--class", "Missing"])
+        #expect(r.status == 1, "\(r.status)")
+        #expect(r.stderr.contains("no class named 'Missing'"), "\(r.stderr)")
+        let q = try Tool.run(["query", path, "Missing", "TRUEPREDICATE"])
+        #expect(q.status == 1)
+    }
+
+    @Test func infoJSONErrorsAreJSON() throws {
+        let dir = TempDir()
+        let r = try Tool.run(["info", "--json", dir.file("absent.realm").path])
+        #expect(r.status == 2)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(object?["error"] as? String != nil, "stdout: \(r.stdout)")
+        #expect(object?["code"] as? String == "CS_NOTFOUND" || object?["code"] != nil)
+    }
+
+    /// `query --json` prints JSON Lines: one object per line, each parsing on its own.
+    @Test func queryJSONIsJSONLines() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let r = try Tool.run(["query", "--json", path, "ToolItem", "id < 3"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 3)
+        for line in lines {
+            let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(o?["name"] as? String != nil, "\(line)")
+        }
+        let help = try Tool.run(["query", "--help"])
+        #expect(help.stdout.contains("JSON Lines"), "\(help.stdout)")
+    }
+
+    /// A damaged newest commit: verify exits 1 and says so; info reports it, as text and JSON.
+    @Test func rejectedNewestCommitIsReported() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir)
+        let url = URL(fileURLWithPath: path)
+        var b = try FileBytes.read(url)
+        let runs = FileBytes.newestRuns(b)
+        try #require(!runs.isEmpty)
+        b[runs[0].0 + runs[0].1 / 2] ^= 0x08
+        try FileBytes.write(b, url)
+        let v = try Tool.run(["verify", path])
+        #expect(v.status == 1, "\(v.stdout) \(v.stderr)")
+        #expect(v.stderr.contains("newest commit was rejected"), "\(v.stderr)")
+        let info = try Tool.run(["info", "--json", path])
+        #expect(info.status == 0, "\(info.stderr)")
+        let o = try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any]
+        let rejected = o?["rejectedCommit"] as? [String: Any]
+        #expect(rejected?["reason"] as? String != nil, "\(info.stdout)")
+        let text = try Tool.run(["info", path])
+        #expect(text.stdout.contains("rejected"), "\(text.stdout)")
+    }
+
+    /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
+    /// the node's offset instead of printing garbage.
+    @Test func damagedNodeStopsDumpAndQuery() throws {
+        let dir = TempDir()
+        let path = try makeFile(dir, count: 400)
+        let url = URL(fileURLWithPath: path)
+        do {
+            // two more commits that leave the first leaf alone: the damage below is then in an
+            // older node, not in a commit the header slots check
+            let realm = try Realm(configuration: dir.config([ToolItem.self]))
+            for i in 400..<402 { try realm.write { realm.add(ToolItem(value: ["id": i, "name": "n"])) } }
+        }
+        // the string leaf holding "first 3" (every copy: older ones are free space now)
+        var b = try FileBytes.read(url)
+        let needle = Array("first 3".utf8)
+        let found = (4096..<(b.count - needle.count)).filter { b[$0] == needle[0] && Array(b[$0..<($0 + needle.count)]) == needle }
+        try #require(!found.isEmpty)
+        for at in found { b[at] ^= 0x20 }
+        try FileBytes.write(b, url)
+        #expect(try Tool.run(["verify", path]).status == 1)
+        for args in [["dump", path], ["query", path, "ToolItem", "TRUEPREDICATE"], ["query", "--json", path, "ToolItem", "id >= 0"]] {
+            let r = try Tool.run(args)
+            #expect(r.status == 1, "\(args[0]): \(r.status) \(r.stdout.suffix(200)) \(r.stderr)")
+            #expect(r.stderr.contains("node at"), "\(args[0]): \(r.stderr)")
+            #expect(!r.stdout.contains("First 3") && !r.stdout.contains("first 3"), "\(args[0]) printed damaged data")
+        }
+    }
+}
