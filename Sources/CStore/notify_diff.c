@@ -312,7 +312,7 @@ int pending_take(pending *p, idxvec *del, idxvec *ins, idxvec *mod, idxvec *modn
 {
     del->n = ins->n = mod->n = modnew->n = 0;
     if (p->ident) {
-        qsort(p->modset.v, p->modset.n, sizeof *p->modset.v, cmp_size);
+        if (p->modset.n) qsort(p->modset.v, p->modset.n, sizeof *p->modset.v, cmp_size);
         for (size_t i = 0; i < p->modset.n; i++) {
             if (i && p->modset.v[i] == p->modset.v[i - 1]) continue;
             TRY(idxvec_push(mod, p->modset.v[i]));

@@ -297,8 +297,7 @@ private func advance(_ n: OpaquePointer) throws {
             // shallow ones and the "toys" one do not
             try db.write { t in
                 var o = try openObj(t, toy, 2)
-                var v = cs_string("x", 1)
-                try must(cs_obj_set(&o, brand, &v))
+                try must(setVal(&o, brand, .str("x")))
             }
             try advance(notifier!)
             var c = try TakenChange(lw!)
@@ -330,8 +329,7 @@ private func advance(_ n: OpaquePointer) throws {
             // self-assignment counts; a column outside the filter does not
             try db.write { t in
                 var o = try openObj(t, dog, 0)
-                var v = cs_string("", 0)
-                try must(cs_obj_set(&o, name, &v))
+                try must(setVal(&o, name, .str("")))
             }
             try advance(notifier!)
             #expect(try TakenChange(ow!).columns == [name])
