@@ -21,5 +21,8 @@ func allRows() -> [Row] {
         pkGetRow(),
         compactRow(),
         backupRow(),
+        notify1kRow(),
+        notify200kRow(),
+        notifyLatencyRow(),
     ]
 }
