@@ -235,3 +235,146 @@ private func grdbNotify(_ ctx: RowContext, shape: Shape, commits: Int) throws ->
             try? db.close()
         })
 }
+
+// MARK: - notify.observers.1k
+
+/// Size: the observed queries. Query j (from 0) is `i3 < 10 OR i3 == 10 + j` on a file of
+/// size + 10 objects, so the commit, which changes i1 of objects 0 ... 9, changes every query's
+/// results (the same 10 modifications at positions 0 ... 9), and every observer is called.
+func notifyObserversRow() -> Row {
+    Row(
+        id: "notify.observers.1k", size: 1_000, mode: "durable", peer: "grdb", goal: "<= 0.5x",
+        swiftstore: swiftstoreNotifyObservers,
+        peerSide: grdbNotifyObservers)
+}
+
+/// The objects every query holds and the commit changes.
+private let sharedObjects = 10
+
+/// Callbacks of many observers, counted on the delivery queue: signals once `expected` of them
+/// have run, with the sum of the values they read.
+private final class FanIn: @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var expected = 0
+    private var seen = 0
+    private var sum: Int64 = 0
+
+    func expect(_ n: Int) {
+        lock.lock(); expected = n; seen = 0; sum = 0; lock.unlock()
+    }
+
+    func deliver(_ v: Int64) {
+        lock.lock()
+        seen += 1
+        sum &+= v
+        let last = seen == expected
+        lock.unlock()
+        if last { done.signal() }
+    }
+
+    var total: Int64 { lock.lock(); defer { lock.unlock() }; return sum }
+}
+
+/// The value the commit of repetition `rep` writes into i1 of shared object k.
+private func observersValue(_ size: Int, rep: Int, k: Int) -> Int {
+    size + sharedObjects + 1 + rep * 1_000 + k
+}
+
+/// Every callback reads the 10 new values: the observers' count times their sum.
+private func observersWant(_ size: Int, rep: Int) -> Int64 {
+    Int64(size) * (0..<sharedObjects).reduce(Int64(0)) { $0 + Int64(observersValue(size, rep: rep, k: $1)) }
+}
+
+/// Timed: one `realm.write` setting i1 of the 10 shared objects, then waiting until all
+/// `size` `Results.observe(on:)` callbacks have run, each reading i1 at its modification positions.
+private func swiftstoreNotifyObservers(_ ctx: RowContext) throws -> Runner {
+    let size = ctx.size
+    let url = ctx.directory.appendingPathComponent("bench.realm")
+    try buildItemFile(url, count: size + sharedObjects)
+    let box = RealmBox(try Realm(configuration: itemConfiguration(url)))
+    guard let realm = box.realm else { throw BenchError(description: "the Realm was released") }
+    let all = realm.objects(Item.self)
+    let objects = Array(all.prefix(sharedObjects))
+    let queue = DispatchQueue(label: "swiftstore-bench.notify.observers")
+    let fan = FanIn()
+    fan.expect(size)
+    var tokens: [NotificationToken] = []
+    for j in 0..<size {
+        let results = all.filter("i3 < %@ OR i3 == %@", sharedObjects, sharedObjects + j)
+        tokens.append(results.observe(on: queue) { change in
+            switch change {
+            case .initial:
+                fan.deliver(0)
+            case .update(let r, _, _, let modifications):
+                fan.deliver(modifications.reduce(Int64(0)) { $0 + Int64(r[$1].i1) })
+            case .error:
+                fan.deliver(.min)
+            }
+        })
+    }
+    fan.done.wait()   // every initial delivery, untimed
+    return Runner(
+        run: { rep in
+            fan.expect(size)
+            let ms = try measure {
+                try realm.write {
+                    for (k, o) in objects.enumerated() { o.i1 = observersValue(size, rep: rep, k: k) }
+                }
+                fan.done.wait()
+            }
+            return Sample(ms: ms, check: Check(what: "sum of values seen by the callbacks", got: fan.total,
+                                               want: observersWant(size, rep: rep)))
+        },
+        tearDown: {
+            for t in tokens { t.invalidate() }
+            queue.sync {}
+            box.realm = nil
+        })
+}
+
+/// Timed: one GRDB write updating i1 of the 10 shared rows, then waiting until all `size`
+/// `ValueObservation`s (each tracking `fetchAll` of its query) have called onChange, each
+/// reading i1 of the first 10 records it was given.
+private func grdbNotifyObservers(_ ctx: RowContext) throws -> Runner {
+    let size = ctx.size
+    let path = ctx.directory.appendingPathComponent("bench.sqlite").path
+    try SQLiteIntTable.buildFile(path, rows: size + sharedObjects)
+    let db = try grdbQueue(path)
+    let queue = DispatchQueue(label: "swiftstore-bench.notify.observers.grdb")
+    let fan = FanIn()
+    fan.expect(size)
+    var cancellables: [AnyDatabaseCancellable] = []
+    for j in 0..<size {
+        let observation = ValueObservation.tracking { db in
+            try GRDBFetchItem.filter(Column("i3") < sharedObjects || Column("i3") == sharedObjects + j).fetchAll(db)
+        }
+        cancellables.append(observation.start(
+            in: db, scheduling: .async(onQueue: queue),
+            onError: { _ in fan.deliver(.min) },
+            onChange: { items in
+                fan.deliver(items.prefix(sharedObjects).reduce(Int64(0)) { $0 + Int64($1.i1) })
+            }))
+    }
+    fan.done.wait()   // every initial value, untimed
+    return Runner(
+        run: { rep in
+            fan.expect(size)
+            let ms = try measure {
+                try db.write { db in
+                    for k in 0..<sharedObjects {
+                        try db.execute(sql: "UPDATE t SET i1 = ? WHERE rowid = ?",
+                                       arguments: [observersValue(size, rep: rep, k: k), k + 1])
+                    }
+                }
+                fan.done.wait()
+            }
+            return Sample(ms: ms, check: Check(what: "sum of values seen by onChange", got: fan.total,
+                                               want: observersWant(size, rep: rep)))
+        },
+        tearDown: {
+            for c in cancellables { c.cancel() }
+            queue.sync {}
+            try? db.close()
+        })
+}

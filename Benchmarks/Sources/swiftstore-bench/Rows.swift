@@ -24,5 +24,6 @@ func allRows() -> [Row] {
         notify1kRow(),
         notify200kRow(),
         notifyLatencyRow(),
+        notifyObserversRow(),
     ]
 }
