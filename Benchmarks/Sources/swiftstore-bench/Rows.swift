@@ -21,5 +21,9 @@ func allRows() -> [Row] {
         pkGetRow(),
         compactRow(),
         backupRow(),
+        notify1kRow(),
+        notify200kRow(),
+        notifyLatencyRow(),
+        notifyObserversRow(),
     ]
 }
