@@ -35,22 +35,8 @@ enum Tool {
         let dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tool-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(2000) }
-        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        p.waitUntilExit()
-        let text = { (u: URL) in (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
-        return Result(status: p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus,
-                      stdout: text(out), stderr: text(err))
+        let r = try runProcess(path, args, outputIn: dir, timeout: timeout)
+        return Result(status: r.signalled ? 128 + r.status : r.status, stdout: r.stdout, stderr: r.stderr)
     }
 }
 
