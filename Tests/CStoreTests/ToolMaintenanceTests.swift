@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// The `swiftstore` executable, built next to `cstore-testchild`.
-private let toolPath: String? = testExecutable(named: "swiftstore")
+private let toolPath: String? = swiftstoreToolPath
 
 private struct ToolRun {
     let status: Int32
@@ -22,7 +22,7 @@ private struct ToolRun {
 }
 
 private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
-    guard let toolPath else { throw CStoreError(code: -1, message: "not built next to the test binary", context: "swiftstore") }
+    guard let toolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built (make tool)", context: "swiftstore") }
     let p = Process()
     p.executableURL = URL(fileURLWithPath: toolPath)
     p.arguments = args

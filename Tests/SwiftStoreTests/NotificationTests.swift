@@ -465,7 +465,7 @@ final class Fixture: @unchecked Sendable {
         let dir = TempDir()
         let file = dir.file().path
         #expect(try ChildProcess.run(["add", file, "Ann", "3"], in: dir).status == 0)
-        guard let tool = testExecutable(named: "swiftstore") else {
+        guard let tool = swiftstoreToolPath else {
             Issue.record("swiftstore executable not found")
             return
         }

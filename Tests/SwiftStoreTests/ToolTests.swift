@@ -9,17 +9,7 @@ import Glibc
 /// Runs the `swiftstore` tool as built by its own package (tools/swiftstore, `make tool`,
 /// which `make test` runs first).
 enum Tool {
-    static let path: String? = {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let p = repo.appendingPathComponent("tools/swiftstore/.build/debug/swiftstore").path
-        return FileManager.default.isExecutableFile(atPath: p) && !isDirectory(p) ? p : nil
-    }()
-
-    static func isDirectory(_ p: String) -> Bool {
-        var d: ObjCBool = false
-        return FileManager.default.fileExists(atPath: p, isDirectory: &d) && d.boolValue
-    }
+    static let path: String? = swiftstoreToolPath
 
     struct Result {
         let status: Int32

@@ -41,3 +41,15 @@ public func testExecutable(named name: String) -> String? {
     }
     return candidates.first { fm.isExecutableFile(atPath: $0.path) }?.path
 }
+
+/// The `swiftstore` tool as its own package builds it (tools/swiftstore, `make tool`, which
+/// `make test` runs first), or nil when it is not built.
+public let swiftstoreToolPath: String? = {
+    let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let p = repo.appendingPathComponent("tools/swiftstore/.build/debug/swiftstore").path
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: p, isDirectory: &isDir), !isDir.boolValue,
+          FileManager.default.isExecutableFile(atPath: p) else { return nil }
+    return p
+}()
