@@ -121,11 +121,11 @@ FUZZ_CORPUS  := Tests/Fixtures/fuzz-corpus
 
 $(FUZZ_OUT)/bin/make_corpus: Fuzz/make_corpus.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -llz4 -lpthread -lm
 
 $(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -llz4 -lpthread -lm
 
 fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARGETS))
 	rm -rf $(FUZZ_OUT)/seeds
