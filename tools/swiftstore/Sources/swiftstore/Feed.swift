@@ -22,6 +22,8 @@ struct FeedLine {
     var pk: Any?
     /// Property name -> new value (JSON-ready), for insert, update and collection.
     var values: [String: Any] = [:]
+    /// The columns changed (update, collection; an insert changes them all).
+    var cols: [UInt32] = []
 
     /// The JSON object printed by `swiftstore changes --json`.
     var json: [String: Any] {
@@ -193,7 +195,8 @@ struct FeedValues {
 /// as a change of their owner's property that holds them.
 /// `previous`: a transaction on the version the batch starts at, when the reader still pins it,
 /// for the primary keys of deleted objects.
-func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: OpaquePointer?) throws -> [FeedLine] {
+/// `render` false: the lines carry no values (`cols` says which columns changed).
+func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: OpaquePointer?, render: Bool = true) throws -> [FeedLine] {
     var h: OpaquePointer?
     try CStoreError.check(cs_feed_changes_open(txn, slot, since, &h))
     defer { cs_changes_close(h) }
@@ -261,8 +264,10 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
                 ownersDone.insert("\(ot):\(ok):\(ocol)")
                 var o = cs_obj()
                 try CStoreError.check(cs_obj_open(txn, ot, ok, &o))
-                lines.append(FeedLine(version: version, op: .update, table: ot, className: os.name, key: ok,
-                                      pk: values.pk(ot, ok), values: [c.name: try values.property(&o, c.col, c.info)]))
+                var line = FeedLine(version: version, op: .update, table: ot, className: os.name, key: ok, pk: values.pk(ot, ok))
+                line.cols = [ocol]
+                if render { line.values = [c.name: try values.property(&o, c.col, c.info)] }
+                lines.append(line)
                 continue
             }
             var line = FeedLine(version: version, op: a.op, table: a.table, className: s.name, key: a.key)
@@ -275,6 +280,11 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
             var o = cs_obj()
             guard cs_obj_open(txn, a.table, a.key, &o) == 0 else { continue }
             line.pk = values.pk(a.table, a.key)
+            line.cols = a.cols
+            if !render {
+                lines.append(line)
+                continue
+            }
             if a.op == .insert {
                 line.values = try values.object(a.table, a.key)
             } else {

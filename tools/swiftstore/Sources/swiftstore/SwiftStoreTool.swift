@@ -10,7 +10,7 @@ struct SwiftStoreTool: ParsableCommand {
         commandName: "swiftstore",
         abstract: "Inspect, verify and maintain SwiftStore database files.",
         version: String(cString: cs_library_version()),
-        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Changes.self, Slot.self, Compact.self, Backup.self, Restore.self]
+        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Changes.self, Slot.self, Mirror.self, Compact.self, Backup.self, Restore.self]
     )
 }
 
