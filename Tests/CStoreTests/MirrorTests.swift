@@ -228,6 +228,38 @@ struct MirrorTests {
         }
     }
 
+    /// `make test-full` only: 1M objects of 10 properties mirrored, compared row for row.
+    @Test(.enabled(if: mirrorFull, "1M objects: make test-full")) func aMillionObjectsMirrorRowForRow() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_million")
+            let path = dir.path("million.cstore")
+            let db = try DB(path)
+            let n = 1_000_000
+            try db.write { txn throws in
+                let t = try addTable(txn, "Row")
+                let cols = try (0..<10).map { try addColumn(txn, t, "c\($0)", CS_TYPE_INT) }
+                for i in 0..<n {
+                    var o = try createObj(txn, t)
+                    for (j, c) in cols.enumerated() { check(cs_obj_set_int(&o, c, Int64(i * 10 + j))) }
+                }
+            }
+            let r = try tool(["mirror", path, url], in: dir, timeout: 900)
+            #expect(r.status == 0, "\(r.stderr)")
+            var want: [String] = []
+            want.reserveCapacity(n)
+            try db.read { txn throws in
+                let t = try findTable(txn, "Row")
+                for k in try allKeys(txn, t) {
+                    var o = try openObj(txn, t, k)
+                    want.append(([String(k)] + (0..<10).map { String(try! getInt(&o, UInt32($0))) }).joined(separator: "\t"))
+                }
+            }
+            let got = try psql(url, "SELECT _key, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 FROM \"Row\" ORDER BY _key")
+            #expect(got.count == n)
+            #expect(got == want, "the mirrored rows differ from the source")
+        }
+    }
+
     @Test func typesAreMappedExactly() throws {
         try withTempDir { dir in
             let url = try freshDatabase("mirror_types")
