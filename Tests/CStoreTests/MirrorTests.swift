@@ -282,6 +282,7 @@ struct MirrorTests {
                 let link = try addColumn(txn, t, "owner", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: owner)
                 let home = try addColumn(txn, t, "home", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: addr)
                 let m = try addColumn(txn, t, "m", CS_TYPE_STRING, coll: CS_COLL_MAP)
+                let any = try addColumn(txn, t, "any", CS_TYPE_MIXED, flags: CS_COL_NULLABLE)
                 var ow = cs_obj()
                 try withValue(.int(42)) { try must(cs_obj_create_primary(txn, owner, $0, &ow), "owner") }
                 var o = try createObj(txn, t)
@@ -301,16 +302,29 @@ struct MirrorTests {
                 check(setVal(&a, street, .str("Main")))
                 var mc = try openColl(&o, m)
                 try withValue(.str("v")) { v in try must(cs_map_set(&mc, "k", 1, v), "map") }
+                // a Mixed value holding [1, "a", {"k": [2]}]
+                try must(cs_obj_set_collection(&o, any, CS_TYPE_LIST), "mixed list")
+                var l = try openColl(&o, any)
+                check(listAppend(&l, .int(1)))
+                check(listAppend(&l, .str("a")))
+                check(listAppend(&l, .null))
+                try must(cs_list_set_collection(&l, 2, CS_TYPE_DICT), "nested dict")
+                var d2 = cs_coll()
+                try must(cs_coll_open_nested(&l, 2, nil, 0, &d2), "open nested")
+                try must(cs_map_set_collection(&d2, "k", 1, CS_TYPE_LIST), "nested list")
+                var l3 = cs_coll()
+                try must(cs_coll_open_nested(&d2, -1, "k", 1, &l3), "open nested list")
+                check(listAppend(&l3, .int(2)))
             }
             let r = try tool(["mirror", path, url], in: dir)
             #expect(r.status == 0, "\(r.stderr)")
             let row = try psql(url, """
                 SELECT f = real '0.1', d = double precision '-1e-300', encode(bin, 'hex'), extract(epoch from ts)::text,
                        ob, u::text, dec::text, owner, home->>'street', m->>'k',
-                       format_type(a.atttypid, a.atttypmod) FROM "T", pg_attribute a
+                       format_type(a.atttypid, a.atttypmod), "any"::text FROM "T", pg_attribute a
                 WHERE a.attrelid = '"T"'::regclass AND a.attname = 'dec'
                 """)
-            #expect(row == ["t\tt\t0001feff\t1700000000.123456\t000102030405060708090a0b\t00010203-0405-0607-0809-0a0b0c0d0e0f\t-1234567890.0123456789\t42\tMain\tv\tnumeric"], "\(row)")
+            #expect(row == ["t\tt\t0001feff\t1700000000.123456\t000102030405060708090a0b\t00010203-0405-0607-0809-0a0b0c0d0e0f\t-1234567890.0123456789\t42\tMain\tv\tnumeric\t[1, \"a\", {\"k\": [2]}]"], "\(row)")
         }
     }
 

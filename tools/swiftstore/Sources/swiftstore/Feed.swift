@@ -114,18 +114,38 @@ struct FeedValues {
         if info.coll == CS_COLL_NONE {
             var v = cs_value()
             try CStoreError.check(cs_obj_get(&o, col, &v))
+            if v.type == CS_TYPE_LIST || v.type == CS_TYPE_DICT {
+                // a Mixed value holding a nested collection: rendered whole
+                var c = cs_coll()
+                try CStoreError.check(cs_coll_open(&o, col, &c))
+                return try collection(&c)
+            }
             return try scalar(v)
         }
         var c = cs_coll()
         try CStoreError.check(cs_coll_open(&o, col, &c))
+        return try collection(&c)
+    }
+
+    /// A list or set as an array, a map as an object; nested collections (in Mixed elements)
+    /// likewise.
+    mutating func collection(_ c: inout cs_coll) throws -> Any {
         var n = 0
         try CStoreError.check(cs_coll_size(&c, &n))
-        if info.coll == CS_COLL_MAP {
+        if cs_coll_kind_of(&c) == CS_COLL_MAP {
             var m: [String: Any] = [:]
             for i in 0..<n {
                 var k = cs_value(), v = cs_value()
                 try CStoreError.check(cs_map_get_at(&c, i, &k, &v))
-                m[jsonValue(k, txn) as? String ?? "?"] = try scalar(v)
+                let key = jsonValue(k, txn) as? String ?? "?"
+                if v.type == CS_TYPE_LIST || v.type == CS_TYPE_DICT {
+                    var child = cs_coll()
+                    let raw = UnsafeRawPointer(k.v.bytes.ptr).map { $0.assumingMemoryBound(to: CChar.self) }
+                    try CStoreError.check(cs_coll_open_nested(&c, -1, raw, k.v.bytes.len, &child))
+                    m[key] = try collection(&child)
+                } else {
+                    m[key] = try scalar(v)
+                }
             }
             return m
         }
@@ -133,7 +153,13 @@ struct FeedValues {
         for i in 0..<n {
             var v = cs_value()
             try CStoreError.check(cs_list_get(&c, i, &v))
-            a.append(try scalar(v))
+            if v.type == CS_TYPE_LIST || v.type == CS_TYPE_DICT {
+                var child = cs_coll()
+                try CStoreError.check(cs_coll_open_nested(&c, Int64(i), nil, 0, &child))
+                a.append(try collection(&child))
+            } else {
+                a.append(try scalar(v))
+            }
         }
         return a
     }

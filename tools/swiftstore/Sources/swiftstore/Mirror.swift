@@ -280,7 +280,9 @@ struct PGValues {
         if info.coll != CS_COLL_NONE { return oneLineJSON([try feed.property(&o, col, info)]).dropFirst().dropLast().description }
         var v = cs_value()
         try CStoreError.check(cs_obj_get(&o, col, &v))
-        if info.type == CS_TYPE_MIXED { return v.type == CS_TYPE_NULL ? nil : oneLineJSON([try feed.scalar(v)]).dropFirst().dropLast().description }
+        if info.type == CS_TYPE_MIXED {
+            return v.type == CS_TYPE_NULL ? nil : oneLineJSON([try feed.property(&o, col, info)]).dropFirst().dropLast().description
+        }
         return try scalar(v)
     }
 
