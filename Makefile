@@ -172,16 +172,20 @@ fuzz-corpus: fuzz-build
 
 # Prints the table; its JSON goes to Benchmarks/.build/latest.json. `make bench-record` also
 # replaces the committed docs/benchmarks/latest.json (only when asked).
+# The mirror rows need the tool's release build and a PostgreSQL server (.ci/with-postgres, with
+# fsync on so the server's commits are durable like the file's).
 bench: deps
+	cd tools/swiftstore && $(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && ./.build/release/swiftstore-bench --json .build/latest.json
+	cd Benchmarks && STORE_PG_FSYNC=on ../.ci/with-postgres ./.build/release/swiftstore-bench --json .build/latest.json
 
 bench-record: bench
 	cp Benchmarks/.build/latest.json docs/benchmarks/latest.json
 
 bench-quick: deps
+	cd tools/swiftstore && $(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && ./.build/release/swiftstore-bench --quick
+	cd Benchmarks && STORE_PG_FSYNC=on ../.ci/with-postgres ./.build/release/swiftstore-bench --quick
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-checks Benchmarks/.build tools/swiftstore/.build
