@@ -11,13 +11,15 @@
  *
  * Invariants:
  *  1. The history holds one entry per version v with oldest_live < v <= newest, in order; an
- *     entry's blob is 0 when its commit recorded nothing.
+ *     entry's blob is 0 when its commit recorded nothing; oldest_live is lowered to the lowest
+ *     valid feed slot's position (feed.c), so a slot's unacknowledged entries stay.
  *  2. Positions in collection records are the positions at the moment of the operation, so
  *     replaying the records in order turns the old collection into the new one.
  */
 #include "node.h"
 #include "snapshot.h"
 #include "changes.h"
+#include "feed.h"
 
 
 /* ---- recording -------------------------------------------------------------------------- */
@@ -215,6 +217,13 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
         free(b.p);
         TRY(rc);
     }
+    /* feed slots keep the entries after their positions (feed.c) */
+    uint64_t entry = 16;
+    if (blob) {
+        node_hdr *bh = (node_hdr *)txn_ptr(t, blob);
+        entry += node_size_of(bh->flags, bh->width, bh->count);
+    }
+    TRY(feed_on_commit(t, newver, entry, &oldest));
     ref_t *hs;
     TRY(txn_top_slot(t, TOP_HISTORY, &hs));
     if (!*hs) {
