@@ -29,6 +29,13 @@ public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible
     var realm: Realm? { get }
     /// Whether the collection can no longer be read.
     var isInvalidated: Bool { get }
+    /// Whether the collection belongs to a frozen Realm.
+    var isFrozen: Bool { get }
+    /// The collection frozen at its Realm's current version (itself when frozen).
+    func freeze() -> Self
+    /// The live collection of a frozen one in the calling thread's Realm, or nil when the
+    /// object it hangs from was deleted.
+    func thaw() -> Self?
 }
 
 extension RealmCollection {
