@@ -16,6 +16,8 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     private let frozenOf: () -> Bool
     private let freezeOf: () -> AnyRealmCollection
     private let thawOf: () -> AnyRealmCollection?
+    /// The wrapped collection read through another Realm of its file (ThreadSafeReference).
+    let resolveOf: (RealmCore) -> AnyRealmCollection?
     /// The wrapped collection.
     let base: Any
 
@@ -30,6 +32,10 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
         frozenOf = { base.isFrozen }
         freezeOf = { AnyRealmCollection(base.freeze()) }
         thawOf = { base.thaw().map { AnyRealmCollection($0) } }
+        resolveOf = { core in
+            guard let c = base as? any ConfinedValue else { return nil }
+            return (c.resolved(in: core) as? C).map { AnyRealmCollection($0) }
+        }
         self.base = base
     }
 

@@ -22,7 +22,7 @@ public protocol _RealmQueryable {
 ///
 /// Filtering and sorting return live `Results`; aggregates run in the core without reading
 /// objects into Swift.
-public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable, ThreadConfined
     where Index == Int, Element: RealmCollectionValue, _QueryElement == Element
 {
     /// The Realm of the collection, or nil if it is unmanaged.
