@@ -27,6 +27,13 @@ final class RealmCore {
     /// The owning thread, for thread-confined instances.
     private let thread: pthread_t?
     let queue: DispatchQueue?
+    /// The actor an actor-isolated instance belongs to (its accesses are serialised by the
+    /// actor, not checked per thread).
+    let actor: (any Actor)?
+    /// The run loop of a thread-confined instance's thread (where `writeAsync` runs blocks).
+    let runLoop: RunLoop?
+    /// The queued asynchronous writes (made on first use).
+    var asyncWrites: AsyncWriteQueue?
     private(set) var schema: Schema
     private(set) var infos: [ObjectIdentifier: ClassInfo] = [:]
     private(set) var infosByName: [String: ClassInfo] = [:]
@@ -72,10 +79,12 @@ final class RealmCore {
 
     // MARK: Opening
 
-    private init(config: Realm.Configuration, queue: DispatchQueue?) throws {
+    private init(config: Realm.Configuration, queue: DispatchQueue?, actor: (any Actor)? = nil) throws {
         self.config = config
         self.queue = queue
-        self.thread = queue == nil ? pthread_self() : nil
+        self.actor = actor
+        self.thread = queue == nil && actor == nil ? pthread_self() : nil
+        self.runLoop = queue == nil && actor == nil ? RunLoop.current : nil
         self.ownsHandle = true
         self.isMigration = false
         self.ownsTxn = true
@@ -127,6 +136,8 @@ final class RealmCore {
         self.isMigration = false
         self.ownsTxn = true
         self.isFrozen = true
+        self.actor = nil
+        self.runLoop = nil
         self.url = source.url
         self.autorefresh = false
         var opts = cs_options()
@@ -213,6 +224,8 @@ final class RealmCore {
         self.ownsTxn = ownsTransaction
         self.isFrozen = false
         self.config = config
+        self.actor = nil
+        self.runLoop = nil
         self.queue = nil
         self.thread = pthread_self()
         self.ownsHandle = false
@@ -375,6 +388,16 @@ final class RealmCore {
         var core: RealmCore? { anchor?.core?.takeUnretainedValue() }
     }
     private static let queueCache = Mutex<[String: Weak]>([:])
+    private static let actorCache = Mutex<[String: Weak]>([:])
+
+    /// The cached instance for this configuration isolated to `actor`, or a new one.
+    static func open(_ config: Realm.Configuration, actor: any Actor) throws -> RealmCore {
+        let key = "\(ObjectIdentifier(actor).hashValue):\(config.cacheKey)"
+        if let core = actorCache.withLock({ $0[key]?.core }) { return try core.reuse(for: config) }
+        let core = try RealmCore(config: config, queue: nil, actor: actor)
+        actorCache.withLock { $0[key] = Weak(core) }
+        return core
+    }
     private static let threadKey = "SwiftStore.RealmCore.cache"
 
     /// The cached instance for this configuration on this thread or queue, or a new one.
@@ -456,6 +479,7 @@ final class RealmCore {
             preconditionFailure("Can't commit a non-existing write transaction")
         }
         mutations &+= 1
+        defer { asyncWrites?.writeDidEnd() }
         try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
         guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
@@ -470,6 +494,7 @@ final class RealmCore {
         }
         mutations &+= 1
         CoreCall.must(cs_txn_rollback(txn), "Cancelling a write transaction")
+        asyncWrites?.writeDidEnd()
     }
 
     @discardableResult
