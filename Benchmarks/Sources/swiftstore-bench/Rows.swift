@@ -25,5 +25,7 @@ func allRows() -> [Row] {
         notify200kRow(),
         notifyLatencyRow(),
         notifyObserversRow(),
+        freezeRow(),
+        commitAsyncRow(),
     ]
 }
