@@ -27,5 +27,7 @@ func allRows() -> [Row] {
         notifyObserversRow(),
         mirrorInitialRow(),
         mirrorLagRow(),
+        freezeRow(),
+        commitAsyncRow(),
     ]
 }

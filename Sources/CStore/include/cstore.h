@@ -450,6 +450,16 @@ int cs_txn_end(cs_txn *txn);
  *  which keeps that version pinned) reads. CS_MISUSE when either is writing, when they belong to
  *  different files or when that version is older than the one `txn` reads. */
 int cs_txn_advance_to(cs_txn *txn, const cs_txn *at);
+/** Begins on handle `db` (a handle of the same file as `at`, which may be `at`'s own) a
+ *  *frozen* READ transaction reading exactly the version `at` reads, and pinning it until
+ *  cs_txn_end. A frozen transaction never moves (advance and promote are CS_MISUSE) and keeps
+ *  no per-transaction caches, so unlike every other transaction several threads may read
+ *  through it at the same time; the accessors (cs_obj, cs_coll) and queries made through it
+ *  are still each used by one thread at a time. CS_MISUSE when `at` is writing or `db` opens
+ *  another file. */
+int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out);
+/** Whether the transaction was begun by cs_txn_freeze. */
+bool cs_txn_is_frozen(const cs_txn *txn);
 /** Whether two transactions read the same file (the same open file of this process: a path
  *  deleted and created again is another file). */
 bool cs_txn_same_file(const cs_txn *a, const cs_txn *b);

@@ -22,13 +22,20 @@ public protocol _RealmQueryable {
 ///
 /// Filtering and sorting return live `Results`; aggregates run in the core without reading
 /// objects into Swift.
-public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable, ThreadConfined
     where Index == Int, Element: RealmCollectionValue, _QueryElement == Element
 {
     /// The Realm of the collection, or nil if it is unmanaged.
     var realm: Realm? { get }
     /// Whether the collection can no longer be read.
     var isInvalidated: Bool { get }
+    /// Whether the collection belongs to a frozen Realm.
+    var isFrozen: Bool { get }
+    /// The collection frozen at its Realm's current version (itself when frozen).
+    func freeze() -> Self
+    /// The live collection of a frozen one in the calling thread's Realm, or nil when the
+    /// object it hangs from was deleted.
+    func thaw() -> Self?
 }
 
 extension RealmCollection {

@@ -21,6 +21,21 @@ final class ManagedCollection {
         for s in steps { s.key?.deallocate() }
     }
 
+    /// The same collection (column and nesting steps) of `owner`, an accessor of this
+    /// collection's owner in another Realm (a frozen one, or a live one when thawing).
+    func rebased(onto owner: ObjectBase) -> ManagedCollection {
+        let copy = ManagedCollection(owner: owner, column: col)
+        for s in steps {
+            var key: UnsafeMutablePointer<CChar>? = nil
+            if let k = s.key {
+                key = .allocate(capacity: s.keyLength + 1)
+                key!.initialize(from: k, count: s.keyLength + 1)
+            }
+            copy.steps.append((s.index, key, s.keyLength))
+        }
+        return copy
+    }
+
     /// A collection nested in element `index` (list) or `key` (map) of this one.
     func nested(index: Int64 = -1, key: String? = nil) -> ManagedCollection {
         let child = ManagedCollection(owner: owner, column: col)

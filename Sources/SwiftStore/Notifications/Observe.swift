@@ -6,6 +6,7 @@ import Foundation
 enum Observation {
     /// RealmSwift's checks before registering a block on `core`'s data.
     static func check(_ core: RealmCore, queue: DispatchQueue?) {
+        checkNotFrozen(core)
         core.verifyThread()
         if core.isInWriteTransaction {
             preconditionFailure("Cannot register notification blocks from within write transactions.")
@@ -13,6 +14,11 @@ enum Observation {
         if queue == nil && !Thread.isMainThread && RunLoop.current.currentMode == nil {
             preconditionFailure("Can only add notification blocks from within runloops.")
         }
+    }
+
+    /// Frozen data never changes, so observing it is RealmSwift's error.
+    static func checkNotFrozen(_ core: RealmCore) {
+        if core.isFrozen { preconditionFailure("Frozen Realms do not change and do not have change notifications.") }
     }
 
     /// String key paths ("toys", "toys.brand") as column paths from `root`'s table; traps with
@@ -323,6 +329,7 @@ extension Object {
         guard let core, let info else {
             preconditionFailure("Only objects which are managed by a Realm support change notifications")
         }
+        Observation.checkNotFrozen(core)
         if isInvalidated { preconditionFailure("Object has been deleted or invalidated.") }
         let paths = Observation.keyPaths(keyPaths, root: info)
         let (table, key) = (info.table, objectKey)
@@ -367,6 +374,7 @@ extension Realm {
     /// is off.
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
         let core = self.core
+        Observation.checkNotFrozen(core)
         core.verifyThread()
         let n = FileNotifier.acquire(core.config)
         return n.register(core: core, queue: nil, makeWatch: nil) { core, p in
