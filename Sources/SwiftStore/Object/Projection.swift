@@ -121,14 +121,19 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
     /// Whether the projected object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { rootObject.isInvalidated }
 
-    // Implementation details: a projection is stored as (and read from) its object.
+    // A projection is stored as (and read from) its object.
 
+    /// Implementation detail: stored as a link to the projected class.
     public static var _rlmShape: _PropertyShape { Root._rlmShape }
+    /// Implementation detail: a projection has no default value (traps, as in RealmSwift).
     public static func _rlmDefaultValue() -> Self {
         preconditionFailure("A Projection has no default value; project an object with init(projecting:)")
     }
+    /// Implementation detail: the projection of the object a stored link names.
     public static func _rlmDecode(_ stored: _Stored) -> Self { Self(projecting: Root._rlmDecode(stored)) }
+    /// Implementation detail: a link to the projected object.
     public func _rlmEncode() -> _Stored { rootObject._rlmEncode() }
+    /// Implementation detail: a projection, or the projection of an object made from `value`.
     public static func _rlmFromAny(_ value: Any) -> Self? {
         if let p = value as? Self { return p }
         return Root._rlmFromAny(value).map { Self(projecting: $0) }
