@@ -103,11 +103,30 @@ extension RealmCollection where Element: Encodable {
     }
 }
 
+/// The collections that can be unmanaged, by the name RealmSwift's messages give their kind.
+protocol _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { get }
+}
+
+extension List: _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { "RLMArray" }
+}
+
+extension MutableSet: _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { "RLMSet" }
+}
+
+extension Map: _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { "RLMDictionary" }
+}
+
 extension _RealmQueryable {
     /// The managed query, trapping with RealmSwift's message for an unmanaged collection.
     var managedRoot: ResultsBase {
         guard let root = _rlmQueryRoot else {
-            preconditionFailure("This method may only be called on managed collections (collections of objects added to a Realm)")
+            // RealmSwift's message names the Objective-C class behind the collection kind.
+            let kind = (Self.self as? _UnmanagedCollectionKind.Type)?._rlmObjCClassName ?? "RLMArray"
+            preconditionFailure("This method may only be called on \(kind) instances retrieved from an RLMRealm")
         }
         return root.base
     }

@@ -21,6 +21,10 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Bumped by every write through this instance, so cached results know to re-run.
     @exclusivity(unchecked) private(set) var mutations: UInt64 = 0
+    /// The instances passed to `delete` in the open write transaction. If the write does not
+    /// commit, their rows come back but these instances stay invalidated, as RealmSwift's
+    /// cancelWrite documents (a new read of a restored row gives a valid object).
+    var deletedInWrite: [WeakObject] = []
     /// The snapshot version, the writes through this instance and the invalidation generation:
     /// while it is unchanged, keys read from the file still name the same objects.
     var stateStamp: (UInt64, UInt64, UInt64) { (cs_txn_version(txn), mutations, generation) }
@@ -480,7 +484,14 @@ final class RealmCore {
         }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
-        try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+        do {
+            try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+        } catch {
+            // The failed commit rolled the write back.
+            invalidateDeletedInstances()
+            throw error
+        }
+        deletedInWrite = []
         guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
         n.wake()
@@ -495,6 +506,14 @@ final class RealmCore {
         mutations &+= 1
         CoreCall.must(cs_txn_rollback(txn), "Cancelling a write transaction")
         asyncWrites?.writeDidEnd()
+        invalidateDeletedInstances()
+    }
+
+    /// Keeps the instances deleted in a write that did not commit invalidated: their
+    /// generation no longer matches this Realm's.
+    private func invalidateDeletedInstances() {
+        for w in deletedInWrite { w.object?.generation = 0 }
+        deletedInWrite = []
     }
 
     @discardableResult
@@ -621,4 +640,9 @@ final class RealmCore {
             (box as? LegacyPropertyBox)?.attach(owner: o, column: b.col)
         }
     }
+}
+
+/// A weak reference to an object instance.
+struct WeakObject {
+    weak var object: ObjectBase?
 }
