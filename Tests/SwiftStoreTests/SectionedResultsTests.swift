@@ -17,6 +17,8 @@ final class SGroup: Object {
     @Persisted var name = ""
     @Persisted var tags: List<String>
     @Persisted var members: List<SContact>
+    @Persisted var parent: SGroup?
+    @Persisted(originProperty: "parent") var children: LinkingObjects<SGroup>
 }
 
 /// Counts the accessors made of its class.
@@ -144,6 +146,7 @@ private func contact(_ r: Realm, _ id: Int) -> SContact { r.objects(SContact.sel
             #expect(byAge[IndexPath(item: 1, section: 2)].id == 3)
             #expect(byAge.realm != nil && !byAge.isInvalidated && !byAge.isFrozen)
             #expect(byAge == byAge && byAge[0] == byAge[0] && byAge[0] != byAge[1])
+            #expect(AnyRealmCollection(realm.objects(SContact.self)).sectioned(by: \.age).allKeys == [10, 20, 30])
             let down = realm.objects(SContact.self).sectioned(by: \.age, ascending: false)
             #expect(down.allKeys == [30, 20, 10])
             // ties keep the sort's stable order; later descriptors break them
@@ -204,8 +207,8 @@ private func contact(_ r: Realm, _ id: Int) -> SContact { r.objects(SContact.sel
                 let g = realm.create(SGroup.self, value: ["name": "g"])
                 g.tags.append(objectsIn: ["pear", "apple", "plum", "avocado", "fig"])
                 g.members.append(objectsIn: realm.objects(SContact.self))
-                realm.create(SGroup.self, value: ["name": "h"])
-                realm.create(SGroup.self, value: ["name": "g2"])
+                realm.create(SGroup.self, value: ["name": "h", "parent": g])
+                realm.create(SGroup.self, value: ["name": "g2", "parent": g])
             }
             let g = realm.objects(SGroup.self).first!
             let tags = g.tags.sectioned(by: { String($0.prefix(1)) }, ascending: true)
@@ -217,6 +220,8 @@ private func contact(_ r: Realm, _ id: Int) -> SContact { r.objects(SContact.sel
                                                               sortDescriptors: [SortDescriptor(keyPath: "name")])
             #expect(groups.allKeys == ["g5", "g0", "h0"])
             #expect(groups[0].map(\.name) == ["g"])
+            let children = g.children.sectioned(by: \.name, ascending: false)
+            #expect(children.allKeys == ["h", "g2"])
         }
     }
 

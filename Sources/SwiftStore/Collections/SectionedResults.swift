@@ -1,5 +1,20 @@
 import Foundation
 
+/// What `SectionedResults` and `ResultsSection` share (RealmSwift's `RealmSectionedResult`).
+public protocol RealmSectionedResult: RandomAccessCollection, Equatable {
+    /// The Realm of the elements, or nil if the results are detached.
+    var realm: Realm? { get }
+    /// Whether the collection can no longer be read.
+    var isInvalidated: Bool { get }
+    /// The number of sections (of `SectionedResults`) or elements (of a `ResultsSection`).
+    var count: Int { get }
+    /// Whether the collection is a frozen snapshot.
+    var isFrozen: Bool { get }
+    /// Calls `block` with the collection now and after every commit that changes it.
+    func observe(keyPaths: [String]?, on queue: DispatchQueue?,
+                 _ block: @escaping (SectionedResultsChange<Self>) -> Void) -> NotificationToken
+}
+
 /// Sorted results grouped into sections by a key (RealmSwift's `SectionedResults`): the list a
 /// contacts screen shows under letter headings.
 ///
@@ -12,8 +27,7 @@ import Foundation
 /// Live and lazy: the sections are computed in one pass over the sorted results when first
 /// read and again after the Realm moved; no object is kept per element. Sections appear in
 /// the order of their first element; all elements with the same key are in one section.
-public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: RealmCollectionValue>: RandomAccessCollection,
-    Equatable, CustomStringConvertible {
+public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: RealmCollectionValue>: RealmSectionedResult, CustomStringConvertible {
     /// A section.
     public typealias Element = ResultsSection<Key, SectionElement>
     public typealias Index = Int
@@ -71,8 +85,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 /// The elements of `SectionedResults` with one section key, in the results' order
 /// (RealmSwift's `ResultsSection`). A section is identified by its key: once no element has the
 /// key any more, it is empty.
-public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionValue>: RandomAccessCollection, Equatable,
-    Identifiable, CustomStringConvertible {
+public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionValue>: RealmSectionedResult, Identifiable, CustomStringConvertible {
     public typealias Element = T
     public typealias Index = Int
 
