@@ -25,5 +25,6 @@ func allRows() -> [Row] {
         notify200kRow(),
         notifyLatencyRow(),
         notifyObserversRow(),
+        sectionedRow(),
     ]
 }
