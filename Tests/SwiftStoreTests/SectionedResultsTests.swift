@@ -89,7 +89,7 @@ struct SeenSections: Equatable, CustomStringConvertible {
 }
 
 /// A test's Realm on a run-loop thread.
-private final class SFixture: @unchecked Sendable {
+final class SFixture: @unchecked Sendable {
     let dir = TempDir()
     let thread = RunLoopThread()
     var realm: Realm!
@@ -124,7 +124,7 @@ private final class SFixture: @unchecked Sendable {
     }
 }
 
-private func add(_ r: Realm, _ contacts: [(Int, String, Int)]) {
+func add(_ r: Realm, _ contacts: [(Int, String, Int)]) {
     for (id, name, age) in contacts { r.create(SContact.self, value: ["id": id, "name": name, "age": age]) }
 }
 

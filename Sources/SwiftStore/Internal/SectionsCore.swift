@@ -110,12 +110,6 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         self.keyOf = keyOf
     }
 
-    /// The same sections read through `core` (itself when it is the Realm already read).
-    func resolved(in core: RealmCore) -> SectionsBase {
-        if results.realmCore === core { return self }
-        return SectionsBase(results: Observation.resolve(results, in: core), sortKeyPaths: sortKeyPaths, keyOf: keyOf)
-    }
-
     /// The layout at the Realm's current state.
     func current() -> SectionLayout<Key> {
         if results.isDetached { return SectionLayout() }

@@ -38,10 +38,11 @@ extension SectionsBase {
             paths = given + sortKeyPaths.filter { $0 != "self" && !given.contains($0) }
         }
         let results = self.results
-        let watch = Observation.makeWatch(results, paths: Observation.keyPaths(paths, root: results.info))
         let shown = ShownLayout<Key>()
-        return Observation.register(core: results.core, queue: queue, watch: watch) { [self] core, p in
-            let sections = resolved(in: core)
+        return Observation.register(results, paths: Observation.keyPaths(paths, root: results.info), queue: queue) {
+            [self] _, resolvedResults, p in
+            let sections = resolvedResults === results ? self
+                : SectionsBase(results: resolvedResults, sortKeyPaths: sortKeyPaths, keyOf: keyOf)
             let now = sections.current()
             guard let before = shown.layout, !p.initial else {
                 shown.layout = now
