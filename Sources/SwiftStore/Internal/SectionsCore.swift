@@ -113,6 +113,7 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// The layout at the Realm's current state.
     func current() -> SectionLayout<Key> {
         if results.isDetached { return SectionLayout() }
+        results.core.verifyThread()
         let now = results.core.stateStamp
         if now == stamp { return layout }
         layout = SectionsBase.compute(results, keyOf)

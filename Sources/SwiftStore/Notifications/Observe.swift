@@ -75,7 +75,7 @@ enum Observation {
             let (t, k) = (owner.info!.table, owner.objectKey)
             let p = derivedPaths(paths, info)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
-        case .collection(let c, let info?) where !c.isNested:
+        case .collection(let c, let info?) where !c.isNested && c.owner.info?.property(column: c.col)?.isMap == false:
             return collectionWatch(c, paths: derivedPaths(paths, info))
         default:
             preconditionFailure("Observing a filtered or sorted collection of values, a Map's values or a collection nested "
