@@ -29,5 +29,6 @@ func allRows() -> [Row] {
         mirrorLagRow(),
         freezeRow(),
         commitAsyncRow(),
+        sectionedRow(),
     ]
 }
