@@ -103,7 +103,7 @@ check-invariants: deps
 tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	STORE_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan \
-		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|ThreadSafeReferenceTests|AsyncWriteTests"
+		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests"
 
 # libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's
 # -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs each target for

@@ -10,6 +10,11 @@ public protocol RealmSectionedResult: RandomAccessCollection, Equatable {
     var count: Int { get }
     /// Whether the collection is a frozen snapshot.
     var isFrozen: Bool { get }
+    /// The collection frozen at the Realm's current version (itself when frozen): it never
+    /// changes and any thread may read it.
+    func freeze() -> Self
+    /// The live collection of a frozen one in the calling thread's Realm (itself when live).
+    func thaw() -> Self?
     /// Calls `block` with the collection now and after every commit that changes it.
     func observe(keyPaths: [String]?, on queue: DispatchQueue?,
                  _ block: @escaping (SectionedResultsChange<Self>) -> Void) -> NotificationToken
@@ -68,8 +73,23 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     /// collection they section is gone).
     public var isInvalidated: Bool { base.results.isInvalidated }
 
-    /// Whether these sections are a frozen snapshot (never, until freezing exists).
-    public var isFrozen: Bool { false }
+    /// Whether these sections are a frozen snapshot (`freeze()`).
+    public var isFrozen: Bool { base.isFrozen }
+
+    /// These sections frozen at the Realm's current version (themselves when frozen): the
+    /// sections of the frozen results, with the same keys and elements as now. They never
+    /// change, any thread may read them, and observing them traps. Traps inside a write
+    /// transaction.
+    public func freeze() -> SectionedResults {
+        SectionedResults(base: base.frozen())
+    }
+
+    /// The live sections of frozen ones in the calling thread's Realm (themselves when live):
+    /// the same results and key block, sectioned at that Realm's version. Nil when the object
+    /// the results hang from does not exist there.
+    public func thaw() -> SectionedResults? {
+        base.thawed().map { SectionedResults(base: $0) }
+    }
 
     /// Whether both section the same results (the same live view).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.base === rhs.base }
@@ -148,8 +168,21 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
     /// Whether the section can no longer be read.
     public var isInvalidated: Bool { base.results.isInvalidated }
 
-    /// Whether this section is a frozen snapshot (never, until freezing exists).
-    public var isFrozen: Bool { false }
+    /// Whether this section is a frozen snapshot (`freeze()`).
+    public var isFrozen: Bool { base.isFrozen }
+
+    /// This section frozen at the Realm's current version (itself when frozen): the section
+    /// with the same key of the frozen sectioned results. It never changes, any thread may
+    /// read it, and observing it traps. Traps inside a write transaction.
+    public func freeze() -> ResultsSection {
+        ResultsSection(base: base.frozen(), key: key)
+    }
+
+    /// The live section with the same key of frozen sections, in the calling thread's Realm
+    /// (itself when live); nil when the object the results hang from does not exist there.
+    public func thaw() -> ResultsSection? {
+        base.thawed().map { ResultsSection(base: $0, key: key) }
+    }
 
     /// Whether both are the same section of the same sectioned results.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.base === rhs.base && lhs.key == rhs.key }

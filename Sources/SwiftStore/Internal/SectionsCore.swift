@@ -95,6 +95,9 @@ struct SectionLayout<Key: Hashable> {
 /// What a SectionedResults or a ResultsSection reads: sorted results and the block giving each
 /// element's section key. The layout is computed on first use and again when the Realm's state
 /// moved, as Results recompute their keys.
+///
+/// Sections over frozen results (docs/ARCHITECTURE.md, Sectioned results) are read by any
+/// thread at once: their layout is fixed when they are made and read under a lock.
 final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     let results: ResultsBase
     let keyOf: (Element) -> Key
@@ -103,22 +106,64 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     let sortKeyPaths: [String]
     private var layout = SectionLayout<Key>()
     private var stamp: (UInt64, UInt64, UInt64) = (UInt64.max, 0, 0)
+    /// For sections over frozen results: guards `layout` and `stamp`.
+    private let frozenLock: NSLock?
 
     init(results: ResultsBase, sortKeyPaths: [String], keyOf: @escaping (Element) -> Key) {
         self.results = results
         self.sortKeyPaths = sortKeyPaths
         self.keyOf = keyOf
+        self.frozenLock = results.realmCore?.isFrozen == true ? NSLock() : nil
     }
+
+    /// Sections over `results` (frozen at the version `layout` was computed at) with that
+    /// layout: freezing does not run the key block again.
+    private convenience init(frozen results: ResultsBase, of live: SectionsBase, layout: SectionLayout<Key>) {
+        self.init(results: results, sortKeyPaths: live.sortKeyPaths, keyOf: live.keyOf)
+        self.layout = layout
+        self.stamp = results.core.stateStamp
+    }
+
+    /// Whether the sectioned results are frozen.
+    var isFrozen: Bool { frozenLock != nil }
 
     /// The layout at the Realm's current state.
     func current() -> SectionLayout<Key> {
         if results.isDetached { return SectionLayout() }
+        if let frozenLock {
+            frozenLock.lock()
+            defer { frozenLock.unlock() }
+            return refreshed()
+        }
         results.core.verifyThread()
+        return refreshed()
+    }
+
+    private func refreshed() -> SectionLayout<Key> {
         let now = results.core.stateStamp
         if now == stamp { return layout }
         layout = SectionsBase.compute(results, keyOf)
         stamp = results.core.stateStamp
         return layout
+    }
+
+    /// The same sections frozen at the Realm's current version (themselves when frozen or
+    /// detached): the frozen results with the layout they have now.
+    func frozen() -> SectionsBase {
+        guard let core = results.realmCore, !core.isFrozen else { return self }
+        let layout = current() // checks the thread
+        let frozenCore = core.frozen() // traps inside a write transaction
+        guard let frozenResults = frozenCore.resolveExisting(results) else { ObjectBase.deleted() }
+        return SectionsBase(frozen: frozenResults, of: self, layout: layout)
+    }
+
+    /// The live sections of frozen ones in the calling thread's Realm (themselves when live), or
+    /// nil when the object the results hang from no longer exists there.
+    func thawed() -> SectionsBase? {
+        guard let core = results.realmCore, core.isFrozen else { return self }
+        return core.liveForCallingThread().resolveExisting(results).map {
+            SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf)
+        }
     }
 
     /// The element at `position` of the sorted results.
