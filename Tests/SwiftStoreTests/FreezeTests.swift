@@ -234,8 +234,8 @@ import Testing
         group.wait()
         writerDone.wait()
         #expect(bad.value == 0)
-        // after the awaits this async test may run on another thread than `realm`'s: read the
-        // live state through the current thread's Realm
+        // After an await the test may run on another thread than the one `realm` belongs to:
+        // the live check reads through a Realm of the current thread.
         let now = try Realm(configuration: config)
         now.refresh()
         #expect(now.objects(Dog.self).sum(ofProperty: "age") as Int != expectedSum)
