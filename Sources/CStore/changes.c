@@ -136,7 +136,7 @@ static void put_uv(buf *b, uint64_t v)
 
 static void put_sv(buf *b, int64_t v) { put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
 
-static bool get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
+bool changes_get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -154,7 +154,7 @@ static bool get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
 static bool get_sv(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
     uint64_t u;
-    if (!get_uv(p, end, &u)) return false;
+    if (!changes_get_uv(p, end, &u)) return false;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return true;
 }
@@ -187,11 +187,11 @@ static bool decode(const uint8_t **p, const uint8_t *end, cs_change *c)
     c->col = CS_NONE;
     if (k == CS_CHANGE_SCHEMA) return true;
     uint64_t u;
-    if (!get_uv(p, end, &u) || u > UINT32_MAX) return false;
+    if (!changes_get_uv(p, end, &u) || u > UINT32_MAX) return false;
     c->table = (uint32_t)u;
     if (has_key(k) && !get_sv(p, end, &c->key)) return false;
     if (has_col(k)) {
-        if (!get_uv(p, end, &u) || u > UINT32_MAX) return false;
+        if (!changes_get_uv(p, end, &u) || u > UINT32_MAX) return false;
         c->col = (uint32_t)u;
     }
     if (has_a(k) && !get_sv(p, end, &c->a)) return false;

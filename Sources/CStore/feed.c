@@ -21,6 +21,7 @@
 #include "node.h"
 #include "snapshot.h"
 #include "feed.h"
+#include "changes.h"
 
 #define FEED_TABLE_FORMAT 1u
 
@@ -39,21 +40,6 @@ static void ftab_free(ftab *f)
     free(f->s);
     f->s = NULL;
     f->n = 0;
-}
-
-static bool get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*p >= end) return false;
-        uint8_t x = *(*p)++;
-        v |= (uint64_t)(x & 0x7f) << shift;
-        if (!(x & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
 }
 
 static uint8_t *put_uv(uint8_t *p, uint64_t v)
@@ -79,22 +65,22 @@ static int feed_load(cs_txn *t, ftab *out)
     if (!(h->flags & NF_BYTES) || h->width != 1) return CORRUPT("feed slot table is malformed");
     const uint8_t *p = node_values(h), *end = p + h->count;
     uint64_t fmt, n;
-    if (!get_uv(&p, end, &fmt) || fmt != FEED_TABLE_FORMAT) return CORRUPT("feed slot table has format %llu", (unsigned long long)fmt);
-    if (!get_uv(&p, end, &n) || n > h->count) return CORRUPT("feed slot table count is malformed");
+    if (!changes_get_uv(&p, end, &fmt) || fmt != FEED_TABLE_FORMAT) return CORRUPT("feed slot table has format %llu", (unsigned long long)fmt);
+    if (!changes_get_uv(&p, end, &n) || n > h->count) return CORRUPT("feed slot table count is malformed");
     if (n == 0) return CS_OK;
     out->s = calloc(n, sizeof *out->s);
     if (!out->s) return NOMEM();
     for (uint64_t i = 0; i < n; i++) {
         fslot *s = &out->s[i];
         uint64_t len;
-        if (!get_uv(&p, end, &len) || len == 0 || len > CS_FEED_NAME_MAX || (uint64_t)(end - p) < len) {
+        if (!changes_get_uv(&p, end, &len) || len == 0 || len > CS_FEED_NAME_MAX || (uint64_t)(end - p) < len) {
             ftab_free(out);
             return CORRUPT("feed slot %llu's name is malformed", (unsigned long long)i);
         }
         memcpy(s->name, p, len);
         p += len;
-        if (!get_uv(&p, end, &s->pos) || !get_uv(&p, end, &s->held) || !get_uv(&p, end, &s->limit) ||
-            !get_uv(&p, end, &s->invalid) || s->pos > t->version + 1) {
+        if (!changes_get_uv(&p, end, &s->pos) || !changes_get_uv(&p, end, &s->held) || !changes_get_uv(&p, end, &s->limit) ||
+            !changes_get_uv(&p, end, &s->invalid) || s->pos > t->version + 1) {
             ftab_free(out);
             return CORRUPT("feed slot '%s' is malformed", s->name);
         }
