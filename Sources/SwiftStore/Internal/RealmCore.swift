@@ -210,10 +210,10 @@ final class RealmCore {
     var version: UInt64 { cs_txn_version(txn) }
 
     /// How many instances of this process have each file open (for `Realm.deleteFiles`).
-    static let openPaths = Mutex<[String: Int]>([:])
+    static let openPaths = Locked<[String: Int]>([:])
     /// Tests only: a replacement I/O layer (cstore.h, cs_io) for the file at a path, given as
     /// the pointer's bit pattern; the Swift API has no public way to set one.
-    static let ioForTesting = Mutex<[String: UInt]>([:])
+    static let ioForTesting = Locked<[String: UInt]>([:])
 
     /// Whether an instance in this process has the file at `path` open.
     static func isOpen(_ path: String) -> Bool {
@@ -391,8 +391,8 @@ final class RealmCore {
         init(_ core: RealmCore) { anchor = core.anchor }
         var core: RealmCore? { anchor?.core?.takeUnretainedValue() }
     }
-    private static let queueCache = Mutex<[String: Weak]>([:])
-    private static let actorCache = Mutex<[String: Weak]>([:])
+    private static let queueCache = Locked<[String: Weak]>([:])
+    private static let actorCache = Locked<[String: Weak]>([:])
 
     /// The cached instance for this configuration isolated to `actor`, or a new one.
     static func open(_ config: Realm.Configuration, actor: any Actor) throws -> RealmCore {

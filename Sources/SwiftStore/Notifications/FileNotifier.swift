@@ -84,7 +84,7 @@ final class FileNotifier: @unchecked Sendable {
     private var stopping = false
     private var started = false
 
-    private static let all = Mutex<[String: FileNotifier]>([:])
+    private static let all = Locked<[String: FileNotifier]>([:])
 
     private init(config: Realm.Configuration) throws {
         path = config.path

@@ -14,8 +14,8 @@ import Synchronization
 /// `indexedProperties()`, `ignoredProperties()`, `propertiesMapping()` and `className()` are
 /// applied on top. Results are cached per class for the life of the process.
 enum SchemaDiscovery {
-    private static let cache = Mutex<[ObjectIdentifier: ObjectSchema]>([:])
-    private static let registered = Mutex<[ObjectIdentifier: TypeList]>([:])
+    private static let cache = Locked<[ObjectIdentifier: ObjectSchema]>([:])
+    private static let registered = Locked<[ObjectIdentifier: TypeList]>([:])
 
     /// The schema of `type`, discovered once.
     static func objectSchema(for type: ObjectBase.Type) -> ObjectSchema {
