@@ -33,31 +33,14 @@ struct Slot: ParsableCommand {
 
 /// Opens a file for writing and runs `body` in a write transaction it then commits.
 func withWriteTransaction(_ file: String, _ command: String, _ body: (OpaquePointer) throws -> Void) throws {
-    if let reason = notAFile(file) {
-        writeError("swiftstore \(command): \(reason)")
-        throw ExitCode(2)
-    }
-    var options = cs_options()
-    var db: OpaquePointer?
-    var txn: OpaquePointer?
-    do {
-        try CStoreError.check(cs_db_open(file, &options, &db))
-        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn))
-    } catch let e as CStoreError {
-        writeError("swiftstore \(command): \(e)")
-        if db != nil { cs_db_close(db) }
-        throw ExitCode(2)
-    }
-    defer {
-        cs_txn_end(txn)
-        cs_db_close(db)
-    }
-    try body(txn!)
-    do {
-        try CStoreError.check(cs_txn_commit(txn))
-    } catch let e as CStoreError {
-        writeError("swiftstore \(command): \(e)")
-        throw ExitCode(2)
+    try withTransaction(file, command, write: true) { _, txn in
+        try body(txn)
+        do {
+            try CStoreError.check(cs_txn_commit(txn))
+        } catch let e as CStoreError {
+            writeError("swiftstore \(command): \(e)")
+            throw ExitCode(2)
+        }
     }
 }
 

@@ -271,17 +271,27 @@ func oneLineJSON(_ object: Any) -> String {
 
 /// Opens a file read-only and runs `body` in a read transaction; errors exit with status 2.
 func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePointer) throws -> Void) throws {
+    try withTransaction(file, command, write: false) { db, txn in
+        try checkNodes(db, file, command)
+        try body(txn)
+    }
+}
+
+/// Opens a file (read-only unless `write`) and runs `body` with the handle and a transaction
+/// of that kind, which it then ends and closes; failures to open exit with status 2.
+func withTransaction(_ file: String, _ command: String, write: Bool,
+                     _ body: (OpaquePointer, OpaquePointer) throws -> Void) throws {
     if let reason = notAFile(file) {
         writeError("swiftstore \(command): \(reason)")
         throw ExitCode(2)
     }
     var options = cs_options()
-    options.flags = UInt32(CS_OPEN_READONLY)
+    if !write { options.flags = UInt32(CS_OPEN_READONLY) }
     var db: OpaquePointer?
     var txn: OpaquePointer?
     do {
         try CStoreError.check(cs_db_open(file, &options, &db))
-        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+        try CStoreError.check(cs_txn_begin(db, Int32(write ? CS_TXN_WRITE : CS_TXN_READ), &txn))
     } catch let e as CStoreError {
         writeError("swiftstore \(command): \(e)")
         if db != nil { cs_db_close(db) }
@@ -291,8 +301,7 @@ func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePoint
         cs_txn_end(txn)
         cs_db_close(db)
     }
-    try checkNodes(db, file, command)
-    try body(txn!)
+    try body(db!, txn!)
 }
 
 struct Query: ParsableCommand {
