@@ -82,18 +82,19 @@ static int table_node(cs_txn *t, uint32_t table, node_hdr **out)
 int table_root(cs_txn *t, uint32_t table, ref_t *root)
 {
     /* a read transaction's snapshot changes only with its epoch: the last root found holds */
-    if (!t->writing && !t->frozen && t->rt_epoch == t->epoch && t->rt_table == table) {
-        *root = t->rt_root;
+    txn_rcache *rc = txn_read_cache(t);
+    if (rc && rc->rt_epoch == t->epoch && rc->rt_table == table) {
+        *root = rc->rt_root;
         return CS_OK;
     }
     node_hdr *tn;
     TRY(table_node(t, table, &tn));
     *root = tn ? node_refs(tn)[TBL_ROOT] : 0;
     if (*root && tagged(*root)) return CORRUPT("table %u root holds a number", table);
-    if (!t->writing && !t->frozen) {
-        t->rt_epoch = t->epoch;
-        t->rt_table = table;
-        t->rt_root = *root;
+    if (rc) {
+        rc->rt_epoch = t->epoch;
+        rc->rt_table = table;
+        rc->rt_root = *root;
     }
     return CS_OK;
 }

@@ -228,9 +228,10 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
      * nodes the transaction caches. Only this function fills that cache, after checking that
      * the column is a live Int or Bool column, and the cache is dropped when the epoch moves
      * (schema and nodes cannot change within one epoch of a read transaction). */
-    if (obj->leaf && obj->leaf == t->cc_leaf && obj->epoch == t->epoch && t->cc_epoch == t->epoch &&
-        col < CC_COLS && t->cc_col[col]) {
-        node_hdr *h = t->cc_col[col];
+    txn_rcache *cc = txn_read_cache(t);
+    if (cc && obj->leaf && obj->leaf == cc->cc_leaf && obj->epoch == t->epoch && cc->cc_epoch == t->epoch &&
+        col < CC_COLS && cc->cc_col[col]) {
+        node_hdr *h = cc->cc_col[col];
         if (obj->row < h->count) {
             *out = node_is_null(h, obj->row) ? 0 : node_get_int(h, obj->row);
             return CS_OK;
@@ -246,22 +247,22 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
             if (!r) { *out = 0; return CS_OK; }
             node_hdr *h;
             /* the column nodes of the last leaf read are checked once, not on every read */
-            if (t->cc_leaf == leaf && t->cc_epoch == t->epoch && col < CC_COLS && t->cc_col[col] &&
-                t->cc_ref[col] == r) {
-                h = t->cc_col[col];
+            if (cc && cc->cc_leaf == leaf && cc->cc_epoch == t->epoch && col < CC_COLS && cc->cc_col[col] &&
+                cc->cc_ref[col] == r) {
+                h = cc->cc_col[col];
             } else {
                 TRY(node_at(t, r, &h));
                 node_hdr *keys;
                 TRY(node_at(t, cluster_keys_ref(leaf), &keys));
                 if (h->count != keys->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
-                if (col < CC_COLS && !t->writing && !t->frozen) {
-                    if (t->cc_leaf != leaf || t->cc_epoch != t->epoch) {
-                        memset(t->cc_col, 0, sizeof t->cc_col);
-                        t->cc_leaf = leaf;
-                        t->cc_epoch = t->epoch;
+                if (cc && col < CC_COLS) {
+                    if (cc->cc_leaf != leaf || cc->cc_epoch != t->epoch) {
+                        memset(cc->cc_col, 0, sizeof cc->cc_col);
+                        cc->cc_leaf = leaf;
+                        cc->cc_epoch = t->epoch;
                     }
-                    t->cc_col[col] = h;
-                    t->cc_ref[col] = r;
+                    cc->cc_col[col] = h;
+                    cc->cc_ref[col] = r;
                 }
             }
             if (row >= h->count) return CORRUPT("int column node is malformed");
