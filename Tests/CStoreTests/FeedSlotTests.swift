@@ -232,7 +232,7 @@ private struct Fixture {
             f = nil
             var opts = cs_options()
             var info = cs_compact_info()
-            try must(cs_db_compact(path, &opts, &info), "cs_db_compact")
+            try must(cs_db_compact(path, &opts, nil, nil, &info), "cs_db_compact")
             let db = try DB(path, flags: 0)
             db.verify("compacted")
             try db.read { txn throws in

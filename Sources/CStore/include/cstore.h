@@ -343,15 +343,23 @@ int cs_file_verify(const char *path);
 /* ---------------------------------------------------------------------------------------- */
 
 /**
+ * Called as a long operation goes (compacted copies, compaction, backups, restores) with the
+ * bytes of the database file done so far and their total (0 when unknown), from the calling
+ * thread, after each chunk (a few MiB) and once at the end with done == total.
+ */
+typedef void (*cs_progress)(void *ctx, uint64_t done, uint64_t total);
+
+/**
  * Writes a compacted copy of the version the READ transaction `txn` reads to a new file at
  * `path`: only the nodes that version reaches, laid out for reading (each column's leaves
  * together, in key order), with empty free lists. The copy keeps the version number, the
  * user's schema version and the change history; it is synced (file and directory) before this
  * returns and has no lock file yet. Writers may go on meanwhile. Errors: CS_EXISTS (`path`
  * exists; it is left alone), CS_MISUSE (a WRITE transaction), CS_CORRUPT (the version is
- * damaged; nothing is left at `path`), CS_FULL, CS_IOERR, CS_PERM.
+ * damaged; nothing is left at `path`), CS_FULL, CS_IOERR, CS_PERM. `progress` (may be NULL)
+ * is called with the bytes written and the copy's size.
  */
-int cs_txn_write_copy(cs_txn *txn, const char *path);
+int cs_txn_write_copy(cs_txn *txn, const char *path, cs_progress progress, void *ctx);
 
 /** What cs_db_compact did. */
 typedef struct cs_compact_info {
@@ -368,9 +376,34 @@ typedef struct cs_compact_info {
  * lock file); when this process has it open through another handle, CS_BUSY too. Processes
  * that open the file meanwhile wait, then open the new file. `opts`: its durability and io
  * are used (the io for every call on the file and its copy); its flags are ignored (the file
- * must exist and be writable). `out` may be NULL. Errors as cs_txn_write_copy, plus CS_NOTFOUND, CS_BUSY.
+ * must exist and be writable). `progress` (may be NULL) is called with the bytes of the copy
+ * written and its size. `out` may be NULL. Errors as cs_txn_write_copy, plus CS_NOTFOUND,
+ * CS_BUSY. The file is opened for writing, so its lock file must be possible to create: where
+ * it is not (an unwritable directory, a read-only file system), compaction fails as that open
+ * does (CS_PERM, CS_IOERR) and changes nothing.
  */
-int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out);
+int cs_db_compact(const char *path, const cs_options *opts, cs_progress progress, void *ctx, cs_compact_info *out);
+
+/** Where the bytes of one version go (cs_txn_space): every node that version reaches, counted
+ *  once, by the part of the file it belongs to. */
+typedef struct cs_space_info {
+    uint64_t compacted_size; /* the size of a compacted copy of the version (cs_txn_write_copy) */
+    uint64_t header_bytes;   /* the file header */
+    uint64_t top_bytes;      /* the top node and the table list */
+    uint64_t schema_bytes;   /* the schema */
+    uint64_t table_bytes;    /* every table: objects, columns, collections and indexes */
+    uint64_t history_bytes;  /* the change history (docs/FORMAT.md §8) */
+    uint64_t other_bytes;    /* top slots this library does not know (a later format's) */
+} cs_space_info;
+
+/**
+ * Counts the bytes of the version the READ transaction `txn` reads, by part (`out`), and per
+ * table into `tables` (may be NULL): `tables[k]` receives the bytes of the table with key `k`
+ * (its node, cluster tree, columns, collections and indexes) for k < `ntables`; slots without
+ * a table, and keys past cs_table_slots(txn), receive 0. The parts add up to compacted_size.
+ * Walks every node once. Errors: CS_MISUSE (a WRITE transaction), CS_CORRUPT, CS_NOMEM.
+ */
+int cs_txn_space(cs_txn *txn, uint64_t *tables, uint32_t ntables, cs_space_info *out);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Backups (docs/FORMAT.md §12)                                                             */
@@ -386,9 +419,6 @@ typedef struct cs_backup_info {
     uint64_t created;      /* when it was written (seconds since 1970, UTC) */
 } cs_backup_info;
 
-/** Called as a backup or restore goes: database bytes done, and the total (0 when unknown). */
-typedef void (*cs_backup_progress)(void *ctx, uint64_t done, uint64_t total);
-
 /**
  * Writes a backup of the newest version of `db` to the new file `out`: a compacted copy
  * (cs_txn_write_copy's bytes) compressed as one LZ4 frame with block and content checksums,
@@ -397,7 +427,7 @@ typedef void (*cs_backup_progress)(void *ctx, uint64_t done, uint64_t total);
  * (`out` exists; left alone), CS_CORRUPT (the version is damaged; nothing is left at `out`),
  * CS_FULL, CS_IOERR, CS_PERM.
  */
-int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, void *ctx, cs_backup_info *info);
+int cs_backup_write(cs_db *db, const char *out, cs_progress progress, void *ctx, cs_backup_info *info);
 
 /** Reads a whole backup and checks its header, checksums and size without writing anything. */
 int cs_backup_check(const char *in, cs_backup_info *info);
@@ -413,10 +443,13 @@ enum {
  * or truncated backup is CS_CORRUPT and leaves `path` as it was. An existing `path` is
  * CS_EXISTS unless `flags` has CS_RESTORE_FORCE; then it must not be open in any process or
  * through another handle (CS_BUSY, as cs_db_compact). Errors also CS_NOTFOUND (no backup),
- * CS_VERSION (a newer backup or format), CS_FULL, CS_IOERR, CS_PERM.
+ * CS_VERSION (a newer backup or format), CS_FULL, CS_IOERR, CS_PERM. `opts` may be NULL: its
+ * io is used for every read, write, sync, rename, unlink and directory sync of the restore and
+ * its durability says whether to sync (CS_DURABILITY_FULL, the default) or not; its flags are
+ * ignored. `progress` (may be NULL) is called with the bytes restored and the database's size.
  */
-int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backup_progress progress, void *ctx,
-                      cs_backup_info *info);
+int cs_backup_restore(const char *in, const char *path, const cs_options *opts, uint32_t flags, cs_progress progress,
+                      void *ctx, cs_backup_info *info);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Transactions                                                                             */
