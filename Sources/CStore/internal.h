@@ -208,6 +208,8 @@ struct cs_txn {
     uint32_t ri_col;       /* ... and column */
     ref_t ri_root;         /* ... its root */
     bool base_verified;    /* CSTORE_INTERNAL_CHECKS: the version this write started on verified */
+    bool short_cols;       /* this write left a column sub-node short of its leaf's rows
+                              (cluster.c invariant 2): cluster_fill_short pads before commit */
     bool frozen;           /* cs_txn_freeze: never moves or writes; no per-transaction caches, so threads
                               may read through it at once (docs/ARCHITECTURE.md, Frozen snapshots) */
 };
