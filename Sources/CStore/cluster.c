@@ -436,7 +436,10 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
         return cs_fail(CS_EXISTS, 0, "an object with key %lld exists already", (long long)key);
     bool append = pos == keys->count;
     TRY(node_insert_int(t, cluster_keys_slot(h), pos, key));
-    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+    /* an appended row is past the end of every sub-node (none is longer than the keys were):
+     * no column is touched, and any materialised one is now short (invariant 2) */
+    if (append && cluster_leaf_cols(h)) t->short_cols = true;
+    for (uint32_t col = 0; !append && col < cluster_leaf_cols(h); col++) {
         ref_t *cs;
         leaf_spec s;
         TRY(leaf_col(t, table, slot, col, &cs, &s));

@@ -197,16 +197,7 @@ static int many_append_col(cs_txn *t, uint32_t table, ref_t *ls, uint64_t row0, 
     TRY(cluster_materialise(t, table, ls, m->col));
     ref_t *slot = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *ls), m->col);
     TRY(leaf_pad(t, &m->s, slot, row0));
-    if (m->ints && m->s.kind == LK_INT) {
-        uint8_t w = 0;
-        for (size_t r = r0; r < r0 + k; r++) {
-            uint8_t x = width_for(m->ints[r]);
-            if (x > w) w = x;
-        }
-        TRY(node_reserve(t, slot, row0 + k, w));
-        for (size_t r = r0; r < r0 + k; r++) TRY(node_insert_int(t, slot, row0 + (r - r0), m->ints[r]));
-        return CS_OK;
-    }
+    if (m->ints && m->s.kind == LK_INT) return node_append_ints(t, slot, m->ints + r0, k);
     for (size_t r = r0; r < r0 + k; r++) {
         cs_value v = many_value(m, r);
         TRY(leaf_insert(t, &m->s, slot, row0 + (r - r0), &v));
@@ -282,12 +273,9 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
         size_t k = n - r;
         if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
-        ref_t *ks = cluster_keys_slot((node_hdr *)txn_ptr(t, *ls));
-        if ((rc = node_reserve(t, ks, row0 + k, width_for(key + (int64_t)k))) != CS_OK) break;
-        for (size_t i = 1; i < k && rc == CS_OK; i++) {
-            ks = cluster_keys_slot((node_hdr *)txn_ptr(t, *ls));
-            rc = node_insert_int(t, ks, row0 + i, key + (int64_t)i);
-        }
+        int64_t more[CLUSTER_MAX];
+        for (size_t i = 1; i < k; i++) more[i - 1] = key + (int64_t)i;
+        if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
         /* columns not named stay short of the new rows: their defaults (cluster.c invariant 2) */
         t->short_cols = true;
         for (size_t c = 0; c < ncols && rc == CS_OK; c++) rc = many_append_col(t, table, ls, row0, &mc[c], r, k);
