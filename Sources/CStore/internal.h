@@ -214,6 +214,8 @@ struct cs_txn {
     uint32_t tns_table;    /* ... the table */
     ref_t *tns_slot;       /* ... the slot (in the table list) */
     bool base_verified;    /* CSTORE_INTERNAL_CHECKS: the version this write started on verified */
+    bool short_cols;       /* this write left a column sub-node short of its leaf's rows
+                              (cluster.c invariant 2): cluster_fill_short pads before commit */
     bool frozen;           /* cs_txn_freeze: never moves or writes; its read caches are per thread, so
                               threads may read through it at once (docs/ARCHITECTURE.md, Frozen snapshots) */
     uint64_t frozen_id;    /* cs_txn_freeze: a number no other frozen transaction of the process has */

@@ -12,6 +12,7 @@
 #include "node.h"
 #include "schema.h"
 #include "snapshot.h"
+#include "cluster.h"
 #include "index.h"
 #include "lock.h"
 #include "file.h"
@@ -339,6 +340,7 @@ int cs_txn_promote(cs_txn *t)
     t->base_verified = check_version(t);
 #endif
     t->writing = true;
+    t->short_cols = false;
     t->base_format = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     t->nfreed = 0;
     t->nlog = 0;
@@ -409,6 +411,7 @@ int cs_txn_commit(cs_txn *t)
     int rc = pin_limit_check(t->f, t->version);
     if (rc == CS_OK) rc = pin_reserve(t->f);
     pthread_mutex_unlock(&t->f->mu);
+    if (rc == CS_OK) rc = cluster_fill_short(t);
     if (rc == CS_OK) rc = file_commit(t);
     if (rc != CS_OK) {
         char msg[512];

@@ -610,6 +610,24 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
 /** Creates an object whose primary key is `pk` (WRITE). CS_CONSTRAINT if an object with that
  *  primary key exists; CS_TYPE if `pk` does not fit the column. */
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out);
+/**
+ * Creates `n` objects with the table's next keys (WRITE), consecutive from the first, which is
+ * stored in *first_key (may be NULL), and sets `ncols` columns of each in the same call: the
+ * value of column cols[c] for the r-th new object is values[c * n + r] (column by column).
+ * Columns not named hold their defaults. The objects are appended a leaf at a time: each leaf's
+ * keys, then each column's values for that leaf, as one append per value (docs/ARCHITECTURE.md,
+ * Short columns). Values are checked as cs_obj_set checks them, all before anything is created
+ * (CS_TYPE, CS_NOTFOUND for a link to a missing object). Tables with a primary key refuse this
+ * (use cs_obj_create_primary), as do embedded tables (CS_MISUSE); collection and backlink
+ * columns cannot be named (CS_TYPE). A table with indexed columns, or link columns among
+ * `cols`, is filled object by object through the same checks.
+ */
+int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                       const cs_value *values, int64_t *first_key);
+/** cs_obj_create_many for Int columns: ints[c][r] is the value of column cols[c] (an Int
+ *  column; CS_TYPE otherwise) for the r-th new object. */
+int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                           const int64_t *const *ints, int64_t *first_key);
 /** Finds the object with primary key `pk`: CS_NOTFOUND if none (one index lookup). */
 int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *pk, int64_t *key);
 
