@@ -85,6 +85,7 @@ enum {
     /* Optional slots past TOP_SLOTS: a top has them only once they are used (txn_top_slot
      * makes the first TOP_SLOTS exist; compaction copies any further ones). */
     TOP_FEED = 10, /* ref: feed slot table (FORMAT.md §8.1), 0 or absent when there is none */
+    TOP_TIMES = 11, /* ref: commit times of the history's versions (FORMAT.md §8.2), 0 or absent: none */
 };
 
 /* ---- table node slots (FORMAT.md §6.1) ---------------------------------------------------- */

@@ -958,6 +958,9 @@ typedef struct cs_change {
     int64_t key;         /* object key */
     int64_t a;           /* CREATE, DELETE: number of consecutive keys; collections: a position */
     int64_t b;           /* MOVE: destination; SWAP: second position */
+    int64_t time_us;     /* when `version` was committed: microseconds since 1970-01-01 UTC (the
+                            committer's clock); 0 when the file does not say (a version committed
+                            by a library that did not record commit times) */
 } cs_change;
 
 typedef struct cs_changes cs_changes;
