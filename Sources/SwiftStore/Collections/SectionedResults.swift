@@ -1,7 +1,9 @@
 import Foundation
 
 /// What `SectionedResults` and `ResultsSection` share (RealmSwift's `RealmSectionedResult`).
-public protocol RealmSectionedResult: RandomAccessCollection, Equatable {
+/// Both are thread-confined: a `ThreadSafeReference` or `@ThreadSafe` hands them to another
+/// thread, where they resolve to the same sections of that thread's Realm.
+public protocol RealmSectionedResult: RandomAccessCollection, Equatable, ThreadConfined {
     /// The Realm of the elements, or nil if the results are detached.
     var realm: Realm? { get }
     /// Whether the collection can no longer be read.

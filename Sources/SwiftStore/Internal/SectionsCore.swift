@@ -176,7 +176,14 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// nil when the object the results hang from no longer exists there.
     func thawed() -> SectionsBase? {
         guard let core = results.realmCore, core.isFrozen else { return self }
-        return core.liveForCallingThread().resolveExisting(results).map {
+        return resolved(in: core.liveForCallingThread())
+    }
+
+    /// The same sections (results, key block and sort) read through `core`, or nil when the
+    /// object the results hang from does not exist there. The layout is computed there when
+    /// first read.
+    func resolved(in core: RealmCore) -> SectionsBase? {
+        core.resolveExisting(results).map {
             SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn)
         }
     }
