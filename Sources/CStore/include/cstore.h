@@ -323,6 +323,23 @@ bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char 
 /** Fills `out` from the newest version (walks every node to count used bytes). */
 int cs_db_stats_get(cs_db *db, cs_db_stats *out);
 
+/** The versions one other process pins (its reader slot in the lock file, docs/FORMAT.md §9),
+ *  for `swiftstore info`. */
+typedef struct cs_pin_info {
+    uint32_t pid;      /* the process */
+    uint32_t state;    /* 0 in use; 1 idle (no transaction of it uses the range now; a writer
+                          may revoke it); 2 revoked (protects nothing until it pins again) */
+    uint64_t oldest;   /* oldest version it pins */
+    uint64_t newest;   /* newest version it pins (every version between counts as pinned) */
+    uint64_t since_ms; /* when it started pinning `oldest`, in ms since the Unix epoch (0: not
+                          recorded, by a library that predates the field) */
+} cs_pin_info;
+
+/** Lists the pins of every other live process with the file open (not the caller's own) into
+ *  `out`, at most `cap` of them; *n is how many there are (it may exceed `cap`). No lock file
+ *  (a read-only open without one): none. */
+int cs_db_pins(cs_db *db, cs_pin_info *out, size_t cap, size_t *n);
+
 /**
  * Walks every node of the newest version and checks every invariant: node headers and
  * checksums, bounds, that no two nodes overlap and none overlaps free space, B+ tree key

@@ -66,7 +66,7 @@ func jsonString(_ object: Any) -> String {
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the format version, versions, sizes and tables of a database file.",
-        discussion: "Exit status 0: printed. 1: the file opened but could not be read. 2: cannot open. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\").")
+        discussion: "Exit status 0: printed. 1: the file opened but could not be read. 2: cannot open. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\"). The versions other processes pin are listed with each process's id, the versions, and how long the oldest has been pinned (JSON: \"pins\", with \"ageSeconds\").")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
@@ -88,8 +88,10 @@ struct Info: ParsableCommand {
         var txn: OpaquePointer?
         var tables: [[String: Any]] = []
         var slots: [[String: Any]] = []
+        var pins: [[String: Any]] = []
         do {
             try CStoreError.check(cs_db_stats_get(db, &stats))
+            pins = try pinnedVersions(db!)
             try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
             defer { cs_txn_end(txn) }
             for key in 0..<cs_table_slots(txn) {
@@ -117,7 +119,7 @@ struct Info: ParsableCommand {
             "fileSize": Int(stats.file_size), "logicalSize": Int(stats.logical_size),
             "usedBytes": Int(stats.used_bytes), "freeBytes": Int(stats.free_bytes),
             "freeExtents": Int(stats.free_extents), "tables": tables,
-            "compactionSaves": Int(compactionSaves(stats)), "feedSlots": slots,
+            "compactionSaves": Int(compactionSaves(stats)), "feedSlots": slots, "pins": pins,
         ]
         if let rejected {
             // the header's newest slot was passed over: the file opened at an older version
@@ -147,10 +149,32 @@ struct Info: ParsableCommand {
                 print("  \(s["name"]!): at version \(s["position"]!), holds back \(s["heldBytes"]!) bytes of history (\(limit))")
             }
         }
+        print("pinned:        \(pins.count) other process(es) pin versions")
+        for p in pins {
+            let age = (p["ageSeconds"] as? Double).map { String(format: "for %.1f s", $0) } ?? "since an unknown time"
+            let state = p["state"] as! String == "in use" ? "" : " (\(p["state"]!))"
+            print("  pid \(p["pid"]!): versions \(p["oldest"]!)-\(p["newest"]!), \(age)\(state)")
+        }
         print("tables:        \(tables.count)")
         for t in tables {
             print("  \(t["name"]!): \(t["objects"]!) objects, \(t["properties"]!) properties\((t["embedded"] as! Bool) ? " (embedded)" : "")")
         }
+    }
+}
+
+/// The versions other processes pin (their reader slots), for `info`: pid, oldest and newest
+/// version, how long the oldest has been pinned (absent when not recorded) and the slot's state.
+func pinnedVersions(_ db: OpaquePointer) throws -> [[String: Any]] {
+    var n = 0
+    try CStoreError.check(cs_db_pins(db, nil, 0, &n))
+    var list = [cs_pin_info](repeating: cs_pin_info(), count: max(n, 1))
+    try CStoreError.check(cs_db_pins(db, &list, list.count, &n))
+    let now = Date().timeIntervalSince1970 * 1000
+    return list.prefix(min(n, list.count)).map { p in
+        var o: [String: Any] = ["pid": Int(p.pid), "oldest": Int(p.oldest), "newest": Int(p.newest),
+                                "state": p.state == 0 ? "in use" : p.state == 1 ? "idle" : "revoked"]
+        if p.since_ms != 0 { o["ageSeconds"] = max(0, (now - Double(p.since_ms)) / 1000) }
+        return o
     }
 }
 
