@@ -249,6 +249,51 @@ private func write(_ config: Realm.Configuration, _ body: @escaping @Sendable (R
         await sink.stop()
     }
 
+    /// A delivery to an actor does not wait for a thread of the concurrency pool: while every
+    /// pool thread is blocked until the notification has arrived, it still arrives (before,
+    /// the delivery task waited for a pool thread, and each blocked thread gave up after 5 s).
+    @Test func deliveryDoesNotNeedAFreePoolThread() async throws {
+        let dir = TempDir()
+        let config = dir.config(models)
+        let sink = Sink(config: config)
+        try await sink.open()
+        let dogs = Events<Seen>(), realmChanges = Events<Bool>()
+        await sink.observeOwn(dogs, realmChanges)
+        #expect(await dogs.nextAsync() == Seen(initial: true, count: 0))
+
+        let arrived = NSCondition()
+        nonisolated(unsafe) var delivered = false, blocking = 0
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        // Once every pool thread blocks, another thread commits and a third waits for the
+        // delivery, then wakes the blocked threads.
+        Thread {
+            arrived.lock()
+            while blocking < width { arrived.wait() }
+            arrived.unlock()
+            write(config) { $0.create(ADog.self, value: ["name": "a"]) }
+        }.start()
+        Thread {
+            let seen = dogs.next(timeout: 20)
+            arrived.lock()
+            delivered = seen == Seen(count: 1, ins: [0])
+            arrived.broadcast()
+            arrived.unlock()
+        }.start()
+        /// Blocks the calling thread until the delivery (at most 5 s); whether it came.
+        @Sendable func block() -> Bool {
+            arrived.lock()
+            defer { arrived.unlock() }
+            blocking += 1
+            arrived.broadcast()
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while !delivered && arrived.wait(until: deadline) {}
+            return delivered
+        }
+        let blockers = (0..<width).map { _ in Task.detached { block() } }
+        for blocker in blockers { #expect(await blocker.value) }
+        await sink.stop()
+    }
+
     /// `observe(keyPaths:on: actor)` on Results: the block runs isolated to the actor with the
     /// results read through the actor's Realm; the initial notification first; key paths
     /// filter modifications as in the run-loop form; nothing after the token is invalidated.

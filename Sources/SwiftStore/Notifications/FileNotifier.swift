@@ -201,7 +201,8 @@ final class FileNotifier: @unchecked Sendable {
         if let q = t.queue {
             q.async { [self] in deliver(t) }
         } else if let a = t.actor {
-            Task { await FileNotifier.run(on: a) { [self] in deliver(t) } }
+            // on a thread of the notifier's own, not the concurrent pool (DeliveryExecutor)
+            Task(executorPreference: DeliveryExecutor.shared) { await FileNotifier.run(on: a) { [self] in deliver(t) } }
         } else if let rl = t.runLoop {
             let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in deliver(t) }
             rl.add(timer, forMode: .common)
