@@ -236,17 +236,9 @@ static int times_read(cs_txn *t, ref_t r, node_hdr **out, uint64_t *first, uint6
 static int times_append(cs_txn *t, uint64_t first, uint64_t newver)
 {
     int64_t now = now_us();
-    ref_t *unused;
-    TRY(txn_top_slot(t, TOP_VERSION, &unused)); /* the top is this transaction's copy */
-    node_hdr *top = (node_hdr *)txn_ptr(t, t->top);
-    if (top->count <= TOP_TIMES) {
-        uint64_t c = top->count;
-        TRY(node_reserve(t, &t->top, TOP_TIMES + 1, 64));
-        top = (node_hdr *)txn_ptr(t, t->top);
-        for (uint64_t i = c; i <= TOP_TIMES; i++) node_refs(top)[i] = 0;
-        top->count = TOP_TIMES + 1;
-    }
-    ref_t old = node_refs(top)[TOP_TIMES];
+    ref_t *slot;
+    TRY(txn_top_slot(t, TOP_TIMES, &slot));
+    ref_t old = *slot;
     node_hdr *oh = NULL;
     uint64_t of = 0, on = 0;
     if (old) TRY(times_read(t, old, &oh, &of, &on));
@@ -254,8 +246,8 @@ static int times_append(cs_txn *t, uint64_t first, uint64_t newver)
         /* the usual case: the node ends at the version before this one */
         ref_t r = old;
         TRY(node_insert_int(t, &r, on + 1, now));
-        top = (node_hdr *)txn_ptr(t, t->top);
-        node_refs(top)[TOP_TIMES] = r;
+        TRY(txn_top_slot(t, TOP_TIMES, &slot)); /* the allocation may have moved the top's bytes */
+        *slot = r;
         return CS_OK;
     }
     /* trimmed, restarted, or out of line after an older library's commits: a new node */
@@ -269,8 +261,8 @@ static int times_append(cs_txn *t, uint64_t first, uint64_t newver)
         packed_set(node_values(nh), 64, v - first + 1, (oh && v >= of && v < of + on) ? node_get_int(oh, v - of + 1) : 0);
     packed_set(node_values(nh), 64, n, now);
     if (old) node_free(t, old);
-    top = (node_hdr *)txn_ptr(t, t->top);
-    node_refs(top)[TOP_TIMES] = nr;
+    TRY(txn_top_slot(t, TOP_TIMES, &slot)); /* as above */
+    *slot = nr;
     return CS_OK;
 }
 

@@ -96,18 +96,7 @@ static int feed_load(cs_txn *t, ftab *out)
 /* The writable top slot TOP_FEED (the top grows to hold it). */
 static int feed_top_slot(cs_txn *t, ref_t **slot)
 {
-    ref_t *unused;
-    TRY(txn_top_slot(t, TOP_VERSION, &unused)); /* the top is this transaction's copy */
-    node_hdr *h = (node_hdr *)txn_ptr(t, t->top);
-    if (h->count <= TOP_FEED) {
-        uint64_t n = h->count;
-        TRY(node_reserve(t, &t->top, TOP_FEED + 1, 64));
-        h = (node_hdr *)txn_ptr(t, t->top);
-        for (uint64_t i = n; i <= TOP_FEED; i++) node_refs(h)[i] = 0;
-        h->count = TOP_FEED + 1;
-    }
-    *slot = &node_refs(h)[TOP_FEED];
-    return CS_OK;
+    return txn_top_slot(t, TOP_FEED, slot);
 }
 
 static int feed_store(cs_txn *t, const ftab *f)
