@@ -502,4 +502,20 @@ final class Fixture: @unchecked Sendable {
         }
         expectMessage(result, "Invalid argument: Property 'nope' not found in object of type 'NToy'")
     }
+
+    /// A commit wakes the notifier it looked up; if the last observer went meanwhile and the
+    /// notifier's thread closed it, waking it does nothing (it used to reach the freed core
+    /// notifier). In a child process: a use after close traps.
+    @Test func wakingANotifierThatHasClosedIsHarmless() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let realm = try! Realm(configuration: config)
+            let token = realm.objects(NDog.self).observe(on: DispatchQueue(label: "q")) { _ in }
+            let notifier = FileNotifier.running(config.path)!
+            token.invalidate()
+            precondition(notifier.stopped.wait(timeout: .now() + 60) == .success, "the notifier did not stop")
+            notifier.wake()
+        }
+    }
 }

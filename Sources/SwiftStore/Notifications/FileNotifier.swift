@@ -137,11 +137,13 @@ final class FileNotifier: @unchecked Sendable {
 
     func release() {
         lock.lock()
+        defer { lock.unlock() }
         users -= 1
-        let stop = users == 0
-        if stop { stopping = true }
-        lock.unlock()
-        if stop { core.wake() }
+        if users == 0 {
+            stopping = true
+            // under the lock: the thread closes the core only after seeing `stopping`
+            core.wake()
+        }
     }
 
     private func start() {
@@ -176,7 +178,11 @@ final class FileNotifier: @unchecked Sendable {
         closed = true
         core.close()
         lock.unlock()
+        stopped.signal()
     }
+
+    /// Signalled once the thread has closed the core notifier (for tests).
+    let stopped = DispatchSemaphore(value: 0)
 
     /// Targets with something to deliver (lock held); marks them scheduled.
     private func dueTargets(moved: Bool) -> [DeliveryTarget] {
@@ -214,8 +220,14 @@ final class FileNotifier: @unchecked Sendable {
         body()
     }
 
-    /// Wakes the notifier thread (after a commit through this process).
-    func wake() { core.wake() }
+    /// Wakes the notifier thread (after a commit through this process). A committer may have
+    /// looked the notifier up just before its last observer went and its thread closed it: then
+    /// there is nothing to wake.
+    func wake() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !closed { core.wake() }
+    }
 
     // MARK: Registration
 
