@@ -500,6 +500,9 @@ final class RealmCore {
         guard isInWriteTransaction else {
             preconditionFailure("Can't commit a non-existing write transaction")
         }
+        for token in tokens where !skippable(token) {
+            preconditionFailure("Incorrect Realm: only notifications for the Realm being modified can be skipped.")
+        }
         if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens) }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
@@ -515,6 +518,15 @@ final class RealmCore {
         if !tokens.isEmpty { n.skip(tokens) }
         n.wake()
         n.realmDidChange(self)
+    }
+
+    /// Whether a write through this Realm may skip `token`'s observer: one registered through
+    /// this Realm, or, for a queue observer, through this Realm's queue (the queue's Realm is the
+    /// one it is delivered through). A token that stops nothing has nothing to skip.
+    private func skippable(_ token: NotificationToken) -> Bool {
+        guard let target = token.registration?.target else { return true }
+        if let q = target.queue { return q === queue && target.config.path == config.path }
+        return target.core === self
     }
 
     func cancelWrite() {
