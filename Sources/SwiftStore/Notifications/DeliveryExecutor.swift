@@ -7,8 +7,10 @@ import Foundation
 /// global concurrent pool, it would wait for a free pool thread, and a program whose pool
 /// threads are all blocked (in a synchronous wait, say) would get no notifications until one
 /// is released. This executor runs its jobs on a thread of its own, and a task that prefers it
-/// also runs a default actor's code there, so a delivery never needs a pool thread. Actors with
-/// an executor of their own still run their code on it.
+/// also runs an idle default actor's code there, so such a delivery never needs a pool thread.
+/// Actors with an executor of their own still run their code on it. A delivery that finds the
+/// actor busy is run wherever Swift's runtime next runs the actor, which is the global pool
+/// when the task on the actor moves off it (docs/ARCHITECTURE.md, "Delivery on an actor").
 final class DeliveryExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = DeliveryExecutor()
 
