@@ -18,11 +18,18 @@ final class DeliveryExecutor: TaskExecutor, @unchecked Sendable {
     /// Guarded by `condition`.
     private var jobs: [UnownedJob] = []
 
+    /// The thread the jobs run on (set before it starts).
+    private var thread: Thread?
+
     private init() {
         let thread = Thread { [self] in runJobs() }
         thread.name = "SwiftStore notification delivery"
+        self.thread = thread
         thread.start()
     }
+
+    /// Whether the caller runs on this executor's thread (for tests).
+    var isCurrentThread: Bool { Thread.current === thread }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
