@@ -102,7 +102,7 @@ check-invariants: deps
 	$(SWIFT) test --skip-build --scratch-path .build-checks --filter CStoreTests
 
 # ThreadSanitizer over the threaded tests.
-tsan: deps
+tsan: deps tool
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	STORE_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/Tests/tsan.supp $(SWIFT) test --skip-build --scratch-path .build-tsan \
 		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests"

@@ -502,4 +502,49 @@ final class Fixture: @unchecked Sendable {
         }
         expectMessage(result, "Invalid argument: Property 'nope' not found in object of type 'NToy'")
     }
+
+    /// A commit wakes the notifier it looked up; if the last observer went meanwhile and the
+    /// notifier's thread closed it, waking it does nothing (it used to reach the freed core
+    /// notifier). In a child process: a use after close traps.
+    @Test func wakingANotifierThatHasClosedIsHarmless() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let realm = try! Realm(configuration: config)
+            let token = realm.objects(NDog.self).observe(on: DispatchQueue(label: "q")) { _ in }
+            let notifier = FileNotifier.running(config.path)!
+            token.invalidate()
+            precondition(notifier.stopped.wait(timeout: .now() + 60) == .success, "the notifier did not stop")
+            notifier.wake()
+        }
+    }
+
+    /// As in RealmSwift, `write(withoutNotifying:)` refuses a token of another Realm's observer.
+    @Test func skippingAnotherRealmsTokenTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let queue = DispatchQueue(label: "q")
+            let other = queue.sync { UncheckedBox(try! Realm(configuration: config, queue: queue)) }
+            let token = queue.sync { other.value.objects(NDog.self).observe(on: queue) { _ in } }
+            let realm = try! Realm(configuration: config)
+            try! realm.write(withoutNotifying: [token]) { realm.create(NDog.self) }
+        }
+        expectMessage(result, "Incorrect Realm: only notifications for the Realm being modified can be skipped.")
+    }
+
+    /// A queue observer's token is the queue's Realm's, so a write on that queue may skip it.
+    @Test func skippingOwnTokensIsAccepted() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let queue = DispatchQueue(label: "q")
+            queue.sync {
+                let realm = try! Realm(configuration: config, queue: queue)
+                let token = realm.objects(NDog.self).observe(on: queue) { _ in }
+                try! realm.write(withoutNotifying: [token]) { realm.create(NDog.self) }
+                token.invalidate()
+            }
+        }
+    }
 }

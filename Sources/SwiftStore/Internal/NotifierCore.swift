@@ -3,7 +3,8 @@ import Foundation
 
 /// The core's notifier of one file, for `FileNotifier` (docs/ARCHITECTURE.md, Change
 /// notifications): its own handle on the file, the core notifier, and the watches made on it.
-/// Callers serialise every call except `wake` (FileNotifier's lock).
+/// Callers serialise every call (FileNotifier's lock), except `wait`, which only the notifier's
+/// thread calls, before it closes the notifier.
 final class NotifierCore: @unchecked Sendable {
     /// A watch on the core notifier.
     typealias Watch = OpaquePointer
@@ -31,8 +32,13 @@ final class NotifierCore: @unchecked Sendable {
         notifier = n!
     }
 
+    /// Set by `close`: every later call traps instead of reaching freed memory.
+    private var closed = false
+
     /// Frees the notifier (its watches must be freed) and closes the handle.
     func close() {
+        precondition(!closed, "The notifier was closed twice")
+        closed = true
         cs_notifier_close(notifier)
         cs_db_close(db)
     }
@@ -51,7 +57,10 @@ final class NotifierCore: @unchecked Sendable {
     /// Waits for a commit after `seen` or a `wake`.
     func wait(seen: UInt32) { _ = cs_notifier_wait(notifier, seen, -1) }
 
-    func wake() { cs_notifier_wake(notifier) }
+    func wake() {
+        precondition(!closed, "The notifier was woken after it closed")
+        cs_notifier_wake(notifier)
+    }
 
     /// The version `core` reads.
     static func version(of core: RealmCore) -> UInt64 { cs_txn_version(core.txn) }

@@ -473,15 +473,37 @@ final class RealmCore {
         if isInWriteTransaction {
             preconditionFailure("The Realm is already in a write transaction")
         }
+        // A write starts by delivering what this Realm's observers were not given yet
+        // (docs/ARCHITECTURE.md, Change notifications).
+        if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+            n.deliverNow(self, beforeWrite: true)
+            if isInWriteTransaction {
+                preconditionFailure("The Realm is already in a write transaction")
+            }
+        }
+        if RealmCore.testHooksArmed.load(ordering: .relaxed),
+           let hook = RealmCore.beforePromoteForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
+            hook()
+        }
         CoreCall.must(cs_txn_promote(txn), "Beginning a write transaction")
         mutations &+= 1
     }
+
+    /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
+    /// notifications were delivered and before the write lock is taken (a commit landing there).
+    static let beforePromoteForTesting = Locked<[String: @Sendable () -> Void]>([:])
+    /// Set when `beforePromoteForTesting` was ever used (the write path skips the lock until then).
+    static let testHooksArmed = Atomic<Bool>(false)
 
     func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         verifyThread()
         guard isInWriteTransaction else {
             preconditionFailure("Can't commit a non-existing write transaction")
         }
+        for token in tokens where !skippable(token) {
+            preconditionFailure("Incorrect Realm: only notifications for the Realm being modified can be skipped.")
+        }
+        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens) }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
         do {
@@ -496,6 +518,15 @@ final class RealmCore {
         if !tokens.isEmpty { n.skip(tokens) }
         n.wake()
         n.realmDidChange(self)
+    }
+
+    /// Whether a write through this Realm may skip `token`'s observer: one registered through
+    /// this Realm, or, for a queue observer, through this Realm's queue (the queue's Realm is the
+    /// one it is delivered through). A token that stops nothing has nothing to skip.
+    private func skippable(_ token: NotificationToken) -> Bool {
+        guard let target = token.registration?.target else { return true }
+        if let q = target.queue { return q === queue && target.config.path == config.path }
+        return target.core === self
     }
 
     func cancelWrite() {

@@ -36,6 +36,13 @@ final class Registration: @unchecked Sendable {
     /// Runs on the target with the delivering Realm (nil payload: a Realm notification).
     let callback: (RealmCore, ChangePayload) -> Void
     let live = Atomic<Bool>(true)
+    /// Whether the watch's first change set (the initial one) was taken. Guarded by the
+    /// notifier's lock.
+    var delivered = false
+    /// Change sets taken out of the watch before a write that skips this observer committed
+    /// (`write(withoutNotifying:)`), delivered before what the watch holds. Guarded by the
+    /// notifier's lock.
+    var carried: [ChangePayload] = []
     var isRealmObserver: Bool { readValues == nil && watchless }
     let watchless: Bool
 
@@ -50,10 +57,12 @@ final class Registration: @unchecked Sendable {
 }
 
 /// Where notifications of one Realm are delivered: the registering thread's run loop (its
-/// Realm), or a serial queue (the Realm confined to it, opened there on first delivery).
+/// Realm), the actor of an actor-isolated Realm (that Realm), or a serial queue (the Realm
+/// confined to it, opened there on first delivery).
 final class DeliveryTarget: @unchecked Sendable {
     let runLoop: RunLoop?
     let queue: DispatchQueue?
+    let actor: (any Actor)?
     let config: Realm.Configuration
     /// The delivering Realm: the registering one for run loops; for queues opened on the queue.
     /// Guarded by the notifier's lock; read on the target.
@@ -63,10 +72,12 @@ final class DeliveryTarget: @unchecked Sendable {
     var scheduled = false
     var realmObservers = 0
 
-    init(core: RealmCore?, runLoop: RunLoop?, queue: DispatchQueue?, config: Realm.Configuration) {
+    init(core: RealmCore?, runLoop: RunLoop?, queue: DispatchQueue?, actor: (any Actor)? = nil,
+         config: Realm.Configuration) {
         self.core = core
         self.runLoop = runLoop
         self.queue = queue
+        self.actor = actor
         self.config = config
     }
 }
@@ -82,6 +93,9 @@ final class FileNotifier: @unchecked Sendable {
     private var targets: [ObjectIdentifier: DeliveryTarget] = [:]
     private var users = 0
     private var stopping = false
+    /// Set (under `lock`) when the core notifier is closed: a delivery scheduled before then
+    /// (an actor's task may run late) does nothing.
+    private var closed = false
     private var started = false
 
     private static let all = Locked<[String: FileNotifier]>([:])
@@ -123,11 +137,13 @@ final class FileNotifier: @unchecked Sendable {
 
     func release() {
         lock.lock()
+        defer { lock.unlock() }
         users -= 1
-        let stop = users == 0
-        if stop { stopping = true }
-        lock.unlock()
-        if stop { core.wake() }
+        if users == 0 {
+            stopping = true
+            // under the lock: the thread closes the core only after seeing `stopping`
+            core.wake()
+        }
     }
 
     private func start() {
@@ -159,9 +175,14 @@ final class FileNotifier: @unchecked Sendable {
             if dict[path] === self { dict[path] = nil }
         }
         lock.lock()
+        closed = true
         core.close()
         lock.unlock()
+        stopped.signal()
     }
+
+    /// Signalled once the thread has closed the core notifier (for tests).
+    let stopped = DispatchSemaphore(value: 0)
 
     /// Targets with something to deliver (lock held); marks them scheduled.
     private func dueTargets(moved: Bool) -> [DeliveryTarget] {
@@ -170,7 +191,7 @@ final class FileNotifier: @unchecked Sendable {
             var any = moved && t.realmObservers > 0
             if !any {
                 for r in t.registrations {
-                    if let w = r.watch, core.pending(w) { any = true; break }
+                    if let w = r.watch, core.pending(w) || !r.carried.isEmpty { any = true; break }
                 }
             }
             if any {
@@ -185,14 +206,28 @@ final class FileNotifier: @unchecked Sendable {
     private func schedule(_ t: DeliveryTarget) {
         if let q = t.queue {
             q.async { [self] in deliver(t) }
+        } else if let a = t.actor {
+            // on a thread of the notifier's own, not the concurrent pool (DeliveryExecutor)
+            Task(executorPreference: DeliveryExecutor.shared) { await FileNotifier.run(on: a) { [self] in deliver(t) } }
         } else if let rl = t.runLoop {
             let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in deliver(t) }
             rl.add(timer, forMode: .common)
         }
     }
 
-    /// Wakes the notifier thread (after a commit through this process).
-    func wake() { core.wake() }
+    /// Runs `body` isolated to `actor` (delivery to an actor-isolated Realm).
+    private static func run(on actor: isolated any Actor, _ body: () -> Void) {
+        body()
+    }
+
+    /// Wakes the notifier thread (after a commit through this process). A committer may have
+    /// looked the notifier up just before its last observer went and its thread closed it: then
+    /// there is nothing to wake.
+    func wake() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !closed { core.wake() }
+    }
 
     // MARK: Registration
 
@@ -200,8 +235,14 @@ final class FileNotifier: @unchecked Sendable {
     private func target(core: RealmCore, queue: DispatchQueue?) -> DeliveryTarget {
         let id = queue.map { ObjectIdentifier($0) } ?? ObjectIdentifier(core)
         if let t = targets[id] { return t }
-        let t = queue == nil ? DeliveryTarget(core: core, runLoop: RunLoop.current, queue: nil, config: core.config)
-                             : DeliveryTarget(core: nil, runLoop: nil, queue: queue, config: core.config)
+        let t: DeliveryTarget
+        if let queue {
+            t = DeliveryTarget(core: nil, runLoop: nil, queue: queue, config: core.config)
+        } else if let actor = core.actor {
+            t = DeliveryTarget(core: core, runLoop: nil, queue: nil, actor: actor, config: core.config)
+        } else {
+            t = DeliveryTarget(core: core, runLoop: RunLoop.current, queue: nil, config: core.config)
+        }
         targets[id] = t
         return t
     }
@@ -271,35 +312,57 @@ final class FileNotifier: @unchecked Sendable {
         return targets[ObjectIdentifier(core)] != nil
     }
 
-    /// Drops what the listed tokens' watches accumulated (a write made without notifying them),
-    /// after computing the newest version.
+    /// Before a write that skips `tokens` commits (the writer holds the write lock, so the
+    /// newest version is the one the write started from): computes the change sets up to that
+    /// version and keeps what those tokens' watches hold, so that `skip` drops only the write's
+    /// own changes and nothing another commit brought.
+    func holdBack(_ tokens: [NotificationToken]) {
+        lock.lock()
+        defer { lock.unlock() }
+        if closed { return }
+        core.advance()
+        for tok in tokens {
+            guard let r = tok.registration, let w = r.watch, core.pending(w), let p = core.take(w) else { continue }
+            r.delivered = true
+            if !p.isEmpty { r.carried.append(p) }
+        }
+    }
+
+    /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
+    /// without notifying them), after computing the newest version.
     func skip(_ tokens: [NotificationToken]) {
         lock.lock()
+        defer { lock.unlock() }
+        if closed { return }
         core.advance()
         for tok in tokens {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
-        lock.unlock()
     }
 
     // MARK: Delivery
 
     /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite).
-    /// Returns whether the Realm moved.
+    /// `beforeWrite`: observers whose initial change set was not delivered yet are left out
+    /// (the write is folded into their initial one). Returns whether the Realm moved.
     @discardableResult
-    func deliverNow(_ core: RealmCore) -> Bool {
+    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> Bool {
         lock.lock()
+        if closed {
+            lock.unlock()
+            return false
+        }
         self.core.advance()
         let t = targets[ObjectIdentifier(core)]
         lock.unlock()
         guard let t else { return false }
-        return deliver(t, force: true)
+        return deliver(t, force: true, beforeWrite: beforeWrite)
     }
 
     /// Brings the target's Realm to the notifier's version and calls its observers' blocks with
     /// what changed. Returns whether the Realm moved.
     @discardableResult
-    func deliver(_ t: DeliveryTarget, force: Bool = false) -> Bool {
+    func deliver(_ t: DeliveryTarget, force: Bool = false, beforeWrite: Bool = false) -> Bool {
         if t.queue != nil && t.core == nil {
             guard let c = try? RealmCore.open(t.config, queue: t.queue) else { return false }
             lock.lock()
@@ -308,7 +371,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.lock()
         t.scheduled = false
-        guard let core = t.core, !core.isInWriteTransaction, self.core.follows(core) else {
+        guard !closed, let core = t.core, !core.isInWriteTransaction, self.core.follows(core) else {
             lock.unlock()
             return false
         }
@@ -334,7 +397,16 @@ final class FileNotifier: @unchecked Sendable {
         var objects: [Int] = []
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             guard let w = r.watch else { continue }
+            if beforeWrite && !r.delivered { continue }
+            // change sets held back by a write that skipped this observer come first (their
+            // old values are not known any more)
+            for p in r.carried {
+                if r.readValues != nil && !p.columns.isEmpty { objects.append(out.count) }
+                out.append((r, p))
+            }
+            r.carried = []
             guard self.core.pending(w), var p = self.core.take(w) else { continue }
+            r.delivered = true
             if let read = r.readValues, !p.columns.isEmpty {
                 p.oldValues = moves ? read(core, p.columns) : nil
                 objects.append(out.count)

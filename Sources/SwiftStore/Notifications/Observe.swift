@@ -11,7 +11,8 @@ enum Observation {
         if core.isInWriteTransaction {
             preconditionFailure("Cannot register notification blocks from within write transactions.")
         }
-        if queue == nil && !Thread.isMainThread && RunLoop.current.currentMode == nil {
+        // an actor-isolated Realm delivers on its actor; a thread's Realm needs its run loop
+        if queue == nil && core.actor == nil && !Thread.isMainThread && RunLoop.current.currentMode == nil {
             preconditionFailure("Can only add notification blocks from within runloops.")
         }
     }

@@ -82,7 +82,8 @@ public struct Realm: Equatable {
     }
 
     /// Runs `block` in a write transaction and commits it; a throw from `block` cancels it.
-    /// The observers of `tokens` are not told about this write.
+    /// The observers of `tokens` are not told about this write. Traps, as RealmSwift does, when
+    /// a token belongs to another Realm's observer (for a queue observer: another queue's).
     ///
     /// - Throws: what `block` throws, or `Realm.Error` when the commit fails (the changes are
     ///   then rolled back).
@@ -101,15 +102,16 @@ public struct Realm: Equatable {
     }
 
     /// Begins a write transaction, first advancing to the newest version. Traps when one is
-    /// open already or the Realm is read-only. Wraps `cs_txn_promote`. (Pending notifications
-    /// are not delivered here: an initial notification not delivered yet then includes the
-    /// write, as RealmSwift's documentation shows.)
+    /// open already or the Realm is read-only. Wraps `cs_txn_promote`. What this Realm's
+    /// observers were not given yet is delivered first, synchronously; an observer whose initial
+    /// notification is still pending is left out, so that notification includes the write, as
+    /// RealmSwift's documentation shows.
     public func beginWrite() {
         core.beginWrite()
     }
 
-    /// Commits the write transaction. The observers of `tokens` are not told about it; this
-    /// Realm's `observe` blocks get `.didChange`.
+    /// Commits the write transaction. The observers of `tokens` are not told about it (a token
+    /// of another Realm's observer traps); this Realm's `observe` blocks get `.didChange`.
     ///
     /// - Throws: `Realm.Error` (for example `.fileAccess` on a full disk); the transaction is
     ///   rolled back. Wraps `cs_txn_commit`.

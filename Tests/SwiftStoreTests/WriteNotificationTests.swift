@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import SwiftStore
+
+/// What a write does to pending notifications: `beginWrite` delivers them first, and
+/// `write(withoutNotifying:)` skips only the write's own changes.
+@Suite struct WriteNotificationTests {
+    /// beginWrite moves the Realm to the newest version and delivers what its observers were
+    /// not given yet, synchronously and before the write begins (the other thread's insertion
+    /// here, and `.didChange` to the Realm's observer).
+    @Test func beginWriteDeliversPendingNotifications() throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>(), realmEvents = Events<Bool>()
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) })
+            f.tokens.append(realm.observe { n, _ in realmEvents.add(n == .didChange) })
+        }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        let seen = try f.run { realm -> [Int] in
+            // the run loop does not run during this block: only beginWrite can deliver
+            f.writeElsewhere { r in r.create(NDog.self, value: ["name": "a"]) }
+            let before = [dogs.waiting, realmEvents.waiting]
+            realm.beginWrite()
+            let after = [dogs.waiting, realmEvents.waiting, realm.objects(NDog.self).count]
+            realm.cancelWrite()
+            return before + after
+        }
+        #expect(seen == [0, 0, 1, 1, 1])
+        #expect(dogs.next() == Seen(count: 1, ins: [0]))
+        #expect(realmEvents.next() == true)
+        try f.finish()
+    }
+
+    /// A commit that lands after the write delivered what was pending and before it took the
+    /// write lock is still reported to an observer the write skips; only the write's own
+    /// insertion is left out, and later indices follow the data.
+    @Test func withoutNotifyingKeepsAnotherCommitsChanges() throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).sorted(byKeyPath: "name").observe { dogs.add(Seen($0)) })
+        }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        let config = f.config
+        try f.run { realm in
+            RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+            RealmCore.beforePromoteForTesting.withLock {
+                $0[config.path] = {
+                    onNewThread {
+                        let r = try! Realm(configuration: config)
+                        try! r.write { r.create(NDog.self, value: ["name": "b"]) }
+                    }
+                }
+            }
+            try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self, value: ["name": "a"]) }
+        }
+        // "b" was inserted at 0 of the version the write started from; "a" is not reported
+        #expect(dogs.next() == Seen(count: 2, ins: [0]))
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "c"]) }
+        #expect(dogs.next() == Seen(count: 3, ins: [2]))
+        #expect(dogs.waiting == 0)
+        try f.finish()
+    }
+}
