@@ -17,6 +17,11 @@ struct ChangePayload {
     var newValues: [Any?] = []
     /// For Realm observers: which notification.
     var realmNotification: Realm.Notification = .didChange
+    /// The version the change set brings its observer to.
+    var version: UInt64 = 0
+    /// Query watches: the results' object keys at `version`, in result order, which the
+    /// delivered Results takes instead of running its query again.
+    var keys: [Int64]? = nil
 
     init() {}
 
