@@ -196,8 +196,21 @@ final class FileNotifier: @unchecked Sendable {
         }
     }
 
-    /// Wakes the notifier thread (after a commit through this process).
-    func wake() { core.wake() }
+    /// After a commit through this process: computes the change sets of the new version on the
+    /// committing thread and schedules their delivery at once, saving the hand-over to the
+    /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The notifier thread still
+    /// wakes for the commit and finds the version computed.
+    func committed() {
+        lock.lock()
+        if stopping {
+            lock.unlock()
+            return
+        }
+        let moved = core.advance()
+        let due = dueTargets(moved: moved)
+        lock.unlock()
+        for t in due { schedule(t) }
+    }
 
     // MARK: Registration
 
