@@ -144,20 +144,7 @@ final class FileNotifier: @unchecked Sendable {
     private func run() {
         while true {
             let seen = core.commitCounter
-            lock.lock()
-            if stopping {
-                lock.unlock()
-                break
-            }
-            let moved = core.advance()
-            let due = dueTargets(moved: moved)
-            let version = moved ? core.version : 0
-            lock.unlock()
-            if moved {
-                CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                            "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
-            }
-            for t in due { schedule(t) }
+            if !advanceAndSchedule() { break }
             core.wait(seen: seen)
         }
         FileNotifier.all.withLock { dict in
@@ -201,15 +188,27 @@ final class FileNotifier: @unchecked Sendable {
     /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The notifier thread still
     /// wakes for the commit and finds the version computed.
     func committed() {
+        _ = advanceAndSchedule()
+    }
+
+    /// Computes the newest version's change sets and schedules the targets that have something
+    /// to deliver; false (doing nothing) once the notifier is stopping.
+    private func advanceAndSchedule() -> Bool {
         lock.lock()
         if stopping {
             lock.unlock()
-            return
+            return false
         }
         let moved = core.advance()
         let due = dueTargets(moved: moved)
+        let version = moved ? core.version : 0
         lock.unlock()
+        if moved {
+            CoreLog.log(.debug, Category.Storage.notification.rawValue,
+                        "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
+        }
         for t in due { schedule(t) }
+        return true
     }
 
     // MARK: Registration
