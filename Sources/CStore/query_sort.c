@@ -15,9 +15,12 @@
  *     bytes up to the shorter length, with only zero bytes after it up to 8; the bytes after the
  *     eighth (copied into one shared buffer) and then the lengths decide, as memcmp then length
  *     does in cs_value_compare.
- * Null sorts before every value. The sort is a merge sort that takes the left item on a tie,
- * so items that compare equal keep the order of the keys given, in both directions, as the
- * general sort does.
+ * Null sorts before every value. Items that compare equal keep the order of the keys given, in
+ * both directions, as the general sort does: the non-null items are ordered by their 64-bit keys
+ * (complemented when descending) with a stable LSD radix sort, 11 bits a pass, skipping the
+ * passes whose digit is the same for every item; runs of equal keys that the key does not
+ * decide (strings longer than 8 bytes, Timestamps) are then ordered by the full comparison with
+ * a merge sort that takes the left item on a tie.
  */
 #include "query_int.h"
 
@@ -84,6 +87,41 @@ static void fsort_run(const fsort *s, fsort_item *v, fsort_item *tmp, size_t n)
     while (i < h) tmp[o++] = v[i++];
     while (j < n) tmp[o++] = v[j++];
     memcpy(v, tmp, n * sizeof *v);
+}
+
+/* A radix item: the order key and the item's index. */
+typedef struct rsort_pair {
+    uint64_t k;
+    size_t i;
+} rsort_pair;
+
+enum { RDIGIT = 11, RBUCKETS = 1 << RDIGIT, RPASSES = (64 + RDIGIT - 1) / RDIGIT };
+
+/* Stable sort of v[0..n) by k through tmp (n pairs); returns whichever of the two holds the
+ * result. */
+static rsort_pair *rsort_run(rsort_pair *v, rsort_pair *tmp, size_t n, size_t (*count)[RBUCKETS])
+{
+    memset(count, 0, sizeof(size_t) * RPASSES * RBUCKETS);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = v[i].k;
+        for (int p = 0; p < RPASSES; p++) count[p][(k >> (p * RDIGIT)) & (RBUCKETS - 1)]++;
+    }
+    for (int p = 0; p < RPASSES; p++) {
+        size_t *c = count[p];
+        uint64_t d0 = (v[0].k >> (p * RDIGIT)) & (RBUCKETS - 1);
+        if (c[d0] == n) continue; /* every item has this digit: the pass changes nothing */
+        size_t sum = 0;
+        for (size_t b = 0; b < RBUCKETS; b++) {
+            size_t x = c[b];
+            c[b] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++) tmp[c[(v[i].k >> (p * RDIGIT)) & (RBUCKETS - 1)]++] = v[i];
+        rsort_pair *t = v;
+        v = tmp;
+        tmp = t;
+    }
+    return v;
 }
 
 static uint64_t double_key(double d)
@@ -171,14 +209,60 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         if (fits && (v.type == CS_TYPE_STRING || v.type == CS_TYPE_BINARY) && v.v.bytes.len > UINT32_MAX) fits = false;
         if (fits) rc = fsort_fill(&items[i], &v, &buf, &used, &cap);
     }
+    rsort_pair *pairs = NULL, *ptmp = NULL;
+    size_t (*count)[RBUCKETS] = NULL;
+    fsort_item *rtmp = NULL; /* scratch of the merge sort of a run of equal keys */
+    size_t rcap = 0;
     if (rc == CS_OK && fits) {
-        fsort s = {kind, p->sort[0].ascending ? 1 : -1, buf};
-        fsort_run(&s, items, tmp, n);
-        for (size_t i = 0; i < n; i++) keys[i] = items[i].key;
-        *done = true;
+        pairs = malloc(n * sizeof *pairs);
+        ptmp = malloc(n * sizeof *ptmp);
+        count = malloc(sizeof(size_t) * RPASSES * RBUCKETS);
+        if (!pairs || !ptmp || !count) rc = NOMEM();
+    }
+    if (rc == CS_OK && fits) {
+        bool asc = p->sort[0].ascending;
+        fsort s = {kind, asc ? 1 : -1, buf};
+        /* the non-null items by key, stably; nulls keep their order, first (last descending) */
+        size_t nn = 0, o = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (items[i].null) continue;
+            pairs[nn].k = asc ? items[i].pre : ~items[i].pre;
+            pairs[nn++].i = i;
+        }
+        rsort_pair *sorted = nn ? rsort_run(pairs, ptmp, nn, count) : pairs;
+        if (asc) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
+        for (size_t a = 0; a < nn;) {
+            size_t e = a + 1;
+            while (e < nn && sorted[e].k == sorted[a].k) e++;
+            if (e - a == 1 || kind == SK_NUM) {
+                for (size_t j = a; j < e; j++) keys[o++] = items[sorted[j].i].key;
+            } else {
+                /* equal keys: the full comparison decides, in the run's (given) order on a tie */
+                size_t m = e - a;
+                if (m > rcap) {
+                    fsort_item *r = realloc(rtmp, m * sizeof *r);
+                    if (!r) {
+                        rc = NOMEM();
+                        break;
+                    }
+                    rtmp = r;
+                    rcap = m;
+                }
+                for (size_t j = a; j < e; j++) tmp[j - a] = items[sorted[j].i];
+                fsort_run(&s, tmp, rtmp, m);
+                for (size_t j = 0; j < m; j++) keys[o++] = tmp[j].key;
+            }
+            a = e;
+        }
+        if (!asc) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
+        *done = rc == CS_OK;
     }
     free(items);
     free(tmp);
     free(buf);
+    free(pairs);
+    free(ptmp);
+    free(count);
+    free(rtmp);
     return rc;
 }

@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 @testable import SwiftStore
 
-/// Observing a query over a List, a MutableSet or LinkingObjects (filtered or sorted): the
-/// change sets are positions in the query's results.
+/// Observing a query over a List, a MutableSet or LinkingObjects (filtered or sorted; Maps in
+/// SectionedValuesNotificationTests): the change sets are positions in the query's results.
 @Suite struct DerivedCollectionNotificationTests {
     @Test func sortedAndFilteredList() throws {
         let f = try SFixture()
@@ -74,23 +74,4 @@ import TestSupport
         #expect(children.next() == Seen(count: 2, mod: [1]))
         try f.finish()
     }
-
-    /// A query over a Map's values reports positions the map's change set (by key) cannot
-    /// give: observing it still traps.
-    @Test func observingAFilteredMapTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let dir = TempDir()
-            let realm = try! Realm(configuration: dir.config([SContact.self, SGroup.self, SCounted.self, SDirectory.self]))
-            try! realm.write { realm.create(SDirectory.self, value: ["name": "d"]) }
-            let d = realm.objects(SDirectory.self).first!
-            _ = d.entries.filter("age > 1").observe(on: DispatchQueue(label: "q")) { _ in }
-        }
-        let err = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(err.contains("Observing a filtered or sorted collection of values, a Map's values"))
-    }
-}
-
-final class SDirectory: Object {
-    @Persisted var name = ""
-    @Persisted var entries: Map<String, SContact?>
 }

@@ -1,7 +1,9 @@
 import Foundation
 
 /// What `SectionedResults` and `ResultsSection` share (RealmSwift's `RealmSectionedResult`).
-public protocol RealmSectionedResult: RandomAccessCollection, Equatable {
+/// Both are thread-confined: a `ThreadSafeReference` or `@ThreadSafe` hands them to another
+/// thread, where they resolve to the same sections of that thread's Realm.
+public protocol RealmSectionedResult: RandomAccessCollection, Equatable, ThreadConfined {
     /// The Realm of the elements, or nil if the results are detached.
     var realm: Realm? { get }
     /// Whether the collection can no longer be read.
@@ -197,7 +199,8 @@ extension RealmCollection {
     /// The collection sorted by `sortDescriptors` and grouped by the key `keyBlock` gives
     /// each element. The primary sort descriptor must determine the key (elements with the
     /// same key adjacent); elements with the same key that are not adjacent still share one
-    /// section.
+    /// section. `keyBlock` is called once per element each time the sections are computed, in
+    /// no set order (objects are visited in the order they are stored).
     public func sectioned<Key: _Persistable & Hashable>(sortDescriptors: [SortDescriptor],
                                                         _ keyBlock: @escaping (Element) -> Key) -> SectionedResults<Key, Element> {
         sectioned(sortDescriptors: sortDescriptors, keyBlock, keyProperty: nil)

@@ -22,7 +22,16 @@ struct SectionLayout<Key: Hashable> {
     /// No sections.
     init() {}
 
+    /// The sections of elements whose keys in result order are `keys`.
+    @_specialize(where Key == String)
+    @_specialize(where Key == Int)
+    init(keys: [Key]) {
+        self.init(count: keys.count) { keys[$0] }
+    }
+
     /// The sections of `count` elements whose keys `keyAt` gives in result order.
+    @_specialize(where Key == String)
+    @_specialize(where Key == Int)
     init(count: Int, keyAt: (Int) -> Key) {
         var ids: [Int32] = []
         ids.reserveCapacity(count)
@@ -167,7 +176,14 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// nil when the object the results hang from no longer exists there.
     func thawed() -> SectionsBase? {
         guard let core = results.realmCore, core.isFrozen else { return self }
-        return core.liveForCallingThread().resolveExisting(results).map {
+        return resolved(in: core.liveForCallingThread())
+    }
+
+    /// The same sections (results, key block and sort) read through `core`, or nil when the
+    /// object the results hang from does not exist there. The layout is computed there when
+    /// first read.
+    func resolved(in core: RealmCore) -> SectionsBase? {
+        core.resolveExisting(results).map {
             SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn)
         }
     }
@@ -177,10 +193,13 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         Element._rlmDecode(_Stored(results.element(at: position)))
     }
 
-    /// One pass over the results calling `keyOf` on each element. Objects of exactly
-    /// `Element`'s class are read through one accessor moved from row to row (the next row is
-    /// usually in the same leaf), so the pass makes no object per element; the accessor is
-    /// replaced when the block kept it, and not reused at all for classes whose accessors cache
+    /// One pass over the results calling `keyOf` on each element. Objects are visited in the
+    /// order of their keys (the order of the table's storage, whatever the sort), each key
+    /// stored at the element's position in the results, and the layout is then made from
+    /// those keys in results order. Objects of exactly `Element`'s class are read through one
+    /// accessor moved from row to row (in key order the next row is usually in the same leaf,
+    /// so no tree descent), so the pass makes no object per element; the accessor is replaced
+    /// when the block kept it, and not reused at all for classes whose accessors cache
     /// collection properties.
     static func compute(_ results: ResultsBase, _ keyOf: (Element) -> Key,
                         _ keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil) -> SectionLayout<Key> {
@@ -196,37 +215,116 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         let txn = core.txn
         var cursor = cs_obj()
         var spare: ObjectBase?
+        /// The accessor of the object with key `key`, moved from the previous one.
+        func accessor(_ key: Int64) -> cs_obj {
+            var c = cs_obj()
+            cs_obj_prepare(txn, info.table, key, &cursor, &c)
+            if c.leaf == nil { _ = cs_obj_exists(&c) }
+            cursor = c
+            return c
+        }
+        let sectionKeys: [Key]
         if let (name, read) = keyColumn, let col = info.column(named: name) {
-            // the property's column, read through one accessor moved from row to row (no
-            // object per element, no key path applied, no block run)
-            return SectionLayout(count: keys.count) { i in
-                var c = cs_obj()
-                cs_obj_prepare(txn, info.table, keys[i], &cursor, &c)
-                if c.leaf == nil { _ = cs_obj_exists(&c) }
-                cursor = c
+            // the property's column (no key path applied, no block run)
+            sectionKeys = KeyOrder.collect(keys) { k in
+                let c = accessor(k)
                 if let s = spare { s.cobj = c } else { spare = core.object(info, accessor: c) }
                 return read(spare!, col)
             }
+        } else {
+            sectionKeys = KeyOrder.collect(keys) { k in
+                let c = accessor(k)
+                if reusable, let s = spare {
+                    s.cobj = c
+                } else {
+                    spare = core.object(info, accessor: c)
+                }
+                let key: Key
+                if exact {
+                    key = keyOf(unsafeBitCast(spare!, to: Element.self))
+                } else {
+                    key = keyOf(Element._rlmDecode(_Stored(.object(spare!))))
+                }
+                // kept by the block (stored somewhere): the next element gets its own accessor
+                if !isKnownUniquelyReferenced(&spare) { spare = nil }
+                return key
+            }
         }
-        return SectionLayout(count: keys.count) { i in
-            var c = cs_obj()
-            cs_obj_prepare(txn, info.table, keys[i], &cursor, &c)
-            if c.leaf == nil { _ = cs_obj_exists(&c) }
-            cursor = c
-            if reusable, let s = spare {
-                s.cobj = c
-            } else {
-                spare = core.object(info, accessor: c)
+        return SectionLayout(keys: sectionKeys)
+    }
+}
+
+/// Visiting the elements of results in the order of their object keys (the table's storage
+/// order), where reading them in results order would descend the tree for each one.
+enum KeyOrder {
+    /// The positions of `keys` in ascending key order, with the keys in that order, or nil when
+    /// `keys` is ascending already. An LSD radix sort on the keys' offsets from the smallest,
+    /// 11 bits a pass, as many passes as the largest offset needs (two for 4 million
+    /// consecutive keys).
+    static func ascending(_ keys: [Int64]) -> (positions: [Int32], keys: [Int64])? {
+        let n = keys.count
+        guard n > 1, n <= Int(Int32.max) else { return nil }
+        var lo = keys[0], hi = keys[0], sorted = true
+        for i in 1..<n {
+            let k = keys[i]
+            if k < keys[i - 1] { sorted = false }
+            if k < lo { lo = k }
+            if k > hi { hi = k }
+        }
+        if sorted { return nil }
+        let bits = 64 - UInt64(bitPattern: hi &- lo).leadingZeroBitCount
+        let digit = 11, mask = UInt64(1 << 11 - 1)
+        var pos = [Int32](unsafeUninitializedCapacity: n) { b, c in
+            for i in 0..<n { b[i] = Int32(i) }
+            c = n
+        }
+        var off = keys.map { UInt64(bitPattern: $0 &- lo) }
+        var pos2 = [Int32](repeating: 0, count: n)
+        var off2 = [UInt64](repeating: 0, count: n)
+        var count = [Int](repeating: 0, count: Int(mask) + 1)
+        var shift = 0
+        while shift < bits {
+            let sh = UInt64(shift)
+            off.withUnsafeBufferPointer { k in
+                pos.withUnsafeBufferPointer { p in
+                    off2.withUnsafeMutableBufferPointer { k2 in
+                        pos2.withUnsafeMutableBufferPointer { p2 in
+                            count.withUnsafeMutableBufferPointer { cnt in
+                                for b in 0..<cnt.count { cnt[b] = 0 }
+                                for i in 0..<n { cnt[Int((k[i] >> sh) & mask)] += 1 }
+                                var sum = 0
+                                for b in 0..<cnt.count {
+                                    let c = cnt[b]
+                                    cnt[b] = sum
+                                    sum += c
+                                }
+                                for i in 0..<n {
+                                    let d = Int((k[i] >> sh) & mask)
+                                    k2[cnt[d]] = k[i]
+                                    p2[cnt[d]] = p[i]
+                                    cnt[d] += 1
+                                }
+                            }
+                        }
+                    }
+                }
             }
-            let key: Key
-            if exact {
-                key = keyOf(unsafeBitCast(spare!, to: Element.self))
-            } else {
-                key = keyOf(Element._rlmDecode(_Stored(.object(spare!))))
+            swap(&pos, &pos2)
+            swap(&off, &off2)
+            shift += digit
+        }
+        return (pos, off.map { Int64(bitPattern: $0) &+ lo })
+    }
+
+    /// `value(key)` for the element with each key of `keys` (results order), called in
+    /// ascending key order; returned in results order.
+    static func collect<T>(_ keys: [Int64], _ value: (Int64) -> T) -> [T] {
+        guard let (visit, ascending) = KeyOrder.ascending(keys) else { return keys.map(value) }
+        return [T](unsafeUninitializedCapacity: keys.count) { b, c in
+            for (p, k) in zip(visit, ascending) {
+                (b.baseAddress! + Int(p)).initialize(to: value(k))
             }
-            // kept by the block (stored somewhere): the next element gets its own accessor
-            if !isKnownUniquelyReferenced(&spare) { spare = nil }
-            return key
+            c = keys.count
         }
     }
 }

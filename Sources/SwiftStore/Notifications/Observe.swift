@@ -81,11 +81,13 @@ enum Observation {
             let (t, k) = (owner.info!.table, owner.objectKey)
             let p = derivedPaths(paths, info)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
-        case .collection(let c, let info?) where !c.isNested && c.owner.info?.property(column: c.col)?.isMap == false:
-            return collectionWatch(c, paths: derivedPaths(paths, info))
+        case .collection(let c, let info) where !c.isNested:
+            // a query over a List, MutableSet or Map, of objects or of values: the collection's
+            // own watch, translated (DerivedChanges; a Map's by key first)
+            return collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths)
         default:
-            preconditionFailure("Observing a filtered or sorted collection of values, a Map's values or a collection nested "
-                                + "in an AnyRealmValue is not supported yet; observe the collection itself")
+            preconditionFailure("Observing a filtered or sorted collection nested in an AnyRealmValue is not supported yet; "
+                                + "observe the collection itself")
         }
     }
 
@@ -434,7 +436,7 @@ extension Realm {
     }
 }
 
-/// The change set of a query over a List, MutableSet or LinkingObjects (filtered or sorted),
+/// The change set of a query over a List, MutableSet, Map or LinkingObjects (filtered or sorted),
 /// from the change set of the collection itself (docs/ARCHITECTURE.md, Change notifications):
 /// each element of the results is identified by its position in the collection; the positions
 /// the results showed last are carried to the collection now through the collection's change
@@ -448,12 +450,13 @@ final class DerivedChanges: @unchecked Sendable {
 
     /// The results' change set for the collection's change set `p` (nil when the results did
     /// not change); `base` is read at the version `p` brings.
-    func translate(_ base: ResultsBase, _ p: ChangePayload) -> ChangePayload? {
+    func translate(_ base: ResultsBase, _ given: ChangePayload) -> ChangePayload? {
         let now = base.isInvalidated ? [] : DerivedChanges.sourcePositions(base)
-        guard let old = shown, !p.initial else {
+        guard let old = shown, !given.initial else {
             shown = now
-            return p
+            return given
         }
+        let p = DerivedChanges.positional(base, given)
         shown = now
         // where the elements shown before are in the collection now
         let deleted = Set(p.deletions)
@@ -482,6 +485,28 @@ final class DerivedChanges: @unchecked Sendable {
         q.insertions = now.indices.filter { !keptNew.contains($0) }
         q.modifications.sort()
         return q.isEmpty ? nil : q
+    }
+
+    /// A Map's change set (by key) in positions of the map (its keys' order): deletions and
+    /// modifications at positions among the keys before, insertions among the keys now. The
+    /// keys before are the keys now without those inserted and with those deleted. Other
+    /// collections' change sets are positions already.
+    static func positional(_ base: ResultsBase, _ p: ChangePayload) -> ChangePayload {
+        guard case .collection(let c, _) = base.root, c.owner.info?.property(column: c.col)?.isMap == true else { return p }
+        let now = base.isInvalidated ? [] : c.mapKeys
+        let inserted = Set(p.keysInserted)
+        let before = Set(now.filter { !inserted.contains($0) } + p.keysDeleted)
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        func positions(_ keys: [String], in order: [String]) -> [Int] {
+            var at: [String: Int] = [:]
+            for (i, k) in order.enumerated() { at[k] = i }
+            return keys.compactMap { at[$0] }.sorted()
+        }
+        var q = p
+        q.deletions = positions(p.keysDeleted, in: before)
+        q.insertions = positions(p.keysInserted, in: now)
+        q.modifications = positions(p.keysModified, in: before)
+        return q
     }
 
     /// The collection position of each element of the results (in results order): each object

@@ -190,3 +190,13 @@ extension AnyRealmCollection: ConfinedValue {
     var confinedCore: RealmCore? { (base as? any ConfinedValue)?.confinedCore }
     func resolved(in core: RealmCore) -> AnyRealmCollection? { resolveOf(core) }
 }
+
+extension SectionedResults: ConfinedValue {
+    var confinedCore: RealmCore? { base.results.realmCore }
+    func resolved(in core: RealmCore) -> SectionedResults? { base.resolved(in: core).map { SectionedResults(base: $0) } }
+}
+
+extension ResultsSection: ConfinedValue {
+    var confinedCore: RealmCore? { base.results.realmCore }
+    func resolved(in core: RealmCore) -> ResultsSection? { base.resolved(in: core).map { ResultsSection(base: $0, key: key) } }
+}
