@@ -70,69 +70,71 @@ private func scaleDataDirectory(_ ctx: RowContext, side: String) -> URL {
 /// Objects per commit while building a data set.
 private let scaleBuildBatch = 1_000_000
 
-/// The SwiftStore data set of ctx.size objects (built unless a row of this size built it).
-private func scaleSwiftStoreFile(_ ctx: RowContext) throws -> String {
-    let dir = scaleDataDirectory(ctx, side: "swiftstore")
-    let path = dir.appendingPathComponent("scale.cstore").path
+/// The path of a side's data set of ctx.size objects, built by `build` unless a row of this
+/// size built it already (a marker file says the build finished).
+private func scaleDataSet(_ ctx: RowContext, side: String, file: String, build: (String) throws -> Void) throws -> String {
+    let dir = scaleDataDirectory(ctx, side: side)
+    let path = dir.appendingPathComponent(file).path
     let done = dir.appendingPathComponent("built").path
     if FileManager.default.fileExists(atPath: done) { return path }
     try? FileManager.default.removeItem(at: dir)
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    let db = try csOpen(path, durability: CS_DURABILITY_NOSYNC, create: true)
-    do {
-        let (table, i3) = try csTransaction(db, write: true) { txn -> (UInt32, UInt32) in
-            var t: UInt32 = 0, id: UInt32 = 0, v: UInt32 = 0
-            try CStoreError.check(cs_table_add(txn, "S", 0, &t), "cs_table_add")
-            try CStoreError.check(cs_column_add(txn, t, "id", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &id), "cs_column_add")
-            try CStoreError.check(cs_column_add(txn, t, "i3", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &v), "cs_column_add")
-            try CStoreError.check(cs_table_set_primary_key(txn, t, id), "cs_table_set_primary_key")
-            return (t, v)
-        }
-        for start in stride(from: 0, to: ctx.size, by: scaleBuildBatch) {
-            try csTransaction(db, write: true) { txn in
-                var o = cs_obj()
-                for r in start..<min(ctx.size, start + scaleBuildBatch) {
-                    var pk = cs_int(Int64(r))
-                    try CStoreError.check(cs_obj_create_primary(txn, table, &pk, &o), "cs_obj_create_primary")
-                    try CStoreError.check(cs_obj_set_int(&o, i3, Int64(r)), "cs_obj_set_int")
-                }
-            }
-        }
-        try csClose(db)
-    } catch {
-        _ = cs_db_close(db)
-        throw error
-    }
+    try build(path)
     try Data().write(to: URL(fileURLWithPath: done))
     return path
 }
 
+/// The SwiftStore data set of ctx.size objects.
+private func scaleSwiftStoreFile(_ ctx: RowContext) throws -> String {
+    try scaleDataSet(ctx, side: "swiftstore", file: "scale.cstore") { path in
+        let db = try csOpen(path, durability: CS_DURABILITY_NOSYNC, create: true)
+        do {
+            let (table, i3) = try csTransaction(db, write: true) { txn -> (UInt32, UInt32) in
+                var t: UInt32 = 0, id: UInt32 = 0, v: UInt32 = 0
+                try CStoreError.check(cs_table_add(txn, "S", 0, &t), "cs_table_add")
+                try CStoreError.check(cs_column_add(txn, t, "id", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &id), "cs_column_add")
+                try CStoreError.check(cs_column_add(txn, t, "i3", CS_TYPE_INT, CS_COLL_NONE, 0, CS_NONE, &v), "cs_column_add")
+                try CStoreError.check(cs_table_set_primary_key(txn, t, id), "cs_table_set_primary_key")
+                return (t, v)
+            }
+            for start in stride(from: 0, to: ctx.size, by: scaleBuildBatch) {
+                try csTransaction(db, write: true) { txn in
+                    var o = cs_obj()
+                    for r in start..<min(ctx.size, start + scaleBuildBatch) {
+                        var pk = cs_int(Int64(r))
+                        try CStoreError.check(cs_obj_create_primary(txn, table, &pk, &o), "cs_obj_create_primary")
+                        try CStoreError.check(cs_obj_set_int(&o, i3, Int64(r)), "cs_obj_set_int")
+                    }
+                }
+            }
+            try csClose(db)
+        } catch {
+            _ = cs_db_close(db)
+            throw error
+        }
+    }
+}
+
 /// The SQLite data set of ctx.size rows: `s(id INTEGER PRIMARY KEY, i3 INTEGER NOT NULL)`.
 private func scaleSQLiteFile(_ ctx: RowContext) throws -> String {
-    let dir = scaleDataDirectory(ctx, side: "sqlite")
-    let path = dir.appendingPathComponent("scale.sqlite").path
-    let done = dir.appendingPathComponent("built").path
-    if FileManager.default.fileExists(atPath: done) { return path }
-    try? FileManager.default.removeItem(at: dir)
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    let db = try SQLiteDB(path: path)
-    defer { db.close() }
-    try db.configure(synchronous: "OFF")
-    try db.exec("CREATE TABLE s(id INTEGER PRIMARY KEY, i3 INTEGER NOT NULL)")
-    let ins = try db.prepare("INSERT INTO s(id, i3) VALUES(?1, ?2)")
-    defer { ins.finalize() }
-    for start in stride(from: 0, to: ctx.size, by: scaleBuildBatch) {
-        try db.exec("BEGIN")
-        for r in start..<min(ctx.size, start + scaleBuildBatch) {
-            try ins.bind(1, Int64(r))
-            try ins.bind(2, Int64(r))
-            try ins.run()
+    try scaleDataSet(ctx, side: "sqlite", file: "scale.sqlite") { path in
+        let db = try SQLiteDB(path: path)
+        defer { db.close() }
+        try db.configure(synchronous: "OFF")
+        try db.exec("CREATE TABLE s(id INTEGER PRIMARY KEY, i3 INTEGER NOT NULL)")
+        let ins = try db.prepare("INSERT INTO s(id, i3) VALUES(?1, ?2)")
+        defer { ins.finalize() }
+        for start in stride(from: 0, to: ctx.size, by: scaleBuildBatch) {
+            try db.exec("BEGIN")
+            for r in start..<min(ctx.size, start + scaleBuildBatch) {
+                try ins.bind(1, Int64(r))
+                try ins.bind(2, Int64(r))
+                try ins.run()
+            }
+            try db.exec("COMMIT")
         }
-        try db.exec("COMMIT")
+        try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
     }
-    try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
-    try Data().write(to: URL(fileURLWithPath: done))
-    return path
 }
 
 /// Table and column keys of the SwiftStore data set.
@@ -357,12 +359,6 @@ func scaleSummary(_ results: [RowResult], quick: Bool) -> [String] {
 
 // MARK: - size.objects.1M
 
-/// The bytes of a file, 0 if it does not exist.
-private func fileBytes(_ path: String) -> Int64 {
-    var st = stat()
-    return stat(path, &st) == 0 ? Int64(st.st_size) : 0
-}
-
 /// Bytes on disk after inserting 1M objects of 10 Ints (row r holds r in every column) in one
 /// commit, against SQLite's file of the same rows (after a checkpoint folds its WAL in).
 func sizeObjectsRow() -> Row {
@@ -374,7 +370,7 @@ func sizeObjectsRow() -> Row {
                 defer { ctx.remove(dir) }
                 let path = dir.appendingPathComponent("size.cstore").path
                 let ms = try measure { _ = try csBuildIntFile(path, rows: ctx.size) }
-                let bytes = fileBytes(path)
+                let bytes = bytesOnDisk(path)
                 let db = try csOpen(path, durability: CS_DURABILITY_NOSYNC, create: false)
                 defer { _ = cs_db_close(db) }
                 let (sum, _) = try csTransaction(db, write: false) { try IntTable.find($0).sumAll($0) }
@@ -390,7 +386,7 @@ func sizeObjectsRow() -> Row {
                 let db = try SQLiteDB(path: path, create: false)
                 defer { db.close() }
                 try db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
-                let bytes = fileBytes(path) + fileBytes(path + "-wal")
+                let bytes = bytesOnDisk(path) + bytesOnDisk(path + "-wal")
                 return Sample(ms: ms, check: Check(what: "sum of all values", got: try db.scalar(SQLiteIntTable.sumAll), want: 10 * triangle(ctx.size)), bytes: bytes)
             })
         },
