@@ -1017,6 +1017,11 @@ int cs_watch_take(cs_watch *w, cs_changeset *out)
 {
     memset(out, 0, sizeof *out);
     out->version = w->n->t->version;
+    if (w->kind == W_QUERY && !w->deleted) {
+        out->has_keys = true;
+        out->keys = w->keys.v;
+        out->nkeys = w->keys.n;
+    }
     if (w->initial) {
         out->initial = true;
         cs_watch_discard(w);

@@ -503,10 +503,10 @@ final class Fixture: @unchecked Sendable {
         expectMessage(result, "Invalid argument: Property 'nope' not found in object of type 'NToy'")
     }
 
-    /// A commit wakes the notifier it looked up; if the last observer went meanwhile and the
-    /// notifier's thread closed it, waking it does nothing (it used to reach the freed core
-    /// notifier). In a child process: a use after close traps.
-    @Test func wakingANotifierThatHasClosedIsHarmless() async {
+    /// A commit has the notifier it looked up compute the new version; if the last observer went
+    /// meanwhile and the notifier's thread closed it, that does nothing (waking it used to reach
+    /// the freed core notifier). In a child process: a use after close traps.
+    @Test func aCommitToANotifierThatHasClosedIsHarmless() async {
         await #expect(processExitsWith: .success) {
             let dir = TempDir()
             let config = dir.config([NToy.self, NDog.self, NPerson.self])
@@ -515,7 +515,7 @@ final class Fixture: @unchecked Sendable {
             let notifier = FileNotifier.running(config.path)!
             token.invalidate()
             precondition(notifier.stopped.wait(timeout: .now() + 60) == .success, "the notifier did not stop")
-            notifier.wake()
+            notifier.committed()
         }
     }
 

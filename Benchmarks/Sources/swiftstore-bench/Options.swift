@@ -8,14 +8,17 @@ struct Options {
     var jsonPath: String?       // where to write the JSON report
     var reps = 5                // repetitions after the warm-up
     var list = false            // print the row ids and exit
+    var scaleMax = 10_000_000   // the largest size of the scaling rows (documented size)
 
     static let usage = """
-        usage: swiftstore-bench [--filter LIST] [--quick] [--json FILE] [--reps N] [--list]
+        usage: swiftstore-bench [--filter LIST] [--quick] [--json FILE] [--reps N] [--scale-max SIZE] [--list]
 
           --filter LIST  comma-separated row-id prefixes (default: every row)
           --quick        every row at 1/10 of its size (a smoke test, not a measurement)
           --json FILE    also write the figures as JSON to FILE
           --reps N       repetitions after the warm-up (default 5)
+          --scale-max SIZE  the largest scaling rows to run: 1k, 100k, 10M (default) or 100M
+                         (100M builds two files of several GB and takes most of an hour)
           --list         print the row ids with their goals and exit
         """
 
@@ -45,6 +48,12 @@ struct Options {
                 o.reps = n
             case "--list":
                 o.list = true
+            case "--scale-max":
+                let v = value(a)
+                guard let n = scaleSizes.first(where: { $0.label == v })?.n else {
+                    fail("--scale-max is one of \(scaleSizes.map(\.label).joined(separator: ", ")), not \(v)")
+                }
+                o.scaleMax = n
             case "-h", "--help":
                 print(usage)
                 exit(0)

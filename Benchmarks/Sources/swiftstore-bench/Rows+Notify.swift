@@ -11,11 +11,13 @@ import SwiftStore
 
 // MARK: - Rows
 
+/// 1,000 observed objects, 100 commits (10 under --quick) each deleting 5, inserting 5 and
+/// modifying 10 of them; every callback's indices (SwiftStore) or fetched rows (GRDB) checked.
 func notify1kRow() -> Row {
     Row(
         id: "notify.1k", size: 1_000, mode: "durable", peer: "grdb", goal: "<= 0.5x",
-        swiftstore: { try swiftstoreNotify($0, shape: .all, commits: 1) },
-        peerSide: { try grdbNotify($0, shape: .all, commits: 1) })
+        swiftstore: { try swiftstoreNotifyMixed($0, commits: $0.scaled(100)) },
+        peerSide: { try grdbNotifyMixed($0, commits: $0.scaled(100)) })
 }
 
 func notify200kRow() -> Row {
@@ -38,7 +40,6 @@ func notifyLatencyRow() -> Row {
 
 /// What is observed.
 private enum Shape {
-    case all        // every object (the file's size)
     case filtered   // the objects with i3 < size / 2
     case one        // the first object of a 1,000-object file
 
@@ -52,8 +53,7 @@ private func filterBound(_ size: Int) -> Int { size / 2 }
 /// the same position in both sides' results (row order), and never the same twice in a row.
 private func changedRow(_ size: Int, shape: Shape, rep: Int, commit: Int) -> Int {
     if shape == .one { return 0 }
-    let matching = shape == .filtered ? filterBound(size) : size
-    return (rep * 7_919 + commit * 104_729) % max(1, matching)
+    return (rep * 7_919 + commit * 104_729) % max(1, filterBound(size))
 }
 
 /// The value commit `c` of repetition `rep` writes into i1: distinct from every value before it.
@@ -101,7 +101,7 @@ private func swiftstoreNotify(_ ctx: RowContext, shape: Shape, commits: Int) thr
     let box = RealmBox(try Realm(configuration: itemConfiguration(url)))
     guard let realm = box.realm else { throw BenchError(description: "the Realm was released") }
     let all = realm.objects(Item.self)
-    let results = shape == .filtered ? all.filter("i3 < %@", filterBound(size)) : all
+    let results = all.filter("i3 < %@", filterBound(size))
     let queue = DispatchQueue(label: "swiftstore-bench.notify")
     let delivery = Delivery()
     let objects = Array(all)
@@ -175,14 +175,11 @@ private func grdbNotify(_ ctx: RowContext, shape: Shape, commits: Int) throws ->
     try SQLiteIntTable.buildFile(path, rows: size)
     let db = try grdbQueue(path)
     let bound = filterBound(size)
-    let filtered = shape == .filtered
     let one = shape == .one
     // The observed object is fetched as a one-element array.
     let observation = ValueObservation.tracking { db in
         one ? try GRDBFetchItem.filter(Column.rowID == 1).fetchAll(db)
-            : filtered
-            ? try GRDBFetchItem.filter(Column("i3") < bound).fetchAll(db)
-            : try GRDBFetchItem.fetchAll(db)
+            : try GRDBFetchItem.filter(Column("i3") < bound).fetchAll(db)
     }
     let queue = DispatchQueue(label: "swiftstore-bench.notify.grdb")
     let delivery = Delivery()
@@ -374,6 +371,169 @@ private func grdbNotifyObservers(_ ctx: RowContext) throws -> Runner {
         },
         tearDown: {
             for c in cancellables { c.cancel() }
+            queue.sync {}
+            try? db.close()
+        })
+}
+
+// MARK: - notify.1k
+
+/// The positions (in the results before the commit) whose objects each notify.1k commit deletes,
+/// and those it modifies; its 5 new objects go to the end (their keys and rowids are the
+/// largest), so the results keep 1,000 objects.
+private let mixedDeleted = [0, 2, 4, 6, 8]
+private let mixedModified = Array(20..<30)
+private let mixedInserted = 5
+
+/// The value commit `c` of repetition `rep` writes into i1 of its k-th modified object, and the
+/// i3 of its k-th new object: distinct from every value before it.
+private func mixedValue(rep: Int, commit: Int, k: Int) -> Int {
+    10_000_000 + rep * 100_000 + commit * 100 + k
+}
+
+/// What the timing thread waits for: the change a callback saw, as plain values.
+private final class MixedDelivery: @unchecked Sendable {
+    let ready = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var seen: (count: Int, del: [Int], ins: [Int], mod: [Int], sum: Int64) = (0, [], [], [], 0)
+
+    func deliver(count: Int, del: [Int], ins: [Int], mod: [Int], sum: Int64) {
+        lock.lock(); seen = (count, del, ins, mod, sum); lock.unlock()
+        ready.signal()
+    }
+
+    var last: (count: Int, del: [Int], ins: [Int], mod: [Int], sum: Int64) {
+        lock.lock(); defer { lock.unlock() }; return seen
+    }
+}
+
+/// The sum of the i1 values commit `c` writes.
+private func mixedWanted(rep: Int, commit: Int) -> Int64 {
+    mixedModified.indices.reduce(Int64(0)) { $0 + Int64(mixedValue(rep: rep, commit: commit, k: $1)) }
+}
+
+/// Timed: per commit, one `realm.write` deleting the objects at 5 positions of the observed
+/// `realm.objects(Item.self)`, adding 5 Items and setting i1 of the objects at 10 positions, then
+/// waiting for the `observe(on:)` callback, which reports the change's indices and reads i1 of
+/// the modified objects at their new positions. Checked: the indices of every callback, and the
+/// sum of the values read.
+private func swiftstoreNotifyMixed(_ ctx: RowContext, commits: Int) throws -> Runner {
+    let size = ctx.size
+    let url = ctx.directory.appendingPathComponent("bench.realm")
+    try buildItemFile(url, count: size)
+    let box = RealmBox(try Realm(configuration: itemConfiguration(url)))
+    guard let realm = box.realm else { throw BenchError(description: "the Realm was released") }
+    let results = realm.objects(Item.self)
+    let queue = DispatchQueue(label: "swiftstore-bench.notify.1k")
+    let delivery = MixedDelivery()
+    let token = results.observe(on: queue) { change in
+        switch change {
+        case .initial(let r):
+            delivery.deliver(count: r.count, del: [], ins: [], mod: [], sum: 0)
+        case .update(let r, let del, let ins, let mod):
+            // modifications are positions before the commit: the deletions before each shift it
+            let sum = mod.reduce(Int64(0)) { acc, m in acc + Int64(r[m - del.filter { $0 < m }.count].i1) }
+            delivery.deliver(count: r.count, del: del, ins: ins, mod: mod, sum: sum)
+        case .error:
+            delivery.deliver(count: -1, del: [], ins: [], mod: [], sum: 0)
+        }
+    }
+    delivery.ready.wait()   // the initial delivery, untimed
+    let wantIns = Array(size - mixedInserted..<size)
+    return Runner(
+        run: { rep in
+            var sum: Int64 = 0, want: Int64 = 0
+            var bad: String?
+            let ms = try measure {
+                for c in 0..<commits {
+                    try realm.write {
+                        let gone = mixedDeleted.map { results[$0] }
+                        let changed = mixedModified.map { results[$0] }
+                        realm.delete(gone)
+                        for k in 0..<mixedInserted {
+                            let item = Item()
+                            item.i3 = mixedValue(rep: rep, commit: c, k: k)
+                            realm.add(item)
+                        }
+                        for (k, o) in changed.enumerated() { o.i1 = mixedValue(rep: rep, commit: c, k: k) }
+                    }
+                    delivery.ready.wait()
+                    let seen = delivery.last
+                    if bad == nil, seen.count != size || seen.del != mixedDeleted || seen.ins != wantIns || seen.mod != mixedModified {
+                        bad = "commit \(c): count \(seen.count), deletions \(seen.del), insertions \(seen.ins), modifications \(seen.mod)"
+                    }
+                    sum += seen.sum
+                    want += mixedWanted(rep: rep, commit: c)
+                }
+            }
+            if let bad { throw BenchError(description: "notify.1k: wrong change set: \(bad)") }
+            return Sample(ms: ms, check: Check(what: "sum of modified values seen by the callbacks", got: sum, want: want))
+        },
+        tearDown: {
+            token.invalidate()
+            queue.sync {}
+            box.realm = nil
+        })
+}
+
+/// Timed: per commit, one GRDB write deleting the rows at 5 positions (by rowid), inserting 5
+/// rows and updating i1 of the rows at 10 positions, then waiting for the `ValueObservation`
+/// (`fetchAll` of the table in rowid order), whose onChange reads i1 of the modified rows at
+/// their new positions. Checked: the row count of every fetch and the sum of the values read.
+private func grdbNotifyMixed(_ ctx: RowContext, commits: Int) throws -> Runner {
+    let size = ctx.size
+    let path = ctx.directory.appendingPathComponent("bench.sqlite").path
+    try SQLiteIntTable.buildFile(path, rows: size)
+    let db = try grdbQueue(path)
+    let observation = ValueObservation.tracking { db in try GRDBFetchItem.fetchAll(db) }
+    let queue = DispatchQueue(label: "swiftstore-bench.notify.1k.grdb")
+    let delivery = MixedDelivery()
+    let newPositions = mixedModified.map { m in m - mixedDeleted.filter { $0 < m }.count }
+    let cancellable = observation.start(
+        in: db, scheduling: .async(onQueue: queue),
+        onError: { _ in delivery.deliver(count: -1, del: [], ins: [], mod: [], sum: 0) },
+        onChange: { items in
+            let sum = items.count == size ? newPositions.reduce(Int64(0)) { $0 + Int64(items[$1].i1) } : 0
+            delivery.deliver(count: items.count, del: [], ins: [], mod: [], sum: sum)
+        })
+    delivery.ready.wait()   // the initial value, untimed
+    var rowids = (1...Int64(size)).map { $0 }   // the table's rowids in order
+    let insert = SQLiteIntTable.insert
+    return Runner(
+        run: { rep in
+            var sum: Int64 = 0, want: Int64 = 0
+            var bad: String?
+            let ms = try measure {
+                for c in 0..<commits {
+                    let gone = mixedDeleted.map { rowids[$0] }
+                    let changed = mixedModified.map { rowids[$0] }
+                    var added: [Int64] = []
+                    try db.write { db in
+                        for r in gone { try db.execute(sql: "DELETE FROM t WHERE rowid = ?", arguments: [r]) }
+                        for k in 0..<mixedInserted {
+                            let v = mixedValue(rep: rep, commit: c, k: k)
+                            try db.execute(sql: insert, arguments: StatementArguments(Array(repeating: v, count: 10)))
+                            added.append(db.lastInsertedRowID)
+                        }
+                        for (k, r) in changed.enumerated() {
+                            try db.execute(sql: "UPDATE t SET i1 = ? WHERE rowid = ?",
+                                           arguments: [mixedValue(rep: rep, commit: c, k: k), r])
+                        }
+                    }
+                    for p in mixedDeleted.reversed() { rowids.remove(at: p) }
+                    rowids += added
+                    delivery.ready.wait()
+                    let seen = delivery.last
+                    if bad == nil, seen.count != size { bad = "commit \(c): \(seen.count) rows fetched" }
+                    sum += seen.sum
+                    want += mixedWanted(rep: rep, commit: c)
+                }
+            }
+            if let bad { throw BenchError(description: "notify.1k (GRDB): \(bad)") }
+            return Sample(ms: ms, check: Check(what: "sum of modified values seen by onChange", got: sum, want: want))
+        },
+        tearDown: {
+            cancellable.cancel()
             queue.sync {}
             try? db.close()
         })

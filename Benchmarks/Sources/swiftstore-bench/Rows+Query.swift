@@ -255,7 +255,7 @@ func pkGetRow() -> Row {
     func pkOf(_ i: Int, _ n: Int) -> Int64 { Int64((i * 7919) % n) }
     func probe(_ j: Int, _ n: Int) -> Int64 { Int64((j &* 2_654_435_761) % n) }
     return Row(
-        id: "pk.get.1M", size: 1_000_000, mode: "durable", peer: "sqlite", goal: "<= 0.5x",
+        id: "pk.get.1M", size: 1_000_000, mode: "durable", peer: "sqlite", goal: "<= 0.3x",
         swiftstore: { ctx in
             let n = ctx.size
             let path = ctx.directory.appendingPathComponent("bench.cstore").path

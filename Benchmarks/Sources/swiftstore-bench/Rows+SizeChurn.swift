@@ -19,7 +19,7 @@ private func churnedSum(_ n: Int) -> (sum: Int64, count: Int64) {
 }
 
 /// The bytes of a file, 0 if it does not exist.
-private func bytesOnDisk(_ path: String) -> Int64 {
+func bytesOnDisk(_ path: String) -> Int64 {
     var st = stat()
     return stat(path, &st) == 0 ? Int64(st.st_size) : 0
 }

@@ -10,10 +10,10 @@ func out(_ line: String) {
 }
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
-let rows = allRows().filter { options.selects($0.id) }
+let rows = allRows(scaleMax: options.scaleMax).filter { options.selects($0.id) }
 
 if options.list {
-    for r in allRows() { out("\(r.id)\t\(r.size)\t\(r.peer)\t\(r.goal)") }
+    for r in allRows(scaleMax: options.scaleMax) { out("\(r.id)\t\(r.size)\t\(r.peer)\t\(r.goal)") }
     exit(0)
 }
 if rows.isEmpty {
@@ -42,6 +42,7 @@ for row in rows {
     }
 }
 Scratch.remove(scratch)
+for line in scaleSummary(harness.results, quick: options.quick) { out(line) }
 
 if !harness.leftOut.isEmpty {
     out("")

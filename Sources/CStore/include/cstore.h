@@ -1097,6 +1097,11 @@ typedef struct cs_changeset {
     const cs_value *keys_modified; size_t nkeys_modified;
     /* objects: the columns that changed (key-path filters map a deep change to its first column) */
     const uint32_t *columns;   size_t ncolumns;
+    /* queries (has_keys): the results' object keys at `version`, in result order, as
+     * cs_query_keys gives them there; a reader at exactly that version can use them instead of
+     * running the query again */
+    bool has_keys;
+    const int64_t *keys;       size_t nkeys;
 } cs_changeset;
 
 /** A notifier on `db` at its newest version. */

@@ -166,6 +166,8 @@ final class NotifierCore: @unchecked Sendable {
         p.keysInserted = strings(c.keys_inserted, c.nkeys_inserted)
         p.keysModified = strings(c.keys_modified, c.nkeys_modified)
         p.columns = c.ncolumns == 0 ? [] : Array(UnsafeBufferPointer(start: c.columns, count: c.ncolumns))
+        p.version = c.version
+        if c.has_keys { p.keys = c.nkeys == 0 ? [] : Array(UnsafeBufferPointer(start: c.keys, count: c.nkeys)) }
         return p
     }
 }

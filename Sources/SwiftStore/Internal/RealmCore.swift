@@ -516,7 +516,7 @@ final class RealmCore {
         deletedInWrite = []
         guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
-        n.wake()
+        n.committed()
         n.realmDidChange(self)
     }
 

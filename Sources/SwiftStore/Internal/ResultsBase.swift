@@ -271,6 +271,21 @@ final class ResultsBase {
         return keys
     }
 
+    /// Takes `newKeys` as the results at `version`: the keys a query watch computed for the
+    /// change set being delivered (docs/ARCHITECTURE.md, Change notifications), so the first
+    /// read in the block does not run the query again. Only a table query whose Realm reads
+    /// exactly that version, outside a write, takes them; anything else computes its own.
+    func adoptKeys(_ newKeys: [Int64], version: UInt64) {
+        guard case .table = root, frozenLock == nil, !core.isInWriteTransaction else { return }
+        let now = currentStamp
+        guard now.0 == version else { return }
+        keys = newKeys
+        stamp = now
+    }
+
+    /// Whether the keys are current without running anything (for tests).
+    var hasCurrentKeys: Bool { guarded { !isDetached && stamp == currentStamp } }
+
     var count: Int { guarded { computeCount() } }
 
     private func computeCount() -> Int {

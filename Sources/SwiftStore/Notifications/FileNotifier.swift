@@ -17,6 +17,11 @@ struct ChangePayload {
     var newValues: [Any?] = []
     /// For Realm observers: which notification.
     var realmNotification: Realm.Notification = .didChange
+    /// The version the change set brings its observer to.
+    var version: UInt64 = 0
+    /// Query watches: the results' object keys at `version`, in result order, which the
+    /// delivered Results takes instead of running its query again.
+    var keys: [Int64]? = nil
 
     init() {}
 
@@ -155,20 +160,7 @@ final class FileNotifier: @unchecked Sendable {
     private func run() {
         while true {
             let seen = core.commitCounter
-            lock.lock()
-            if stopping {
-                lock.unlock()
-                break
-            }
-            let moved = core.advance()
-            let due = dueTargets(moved: moved)
-            let version = moved ? core.version : 0
-            lock.unlock()
-            if moved {
-                CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                            "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
-            }
-            for t in due { schedule(t) }
+            if !advanceAndSchedule() { break }
             core.wait(seen: seen)
         }
         FileNotifier.all.withLock { dict in
@@ -220,13 +212,34 @@ final class FileNotifier: @unchecked Sendable {
         body()
     }
 
-    /// Wakes the notifier thread (after a commit through this process). A committer may have
-    /// looked the notifier up just before its last observer went and its thread closed it: then
-    /// there is nothing to wake.
-    func wake() {
+    /// After a commit through this process: computes the change sets of the new version on the
+    /// committing thread and schedules their delivery at once, saving the hand-over to the
+    /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The notifier thread still
+    /// wakes for the commit and finds the version computed. A committer may have looked the
+    /// notifier up just before its last observer went and its thread closed it: `stopping` is
+    /// set then, and this does nothing.
+    func committed() {
+        _ = advanceAndSchedule()
+    }
+
+    /// Computes the newest version's change sets and schedules the targets that have something
+    /// to deliver; false (doing nothing) once the notifier is stopping.
+    private func advanceAndSchedule() -> Bool {
         lock.lock()
-        defer { lock.unlock() }
-        if !closed { core.wake() }
+        if stopping {
+            lock.unlock()
+            return false
+        }
+        let moved = core.advance()
+        let due = dueTargets(moved: moved)
+        let version = moved ? core.version : 0
+        lock.unlock()
+        if moved {
+            CoreLog.log(.debug, Category.Storage.notification.rawValue,
+                        "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
+        }
+        for t in due { schedule(t) }
+        return true
     }
 
     // MARK: Registration

@@ -158,7 +158,11 @@ enum Observation {
                          _ deliver: @escaping (RealmCore, ResultsBase, ChangePayload) -> Void) -> NotificationToken {
         let watch = makeWatch(base, paths: paths)
         guard isDerived(base) else {
-            return register(core: base.core, queue: queue, watch: watch) { core, p in deliver(core, resolve(base, in: core), p) }
+            return register(core: base.core, queue: queue, watch: watch) { core, p in
+                let resolved = resolve(base, in: core)
+                if let keys = p.keys { resolved.adoptKeys(keys, version: p.version) }
+                deliver(core, resolved, p)
+            }
         }
         let derived = DerivedChanges()
         return register(core: base.core, queue: queue, watch: watch) { core, p in

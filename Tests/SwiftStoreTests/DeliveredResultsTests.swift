@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import Testing
+import TestSupport
+@testable import SwiftStore
+
+/// The Results handed to a collection observer's block take the keys the notifier computed for
+/// the change set (docs/ARCHITECTURE.md, Change notifications) instead of running the query
+/// again, and only when they describe exactly what the block's Realm reads.
+@Suite struct DeliveredResultsTests {
+    /// What one delivery saw: the names in the delivered Results, the names a fresh query of the
+    /// same Realm gives, and whether the delivered Results had its keys before being read.
+    struct Seen: Sendable {
+        var delivered: [String]
+        var fresh: [String]
+        var hadKeys: Bool
+    }
+
+    /// Delivered on a queue (a Realm of the queue's own, which never ran the query): after
+    /// every one of many random commits from another thread, the delivered Results already
+    /// holds its keys, and they are the keys a fresh query at the same version gives, for an
+    /// unsorted, a filtered and a sorted query.
+    @Test func deliveredKeysAreTheQueryAtTheDeliveredVersion() throws {
+        let dir = TempDir()
+        let config = dir.config([NToy.self, NDog.self, NPerson.self])
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            for i in 0..<20 { realm.create(NDog.self, value: ["name": "d\(i)", "age": i % 7]) }
+        }
+        let queue = DispatchQueue(label: "delivered-results")
+        let shapes: [(String, (Results<NDog>) -> Results<NDog>)] = [
+            ("all", { $0 }),
+            ("filtered", { $0.filter("age < 3") }),
+            ("sorted", { $0.filter("age >= 2").sorted(byKeyPath: "name", ascending: false) }),
+        ]
+        var events: [Events<Seen>] = []
+        var tokens: [NotificationToken] = []
+        for (_, shape) in shapes {
+            let e = Events<Seen>()
+            events.append(e)
+            tokens.append(shape(realm.objects(NDog.self)).observe(on: queue) { change in
+                guard case .update(let results, _, _, _) = change else {
+                    if case .initial = change { e.add(Seen(delivered: [], fresh: [], hadKeys: true)) }
+                    return
+                }
+                let hadKeys = results.base.hasCurrentKeys
+                let fresh = shape(results.realm!.objects(NDog.self)).map(\.name)
+                e.add(Seen(delivered: results.map(\.name), fresh: Array(fresh), hadKeys: hadKeys))
+            })
+        }
+        for e in events { #expect(e.next() != nil) }   // the initial notifications
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<40 {
+            let op = Int.random(in: 0..<3, using: &rng)
+            let pick = Int.random(in: 0..<1000, using: &rng)
+            onNewThread {
+                let r = try! Realm(configuration: config)
+                try! r.write {
+                    let dogs = r.objects(NDog.self)
+                    switch op {
+                    case 0:
+                        r.create(NDog.self, value: ["name": "n\(round)", "age": pick % 7])
+                    case 1 where dogs.count > 5:
+                        r.delete(dogs[pick % dogs.count])
+                    default:
+                        dogs[pick % dogs.count].age = pick % 7
+                    }
+                }
+            }
+            for (i, e) in events.enumerated() {
+                // a commit that leaves a query's results as they were is not delivered to it
+                while let seen = e.next(timeout: e.waiting > 0 ? 10 : 0.2) {
+                    #expect(seen.hadKeys, "\(shapes[i].0): the delivered Results had to run its query")
+                    #expect(seen.delivered == seen.fresh, "\(shapes[i].0) after round \(round)")
+                    if e.waiting == 0 { break }
+                }
+            }
+        }
+        for t in tokens { t.invalidate() }
+        queue.sync {}
+    }
+
+    /// A block that writes moves its Realm past the version of the change set being delivered:
+    /// the next block's Results then reads the Realm as it is (its own query), not the keys of
+    /// the older version.
+    @Test func aWriteInAnEarlierBlockIsSeenByALaterOne() throws {
+        let f = try Fixture()
+        let counts = Events<Int>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a"]) }
+            // a filtered query: its count is the length of its keys (a whole table's is not)
+            let dogs = realm.objects(NDog.self).filter("name != ''")
+            f.tokens.append(dogs.observe { change in
+                guard case .update = change, realm.objects(NDog.self).count == 2 else { return }
+                try! realm.write { realm.create(NDog.self, value: ["name": "c"]) }
+            })
+            f.tokens.append(dogs.observe { change in
+                if case .update(let r, _, _, _) = change { counts.add(r.count) }
+            })
+        }
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "b"]) }
+        // the first block added "c" before the second block ran: its Results holds 3 objects
+        #expect(counts.next() == 3)
+        try f.finish()
+    }
+}
