@@ -395,6 +395,7 @@ static bool dbfile_free(cs_dbfile *f)
     pthread_mutex_destroy(&f->write_mu);
     free(f->pins);
     free(f->free);
+    free(f->chunks);
     free(f->path);
     free(f);
     return alone;

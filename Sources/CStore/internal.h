@@ -88,6 +88,14 @@ typedef struct extent {
     uint64_t ver; /* version it was freed in (0 = reusable by every reader) */
 } extent;
 
+/* One chunk of a chunked free list (docs/FORMAT.md §7): the extents whose position lies in
+ * [lo, next chunk's lo) live in the node at `ref`. */
+typedef struct fchunk {
+    uint64_t lo;   /* smallest position the chunk may hold (0 for the first) */
+    uint64_t ref;  /* the chunk node (0: not written yet) */
+    uint64_t size; /* its size in bytes */
+} fchunk;
+
 typedef struct mapping {
     uint8_t *base;        /* start of a read-only shared mapping of the file */
     uint64_t len;         /* bytes mapped (may exceed the file; never touched past it) */
@@ -145,6 +153,9 @@ struct cs_dbfile {
     extent *free;            /* cached free list (valid for free_version) */
     uint64_t nfree, cap_free; /* used, allocated */
     uint64_t free_version;   /* version the cache describes (0 = none) */
+    fchunk *chunks;          /* the cached version's free-list chunks (none: legacy or empty list) */
+    uint64_t nchunks, cap_chunks; /* used, allocated */
+    ref_t free_legacy[3];    /* the cached version's version-1/2 free-list arrays (0: none) */
     slab slab;               /* heap memory for the writer */
     schema *schema_cache;    /* parsed schema of the newest version */
     void *lk;                /* the mapped lock file (NULL: lockless read-only open) */
@@ -187,6 +198,8 @@ struct cs_txn {
     freed_node *freed;     /* file nodes freed in this write */
     uint64_t nfreed, cap_freed; /* used, allocated */
     uint64_t last_commit_bytes; /* of the last commit */
+    uint32_t last_commit_writes; /* pwrite calls of the last commit (header included) */
+    uint32_t last_commit_syncs;  /* fdatasync calls of the last commit */
     uint16_t base_format;  /* format version the version a write started on needs */
     cs_change *log;        /* change records of this write */
     uint64_t nlog, caplog; /* used, allocated */

@@ -19,6 +19,53 @@ import Testing
         }
     }
 
+    /// The bound on file growth of docs/FORMAT.md §7.2 (Placement): after many random one-row
+    /// updates, each a commit of its own, the logical size stays within 4/3 of the live bytes
+    /// plus a small allowance (what the last commit freed and one commit). Every update makes
+    /// one sync; while the file has little reusable space (the first updates after the bulk
+    /// load) each is one run of nodes plus the header write. `make test` runs 20k objects and
+    /// 3,000 updates; `make test-full` 1M objects and 100k updates.
+    @Test func randomOneRowUpdatesKeepTheFileBounded() throws {
+        let rows = fullCampaign ? 1_000_000 : underSanitizer ? 5_000 : 20_000
+        let updates = fullCampaign ? 100_000 : underSanitizer ? 500 : 3_000
+        try withTempDir { dir in
+            let db = try DB(dir.path(), durability: CS_DURABILITY_FULL)
+            var t: UInt32 = 0
+            var cols: [UInt32] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                for c in 0..<10 { cols.append(try addColumn(txn, t, "i\(c)", CS_TYPE_INT)) }
+                for i in 0..<rows {
+                    var o = try createObj(txn, t)
+                    for c in cols { try must(cs_obj_set_int(&o, c, Int64(i)), "set") }
+                }
+            }
+            let keys = try db.read { try allKeys($0, t) }
+            var rng = SeededRNG(seed: 16)
+            var oneRun = 0
+            for u in 0..<updates {
+                let txn = try db.begin(CS_TXN_WRITE)
+                var o = try openObj(txn, t, keys[Int(rng.next() % UInt64(rows))])
+                try must(cs_obj_set_int(&o, cols[Int(rng.next() % 10)], -Int64(u)), "set")
+                try must(cs_txn_commit(txn), "commit")
+                var writes: UInt64 = 0, syncs: UInt64 = 0
+                cs_txn_last_commit_io(txn, &writes, &syncs)
+                check(cs_txn_end(txn))
+                #expect(syncs == 1, "update \(u): \(syncs) syncs")
+                #expect(writes >= 2, "update \(u): nodes and header")
+                if u < 50 && writes == 2 { oneRun += 1 }
+            }
+            #expect(oneRun == 50, "\(oneRun) of the first 50 updates were one run plus the header")
+            let st = try db.stats()
+            let live = Double(st.logical_size - st.free_bytes)
+            let allowance = 256.0 * 1024
+            #expect(Double(st.logical_size) <= 4.0 / 3.0 * live + allowance,
+                    "logical size \(st.logical_size) for \(UInt64(live)) live bytes")
+            db.verify()
+            db.close()
+        }
+    }
+
     /// The file is filled with 100k objects, then cleared and refilled 10 times. Both the
     /// logical size and the physical file size must stay within 1.5x of their values after
     /// the first fill (the assertion checks both).
