@@ -119,13 +119,26 @@ FUZZ_ENV     := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 FUZZ_CORPUS  := Tests/Fixtures/fuzz-corpus
 
-$(FUZZ_OUT)/bin/make_corpus: Fuzz/make_corpus.c $(FUZZ_DEPS)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -llz4 -lpthread -lm
+# The core and the shared fuzz code are compiled once (with coverage for the fuzzer and the
+# sanitizers) and linked into make_corpus and every target.
+FUZZ_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(notdir $(CSRC)) fuzz_common.c)
+FUZZ_LIBS := -llz4 -lpthread -lm
 
-$(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_DEPS)
+$(FUZZ_OUT)/obj/%.o: Sources/CStore/%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< Fuzz/fuzz_common.c $(CSRC) -llz4 -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+
+$(FUZZ_OUT)/obj/fuzz_common.o: Fuzz/fuzz_common.c $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+
+$(FUZZ_OUT)/bin/make_corpus: Fuzz/make_corpus.c $(FUZZ_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -o $@ $< $(FUZZ_OBJS) $(FUZZ_LIBS)
+
+$(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_OBJS) $(FUZZ_LIBS)
 
 fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARGETS))
 	rm -rf $(FUZZ_OUT)/seeds
