@@ -176,7 +176,10 @@ uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest)
 static void free_coalesce(cs_dbfile *f)
 {
     uint64_t k = 0;
-    for (uint64_t i = 0; i < f->nfree; i++) {
+    while (k < f->nfree && f->free[k].len &&
+           !(k && f->free[k - 1].pos + f->free[k - 1].len == f->free[k].pos && f->free[k - 1].ver == f->free[k].ver))
+        k++;
+    for (uint64_t i = k; i < f->nfree; i++) {
         if (f->free[i].len == 0) continue;
         if (k && f->free[k - 1].pos + f->free[k - 1].len == f->free[i].pos &&
             f->free[k - 1].ver == f->free[i].ver) {
@@ -387,22 +390,22 @@ static uint64_t first_at(const extent *e, uint64_t n, uint64_t pos)
     return lo;
 }
 
-/* Marks every chunk whose extents differ from the version's, or that holds none any more. */
+/* Marks every chunk whose extents differ from the version's, or that holds none any more. The
+ * bounds of each chunk's extents are found by binary search and compared as bytes, so a clean
+ * chunk costs a memcmp. */
 static void mark_dirty(cs_dbfile *f, cstate *s)
 {
     uint64_t i = 0, j = 0;
     for (uint64_t c = 0; c < s->nch; c++) {
-        uint64_t hi = c + 1 < s->nch ? s->och[c + 1].lo : UINT64_MAX;
-        uint64_t i1 = i, j1 = j;
-        while (i1 < s->nold && s->old[i1].pos < hi) i1++;
-        while (j1 < f->nfree && f->free[j1].pos < hi) j1++;
-        if (!s->dirty[c]) {
-            bool same = i1 - i == j1 - j && j1 > j;
-            for (uint64_t k = 0; same && k < j1 - j; k++)
-                same = s->old[i + k].pos == f->free[j + k].pos && s->old[i + k].len == f->free[j + k].len &&
-                       s->old[i + k].ver == f->free[j + k].ver;
-            if (!same) s->dirty[c] = true;
+        uint64_t i1 = s->nold, j1 = f->nfree;
+        if (c + 1 < s->nch) {
+            uint64_t hi = s->och[c + 1].lo;
+            i1 = i + first_at(s->old + i, s->nold - i, hi);
+            j1 = j + first_at(f->free + j, f->nfree - j, hi);
         }
+        if (!s->dirty[c] &&
+            (i1 - i != j1 - j || j1 == j || memcmp(s->old + i, f->free + j, (j1 - j) * sizeof(extent)) != 0))
+            s->dirty[c] = true;
         i = i1;
         j = j1;
     }
@@ -466,8 +469,12 @@ static uint64_t chunk_of(const cstate *s, uint64_t pos)
  * one; the chunks this changes are rewritten (settle()). */
 static void merge_reusable(cs_dbfile *f, uint64_t oldest)
 {
-    uint64_t k = 0;
-    for (uint64_t i = 0; i < f->nfree; i++) {
+    uint64_t k = 1;
+    while (k < f->nfree && !(f->free[k - 1].pos + f->free[k - 1].len == f->free[k].pos &&
+                             reusable(&f->free[k - 1], oldest) && reusable(&f->free[k], oldest)))
+        k++;
+    if (k >= f->nfree) return; /* nothing to merge: the common case */
+    for (uint64_t i = k; i < f->nfree; i++) {
         extent *p = k ? &f->free[k - 1] : NULL;
         if (p && p->pos + p->len == f->free[i].pos && reusable(p, oldest) && reusable(&f->free[i], oldest)) {
             p->len += f->free[i].len;
@@ -486,9 +493,7 @@ static int layout(cs_dbfile *f, const cstate *s, lchunk **out, uint64_t *nout)
     if (!l) return NOMEM();
     uint64_t n = 0, j = 0;
     for (uint64_t c = 0; c < s->nch; c++) {
-        uint64_t hi = c + 1 < s->nch ? s->och[c + 1].lo : UINT64_MAX;
-        uint64_t j1 = j;
-        while (j1 < f->nfree && f->free[j1].pos < hi) j1++;
+        uint64_t j1 = c + 1 < s->nch ? j + first_at(f->free + j, f->nfree - j, s->och[c + 1].lo) : f->nfree;
         uint64_t k = j1 - j;
         if (!s->dirty[c]) {
             l[n++] = (lchunk){j, k, s->och[c].ref, s->och[c].size, 0};
