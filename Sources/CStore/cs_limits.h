@@ -40,4 +40,9 @@
 /* Commits of at most this many bytes are made durable with one sync (docs/FORMAT.md §2). */
 #define ONE_SYNC_MAX (1u << 20)
 
+/* How often an opener reads the header again when other processes' commits keep changing it
+ * under its checks (file.c, read_header_settled); after the first few tries it waits 1 ms
+ * between reads, so this bounds the wait at about two seconds. */
+#define OPEN_HEADER_TRIES 2000
+
 #endif

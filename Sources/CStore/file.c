@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the default I/O layer -------------------------------------------------------------- */
@@ -228,7 +229,7 @@ int file_writer_acquire(cs_dbfile *f)
     if (!recover) return CS_OK;
     uint64_t v, top, lg;
     int sel;
-    int rc = file_read_latest(f, &v, &top, &lg, &sel);
+    int rc = file_read_latest(f, &v, &top, &lg, &sel, NULL);
     if (rc != CS_OK) {
         lock_writer_release(f);
         return rc;
@@ -237,12 +238,42 @@ int file_writer_acquire(cs_dbfile *f)
     return CS_OK;
 }
 
-int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel)
+/* Reads the header and picks its slot as read_header does, for a process that holds no pin and
+ * no lock that keeps writers out (FORMAT.md, Opening a file): other processes may commit while
+ * it reads. Two commits in the meantime can reuse the space of both slots' commits, and the
+ * file may grow past the size stat gave, so a slot that fails its checks may only be stale.
+ * The verdict is kept only when the size and the header bytes are the same after the checks as
+ * before them; otherwise it reads again. `phys` gets the size the verdict was made with. */
+static int read_header_settled(cs_dbfile *f, uint64_t *phys, file_hdr *h, int *sel, rejected_slot *note)
 {
-    struct stat st;
-    if (f->io->fstat(f->io->ctx, f->fd, &st) != 0) return cs_fail(CS_IOERR, errno, "cannot stat %s", f->path);
+    for (int tries = 0;; tries++) {
+        struct stat st;
+        if (f->io->fstat(f->io->ctx, f->fd, &st) != 0) return cs_fail(CS_IOERR, errno, "cannot stat %s", f->path);
+        *phys = (uint64_t)st.st_size;
+        int rc = read_header(f, *phys, h, sel, note);
+        if (rc == CS_OK && !(note && note->rejected)) return CS_OK;
+        if (rc != CS_OK && rc != CS_CORRUPT) return rc;
+        /* a clean verdict needs no second look; a rejection does */
+        file_hdr again;
+        struct stat st2;
+        if (f->io->fstat(f->io->ctx, f->fd, &st2) != 0) return cs_fail(CS_IOERR, errno, "cannot stat %s", f->path);
+        ssize_t n = f->io->pread(f->io->ctx, f->fd, &again, sizeof again, 0);
+        bool same = (uint64_t)st2.st_size == *phys &&
+                    (*phys < sizeof again || (n == (ssize_t)sizeof again && memcmp(&again, h, sizeof again) == 0));
+        if (same || tries == OPEN_HEADER_TRIES) return rc;
+        if (tries >= 8) {
+            struct timespec ts = {0, 1000000}; /* 1 ms: let the writer finish its commit */
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel,
+                     rejected_slot *note)
+{
+    uint64_t phys;
     file_hdr h;
-    TRY(read_header(f, (uint64_t)st.st_size, &h, sel, NULL));
+    TRY(read_header_settled(f, &phys, &h, sel, note));
     *version = h.slot[*sel].version;
     *top = h.slot[*sel].top;
     *logical = h.slot[*sel].size;
@@ -484,7 +515,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     }
     file_hdr h;
     int sel;
-    if ((rc = read_header(f, phys, &h, &sel, &f->rejected)) != CS_OK) goto fail_f;
+    if ((rc = read_header_settled(f, &phys, &h, &sel, &f->rejected)) != CS_OK) goto fail_f;
     if (!ro && h.write_fmt > FORMAT_WRITE) {
         rc = cs_fail(CS_VERSION, 0, "%s needs format version %u to write; this library writes %u",
                      path, h.write_fmt, FORMAT_WRITE);

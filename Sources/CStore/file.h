@@ -10,7 +10,8 @@
 /* ---- file.c ------------------------------------------------------------------------------- */
 
 /** The newest durable version the header names (the slot rule of FORMAT.md §2). */
-int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel);
+int file_read_latest(cs_dbfile *f, uint64_t *version, uint64_t *top, uint64_t *logical, int *sel,
+                     rejected_slot *note);
 /** Makes sure the mapping covers `size` bytes (a larger mapping is added, never moved). */
 int file_map_for(cs_dbfile *f, uint64_t size);
 /** Takes the writer lock; when the last writer died mid-commit, publishes the header's version

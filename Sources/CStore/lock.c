@@ -24,6 +24,7 @@
  *     writer that finds it set takes the newest version from the file's header instead.
  */
 #include "lock.h"
+#include "file.h"
 #include "io.h"
 
 #include <errno.h>
@@ -365,7 +366,9 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
     f->lk = NULL;
     char *lp = lock_path(f->path);
     if (!lp) return NOMEM();
-    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* through the I/O layer, like the database file: a replacement layer sees the lock file
+     * opened (and closed) too */
+    int fd = f->io->open(f->io->ctx, lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;
         free(lp);
@@ -420,7 +423,20 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
     if (m == MAP_FAILED) { rc = cs_fail(CS_NOMEM, errno, "cannot map the lock file of %s", f->path); goto fail_init; }
     struct lock_file *l = m;
     if (alone) {
-        /* nobody else has the file open: start from the file's header */
+        /* Nobody else has the file open: start from the file's header, read again now. The
+         * header this process read before it got here can be old: processes that have exited
+         * since may have committed after it (and reused that version's space), and publishing
+         * it would make the next writer build on a version that is gone (FORMAT.md, Opening a
+         * file). While this process holds the init lock alone, nobody can commit. */
+        if ((rc = file_read_latest(f, &version, &top, &logical, &sel, &f->rejected)) != CS_OK) {
+            munmap(m, size);
+            goto fail_init;
+        }
+        f->rejected.opened = version;
+        f->version = version;
+        f->top = top;
+        f->logical = logical;
+        f->selector = sel;
         memset(m, 0, size);
         memcpy(l->magic, LOCK_MAGIC, 8);
         l->layout = LOCK_LAYOUT;
@@ -449,7 +465,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
     ofd(fd, F_OFD_SETLK, F_UNLCK, LK_INIT);
     if (f->slot < 0) {
         munmap(m, size);
-        close(fd);
+        f->io->close(f->io->ctx, fd);
         return cs_fail(CS_BUSY, 0, "%s is open in %u processes already (the limit)", f->path, LOCK_SLOTS);
     }
     f->lk = m;
@@ -458,7 +474,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
 fail_init:
     ofd(fd, F_OFD_SETLK, F_UNLCK, LK_INIT);
 fail:
-    close(fd);
+    f->io->close(f->io->ctx, fd);
     return rc;
 }
 
@@ -489,7 +505,7 @@ bool lock_close(cs_dbfile *f)
         }
     }
     munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
-    close(f->lfd); /* drops every lock this process held on it */
+    f->io->close(f->io->ctx, f->lfd); /* drops every lock this process held on it */
     f->lk = NULL;
     f->lfd = -1;
     return alone;

@@ -67,6 +67,37 @@ final class DamagedReadItem: Object {
         #expect(text.contains("Run `swiftstore verify /"), "\(text.suffix(600))")
     }
 
+    /// The throwing APIs that read every node (a compacted copy, compaction on launch, a
+    /// backup through the core) throw `Realm.Error` for the damaged leaf instead of copying it
+    /// or stopping the process, and the file is left as it was.
+    @Test func throwingAPIsThrowRealmErrorForDamage() throws {
+        let dir = TempDir()
+        let config = try Self.damagedFile(dir)
+        let before = try FileBytes.read(config.fileURL!)
+        let copy = dir.file("copy.realm")
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.writeCopy(toFile: copy)
+            Issue.record("writeCopy of a damaged file did not throw")
+        } catch let error as Realm.Error {
+            #expect(error.code == .invalidDatabase || error.code == .fail, "\(error)")
+            #expect(error.localizedDescription.contains("corrupt") || error.localizedDescription.contains("damaged"),
+                    "\(error.localizedDescription)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: copy.path), "a partial copy was left behind")
+
+        var compacting = config
+        compacting.shouldCompactOnLaunch = { _, _ in true }
+        // the Realm above is gone with its scope: compaction in place needs the file to itself
+        do {
+            _ = try Realm(configuration: compacting)
+            Issue.record("compacting a damaged file did not throw")
+        } catch let error as Realm.Error {
+            #expect(error.code == .invalidDatabase || error.code == .fail, "\(error)")
+        }
+        #expect(try FileBytes.read(config.fileURL!) == before, "the damaged file was changed")
+    }
+
     /// `verify` names the damaged node.
     @Test func verifyNamesTheDamagedNode() throws {
         let dir = TempDir()
