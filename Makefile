@@ -1,5 +1,5 @@
 # The commands a contributor types (docs/CONTRIBUTING.md). `make test` and `make bench` work on a fresh machine:
-# they install liblz4-dev and libsqlite3-dev (Debian packages) when missing.
+# they install liblz4-dev, libsqlite3-dev, libpq-dev and postgresql (Debian packages) when missing.
 
 SWIFT      ?= swift
 CC         ?= cc
@@ -22,6 +22,8 @@ deps:
 	[ -f /usr/include/lz4.h ] || missing="$$missing liblz4-dev"; \
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	[ -f /usr/include/postgresql/libpq-fe.h ] || missing="$$missing libpq-dev"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update && apt-get install -y $$missing; \
@@ -71,14 +73,16 @@ c-example: deps
 	$(CC) $(C_EXAMPLE_FLAGS) -o .build/c-example/dogs Examples/dogs.c $(CSRC) $(C_EXAMPLE_LIBS)
 	cd .build/c-example && ./dogs
 
+# The tests run with a private PostgreSQL server for the mirror tests (.ci/with-postgres: initdb
+# into a temporary directory, a Unix socket there, stopped and removed afterwards).
 test: deps cwarn boundary tool
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --parallel
+	.ci/with-postgres $(SWIFT) test --skip-build --parallel
 
 # The long campaigns (crash kills, corruption sweeps) at full size.
 test-full: deps cwarn tool
 	$(SWIFT) build --build-tests
-	STORE_FULL_CAMPAIGN=1 $(SWIFT) test --skip-build --parallel
+	STORE_FULL_CAMPAIGN=1 .ci/with-postgres $(SWIFT) test --skip-build --parallel
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over the C core's tests; any report fails.
 asan: deps
@@ -98,8 +102,8 @@ check-invariants: deps
 # ThreadSanitizer over the threaded tests.
 tsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	STORE_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan \
-		--sanitize=thread --filter "Concurrency|Notif"
+	STORE_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/Tests/tsan.supp $(SWIFT) test --skip-build --scratch-path .build-tsan \
+		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests"
 
 # libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's
 # -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs each target for
@@ -168,16 +172,20 @@ fuzz-corpus: fuzz-build
 
 # Prints the table; its JSON goes to Benchmarks/.build/latest.json. `make bench-record` also
 # replaces the committed docs/benchmarks/latest.json (only when asked).
+# The mirror rows need the tool's release build and a PostgreSQL server (.ci/with-postgres, with
+# fsync on so the server's commits are durable like the file's).
 bench: deps
+	cd tools/swiftstore && $(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && ./.build/release/swiftstore-bench --json .build/latest.json
+	cd Benchmarks && STORE_PG_FSYNC=on ../.ci/with-postgres ./.build/release/swiftstore-bench --json .build/latest.json
 
 bench-record: bench
 	cp Benchmarks/.build/latest.json docs/benchmarks/latest.json
 
 bench-quick: deps
+	cd tools/swiftstore && $(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && ./.build/release/swiftstore-bench --quick
+	cd Benchmarks && STORE_PG_FSYNC=on ../.ci/with-postgres ./.build/release/swiftstore-bench --quick
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-checks Benchmarks/.build tools/swiftstore/.build

@@ -16,10 +16,17 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The system libpq (Debian: libpq-dev), for the mirror rows' reads of PostgreSQL.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .executableTarget(
             name: "swiftstore-bench",
             dependencies: [
                 "CSQLite",
+                "CLibPQ",
                 .product(name: "CStore", package: "SwiftStore"),
                 .product(name: "CStoreCall", package: "SwiftStore"),
                 .product(name: "SwiftStore", package: "SwiftStore"),

@@ -11,13 +11,15 @@
  *
  * Invariants:
  *  1. The history holds one entry per version v with oldest_live < v <= newest, in order; an
- *     entry's blob is 0 when its commit recorded nothing.
+ *     entry's blob is 0 when its commit recorded nothing; oldest_live is lowered to the lowest
+ *     valid feed slot's position (feed.c), so a slot's unacknowledged entries stay.
  *  2. Positions in collection records are the positions at the moment of the operation, so
  *     replaying the records in order turns the old collection into the new one.
  */
 #include "node.h"
 #include "snapshot.h"
 #include "changes.h"
+#include "feed.h"
 
 
 /* ---- recording -------------------------------------------------------------------------- */
@@ -134,7 +136,7 @@ static void put_uv(buf *b, uint64_t v)
 
 static void put_sv(buf *b, int64_t v) { put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
 
-static bool get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
+bool changes_get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -152,7 +154,7 @@ static bool get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
 static bool get_sv(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
     uint64_t u;
-    if (!get_uv(p, end, &u)) return false;
+    if (!changes_get_uv(p, end, &u)) return false;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return true;
 }
@@ -185,11 +187,11 @@ static bool decode(const uint8_t **p, const uint8_t *end, cs_change *c)
     c->col = CS_NONE;
     if (k == CS_CHANGE_SCHEMA) return true;
     uint64_t u;
-    if (!get_uv(p, end, &u) || u > UINT32_MAX) return false;
+    if (!changes_get_uv(p, end, &u) || u > UINT32_MAX) return false;
     c->table = (uint32_t)u;
     if (has_key(k) && !get_sv(p, end, &c->key)) return false;
     if (has_col(k)) {
-        if (!get_uv(p, end, &u) || u > UINT32_MAX) return false;
+        if (!changes_get_uv(p, end, &u) || u > UINT32_MAX) return false;
         c->col = (uint32_t)u;
     }
     if (has_a(k) && !get_sv(p, end, &c->a)) return false;
@@ -215,6 +217,13 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
         free(b.p);
         TRY(rc);
     }
+    /* feed slots keep the entries after their positions (feed.c) */
+    uint64_t entry = 16;
+    if (blob) {
+        node_hdr *bh = (node_hdr *)txn_ptr(t, blob);
+        entry += node_size_of(bh->flags, bh->width, bh->count);
+    }
+    TRY(feed_on_commit(t, newver, entry, &oldest));
     ref_t *hs;
     TRY(txn_top_slot(t, TOP_HISTORY, &hs));
     if (!*hs) {

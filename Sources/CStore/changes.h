@@ -13,5 +13,8 @@ int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
 int change_coll(cs_txn *t, const cs_coll *c, cs_change_kind kind, int64_t a, int64_t b);
 int change_schema(cs_txn *t);
 int history_append(cs_txn *t, uint64_t newver, uint64_t oldest);
+/* Reads one unsigned LEB128 number at *p (FORMAT.md §8), advancing *p; false when it runs past
+ * `end` or is longer than 64 bits. Shared with the feed slot table (feed.c). */
+bool changes_get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out);
 
 #endif

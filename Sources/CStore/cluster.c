@@ -82,7 +82,7 @@ static int table_node(cs_txn *t, uint32_t table, node_hdr **out)
 int table_root(cs_txn *t, uint32_t table, ref_t *root)
 {
     /* a read transaction's snapshot changes only with its epoch: the last root found holds */
-    if (!t->writing && t->rt_epoch == t->epoch && t->rt_table == table) {
+    if (!t->writing && !t->frozen && t->rt_epoch == t->epoch && t->rt_table == table) {
         *root = t->rt_root;
         return CS_OK;
     }
@@ -90,7 +90,7 @@ int table_root(cs_txn *t, uint32_t table, ref_t *root)
     TRY(table_node(t, table, &tn));
     *root = tn ? node_refs(tn)[TBL_ROOT] : 0;
     if (*root && tagged(*root)) return CORRUPT("table %u root holds a number", table);
-    if (!t->writing) {
+    if (!t->writing && !t->frozen) {
         t->rt_epoch = t->epoch;
         t->rt_table = table;
         t->rt_root = *root;

@@ -221,6 +221,8 @@ struct cs_txn {
     uint32_t ri_col;       /* ... and column */
     ref_t ri_root;         /* ... its root */
     bool base_verified;    /* CSTORE_INTERNAL_CHECKS: the version this write started on verified */
+    bool frozen;           /* cs_txn_freeze: never moves or writes; no per-transaction caches, so threads
+                              may read through it at once (docs/ARCHITECTURE.md, Frozen snapshots) */
 };
 
 /* ---- translation and node access -------------------------------------------------------- */

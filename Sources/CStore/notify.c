@@ -894,7 +894,9 @@ static int round_keys(cs_watch *w)
             w->deleted = w->deleted_new = true;
             return pending_clear(&w->pend);
         }
-        if (written(s, w->origin_table, w->origin_col) || runs_touch(s->deleted, s->ndeleted, w->origin_table))
+        /* an origin object created with the link already set is a new backlink too */
+        if (written(s, w->origin_table, w->origin_col) || runs_touch(s->deleted, s->ndeleted, w->origin_table) ||
+            runs_touch(s->created, s->ncreated, w->origin_table))
             changed_members = true;
     }
     if (whole) w->dirty.n = 0;

@@ -254,7 +254,7 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
                 node_hdr *keys;
                 TRY(node_at(t, cluster_keys_ref(leaf), &keys));
                 if (h->count != keys->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
-                if (col < CC_COLS && !t->writing) {
+                if (col < CC_COLS && !t->writing && !t->frozen) {
                     if (t->cc_leaf != leaf || t->cc_epoch != t->epoch) {
                         memset(t->cc_col, 0, sizeof t->cc_col);
                         t->cc_leaf = leaf;

@@ -321,6 +321,7 @@ static int move_to_latest(cs_txn *t, bool *changed)
 
 int cs_txn_promote(cs_txn *t)
 {
+    if (t->frozen) return cs_fail(CS_MISUSE, 0, "a frozen transaction cannot write");
     if (t->writing) return cs_fail(CS_MISUSE, 0, "the transaction is already writing");
     if (t->db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", t->db->path);
     if (t->f->broken) return cs_fail(CS_IOERR, EIO, "%s had a failed sync; reopen it to write", t->db->path);
@@ -491,6 +492,7 @@ int cs_txn_rollback(cs_txn *t)
 int cs_txn_advance(cs_txn *t, bool *changed)
 {
     if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance: the transaction is writing");
+    if (t->frozen) return cs_fail(CS_MISUSE, 0, "cs_txn_advance: the transaction is frozen");
     return move_to_latest(t, changed);
 }
 
@@ -513,7 +515,7 @@ int cs_txn_end(cs_txn *t)
     /* the struct is kept as the handle's spare with its schema reference and caches (see
      * cs_txn_begin); if there already is a spare it goes */
     cs_txn *none = NULL;
-    if (!__atomic_compare_exchange_n(&db->spare, &none, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (t->frozen || !__atomic_compare_exchange_n(&db->spare, &none, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         schema_release(t->schema);
         free(t);
     }
@@ -534,6 +536,7 @@ int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
 {
     if (!t || !at || t->f != at->f) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: transactions of different files");
     if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the transaction is writing");
+    if (t->frozen) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the transaction is frozen");
     if (at->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the target transaction is writing");
     if (at->version == t->version) return CS_OK;
     if (at->version < t->version)
@@ -558,5 +561,39 @@ int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
     TRY(check_top(t));
     return load_schema(t);
 }
+
+int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out)
+{
+    if (!db || !at || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: bad arguments");
+    if (db->f != at->f) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: the handle opens another file");
+    if (at->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: the transaction is writing");
+    cs_txn *t = calloc(1, sizeof *t);
+    if (!t) return NOMEM();
+    t->db = db;
+    t->f = db->f;
+    t->frozen = true;
+    t->epoch = 1;
+    cs_dbfile *f = t->f;
+    pthread_mutex_lock(&f->mu);
+    /* `at` pins its version, so this pin is a second count of a pinned version: nothing to
+     * publish or re-check, and no new version for the active-version limit */
+    int rc = file_map_for(f, at->limit);
+    if (rc == CS_OK) rc = pin_add(f, at->version, at->top, 0, false);
+    if (rc == CS_OK) {
+        t->version = at->version;
+        t->top = at->top;
+        t->limit = at->limit;
+        t->map = f->map->base;
+    }
+    pthread_mutex_unlock(&f->mu);
+    if (rc != CS_OK) { free(t); return rc; }
+    t->schema = at->schema;
+    __atomic_add_fetch(&t->schema->refcount, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&db->txns, 1, __ATOMIC_ACQ_REL);
+    *out = t;
+    return CS_OK;
+}
+
+bool cs_txn_is_frozen(const cs_txn *t) { return t->frozen; }
 
 bool cs_txn_same_file(const cs_txn *a, const cs_txn *b) { return a && b && a->f == b->f; }

@@ -92,22 +92,6 @@ func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-/// A text file's contents ("" if it cannot be read). Plain read(2): Foundation's file reading
-/// leaks a buffer for empty files (LeakSanitizer reports it under `make asan`).
-func readText(_ path: String) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return "" }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n <= 0 { break }
-        bytes += buf[..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
 /// The lines of a log file a child appended to ("" lines dropped).
 func logLines(_ path: String) -> [String] {
     readText(path).split(separator: "\n").map(String.init)

@@ -90,6 +90,19 @@ let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: swiftstore-testchild COMMAND PATH ...") }
 let path = args[2]
 switch args[1] {
+case "async-write-exit":
+    // Queues an asynchronous write and ends the process from its completion, without any
+    // clean-up: what the completion promised must be in the file.
+    do {
+        let realm = try Realm(configuration: config(path))
+        realm.writeAsync({ realm.add(ProcPerson(value: ["name": "durable", "age": 1])) }) { error in
+            _exit(error == nil ? 0 : 3)
+        }
+        RunLoop.current.run(until: Date().addingTimeInterval(30))
+        fail("the completion never ran")
+    } catch {
+        fail("async-write-exit failed: \(error)")
+    }
 case "add":
     guard args.count == 5, let age = Int(args[4]) else { fail("usage: add PATH NAME AGE") }
     do {

@@ -25,5 +25,10 @@ func allRows() -> [Row] {
         notify200kRow(),
         notifyLatencyRow(),
         notifyObserversRow(),
+        mirrorInitialRow(),
+        mirrorLagRow(),
+        freezeRow(),
+        commitAsyncRow(),
+        sectionedRow(),
     ]
 }

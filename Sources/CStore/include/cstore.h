@@ -450,6 +450,16 @@ int cs_txn_end(cs_txn *txn);
  *  which keeps that version pinned) reads. CS_MISUSE when either is writing, when they belong to
  *  different files or when that version is older than the one `txn` reads. */
 int cs_txn_advance_to(cs_txn *txn, const cs_txn *at);
+/** Begins on handle `db` (a handle of the same file as `at`, which may be `at`'s own) a
+ *  *frozen* READ transaction reading exactly the version `at` reads, and pinning it until
+ *  cs_txn_end. A frozen transaction never moves (advance and promote are CS_MISUSE) and keeps
+ *  no per-transaction caches, so unlike every other transaction several threads may read
+ *  through it at the same time; the accessors (cs_obj, cs_coll) and queries made through it
+ *  are still each used by one thread at a time. CS_MISUSE when `at` is writing or `db` opens
+ *  another file. */
+int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out);
+/** Whether the transaction was begun by cs_txn_freeze. */
+bool cs_txn_is_frozen(const cs_txn *txn);
 /** Whether two transactions read the same file (the same open file of this process: a path
  *  deleted and created again is another file). */
 bool cs_txn_same_file(const cs_txn *a, const cs_txn *b);
@@ -918,6 +928,47 @@ int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out);
 /** The next record; CS_NOTFOUND after the last. CS_MISUSE if the transaction moved. */
 int cs_changes_next(cs_changes *changes, cs_change *out);
 void cs_changes_close(cs_changes *changes);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Feed slots (docs/ARCHITECTURE.md, Feed slots; docs/FORMAT.md §8.1)                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/** The longest feed slot name, in bytes. */
+#define CS_FEED_NAME_MAX 63
+
+/** A feed slot: a named consumer of the change history. The history keeps every change after
+ *  a valid slot's position (also when no transaction pins those versions), until the slot
+ *  acknowledges it or is dropped; the versions' data is reclaimed as usual. */
+typedef struct cs_feed_slot_info {
+    char name[CS_FEED_NAME_MAX + 1]; /* NUL-terminated */
+    uint64_t position;    /* every change up to this version is acknowledged */
+    uint64_t held_bytes;  /* bytes of history kept for the changes after position (0 once invalid) */
+    uint64_t limit;       /* the slot is invalidated when held_bytes would exceed this (0: no limit) */
+    uint64_t invalidated; /* 0, or the version whose commit invalidated the slot */
+    uint64_t over_bytes;  /* invalidated: the bytes it held back then */
+} cs_feed_slot_info;
+
+/** Creates a slot in a WRITE transaction; its position is the version this transaction commits
+ *  as (the changes of later commits are kept for it). CS_EXISTS when the name is taken;
+ *  CS_MISUSE for an empty name or one over CS_FEED_NAME_MAX bytes. */
+int cs_feed_create(cs_txn *wtxn, const char *name, uint64_t limit_bytes);
+/** Drops a slot (WRITE transaction): the history it held back is trimmed by the next commits. */
+int cs_feed_drop(cs_txn *wtxn, const char *name);
+/** Acknowledges every change up to `version` (WRITE transaction; at most the version it started
+ *  on): the slot's position moves forward to it (never back). CS_FULL for an invalidated slot. */
+int cs_feed_ack(cs_txn *wtxn, const char *name, uint64_t version);
+/** The number of slots in the version `txn` reads, and slot i's state. */
+int cs_feed_count(cs_txn *txn, uint32_t *n);
+int cs_feed_slot_at(cs_txn *txn, uint32_t i, cs_feed_slot_info *out);
+/** Slot `name`'s state (CS_NOTFOUND when there is none). */
+int cs_feed_slot_get(cs_txn *txn, const char *name, cs_feed_slot_info *out);
+/**
+ * Opens the changes after version `since` (UINT64_MAX: after the slot's position) up to the
+ * version `txn` reads, as cs_changes_open. `since` may be ahead of the position (a consumer
+ * that keeps its own record of what it applied) but not behind it (CS_RANGE). An invalidated
+ * slot is CS_FULL with a message naming the bytes and the limit; CS_NOTFOUND for no such slot.
+ */
+int cs_feed_changes_open(cs_txn *txn, const char *name, uint64_t since, cs_changes **out);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Change notifications                                                                     */

@@ -13,6 +13,11 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     private let invalidated: () -> Bool
     private let root: () -> _RealmQueryRoot?
     private let text: () -> String
+    private let frozenOf: () -> Bool
+    private let freezeOf: () -> AnyRealmCollection
+    private let thawOf: () -> AnyRealmCollection?
+    /// The wrapped collection read through another Realm of its file (ThreadSafeReference).
+    let resolveOf: (RealmCore) -> AnyRealmCollection?
     /// The wrapped collection.
     let base: Any
 
@@ -24,6 +29,13 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
         invalidated = { base.isInvalidated }
         root = { base._rlmQueryRoot }
         text = { base.description }
+        frozenOf = { base.isFrozen }
+        freezeOf = { AnyRealmCollection(base.freeze()) }
+        thawOf = { base.thaw().map { AnyRealmCollection($0) } }
+        resolveOf = { core in
+            guard let c = base as? any ConfinedValue else { return nil }
+            return (c.resolved(in: core) as? C).map { AnyRealmCollection($0) }
+        }
         self.base = base
     }
 
@@ -47,6 +59,12 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     public var _rlmQueryRoot: _RealmQueryRoot? { root() }
     /// The wrapped collection's description.
     public var description: String { text() }
+    /// Whether the wrapped collection belongs to a frozen Realm.
+    public var isFrozen: Bool { frozenOf() }
+    /// The wrapped collection frozen (itself when frozen).
+    public func freeze() -> AnyRealmCollection { isFrozen ? self : freezeOf() }
+    /// The live counterpart of the wrapped frozen collection, or nil when its object was deleted.
+    public func thaw() -> AnyRealmCollection? { isFrozen ? thawOf() : self }
 }
 
 extension AnyRealmCollection: Encodable where Element: Encodable {}

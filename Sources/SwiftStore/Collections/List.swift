@@ -13,8 +13,9 @@ import Foundation
 public final class List<Element: RealmCollectionValue>: RealmCollection, MutableCollection, _DynamicSequence {
     /// The elements of an unmanaged list.
     var unmanaged: [Element] = []
-    /// The database side of a managed list.
-    let managed: ManagedCollection?
+    /// The database side of a managed collection. Set once, when a collection declared
+    /// without `@Persisted` (`let list = List<Int>()`) becomes its owner's property.
+    @exclusivity(unchecked) var managed: ManagedCollection?
 
     /// Creates an empty unmanaged list.
     public init() {

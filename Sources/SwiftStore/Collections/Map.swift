@@ -61,7 +61,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     public var _rlmUnmanagedElements: [Value] { values }
 
     var unmanaged: [Key: Value] = [:]
-    let managed: ManagedCollection?
+    /// The database side of a managed collection. Set once, when a collection declared
+    /// without `@Persisted` (`let list = List<Int>()`) becomes its owner's property.
+    @exclusivity(unchecked) var managed: ManagedCollection?
 
     /// Creates an empty unmanaged map.
     public init() {

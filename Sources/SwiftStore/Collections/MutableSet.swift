@@ -5,7 +5,9 @@ import Foundation
 /// unmanaged set is the order of insertion.
 public final class MutableSet<Element: RealmCollectionValue>: RealmCollection, _DynamicSequence {
     var unmanaged: [Element] = []
-    let managed: ManagedCollection?
+    /// The database side of a managed collection. Set once, when a collection declared
+    /// without `@Persisted` (`let list = List<Int>()`) becomes its owner's property.
+    @exclusivity(unchecked) var managed: ManagedCollection?
 
     /// Creates an empty unmanaged set.
     public init() {

@@ -22,13 +22,20 @@ public protocol _RealmQueryable {
 ///
 /// Filtering and sorting return live `Results`; aggregates run in the core without reading
 /// objects into Swift.
-public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, _RealmQueryable, Equatable, ThreadConfined
     where Index == Int, Element: RealmCollectionValue, _QueryElement == Element
 {
     /// The Realm of the collection, or nil if it is unmanaged.
     var realm: Realm? { get }
     /// Whether the collection can no longer be read.
     var isInvalidated: Bool { get }
+    /// Whether the collection belongs to a frozen Realm.
+    var isFrozen: Bool { get }
+    /// The collection frozen at its Realm's current version (itself when frozen).
+    func freeze() -> Self
+    /// The live collection of a frozen one in the calling thread's Realm, or nil when the
+    /// object it hangs from was deleted.
+    func thaw() -> Self?
 }
 
 extension RealmCollection {
@@ -96,11 +103,30 @@ extension RealmCollection where Element: Encodable {
     }
 }
 
+/// The collections that can be unmanaged, by the name RealmSwift's messages give their kind.
+protocol _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { get }
+}
+
+extension List: _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { "RLMArray" }
+}
+
+extension MutableSet: _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { "RLMSet" }
+}
+
+extension Map: _UnmanagedCollectionKind {
+    static var _rlmObjCClassName: String { "RLMDictionary" }
+}
+
 extension _RealmQueryable {
     /// The managed query, trapping with RealmSwift's message for an unmanaged collection.
     var managedRoot: ResultsBase {
         guard let root = _rlmQueryRoot else {
-            preconditionFailure("This method may only be called on managed collections (collections of objects added to a Realm)")
+            // RealmSwift's message names the Objective-C class behind the collection kind.
+            let kind = (Self.self as? _UnmanagedCollectionKind.Type)?._rlmObjCClassName ?? "RLMArray"
+            preconditionFailure("This method may only be called on \(kind) instances retrieved from an RLMRealm")
         }
         return root.base
     }

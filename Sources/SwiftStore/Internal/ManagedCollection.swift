@@ -8,6 +8,9 @@ import Foundation
 final class ManagedCollection {
     let owner: ObjectBase
     let col: UInt32
+    /// Objects read from the collection are of their model classes even though `owner` is a
+    /// dynamic accessor (a legacy collection's own accessor of its owner's row).
+    var typedElements = false
     /// Steps below the column: a list position, or a map key (kept as C strings that live as
     /// long as this object, since the core borrows them).
     private var steps: [(index: Int64, key: UnsafeMutablePointer<CChar>?, keyLength: Int)] = []
@@ -21,9 +24,25 @@ final class ManagedCollection {
         for s in steps { s.key?.deallocate() }
     }
 
+    /// The same collection (column and nesting steps) of `owner`, an accessor of this
+    /// collection's owner in another Realm (a frozen one, or a live one when thawing).
+    func rebased(onto owner: ObjectBase) -> ManagedCollection {
+        let copy = ManagedCollection(owner: owner, column: col)
+        for s in steps {
+            var key: UnsafeMutablePointer<CChar>? = nil
+            if let k = s.key {
+                key = .allocate(capacity: s.keyLength + 1)
+                key!.initialize(from: k, count: s.keyLength + 1)
+            }
+            copy.steps.append((s.index, key, s.keyLength))
+        }
+        return copy
+    }
+
     /// A collection nested in element `index` (list) or `key` (map) of this one.
     func nested(index: Int64 = -1, key: String? = nil) -> ManagedCollection {
         let child = ManagedCollection(owner: owner, column: col)
+        child.typedElements = typedElements
         for s in steps {
             var copy: UnsafeMutablePointer<CChar>? = nil
             if let k = s.key {
@@ -120,7 +139,7 @@ final class ManagedCollection {
         if v.type == CS_TYPE_DICT {
             return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key)))
         }
-        return core.stored(from: v, dynamic: owner.isDynamic)
+        return core.stored(from: v, dynamic: owner.isDynamic && !typedElements)
     }
 
     private func indexOutOfRange(_ i: Int, _ c: UnsafeMutablePointer<cs_coll>) -> Never {
@@ -363,7 +382,11 @@ final class ManagedCollection {
     func queryBase() -> ResultsBase {
         var target: ClassInfo?
         if steps.isEmpty, let info = owner.info?.target(column: col) {
-            target = owner.isDynamic ? core.dynamicInfo(info) : info
+            if typedElements {
+                target = core.info(named: info.objectSchema.className) ?? info
+            } else {
+                target = owner.isDynamic ? core.dynamicInfo(info) : info
+            }
         }
         return ResultsBase(core: core, root: .collection(self, target))
     }

@@ -38,9 +38,16 @@ extension RealmCore {
         // the header counts as used: a compacted file is exactly header + reachable nodes
         let used = Int(st.used_bytes) + 4096
         guard shouldCompact(Int(st.file_size), used) else { return }
+        let category = Category.Storage.all.rawValue
+        CoreLog.log(.info, category, "Compacting '\(path)': file size \(st.file_size) bytes, \(used) bytes in use")
         let crc = cs_db_compact(path, &opts, nil)
-        if crc == Int32(CS_BUSY) { return }
+        if crc == Int32(CS_BUSY) {
+            CoreLog.log(.detail, category, "Compaction of '\(path)' skipped: the file is open elsewhere")
+            return
+        }
         try CoreCall.check(crc, "Compacting \(path)", url: url)
+        let size = (try? fm.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        CoreLog.log(.info, category, "Compacted '\(path)' from \(st.file_size) to \(size.map(String.init) ?? "?") bytes")
     }
 
     /// Writes a compacted copy of the version this instance reads to a new file at `path`.

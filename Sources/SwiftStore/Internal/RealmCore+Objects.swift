@@ -108,6 +108,7 @@ extension RealmCore {
         if object.isInvalidated { preconditionFailure("Object has been deleted or invalidated.") }
         didMutate()
         CoreCall.must(cs_obj_delete(&object.cobj), "Deleting an object")
+        deletedInWrite.append(WeakObject(object: object))
     }
 
     /// Deletes every object of every class in the schema.

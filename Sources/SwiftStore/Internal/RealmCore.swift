@@ -21,12 +21,23 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Bumped by every write through this instance, so cached results know to re-run.
     @exclusivity(unchecked) private(set) var mutations: UInt64 = 0
+    /// The instances passed to `delete` in the open write transaction. If the write does not
+    /// commit, their rows come back but these instances stay invalidated, as RealmSwift's
+    /// cancelWrite documents (a new read of a restored row gives a valid object).
+    var deletedInWrite: [WeakObject] = []
     /// The snapshot version, the writes through this instance and the invalidation generation:
     /// while it is unchanged, keys read from the file still name the same objects.
     var stateStamp: (UInt64, UInt64, UInt64) { (cs_txn_version(txn), mutations, generation) }
     /// The owning thread, for thread-confined instances.
     private let thread: pthread_t?
     let queue: DispatchQueue?
+    /// The actor an actor-isolated instance belongs to (its accesses are serialised by the
+    /// actor, not checked per thread).
+    let actor: (any Actor)?
+    /// The run loop of a thread-confined instance's thread (where `writeAsync` runs blocks).
+    let runLoop: RunLoop?
+    /// The queued asynchronous writes (made on first use).
+    var asyncWrites: AsyncWriteQueue?
     private(set) var schema: Schema
     private(set) var infos: [ObjectIdentifier: ClassInfo] = [:]
     private(set) var infosByName: [String: ClassInfo] = [:]
@@ -48,6 +59,13 @@ final class RealmCore {
     let anchor = Anchor()
     /// Whether notifications move this instance to the newest version (`Realm.autorefresh`).
     var autorefresh = true
+    /// Whether this is a frozen Realm: a read transaction pinned at one version
+    /// (`cs_txn_freeze`), never moved or written, readable from any thread at once
+    /// (docs/ARCHITECTURE.md, Frozen snapshots).
+    @usableFromInline let isFrozen: Bool
+    /// Guards the state a frozen instance fills lazily (its dynamic-API views), since any
+    /// thread may read through it.
+    private let lazyLock = NSLock()
 
     /// The transaction objects read through, beginning a new one after `invalidate()`.
     var txn: OpaquePointer {
@@ -65,13 +83,16 @@ final class RealmCore {
 
     // MARK: Opening
 
-    private init(config: Realm.Configuration, queue: DispatchQueue?) throws {
+    private init(config: Realm.Configuration, queue: DispatchQueue?, actor: (any Actor)? = nil) throws {
         self.config = config
         self.queue = queue
-        self.thread = queue == nil ? pthread_self() : nil
+        self.actor = actor
+        self.thread = queue == nil && actor == nil ? pthread_self() : nil
+        self.runLoop = queue == nil && actor == nil ? RunLoop.current : nil
         self.ownsHandle = true
         self.isMigration = false
         self.ownsTxn = true
+        self.isFrozen = false
         self.url = config.inMemoryIdentifier == nil ? URL(fileURLWithPath: config.path) : nil
         if config.encryptionKey != nil {
             throw Realm.Error(.fail, "Encryption is not supported by this version of SwiftStore; "
@@ -108,11 +129,91 @@ final class RealmCore {
         RealmCore.openPaths.withLock { $0[config.path, default: 0] += 1 }
     }
 
+    /// A frozen instance reading exactly the version `source` reads, through a handle of its
+    /// own (so it outlives `source`) and a frozen transaction (`cs_txn_freeze`). It is
+    /// confined to no thread. Use `frozen()`, which caches these per version.
+    private init(frozenAt source: RealmCore) throws {
+        self.config = source.config
+        self.queue = nil
+        self.thread = nil
+        self.ownsHandle = true
+        self.isMigration = false
+        self.ownsTxn = true
+        self.isFrozen = true
+        self.actor = nil
+        self.runLoop = nil
+        self.url = source.url
+        self.autorefresh = false
+        var opts = cs_options()
+        opts.flags = source.config.readOnly ? UInt32(CS_OPEN_READONLY) : 0
+        if source.config.inMemoryIdentifier != nil { opts.durability = CS_DURABILITY_MEMORY }
+        if let max = source.config.maximumNumberOfActiveVersions { opts.max_active_versions = UInt32(clamping: max) }
+        let path = source.config.path
+        if let io = RealmCore.ioForTesting.withLock({ $0[path] }) { opts.io = UnsafePointer(bitPattern: io) }
+        var db: OpaquePointer?
+        try CoreCall.check(cs_db_open(path, &opts, &db), "Opening \(path) for a frozen Realm", url: url)
+        var t: OpaquePointer?
+        let rc = cs_txn_freeze(db, source.txn, &t)
+        if rc != 0 {
+            let error = CoreCall.error(rc, "Freezing version \(cs_txn_version(source.txn)) of \(path)", url: url)
+            cs_db_close(db)
+            throw error
+        }
+        self.db = db!
+        self._txn = t
+        self.schema = source.schema
+        bindClasses()
+        anchor.core = .passUnretained(self)
+        RealmCore.openPaths.withLock { $0[config.path, default: 0] += 1 }
+    }
+
+    /// Frozen instances by file and version: freezing twice at one version gives one instance,
+    /// which lives as long as a frozen value (object, collection, Realm) uses it.
+    /// (A real weak reference, unlike the per-thread cache's anchors: a frozen instance is
+    /// released on whichever thread drops the last frozen value, possibly while another thread
+    /// looks it up, and only a weak reference is safe against that.)
+    nonisolated(unsafe) private static var frozenCache: [String: FrozenWeak] = [:]
+    private static let frozenCacheLock = NSLock()
+    private final class FrozenWeak: @unchecked Sendable {
+        weak var core: RealmCore?
+        init(_ core: RealmCore) { self.core = core }
+    }
+
+    /// The frozen instance at the version this instance reads (this instance, when frozen).
+    /// Traps inside a write transaction (RealmSwift: freezing needs a committed version).
+    func frozen() -> RealmCore {
+        if isFrozen { return self }
+        verifyThread()
+        if isInWriteTransaction {
+            preconditionFailure("Cannot freeze an object in the same write transaction as it was created in.")
+        }
+        let key = "\(config.cacheKey)#\(cs_txn_version(txn))"
+        RealmCore.frozenCacheLock.lock()
+        defer { RealmCore.frozenCacheLock.unlock() }
+        if let core = RealmCore.frozenCache[key]?.core { return core }
+        RealmCore.frozenCache = RealmCore.frozenCache.filter { $0.value.core != nil }
+        do {
+            let core = try RealmCore(frozenAt: self)
+            RealmCore.frozenCache[key] = FrozenWeak(core)
+            return core
+        } catch {
+            preconditionFailure("Freezing the Realm at '\(config.path)' failed: \(error)")
+        }
+    }
+
+    /// Whether two instances read the same file (the same open file of this process).
+    func sameFile(as other: RealmCore) -> Bool {
+        db == other.db || cs_txn_same_file(txn, other.txn)
+    }
+
+    /// The version this instance reads.
+    var version: UInt64 { cs_txn_version(txn) }
+
     /// How many instances of this process have each file open (for `Realm.deleteFiles`).
-    static let openPaths = Mutex<[String: Int]>([:])
+    static let openPaths = Locked<[String: Int]>([:])
     /// Tests only: a replacement I/O layer (cstore.h, cs_io) for the file at a path, given as
     /// the pointer's bit pattern; the Swift API has no public way to set one.
-    static let ioForTesting = Mutex<[String: UInt]>([:])
+    static let ioForTesting = Locked<[String: UInt]>([:])
 
     /// Whether an instance in this process has the file at `path` open.
     static func isOpen(_ path: String) -> Bool {
@@ -125,7 +226,10 @@ final class RealmCore {
          ownsTransaction: Bool) {
         self.isMigration = true
         self.ownsTxn = ownsTransaction
+        self.isFrozen = false
         self.config = config
+        self.actor = nil
+        self.runLoop = nil
         self.queue = nil
         self.thread = pthread_self()
         self.ownsHandle = false
@@ -166,6 +270,8 @@ final class RealmCore {
     /// The dynamic-API view of a table.
     func dynamicInfo(_ info: ClassInfo) -> ClassInfo {
         if info.objectSchema.objectClass == DynamicObject.self { return info }
+        if isFrozen { lazyLock.lock() }
+        defer { if isFrozen { lazyLock.unlock() } }
         if let d = dynamicInfos[info.table] { return d }
         let d = info.dynamicCopy()
         dynamicInfos[info.table] = d
@@ -285,7 +391,17 @@ final class RealmCore {
         init(_ core: RealmCore) { anchor = core.anchor }
         var core: RealmCore? { anchor?.core?.takeUnretainedValue() }
     }
-    private static let queueCache = Mutex<[String: Weak]>([:])
+    private static let queueCache = Locked<[String: Weak]>([:])
+    private static let actorCache = Locked<[String: Weak]>([:])
+
+    /// The cached instance for this configuration isolated to `actor`, or a new one.
+    static func open(_ config: Realm.Configuration, actor: any Actor) throws -> RealmCore {
+        let key = "\(ObjectIdentifier(actor).hashValue):\(config.cacheKey)"
+        if let core = actorCache.withLock({ $0[key]?.core }) { return try core.reuse(for: config) }
+        let core = try RealmCore(config: config, queue: nil, actor: actor)
+        actorCache.withLock { $0[key] = Weak(core) }
+        return core
+    }
     private static let threadKey = "SwiftStore.RealmCore.cache"
 
     /// The cached instance for this configuration on this thread or queue, or a new one.
@@ -352,6 +468,7 @@ final class RealmCore {
 
     func beginWrite() {
         verifyThread()
+        if isFrozen { preconditionFailure("Can't perform transactions on a frozen Realm") }
         if config.readOnly { preconditionFailure("Can't perform transactions on read-only Realms.") }
         if isInWriteTransaction {
             preconditionFailure("The Realm is already in a write transaction")
@@ -366,7 +483,15 @@ final class RealmCore {
             preconditionFailure("Can't commit a non-existing write transaction")
         }
         mutations &+= 1
-        try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+        defer { asyncWrites?.writeDidEnd() }
+        do {
+            try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+        } catch {
+            // The failed commit rolled the write back.
+            invalidateDeletedInstances()
+            throw error
+        }
+        deletedInWrite = []
         guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
         n.wake()
@@ -380,12 +505,21 @@ final class RealmCore {
         }
         mutations &+= 1
         CoreCall.must(cs_txn_rollback(txn), "Cancelling a write transaction")
+        asyncWrites?.writeDidEnd()
+        invalidateDeletedInstances()
+    }
+
+    /// Keeps the instances deleted in a write that did not commit invalidated: their
+    /// generation no longer matches this Realm's.
+    private func invalidateDeletedInstances() {
+        for w in deletedInWrite { w.object?.generation = 0 }
+        deletedInWrite = []
     }
 
     @discardableResult
     func refresh() -> Bool {
         verifyThread()
-        if isInWriteTransaction { return false }
+        if isInWriteTransaction || isFrozen { return false }
         guard let t = _txn else { _ = txn; return true }
         var changed = false
         if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
@@ -399,6 +533,8 @@ final class RealmCore {
 
     func invalidate() {
         verifyThread()
+        // A frozen Realm keeps its version for as long as a frozen value uses it.
+        if isFrozen { return }
         if isInWriteTransaction { cancelWrite() }
         if let t = _txn { cs_txn_end(t) }
         _txn = nil
@@ -413,6 +549,7 @@ final class RealmCore {
     /// Traps outside a write transaction.
     func verifyWrite(_ what: @autoclosure () -> String = "modify objects") {
         verifyThread()
+        if isFrozen { preconditionFailure("Can't perform transactions on a frozen Realm") }
         if !isInWriteTransaction {
             preconditionFailure("Cannot \(what()) outside of a write transaction.")
         }
@@ -473,6 +610,9 @@ final class RealmCore {
     func attach(_ o: ObjectBase, _ info: ClassInfo, key: Int64) {
         var c = cs_obj()
         cs_obj_prepare(txn, info.table, key, nil, &c)
+        // A frozen object may be read from several threads at once: position its accessor now,
+        // so that reads never write to it (a frozen transaction's positions never go stale).
+        if isFrozen { _ = cs_obj_exists(&c) }
         attach(o, info, accessor: c)
     }
 
@@ -500,4 +640,9 @@ final class RealmCore {
             (box as? LegacyPropertyBox)?.attach(owner: o, column: b.col)
         }
     }
+}
+
+/// A weak reference to an object instance.
+struct WeakObject {
+    weak var object: ObjectBase?
 }

@@ -38,9 +38,22 @@ final class ResultsBase {
     /// The Realm's invalidation generation when these results were made: `invalidate()` ends
     /// them, as it ends objects.
     let generation: UInt64
+    /// For results of a frozen Realm, which any thread may read at once: guards the keys and
+    /// the compiled query they fill lazily (a query is used by one thread at a time).
+    private let frozenLock: NSRecursiveLock?
+
+    /// Runs `body` holding the frozen results' lock (directly for live results).
+    @inline(__always)
+    private func guarded<T>(_ body: () throws -> T) rethrows -> T {
+        guard let frozenLock else { return try body() }
+        frozenLock.lock()
+        defer { frozenLock.unlock() }
+        return try body()
+    }
 
     init(core: RealmCore?, root: Root, predicates: [(String, [Any])] = [], clauses: [Clause] = []) {
         self.generation = core?.generation ?? 0
+        self.frozenLock = core?.isFrozen == true ? NSRecursiveLock() : nil
         self.realmCore = core
         self.root = root
         self.predicates = predicates
@@ -151,6 +164,10 @@ final class ResultsBase {
 
     /// Parses the query (once per invalidation generation: it then follows the transaction).
     func compiledQuery() throws -> OpaquePointer {
+        try guarded { try compileQuery() }
+    }
+
+    private func compileQuery() throws -> OpaquePointer {
         if let query, queryGeneration == core.generation { return query }
         if let query { cs_query_free(query) }
         query = nil
@@ -196,6 +213,10 @@ final class ResultsBase {
 
     /// The object keys (or positions) in result order, recomputed if stale.
     func currentKeys() -> [Int64] {
+        guarded { computeKeys() }
+    }
+
+    private func computeKeys() -> [Int64] {
         if isDetached { return [] }
         core.verifyThread()
         let now = currentStamp
@@ -234,7 +255,9 @@ final class ResultsBase {
         return keys
     }
 
-    var count: Int {
+    var count: Int { guarded { computeCount() } }
+
+    private func computeCount() -> Int {
         if isDetached { return 0 }
         core.verifyThread()
         if isPlain {
@@ -280,6 +303,10 @@ final class ResultsBase {
 
     /// An aggregate over the matches: of property `property` (objects), or of the values.
     func aggregate(_ op: AggregateOp, property: String?) -> StoredValue {
+        guarded { computeAggregate(op, property: property) }
+    }
+
+    private func computeAggregate(_ op: AggregateOp, property: String?) -> StoredValue {
         if isDetached { return op == .sum ? .int(0) : .null }
         core.verifyThread()
         var col: UInt32 = CS_NONE

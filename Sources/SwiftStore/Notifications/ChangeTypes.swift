@@ -68,7 +68,7 @@ public struct PropertyChange: @unchecked Sendable {
 }
 
 /// What happened to an observed object (RealmSwift's `ObjectChange`).
-public enum ObjectChange<T: ObjectBase> {
+public enum ObjectChange<T> {
     /// Delivery failed (kept for RealmSwift compatibility).
     case error(_ error: NSError)
     /// One or more properties changed.

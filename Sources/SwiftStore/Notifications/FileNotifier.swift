@@ -84,7 +84,7 @@ final class FileNotifier: @unchecked Sendable {
     private var stopping = false
     private var started = false
 
-    private static let all = Mutex<[String: FileNotifier]>([:])
+    private static let all = Locked<[String: FileNotifier]>([:])
 
     private init(config: Realm.Configuration) throws {
         path = config.path
@@ -146,7 +146,12 @@ final class FileNotifier: @unchecked Sendable {
             }
             let moved = core.advance()
             let due = dueTargets(moved: moved)
+            let version = moved ? core.version : 0
             lock.unlock()
+            if moved {
+                CoreLog.log(.debug, Category.Storage.notification.rawValue,
+                            "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
+            }
             for t in due { schedule(t) }
             core.wait(seen: seen)
         }
@@ -343,6 +348,10 @@ final class FileNotifier: @unchecked Sendable {
         }
         let realmObservers = moves ? t.registrations.filter { $0.watch == nil } : []
         lock.unlock()
+        if !out.isEmpty || !realmObservers.isEmpty {
+            CoreLog.log(.debug, Category.Storage.notification.rawValue,
+                        "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
+        }
         for (r, p) in out where r.live.load(ordering: .sequentiallyConsistent) {
             r.callback(core, p)
         }

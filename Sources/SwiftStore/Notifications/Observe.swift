@@ -6,6 +6,7 @@ import Foundation
 enum Observation {
     /// RealmSwift's checks before registering a block on `core`'s data.
     static func check(_ core: RealmCore, queue: DispatchQueue?) {
+        checkNotFrozen(core)
         core.verifyThread()
         if core.isInWriteTransaction {
             preconditionFailure("Cannot register notification blocks from within write transactions.")
@@ -13,6 +14,11 @@ enum Observation {
         if queue == nil && !Thread.isMainThread && RunLoop.current.currentMode == nil {
             preconditionFailure("Can only add notification blocks from within runloops.")
         }
+    }
+
+    /// Frozen data never changes, so observing it is RealmSwift's error.
+    static func checkNotFrozen(_ core: RealmCore) {
+        if core.isFrozen { preconditionFailure("Frozen Realms do not change and do not have change notifications.") }
     }
 
     /// String key paths ("toys", "toys.brand") as column paths from `root`'s table; traps with
@@ -70,9 +76,34 @@ enum Observation {
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: paths) }
         case .collection(let c, _) where base.isPlain && !c.isNested:
             return collectionWatch(c, paths: paths)
+        case .backlinks(let owner, let table, let col, let info):
+            // a query over backlinks: the backlinks' own watch, translated (DerivedChanges)
+            let (t, k) = (owner.info!.table, owner.objectKey)
+            let p = derivedPaths(paths, info)
+            return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
+        case .collection(let c, let info?) where !c.isNested && c.owner.info?.property(column: c.col)?.isMap == false:
+            return collectionWatch(c, paths: derivedPaths(paths, info))
         default:
-            preconditionFailure("Observing a filtered or sorted List, MutableSet, Map or LinkingObjects is not supported yet; "
-                                + "observe the collection itself or a query on its class")
+            preconditionFailure("Observing a filtered or sorted collection of values, a Map's values or a collection nested "
+                                + "in an AnyRealmValue is not supported yet; observe the collection itself")
+        }
+    }
+
+    /// The key paths of the source collection's watch behind a query over it: the given ones
+    /// plus every property of the elements themselves (which the query's filter and sort may
+    /// read), or none (deep) when none were given.
+    static func derivedPaths(_ paths: [[UInt32]], _ info: ClassInfo) -> [[UInt32]] {
+        if paths.isEmpty { return [] }
+        let own = info.objectSchema.properties.compactMap { p in info.column(named: p.name).map { [$0] } }
+        return paths + own.filter { !paths.contains($0) }
+    }
+
+    /// Whether `base` is a query over a List, MutableSet or LinkingObjects, whose watch reports
+    /// changes of the source collection (DerivedChanges translates them).
+    static func isDerived(_ base: ResultsBase) -> Bool {
+        switch base.root {
+        case .backlinks, .collection: return !base.isPlain
+        default: return false
         }
     }
 
@@ -116,6 +147,22 @@ enum Observation {
         let n = FileNotifier.acquire(core.config)
         return n.register(core: core, queue: queue, makeWatch: watch, callback: deliver)
     }
+
+    /// Registers an observer of `base`'s results: its block gets the delivering Realm, `base`
+    /// read through it, and the change set in positions of the results (for a query over a
+    /// collection, translated from the collection's change set by DerivedChanges).
+    static func register(_ base: ResultsBase, paths: [[UInt32]], queue: DispatchQueue?,
+                         _ deliver: @escaping (RealmCore, ResultsBase, ChangePayload) -> Void) -> NotificationToken {
+        let watch = makeWatch(base, paths: paths)
+        guard isDerived(base) else {
+            return register(core: base.core, queue: queue, watch: watch) { core, p in deliver(core, resolve(base, in: core), p) }
+        }
+        let derived = DerivedChanges()
+        return register(core: base.core, queue: queue, watch: watch) { core, p in
+            let resolved = resolve(base, in: core)
+            if let q = derived.translate(resolved, p) { deliver(core, resolved, q) }
+        }
+    }
 }
 
 extension RealmCollectionChange {
@@ -141,9 +188,8 @@ extension Results {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         let base = self.base
-        let watch = Observation.makeWatch(base, paths: Observation.keyPaths(keyPaths, root: base.info))
-        return Observation.register(core: base.core, queue: queue, watch: watch) { core, p in
-            block(.from(p, Results(base: Observation.resolve(base, in: core))))
+        return Observation.register(base, paths: Observation.keyPaths(keyPaths, root: base.info), queue: queue) { _, b, p in
+            block(.from(p, Results(base: b)))
         }
     }
 
@@ -164,9 +210,8 @@ extension LinkingObjects {
                         _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
         guard let base else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let name = propertyName
-        let watch = Observation.makeWatch(base, paths: Observation.keyPaths(keyPaths, root: base.info))
-        return Observation.register(core: base.core, queue: queue, watch: watch) { core, p in
-            block(.from(p, LinkingObjects(propertyName: name, base: Observation.resolve(base, in: core))))
+        return Observation.register(base, paths: Observation.keyPaths(keyPaths, root: base.info), queue: queue) { _, b, p in
+            block(.from(p, LinkingObjects(propertyName: name, base: b)))
         }
     }
 
@@ -300,8 +345,9 @@ extension LinkingObjects: _ObservableAnyCollection {
     func _observeErased(keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ChangePayload) -> Void)
         -> NotificationToken {
         guard let base else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
-        let watch = Observation.makeWatch(base, paths: Observation.keyPaths(keyPaths, root: base.info))
-        return Observation.register(core: base.core, queue: queue, watch: watch) { _, p in block(p) }
+        return Observation.register(base, paths: Observation.keyPaths(keyPaths, root: base.info), queue: queue) { _, _, p in
+            block(p)
+        }
     }
 }
 
@@ -323,6 +369,7 @@ extension Object {
         guard let core, let info else {
             preconditionFailure("Only objects which are managed by a Realm support change notifications")
         }
+        Observation.checkNotFrozen(core)
         if isInvalidated { preconditionFailure("Object has been deleted or invalidated.") }
         let paths = Observation.keyPaths(keyPaths, root: info)
         let (table, key) = (info.table, objectKey)
@@ -367,6 +414,7 @@ extension Realm {
     /// is off.
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
         let core = self.core
+        Observation.checkNotFrozen(core)
         core.verifyThread()
         let n = FileNotifier.acquire(core.config)
         return n.register(core: core, queue: nil, makeWatch: nil) { core, p in
@@ -379,5 +427,88 @@ extension Realm {
     public var autorefresh: Bool {
         get { core.autorefresh }
         nonmutating set { core.autorefresh = newValue }
+    }
+}
+
+/// The change set of a query over a List, MutableSet or LinkingObjects (filtered or sorted),
+/// from the change set of the collection itself (docs/ARCHITECTURE.md, Change notifications):
+/// each element of the results is identified by its position in the collection; the positions
+/// the results showed last are carried to the collection now through the collection's change
+/// set, and the results are compared as a sorted query's are: the longest run of elements kept
+/// in the same relative order stays, every other element is a deletion or an insertion, and an
+/// element that stays is modified when its collection position was. Used on the delivery
+/// thread or queue only.
+final class DerivedChanges: @unchecked Sendable {
+    /// The collection positions of the results' elements at the last delivery.
+    private var shown: [Int]?
+
+    /// The results' change set for the collection's change set `p` (nil when the results did
+    /// not change); `base` is read at the version `p` brings.
+    func translate(_ base: ResultsBase, _ p: ChangePayload) -> ChangePayload? {
+        let now = base.isInvalidated ? [] : DerivedChanges.sourcePositions(base)
+        guard let old = shown, !p.initial else {
+            shown = now
+            return p
+        }
+        shown = now
+        // where the elements shown before are in the collection now
+        let deleted = Set(p.deletions)
+        let stayed = Array(Set(old.filter { !deleted.contains($0) })).sorted()
+        let moved = SectionChange.newPositions(of: stayed, deletions: p.deletions, insertions: p.insertions)
+        let carried = Dictionary(uniqueKeysWithValues: zip(stayed, moved))
+        var indexNow: [Int: Int] = [:]
+        for (i, s) in now.enumerated() { indexNow[s] = i }
+        // (old index, new index) of each element in both, in new order
+        var pairs: [(Int, Int)] = []
+        for (i, s) in old.enumerated() {
+            if let c = carried[s], let j = indexNow[c] { pairs.append((i, j)) }
+        }
+        pairs.sort { $0.1 < $1.1 }
+        let kept = DerivedChanges.longestIncreasing(pairs.map(\.0))
+        let modified = Set(p.modifications)
+        var q = ChangePayload()
+        var keptOld = Set<Int>(), keptNew = Set<Int>()
+        for k in kept {
+            let (i, j) = pairs[k]
+            keptOld.insert(i)
+            keptNew.insert(j)
+            if modified.contains(old[i]) { q.modifications.append(i) }
+        }
+        q.deletions = old.indices.filter { !keptOld.contains($0) }
+        q.insertions = now.indices.filter { !keptNew.contains($0) }
+        q.modifications.sort()
+        return q.isEmpty ? nil : q
+    }
+
+    /// The collection position of each element of the results (in results order): each object
+    /// key takes the first position of that key not taken yet, so an object held twice by a
+    /// List is two elements.
+    static func sourcePositions(_ base: ResultsBase) -> [Int] {
+        let source = ResultsBase(core: base.core, root: base.root).currentKeys()
+        var positions: [Int64: [Int]] = [:]
+        for (i, k) in source.enumerated().reversed() { positions[k, default: []].append(i) }
+        return base.currentKeys().map { k in positions[k]?.popLast() ?? -1 }
+    }
+
+    /// The indexes (into `values`) of a longest strictly increasing subsequence.
+    static func longestIncreasing(_ values: [Int]) -> [Int] {
+        var tails: [Int] = []          // index of the smallest tail of each length
+        var previous = [Int](repeating: -1, count: values.count)
+        for (i, v) in values.enumerated() {
+            var lo = 0, hi = tails.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if values[tails[mid]] < v { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 { previous[i] = tails[lo - 1] }
+            if lo == tails.count { tails.append(i) } else { tails[lo] = i }
+        }
+        var out: [Int] = []
+        var at = tails.last ?? -1
+        while at >= 0 {
+            out.append(at)
+            at = previous[at]
+        }
+        return out.reversed()
     }
 }

@@ -20,16 +20,25 @@ final class KeyPathTracer {
 
     /// The dotted property names `keyPath` reads, starting at `root`.
     static func name(for keyPath: AnyKeyPath, root: ObjectBase.Type) -> String {
+        guard let name = name(for: keyPath, root: root, orNil: true) else {
+            preconditionFailure("Key path '\(keyPath)' does not refer to a persisted property of '\(root.className())'")
+        }
+        return name
+    }
+
+    /// The dotted property names `keyPath` reads, or nil when it reads no persisted property.
+    /// A key path that goes on through a projected collection (`\Person.dogs.projectTo.name`)
+    /// names the mapped property last ("dogs.name").
+    static func name(for keyPath: AnyKeyPath, root: ObjectBase.Type, orNil: Bool) -> String? {
         cache.lock.lock()
         let known = cache.names[keyPath]
         cache.lock.unlock()
         if let known { return known }
         let tracer = KeyPathTracer()
         let object = makeTracingInstance(of: root, tracer)
-        _ = object[keyPath: keyPath]
-        guard !tracer.names.isEmpty else {
-            preconditionFailure("Key path '\(keyPath)' does not refer to a persisted property of '\(root.className())'")
-        }
+        let value = object[keyPath: keyPath]
+        if let tail = value as? _ProjectedTail { tracer.names.append(tail._tracedName) }
+        guard !tracer.names.isEmpty else { return nil }
         let name = tracer.names.joined(separator: ".")
         cache.lock.lock()
         cache.names[keyPath] = name

@@ -47,6 +47,10 @@ open class ObjectBase: NSObject {
     @inlinable
     final var isManagedAccessor: Bool { coreRef != nil }
 
+    /// Whether the object reads a frozen Realm (the collection wrappers' test).
+    @inlinable
+    final var isFrozenAccessor: Bool { coreRef?._withUnsafeGuaranteedRef { $0.isFrozen } ?? false }
+
     /// The column of the `@Persisted` property whose wrapper lies at `offset` bytes into the
     /// object (for LinkingObjects: the property's index): one index into the class's table.
     @usableFromInline
@@ -107,10 +111,17 @@ open class ObjectBase: NSObject {
     @inline(__always)
     func verifyWritable() -> RealmCore {
         let core = verifyReadable()
-        if !core.isInWriteTransaction {
-            preconditionFailure("Cannot modify managed objects outside of a write transaction.")
-        }
+        if !core.isInWriteTransaction { ObjectBase.notWritable(core) }
         return core
+    }
+
+    /// Traps for a write outside a write transaction, with RealmSwift's message for frozen
+    /// objects when the Realm is frozen.
+    static func notWritable(_ core: RealmCore) -> Never {
+        if core.isFrozen {
+            preconditionFailure("Attempting to modify a frozen object - call thaw on the Object instance first.")
+        }
+        preconditionFailure("Cannot modify managed objects outside of a write transaction.")
     }
 
     // MARK: Column access used by the property wrappers
@@ -163,9 +174,7 @@ open class ObjectBase: NSObject {
     @usableFromInline
     func writeInt(_ col: UInt32, _ value: Int64) {
         let core = verifyAttached()
-        if !core.isInWriteTransaction {
-            preconditionFailure("Cannot modify managed objects outside of a write transaction.")
-        }
+        if !core.isInWriteTransaction { ObjectBase.notWritable(core) }
         core.didMutate()
         let rc = cs_obj_set_int(&cobj, col, value)
         if rc != 0 {
@@ -207,7 +216,7 @@ open class ObjectBase: NSObject {
     public func isSameObject(as object: ObjectBase?) -> Bool {
         guard let object else { return false }
         if object === self { return true }
-        guard let a = core, let b = object.core, a.db == b.db else { return false }
+        guard let a = core, let b = object.core, a.sameFile(as: b) else { return false }
         return info?.table == object.info?.table && cobj.key == object.cobj.key
             && !isInvalidated && !object.isInvalidated
     }
@@ -217,7 +226,12 @@ open class ObjectBase: NSObject {
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? ObjectBase else { return false }
         if other === self { return true }
-        guard let info, info.objectSchema.primaryKeyProperty != nil else { return false }
+        guard let info else { return false }
+        if let a = core, let b = other.core, a.isFrozen && b.isFrozen {
+            // Frozen objects are equal when they are the same row at the same version.
+            return a === b && info.table == other.info?.table && cobj.key == other.cobj.key
+        }
+        guard info.objectSchema.primaryKeyProperty != nil else { return false }
         return isSameObject(as: other)
     }
 

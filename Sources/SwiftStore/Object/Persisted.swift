@@ -124,6 +124,9 @@ public struct Persisted<Value: _Persistable> {
                 let offset = fieldOffset(object, storageKeyPath)
                 if !Value._rlmCachesAccessor { return Value._rlmGet(object, fieldOffset: offset) }
                 let col = object.column(atFieldOffset: offset)
+                // A frozen object may be read from several threads at once: its collection
+                // accessors are made on each read instead of being stored in the wrapper.
+                if object.isFrozenAccessor { return Value._rlmGet(object, col) }
                 if case .managedCached(let value, let cached) = object[keyPath: storageKeyPath].storage, cached == col {
                     return value
                 }

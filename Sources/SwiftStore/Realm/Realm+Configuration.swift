@@ -171,4 +171,4 @@ struct TypeList: @unchecked Sendable, Equatable {
     }
 }
 
-private let defaultStorage = Mutex(Realm.Configuration())
+private let defaultStorage = Locked(Realm.Configuration())

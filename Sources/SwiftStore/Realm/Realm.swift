@@ -65,8 +65,9 @@ public struct Realm: Equatable {
     /// Whether a write transaction is open.
     public var isInWriteTransaction: Bool { core.isInWriteTransaction }
 
-    /// Always false: frozen Realms are not supported yet.
-    public var isFrozen: Bool { false }
+    /// Whether this is a frozen Realm (`freeze()`): pinned at one version, immutable, and
+    /// readable from any thread or task without a confinement check.
+    public var isFrozen: Bool { core.isFrozen }
 
     // MARK: Writes
 

@@ -26,7 +26,7 @@ public struct Property: CustomStringConvertible, Equatable, @unchecked Sendable 
     /// Internal: where the property lives in an instance and how to read and write it.
     let offset: Int
     let field: (any PersistedField.Type)?
-    let legacy: Bool // a RealmProperty/RealmOptional box rather than @Persisted
+    let legacy: Bool // a RealmProperty/RealmOptional box or a List/MutableSet/Map declared without @Persisted
 
     init(name: String, columnName: String, shape: _PropertyShape, indexed: Bool, primary: Bool,
          objectClassName: String?, origin: String?, offset: Int, field: (any PersistedField.Type)?,

@@ -9,12 +9,13 @@ import Synchronization
 /// the instance. A field whose type is `Persisted<Value>` is a property named after the field
 /// (minus the wrapper's leading underscore); its shape comes from `Value`, its flags
 /// (primary key, index, origin property) from the default instance's wrapper. Fields holding a
-/// `RealmProperty` box are legacy optional properties. The class funcs `primaryKey()`,
+/// `RealmProperty` box or a `List`, `MutableSet` or `Map` (declared without `@Persisted`) are
+/// legacy properties, as RealmSwift finds them. The class funcs `primaryKey()`,
 /// `indexedProperties()`, `ignoredProperties()`, `propertiesMapping()` and `className()` are
 /// applied on top. Results are cached per class for the life of the process.
 enum SchemaDiscovery {
-    private static let cache = Mutex<[ObjectIdentifier: ObjectSchema]>([:])
-    private static let registered = Mutex<[ObjectIdentifier: TypeList]>([:])
+    private static let cache = Locked<[ObjectIdentifier: ObjectSchema]>([:])
+    private static let registered = Locked<[ObjectIdentifier: TypeList]>([:])
 
     /// The schema of `type`, discovered once.
     static func objectSchema(for type: ObjectBase.Type) -> ObjectSchema {
@@ -64,7 +65,7 @@ enum SchemaDiscovery {
                 properties.append(Property(
                     name: name, columnName: mapping[name] ?? name, shape: shape,
                     indexed: indexedNames.contains(name), primary: name == legacyPrimary,
-                    objectClassName: nil, origin: nil, offset: offset, field: nil, legacy: true))
+                    objectClassName: shape.objectType?.className(), origin: nil, offset: offset, field: nil, legacy: true))
             }
             return true
         }

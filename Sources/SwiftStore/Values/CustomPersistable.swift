@@ -125,6 +125,37 @@ public final class RealmProperty<Value: _StorableValue & _RealmSchemaDiscoverabl
     }
 }
 
+extension RealmProperty: Equatable where Value: Equatable {
+    /// Two boxes are equal when their values are (managed or not).
+    public static func == (lhs: RealmProperty, rhs: RealmProperty) -> Bool {
+        lhs.value == rhs.value
+    }
+}
+
+extension RealmProperty: CustomStringConvertible {
+    /// The value's own description: `Optional(5)`, `nil`, or the `AnyRealmValue` case.
+    public var description: String { String(describing: value) }
+}
+
+extension RealmProperty: Decodable where Value: Decodable {
+    /// Decodes the box from its bare value; `null` gives nil (or `.none` for `AnyRealmValue`).
+    public convenience init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self.init()
+        } else {
+            self.init(try container.decode(Value.self))
+        }
+    }
+}
+
+extension RealmProperty: Encodable where Value: Encodable {
+    /// Encodes the bare value (`null` for nil), read from the database when the owner is managed.
+    public func encode(to encoder: Encoder) throws {
+        try value.encode(to: encoder)
+    }
+}
+
 /// The legacy `RealmOptional<T>`: a `RealmProperty<T?>`.
 public typealias RealmOptional<T: _RealmOptionalWrappable> = RealmProperty<T?>
 

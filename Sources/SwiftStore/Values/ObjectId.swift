@@ -222,29 +222,10 @@ public final class ObjectId: Sendable {
 // MARK: - Generation
 
 extension ObjectId {
-    /// The generator state behind a lock.
-    ///
-    /// An `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`: ThreadSanitizer
-    /// intercepts pthread mutexes, but does not see the ordering `Mutex` gives on Linux and
-    /// reports its guarded state as racing.
-    private final class LockedGenerator: @unchecked Sendable {
-        /// Guards `state`.
-        private let lock = NSLock()
-        /// Only read or written with `lock` held.
-        private var state = Generator()
-
-        /// Runs `body` with exclusive access to the state.
-        func withLock<Result>(_ body: (inout Generator) -> Result) -> Result {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&state)
-        }
-    }
-
     /// The per-process generator state behind ``generate()``.
     private struct Generator {
         /// The one generator of this process.
-        static let shared = LockedGenerator()
+        static let shared = Locked(Generator())
 
         /// The process the random bytes and counter belong to; a forked child starts afresh.
         private var pid: Int32 = -1

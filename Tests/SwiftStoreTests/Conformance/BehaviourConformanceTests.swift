@@ -132,9 +132,9 @@ struct BehaviourConformanceTests {
         #expect(results.isInvalidated)
     }
 
-    /// Objects added in a cancelled write become invalidated, not unmanaged, and the data of
-    /// objects deleted in it comes back. (RealmSwift also keeps the deleted objects' old
-    /// instances invalidated; SwiftStore revives them, which is not yet changed.)
+    /// Objects added in a cancelled write become invalidated, not unmanaged; the data of
+    /// objects deleted in it comes back, but the instances that were deleted stay invalidated
+    /// (a new read of the row gives a valid object), as RealmSwift documents for cancelWrite.
     @Test func cancelWriteInvalidatesAddedObjects() throws {
         let dir = TempDir()
         let realm = try Realm(configuration: dir.config([CfNumbers.self]))
@@ -149,6 +149,22 @@ struct BehaviourConformanceTests {
         #expect(added.realm != nil)
         #expect(realm.objects(CfNumbers.self).count == 1)
         #expect(realm.objects(CfNumbers.self).first?.int == 1)
+        #expect(kept.isInvalidated)
+        #expect(realm.objects(CfNumbers.self).first?.isInvalidated == false)
+        // Deleted through a query's objects too, and in a write closure that throws.
+        struct Stop: Error {}
+        let all = Array(realm.objects(CfNumbers.self))
+        _ = try? realm.write {
+            realm.delete(all)
+            throw Stop()
+        }
+        #expect(realm.objects(CfNumbers.self).count == 1)
+        #expect(all.count == 1 && all.allSatisfy { $0.isInvalidated })
+        // A committed write's deletions are unaffected by a later cancelled one.
+        let again = realm.objects(CfNumbers.self).first!
+        realm.beginWrite()
+        realm.cancelWrite()
+        #expect(!again.isInvalidated && again.int == 1)
     }
 
     /// `where` and `filter` on a Map whose values are objects query those objects.

@@ -4,6 +4,7 @@
 // serialized and restore the default when done.
 import Foundation
 import Testing
+import TestSupport
 import SwiftStore
 
 final class CfLogged: Object {
@@ -81,5 +82,52 @@ struct LoggerConformanceTests {
         Logger.shared.log(level: .trace, message: "from the program")
         #expect(sink.messages(containing: "from the program").count == 1)
         #expect(LogLevel.allCases.map(\.rawValue) == Array(0...8))
+    }
+
+    /// Compaction on launch and the notifier's work are reported too: compaction at info
+    /// with the sizes (Realm.Storage), the notifier's change computation and delivery at
+    /// debug (Realm.Storage.Notification).
+    @Test func compactionAndNotifierAreReported() throws {
+        let sink = CfLogSink()
+        let saved = Logger.shared
+        let savedLevel = Logger.shared.level
+        defer { Logger.shared = saved; Logger.shared.level = savedLevel }
+        Logger.shared = Logger(function: { level, category, message in sink.add(level, category.rawValue, message) })
+        Logger.shared.level = .debug
+
+        let dir = TempDir()
+        let path = dir.file().path
+        do {
+            let realm = try Realm(configuration: dir.config([CfLogged.self]))
+            try realm.write { for _ in 0..<200 { realm.add(CfLogged()) } }
+            try realm.write { realm.deleteAll() }
+        }
+        var config = dir.config([CfLogged.self])
+        config.shouldCompactOnLaunch = { _, _ in true }
+        let thread = RunLoopThread()
+        let events = Events<Int>()
+        let token = UncheckedBox<NotificationToken?>(nil)
+        try thread.sync {
+            let realm = try Realm(configuration: config)
+            token.value = realm.objects(CfLogged.self).observe { change in
+                if case .update(let r, _, _, _) = change { events.add(r.count) }
+            }
+        }
+        let compaction = sink.messages(containing: "Compact").filter { $0.2.contains(path) }
+        #expect(compaction.count == 2)
+        #expect(compaction.allSatisfy { $0.0 == .info && $0.1 == "Realm.Storage" })
+        #expect(compaction.last?.2.contains("bytes") == true)
+
+        let writer = config
+        onNewThread {
+            let r = try! Realm(configuration: writer)
+            try! r.write { r.add(CfLogged()) }
+        }
+        #expect(events.next() == 1)
+        let notifier = sink.messages(containing: path).filter { $0.1 == "Realm.Storage.Notification" }
+        #expect(notifier.contains { $0.0 == .debug && $0.2.contains("Computed the changes of version") })
+        #expect(notifier.contains { $0.0 == .debug && $0.2.contains("Delivering") })
+        try thread.sync { token.value?.invalidate() }
+        thread.stop()
     }
 }

@@ -10,7 +10,7 @@ struct SwiftStoreTool: ParsableCommand {
         commandName: "swiftstore",
         abstract: "Inspect, verify and maintain SwiftStore database files.",
         version: String(cString: cs_library_version()),
-        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Compact.self, Backup.self, Restore.self]
+        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Changes.self, Slot.self, Mirror.self, Compact.self, Backup.self, Restore.self]
     )
 }
 
@@ -87,6 +87,7 @@ struct Info: ParsableCommand {
         var stats = cs_db_stats()
         var txn: OpaquePointer?
         var tables: [[String: Any]] = []
+        var slots: [[String: Any]] = []
         do {
             try CStoreError.check(cs_db_stats_get(db, &stats))
             try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
@@ -106,6 +107,7 @@ struct Info: ParsableCommand {
                     "properties": columns, "embedded": (info.flags & UInt32(CS_TABLE_EMBEDDED)) != 0,
                 ])
             }
+            slots = try feedSlots(txn!)
         } catch let e as CStoreError {
             throw fail("info", file, e.message, code: e.codeName, status: 1, json: json)
         }
@@ -115,7 +117,7 @@ struct Info: ParsableCommand {
             "fileSize": Int(stats.file_size), "logicalSize": Int(stats.logical_size),
             "usedBytes": Int(stats.used_bytes), "freeBytes": Int(stats.free_bytes),
             "freeExtents": Int(stats.free_extents), "tables": tables,
-            "compactionSaves": Int(compactionSaves(stats)),
+            "compactionSaves": Int(compactionSaves(stats)), "feedSlots": slots,
         ]
         if let rejected {
             // the header's newest slot was passed over: the file opened at an older version
@@ -136,6 +138,15 @@ struct Info: ParsableCommand {
         print("used:          \(stats.used_bytes) bytes")
         print("free:          \(stats.free_bytes) bytes in \(stats.free_extents) extents")
         print("compaction:    would save about \(compactionSaves(stats)) bytes (`swiftstore compact`)")
+        print("feed slots:    \(slots.count)")
+        for s in slots {
+            if let at = s["invalidatedAt"] {
+                print("  \(s["name"]!): invalidated at version \(at) (held back \(s["overBytes"]!) bytes, limit \(s["limit"]!))")
+            } else {
+                let limit = (s["limit"] as! Int) == 0 ? "no limit" : "limit \(s["limit"]!) bytes"
+                print("  \(s["name"]!): at version \(s["position"]!), holds back \(s["heldBytes"]!) bytes of history (\(limit))")
+            }
+        }
         print("tables:        \(tables.count)")
         for t in tables {
             print("  \(t["name"]!): \(t["objects"]!) objects, \(t["properties"]!) properties\((t["embedded"] as! Bool) ? " (embedded)" : "")")
@@ -260,17 +271,27 @@ func oneLineJSON(_ object: Any) -> String {
 
 /// Opens a file read-only and runs `body` in a read transaction; errors exit with status 2.
 func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePointer) throws -> Void) throws {
+    try withTransaction(file, command, write: false) { db, txn in
+        try checkNodes(db, file, command)
+        try body(txn)
+    }
+}
+
+/// Opens a file (read-only unless `write`) and runs `body` with the handle and a transaction
+/// of that kind, which it then ends and closes; failures to open exit with status 2.
+func withTransaction(_ file: String, _ command: String, write: Bool,
+                     _ body: (OpaquePointer, OpaquePointer) throws -> Void) throws {
     if let reason = notAFile(file) {
         writeError("swiftstore \(command): \(reason)")
         throw ExitCode(2)
     }
     var options = cs_options()
-    options.flags = UInt32(CS_OPEN_READONLY)
+    if !write { options.flags = UInt32(CS_OPEN_READONLY) }
     var db: OpaquePointer?
     var txn: OpaquePointer?
     do {
         try CStoreError.check(cs_db_open(file, &options, &db))
-        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+        try CStoreError.check(cs_txn_begin(db, Int32(write ? CS_TXN_WRITE : CS_TXN_READ), &txn))
     } catch let e as CStoreError {
         writeError("swiftstore \(command): \(e)")
         if db != nil { cs_db_close(db) }
@@ -280,8 +301,7 @@ func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePoint
         cs_txn_end(txn)
         cs_db_close(db)
     }
-    try checkNodes(db, file, command)
-    try body(txn!)
+    try body(db!, txn!)
 }
 
 struct Query: ParsableCommand {

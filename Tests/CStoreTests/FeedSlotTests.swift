@@ -1,0 +1,245 @@
+// Feed slots (docs/ARCHITECTURE.md, Feed slots; docs/FORMAT.md §8.1): a named consumer's
+// unacknowledged history is kept without any reader pinning it, acknowledged history goes, a
+// dropped slot keeps nothing, and a slot past its byte limit is invalidated with a clear error.
+
+import CStore
+import CStoreCall
+import Foundation
+import Testing
+
+private func slot(_ txn: OpaquePointer, _ name: String) throws -> cs_feed_slot_info {
+    var info = cs_feed_slot_info()
+    try must(cs_feed_slot_get(txn, name, &info), "cs_feed_slot_get(\(name))")
+    return info
+}
+
+/// The versions of the change records the slot hands out (after `since`, default its position).
+private func feedVersions(_ txn: OpaquePointer, _ name: String, since: UInt64 = UInt64.max) throws -> [UInt64] {
+    var h: OpaquePointer?
+    try must(cs_feed_changes_open(txn, name, since, &h), "cs_feed_changes_open(\(name))")
+    defer { cs_changes_close(h) }
+    var out: [UInt64] = []
+    var c = cs_change()
+    while true {
+        let rc = cs_changes_next(h, &c)
+        if rc == Int32(CS_NOTFOUND) { break }
+        try must(rc, "cs_changes_next")
+        if out.last != c.version { out.append(c.version) }
+    }
+    return out
+}
+
+/// Whether the plain history (no slot) still reaches back to `since`.
+private func historyReaches(_ txn: OpaquePointer, _ since: UInt64) -> Bool {
+    var h: OpaquePointer?
+    let rc = cs_changes_open(txn, since, &h)
+    if rc == Int32(CS_OK) { cs_changes_close(h) }
+    return rc == Int32(CS_OK)
+}
+
+private struct Fixture {
+    let db: DB
+    let table: UInt32
+    let v: UInt32
+    let s: UInt32
+
+    init(_ path: String) throws {
+        db = try DB(path)
+        var t: UInt32 = 0, v: UInt32 = 0, s: UInt32 = 0
+        try db.write { txn throws in
+            t = try addTable(txn, "T")
+            v = try addColumn(txn, t, "v", CS_TYPE_INT)
+            s = try addColumn(txn, t, "s", CS_TYPE_STRING, flags: CS_COL_NULLABLE)
+            for i in 0..<50 {
+                var o = try createObj(txn, t)
+                check(cs_obj_set_int(&o, v, Int64(i)))
+            }
+        }
+        table = t
+        self.v = v
+        self.s = s
+    }
+
+    /// One commit that writes property v of `n` objects (one SET record each).
+    func touch(_ n: Int, _ value: Int64) throws {
+        try db.write { txn throws in
+            for key in try allKeys(txn, table).prefix(n) {
+                var o = try openObj(txn, table, key)
+                check(cs_obj_set_int(&o, v, value))
+            }
+        }
+    }
+
+    var version: UInt64 { (try? db.read { cs_txn_version($0) }) ?? 0 }
+}
+
+@Suite struct FeedSlotTests {
+    @Test func aSlotKeepsItsHistoryWithoutReadersAndAnAckReleasesIt() throws {
+        try withTempDir { dir in
+            let f = try Fixture(dir.path())
+            try f.db.write { txn throws in try must(cs_feed_create(txn, "mirror", 0), "cs_feed_create") }
+            let start = f.version
+            for i in 0..<30 { try f.touch(5, Int64(100 + i)) }
+            let end = f.version
+            try f.db.read { txn throws in
+                #expect(try slot(txn, "mirror").position == start)
+                // no transaction pins `start`, yet every commit after it is there
+                #expect(try feedVersions(txn, "mirror") == Array((start + 1)...end))
+                #expect(try slot(txn, "mirror").held_bytes > 30 * 16)
+            }
+            // acknowledge half; the next commit trims what is acknowledged
+            let mid = start + 15
+            try f.db.write { txn throws in try must(cs_feed_ack(txn, "mirror", mid), "cs_feed_ack") }
+            try f.touch(1, 1)
+            try f.db.read { txn throws in
+                let info = try slot(txn, "mirror")
+                #expect(info.position == mid)
+                // (the ack's own commit recorded no change, so it lists no version)
+                #expect(try feedVersions(txn, "mirror") == Array((mid + 1)...end) + [cs_txn_version(txn)])
+                #expect(!historyReaches(txn, mid - 1))
+                // the held bytes are those of the entries after the position, recomputed at the ack
+                #expect(info.held_bytes > 0)
+            }
+            // an ack never moves back, and cannot pass the committed version
+            try f.db.write { txn throws in
+                try must(cs_feed_ack(txn, "mirror", start), "cs_feed_ack(back)")
+                expectCode(cs_feed_ack(txn, "mirror", cs_txn_version(txn) + 1), CS_RANGE, "ack ahead")
+            }
+            try f.db.read { txn throws in #expect(try slot(txn, "mirror").position == mid) }
+            f.db.verify("after acks")
+        }
+    }
+
+    @Test func withoutASlotTheSameHistoryIsTrimmed() throws {
+        // the control for the test above: the retention comes from the slot
+        try withTempDir { dir in
+            let f = try Fixture(dir.path())
+            let start = f.version
+            for i in 0..<5 { try f.touch(5, Int64(100 + i)) }
+            try f.db.read { txn throws in #expect(!historyReaches(txn, start)) }
+        }
+    }
+
+    @Test func dataVersionsAreStillReclaimedWhileASlotHoldsHistory() throws {
+        try withTempDir { dir in
+            let f = try Fixture(dir.path())
+            try f.db.write { txn throws in try must(cs_feed_create(txn, "lagging", 0), "cs_feed_create") }
+            let big = String(repeating: "x", count: 20_000)
+            func rewrite(_ rounds: Int) throws {
+                for i in 0..<rounds {
+                    try f.db.write { txn throws in
+                        var o = try openObj(txn, f.table, try allKeys(txn, f.table)[0])
+                        check(setVal(&o, f.s, .str(big + "\(i)")))
+                    }
+                }
+            }
+            try rewrite(20)
+            let after20 = try f.db.stats().logical_size
+            try rewrite(200)
+            let after220 = try f.db.stats().logical_size
+            // 200 more 20 kB values would add 4 MB if their old versions were kept
+            #expect(after220 < after20 + 400_000, "logical size \(after20) -> \(after220)")
+            try f.db.read { txn throws in #expect(try feedVersions(txn, "lagging").count == 220) }
+            f.db.verify("after churn")
+        }
+    }
+
+    @Test func aDroppedSlotKeepsNothing() throws {
+        try withTempDir { dir in
+            let f = try Fixture(dir.path())
+            try f.db.write { txn throws in
+                try must(cs_feed_create(txn, "a", 0), "create a")
+                try must(cs_feed_create(txn, "b", 0), "create b")
+                expectCode(cs_feed_create(txn, "a", 0), CS_EXISTS, "duplicate")
+                expectCode(cs_feed_create(txn, "", 0), CS_MISUSE, "empty name")
+                expectCode(cs_feed_create(txn, String(repeating: "n", count: Int(CS_FEED_NAME_MAX) + 1), 0), CS_MISUSE, "long name")
+            }
+            let start = f.version
+            for i in 0..<5 { try f.touch(3, Int64(i)) }
+            try f.db.write { txn throws in
+                try must(cs_feed_drop(txn, "a"), "drop a")
+                expectCode(cs_feed_drop(txn, "a"), CS_NOTFOUND, "drop twice")
+            }
+            try f.db.read { txn throws in
+                var n: UInt32 = 0
+                try must(cs_feed_count(txn, &n))
+                #expect(n == 1)
+                var info = cs_feed_slot_info()
+                try must(cs_feed_slot_at(txn, 0, &info))
+                #expect(String(cString: withUnsafeBytes(of: info.name) { Array($0.bindMemory(to: CChar.self)) }) == "b")
+                #expect(historyReaches(txn, start)) // b still holds it
+            }
+            try f.db.write { txn throws in try must(cs_feed_drop(txn, "b"), "drop b") }
+            try f.touch(1, 9)
+            try f.db.read { txn throws in
+                #expect(!historyReaches(txn, start))
+                var info = cs_feed_slot_info()
+                expectCode(cs_feed_slot_get(txn, "b", &info), CS_NOTFOUND, "dropped slot")
+            }
+            let reader = try f.db.begin(CS_TXN_READ)
+            expectCode(cs_feed_create(reader, "c", 0), CS_READONLY, "create in a read transaction")
+            check(cs_txn_end(reader))
+            f.db.verify("after drops")
+        }
+    }
+
+    @Test func aSlotPastItsLimitIsInvalidatedWithAClearError() throws {
+        try withTempDir { dir in
+            let f = try Fixture(dir.path())
+            try f.db.write { txn throws in
+                try must(cs_feed_create(txn, "slow", 2000), "create slow")
+                try must(cs_feed_create(txn, "fast", 0), "create fast")
+            }
+            let start = f.version
+            var invalidatedAt: UInt64 = 0
+            for i in 0..<40 {
+                try f.touch(20, Int64(1000 + i))
+                let info = try f.db.read { txn throws in try slot(txn, "slow") }
+                if info.invalidated != 0 {
+                    invalidatedAt = info.invalidated
+                    #expect(info.held_bytes == 0)
+                    #expect(info.over_bytes > 2000)
+                    break
+                }
+                #expect(info.held_bytes <= 2000)
+                // the fast consumer keeps up
+                try f.db.write { txn throws in try must(cs_feed_ack(txn, "fast", cs_txn_version(txn)), "ack fast") }
+            }
+            #expect(invalidatedAt > start)
+            try f.db.read { txn throws in
+                var h: OpaquePointer?
+                expectCode(cs_feed_changes_open(txn, "slow", UInt64.max, &h), CS_FULL, "invalidated slot")
+                let msg = lastMessage()
+                #expect(msg.contains("invalidated") && msg.contains("limit of 2000"), "\(msg)")
+            }
+            try f.db.write { txn throws in expectCode(cs_feed_ack(txn, "slow", cs_txn_version(txn)), CS_FULL, "ack invalidated") }
+            try f.touch(1, 1)
+            // it holds nothing back any more: the history is trimmed to the fast slot
+            try f.db.read { txn throws in #expect(!historyReaches(txn, start)) }
+            f.db.verify("after invalidation")
+        }
+    }
+
+    @Test func slotsSurviveReopenAndCompaction() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            var f: Fixture? = try Fixture(path)
+            try f!.db.write { txn throws in try must(cs_feed_create(txn, "m", 1 << 20), "create") }
+            let start = f!.version
+            for i in 0..<10 { try f!.touch(4, Int64(i)) }
+            let end = f!.version
+            f!.db.close()
+            f = nil
+            var opts = cs_options()
+            var info = cs_compact_info()
+            try must(cs_db_compact(path, &opts, &info), "cs_db_compact")
+            let db = try DB(path, flags: 0)
+            db.verify("compacted")
+            try db.read { txn throws in
+                let s = try slot(txn, "m")
+                #expect(s.position == start && s.limit == 1 << 20)
+                #expect(try feedVersions(txn, "m") == Array((start + 1)...end))
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+// `swiftstore slot` and `swiftstore changes` (tools/swiftstore, docs/ARCHITECTURE.md, The
+// change feed in the tool): the JSON lines of every operation and value type, acknowledgement,
+// --follow woken by another process's commit, and `info`'s slot listing.
+
+import CStore
+import Foundation
+import Testing
+
+private struct Run {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    var lines: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+}
+
+private func tool(_ args: [String], in dir: TempDir, timeout: Double = 60) throws -> Run {
+    guard let path = swiftstoreToolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built (make tool)", context: "swiftstore") }
+    let r = try runProcess(path, args, outputIn: dir.url, timeout: timeout)
+    return Run(status: r.status, stdout: r.stdout, stderr: r.stderr)
+}
+
+private struct Model {
+    var dog: UInt32 = 0, owner: UInt32 = 0, addr: UInt32 = 0
+    var name: UInt32 = 0, age: UInt32 = 0, good: UInt32 = 0, weight: UInt32 = 0, ratio: UInt32 = 0
+    var chip: UInt32 = 0, born: UInt32 = 0, oid: UInt32 = 0, uuid: UInt32 = 0, price: UInt32 = 0
+    var ownerLink: UInt32 = 0, home: UInt32 = 0, tags: UInt32 = 0, marks: UInt32 = 0
+    var ownerId: UInt32 = 0, street: UInt32 = 0
+}
+
+private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_obj {
+    var o = cs_obj()
+    try withValue(pk) { try must(cs_obj_create_primary(txn, t, $0, &o), "cs_obj_create_primary") }
+    return o
+}
+
+@Suite struct FeedToolTests {
+    @Test func changesPrintsEveryOperationAndTypeThenAcknowledges() throws {
+        try withTempDir { dir in
+            let path = dir.path("feed.cstore")
+            let db = try DB(path)
+            var m = Model()
+            try db.write { txn throws in
+                m.owner = try addTable(txn, "Owner")
+                m.ownerId = try addColumn(txn, m.owner, "id", CS_TYPE_INT)
+                try must(cs_table_set_primary_key(txn, m.owner, m.ownerId), "pk")
+                m.addr = try addTable(txn, "Addr", flags: CS_TABLE_EMBEDDED)
+                m.street = try addColumn(txn, m.addr, "street", CS_TYPE_STRING)
+                m.dog = try addTable(txn, "Dog")
+                m.name = try addColumn(txn, m.dog, "name", CS_TYPE_STRING)
+                try must(cs_table_set_primary_key(txn, m.dog, m.name), "pk")
+                m.age = try addColumn(txn, m.dog, "age", CS_TYPE_INT)
+                m.good = try addColumn(txn, m.dog, "good", CS_TYPE_BOOL)
+                m.weight = try addColumn(txn, m.dog, "weight", CS_TYPE_FLOAT)
+                m.ratio = try addColumn(txn, m.dog, "ratio", CS_TYPE_DOUBLE)
+                m.chip = try addColumn(txn, m.dog, "chip", CS_TYPE_BINARY)
+                m.born = try addColumn(txn, m.dog, "born", CS_TYPE_TIMESTAMP)
+                m.oid = try addColumn(txn, m.dog, "oid", CS_TYPE_OBJECTID)
+                m.uuid = try addColumn(txn, m.dog, "uuid", CS_TYPE_UUID)
+                m.price = try addColumn(txn, m.dog, "price", CS_TYPE_DECIMAL)
+                m.ownerLink = try addColumn(txn, m.dog, "owner", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: m.owner)
+                m.home = try addColumn(txn, m.dog, "home", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: m.addr)
+                m.tags = try addColumn(txn, m.dog, "tags", CS_TYPE_STRING, coll: CS_COLL_LIST)
+                m.marks = try addColumn(txn, m.dog, "marks", CS_TYPE_INT, coll: CS_COLL_MAP)
+                var gone = try pkObj(txn, m.dog, .str("Gone"))
+                check(cs_obj_set_int(&gone, m.age, 9))
+            }
+            db.close()
+            let created = try tool(["slot", "create", path, "m"], in: dir)
+            #expect(created.status == 0, "\(created.stderr)")
+            try db.reopen()
+            var price = cs_decimal128()
+            try must(cs_decimal_parse("12.50", 5, &price), "decimal")
+            let rexKey = try db.write { txn throws -> Int64 in
+                var o = try pkObj(txn, m.owner, .int(7))
+                var d = try pkObj(txn, m.dog, .str("Rex"))
+                check(cs_obj_set_int(&d, m.age, 3))
+                check(setVal(&d, m.good, .bool(true)))
+                check(setVal(&d, m.weight, .float(1.5)))
+                check(setVal(&d, m.ratio, .double(0.25)))
+                check(setVal(&d, m.chip, .binary([1, 2, 3, 255])))
+                check(setVal(&d, m.born, .timestamp(1_700_000_000, 500_000_000)))
+                check(setVal(&d, m.oid, .objectId(Array(1...12))))
+                check(setVal(&d, m.uuid, .uuid(Array(repeating: 0xab, count: 16))))
+                check(setVal(&d, m.price, .decimal(price.w.0, price.w.1)))
+                o = try openObj(txn, m.owner, try allKeys(txn, m.owner)[0])
+                check(setVal(&d, m.ownerLink, .link(m.owner, o.key)))
+                var a = cs_obj()
+                try must(cs_obj_create_embedded(&d, m.home, &a), "embedded")
+                check(setVal(&a, m.street, .str("Main St")))
+                var tags = try openColl(&d, m.tags)
+                check(listAppend(&tags, .str("brown")))
+                return d.key
+            }
+            try db.write { txn throws in
+                var d = try openObj(txn, m.dog, rexKey)
+                check(cs_obj_set_int(&d, m.age, 4))
+                var tags = try openColl(&d, m.tags)
+                check(listAppend(&tags, .str("small")))
+                var home = cs_value()
+                try must(cs_obj_get(&d, m.home, &home), "home")
+                var a = try openObj(txn, m.addr, home.v.link.key)
+                check(setVal(&a, m.street, .str("High St")))
+                for k in try allKeys(txn, m.dog) where k != rexKey {
+                    var g = try openObj(txn, m.dog, k)
+                    check(cs_obj_delete(&g))
+                }
+            }
+            db.close()
+
+            let r = try tool(["changes", path, "--slot", "m", "--json"], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            let lines = r.lines
+            let insertRex = lines.first { $0["op"] as? String == "insert" && $0["class"] as? String == "Dog" }
+            let c = insertRex?["changes"] as? [String: Any] ?? [:]
+            #expect(insertRex?["pk"] as? String == "Rex")
+            #expect(c["age"] as? Int == 4) // the values of the newest version read
+            #expect(c["good"] as? Bool == true)
+            #expect(c["ratio"] as? Double == 0.25)
+            #expect((c["chip"] as? [String: Any])?["$binary"] as? String == Data([1, 2, 3, 255]).base64EncodedString())
+            #expect((c["born"] as? [String: Any])?["$date"] as? Double == 1_700_000_000.5)
+            #expect((c["oid"] as? [String: Any])?["$oid"] as? String == "0102030405060708090a0b0c")
+            #expect((c["uuid"] as? [String: Any])?["$uuid"] as? String == String(repeating: "ab", count: 16))
+            #expect((c["price"] as? [String: Any])?["$decimal"] as? String == "12.50")
+            #expect(c["owner"] as? Int == 7) // a link as the target's primary key
+            #expect((c["home"] as? [String: Any])?["street"] as? String == "High St") // embedded inline
+            #expect(c["tags"] as? [String] == ["brown", "small"])
+            #expect(lines.contains { $0["op"] as? String == "insert" && $0["class"] as? String == "Owner" && $0["pk"] as? Int == 7 })
+            // the second commit: an update (age), a collection change, the embedded change as the
+            // owner's property, and a delete
+            let v2 = lines.compactMap { $0["version"] as? Int }.max() ?? 0
+            let upd = lines.filter { ($0["version"] as? Int) == v2 && $0["class"] as? String == "Dog" && $0["op"] as? String != "delete" }
+            #expect(upd.contains { ($0["changes"] as? [String: Any])?["age"] as? Int == 4 })
+            #expect(upd.contains { (($0["changes"] as? [String: Any])?["home"] as? [String: Any])?["street"] as? String == "High St" })
+            #expect(lines.contains { $0["op"] as? String == "delete" && $0["class"] as? String == "Dog" && $0["version"] as? Int == v2 })
+            #expect(!lines.contains { $0["class"] as? String == "Addr" })
+
+            // acknowledged: a second run prints nothing, and info shows the slot at the last version
+            let again = try tool(["changes", path, "--slot", "m", "--json"], in: dir)
+            #expect(again.status == 0 && again.lines.isEmpty, "\(again.stdout) \(again.stderr)")
+            let info = try tool(["info", path, "--json"], in: dir)
+            let slots = ((try? JSONSerialization.jsonObject(with: Data(info.stdout.utf8))) as? [String: Any])?["feedSlots"] as? [[String: Any]]
+            #expect(slots?.first?["name"] as? String == "m")
+            #expect(slots?.first?["position"] as? Int == v2)
+
+            let unknown = try tool(["changes", path, "--slot", "nope"], in: dir)
+            #expect(unknown.status == 1 && unknown.stderr.contains("no feed slot named 'nope'"), "\(unknown.stderr)")
+        }
+    }
+
+    @Test func followIsWokenByAnotherProcessesCommit() throws {
+        try withTempDir { dir in
+            let path = dir.path("follow.cstore")
+            let db = try DB(path)
+            let t = try db.write { txn throws -> UInt32 in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                try must(cs_feed_create(txn, "f", 0), "create slot")
+                return t
+            }
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var result: Run?
+            Thread.detachNewThread {
+                result = try? tool(["changes", path, "--slot", "f", "--json", "--follow", "--count", "3"], in: dir, timeout: 60)
+                done.signal()
+            }
+            Thread.sleep(forTimeInterval: 1.0) // the follower reaches its wait
+            for i in 0..<3 {
+                try db.write { txn throws in
+                    var o = try createObj(txn, t)
+                    check(cs_obj_set_int(&o, 0, Int64(i)))
+                }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            #expect(done.wait(timeout: .now() + 60) == .success)
+            let lines = result?.lines ?? []
+            #expect(lines.count == 3, "\(result?.stdout ?? "") \(result?.stderr ?? "")")
+            #expect(lines.compactMap { ($0["changes"] as? [String: Any])?["v"] as? Int } == [0, 1, 2])
+        }
+    }
+}

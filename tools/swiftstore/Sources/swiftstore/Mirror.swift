@@ -1,0 +1,544 @@
+import ArgumentParser
+import CLibPQ
+import CStore
+import CStoreCall
+import Foundation
+
+// `swiftstore mirror FILE postgresql://...` (docs/ARCHITECTURE.md, The PostgreSQL mirror): the
+// file's classes as PostgreSQL tables, kept equal by following a feed slot, one PostgreSQL
+// transaction per SwiftStore commit that also records the version it applied.
+
+struct MirrorError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A libpq connection.
+final class PGConn {
+    private let conn: OpaquePointer
+
+    init(_ url: String) throws {
+        guard let c = PQconnectdb(url) else { throw MirrorError(description: "PostgreSQL: cannot allocate a connection") }
+        conn = c
+        if PQstatus(c) != CONNECTION_OK {
+            let msg = String(cString: PQerrorMessage(c)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(c)
+            throw MirrorError(description: "PostgreSQL: cannot connect: \(msg)")
+        }
+        _ = try? exec("SET client_min_messages = warning")
+    }
+
+    deinit { PQfinish(conn) }
+
+    private func error(_ r: OpaquePointer?, _ sql: String) -> MirrorError {
+        let msg = r.map { String(cString: PQresultErrorMessage($0)) } ?? String(cString: PQerrorMessage(conn))
+        return MirrorError(description: "PostgreSQL: \(msg.trimmingCharacters(in: .whitespacesAndNewlines)) (in: \(sql.prefix(200)))")
+    }
+
+    /// Runs statements with no parameters; returns the rows of the last one (text, nil for NULL).
+    @discardableResult
+    func exec(_ sql: String) throws -> [[String?]] {
+        let r = PQexec(conn, sql)
+        defer { PQclear(r) }
+        return try rows(r, sql)
+    }
+
+    @discardableResult
+    func exec(_ sql: String, _ params: [String?]) throws -> [[String?]] {
+        var cstrs: [UnsafeMutablePointer<CChar>?] = params.map { $0.map { strdup($0) } ?? nil }
+        defer { for p in cstrs { free(p) } }
+        let r = cstrs.withUnsafeMutableBufferPointer { buf in
+            buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) {
+                PQexecParams(conn, sql, Int32(params.count), nil, $0, nil, nil, 0)
+            }
+        }
+        defer { PQclear(r) }
+        return try rows(r, sql)
+    }
+
+    private func rows(_ r: OpaquePointer?, _ sql: String) throws -> [[String?]] {
+        let st = PQresultStatus(r)
+        guard st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK else { throw error(r, sql) }
+        var out: [[String?]] = []
+        for i in 0..<PQntuples(r) {
+            var row: [String?] = []
+            for j in 0..<PQnfields(r) {
+                row.append(PQgetisnull(r, i, j) != 0 ? nil : String(cString: PQgetvalue(r, i, j)))
+            }
+            out.append(row)
+        }
+        return out
+    }
+
+    /// COPY ... FROM STDIN: `fill` appends rows in COPY's text format to the buffer and calls
+    /// `flush` after each, which sends the buffer whenever it passes 1 MiB.
+    func copy(_ sql: String, _ fill: (CopyBuffer) throws -> Void) throws {
+        let r = PQexec(conn, sql)
+        let st = PQresultStatus(r)
+        PQclear(r)
+        guard st == PGRES_COPY_IN else { throw error(nil, sql) }
+        let buf = CopyBuffer { bytes in
+            let ok = bytes.withUnsafeBytes { PQputCopyData(self.conn, $0.baseAddress!.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
+            if ok != 1 { throw self.error(nil, sql) }
+        }
+        try fill(buf)
+        try buf.send()
+        if PQputCopyEnd(conn, nil) != 1 { throw error(nil, sql) }
+        let fin = PQgetResult(conn)
+        let fst = PQresultStatus(fin)
+        defer { PQclear(fin) }
+        while let more = PQgetResult(conn) { PQclear(more) }
+        guard fst == PGRES_COMMAND_OK else { throw error(fin, sql) }
+    }
+}
+
+/// The rows of a COPY on their way to the server.
+final class CopyBuffer {
+    var bytes: [UInt8] = []
+    private let sink: ([UInt8]) throws -> Void
+
+    init(_ sink: @escaping ([UInt8]) throws -> Void) {
+        self.sink = sink
+        bytes.reserveCapacity(1 << 21)
+    }
+
+    func flush() throws { if bytes.count > (1 << 20) { try send() } }
+
+    func send() throws {
+        if bytes.isEmpty { return }
+        try sink(bytes)
+        bytes.removeAll(keepingCapacity: true)
+    }
+}
+
+/// A quoted PostgreSQL identifier.
+func pgIdent(_ s: String) -> String { "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+/// How one class is mirrored: its table's columns (after `_key`) and their PostgreSQL types.
+struct PGTable: Equatable {
+    var name: String
+    var columns: [String]   // property names
+    var types: [String]     // PostgreSQL types
+    var cols: [UInt32]      // SwiftStore column keys
+    var primary: String?    // the primary-key property
+    var ddlTypes: [String: String] { Dictionary(uniqueKeysWithValues: zip(columns, types)) }
+
+    static func == (a: PGTable, b: PGTable) -> Bool {
+        a.name == b.name && a.columns == b.columns && a.types == b.types && a.primary == b.primary
+    }
+
+    var json: [String: Any] { ["name": name, "columns": columns, "types": types, "primary": primary ?? NSNull()] }
+
+    init(name: String, columns: [String], types: [String], cols: [UInt32], primary: String?) {
+        self.name = name
+        self.columns = columns
+        self.types = types
+        self.cols = cols
+        self.primary = primary
+    }
+
+    init?(json: [String: Any]) {
+        guard let n = json["name"] as? String, let c = json["columns"] as? [String], let t = json["types"] as? [String] else { return nil }
+        self.init(name: n, columns: c, types: t, cols: [], primary: json["primary"] as? String)
+    }
+
+    func createSQL() -> String {
+        var defs = ["\"_key\" bigint NOT NULL UNIQUE"]
+        for (c, t) in zip(columns, types) { defs.append("\(pgIdent(c)) \(t)") }
+        if let p = primary { defs.append("PRIMARY KEY (\(pgIdent(p)))") } else { defs[0] = "\"_key\" bigint PRIMARY KEY" }
+        return "CREATE TABLE \(pgIdent(name)) (\(defs.joined(separator: ", ")))"
+    }
+}
+
+/// The PostgreSQL type of a property (docs/ARCHITECTURE.md, The PostgreSQL mirror).
+func pgType(_ txn: OpaquePointer, _ info: cs_column_info) -> String {
+    if info.coll != CS_COLL_NONE { return "jsonb" }
+    switch info.type {
+    case CS_TYPE_INT: return "bigint"
+    case CS_TYPE_BOOL: return "boolean"
+    case CS_TYPE_FLOAT: return "real"
+    case CS_TYPE_DOUBLE: return "double precision"
+    case CS_TYPE_STRING: return "text"
+    case CS_TYPE_BINARY: return "bytea"
+    case CS_TYPE_TIMESTAMP: return "timestamptz"
+    case CS_TYPE_OBJECTID: return "text"
+    case CS_TYPE_UUID: return "uuid"
+    case CS_TYPE_DECIMAL: return "numeric"
+    case CS_TYPE_LINK:
+        guard let t = tableShape(txn, info.target) else { return "bigint" }
+        if t.embedded { return "jsonb" }
+        if t.primary != CS_NONE, let c = t.columns.first(where: { $0.col == t.primary }) { return pgType(txn, c.info) }
+        return "bigint"
+    default: return "jsonb" // Mixed
+    }
+}
+
+/// The mirrored tables of a version: every class that is not embedded.
+func pgTables(_ txn: OpaquePointer) throws -> [UInt32: PGTable] {
+    var out: [UInt32: PGTable] = [:]
+    for t in 0..<cs_table_slots(txn) {
+        guard let s = tableShape(txn, t), !s.embedded else { continue }
+        if s.columns.contains(where: { $0.name == "_key" }) {
+            throw MirrorError(description: "class \(s.name) has a property named _key, the column the mirror keeps the object key in")
+        }
+        let primary = s.columns.first { $0.col == s.primary }?.name
+        out[t] = PGTable(name: s.name, columns: s.columns.map(\.name), types: s.columns.map { pgType(txn, $0.info) },
+                         cols: s.columns.map(\.col), primary: primary)
+    }
+    return out
+}
+
+/// Values in PostgreSQL's text form.
+struct PGValues {
+    var feed: FeedValues
+    let txn: OpaquePointer
+
+    init(_ txn: OpaquePointer) {
+        self.txn = txn
+        feed = FeedValues(txn)
+    }
+
+    static func float(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        return "\(d)"
+    }
+
+    static func hex(_ p: UnsafeRawBufferPointer) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(p.count * 2)
+        for b in p {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func timestamp(_ sec: Int64, _ nsec: Int32) -> String {
+        // microseconds (PostgreSQL's resolution), rounded toward negative infinity
+        var s = sec, us = Int64(nsec) / 1000
+        if us < 0 { s -= 1; us += 1_000_000 }
+        var t = time_t(s)
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        let year = Int(tmv.tm_year) + 1900
+        let y = year > 0 ? String(format: "%04d", year) : String(format: "%04d", 1 - year)
+        return String(format: "%@-%02d-%02d %02d:%02d:%02d.%06lld+00%@", y, Int(tmv.tm_mon) + 1, Int(tmv.tm_mday),
+                      Int(tmv.tm_hour), Int(tmv.tm_min), Int(tmv.tm_sec), us, year > 0 ? "" : " BC")
+    }
+
+    /// One scalar value (nil: NULL).
+    mutating func scalar(_ v: cs_value) throws -> String? {
+        switch v.type {
+        case CS_TYPE_NULL: return nil
+        case CS_TYPE_INT: return String(v.v.i)
+        case CS_TYPE_BOOL: return v.v.b ? "t" : "f"
+        case CS_TYPE_FLOAT:
+            let f = v.v.f
+            return f.isFinite ? "\(f)" : PGValues.float(Double(f))
+        case CS_TYPE_DOUBLE: return PGValues.float(v.v.d)
+        case CS_TYPE_STRING:
+            let b = UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len)
+            if b.contains(0) { throw MirrorError(description: "a string holds a NUL byte, which PostgreSQL text cannot store") }
+            return String(decoding: b, as: UTF8.self)
+        case CS_TYPE_BINARY:
+            return "\\x" + PGValues.hex(UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len))
+        case CS_TYPE_TIMESTAMP: return PGValues.timestamp(v.v.ts.sec, v.v.ts.nsec)
+        case CS_TYPE_OBJECTID:
+            var o = v.v.oid
+            return withUnsafeBytes(of: &o) { PGValues.hex($0) }
+        case CS_TYPE_UUID:
+            var u = v.v.uuid
+            let h = withUnsafeBytes(of: &u) { Array(PGValues.hex($0)) }
+            return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+        case CS_TYPE_DECIMAL:
+            var d = v.v.dec
+            var buf = [CChar](repeating: 0, count: 64)
+            _ = cs_decimal_format(&d, &buf, buf.count)
+            let text = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasSuffix("Inf") { return text.hasPrefix("-") ? "-Infinity" : "Infinity" }
+            return text
+        case CS_TYPE_LINK:
+            let target = v.v.link.table, key = v.v.link.key
+            guard let s = feed.shape(target) else { return nil }
+            if s.embedded { return oneLineJSON(try feed.object(target, key)) }
+            if s.primary != CS_NONE {
+                var o = cs_obj()
+                guard cs_obj_open(txn, target, key, &o) == 0 else { return nil }
+                var pv = cs_value()
+                try CStoreError.check(cs_obj_get(&o, s.primary, &pv))
+                return try scalar(pv)
+            }
+            return String(key)
+        default:
+            return oneLineJSON([try feed.scalar(v)]).dropFirst().dropLast().description // Mixed as jsonb
+        }
+    }
+
+    /// One property of an object (collections and embedded objects as jsonb text).
+    mutating func property(_ o: inout cs_obj, _ col: UInt32, _ info: cs_column_info) throws -> String? {
+        if info.coll != CS_COLL_NONE { return oneLineJSON([try feed.property(&o, col, info)]).dropFirst().dropLast().description }
+        var v = cs_value()
+        try CStoreError.check(cs_obj_get(&o, col, &v))
+        if info.type == CS_TYPE_MIXED {
+            return v.type == CS_TYPE_NULL ? nil : oneLineJSON([try feed.property(&o, col, info)]).dropFirst().dropLast().description
+        }
+        return try scalar(v)
+    }
+
+    /// Every column of a row: `_key` first, then the table's columns.
+    mutating func row(_ table: UInt32, _ t: PGTable, _ key: Int64) throws -> [String?] {
+        var o = cs_obj()
+        try CStoreError.check(cs_obj_open(txn, table, key, &o))
+        var out: [String?] = [String(key)]
+        for col in t.cols {
+            var ci = cs_column_info()
+            try CStoreError.check(cs_column_info_get(txn, table, col, &ci))
+            out.append(try property(&o, col, ci))
+        }
+        return out
+    }
+}
+
+/// Appends a row in COPY's text format.
+func copyRow(_ buf: inout [UInt8], _ row: [String?]) {
+    for (i, f) in row.enumerated() {
+        if i > 0 { buf.append(9) }
+        guard let f else {
+            buf.append(contentsOf: [92, 78]) // \N
+            continue
+        }
+        for b in f.utf8 {
+            switch b {
+            case 92: buf.append(contentsOf: [92, 92])
+            case 10: buf.append(contentsOf: [92, 110])
+            case 13: buf.append(contentsOf: [92, 114])
+            case 9: buf.append(contentsOf: [92, 116])
+            default: buf.append(b)
+            }
+        }
+    }
+    buf.append(10)
+}
+
+struct Mirror: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Mirror a database file into PostgreSQL and keep the mirror equal to it.",
+        discussion: """
+        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. Exit status 1 for a refused schema change or an invalidated slot, 2 for a file or PostgreSQL error.
+        """)
+
+    @Argument(help: "The database file.") var file: String
+    @Argument(help: "The PostgreSQL connection URL (postgresql://...).") var url: String
+    @Option(help: "The feed slot the mirror follows.") var slot = "mirror"
+    @Option(help: "The slot's byte limit when the mirror creates it (0: none).") var limit: UInt64 = 0
+    @Flag(help: "Keep following new commits.") var follow = false
+
+    func run() throws {
+        do {
+            try mirror()
+        } catch let e as MirrorError {
+            writeError("swiftstore mirror: \(e.description)")
+            throw ExitCode(e.description.hasPrefix("refused") || e.description.contains("invalidated") ? 1 : 2)
+        } catch let e as CStoreError {
+            writeError("swiftstore mirror: \(e)")
+            throw ExitCode(e.code == Int32(CS_FULL) ? 1 : 2)
+        }
+    }
+
+    private func mirror() throws {
+        if let reason = notAFile(file) { throw MirrorError(description: reason) }
+        var options = cs_options()
+        var dbp: OpaquePointer?
+        try CStoreError.check(cs_db_open(file, &options, &dbp))
+        let db = dbp!
+        defer { cs_db_close(db) }
+        let pg = try PGConn(url)
+        try pg.exec("CREATE TABLE IF NOT EXISTS swiftstore_mirror (id int PRIMARY KEY, slot text NOT NULL, version bigint NOT NULL, tables jsonb NOT NULL)")
+        var since: UInt64
+        var mirrored: [String: PGTable] = [:]
+        let meta = try pg.exec("SELECT version, tables::text FROM swiftstore_mirror WHERE id = 1")
+        if let row = meta.first, let v = row[0], let tj = row[1] {
+            since = UInt64(v) ?? 0
+            let arr = (try? JSONSerialization.jsonObject(with: Data(tj.utf8))) as? [[String: Any]] ?? []
+            for t in arr.compactMap(PGTable.init(json:)) { mirrored[t.name] = t }
+        } else {
+            since = try initialCopy(db, pg, &mirrored)
+        }
+        var seen = cs_db_commit_counter(db)
+        while true {
+            var txn: OpaquePointer?
+            try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+            let version = cs_txn_version(txn)
+            var applied: UInt64 = 0
+            do {
+                if version != since { applied = try apply(txn!, pg, since: since, &mirrored) }
+            } catch {
+                cs_txn_end(txn)
+                throw error
+            }
+            cs_txn_end(txn)
+            if applied > 0 { try ack(db, applied) }
+            since = version
+            if !follow { return }
+            _ = cs_db_wait_for_commit(db, seen, -1)
+            seen = cs_db_commit_counter(db)
+        }
+    }
+
+    private func ack(_ db: OpaquePointer, _ version: UInt64) throws {
+        var w: OpaquePointer?
+        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_WRITE), &w))
+        defer { cs_txn_end(w) }
+        try CStoreError.check(cs_feed_ack(w, slot, version))
+        try CStoreError.check(cs_txn_commit(w))
+    }
+
+    private func tablesJSON(_ m: [String: PGTable]) -> String {
+        oneLineJSON(m.values.sorted { $0.name < $1.name }.map(\.json))
+    }
+
+    /// Copies one class's objects with COPY.
+    private func copyTable(_ pg: PGConn, _ txn: OpaquePointer, _ table: UInt32, _ t: PGTable) throws {
+        let cols = (["_key"] + t.columns).map(pgIdent).joined(separator: ", ")
+        var values = PGValues(txn)
+        try pg.copy("COPY \(pgIdent(t.name)) (\(cols)) FROM STDIN") { buf in
+            var it = cs_iter()
+            try CStoreError.check(cs_iter_init(&it, txn, table))
+            var o = cs_obj()
+            while cs_iter_next(&it, &o) == 0 {
+                copyRow(&buf.bytes, try values.row(table, t, o.key))
+                try buf.flush()
+            }
+        }
+    }
+
+    /// The first run: slot, tables, snapshot, in one PostgreSQL transaction.
+    private func initialCopy(_ db: OpaquePointer, _ pg: PGConn, _ mirrored: inout [String: PGTable]) throws -> UInt64 {
+        var w: OpaquePointer?
+        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_WRITE), &w))
+        var info = cs_feed_slot_info()
+        if cs_feed_slot_get(w, slot, &info) == Int32(CS_NOTFOUND) {
+            try CStoreError.check(cs_feed_create(w, slot, limit))
+            try CStoreError.check(cs_txn_commit(w))
+        }
+        cs_txn_end(w)
+        var txn: OpaquePointer?
+        try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
+        defer { cs_txn_end(txn) }
+        let version = cs_txn_version(txn)
+        let tables = try pgTables(txn!)
+        try pg.exec("BEGIN")
+        do {
+            for (key, t) in tables.sorted(by: { $0.key < $1.key }) {
+                try pg.exec("DROP TABLE IF EXISTS \(pgIdent(t.name))")
+                try pg.exec(t.createSQL())
+                try copyTable(pg, txn!, key, t)
+                mirrored[t.name] = t
+            }
+            try pg.exec("INSERT INTO swiftstore_mirror (id, slot, version, tables) VALUES (1, $1, $2, $3::jsonb)",
+                        [slot, String(version), tablesJSON(mirrored)])
+            try pg.exec("COMMIT")
+        } catch {
+            _ = try? pg.exec("ROLLBACK")
+            throw error
+        }
+        try ack(db, version)
+        return version
+    }
+
+    /// A schema change: new classes and added properties are applied, anything else refused.
+    private func applySchema(_ pg: PGConn, _ txn: OpaquePointer, _ version: UInt64, _ mirrored: inout [String: PGTable]) throws {
+        let now = try pgTables(txn)
+        let names = Set(now.values.map(\.name))
+        for old in mirrored.keys where !names.contains(old) {
+            throw MirrorError(description: "refused: the schema change of version \(version) removes class \(old); the mirror applies only new classes and added properties (drop the mirror's tables and swiftstore_mirror to copy it again)")
+        }
+        for (key, t) in now.sorted(by: { $0.key < $1.key }) {
+            guard let old = mirrored[t.name] else {
+                try pg.exec(t.createSQL())
+                try copyTable(pg, txn, key, t)
+                mirrored[t.name] = t
+                continue
+            }
+            if old == t { continue }
+            let oldTypes = old.ddlTypes, newTypes = t.ddlTypes
+            for (c, ty) in oldTypes where newTypes[c] != ty {
+                throw MirrorError(description: "refused: the schema change of version \(version) \(newTypes[c] == nil ? "removes" : "changes the type of") property \(t.name).\(c); the mirror applies only new classes and added properties")
+            }
+            if old.primary != t.primary {
+                throw MirrorError(description: "refused: the schema change of version \(version) changes the primary key of \(t.name)")
+            }
+            for (c, ty) in zip(t.columns, t.types) where oldTypes[c] == nil {
+                try pg.exec("ALTER TABLE \(pgIdent(t.name)) ADD COLUMN \(pgIdent(c)) \(ty)")
+            }
+            try pg.exec("DELETE FROM \(pgIdent(t.name))")
+            try copyTable(pg, txn, key, t)
+            mirrored[t.name] = t
+        }
+    }
+
+    /// Applies the commits after `since`, one PostgreSQL transaction each; returns the last
+    /// version applied (0: none).
+    private func apply(_ txn: OpaquePointer, _ pg: PGConn, since: UInt64, _ mirrored: inout [String: PGTable]) throws -> UInt64 {
+        let lines: [FeedLine]
+        do {
+            lines = try feedLines(txn, slot: slot, since: since, previous: nil, render: false)
+        } catch let e as CStoreError where e.code == Int32(CS_FULL) {
+            throw MirrorError(description: "\(e.message)")
+        }
+        var values = PGValues(txn)
+        var tables = try pgTables(txn)
+        var last: UInt64 = 0
+        var i = 0
+        while i < lines.count {
+            let version = lines[i].version
+            var j = i
+            while j < lines.count && lines[j].version == version { j += 1 }
+            try pg.exec("BEGIN")
+            do {
+                for line in lines[i..<j] {
+                    if line.op == .schema {
+                        try applySchema(pg, txn, version, &mirrored)
+                        tables = try pgTables(txn)
+                        continue
+                    }
+                    guard let t = tables[line.table] else { continue }
+                    let name = pgIdent(t.name)
+                    switch line.op {
+                    case .delete:
+                        try pg.exec("DELETE FROM \(name) WHERE \"_key\" = $1", [String(line.key)])
+                    case .insert:
+                        let row = try values.row(line.table, t, line.key)
+                        let cols = (["_key"] + t.columns).map(pgIdent)
+                        let ph = (1...cols.count).map { "$\($0)" }.joined(separator: ", ")
+                        let set = cols.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+                        try pg.exec("INSERT INTO \(name) (\(cols.joined(separator: ", "))) VALUES (\(ph)) ON CONFLICT (\"_key\") "
+                                    + (set.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(set)"), row)
+                    default:
+                        var o = cs_obj()
+                        try CStoreError.check(cs_obj_open(txn, line.table, line.key, &o))
+                        var sets: [String] = [], params: [String?] = [String(line.key)]
+                        for col in line.cols {
+                            guard let idx = t.cols.firstIndex(of: col) else { continue }
+                            var ci = cs_column_info()
+                            try CStoreError.check(cs_column_info_get(txn, line.table, col, &ci))
+                            params.append(try values.property(&o, col, ci))
+                            sets.append("\(pgIdent(t.columns[idx])) = $\(params.count)")
+                        }
+                        if sets.isEmpty { continue }
+                        try pg.exec("UPDATE \(name) SET \(sets.joined(separator: ", ")) WHERE \"_key\" = $1", params)
+                    }
+                }
+                try pg.exec("UPDATE swiftstore_mirror SET version = $1, tables = $2::jsonb WHERE id = 1", [String(version), tablesJSON(mirrored)])
+                try pg.exec("COMMIT")
+            } catch {
+                _ = try? pg.exec("ROLLBACK")
+                throw error
+            }
+            last = version
+            i = j
+        }
+        return last
+    }
+}
