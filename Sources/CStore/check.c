@@ -19,6 +19,7 @@
 #include "index.h"
 #include "check.h"
 #include "file.h"
+#include "freelist.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -244,7 +245,7 @@ static int verify_txn(cs_txn *t)
     uint64_t nf = 0;
     {
         extent *ext;
-        if ((rc = freelist_read(t, r, t->limit, &ext, &nf, NULL, NULL)) != CS_OK) goto out;
+        if ((rc = freelist_read(t, r, t->limit, &ext, &nf)) != CS_OK) goto out;
         fr = malloc((nf + 1) * sizeof *fr);
         if (!fr) { free(ext); rc = NOMEM(); goto out; }
         for (uint64_t i = 0; i < nf; i++) {
@@ -374,7 +375,7 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out)
     if (rc == CS_OK) {
         extent *ext;
         uint64_t n;
-        rc = freelist_read(t, r, t->limit, &ext, &n, NULL, NULL);
+        rc = freelist_read(t, r, t->limit, &ext, &n);
         if (rc == CS_OK) {
             for (uint64_t i = 0; i < n; i++) out->free_bytes += ext[i].len;
             out->free_extents = n;

@@ -1,7 +1,8 @@
 /*
- * commit.c -- the commit (docs/FORMAT.md §2, Commit protocol) and the free list it maintains
- * (docs/FORMAT.md §7): a write transaction's dirty nodes are placed into free space no live
- * reader can see, written, synced, and made current by the header write (file.c).
+ * commit.c -- the commit (docs/FORMAT.md §2, Commit protocol) and placement (docs/FORMAT.md §7.2):
+ * a write transaction's dirty nodes are placed into free space no live reader can see, written,
+ * synced, and made current by the header write (file.c). The free list it updates on the way is
+ * freelist.c's.
  *
  * Durability rules (FULL mode), numbered as the tests refer to them:
  *  1. A commit never writes over a byte reachable from the newest committed version, nor from
@@ -20,144 +21,21 @@
 #include "lock.h"
 #include "file.h"
 #include "io.h"
+#include "freelist.h"
 
 #include <errno.h>
 
 /* ---- free lists ------------------------------------------------------------------------- */
 
-static int cmp_extent(const void *a, const void *b)
-{
-    const extent *x = a, *y = b;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int free_reserve(cs_dbfile *f, uint64_t n)
-{
-    if (n <= f->cap_free) return CS_OK;
-    uint64_t nc = f->cap_free ? f->cap_free : 64;
-    while (nc < n) nc *= 2;
-    extent *e = realloc(f->free, nc * sizeof *e);
-    if (!e) return NOMEM();
-    f->free = e;
-    f->cap_free = nc;
-    return CS_OK;
-}
-
-/* Appends one extent read from the file, checking it against the list so far. */
-static int read_extent(extent **ext, uint64_t *n, uint64_t *cap, extent x, uint64_t limit, uint64_t *prev_end)
-{
-    if (x.len == 0) return CS_OK; /* padding */
-    if (x.pos < HDR_SIZE || x.pos > limit || x.len > limit - x.pos || x.pos < *prev_end || (x.pos & 7) || (x.len & 7))
-        return CORRUPT("free extent %llu+%llu is invalid", (unsigned long long)x.pos, (unsigned long long)x.len);
-    *prev_end = x.pos + x.len;
-    if (*n == *cap) {
-        uint64_t nc = *cap ? *cap * 2 : 64;
-        extent *e = realloc(*ext, nc * sizeof *e);
-        if (!e) return NOMEM();
-        *ext = e;
-        *cap = nc;
-    }
-    (*ext)[(*n)++] = x;
-    return CS_OK;
-}
-
-int freelist_read(cs_txn *t, const uint64_t r[3], uint64_t limit, extent **ext, uint64_t *n, fchunk **chunks,
-                  uint64_t *nchunks)
-{
-    *ext = NULL;
-    *n = 0;
-    if (chunks) *chunks = NULL;
-    if (nchunks) *nchunks = 0;
-    uint64_t cap = 0, prev_end = 0;
-    int rc = CS_OK;
-    if (!r[0]) return (r[1] || r[2]) ? CORRUPT("free list slots inconsistent") : CS_OK;
-    if (tagged(r[0]) || tagged(r[1]) || tagged(r[2])) return CORRUPT("free list slots inconsistent");
-    if (r[1] || r[2]) {
-        /* format versions 1 and 2: three parallel arrays */
-        node_hdr *h[3];
-        for (int i = 0; i < 3; i++) {
-            if (!r[i]) return CORRUPT("free list slots inconsistent");
-            TRY(node_at(t, r[i], &h[i]));
-            if ((h[i]->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || h[i]->count != h[0]->count)
-                return CORRUPT("free list arrays disagree");
-        }
-        for (uint32_t i = 0; i < h[0]->count && rc == CS_OK; i++) {
-            extent x = {(uint64_t)node_get_int(h[0], i), (uint64_t)node_get_int(h[1], i), (uint64_t)node_get_int(h[2], i)};
-            rc = read_extent(ext, n, &cap, x, limit, &prev_end);
-        }
-        if (rc != CS_OK) { free(*ext); *ext = NULL; *n = 0; }
-        return rc;
-    }
-    /* format version 3: a directory of chunks */
-    node_hdr *d;
-    TRY(node_at(t, r[0], &d));
-    if (!(d->flags & NF_REFS) || (d->flags & NF_INNER) || (d->count & 1)) return CORRUPT("free list directory is malformed");
-    const uint64_t *e = node_refs(d);
-    uint64_t nch = d->count / 2;
-    fchunk *ch = NULL;
-    if (chunks && !(ch = malloc((nch + 1) * sizeof *ch))) return NOMEM();
-    uint64_t prev_lo = 0;
-    for (uint64_t c = 0; c < nch && rc == CS_OK; c++) {
-        uint64_t lo = e[2 * c], ref = e[2 * c + 1];
-        if (!tagged(lo) || untag(lo) < 0 || (uint64_t)untag(lo) < prev_lo || (c == 0 && untag(lo) != 0) || !ref || tagged(ref)) {
-            rc = CORRUPT("free list directory entry %llu is malformed", (unsigned long long)c);
-            break;
-        }
-        prev_lo = (uint64_t)untag(lo);
-        uint64_t hi = c + 1 < nch && tagged(e[2 * c + 2]) ? (uint64_t)untag(e[2 * c + 2]) : UINT64_MAX;
-        node_hdr *h;
-        if ((rc = node_at(t, ref, &h)) != CS_OK) break;
-        if ((h->flags & (NF_BYTES | NF_REFS | NF_NULLS | NF_INNER)) || h->width != 64 || h->count % 3) {
-            rc = CORRUPT("free list chunk at %llu is malformed", (unsigned long long)ref);
-            break;
-        }
-        for (uint32_t i = 0; i + 3 <= h->count && rc == CS_OK; i += 3) {
-            extent x = {(uint64_t)node_get_int(h, i), (uint64_t)node_get_int(h, i + 1), (uint64_t)node_get_int(h, i + 2)};
-            if (x.len && (x.pos < prev_lo || x.pos >= hi)) {
-                rc = CORRUPT("free extent %llu lies outside its chunk at %llu", (unsigned long long)x.pos, (unsigned long long)ref);
-                break;
-            }
-            rc = read_extent(ext, n, &cap, x, limit, &prev_end);
-        }
-        if (ch) {
-            ch[c].lo = prev_lo;
-            ch[c].ref = ref;
-            ch[c].size = node_size_of(h->flags, h->width, h->count);
-        }
-    }
-    if (rc != CS_OK) {
-        free(ch);
-        free(*ext);
-        *ext = NULL;
-        *n = 0;
-        return rc;
-    }
-    if (chunks) *chunks = ch;
-    if (nchunks) *nchunks = nch;
-    return CS_OK;
-}
-
-/* Loads the free list of the transaction's version into f->free, its chunks into f->chunks
- * (cached per version). */
+/* Loads the free list of the transaction's version into f->fl (cached per version). */
 static int free_list_load(cs_txn *t)
 {
     cs_dbfile *f = t->f;
     if (f->free_version == t->version) return CS_OK;
     uint64_t r[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) TRY(txn_top_get(t, TOP_FREE_POS + i, &r[i]));
-    extent *ext;
-    uint64_t n, nch;
-    fchunk *ch;
-    TRY(freelist_read(t, r, t->limit, &ext, &n, &ch, &nch));
-    free(f->free);
-    free(f->chunks);
-    f->free = ext;
-    f->nfree = n;
-    f->cap_free = n;
-    f->chunks = ch;
-    f->nchunks = nch;
-    f->cap_chunks = nch;
-    for (int i = 0; i < 3; i++) f->free_legacy[i] = r[1] ? r[i] : 0;
+    fl_clear(&f->fl);
+    TRY(fl_load(t, r, t->limit, &f->fl));
     f->free_version = t->version;
     return CS_OK;
 }
@@ -168,27 +46,6 @@ uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest)
     for (uint32_t i = 0; i < f->npins; i++)
         if (f->pins[i].count && f->pins[i].version < o) o = f->pins[i].version;
     return o;
-}
-
-/* Merges neighbouring extents freed in the same version and drops empty ones. Extents keep the
- * version they were freed in: whether one is reusable is decided per commit (reusable()), so an
- * extent that merely became reusable does not change its chunk. */
-static void free_coalesce(cs_dbfile *f)
-{
-    uint64_t k = 0;
-    while (k < f->nfree && f->free[k].len &&
-           !(k && f->free[k - 1].pos + f->free[k - 1].len == f->free[k].pos && f->free[k - 1].ver == f->free[k].ver))
-        k++;
-    for (uint64_t i = k; i < f->nfree; i++) {
-        if (f->free[i].len == 0) continue;
-        if (k && f->free[k - 1].pos + f->free[k - 1].len == f->free[i].pos &&
-            f->free[k - 1].ver == f->free[i].ver) {
-            f->free[k - 1].len += f->free[i].len;
-        } else {
-            f->free[k++] = f->free[i];
-        }
-    }
-    f->nfree = k;
 }
 
 /* Rule 1: an extent is reusable when no live reader reads a version older than the one it was
@@ -215,7 +72,7 @@ static int load_free_of(cs_txn *t, uint64_t top, vfree *out)
     if (!tagged(sz)) return CORRUPT("top node at %llu has no size", (unsigned long long)top);
     out->end = (uint64_t)untag(sz);
     uint64_t r[3] = {node_refs(h)[TOP_FREE_POS], node_refs(h)[TOP_FREE_LEN], node_refs(h)[TOP_FREE_VER]};
-    TRY(freelist_read(t, r, out->end, &out->ext, &out->n, NULL, NULL));
+    TRY(freelist_read(t, r, out->end, &out->ext, &out->n));
     return CS_OK;
 }
 
@@ -235,6 +92,46 @@ static bool covered(const vfree *v, uint64_t pos, uint64_t len)
         if (e > at) at = e;
     }
     return at >= end || at >= v->end;
+}
+
+typedef struct bdctx {
+    cs_txn *t;
+    pinrange *pr;   /* the pinned ranges of every process */
+    size_t np;      /* how many */
+    vfree cache[4]; /* free lists of pinned versions read so far */
+    int ncache;     /* how many */
+    int rc;         /* the first error */
+} bdctx;
+
+/* Whether extent e (freed at F) can be backdated: no pinned version reached it. */
+static bool backdate_one(void *ctx, const extent *e)
+{
+    bdctx *c = ctx;
+    if (c->rc != CS_OK) return false;
+    uint64_t F = e->ver, V = 0, top = 0;
+    bool any = false;
+    for (size_t k = 0; k < c->np; k++) {
+        if (c->pr[k].lo > F - 1) continue;
+        uint64_t v = c->pr[k].hi < F - 1 ? c->pr[k].hi : F - 1;
+        if (!any || v > V) { V = v; any = true; }
+    }
+    if (!any) return true;
+    for (size_t k = 0; k < c->np && !top; k++) {
+        if (c->pr[k].lo == V) top = c->pr[k].lo_top;
+        else if (c->pr[k].hi == V) top = c->pr[k].hi_top;
+    }
+    if (!top) return false; /* V lies inside a pinned range: its free space is not known */
+    vfree *vf = NULL;
+    for (int k = 0; k < c->ncache; k++)
+        if (c->cache[k].version == V) vf = &c->cache[k];
+    if (!vf) {
+        if (c->ncache == 4) return false;
+        vf = &c->cache[c->ncache];
+        if ((c->rc = load_free_of(c->t, top, vf)) != CS_OK) return false;
+        vf->version = V;
+        c->ncache++;
+    }
+    return covered(vf, e->pos, e->len);
 }
 
 /*
@@ -265,48 +162,21 @@ static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver, uint64_t oldest)
         free(pr);
         return NOMEM();
     }
-    vfree cache[4];
-    int ncache = 0;
-    int rc = CS_OK;
-    for (uint64_t i = 0; i < f->nfree && rc == CS_OK; i++) {
-        extent *e = &f->free[i];
-        if (reusable(e, oldest) || e->ver >= newver) continue;
-        uint64_t F = e->ver, V = 0, top = 0;
-        bool any = false;
-        for (size_t k = 0; k < np; k++) {
-            if (pr[k].lo > F - 1) continue;
-            uint64_t v = pr[k].hi < F - 1 ? pr[k].hi : F - 1;
-            if (!any || v > V) { V = v; any = true; }
-        }
-        if (!any) { e->ver = 0; continue; }
-        for (size_t k = 0; k < np && !top; k++) {
-            if (pr[k].lo == V) top = pr[k].lo_top;
-            else if (pr[k].hi == V) top = pr[k].hi_top;
-        }
-        if (!top) continue; /* V lies inside a pinned range: its free space is not known */
-        vfree *vf = NULL;
-        for (int c = 0; c < ncache; c++)
-            if (cache[c].version == V) vf = &cache[c];
-        if (!vf) {
-            if (ncache == 4) continue;
-            vf = &cache[ncache];
-            rc = load_free_of(t, top, vf);
-            if (rc != CS_OK) break;
-            vf->version = V;
-            ncache++;
-        }
-        if (covered(vf, e->pos, e->len)) e->ver = 0;
-    }
-    for (int c = 0; c < ncache; c++) free(cache[c].ext);
+    bdctx c = {t, pr, np, {{0}}, 0, CS_OK};
+    fl_backdate_scan(&f->fl, oldest, newver, backdate_one, &c);
+    for (int k = 0; k < c.ncache; k++) free(c.cache[k].ext);
     free(pr);
-    return rc;
+    return c.rc != CS_OK ? c.rc : f->fl.err;
 }
 
 /* ---- commit ----------------------------------------------------------------------------- */
 
+enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS };
+
 typedef struct citem {
-    ref_t slab;    /* the slab node (0 for the free-list arrays and the run list) */
-    int kind;      /* 0 slab node, 1..3 free-list arrays, 4 the run list */
+    ref_t slab;    /* the slab node (0 for the free-list nodes and the run list) */
+    int kind;      /* CI_* */
+    void *obj;     /* the fl_chunk or fl_page a CI_CHUNK or CI_PAGE item writes */
     uint64_t size; /* bytes */
     uint64_t pos;  /* file position */
     uint64_t off;  /* offset in the write buffer */
@@ -328,13 +198,18 @@ static void plan_add(cplan *p, ref_t r, uint64_t size)
         p->items = x;
         p->cap = nc;
     }
-    p->items[p->n].slab = r;
-    p->items[p->n].kind = 0;
-    p->items[p->n].size = size;
-    p->items[p->n].pos = 0;
-    p->items[p->n].off = 0;
+    p->items[p->n] = (citem){r, CI_NODE, NULL, size, 0, 0};
     p->n++;
     p->total += size;
+}
+
+static void plan_add_kind(cplan *p, int kind, void *obj, uint64_t size)
+{
+    plan_add(p, 0, size);
+    if (!p->oom) {
+        p->items[p->n - 1].kind = kind;
+        p->items[p->n - 1].obj = obj;
+    }
 }
 
 /* Post-order list of the slab nodes below r (r itself last). */
@@ -349,178 +224,28 @@ static void collect(cs_txn *t, ref_t r, cplan *p)
     plan_add(p, r, node_size_of(h->flags, h->width, h->count));
 }
 
-/* ---- the chunked free list (docs/FORMAT.md §7) -------------------------------------------- */
-
-/*
- * A commit rewrites only the chunks whose extents it changed. Which ones is found by comparing,
- * chunk by chunk, the extents the version had (`old`) with the list the commit makes; rewriting a
- * chunk frees its old node, which changes the list again, so this repeats until no chunk is newly
- * changed (settle()). The chunking of the version read is the one in f->chunks; a version with a
- * version-1/2 free list (or none) counts as one chunk with no node, always rewritten.
- */
-#define FREE_CHUNK_MAX 64  /* extents in one chunk node at most; a rewritten larger chunk is split */
-#define FREE_CHUNK_FILL 32 /* extents per piece when one is split */
-#define FREE_CHUNK_MIN 8   /* a rewritten chunk this small joins the rewritten chunk before it */
-
-typedef struct cstate {
-    fchunk *och;    /* the chunks of the version read (lo ascending; och[0].lo == 0) */
-    uint64_t nch;   /* how many */
-    bool *dirty;    /* per chunk: the commit rewrites it */
-    bool *dropped;  /* per chunk: its old node is on the list as freed by this commit */
-    const extent *old; /* the version's extents */
-    uint64_t nold;  /* how many */
-} cstate;
-
-typedef struct lchunk {
-    uint64_t start, count; /* its extents: f->free[start .. start + count) */
-    ref_t ref;             /* the old node when kept, else 0 (written by this commit) */
-    uint64_t size;         /* node bytes */
-    uint64_t pos;          /* where a new one is written */
-} lchunk;
-
-/* Index of the first extent of `e` (n entries) at or after pos. */
-static uint64_t first_at(const extent *e, uint64_t n, uint64_t pos)
+/* The free-list nodes this commit writes (docs/FORMAT.md §7.1), children before parents: each
+ * dirty page's dirty chunks, then the page; the root last. Only dirty pages are visited. */
+static void plan_free_list(freelist *l, cplan *p)
 {
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t m = (lo + hi) / 2;
-        if (e[m].pos < pos) lo = m + 1;
-        else hi = m;
-    }
-    return lo;
-}
-
-/* Marks every chunk whose extents differ from the version's, or that holds none any more. The
- * bounds of each chunk's extents are found by binary search and compared as bytes, so a clean
- * chunk costs a memcmp. */
-static void mark_dirty(cs_dbfile *f, cstate *s)
-{
-    uint64_t i = 0, j = 0;
-    for (uint64_t c = 0; c < s->nch; c++) {
-        uint64_t i1 = s->nold, j1 = f->nfree;
-        if (c + 1 < s->nch) {
-            uint64_t hi = s->och[c + 1].lo;
-            i1 = i + first_at(s->old + i, s->nold - i, hi);
-            j1 = j + first_at(f->free + j, f->nfree - j, hi);
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *pg = l->p[pi];
+        if (!pg->dirty) continue;
+        for (uint32_t ci = 0; ci < pg->n; ci++) {
+            fl_chunk *c = pg->c[ci];
+            if (!c->dirty) continue;
+            c->size = node_size_of(0, 64, 3 * (uint64_t)c->n);
+            plan_add_kind(p, CI_CHUNK, c, c->size);
         }
-        if (!s->dirty[c] &&
-            (i1 - i != j1 - j || j1 == j || memcmp(s->old + i, f->free + j, (j1 - j) * sizeof(extent)) != 0))
-            s->dirty[c] = true;
-        i = i1;
-        j = j1;
+        pg->size = node_size_of(NF_REFS, 64, 2 * (uint64_t)pg->n);
+        plan_add_kind(p, CI_PAGE, pg, pg->size);
     }
-}
-
-/* Adds [pos, pos + len) freed in `ver` to the sorted list, merged with same-version neighbours. */
-static int free_insert(cs_dbfile *f, uint64_t pos, uint64_t len, uint64_t ver)
-{
-    TRY(free_reserve(f, f->nfree + 1));
-    uint64_t i = first_at(f->free, f->nfree, pos);
-    if (i > 0 && f->free[i - 1].pos + f->free[i - 1].len == pos && f->free[i - 1].ver == ver) {
-        f->free[i - 1].len += len;
-        if (i < f->nfree && f->free[i].pos == pos + len && f->free[i].ver == ver) {
-            f->free[i - 1].len += f->free[i].len;
-            memmove(f->free + i, f->free + i + 1, (f->nfree - i - 1) * sizeof(extent));
-            f->nfree--;
-        }
-        return CS_OK;
-    }
-    if (i < f->nfree && f->free[i].pos == pos + len && f->free[i].ver == ver) {
-        f->free[i].pos = pos;
-        f->free[i].len += len;
-        return CS_OK;
-    }
-    memmove(f->free + i + 1, f->free + i, (f->nfree - i) * sizeof(extent));
-    f->free[i] = (extent){pos, len, ver};
-    f->nfree++;
-    return CS_OK;
-}
-
-/* Marks changed chunks and frees the old node of each, until nothing more changes. */
-static int settle(cs_dbfile *f, cstate *s, uint64_t newver)
-{
-    for (;;) {
-        mark_dirty(f, s);
-        bool more = false;
-        for (uint64_t c = 0; c < s->nch; c++)
-            if (s->dirty[c] && s->och[c].ref && !s->dropped[c]) {
-                s->dropped[c] = true;
-                TRY(free_insert(f, s->och[c].ref, s->och[c].size, newver));
-                more = true;
-            }
-        if (!more) return CS_OK;
-    }
-}
-
-/* The chunk (of the version read) whose range holds pos. */
-static uint64_t chunk_of(const cstate *s, uint64_t pos)
-{
-    uint64_t lo = 0, hi = s->nch;
-    while (hi - lo > 1) {
-        uint64_t m = (lo + hi) / 2;
-        if (s->och[m].lo <= pos) lo = m;
-        else hi = m;
-    }
-    return lo;
-}
-
-/* Merges neighbouring extents that are both reusable (the merged one keeps the newer version,
- * so it is reusable exactly when both were), so that holes freed at different versions become
- * one; the chunks this changes are rewritten (settle()). */
-static void merge_reusable(cs_dbfile *f, uint64_t oldest)
-{
-    uint64_t k = 1;
-    while (k < f->nfree && !(f->free[k - 1].pos + f->free[k - 1].len == f->free[k].pos &&
-                             reusable(&f->free[k - 1], oldest) && reusable(&f->free[k], oldest)))
-        k++;
-    if (k >= f->nfree) return; /* nothing to merge: the common case */
-    for (uint64_t i = k; i < f->nfree; i++) {
-        extent *p = k ? &f->free[k - 1] : NULL;
-        if (p && p->pos + p->len == f->free[i].pos && reusable(p, oldest) && reusable(&f->free[i], oldest)) {
-            p->len += f->free[i].len;
-            if (f->free[i].ver > p->ver) p->ver = f->free[i].ver;
-            continue;
-        }
-        f->free[k++] = f->free[i];
-    }
-    f->nfree = k;
-}
-
-/* The chunks this commit's version has: kept ones as they are, rewritten ones re-cut. */
-static int layout(cs_dbfile *f, const cstate *s, lchunk **out, uint64_t *nout)
-{
-    lchunk *l = malloc((f->nfree / FREE_CHUNK_FILL + s->nch + 2) * sizeof *l);
-    if (!l) return NOMEM();
-    uint64_t n = 0, j = 0;
-    for (uint64_t c = 0; c < s->nch; c++) {
-        uint64_t j1 = c + 1 < s->nch ? j + first_at(f->free + j, f->nfree - j, s->och[c + 1].lo) : f->nfree;
-        uint64_t k = j1 - j;
-        if (!s->dirty[c]) {
-            l[n++] = (lchunk){j, k, s->och[c].ref, s->och[c].size, 0};
-        } else if (k) {
-            if (n && !l[n - 1].ref && l[n - 1].start + l[n - 1].count == j &&
-                (k < FREE_CHUNK_MIN || l[n - 1].count < FREE_CHUNK_MIN) && l[n - 1].count + k <= FREE_CHUNK_MAX) {
-                l[n - 1].count += k; /* a small rewritten chunk joins the one before */
-            } else {
-                uint64_t pieces = k > FREE_CHUNK_MAX ? (k + FREE_CHUNK_FILL - 1) / FREE_CHUNK_FILL : 1;
-                for (uint64_t p = 0; p < pieces; p++) {
-                    uint64_t a = j + k * p / pieces, b = j + k * (p + 1) / pieces;
-                    l[n++] = (lchunk){a, b - a, 0, 0, 0};
-                }
-            }
-        }
-        j = j1;
-    }
-    for (uint64_t i = 0; i < n; i++)
-        if (!l[i].ref) l[i].size = node_size_of(0, 64, 3 * l[i].count);
-    *out = l;
-    *nout = n;
-    return CS_OK;
+    if (l->n) plan_add_kind(p, CI_ROOT, NULL, node_size_of(NF_REFS, 64, 2 * (uint64_t)l->n));
 }
 
 /*
- * Placement (docs/FORMAT.md §7, Placement). A commit's bytes are laid out in write order (the
- * nodes post-order, the rewritten free-list chunks, the directory, the run list, the top), and
+ * Placement (docs/FORMAT.md §7.2). A commit's bytes are laid out in write order (the nodes
+ * post-order, the rewritten free-list chunks and pages, the root, the run list, the top), and
  * placement keeps them in as few contiguous runs as it can, because each run is a write and
  * scattered writes cost more to make durable than one:
  *  P1. If one reusable extent holds the whole commit, the smallest such extent takes it: one run.
@@ -538,8 +263,9 @@ static int layout(cs_dbfile *f, const cstate *s, lchunk **out, uint64_t *nout)
  */
 #define PLACE_FREE_DIV 4
 #define PLACE_MAX_HOLES 16
-/* room left for what choosing a hole adds (its chunk rewritten, and the chunk its old node joins) */
-#define PLACE_MARGIN (2 * (8 + 3 * 8 * FREE_CHUNK_MAX))
+/* room left for what choosing a hole adds (its chunk and page rewritten, and the ones its old
+ * nodes join) */
+#define PLACE_MARGIN (2 * (8 + 3 * 8 * FL_CHUNK_MAX) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
 
 typedef struct alloc_cur {
     uint64_t holes[PLACE_MAX_HOLES]; /* the start of each extent the commit may fill (UINT64_MAX: used up) */
@@ -547,26 +273,17 @@ typedef struct alloc_cur {
     uint64_t end;  /* logical end of the file */
 } alloc_cur;
 
-/* Index of the extent holding position pos (one must). */
-static uint64_t extent_at(cs_dbfile *f, uint64_t pos)
-{
-    uint64_t i = first_at(f->free, f->nfree, pos + 1);
-    cs_assert(i > 0);
-    cs_assert3(f->free[i - 1].pos + f->free[i - 1].len, >, pos);
-    return i - 1;
-}
-
 static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t oldest)
 {
     /* P1: the one extent, in order; P3: the smallest chosen extent that holds the node */
     int best = -1;
-    uint64_t bi = 0;
+    extent *bx = NULL;
     for (int h = 0; h < c->nholes; h++) {
         if (c->holes[h] == UINT64_MAX) continue;
-        uint64_t i = extent_at(f, c->holes[h]);
-        if (f->free[i].len >= size && (best < 0 || f->free[i].len < f->free[bi].len)) {
+        extent *x = fl_extent_at(&f->fl, c->holes[h]);
+        if (x->len >= size && (best < 0 || x->len < bx->len)) {
             best = h;
-            bi = i;
+            bx = x;
         }
     }
     if (best < 0) {
@@ -574,77 +291,66 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t oldest
         c->end += size;
         return p;
     }
-    extent *x = &f->free[bi];
-    cs_assert(reusable(x, oldest)); /* rule 1: only space no live reader can see */
-    uint64_t p = x->pos;
-    x->pos += size;
-    x->len -= size;
-    c->holes[best] = x->len ? x->pos : UINT64_MAX;
+    cs_assert(reusable(bx, oldest)); /* rule 1: only space no live reader can see */
+    uint64_t p = bx->pos;
+    bx->pos += size;
+    bx->len -= size;
+    f->fl.bytes -= size;
+    c->holes[best] = bx->len ? bx->pos : UINT64_MAX;
     return p;
 }
 
 /* Chooses the extents for the commit planned in p (P1-P3 above). */
-static int place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest)
+static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest)
 {
+    freelist *l = &f->fl;
     c->nholes = 0;
     c->end = f->logical;
-    uint64_t need = p->total + PLACE_MARGIN, sum = 0, best = UINT64_MAX;
-    for (uint64_t i = 0; i < f->nfree; i++) {
-        extent *x = &f->free[i];
-        if (!reusable(x, oldest)) continue;
-        sum += x->len;
-        if (x->len >= need && (best == UINT64_MAX || x->len < f->free[best].len)) best = i;
+    extent *x = fl_best_fit(l, p->total + PLACE_MARGIN, oldest, NULL, NULL, 0, NULL);
+    if (x) { /* P1 */
+        c->holes[c->nholes++] = x->pos;
+        return;
     }
-    if (best != UINT64_MAX) { /* P1 */
-        c->holes[c->nholes++] = f->free[best].pos;
-        return CS_OK;
-    }
-    if (sum < f->logical / PLACE_FREE_DIV) return CS_OK; /* P2 */
-    /* P3: each node into the smallest reusable extent that holds it (a simulation on the
-     * lengths), keeping the extents it used; the rest goes past the end */
-    uint64_t *len = malloc((f->nfree + 1) * sizeof *len);
-    if (!len) return NOMEM();
-    for (uint64_t i = 0; i < f->nfree; i++) len[i] = reusable(&f->free[i], oldest) ? f->free[i].len : 0;
+    if (l->bytes - fl_unreusable_bytes(l, oldest) < f->logical / PLACE_FREE_DIV) return; /* P2 */
+    /* P3: each node into the smallest reusable extent that holds it (a simulation: the
+     * extents chosen so far keep what is left of them in left[]) */
+    uint64_t left[PLACE_MAX_HOLES];
     for (uint64_t k = 0; k < p->n; k++) {
-        uint64_t size = p->items[k].size, b = UINT64_MAX;
-        for (uint64_t i = 0; i < f->nfree; i++)
-            if (len[i] >= size && (b == UINT64_MAX || len[i] < len[b])) {
-                b = i;
-                if (len[i] == size) break;
-            }
-        if (b == UINT64_MAX) continue;
-        bool have = false;
-        for (int h = 0; h < c->nholes; h++) have |= c->holes[h] == f->free[b].pos;
-        if (!have) {
+        uint64_t size = p->items[k].size, len;
+        x = fl_best_fit(l, size, oldest, c->holes, left, c->nholes, &len);
+        if (!x) continue;
+        int h = 0;
+        while (h < c->nholes && c->holes[h] != x->pos) h++;
+        if (h == c->nholes) {
             if (c->nholes == PLACE_MAX_HOLES) continue;
-            c->holes[c->nholes++] = f->free[b].pos;
+            c->holes[c->nholes++] = x->pos;
         }
-        len[b] -= size;
+        left[h] = len - size;
     }
-    free(len);
-    return CS_OK;
 }
 
 int file_commit(cs_txn *t)
 {
     cs_dbfile *f = t->f;
+    freelist *l = &f->fl;
     uint64_t newver = t->version + 1;
     int rc = CS_OK;
     uint8_t *buf = NULL;
     cplan plan = {0};
-    extent *old_copy = NULL;
-    fchunk *och_copy = NULL, *new_chunks = NULL;
-    cstate cs = {0};
-    lchunk *lay = NULL;
-    uint64_t nlay = 0;
 
     /* what the commit contains (schema blob, change history, nodes) the transaction layer has
      * staged (txn.c, txn_stage); from here on this file only decides where the bytes go */
     pthread_mutex_lock(&f->mu);
     uint64_t oldest = file_oldest_live(f, t->version);
     pthread_mutex_unlock(&f->mu);
-    /* the old free-list arrays die with this version */
     if ((rc = free_list_load(t)) != CS_OK) goto done;
+    /* the free list is changed in place from here on: until the commit lands the cache
+     * describes no version (a failed commit reads it again) */
+    f->free_version = 0;
+    l->newver = newver;
+    l->events = 0;
+    l->err = CS_OK;
+    /* the old root (or version-1/2 arrays) die with this version */
     ref_t *fs;
     for (int i = 0; i < 3; i++) {
         if ((rc = txn_top_slot(t, TOP_FREE_POS + i, &fs)) != CS_OK) goto done;
@@ -659,46 +365,17 @@ int file_commit(cs_txn *t)
     if (*runs_slot) node_free(t, *runs_slot);
     *runs_slot = 0;
 
-    /* 3. the free list: the version's extents, plus what this commit frees (not reusable yet) */
-    cs.nold = f->nfree;
-    cs.old = old_copy = malloc((f->nfree + 1) * sizeof(extent));
-    cs.nch = f->nchunks ? f->nchunks : 1;
-    cs.och = och_copy = malloc(cs.nch * sizeof(fchunk));
-    cs.dirty = calloc(cs.nch, sizeof(bool));
-    cs.dropped = calloc(cs.nch, sizeof(bool));
-    if (!old_copy || !och_copy || !cs.dirty || !cs.dropped) { rc = NOMEM(); goto done; }
-    if (f->nfree) memcpy(old_copy, f->free, f->nfree * sizeof(extent));
-    if (f->nchunks) memcpy(och_copy, f->chunks, f->nchunks * sizeof(fchunk));
-    else { och_copy[0] = (fchunk){0, 0, 0}; cs.dirty[0] = true; }
-    if ((rc = free_reserve(f, 2 * (f->nfree + t->nfreed) + 1)) != CS_OK) goto done;
-    /* the cached list is sorted: sort only what this commit freed, then merge the two from the
-     * back into the spare half of the array */
-    f->free_version = 0; /* the cache no longer matches any version until the commit lands */
-    {
-        extent *add = f->free + f->nfree + t->nfreed; /* scratch beyond the merge area */
-        for (uint64_t i = 0; i < t->nfreed; i++) {
-            add[i].pos = t->freed[i].pos;
-            add[i].len = t->freed[i].len;
-            add[i].ver = newver;
-        }
-        qsort(add, t->nfreed, sizeof(extent), cmp_extent);
-        uint64_t i = f->nfree, j = t->nfreed, k = f->nfree + t->nfreed;
-        while (j > 0) {
-            if (i > 0 && f->free[i - 1].pos > add[j - 1].pos) f->free[--k] = f->free[--i];
-            else f->free[--k] = add[--j];
-        }
-        f->nfree += t->nfreed;
-    }
-    free_coalesce(f);
-    if (oldest < t->version) {
-        if ((rc = backdate(t, f, newver, oldest)) != CS_OK) goto done;
-        free_coalesce(f);
-    }
-    merge_reusable(f, oldest);
-    if ((rc = settle(f, &cs, newver)) != CS_OK) goto done;
+    /* 3. the free list: what this commit frees goes in with the new version (not reusable yet);
+     * each insertion dirties only the chunk it lands in (and frees that chunk's old node) */
+    for (uint64_t i = 0; i < t->nfreed; i++) fl_insert(l, t->freed[i].pos, t->freed[i].len, newver);
+    if ((rc = l->err) != CS_OK) goto done;
+    if (oldest < t->version && (rc = backdate(t, f, newver, oldest)) != CS_OK) goto done;
+    fl_merge_reusable(l, oldest, true);
+    if ((rc = l->err) != CS_OK) goto done;
+    if ((rc = fl_reshape(l)) != CS_OK) goto done;
 
-    /* 4. plan: dirty nodes in post-order, the rewritten chunks, the directory and the run list
-     * before the top; then choose where it goes, which may rewrite more chunks, and plan again */
+    /* 4. plan: dirty nodes in post-order, the rewritten free-list nodes and the run list before
+     * the top; then choose where it goes, which may rewrite more chunks, and plan again */
     collect(t, t->top, &plan);
     if (plan.oom) { rc = NOMEM(); goto done; }
     citem topi = plan.items[plan.n - 1];
@@ -708,37 +385,31 @@ int file_commit(cs_txn *t)
     alloc_cur cur = {.nholes = 0, .end = f->logical};
     uint64_t runs_cap = 0;
     for (int round = 0; round < 2; round++) {
-        merge_reusable(f, oldest);
-        free(lay);
-        lay = NULL;
-        if ((rc = layout(f, &cs, &lay, &nlay)) != CS_OK) goto done;
         plan.n = nodes_n;
         plan.total = nodes_total;
-        for (uint64_t i = 0; i < nlay; i++)
-            if (!lay[i].ref) {
-                plan_add(&plan, 0, lay[i].size);
-                if (!plan.oom) { plan.items[plan.n - 1].kind = 1; plan.items[plan.n - 1].pos = i; }
-            }
-        plan_add(&plan, 0, node_size_of(NF_REFS, 64, 2 * nlay));
-        if (!plan.oom) plan.items[plan.n - 1].kind = 2;
+        plan_free_list(l, &plan);
         runs_cap = 2 * (plan.n + 2); /* at most one run per item */
-        plan_add(&plan, 0, node_size_of(0, 64, runs_cap));
-        if (!plan.oom) plan.items[plan.n - 1].kind = 4;
+        plan_add_kind(&plan, CI_RUNS, NULL, node_size_of(0, 64, runs_cap));
         plan_add(&plan, topi.slab, topi.size);
         if (plan.oom) { rc = NOMEM(); goto done; }
         if (round == 1) break;
-        /* the extents chosen are rewritten with their chunks */
-        if ((rc = place_choose(f, &cur, &plan, oldest)) != CS_OK) goto done;
+        place_choose(f, &cur, &plan, oldest);
         if (!cur.nholes) break;
-        for (int h = 0; h < cur.nholes; h++) cs.dirty[chunk_of(&cs, cur.holes[h])] = true;
-        if ((rc = settle(f, &cs, newver)) != CS_OK) goto done;
+        /* the extents chosen are rewritten with their chunks */
+        for (int h = 0; h < cur.nholes; h++) {
+            uint32_t pi, ci;
+            fl_locate(l, cur.holes[h], &pi, &ci);
+            fl_chunk_dirty(l, pi, ci);
+        }
+        if ((rc = l->err) != CS_OK) goto done;
+        fl_merge_reusable(l, oldest, false);
+        if ((rc = fl_reshape(l)) != CS_OK) goto done;
     }
     /* a merge may have joined a chosen extent to the one before: fill from its start */
-    merge_reusable(f, oldest);
     {
         int k = 0;
         for (int h = 0; h < cur.nholes; h++) {
-            uint64_t pos = f->free[extent_at(f, cur.holes[h])].pos;
+            uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
             bool seen = false;
             for (int g = 0; g < k; g++) seen |= cur.holes[g] == pos;
             if (!seen) cur.holes[k++] = pos;
@@ -746,51 +417,41 @@ int file_commit(cs_txn *t)
         cur.nholes = k;
     }
 
-    /* 5. placement (P1-P3 above) */
-    uint64_t off = 0;
+    /* 5. placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
+     * extents of the chunks it rewrites */
+    uint64_t off = 0, root_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
-        uint64_t chunk_index = plan.items[i].pos;
-        plan.items[i].pos = place(f, &cur, plan.items[i].size, oldest);
-        plan.items[i].off = off;
-        off += plan.items[i].size;
-        if (plan.items[i].kind == 1) lay[chunk_index].pos = plan.items[i].pos;
-        if (plan.items[i].slab) {
+        citem *it = &plan.items[i];
+        it->pos = place(f, &cur, it->size, oldest);
+        it->off = off;
+        off += it->size;
+        if (it->kind == CI_CHUNK) ((fl_chunk *)it->obj)->ref = it->pos;
+        else if (it->kind == CI_PAGE) ((fl_page *)it->obj)->ref = it->pos;
+        else if (it->kind == CI_ROOT) root_pos = it->pos;
+        if (it->slab) {
             /* remember the file position in the slab block's prefix */
-            uint8_t *b = txn_ptr(t, plan.items[i].slab) - 8;
-            memcpy(b, &plan.items[i].pos, 8);
+            uint8_t *b = txn_ptr(t, it->slab) - 8;
+            memcpy(b, &it->pos, 8);
         }
     }
     uint64_t new_logical = cur.end;
     cs_assert3(off, ==, plan.total);
     cs_assert3(new_logical, >=, f->logical);
-    /* the new chunks' bounds: each starts just past the last extent before it (the first at 0) */
-    new_chunks = malloc((nlay + 1) * sizeof(fchunk));
-    if (!new_chunks) { rc = NOMEM(); goto done; }
-    {
-        uint64_t last = 0;
-        bool any = false;
-        for (uint64_t i = 0; i < nlay; i++) {
-            new_chunks[i].lo = i == 0 ? 0 : any ? last + 1 : 1;
-            new_chunks[i].ref = lay[i].ref ? lay[i].ref : lay[i].pos;
-            new_chunks[i].size = lay[i].size;
-            for (uint64_t e = lay[i].start; e < lay[i].start + lay[i].count; e++)
-                if (f->free[e].len) { last = f->free[e].pos; any = true; }
-        }
-    }
 
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
     if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto done; }
-    uint64_t dir_pos = 0, runs_pos = 0;
-    uint64_t li = 0;
+    uint64_t runs_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
-        if (it->kind == 4) {
-            /* the runs of this commit, in buffer order: (position, length) pairs */
-            runs_pos = it->pos;
+        if (it->kind != CI_NODE) {
             memset(dst, 0, it->size);
             dst->width = 64;
+        }
+        if (it->kind == CI_RUNS) {
+            /* the runs of this commit, in buffer order: (position, length) pairs */
+            runs_pos = it->pos;
             dst->count = (uint32_t)runs_cap;
             uint64_t k = 0;
             for (uint64_t a = 0; a < plan.n;) {
@@ -804,15 +465,12 @@ int file_commit(cs_txn *t)
             dst->check = node_checksum(dst);
             continue;
         }
-        if (it->kind == 1) {
-            /* a rewritten chunk: (position, length, version) triples; consumed extents are padding */
-            while (lay[li].ref) li++;
-            lchunk *lc = &lay[li++];
-            memset(dst, 0, it->size);
-            dst->width = 64;
-            dst->count = (uint32_t)(3 * lc->count);
-            for (uint64_t e = 0; e < lc->count; e++) {
-                const extent *x = &f->free[lc->start + e];
+        if (it->kind == CI_CHUNK) {
+            /* (position, length, version) triples; extents placement used up are padding */
+            const fl_chunk *c = it->obj;
+            dst->count = (uint32_t)(3 * c->n);
+            for (uint32_t e = 0; e < c->n; e++) {
+                const extent *x = &c->e[e];
                 packed_set(node_values(dst), 64, 3 * e, (int64_t)(x->len ? x->pos : 0));
                 packed_set(node_values(dst), 64, 3 * e + 1, (int64_t)x->len);
                 packed_set(node_values(dst), 64, 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
@@ -820,17 +478,23 @@ int file_commit(cs_txn *t)
             dst->check = node_checksum(dst);
             continue;
         }
-        if (it->kind == 2) {
-            /* the directory: (tagged lower bound, chunk ref) per chunk */
-            dir_pos = it->pos;
-            memset(dst, 0, it->size);
+        if (it->kind == CI_PAGE || it->kind == CI_ROOT) {
+            /* (tagged lower bound, ref) per chunk of a page, per page of the root */
             dst->flags = NF_REFS;
-            dst->width = 64;
-            dst->count = (uint32_t)(2 * nlay);
             uint64_t *e = node_refs(dst);
-            for (uint64_t c = 0; c < nlay; c++) {
-                e[2 * c] = tag_int((int64_t)new_chunks[c].lo);
-                e[2 * c + 1] = new_chunks[c].ref;
+            if (it->kind == CI_PAGE) {
+                const fl_page *pg = it->obj;
+                dst->count = (uint32_t)(2 * pg->n);
+                for (uint32_t c = 0; c < pg->n; c++) {
+                    e[2 * c] = tag_int((int64_t)pg->c[c]->lo);
+                    e[2 * c + 1] = pg->c[c]->ref;
+                }
+            } else {
+                dst->count = (uint32_t)(2 * l->n);
+                for (uint32_t p = 0; p < l->n; p++) {
+                    e[2 * p] = tag_int((int64_t)l->p[p]->lo);
+                    e[2 * p + 1] = l->p[p]->ref;
+                }
             }
             dst->check = node_checksum(dst);
             continue;
@@ -843,7 +507,7 @@ int file_commit(cs_txn *t)
         }
         if (i == plan.n - 1) {
             uint64_t *e = node_refs(dst);
-            e[TOP_FREE_POS] = dir_pos;
+            e[TOP_FREE_POS] = root_pos;
             e[TOP_FREE_LEN] = 0;
             e[TOP_FREE_VER] = 0;
             e[TOP_COMMIT_RUNS] = runs_pos;
@@ -920,15 +584,7 @@ int file_commit(cs_txn *t)
     f->version = newver;
     f->top = top_pos;
     f->logical = new_logical;
-    uint64_t k = 0;
-    for (uint64_t i = 0; i < f->nfree; i++)
-        if (f->free[i].len) f->free[k++] = f->free[i];
-    f->nfree = k;
-    free(f->chunks);
-    f->chunks = new_chunks;
-    new_chunks = NULL;
-    f->nchunks = f->cap_chunks = nlay;
-    memset(f->free_legacy, 0, sizeof f->free_legacy);
+    fl_published(l);
     f->free_version = newver;
     lock_publish(f);
     pthread_mutex_unlock(&f->mu);
@@ -940,11 +596,5 @@ done:
     if (rc != CS_OK) f->free_version = 0;
     free(buf);
     free(plan.items);
-    free(old_copy);
-    free(och_copy);
-    free(new_chunks);
-    free(cs.dirty);
-    free(cs.dropped);
-    free(lay);
     return rc;
 }

@@ -50,12 +50,6 @@ void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size,
  *  the free list, the placement of every dirty node, the writes, syncs and the header. What the
  *  version contains (schema blob, change history) the transaction layer has staged before. */
 int file_commit(cs_txn *t);
-/** Reads a free list from the top slots r[0..2] (FORMAT.md §7: version 1/2 arrays or a version-3
- *  directory of chunks): its extents sorted by position, padding left out, each checked to lie
- *  in [HDR_SIZE, limit) without overlap (CS_CORRUPT otherwise). `chunks` (may be NULL) receives
- *  the chunks of a version-3 list (none for the others). The caller frees both arrays. */
-int freelist_read(cs_txn *t, const uint64_t r[3], uint64_t limit, extent **ext, uint64_t *n, fchunk **chunks,
-                  uint64_t *nchunks);
 /** The oldest version a live reader (of any process) may read, `latest` when none is older;
  *  the caller holds f->mu. */
 uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest);

@@ -68,6 +68,69 @@ import Testing
         }
     }
 
+    /// What a small commit writes of the free list grows with the chunks it touches, not with
+    /// the list (docs/FORMAT.md §7.1: unchanged chunks and pages are kept by reference, only the
+    /// small root is rewritten each time). Clearing every other object's list frees one node in
+    /// every other place: a list of about 25k extents, then of about 100k; a one-row commit on
+    /// the longer list writes no more than on the shorter one plus a small allowance.
+    @Test func oneRowCommitBytesDoNotGrowWithTheFreeList() throws {
+        let owners = underSanitizer ? 40_000 : 200_000
+        try withTempDir { dir in
+            let db = try DB(dir.path(), durability: CS_DURABILITY_NOSYNC)
+            var t: UInt32 = 0, list: UInt32 = 0
+            var cols: [UInt32] = []
+            var keys: [Int64] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                list = try addColumn(txn, t, "l", CS_TYPE_INT, coll: CS_COLL_LIST)
+                // live data enough that the freed lists stay under a quarter of the file
+                for c in 0..<8 { cols.append(try addColumn(txn, t, "i\(c)", CS_TYPE_INT)) }
+                for i in 0..<owners {
+                    var o = try createObj(txn, t)
+                    keys.append(o.key)
+                    for c in cols { try must(cs_obj_set_int(&o, c, Int64(i) << 20), "set") }
+                    var l = try openColl(&o, list)
+                    var v = cs_int(Int64(i))
+                    try must(cs_list_append(&l, &v), "append")
+                }
+            }
+            func clearLists(_ range: Range<Int>) throws {
+                try db.write { txn throws in
+                    for i in stride(from: range.lowerBound, to: range.upperBound, by: 2) {
+                        var o = try openObj(txn, t, keys[i])
+                        var l = try openColl(&o, list)
+                        try must(cs_coll_clear(&l), "clear")
+                    }
+                }
+            }
+            var u: Int64 = 0
+            func oneRowCommits() throws -> UInt64 {
+                var most: UInt64 = 0
+                for k in 0..<8 {
+                    let txn = try db.begin(CS_TXN_WRITE)
+                    var o = try openObj(txn, t, keys[(k * 7919 + Int(u)) % owners])
+                    u += 1
+                    try must(cs_obj_set_int(&o, cols[0], -u), "set")
+                    try must(cs_txn_commit(txn), "commit")
+                    most = max(most, cs_txn_last_commit_bytes(txn))
+                    check(cs_txn_end(txn))
+                }
+                return most
+            }
+            try clearLists(0..<owners / 4)
+            let short = try db.stats().free_extents
+            let shortBytes = try oneRowCommits()
+            try clearLists(owners / 4..<owners)
+            let long = try db.stats().free_extents
+            let longBytes = try oneRowCommits()
+            #expect(long >= 3 * short && short >= UInt64(owners / 16), "free extents: \(short), then \(long)")
+            #expect(longBytes <= shortBytes + 4096,
+                    "one-row commits wrote up to \(shortBytes) bytes with \(short) free extents, \(longBytes) with \(long)")
+            db.verify()
+            db.close()
+        }
+    }
+
     /// The file is filled with 100k objects, then cleared and refilled 10 times. Both the
     /// logical size and the physical file size must stay within 1.5x of their values after
     /// the first fill (the assertion checks both).
