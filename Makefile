@@ -85,10 +85,12 @@ test-full: deps cwarn tool
 	STORE_FULL_CAMPAIGN=1 .ci/with-postgres $(SWIFT) test --skip-build --parallel
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over the C core's tests; any report fails.
+# STORE_C_CORE_ONLY makes the package the C core and its tests alone (Package.swift), so this
+# build does not compile the Swift layer.
 asan: deps
-	$(SWIFT) build --build-tests --scratch-path .build-asan \
+	STORE_C_CORE_ONLY=1 $(SWIFT) build --build-tests --scratch-path .build-asan \
 		--sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=all -Xcc -fno-omit-frame-pointer
-	$(SAN_ENV) $(SWIFT) test --skip-build --scratch-path .build-asan \
+	STORE_C_CORE_ONLY=1 $(SAN_ENV) $(SWIFT) test --skip-build --scratch-path .build-asan \
 		--sanitize=address --filter CStoreTests --skip $(ASAN_SKIP)
 
 # The C core's tests in an internal-checks build (docs/ARCHITECTURE.md, Internal checks): the
