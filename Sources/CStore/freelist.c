@@ -675,6 +675,7 @@ int freelist_read(cs_txn *t, const uint64_t r[3], uint64_t limit, extent **ext, 
     for (uint32_t pi = 0; pi < l.n; pi++)
         for (uint32_t ci = 0; ci < l.p[pi]->n; ci++) {
             fl_chunk *c = l.p[pi]->c[ci];
+            if (!c->n) continue; /* a chunk of padding only may have no array */
             memcpy(e + k, c->e, c->n * sizeof *e);
             k += c->n;
         }
