@@ -11,6 +11,8 @@
  *     the target: a damaged or truncated backup changes nothing at the target.
  *  3. Restoring over an existing database needs it to itself, as in-place compaction does
  *     (file_claim, lock_take_alone).
+ *  4. Every read, write, sync, rename, unlink and directory sync of a restore goes through the
+ *     caller's cs_io, so power-cut tests can stop it before any of them (as compact.c's).
  */
 #include "compact.h"
 #include "file.h"
@@ -53,11 +55,11 @@ static uint64_t bk_check(const bk_header *h)
     return x | 1;
 }
 
-static int write_all(int fd, const void *buf, uint64_t n, uint64_t off, const char *path)
+static int write_all(const cs_io *io, int fd, const void *buf, uint64_t n, uint64_t off, const char *path)
 {
     const uint8_t *p = buf;
     while (n) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        ssize_t w = io->pwrite(io->ctx, fd, p, n, (off_t)off);
         if (w < 0) {
             if (errno == EINTR) continue;
             int e = errno;
@@ -71,26 +73,30 @@ static int write_all(int fd, const void *buf, uint64_t n, uint64_t off, const ch
     return CS_OK;
 }
 
-static int create_excl(const char *path, int *fd)
+static int create_excl(const cs_io *io, const char *path, int *fd)
 {
-    *fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    *fd = io->open(io->ctx, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (*fd >= 0) return CS_OK;
     int e = errno;
     if (e == EEXIST) return cs_fail(CS_EXISTS, e, "%s exists already", path);
     if (e == EACCES || e == EPERM || e == EROFS) return cs_fail(CS_PERM, e, "cannot create %s: %s", path, strerror(e));
+    if (e == ENOSPC || e == EDQUOT) return cs_fail(CS_FULL, e, "cannot create %s: %s", path, strerror(e));
     return cs_fail(CS_IOERR, e, "cannot create %s: %s", path, strerror(e));
 }
 
-static int sync_file_and_dir(int fd, const char *path)
+static int sync_file(const cs_io *io, int fd, const char *path)
 {
-    if (fdatasync(fd) != 0) return cs_fail(CS_IOERR, errno, "sync of %s failed: %s", path, strerror(errno));
-    const char *slash = strrchr(path, '/');
-    char *dir = !slash ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-    if (!dir) return NOMEM();
-    int rc = CS_OK;
-    if (compact_io_sync_dir(NULL, dir) != 0) rc = cs_fail(CS_IOERR, errno, "sync of the directory %s failed", dir);
-    free(dir);
-    return rc;
+    if (io->fdatasync(io->ctx, fd) != 0) return cs_fail(CS_IOERR, errno, "sync of %s failed: %s", path, strerror(errno));
+    return CS_OK;
+}
+
+/* Opens an existing backup for reading through io. */
+static int open_backup(const cs_io *io, const char *in, int *fd)
+{
+    *fd = io->open(io->ctx, in, O_RDONLY | O_CLOEXEC, 0);
+    if (*fd >= 0) return CS_OK;
+    int e = errno;
+    return cs_fail(e == ENOENT ? CS_NOTFOUND : e == EACCES ? CS_PERM : CS_IOERR, e, "cannot open %s: %s", in, strerror(e));
 }
 
 /* ---- writing ------------------------------------------------------------------------------ */
@@ -100,13 +106,12 @@ typedef struct bk_writer {
     LZ4F_preferences_t prefs;
     uint8_t *dst;
     size_t cap;
+    const cs_io *io;
     int fd;
     const char *path;
     uint64_t at;    /* bytes of the backup written so far */
     uint64_t raw;   /* bytes of the database compressed so far */
     uint32_t format; /* the database's format version, read from its header as it streams by */
-    cs_backup_progress progress;
-    void *progress_ctx;
 } bk_writer;
 
 static int bk_room(bk_writer *w, uint64_t n)
@@ -131,23 +136,21 @@ static int bk_sink(void *ctx, const void *buf, uint64_t n, uint64_t off)
     TRY(bk_room(w, n));
     size_t r = LZ4F_compressUpdate(w->cx, w->dst, w->cap, buf, n, NULL);
     if (LZ4F_isError(r)) return cs_fail(CS_IOERR, 0, "LZ4 compression failed: %s", LZ4F_getErrorName(r));
-    TRY(write_all(w->fd, w->dst, r, w->at, w->path));
+    TRY(write_all(w->io, w->fd, w->dst, r, w->at, w->path));
     (void)sync_file_range(w->fd, (off_t)w->at, (off_t)r, SYNC_FILE_RANGE_WRITE); /* as compact.c's sink */
     w->at += r;
     w->raw += n;
-    if (w->progress) w->progress(w->progress_ctx, w->raw, 0);
     return CS_OK;
 }
 
-int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, void *ctx, cs_backup_info *info)
+int cs_backup_write(cs_db *db, const char *out, cs_progress progress, void *ctx, cs_backup_info *info)
 {
     if (!db || !out) return cs_fail(CS_MISUSE, 0, "cs_backup_write: bad arguments");
     bk_writer w;
     memset(&w, 0, sizeof w);
+    w.io = cs_io_default();
     w.fd = -1;
     w.path = out;
-    w.progress = progress;
-    w.progress_ctx = ctx;
     w.prefs.frameInfo.blockSizeID = LZ4F_max4MB;
     w.prefs.frameInfo.blockMode = LZ4F_blockIndependent;
     w.prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
@@ -157,7 +160,7 @@ int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, voi
     int rc = cs_txn_begin(db, CS_TXN_READ, &t);
     if (rc != CS_OK) return rc;
     bool created = false;
-    if ((rc = create_excl(out, &w.fd)) != CS_OK) goto done;
+    if ((rc = create_excl(w.io, out, &w.fd)) != CS_OK) goto done;
     created = true;
     if (LZ4F_isError(LZ4F_createCompressionContext(&w.cx, LZ4F_VERSION))) { rc = NOMEM(); goto done; }
     w.at = BK_LEAD;
@@ -170,14 +173,14 @@ int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, voi
     }
     size_t r = LZ4F_compressBegin(w.cx, w.dst, w.cap, &w.prefs);
     if (LZ4F_isError(r)) { rc = cs_fail(CS_IOERR, 0, "LZ4 compression failed: %s", LZ4F_getErrorName(r)); goto done; }
-    if ((rc = write_all(w.fd, w.dst, r, w.at, out)) != CS_OK) goto done;
+    if ((rc = write_all(w.io, w.fd, w.dst, r, w.at, out)) != CS_OK) goto done;
     w.at += r;
     uint64_t size = 0;
-    if ((rc = compact_stream(t, bk_sink, &w, &size)) != CS_OK) goto done;
+    if ((rc = compact_stream(t, bk_sink, &w, progress, ctx, &size)) != CS_OK) goto done;
     if ((rc = bk_room(&w, 0)) != CS_OK) goto done;
     r = LZ4F_compressEnd(w.cx, w.dst, w.cap, NULL);
     if (LZ4F_isError(r)) { rc = cs_fail(CS_IOERR, 0, "LZ4 compression failed: %s", LZ4F_getErrorName(r)); goto done; }
-    if ((rc = write_all(w.fd, w.dst, r, w.at, out)) != CS_OK) goto done;
+    if ((rc = write_all(w.io, w.fd, w.dst, r, w.at, out)) != CS_OK) goto done;
     w.at += r;
     /* the lead: a skippable frame holding the header, written last (it states the size) */
     uint8_t lead[BK_LEAD];
@@ -194,8 +197,8 @@ int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, voi
     h.created = (uint64_t)time(NULL);
     h.check = bk_check(&h);
     memcpy(lead + 8, &h, sizeof h);
-    if ((rc = write_all(w.fd, lead, sizeof lead, 0, out)) != CS_OK) goto done;
-    if ((rc = sync_file_and_dir(w.fd, out)) != CS_OK) goto done;
+    if ((rc = write_all(w.io, w.fd, lead, sizeof lead, 0, out)) != CS_OK) goto done;
+    if ((rc = sync_file(w.io, w.fd, out)) != CS_OK || (rc = compact_sync_dir_of(w.io, out)) != CS_OK) goto done;
     if (info) {
         info->version = h.version;
         info->format = h.format;
@@ -218,10 +221,10 @@ done:
 #define OUT_BUF (4u << 20)
 
 /* Reads and checks the lead of the backup open on fd. */
-static int read_lead(int fd, const char *in, bk_header *h)
+static int read_lead(const cs_io *io, int fd, const char *in, bk_header *h)
 {
     uint8_t lead[BK_LEAD];
-    ssize_t n = pread(fd, lead, sizeof lead, 0);
+    ssize_t n = io->pread(io->ctx, fd, lead, sizeof lead, 0);
     if (n < 0) return cs_fail(CS_IOERR, errno, "cannot read %s: %s", in, strerror(errno));
     uint32_t m, len;
     memcpy(&m, lead, 4);
@@ -240,8 +243,8 @@ static int read_lead(int fd, const char *in, bk_header *h)
 
 /* Decompresses the frame after the lead into out_fd (or nowhere when out_fd < 0), checking
  * every checksum, that the frame ends exactly at the end of the file, and the size. */
-static int decompress(int fd, const char *in, const bk_header *h, int out_fd, const char *out,
-                      cs_backup_progress progress, void *ctx)
+static int decompress(const cs_io *io, int fd, const char *in, const bk_header *h, int out_fd, const char *out,
+                      cs_progress progress, void *ctx)
 {
     LZ4F_dctx *dx = NULL;
     if (LZ4F_isError(LZ4F_createDecompressionContext(&dx, LZ4F_VERSION))) return NOMEM();
@@ -252,7 +255,7 @@ static int decompress(int fd, const char *in, const bk_header *h, int out_fd, co
     bool ended = false;
     if (!src || !dst) { rc = NOMEM(); goto done; }
     for (;;) {
-        ssize_t n = pread(fd, src, IN_CHUNK, (off_t)pos);
+        ssize_t n = io->pread(io->ctx, fd, src, IN_CHUNK, (off_t)pos);
         if (n < 0) { rc = cs_fail(CS_IOERR, errno, "cannot read %s: %s", in, strerror(errno)); goto done; }
         if (n == 0) break;
         if (ended) { rc = cs_fail(CS_CORRUPT, 0, "%s: data after the end of the backup", in); goto done; }
@@ -268,7 +271,7 @@ static int decompress(int fd, const char *in, const bk_header *h, int out_fd, co
             used += sn;
             if (dn) {
                 if (total + dn > h->size) { rc = cs_fail(CS_CORRUPT, 0, "%s holds more than the %llu bytes its header states", in, (unsigned long long)h->size); goto done; }
-                if (out_fd >= 0 && (rc = write_all(out_fd, dst, dn, total, out)) != CS_OK) goto done;
+                if (out_fd >= 0 && (rc = write_all(io, out_fd, dst, dn, total, out)) != CS_OK) goto done;
                 total += dn;
                 if (progress) progress(ctx, total, h->size);
             }
@@ -291,48 +294,58 @@ done:
     return rc;
 }
 
-static void fill_info(cs_backup_info *info, const bk_header *h, int fd)
+static void fill_info(cs_backup_info *info, const bk_header *h, const cs_io *io, int fd)
 {
     if (!info) return;
     struct stat st;
     info->version = h->version;
     info->format = h->format;
     info->db_bytes = h->size;
-    info->backup_bytes = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    info->backup_bytes = io->fstat(io->ctx, fd, &st) == 0 ? (uint64_t)st.st_size : 0;
     info->created = h->created;
 }
 
 int cs_backup_check(const char *in, cs_backup_info *info)
 {
     if (!in) return cs_fail(CS_MISUSE, 0, "cs_backup_check: bad arguments");
-    int fd = open(in, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return cs_fail(e == ENOENT ? CS_NOTFOUND : e == EACCES ? CS_PERM : CS_IOERR, e, "cannot open %s: %s", in, strerror(e));
-    }
+    const cs_io *io = cs_io_default();
+    int fd;
+    TRY(open_backup(io, in, &fd));
     bk_header h;
-    int rc = read_lead(fd, in, &h);
-    if (rc == CS_OK) rc = decompress(fd, in, &h, -1, NULL, NULL, NULL);
-    if (rc == CS_OK) fill_info(info, &h, fd);
-    close(fd);
+    int rc = read_lead(io, fd, in, &h);
+    if (rc == CS_OK) rc = decompress(io, fd, in, &h, -1, NULL, NULL, NULL);
+    if (rc == CS_OK) fill_info(info, &h, io, fd);
+    io->close(io->ctx, fd);
     return rc;
 }
 
-int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backup_progress progress, void *ctx,
-                      cs_backup_info *info)
+/* Removes the lock file `<path>.lock` (never through io: the lock file is not part of the data;
+ * `buf` has room for the suffix after the path's n bytes). */
+static void unlink_lock_of(char *buf, size_t n)
+{
+    memcpy(buf + n, ".lock", 6);
+    unlink(buf);
+    buf[n] = 0;
+}
+
+int cs_backup_restore(const char *in, const char *path, const cs_options *opts, uint32_t flags, cs_progress progress,
+                      void *ctx, cs_backup_info *info)
 {
     if (!in || !path) return cs_fail(CS_MISUSE, 0, "cs_backup_restore: bad arguments");
+    cs_options o;
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    o.flags = 0;
+    const cs_io *io = o.io ? o.io : cs_io_default();
+    bool sync = o.durability == CS_DURABILITY_FULL;
     struct stat st;
     bool exists = stat(path, &st) == 0;
     if (exists && !(flags & CS_RESTORE_FORCE))
         return cs_fail(CS_EXISTS, EEXIST, "%s exists already (restore over it only when forced)", path);
-    int fd = open(in, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return cs_fail(e == ENOENT ? CS_NOTFOUND : e == EACCES ? CS_PERM : CS_IOERR, e, "cannot open %s: %s", in, strerror(e));
-    }
+    int fd;
+    TRY(open_backup(io, in, &fd));
     bk_header h;
-    int rc = read_lead(fd, in, &h);
+    int rc = read_lead(io, fd, in, &h);
     size_t n = strlen(path);
     char *tmp = malloc(n + 14);
     int out = -1;
@@ -341,14 +354,16 @@ int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backu
     if (!tmp) { rc = NOMEM(); goto done; }
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".restore", 9);
-    unlink(tmp); /* a leftover of a crash */
-    memcpy(tmp + n + 8, ".lock", 6);
-    unlink(tmp);
-    tmp[n + 8] = 0;
-    if ((rc = create_excl(tmp, &out)) != CS_OK) goto done;
-    rc = decompress(fd, in, &h, out, tmp, progress, ctx);
-    if (rc == CS_OK && fdatasync(out) != 0) rc = cs_fail(CS_IOERR, errno, "sync of %s failed: %s", tmp, strerror(errno));
-    close(out);
+    /* a leftover of a crash */
+    if (compact_io_unlink(io, tmp) != 0 && errno != ENOENT) {
+        rc = cs_fail(CS_IOERR, errno, "cannot remove %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    unlink_lock_of(tmp, n + 8);
+    if ((rc = create_excl(io, tmp, &out)) != CS_OK) goto done;
+    rc = decompress(io, fd, in, &h, out, tmp, progress, ctx);
+    if (rc == CS_OK && sync) rc = sync_file(io, out, tmp);
+    if (io->close(io->ctx, out) != 0 && rc == CS_OK) rc = cs_fail(CS_IOERR, errno, "close of %s failed: %s", tmp, strerror(errno));
     out = -1;
     if (rc != CS_OK) goto fail_tmp;
     /* invariant 2: only a restored file that verifies replaces anything */
@@ -358,13 +373,9 @@ int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backu
         rc = cs_fail(CS_CORRUPT, 0, "the backup %s restored to a file that does not verify: %s", in, msg);
         goto fail_tmp;
     }
-    memcpy(tmp + n + 8, ".lock", 6);
-    unlink(tmp);
-    tmp[n + 8] = 0;
+    unlink_lock_of(tmp, n + 8);
     if (exists) {
         /* invariant 3: nobody may have the database open while it is replaced */
-        cs_options o;
-        memset(&o, 0, sizeof o);
         int orc = cs_db_open(path, &o, &db);
         if (orc == CS_OK) {
             if ((rc = file_claim(db->f)) == CS_OK) rc = lock_take_alone(db->f);
@@ -374,24 +385,18 @@ int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backu
             goto fail_tmp;
         }
     }
-    if (rename(tmp, path) != 0) {
+    if (compact_io_rename(io, tmp, path) != 0) {
         rc = cs_fail(CS_IOERR, errno, "cannot rename %s over %s: %s", tmp, path, strerror(errno));
         goto fail_tmp;
     }
-    {
-        int dfd = open(path, O_RDONLY | O_CLOEXEC);
-        if (dfd >= 0) {
-            rc = sync_file_and_dir(dfd, path);
-            close(dfd);
-        }
-    }
-    if (rc == CS_OK) fill_info(info, &h, fd);
+    /* the restored bytes were synced before the rename; the directory makes the rename last */
+    if (sync) rc = compact_sync_dir_of(io, path);
+    if (rc == CS_OK) fill_info(info, &h, io, fd);
     goto done;
 fail_tmp:
     if (tmp) {
-        unlink(tmp);
-        memcpy(tmp + n + 8, ".lock", 6);
-        unlink(tmp);
+        compact_io_unlink(io, tmp);
+        unlink_lock_of(tmp, n + 8);
     }
 done:
     if (db) {
@@ -401,8 +406,8 @@ done:
         cs_db_close(db);
         if (rc != CS_OK) cs_fail(rc, e, "%s", msg);
     }
-    if (out >= 0) close(out);
+    if (out >= 0) io->close(io->ctx, out);
     free(tmp);
-    close(fd);
+    io->close(io->ctx, fd);
     return rc;
 }

@@ -15,7 +15,13 @@
  *     valid feed slot's position (feed.c), so a slot's unacknowledged entries stay.
  *  2. Positions in collection records are the positions at the moment of the operation, so
  *     replaying the records in order turns the old collection into the new one.
+ *  3. The commit-time node (FORMAT.md §8.2) written by a commit covers exactly the versions of
+ *     that commit's history; a version it has no time for (committed by a library that kept
+ *     none) holds 0. It is a node of its own in an optional top slot, not a third history array,
+ *     so a library that predates it keeps reading and writing the history as before; the next
+ *     commit by this library finds the node out of line with the history and rebuilds it.
  */
+#include <time.h>
 #include "node.h"
 #include "snapshot.h"
 #include "changes.h"
@@ -60,7 +66,7 @@ int change_create(cs_txn *t, uint32_t table, int64_t key)
             return CS_OK;
         }
     }
-    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0};
+    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0, 0};
     return log_push(t, &c);
 }
 
@@ -73,7 +79,7 @@ int change_delete(cs_txn *t, uint32_t table, int64_t key)
             return CS_OK;
         }
     }
-    cs_change c = {0, CS_CHANGE_DELETE, table, CS_NONE, key, 1, 0};
+    cs_change c = {0, CS_CHANGE_DELETE, table, CS_NONE, key, 1, 0, 0};
     return log_push(t, &c);
 }
 
@@ -84,7 +90,7 @@ int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col)
         cs_change *l = &t->log[t->nlog - 1];
         if (l->kind == CS_CHANGE_SET && l->table == table && l->key == key && l->col == col) return CS_OK;
     }
-    cs_change c = {0, CS_CHANGE_SET, table, col, key, 0, 0};
+    cs_change c = {0, CS_CHANGE_SET, table, col, key, 0, 0, 0};
     return log_push(t, &c);
 }
 
@@ -94,14 +100,14 @@ int change_coll(cs_txn *t, const cs_coll *cl, cs_change_kind kind, int64_t a, in
     int64_t key = cl->obj.key;
     if (created_here(t, table, key)) return CS_OK;
     if (cl->depth > 0) return change_set(t, table, key, col);
-    cs_change c = {0, kind, table, col, key, a, b};
+    cs_change c = {0, kind, table, col, key, a, b, 0};
     return log_push(t, &c);
 }
 
 int change_schema(cs_txn *t)
 {
     if (t->nlog && t->log[t->nlog - 1].kind == CS_CHANGE_SCHEMA) return CS_OK;
-    cs_change c = {0, CS_CHANGE_SCHEMA, CS_NONE, CS_NONE, 0, 0, 0};
+    cs_change c = {0, CS_CHANGE_SCHEMA, CS_NONE, CS_NONE, 0, 0, 0, 0};
     return log_push(t, &c);
 }
 
@@ -201,6 +207,65 @@ static bool decode(const uint8_t **p, const uint8_t *end, cs_change *c)
 
 /* ---- the history in the file ------------------------------------------------------------ */
 
+/* ---- commit times (FORMAT.md §8.2) ------------------------------------------------------ */
+
+/* The committer's clock in microseconds since the Unix epoch; 0 (not known) before 1970. */
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec < 0) return 0;
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A commit-time node, checked: its first version and the number of times it holds. */
+static int times_read(cs_txn *t, ref_t r, node_hdr **out, uint64_t *first, uint64_t *n)
+{
+    node_hdr *h;
+    if (tagged(r)) return CORRUPT("commit-time slot holds a number");
+    TRY(node_at(t, r, &h));
+    if ((h->flags & (NF_REFS | NF_BYTES | NF_NULLS | NF_INNER)) || h->count < 1 || node_get_int(h, 0) < 1)
+        return CORRUPT("commit-time node is malformed");
+    *out = h;
+    *first = (uint64_t)node_get_int(h, 0);
+    *n = h->count - 1;
+    return CS_OK;
+}
+
+/* Records this commit's time: afterwards the node holds the times of versions first..newver
+ * (the history's versions), the ones it did not hold before as 0 (invariant 3). */
+static int times_append(cs_txn *t, uint64_t first, uint64_t newver)
+{
+    int64_t now = now_us();
+    ref_t *slot;
+    TRY(txn_top_slot(t, TOP_TIMES, &slot));
+    ref_t old = *slot;
+    node_hdr *oh = NULL;
+    uint64_t of = 0, on = 0;
+    if (old) TRY(times_read(t, old, &oh, &of, &on));
+    if (oh && of == first && of + on == newver) {
+        /* the usual case: the node ends at the version before this one */
+        ref_t r = old;
+        TRY(node_insert_int(t, &r, on + 1, now));
+        TRY(txn_top_slot(t, TOP_TIMES, &slot)); /* the allocation may have moved the top's bytes */
+        *slot = r;
+        return CS_OK;
+    }
+    /* trimmed, restarted, or out of line after an older library's commits: a new node */
+    uint64_t n = newver - first + 1;
+    ref_t nr;
+    TRY(node_new(t, 0, 64, n + 1, &nr));
+    node_hdr *nh = (node_hdr *)txn_ptr(t, nr);
+    if (old) TRY(node_at(t, old, &oh));
+    packed_set(node_values(nh), 64, 0, (int64_t)first);
+    for (uint64_t v = first; v < newver; v++)
+        packed_set(node_values(nh), 64, v - first + 1, (oh && v >= of && v < of + on) ? node_get_int(oh, v - of + 1) : 0);
+    packed_set(node_values(nh), 64, n, now);
+    if (old) node_free(t, old);
+    TRY(txn_top_slot(t, TOP_TIMES, &slot)); /* as above */
+    *slot = nr;
+    return CS_OK;
+}
+
 /* Appends this commit's entry and trims entries no live reader needs (called by file_commit
  * before the dirty nodes are collected). */
 int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
@@ -218,7 +283,7 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
         TRY(rc);
     }
     /* feed slots keep the entries after their positions (feed.c) */
-    uint64_t entry = 16;
+    uint64_t entry = 24; /* its version, blob ref and commit time words */
     if (blob) {
         node_hdr *bh = (node_hdr *)txn_ptr(t, blob);
         entry += node_size_of(bh->flags, bh->width, bh->count);
@@ -283,7 +348,9 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
     }
     TRY(node_insert_int(t, &e[0], n, (int64_t)newver));
     TRY(node_insert_int(t, &e[1], n, (int64_t)blob));
-    return CS_OK;
+    h = (node_hdr *)txn_ptr(t, *hs);
+    TRY(node_at(t, node_refs(h)[0], &vh));
+    return times_append(t, (uint64_t)node_get_int(vh, 0), newver);
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -298,6 +365,10 @@ struct cs_changes {
     const uint8_t *p;     /* cursor in the current blob */
     const uint8_t *stop;  /* end of the current blob */
     uint64_t version;     /* version of the current blob */
+    int64_t time_us;      /* its commit time, 0 when not known */
+    node_hdr *times;      /* commit-time node (§8.2), NULL when the file has none */
+    uint64_t times_first; /* the version of its first time */
+    uint64_t times_n;     /* the number of times it holds */
 };
 
 int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out)
@@ -321,6 +392,9 @@ int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out)
     if (rc == CS_OK && h) rc = node_at(txn, node_refs(h)[1], &c->blobs);
     if (rc == CS_OK && h && ((c->vers->flags & (NF_REFS | NF_BYTES)) || !(c->blobs->flags & NF_REFS) || c->vers->count != c->blobs->count))
         rc = CORRUPT("history arrays disagree");
+    uint64_t tr = 0;
+    if (rc == CS_OK) rc = txn_top_get(txn, TOP_TIMES, &tr);
+    if (rc == CS_OK && tr) rc = times_read(txn, tr, &c->times, &c->times_first, &c->times_n);
     if (rc != CS_OK) { free(c); return rc; }
     uint64_t n = h ? c->vers->count : 0;
     uint64_t i = 0;
@@ -342,10 +416,14 @@ int cs_changes_next(cs_changes *c, cs_change *out)
         if (c->p && c->p < c->stop) {
             if (!decode(&c->p, c->stop, out)) return CORRUPT("change record of version %llu is malformed", (unsigned long long)c->version);
             out->version = c->version;
+            out->time_us = c->time_us;
             return CS_OK;
         }
         if (c->next >= c->end) return CS_NOTFOUND;
         c->version = (uint64_t)node_get_int(c->vers, c->next);
+        c->time_us = 0;
+        if (c->times && c->version >= c->times_first && c->version - c->times_first < c->times_n)
+            c->time_us = node_get_int(c->times, c->version - c->times_first + 1);
         uint64_t b = node_refs(c->blobs)[c->next];
         c->next++;
         c->p = c->stop = NULL;

@@ -9,7 +9,11 @@
  * Invariants:
  *  1. Keys are strictly increasing across the whole tree; an inner node's first[i] equals the
  *     smallest key under child i.
- *  2. Every materialised column sub-node of a leaf has exactly as many elements as its keys.
+ *  2. Every materialised column sub-node of a committed leaf has exactly as many elements as its
+ *     keys. Inside a write transaction a sub-node may be shorter: its missing tail holds the
+ *     column's defaults. A new row appends only its key, and each value set on it is one append
+ *     to its column (no default written and then overwritten); cluster_fill_short pads such
+ *     sub-nodes before the commit writes them (docs/ARCHITECTURE.md, Short columns).
  *  3. No leaf is empty except an empty table's root, which is then 0.
  */
 #include "node.h"
@@ -82,18 +86,19 @@ static int table_node(cs_txn *t, uint32_t table, node_hdr **out)
 int table_root(cs_txn *t, uint32_t table, ref_t *root)
 {
     /* a read transaction's snapshot changes only with its epoch: the last root found holds */
-    if (!t->writing && !t->frozen && t->rt_epoch == t->epoch && t->rt_table == table) {
-        *root = t->rt_root;
+    txn_rcache *rc = txn_read_cache(t);
+    if (rc && rc->rt_epoch == t->epoch && rc->rt_table == table) {
+        *root = rc->rt_root;
         return CS_OK;
     }
     node_hdr *tn;
     TRY(table_node(t, table, &tn));
     *root = tn ? node_refs(tn)[TBL_ROOT] : 0;
     if (*root && tagged(*root)) return CORRUPT("table %u root holds a number", table);
-    if (!t->writing && !t->frozen) {
-        t->rt_epoch = t->epoch;
-        t->rt_table = table;
-        t->rt_root = *root;
+    if (rc) {
+        rc->rt_epoch = t->epoch;
+        rc->rt_table = table;
+        rc->rt_root = *root;
     }
     return CS_OK;
 }
@@ -366,6 +371,9 @@ static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, spl
         leaf_spec s;
         TRY(leaf_col(t, table, slot, col, &src, &s));
         if (!src) continue;
+        uint64_t have;
+        TRY(leaf_count(t, &s, *src, &have));
+        if (have <= from) continue; /* a short column: the moved rows hold defaults (invariant 2) */
         TRY(leaf_make(t, &s, 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
         TRY(leaf_move(t, &s, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col), from,
                       cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
@@ -429,11 +437,21 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
         return cs_fail(CS_EXISTS, 0, "an object with key %lld exists already", (long long)key);
     bool append = pos == keys->count;
     TRY(node_insert_int(t, cluster_keys_slot(h), pos, key));
-    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+    /* an appended row is past the end of every sub-node (none is longer than the keys were):
+     * no column is touched, and any materialised one is now short (invariant 2) */
+    if (append && cluster_leaf_cols(h)) t->short_cols = true;
+    for (uint32_t col = 0; !append && col < cluster_leaf_cols(h); col++) {
         ref_t *cs;
         leaf_spec s;
         TRY(leaf_col(t, table, slot, col, &cs, &s));
         if (!cs) continue;
+        uint64_t have;
+        TRY(leaf_count(t, &s, *cs, &have));
+        if (have <= pos) {
+            /* the new row is in the column's missing tail: it reads as the default (invariant 2) */
+            t->short_cols = true;
+            continue;
+        }
         cs_value dv;
         leaf_default(&s, &dv);
         TRY(leaf_insert(t, &s, cs, pos, &dv));
@@ -477,7 +495,8 @@ int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
     return CS_OK;
 }
 
-/* Makes column col (definition cd) of leaf *slot materialised (defaults) with `rows` rows. */
+/* Makes column col (definition cd) of leaf *slot materialised: an empty sub-node, short of the
+ * leaf's `rows` rows (invariant 2). */
 static int leaf_materialise(cs_txn *t, const col_def *cd, ref_t *slot, uint32_t col, uint64_t rows)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
@@ -493,40 +512,41 @@ static int leaf_materialise(cs_txn *t, const col_def *cd, ref_t *slot, uint32_t 
     }
     leaf_spec s = leaf_spec_col(cd);
     ref_t nr;
-    TRY(leaf_make(t, &s, rows, &nr));
+    TRY(leaf_make(t, &s, 0, &nr));
     *cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col) = nr;
+    if (rows) t->short_cols = true; /* rows hold defaults until written (invariant 2) */
     return CS_OK;
 }
 
-/* Merges the leaf at right into the leaf at left (both writable, same parent). */
+/* Merges the leaf at right into the leaf at left (both writable, same parent). A column that the
+ * right leaf holds values of is padded in the left one to its rows first; one the right leaf
+ * does not hold stays short in the left one (invariant 2). */
 static int leaf_merge(cs_txn *t, uint32_t table, ref_t *left, ref_t *right)
 {
     node_hdr *l = (node_hdr *)txn_ptr(t, *left), *r = (node_hdr *)txn_ptr(t, *right);
     uint64_t lrows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(l)))->count;
-    uint64_t rrows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(r)))->count;
-    uint32_t cols = cluster_leaf_cols(l) > cluster_leaf_cols(r) ? cluster_leaf_cols(l) : cluster_leaf_cols(r);
-    for (uint32_t col = 0; col < cols; col++) {
-        l = (node_hdr *)txn_ptr(t, *left);
-        r = (node_hdr *)txn_ptr(t, *right);
-        if (!cluster_leaf_col_ref(l, col) && !cluster_leaf_col_ref(r, col)) continue;
-        col_def *cd = txn_col_live(t, table, col);
-        if (!cd) return CORRUPT("leaf holds data for a removed column");
-        TRY(leaf_materialise(t, cd, left, col, lrows));
-        TRY(leaf_materialise(t, cd, right, col, rrows));
-    }
+    uint32_t cols = cluster_leaf_cols(r);
     leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
     TRY(node_cow(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *right))));
     TRY(leaf_move(t, &ks, cluster_keys_slot((node_hdr *)txn_ptr(t, *right)), 0,
                   cluster_keys_slot((node_hdr *)txn_ptr(t, *left))));
     for (uint32_t col = 0; col < cols; col++) {
         node_hdr *rh = (node_hdr *)txn_ptr(t, *right);
-        if (!cluster_leaf_col_ref(rh, col)) continue;
-        col_def *cd = txn_col_live(t, table, col); /* checked live by the loop above */
-        cs_assert(cd != NULL);
+        ref_t rr = cluster_leaf_col_ref(rh, col);
+        if (!rr) continue;
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return CORRUPT("leaf holds data for a removed column");
         leaf_spec s = leaf_spec_col(cd);
+        uint64_t rn;
+        TRY(leaf_count(t, &s, rr, &rn));
+        if (!rn) continue;
+        TRY(leaf_materialise(t, cd, left, col, lrows));
+        TRY(leaf_pad(t, &s, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *left), col), lrows));
+        rh = (node_hdr *)txn_ptr(t, *right);
         TRY(leaf_move(t, &s, cluster_leaf_col_slot(rh, col), 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *left), col)));
     }
     node_free_tree(t, *right); /* now empty */
+    t->short_cols = true; /* the left leaf's columns the right one lacked are short now */
     t->epoch++;
     return CS_OK;
 }
@@ -596,7 +616,9 @@ static int erase_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, erase_
         leaf_spec s;
         TRY(leaf_col(t, table, slot, col, &cs, &s));
         if (!cs) continue;
-        TRY(leaf_erase(t, &s, cs, pos));
+        uint64_t have;
+        TRY(leaf_count(t, &s, *cs, &have));
+        if (pos < have) TRY(leaf_erase(t, &s, cs, pos)); /* else: in the short tail */
     }
     ref_t *ks = cluster_keys_slot((node_hdr *)txn_ptr(t, *slot));
     TRY(node_erase(t, ks, pos));
@@ -681,11 +703,73 @@ int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, 
     ref_t r = cluster_leaf_col_ref(leaf, col);
     if (r && tagged(r)) return CORRUPT("column slot holds a number");
     leaf_spec s = leaf_spec_col(c);
+    if (r && t->writing) {
+        /* a write transaction's sub-node may be short of the leaf's rows (invariant 2) */
+        uint64_t have;
+        TRY(leaf_count(t, &s, r, &have));
+        if (row >= have) r = 0;
+    }
     if (!r) {
         leaf_default(&s, out);
         return CS_OK;
     }
     return leaf_get(t, &s, r, row, out);
+}
+
+int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out)
+{
+    ref_t r = cluster_leaf_col_ref(leaf, col);
+    *out = 0;
+    if (!r) return CS_OK;
+    if (tagged(r)) return CORRUPT("column slot holds a number");
+    if (t->writing) {
+        uint64_t have;
+        TRY(leaf_count(t, s, r, &have));
+        if (row >= have) return CS_OK; /* the short tail (invariant 2): no collection, no backlinks */
+    }
+    return leaf_get_ref(t, s, r, row, out);
+}
+
+/* ---- padding short sub-nodes before a commit (invariant 2) ---------------------------------- */
+
+static int fill_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)
+{
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
+    if (!*slot || !IS_SLAB(*slot)) return CS_OK; /* a node this write did not copy is committed and full */
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (h->flags & NF_INNER) {
+        for (uint32_t i = 0; i < cluster_inner_children(h); i++) {
+            TRY(fill_rec(t, table, cluster_inner_child_slot(h, i), depth + 1));
+            h = (node_hdr *)txn_ptr(t, *slot);
+        }
+        return CS_OK;
+    }
+    uint64_t rows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count;
+    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+        ref_t *cs;
+        leaf_spec s;
+        TRY(leaf_col(t, table, slot, col, &cs, &s));
+        if (!cs) continue;
+        TRY(leaf_pad(t, &s, cs, rows));
+    }
+    return CS_OK;
+}
+
+int cluster_fill_short(cs_txn *t)
+{
+    if (!t->short_cols) return CS_OK;
+    for (uint32_t table = 0; table < t->schema->ntables; table++) {
+        if (!txn_table_live(t, table)) continue;
+        ref_t root;
+        TRY(table_root(t, table, &root));
+        if (!root || !IS_SLAB(root)) continue;
+        ref_t *rs;
+        TRY(root_slot(t, table, &rs));
+        TRY(fill_rec(t, table, rs, 0));
+    }
+    t->short_cols = false;
+    t->epoch++;
+    return CS_OK;
 }
 
 void cluster_iter_init(cs_iter *it, cs_txn *t, uint32_t table)

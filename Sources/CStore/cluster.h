@@ -43,12 +43,20 @@ int table_set_meta(cs_txn *t, uint32_t table, int which, int64_t v);
 int cluster_seek(cs_txn *t, ref_t root, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key);
 /** Frees column col's data in every leaf of the table (a column removed, or a slot reused). */
 int cluster_drop_col(cs_txn *t, uint32_t table, uint32_t col);
-/** Materialises column `col` of the writable leaf at *leaf_slot (a sub-node of defaults). */
+/** Materialises column `col` of the writable leaf at *leaf_slot: an empty sub-node, short of the
+ *  leaf's rows (cluster.c invariant 2). */
 int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t col);
 
 /** The value column col (definition c) holds at `row` of a leaf, as stored (a Mixed link is not
  *  checked): the column's default when the leaf does not materialise the column. */
 int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, uint32_t col, cs_value *out);
+
+/** The raw ref element (LK_REFS / LK_BACK, spec s) column col holds at `row` of a leaf: 0 when the
+ *  leaf does not materialise the column or the row is past a short sub-node's end. */
+int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out);
+/** Pads every column sub-node this write left short of its leaf's rows with defaults, so that a
+ *  commit writes only full sub-nodes (cluster.c invariant 2). Called by cs_txn_commit. */
+int cluster_fill_short(cs_txn *t);
 
 /** Calls fn(ctx, leaf) for every leaf of the cluster tree at root in key order (none for an empty
  *  tree), checking each node on the way; stops at the first code other than CS_OK. */

@@ -97,11 +97,9 @@ static int coll_root(cs_coll *c, ref_t *root)
         leaf = (node_hdr *)o->leaf;
         row = o->row;
     }
-    ref_t r = cluster_leaf_col_ref(leaf, c->col);
     *root = 0;
-    if (!r) return CS_OK;
     leaf_spec ls = leaf_spec_col(cd);
-    TRY(leaf_get_ref(t, &ls, r, row, root));
+    TRY(cluster_leaf_get_ref(t, leaf, row, &ls, c->col, root));
     for (uint8_t d = 0; d < c->depth; d++) {
         ref_t cur = *root;
         *root = 0;

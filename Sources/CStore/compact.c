@@ -77,6 +77,9 @@ typedef struct plan {
     ref_t *order;          /* old refs in the order they are written */
     uint64_t norder, cap_order;
     uint64_t next;         /* the next free position in the new file */
+    uint64_t *tables;      /* cs_txn_space: bytes per table key (NULL when not counting) */
+    uint32_t ntables;
+    cs_space_info *space;  /* cs_txn_space: bytes per part (NULL when not counting) */
 } plan;
 
 #define MAX_DEPTH 256
@@ -230,14 +233,22 @@ static int plan_version(plan *p)
     bool fresh;
     TRY(plan_assign(p, t->top, node_size_of(top->flags, top->width, top->count), &fresh));
     const uint64_t *e = node_refs(top);
+    uint64_t mark = p->next; /* what the plan had assigned before the part being counted */
+    cs_space_info sp;
+    memset(&sp, 0, sizeof sp);
+    sp.header_bytes = HDR_SIZE;
+    sp.top_bytes = p->next - HDR_SIZE;
     TRY(plan_tree(p, e[TOP_SCHEMA], 1));
+    sp.schema_bytes = p->next - mark;
     ref_t tables = e[TOP_TABLES];
     if (tables) {
         node_hdr *tl;
         if (tagged(tables)) return CORRUPT("table list slot holds a number");
         TRY(plan_node(p, tables, &tl));
         if (!(tl->flags & NF_REFS)) return CORRUPT("table list %llu is not a ref node", (unsigned long long)tables);
+        mark = p->next;
         TRY(plan_assign(p, tables, node_size_of(tl->flags, tl->width, tl->count), &fresh));
+        sp.top_bytes += p->next - mark;
         for (uint32_t i = 0; i < tl->count; i++) {
             ref_t tn = node_refs(tl)[i];
             if (!tn) continue;
@@ -245,18 +256,46 @@ static int plan_version(plan *p)
             if (tagged(tn)) return CORRUPT("table %u's slot holds a number", i);
             TRY(plan_node(p, tn, &th));
             if (!(th->flags & NF_REFS) || th->count < TBL_SLOTS) return CORRUPT("table node %llu malformed", (unsigned long long)tn);
+            mark = p->next;
             TRY(plan_assign(p, tn, node_size_of(th->flags, th->width, th->count), &fresh));
             if (!fresh) continue;
             const uint64_t *te = node_refs(th);
             TRY(plan_cluster(p, te[TBL_ROOT]));
             TRY(plan_tree(p, te[TBL_INDEXES], 1));
             for (uint32_t k = TBL_SLOTS; k < th->count; k++) TRY(plan_tree(p, te[k], 1));
+            sp.table_bytes += p->next - mark;
+            if (p->tables && i < p->ntables) p->tables[i] = p->next - mark;
         }
     }
+    mark = p->next;
     TRY(plan_tree(p, e[TOP_HISTORY], 1));
+    sp.history_bytes = p->next - mark;
+    mark = p->next;
     /* slots a later format may add are copied too; the free lists and the run list are not */
     for (uint32_t k = TOP_SLOTS; k < top->count; k++) TRY(plan_tree(p, e[k], 1));
+    sp.other_bytes = p->next - mark;
+    sp.compacted_size = p->next;
+    if (p->space) *p->space = sp;
     return CS_OK;
+}
+
+int cs_txn_space(cs_txn *t, uint64_t *tables, uint32_t ntables, cs_space_info *out)
+{
+    if (!t || !out || (ntables && !tables)) return cs_fail(CS_MISUSE, 0, "cs_txn_space: bad arguments");
+    if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_space: counts a read transaction's version");
+    if (tables) memset(tables, 0, ntables * sizeof *tables);
+    plan p;
+    memset(&p, 0, sizeof p);
+    p.t = t;
+    p.next = HDR_SIZE;
+    p.tables = tables;
+    p.ntables = ntables;
+    p.space = out;
+    int rc = plan_version(&p);
+    free(p.keys);
+    free(p.vals);
+    free(p.order);
+    return rc;
 }
 
 /* ---- the copy ----------------------------------------------------------------------------- */
@@ -290,7 +329,7 @@ static int out_room(outbuf *o, uint64_t need)
     return CS_OK;
 }
 
-int compact_stream(cs_txn *t, compact_sink sink, void *ctx, uint64_t *size)
+int compact_stream(cs_txn *t, compact_sink sink, void *ctx, cs_progress progress, void *pctx, uint64_t *size)
 {
     if (t->writing) return cs_fail(CS_MISUSE, 0, "a compacted copy is made from a read transaction");
     plan p;
@@ -309,6 +348,7 @@ int compact_stream(cs_txn *t, compact_sink sink, void *ctx, uint64_t *size)
     memset(o.b, 0, HDR_SIZE);
     file_fresh_header(o.b, plan_get(&p, t->top), t->version, logical, fmt);
     o.n = HDR_SIZE;
+    uint64_t reported = 0;
 
     for (uint64_t i = 0; i < p.norder && rc == CS_OK; i++) {
         ref_t r = p.order[i];
@@ -335,8 +375,14 @@ int compact_stream(cs_txn *t, compact_sink sink, void *ctx, uint64_t *size)
         }
         c->check = node_checksum(c);
         o.n += sz;
+        /* a chunk left for the sink: report it (out_room flushed it when the buffer filled) */
+        if (progress && o.at != reported) {
+            reported = o.at;
+            progress(pctx, reported, logical);
+        }
     }
     if (rc == CS_OK) rc = out_flush(&o);
+    if (rc == CS_OK && progress) progress(pctx, logical, logical);
     if (rc == CS_OK) *size = logical;
 done:
     free(o.b);
@@ -360,7 +406,8 @@ static int sink_file(void *ctx, const void *buf, uint64_t n, uint64_t off)
 
 /* Writes the compacted copy of t's version to a new file at `path` through `io` (syncs it when
  * `sync`); on failure removes what it wrote. */
-static int write_file(cs_txn *t, const cs_io *io, const char *path, bool sync, uint64_t *size)
+static int write_file(cs_txn *t, const cs_io *io, const char *path, bool sync, cs_progress progress, void *pctx,
+                      uint64_t *size)
 {
     int fd = io->open(io->ctx, path, O_RDWR | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {
@@ -376,7 +423,7 @@ static int write_file(cs_txn *t, const cs_io *io, const char *path, bool sync, u
     sf.io = io;
     sf.path = (char *)path;
     sf.durability = sync ? CS_DURABILITY_FULL : CS_DURABILITY_NOSYNC;
-    int rc = compact_stream(t, sink_file, &sf, size);
+    int rc = compact_stream(t, sink_file, &sf, progress, pctx, size);
     if (rc == CS_OK && sync && io->fdatasync(io->ctx, fd) != 0)
         rc = cs_fail(CS_IOERR, errno, "sync of %s failed: %s", path, strerror(errno));
     if (io->close(io->ctx, fd) != 0 && rc == CS_OK)
@@ -385,7 +432,7 @@ static int write_file(cs_txn *t, const cs_io *io, const char *path, bool sync, u
     return rc;
 }
 
-static int sync_dir_of(const cs_io *io, const char *path)
+int compact_sync_dir_of(const cs_io *io, const char *path)
 {
     char *dir = dir_of(path);
     if (!dir) return NOMEM();
@@ -396,15 +443,15 @@ static int sync_dir_of(const cs_io *io, const char *path)
     return rc;
 }
 
-int cs_txn_write_copy(cs_txn *t, const char *path)
+int cs_txn_write_copy(cs_txn *t, const char *path, cs_progress progress, void *ctx)
 {
     if (!t || !path) return cs_fail(CS_MISUSE, 0, "cs_txn_write_copy: bad arguments");
     if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_write_copy: a write transaction cannot be copied (commit first)");
     const cs_io *io = t->f->io;
     bool sync = t->f->durability == CS_DURABILITY_FULL;
     uint64_t size;
-    TRY(write_file(t, io, path, sync, &size));
-    return sync ? sync_dir_of(io, path) : CS_OK;
+    TRY(write_file(t, io, path, sync, progress, ctx, &size));
+    return sync ? compact_sync_dir_of(io, path) : CS_OK;
 }
 
 /* Removes the lock file of `path` that verifying it left (never through io: the lock file is
@@ -429,7 +476,7 @@ static int remove_stale(const cs_io *io, const char *path)
     return CS_OK;
 }
 
-int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out)
+int cs_db_compact(const char *path, const cs_options *opts, cs_progress progress, void *pctx, cs_compact_info *out)
 {
     if (!path) return cs_fail(CS_MISUSE, 0, "cs_db_compact: path is required");
     cs_options o;
@@ -458,7 +505,7 @@ int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out
     if ((rc = cs_txn_begin(db, CS_TXN_READ, &t)) != CS_OK) goto done;
     info.version = t->version;
     bool sync = f->durability == CS_DURABILITY_FULL;
-    rc = write_file(t, io, tmp, sync, &info.size_after);
+    rc = write_file(t, io, tmp, sync, progress, pctx, &info.size_after);
     cs_txn_end(t);
     if (rc != CS_OK) goto done;
     /* invariant 2: only a copy that verifies replaces the file */
@@ -475,7 +522,7 @@ int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out
         remove_stale(io, tmp);
         goto done;
     }
-    if (sync) rc = sync_dir_of(io, path);
+    if (sync) rc = compact_sync_dir_of(io, path);
 done:
     if (rc != CS_OK) {
         char msg[512];

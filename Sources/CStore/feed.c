@@ -14,7 +14,7 @@
  *  1. A valid slot's position p is <= the version of the top that names it, and the history of
  *     that top holds every entry v with p < v (history_append never trims past min(p)).
  *  2. A slot's held bytes are the bytes of the history entries after its position (the entry's
- *     blob node plus its 16 bytes in the two arrays); an ack recomputes them exactly.
+ *     blob node plus its 24 bytes: version, blob ref and commit time); an ack recomputes them exactly.
  *  3. A slot whose held bytes exceed its non-zero limit is invalidated by that commit: it then
  *     holds nothing, and opening its changes fails with CS_FULL until it is dropped.
  */
@@ -96,18 +96,7 @@ static int feed_load(cs_txn *t, ftab *out)
 /* The writable top slot TOP_FEED (the top grows to hold it). */
 static int feed_top_slot(cs_txn *t, ref_t **slot)
 {
-    ref_t *unused;
-    TRY(txn_top_slot(t, TOP_VERSION, &unused)); /* the top is this transaction's copy */
-    node_hdr *h = (node_hdr *)txn_ptr(t, t->top);
-    if (h->count <= TOP_FEED) {
-        uint64_t n = h->count;
-        TRY(node_reserve(t, &t->top, TOP_FEED + 1, 64));
-        h = (node_hdr *)txn_ptr(t, t->top);
-        for (uint64_t i = n; i <= TOP_FEED; i++) node_refs(h)[i] = 0;
-        h->count = TOP_FEED + 1;
-    }
-    *slot = &node_refs(h)[TOP_FEED];
-    return CS_OK;
+    return txn_top_slot(t, TOP_FEED, slot);
 }
 
 static int feed_store(cs_txn *t, const ftab *f)
@@ -172,7 +161,7 @@ static int history_bytes_after(cs_txn *t, uint64_t after, uint64_t *out)
         return CORRUPT("history arrays disagree");
     for (uint64_t i = vers->count; i-- > 0;) {
         if ((uint64_t)node_get_int(vers, i) <= after) break;
-        uint64_t b = node_refs(blobs)[i], sz = 16;
+        uint64_t b = node_refs(blobs)[i], sz = 24;
         if (b) {
             node_hdr *bh;
             if (tagged(b)) return CORRUPT("history blob slot holds a number");

@@ -85,8 +85,10 @@ enum {
     TOP_COMMIT_RUNS = 9, /* ref: (position, length) of every run the commit wrote */
     TOP_SLOTS = 10,
     /* Optional slots past TOP_SLOTS: a top has them only once they are used (txn_top_slot
-     * makes the first TOP_SLOTS exist; compaction copies any further ones). */
+     * makes the first TOP_SLOTS exist, and one past them when it is asked for; compaction
+     * copies any further ones). */
     TOP_FEED = 10, /* ref: feed slot table (FORMAT.md §8.1), 0 or absent when there is none */
+    TOP_TIMES = 11, /* ref: commit times of the history's versions (FORMAT.md §8.2), 0 or absent: none */
 };
 
 /* ---- table node slots (FORMAT.md §6.1) ---------------------------------------------------- */

@@ -632,16 +632,17 @@ static int index_root_find(cs_txn *t, uint32_t table, uint32_t col, ref_t *root)
 int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root)
 {
     /* a read transaction's snapshot changes only with its epoch: the last root found holds */
-    if (!t->writing && !t->frozen && t->ri_epoch == t->epoch && t->ri_table == table && t->ri_col == col) {
-        *root = t->ri_root;
+    txn_rcache *rc = txn_read_cache(t);
+    if (rc && rc->ri_epoch == t->epoch && rc->ri_table == table && rc->ri_col == col) {
+        *root = rc->ri_root;
         return CS_OK;
     }
     TRY(index_root_find(t, table, col, root));
-    if (!t->writing && !t->frozen) {
-        t->ri_epoch = t->epoch;
-        t->ri_table = table;
-        t->ri_col = col;
-        t->ri_root = *root;
+    if (rc) {
+        rc->ri_epoch = t->epoch;
+        rc->ri_table = table;
+        rc->ri_col = col;
+        rc->ri_root = *root;
     }
     return CS_OK;
 }

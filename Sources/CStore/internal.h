@@ -202,6 +202,22 @@ struct cs_db {
 
 #define CC_COLS 32
 
+/* The caches of a read: the checked column nodes of the last cluster leaf cs_obj_get_int read,
+ * the last table root and the last index root found. Each holds for one epoch of the transaction. */
+typedef struct txn_rcache {
+    const void *cc_leaf;   /* leaf whose column nodes cc_col holds */
+    uint64_t cc_epoch;     /* epoch cc_col is valid for */
+    node_hdr *cc_col[CC_COLS]; /* checked column nodes of cc_leaf, NULL = not checked yet */
+    ref_t cc_ref[CC_COLS]; /* their refs */
+    uint64_t rt_epoch;     /* epoch the table root is valid for */
+    uint32_t rt_table;     /* ... that table */
+    ref_t rt_root;         /* ... its cluster root */
+    uint64_t ri_epoch;     /* ... epoch the index root is valid for */
+    uint32_t ri_table;     /* ... that index's table */
+    uint32_t ri_col;       /* ... and column */
+    ref_t ri_root;         /* ... its root */
+} txn_rcache;
+
 typedef struct freed_node {
     uint64_t pos; /* file ref */
     uint64_t len; /* node size */
@@ -228,25 +244,30 @@ struct cs_txn {
     uint64_t nlog, caplog; /* used, allocated */
     int64_t *created_from; /* per table: first key created in this write (INT64_MAX: none) */
     uint32_t ncreated;     /* entries in created_from */
-    const void *cc_leaf;   /* leaf whose column nodes cc_col holds (read transactions) */
-    uint64_t cc_epoch;     /* epoch cc_col is valid for */
-    node_hdr *cc_col[CC_COLS]; /* checked column nodes of cc_leaf, NULL = not checked yet */
-    ref_t cc_ref[CC_COLS]; /* their refs */
+    txn_rcache rc;         /* the read caches of a READ transaction (txn_read_cache) */
     ref_t tns_top;         /* table-node slot cache: the top it was found under */
     ref_t tns_tables;      /* ... the table list ref */
     uint32_t tns_table;    /* ... the table */
     ref_t *tns_slot;       /* ... the slot (in the table list) */
-    uint64_t rt_epoch;     /* root caches of a READ transaction: epoch the table root is valid for */
-    uint32_t rt_table;     /* ... that table */
-    ref_t rt_root;         /* ... its cluster root */
-    uint64_t ri_epoch;     /* ... epoch the index root is valid for */
-    uint32_t ri_table;     /* ... that index's table */
-    uint32_t ri_col;       /* ... and column */
-    ref_t ri_root;         /* ... its root */
     bool base_verified;    /* CSTORE_INTERNAL_CHECKS: the version this write started on verified */
-    bool frozen;           /* cs_txn_freeze: never moves or writes; no per-transaction caches, so threads
-                              may read through it at once (docs/ARCHITECTURE.md, Frozen snapshots) */
+    bool short_cols;       /* this write left a column sub-node short of its leaf's rows
+                              (cluster.c invariant 2): cluster_fill_short pads before commit */
+    bool frozen;           /* cs_txn_freeze: never moves or writes; its read caches are per thread, so
+                              threads may read through it at once (docs/ARCHITECTURE.md, Frozen snapshots) */
+    uint64_t frozen_id;    /* cs_txn_freeze: a number no other frozen transaction of the process has */
 };
+
+/* The read caches of a transaction: the embedded ones of a READ transaction, the calling
+ * thread's for a frozen one (txn.c), none (NULL) while writing. A frozen transaction never
+ * changes, so what a thread cached for it stays true until it ends; the thread's cache is keyed by
+ * the transaction's address and frozen_id, and starts empty for any other frozen transaction. */
+txn_rcache *txn_frozen_cache(cs_txn *t);
+
+static inline txn_rcache *txn_read_cache(cs_txn *t)
+{
+    if (t->frozen) return txn_frozen_cache(t);
+    return t->writing ? NULL : &t->rc;
+}
 
 /* ---- translation and node access -------------------------------------------------------- */
 

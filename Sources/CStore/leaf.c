@@ -545,6 +545,28 @@ int leaf_insert(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs
     }
 }
 
+int leaf_pad(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t n)
+{
+    uint64_t have;
+    TRY(leaf_count(t, s, *slot, &have));
+    if (have >= n) return CS_OK;
+    cs_value dv;
+    leaf_default(s, &dv);
+    if (s->kind == LK_INT || s->kind == LK_LINK || s->kind == LK_REFS || s->kind == LK_BACK)
+        TRY(node_reserve(t, slot, n, 0));
+    for (uint64_t i = have; i < n; i++) TRY(leaf_insert(t, s, slot, i, &dv));
+    return CS_OK;
+}
+
+int leaf_put(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v)
+{
+    uint64_t have;
+    TRY(leaf_count(t, s, *slot, &have));
+    if (i < have) return leaf_set(t, s, slot, i, v);
+    TRY(leaf_pad(t, s, slot, i));
+    return leaf_insert(t, s, slot, i, v);
+}
+
 int leaf_erase(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i)
 {
     switch (s->kind) {

@@ -40,6 +40,11 @@ int leaf_count(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t *out);
 int leaf_get(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, cs_value *out);
 int leaf_set(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v);
 int leaf_insert(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v);
+/** Appends defaults until the leaf has `n` elements (nothing when it has as many already). */
+int leaf_pad(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t n);
+/** Sets element i; a leaf shorter than i + 1 first gets defaults up to i, then v is appended
+ *  (one append, no default written and overwritten, when i is the leaf's count). */
+int leaf_put(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v);
 /** Erases element i, freeing what it owns (blobs, nested collections). */
 int leaf_erase(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i);
 /** Moves elements [from, end) of *src to the end of *dst (ownership moves along). */

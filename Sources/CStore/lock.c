@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOCK_MAGIC "CSLOCK\r\n"
@@ -55,7 +56,8 @@ typedef struct lock_slot {
     uint64_t hi;     /* newest version the owner pins (every version in [pin, hi] counts as live) */
     uint64_t hi_top; /* its top ref */
     uint64_t idle;   /* SLOT_BUSY, SLOT_IDLE (no transaction uses the range) or SLOT_REVOKED */
-    uint64_t pad;    /* zero */
+    uint64_t since;  /* when `pin` took its value (ms since the Unix epoch; 0: no pin, or a
+                        library that predates the field) -- for `swiftstore info` only */
 } lock_slot;
 
 /* An idle slot still publishes its range, but a writer of another process may revoke it
@@ -170,6 +172,14 @@ uint32_t *lock_commit_word(cs_dbfile *f)
 
 /* ---- pins ------------------------------------------------------------------------------- */
 
+/* Wall-clock milliseconds since the Unix epoch (a pin's start time, shown by `swiftstore info`). */
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence)
 {
     if (!f->lk || f->slot < 0) return;
@@ -180,6 +190,9 @@ void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence)
     __atomic_store_n(&s->lo_top, r->lo_top, __ATOMIC_RELAXED);
     __atomic_store_n(&s->hi, r->hi, __ATOMIC_RELAXED);
     __atomic_store_n(&s->hi_top, r->hi_top, __ATOMIC_RELAXED);
+    /* the pin's start time changes only with the pinned version (one clock read then) */
+    if (__atomic_load_n(&s->pin, __ATOMIC_RELAXED) != r->lo)
+        __atomic_store_n(&s->since, r->lo ? wall_ms() : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->pin, r->lo, __ATOMIC_RELAXED);
     __atomic_store_n(&s->idle, SLOT_BUSY, __ATOMIC_RELAXED);
     __atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
@@ -289,6 +302,36 @@ int lock_reader_info(cs_dbfile *f, uint32_t *processes, uint64_t *oldest)
         (*processes)++;
         uint64_t p = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
         if (p && (!*oldest || p < *oldest)) *oldest = p;
+    }
+    return CS_OK;
+}
+
+int cs_db_pins(cs_db *db, cs_pin_info *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    cs_dbfile *f = db->f;
+    if (!f->lk) return CS_OK;
+    lock_slot *s = slots(f);
+    uint32_t used = __atomic_load_n(&((struct lock_file *)f->lk)->slots_used, __ATOMIC_SEQ_CST);
+    if (used > LOCK_SLOTS) used = LOCK_SLOTS;
+    for (uint32_t i = 0; i < used; i++) {
+        if ((int)i == f->slot || !__atomic_load_n(&s[i].in_use, __ATOMIC_SEQ_CST)) continue;
+        if (ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) == 0) continue; /* its process is gone */
+        cs_pin_info x;
+        for (;;) {
+            uint64_t q1 = __atomic_load_n(&s[i].seq, __ATOMIC_SEQ_CST);
+            if (q1 & 1) { sched_yield(); continue; }
+            x.oldest = __atomic_load_n(&s[i].pin, __ATOMIC_SEQ_CST);
+            x.newest = __atomic_load_n(&s[i].hi, __ATOMIC_SEQ_CST);
+            x.since_ms = __atomic_load_n(&s[i].since, __ATOMIC_SEQ_CST);
+            x.state = (uint32_t)__atomic_load_n(&s[i].idle, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&s[i].seq, __ATOMIC_SEQ_CST) == q1) break;
+        }
+        if (!x.oldest) continue;
+        if (x.newest < x.oldest) x.newest = x.oldest;
+        x.pid = __atomic_load_n(&s[i].pid, __ATOMIC_SEQ_CST);
+        if (*n < cap) out[*n] = x;
+        (*n)++;
     }
     return CS_OK;
 }
@@ -454,6 +497,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         if (ofd(fd, F_OFD_SETLK, F_WRLCK, LK_SLOT + i) != 0) continue;
         s[i].pin = 0;
         s[i].hi = 0;
+        s[i].since = 0;
         s[i].seq = 0;
         s[i].idle = SLOT_BUSY;
         s[i].pid = (uint32_t)getpid();

@@ -383,6 +383,32 @@ static int grow_one(cs_txn *t, ref_t *slot, uint8_t width)
     return CS_OK;
 }
 
+int node_append_ints(cs_txn *t, ref_t *slot, const int64_t *v, uint64_t k)
+{
+    if (!k) return CS_OK;
+    int64_t lo = v[0], hi = v[0];
+    for (uint64_t i = 1; i < k; i++) {
+        if (v[i] < lo) lo = v[i];
+        if (v[i] > hi) hi = v[i];
+    }
+    /* signed ranges nest and the small unsigned widths hold only non-negative values, so the
+     * wider of the two ends' widths holds every value in between */
+    uint8_t w = width_for(lo), wh = width_for(hi);
+    if (wh > w) w = wh;
+    node_hdr *h;
+    TRY(node_at(t, *slot, &h));
+    cs_assert(!(h->flags & (NF_BYTES | NF_REFS)));
+    uint64_t old = h->count;
+    TRY(node_reserve(t, slot, old + k, w));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    set_count(h, old + k);
+    uint8_t *p = node_values(h);
+    for (uint64_t i = 0; i < k; i++) packed_set(p, h->width, old + i, v[i]);
+    if (h->flags & NF_NULLS)
+        for (uint64_t i = 0; i < k; i++) node_set_null(h, old + i, false);
+    return CS_OK;
+}
+
 int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
 {
     if (IS_SLAB(*slot)) {

@@ -74,6 +74,8 @@ void tree_collapse_root(cs_txn *t, ref_t *root);
 int node_reserve(cs_txn *t, ref_t *slot, uint64_t count, uint8_t width);
 int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v);
 int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v);
+/** Appends k packed ints (not null) to a packed-int node, widening it once for all of them. */
+int node_append_ints(cs_txn *t, ref_t *slot, const int64_t *v, uint64_t k);
 int node_insert_bytes(cs_txn *t, ref_t *slot, uint64_t i, const void *src);
 int node_erase(cs_txn *t, ref_t *slot, uint64_t i);
 int node_truncate(cs_txn *t, ref_t *slot, uint64_t n);

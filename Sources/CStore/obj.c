@@ -172,6 +172,147 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
     return obj_col_put(out, pc, c, pk);
 }
 
+/* ---- creating many objects at once -------------------------------------------------------- */
+
+/* One column of a cs_obj_create_many call: its definition and where its values are. */
+typedef struct many_col {
+    uint32_t col;         /* column key */
+    col_def *cd;          /* definition (re-read after schema-changing calls: none here) */
+    leaf_spec s;          /* leaf spec */
+    const cs_value *vals; /* n values, or NULL */
+    const int64_t *ints;  /* n Ints, or NULL */
+} many_col;
+
+static cs_value many_value(const many_col *m, size_t r)
+{
+    return m->vals ? m->vals[r] : cs_int(m->ints[r]);
+}
+
+/* Appends values [r0, r0 + k) of one column to the end of the writable leaf at *ls, whose rows
+ * before `row0` may be missing from the column (cluster.c invariant 2). */
+static int many_append_col(cs_txn *t, uint32_t table, ref_t *ls, uint64_t row0, const many_col *m, size_t r0, size_t k)
+{
+    col_def *cd;
+    TRY(txn_col(t, table, m->col, NULL, &cd));
+    TRY(cluster_materialise(t, table, ls, m->col));
+    ref_t *slot = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *ls), m->col);
+    TRY(leaf_pad(t, &m->s, slot, row0));
+    if (m->ints && m->s.kind == LK_INT) return node_append_ints(t, slot, m->ints + r0, k);
+    for (size_t r = r0; r < r0 + k; r++) {
+        cs_value v = many_value(m, r);
+        TRY(leaf_insert(t, &m->s, slot, row0 + (r - r0), &v));
+    }
+    return CS_OK;
+}
+
+static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                       const cs_value *values, const int64_t *const *ints, int64_t *first_key)
+{
+    TRY(txn_need_write(t));
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    if (td->flags & CS_TABLE_EMBEDDED)
+        return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
+    if (td->primary != CS_NONE)
+        return cs_fail(CS_MISUSE, 0, "'%s' has a primary key: create its objects with cs_obj_create_primary", td->name);
+    if (ncols && !cols) return cs_fail(CS_MISUSE, 0, "cs_obj_create_many: no column list");
+    if (n && ncols && !values && !ints) return cs_fail(CS_MISUSE, 0, "cs_obj_create_many: no values");
+    many_col *mc = ncols ? calloc(ncols, sizeof *mc) : NULL;
+    if (ncols && !mc) return NOMEM();
+    int rc = CS_OK;
+    bool per_row = false;
+    for (uint32_t c = 0; c < td->ncols; c++)
+        if (td->cols[c].live && (td->cols[c].flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && td->cols[c].coll == CS_COLL_NONE)
+            per_row = true; /* every new row needs its index entries */
+    for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
+        many_col *m = &mc[c];
+        m->col = cols[c];
+        if ((rc = txn_col(t, table, cols[c], NULL, &m->cd)) != CS_OK) break;
+        if (m->cd->coll != CS_COLL_NONE || m->cd->type == CS_TYPE_BACKLINK) {
+            rc = cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", m->cd->name);
+            break;
+        }
+        for (size_t j = 0; j < c; j++)
+            if (cols[j] == cols[c]) rc = cs_fail(CS_MISUSE, 0, "column '%s' is named twice", m->cd->name);
+        m->s = leaf_spec_col(m->cd);
+        if (ints) {
+            m->ints = ints[c];
+            if (m->cd->type != CS_TYPE_INT) rc = cs_fail(CS_TYPE, 0, "'%s' is not an Int column", m->cd->name);
+            if (n && !m->ints) rc = cs_fail(CS_MISUSE, 0, "cs_obj_create_many_int: no values for '%s'", m->cd->name);
+            continue;
+        }
+        m->vals = values + c * n;
+        leaf_spec cs = m->s;
+        if (m->cd->type == CS_TYPE_LINK) cs.nullable = true;
+        if (m->cd->type == CS_TYPE_LINK || m->cd->type == CS_TYPE_MIXED) per_row = true; /* backlinks, target checks */
+        for (size_t r = 0; r < n && rc == CS_OK; r++) rc = value_check(&cs, &m->vals[r]);
+    }
+    int64_t first;
+    if (rc == CS_OK) rc = table_get_meta(t, table, TBL_NEXTKEY, &first);
+    if (rc == CS_OK && first_key) *first_key = first;
+    if (rc != CS_OK || per_row) {
+        for (size_t r = 0; r < n && rc == CS_OK; r++) {
+            cs_obj o;
+            rc = obj_create_row(t, table, &o);
+            for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
+                cs_value v = many_value(&mc[c], r);
+                rc = cs_obj_set(&o, mc[c].col, &v);
+            }
+        }
+        free(mc);
+        return rc;
+    }
+    /* a leaf at a time: the first key through cluster_insert (which splits a full leaf), the
+     * rest of the leaf's keys and then each column's values appended directly */
+    size_t r = 0;
+    while (r < n && rc == CS_OK) {
+        int64_t key = first + (int64_t)r;
+        ref_t *ls;
+        uint32_t row0;
+        if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
+        if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
+        size_t k = n - r;
+        if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
+        int64_t more[CLUSTER_MAX];
+        for (size_t i = 1; i < k; i++) more[i - 1] = key + (int64_t)i;
+        if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
+        /* columns not named stay short of the new rows: their defaults (cluster.c invariant 2) */
+        t->short_cols = true;
+        for (size_t c = 0; c < ncols && rc == CS_OK; c++) rc = many_append_col(t, table, ls, row0, &mc[c], r, k);
+        if (rc == CS_OK) rc = change_create(t, table, key); /* the first key; the rest below */
+        for (size_t i = 1; i < k && rc == CS_OK; i++) rc = change_create(t, table, key + (int64_t)i);
+        t->epoch++;
+        r += k;
+    }
+    if (rc == CS_OK) {
+        ref_t *ts;
+        rc = table_node_slot(t, table, &ts);
+        if (rc == CS_OK) {
+            uint64_t *m = node_refs((node_hdr *)txn_ptr(t, *ts));
+            if (!tagged(m[TBL_NEXTKEY]) || !tagged(m[TBL_COUNT])) rc = CORRUPT("table %u meta slots are not numbers", table);
+            else {
+                m[TBL_NEXTKEY] = tag_int(first + (int64_t)n);
+                m[TBL_COUNT] = tag_int(untag(m[TBL_COUNT]) + (int64_t)n);
+            }
+        }
+    }
+    free(mc);
+    return rc;
+}
+
+int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                       const cs_value *values, int64_t *first_key)
+{
+    return create_many(txn, table, n, ncols, cols, values, NULL, first_key);
+}
+
+int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                           const int64_t *const *ints, int64_t *first_key)
+{
+    if (ncols && !ints) return cs_fail(CS_MISUSE, 0, "cs_obj_create_many_int: no values");
+    return create_many(txn, table, n, ncols, cols, NULL, ints, first_key);
+}
+
 int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)
 {
     table_def *td;
@@ -228,9 +369,10 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
      * nodes the transaction caches. Only this function fills that cache, after checking that
      * the column is a live Int or Bool column, and the cache is dropped when the epoch moves
      * (schema and nodes cannot change within one epoch of a read transaction). */
-    if (obj->leaf && obj->leaf == t->cc_leaf && obj->epoch == t->epoch && t->cc_epoch == t->epoch &&
-        col < CC_COLS && t->cc_col[col]) {
-        node_hdr *h = t->cc_col[col];
+    txn_rcache *cc = txn_read_cache(t);
+    if (cc && obj->leaf && obj->leaf == cc->cc_leaf && obj->epoch == t->epoch && cc->cc_epoch == t->epoch &&
+        col < CC_COLS && cc->cc_col[col]) {
+        node_hdr *h = cc->cc_col[col];
         if (obj->row < h->count) {
             *out = node_is_null(h, obj->row) ? 0 : node_get_int(h, obj->row);
             return CS_OK;
@@ -246,26 +388,27 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
             if (!r) { *out = 0; return CS_OK; }
             node_hdr *h;
             /* the column nodes of the last leaf read are checked once, not on every read */
-            if (t->cc_leaf == leaf && t->cc_epoch == t->epoch && col < CC_COLS && t->cc_col[col] &&
-                t->cc_ref[col] == r) {
-                h = t->cc_col[col];
+            if (cc && cc->cc_leaf == leaf && cc->cc_epoch == t->epoch && col < CC_COLS && cc->cc_col[col] &&
+                cc->cc_ref[col] == r) {
+                h = cc->cc_col[col];
             } else {
                 TRY(node_at(t, r, &h));
                 node_hdr *keys;
                 TRY(node_at(t, cluster_keys_ref(leaf), &keys));
-                if (h->count != keys->count || (h->flags & (NF_BYTES | NF_REFS))) return CORRUPT("int column node is malformed");
-                if (col < CC_COLS && !t->writing && !t->frozen) {
-                    if (t->cc_leaf != leaf || t->cc_epoch != t->epoch) {
-                        memset(t->cc_col, 0, sizeof t->cc_col);
-                        t->cc_leaf = leaf;
-                        t->cc_epoch = t->epoch;
+                if (h->count > keys->count || (!t->writing && h->count != keys->count) || (h->flags & (NF_BYTES | NF_REFS)))
+                    return CORRUPT("int column node is malformed");
+                if (cc && col < CC_COLS) {
+                    if (cc->cc_leaf != leaf || cc->cc_epoch != t->epoch) {
+                        memset(cc->cc_col, 0, sizeof cc->cc_col);
+                        cc->cc_leaf = leaf;
+                        cc->cc_epoch = t->epoch;
                     }
-                    t->cc_col[col] = h;
-                    t->cc_ref[col] = r;
+                    cc->cc_col[col] = h;
+                    cc->cc_ref[col] = r;
                 }
             }
-            if (row >= h->count) return CORRUPT("int column node is malformed");
-            *out = node_is_null(h, row) ? 0 : node_get_int(h, row);
+            /* past a short sub-node's end (a write, cluster.c invariant 2): the default */
+            *out = row < h->count && !node_is_null(h, row) ? node_get_int(h, row) : 0;
             return CS_OK;
         }
     }
@@ -287,8 +430,9 @@ int cs_obj_is_null(cs_obj *obj, uint32_t col, bool *out)
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-/* A writable slot for the object's column sub-node (materialised), and the row. */
-int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
+/* A writable slot for the object's column sub-node (materialised, possibly short of the row:
+ * cluster.c invariant 2), and the row. */
+static int col_slot_short(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
 {
     cs_txn *t = o->txn;
     ref_t *ls;
@@ -302,13 +446,24 @@ int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
     return CS_OK;
 }
 
+/* A writable slot for the object's column sub-node, holding the row's element. */
+int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
+{
+    TRY(col_slot_short(o, col, slot, row));
+    col_def *cd;
+    TRY(txn_col(o->txn, o->table, col, NULL, &cd));
+    leaf_spec s = leaf_spec_col(cd);
+    return leaf_pad(o->txn, &s, *slot, (uint64_t)*row + 1);
+}
+
 static bool leaf_is_slab(cs_txn *t, const void *leaf)
 {
     const uint8_t *p = leaf;
     return p < t->map || p >= t->map + t->limit;
 }
 
-/* Fast path: the cached leaf is already writable and the column materialised. */
+/* Fast path: the cached leaf is already writable and the column materialised. The sub-node may
+ * be short of the row: the caller writes with leaf_put. */
 static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
 {
     cs_txn *t = o->txn;
@@ -320,7 +475,7 @@ static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
             return CS_OK;
         }
     }
-    return obj_col_slot(o, col, slot, row);
+    return col_slot_short(o, col, slot, row);
 }
 
 static int backlink_col(cs_txn *t, uint32_t target_table, uint32_t origin_table, uint32_t origin_col, uint32_t *out)
@@ -438,7 +593,7 @@ int obj_col_put(cs_obj *o, uint32_t col, const col_def *c, const cs_value *v)
     uint32_t row;
     int rc = col_slot_fast(o, col, &slot, &row);
     leaf_spec s = leaf_spec_col(c);
-    if (rc == CS_OK) rc = leaf_set(o->txn, &s, slot, row, v);
+    if (rc == CS_OK) rc = leaf_put(o->txn, &s, slot, row, v);
     if (rc == CS_OK && indexed) rc = index_update(o->txn, o->table, col, o->key, &old, v);
     free(oldbuf);
     TRY(rc);
@@ -510,8 +665,19 @@ int cs_obj_set_int(cs_obj *obj, uint32_t col, int64_t value)
             ref_t *slot;
             uint32_t row;
             TRY(col_slot_fast(obj, col, &slot, &row));
-            TRY(node_set_int(t, slot, row, value));
             node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+            if (row < h->count) {
+                TRY(node_set_int(t, slot, row, value));
+            } else {
+                /* a new row: one append (cluster.c invariant 2); defaults first if rows before
+                 * it were left unset */
+                if (row > h->count) {
+                    leaf_spec s = leaf_spec_col(cd);
+                    TRY(leaf_pad(t, &s, slot, row));
+                }
+                TRY(node_insert_int(t, slot, row, value));
+            }
+            h = (node_hdr *)txn_ptr(t, *slot);
             if (h->flags & NF_NULLS) node_set_null(h, row, false);
             return change_set(t, obj->table, obj->key, col);
         }
@@ -560,7 +726,7 @@ static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, n
     if (!r) return CS_OK;
     leaf_spec s = leaf_spec_of(CS_TYPE_BACKLINK, false, 0);
     uint64_t v;
-    TRY(leaf_get_ref(t, &s, r, row, &v));
+    TRY(cluster_leaf_get_ref(t, leaf, row, &s, bc, &v));
     if (!v) return CS_OK;
     if (tagged(v)) {
         *single = v;

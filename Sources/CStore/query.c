@@ -507,7 +507,11 @@ int cs_query_keys(cs_query *q, int64_t **keys, size_t *count)
             return CS_OK;
         }
     }
-    if (p->norder && k.n) rc = order_keys(q, k.keys, &k.n);
+    if (p->norder && k.n) {
+        bool done = false;
+        rc = query_sort_one_column(q, k.keys, k.n, &done);
+        if (rc == CS_OK && !done) rc = order_keys(q, k.keys, &k.n);
+    }
     if (rc != CS_OK) { free(k.keys); return rc; }
     if (p->limit >= 0 && (uint64_t)p->limit < k.n) k.n = (size_t)p->limit;
     *keys = k.keys;

@@ -212,4 +212,10 @@ int query_find_seed(cs_query *q, qnode *n, seedplan *best, qnode **which, int de
 
 int query_keys_push(keyset *k, int64_t key);
 
+/* ---- query_sort.c ------------------------------------------------------------------------- */
+
+/** SORT on one column of the queried objects (and no DISTINCT): orders keys[0..n) as the general
+ *  sort would and sets *done; leaves them alone (*done false) when the sort is not of that form. */
+int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done);
+
 #endif

@@ -145,14 +145,16 @@ static int leaf_rows(cs_txn *t, node_hdr *h, node_hdr **keys, uint64_t *rows)
 }
 
 /* The node of Int column `col` in a cluster leaf of `rows` rows, or NULL when the leaf does not
- * materialise the column (every row then holds the default, 0). */
+ * materialise the column (every row then holds the default, 0). In a write transaction the node
+ * may be shorter than the leaf (cluster.c invariant 2): rows past its count hold 0. */
 static int leaf_int_col(cs_txn *t, node_hdr *h, uint32_t col, uint64_t rows, node_hdr **ch)
 {
     ref_t cr = cluster_leaf_col_ref(h, col);
     *ch = NULL;
     if (!cr) return CS_OK;
     TRY(node_at(t, cr, ch));
-    if (((*ch)->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || (*ch)->count != rows) return CORRUPT("int column node is malformed");
+    if (((*ch)->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || (*ch)->count > rows || (!t->writing && (*ch)->count != rows))
+        return CORRUPT("int column node is malformed");
     return CS_OK;
 }
 
@@ -175,11 +177,9 @@ static int leaf_hits(cs_txn *t, node_hdr *h, const fastcond *fc, size_t nf, node
     for (size_t i = 0; i < nf; i++) {
         node_hdr *ch;
         TRY(leaf_int_col(t, h, fc[i].col, rows, &ch));
-        if (!ch) {
-            if (!fast_default_holds(&fc[i])) memset(hit, 0, rows);
-            continue;
-        }
-        fast_leaf(ch, rows, fc[i].op, fc[i].k, hit);
+        uint64_t have = ch ? ch->count : 0;
+        if (have < rows && !fast_default_holds(&fc[i])) memset(hit + have, 0, rows - have);
+        if (have) fast_leaf(ch, have, fc[i].op, fc[i].k, hit);
     }
     *rows_out = rows;
     return CS_OK;
@@ -212,8 +212,9 @@ static int fast_walk_leaf(void *vctx, node_hdr *h)
         node_hdr *ch;
         TRY(leaf_rows(w->t, h, &keys, &rows));
         TRY(leaf_int_col(w->t, h, w->fc[0].col, rows, &ch));
-        *(uint64_t *)w->ctx += ch ? fast_leaf_count(ch, rows, w->fc[0].op, w->fc[0].k)
-                                  : fast_default_holds(&w->fc[0]) ? rows : 0;
+        uint64_t have = ch ? ch->count : 0;
+        *(uint64_t *)w->ctx += (have ? fast_leaf_count(ch, have, w->fc[0].op, w->fc[0].k) : 0) +
+                               (fast_default_holds(&w->fc[0]) ? rows - have : 0);
         return CS_OK;
     }
     uint8_t hit[CLUSTER_ROWS_READ_MAX];
@@ -257,18 +258,20 @@ static int agg_leaf(void *vctx, node_hdr *h)
     TRY(leaf_int_col(t, h, a->col - 1, rows, &vh));
     const uint8_t *p = vh ? node_values(vh) : NULL;
     uint8_t w = vh ? vh->width : 0;
+    uint64_t have = vh ? vh->count : 0; /* rows past it hold 0 (a short node in a write) */
     if (a->op == CS_AGG_SUM || a->op == CS_AGG_AVG) {
         /* leaf sums fit easily in 128 bits; add them to the 64-bit total with overflow checks */
         __int128 s = 0;
         uint64_t cnt = 0;
-#define SUMLOOP(T) do { const T *x = (const T *)(const void *)p; for (uint64_t i = 0; i < rows; i++) { s += hit[i] ? (__int128)x[i] : 0; cnt += hit[i]; } } while (0)
-        if (!vh) { for (uint64_t i = 0; i < rows; i++) cnt += hit[i]; }
+#define SUMLOOP(T) do { const T *x = (const T *)(const void *)p; for (uint64_t i = 0; i < have; i++) { s += hit[i] ? (__int128)x[i] : 0; cnt += hit[i]; } } while (0)
+        if (!vh) { /* no values: every row holds 0 */ }
         else if (w == 8) SUMLOOP(int8_t);
         else if (w == 16) SUMLOOP(int16_t);
         else if (w == 32) SUMLOOP(int32_t);
         else if (w == 64) SUMLOOP(int64_t);
-        else for (uint64_t i = 0; i < rows; i++) if (hit[i]) { s += packed_get(p, w, i); cnt++; }
+        else for (uint64_t i = 0; i < have; i++) if (hit[i]) { s += packed_get(p, w, i); cnt++; }
 #undef SUMLOOP
+        for (uint64_t i = have; i < rows; i++) cnt += hit[i];
         a->sum += s;
         if (a->sum > INT64_MAX || a->sum < INT64_MIN) a->overflow = true;
         a->n += cnt;
@@ -276,7 +279,7 @@ static int agg_leaf(void *vctx, node_hdr *h)
     }
     for (uint64_t i = 0; i < rows; i++) {
         if (!hit[i]) continue;
-        int64_t v = vh ? packed_get(p, w, i) : 0;
+        int64_t v = i < have ? packed_get(p, w, i) : 0;
         if (!a->n || (a->op == CS_AGG_MIN ? v < a->best : v > a->best)) a->best = v;
         a->n++;
     }

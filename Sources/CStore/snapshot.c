@@ -35,12 +35,14 @@ int txn_top_slot(cs_txn *t, int which, ref_t **slot)
     TRY(txn_need_write(t));
     TRY(node_cow(t, &t->top));
     node_hdr *h = (node_hdr *)txn_ptr(t, t->top);
-    if (h->count < TOP_SLOTS) {
+    /* a top has the first TOP_SLOTS slots; an optional one past them is added (0) when used */
+    uint64_t want = which < TOP_SLOTS ? TOP_SLOTS : (uint64_t)which + 1;
+    if (h->count < want) {
         uint64_t n = h->count;
-        TRY(node_reserve(t, &t->top, TOP_SLOTS, 64));
+        TRY(node_reserve(t, &t->top, want, 64));
         h = (node_hdr *)txn_ptr(t, t->top);
-        for (uint64_t i = n; i < TOP_SLOTS; i++) node_refs(h)[i] = (i == TOP_SCHEMA_VERSION) ? tag_int(0) : 0;
-        h->count = TOP_SLOTS;
+        for (uint64_t i = n; i < want; i++) node_refs(h)[i] = (i == TOP_SCHEMA_VERSION) ? tag_int(0) : 0;
+        h->count = want;
     }
     *slot = &node_refs(h)[which];
     return CS_OK;

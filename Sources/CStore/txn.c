@@ -12,6 +12,7 @@
 #include "node.h"
 #include "schema.h"
 #include "snapshot.h"
+#include "cluster.h"
 #include "index.h"
 #include "changes.h"
 #include "lock.h"
@@ -273,7 +274,7 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
     pthread_mutex_unlock(&t->f->mu);
     if (!warm) {
         t->epoch = warm_epoch + 1;
-        t->cc_leaf = NULL;
+        t->rc.cc_leaf = NULL;
         t->tns_top = 0;
         t->tns_tables = 0;
         t->tns_slot = NULL;
@@ -342,6 +343,7 @@ int cs_txn_promote(cs_txn *t)
     t->base_verified = check_version(t);
 #endif
     t->writing = true;
+    t->short_cols = false;
     t->base_format = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     t->nfreed = 0;
     t->nlog = 0;
@@ -437,6 +439,7 @@ int cs_txn_commit(cs_txn *t)
     int rc = pin_limit_check(t->f, t->version);
     if (rc == CS_OK) rc = pin_reserve(t->f);
     pthread_mutex_unlock(&t->f->mu);
+    if (rc == CS_OK) rc = cluster_fill_short(t);
     if (rc == CS_OK) rc = txn_stage(t);
     if (rc == CS_OK) rc = file_commit(t);
     if (rc != CS_OK) {
@@ -562,6 +565,25 @@ int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
     return load_schema(t);
 }
 
+/* The numbers of frozen transactions (never 0), and the calling thread's read caches for the
+ * frozen transaction it read through last. */
+static uint64_t frozen_ids;
+static _Thread_local struct {
+    const cs_txn *txn;
+    uint64_t id;
+    txn_rcache rc;
+} frozen_cache;
+
+txn_rcache *txn_frozen_cache(cs_txn *t)
+{
+    if (frozen_cache.txn != t || frozen_cache.id != t->frozen_id) {
+        memset(&frozen_cache.rc, 0, sizeof frozen_cache.rc); /* epoch 0: nothing holds */
+        frozen_cache.txn = t;
+        frozen_cache.id = t->frozen_id;
+    }
+    return &frozen_cache.rc;
+}
+
 int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out)
 {
     if (!db || !at || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: bad arguments");
@@ -572,6 +594,7 @@ int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out)
     t->db = db;
     t->f = db->f;
     t->frozen = true;
+    t->frozen_id = __atomic_add_fetch(&frozen_ids, 1, __ATOMIC_RELAXED);
     t->epoch = 1;
     cs_dbfile *f = t->f;
     pthread_mutex_lock(&f->mu);

@@ -71,7 +71,7 @@ private func compact(_ path: String, io: UnsafePointer<cs_io>? = nil) -> (Int32,
     opts.durability = CS_DURABILITY_FULL
     opts.io = io
     var info = cs_compact_info()
-    let rc = cs_db_compact(path, &opts, &info)
+    let rc = cs_db_compact(path, &opts, nil, nil, &info)
     return (rc, info)
 }
 
@@ -184,8 +184,8 @@ private func compact(_ path: String, io: UnsafePointer<cs_io>? = nil) -> (Int32,
             }
             writer.start()
             let copy = dir.path("copy.cstore")
-            #expect(check(cs_txn_write_copy(reader, copy), "cs_txn_write_copy"))
-            #expect(cs_txn_write_copy(reader, copy) == Int32(CS_EXISTS), "an existing target is refused")
+            #expect(check(cs_txn_write_copy(reader, copy, nil, nil), "cs_txn_write_copy"))
+            #expect(cs_txn_write_copy(reader, copy, nil, nil) == Int32(CS_EXISTS), "an existing target is refused")
             #expect(String(cString: cs_errmsg()).contains("exists"))
             check(cs_txn_end(reader))
             #expect(waitUntil(seconds: 60) { writer.isFinished })
@@ -197,7 +197,7 @@ private func compact(_ path: String, io: UnsafePointer<cs_io>? = nil) -> (Int32,
             c.close()
 
             let w = try db.begin(CS_TXN_WRITE)
-            #expect(cs_txn_write_copy(w, dir.path("w.cstore")) == Int32(CS_MISUSE), "not from a write transaction")
+            #expect(cs_txn_write_copy(w, dir.path("w.cstore"), nil, nil) == Int32(CS_MISUSE), "not from a write transaction")
             check(cs_txn_end(w))
             #expect(!FileManager.default.fileExists(atPath: dir.path("w.cstore")))
             db.close()

@@ -29,6 +29,34 @@ private func feedVersions(_ txn: OpaquePointer, _ name: String, since: UInt64 = 
     return out
 }
 
+/// Each version's commit time as the slot's records give it (every record of a version must
+/// carry the same time).
+private func feedTimes(_ txn: OpaquePointer, _ name: String) throws -> [(version: UInt64, time: Int64)] {
+    var h: OpaquePointer?
+    try must(cs_feed_changes_open(txn, name, UInt64.max, &h), "cs_feed_changes_open(\(name))")
+    defer { cs_changes_close(h) }
+    var out: [(version: UInt64, time: Int64)] = []
+    var c = cs_change()
+    while true {
+        let rc = cs_changes_next(h, &c)
+        if rc == Int32(CS_NOTFOUND) { break }
+        try must(rc, "cs_changes_next")
+        if let last = out.last, last.version == c.version {
+            #expect(last.time == c.time_us, "version \(c.version): two records, two times")
+        } else {
+            out.append((c.version, c.time_us))
+        }
+    }
+    return out
+}
+
+/// The wall clock in microseconds since 1970, as the commit times count.
+private func nowMicroseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+
 /// Whether the plain history (no slot) still reaches back to `since`.
 private func historyReaches(_ txn: OpaquePointer, _ since: UInt64) -> Bool {
     var h: OpaquePointer?
@@ -220,6 +248,30 @@ private struct Fixture {
         }
     }
 
+    @Test func everyCommitRecordsItsTime() throws {
+        try withTempDir { dir in
+            let f = try Fixture(dir.path())
+            try f.db.write { txn throws in try must(cs_feed_create(txn, "t", 0), "cs_feed_create") }
+            var bounds: [(UInt64, Int64, Int64)] = [] // version, clock before and after its commit
+            for i in 0..<6 {
+                let before = nowMicroseconds()
+                try f.touch(3, Int64(i))
+                bounds.append((f.version, before, nowMicroseconds()))
+                usleep(2000)
+            }
+            let times = try f.db.read { try feedTimes($0, "t") }
+            #expect(times.map(\.version) == bounds.map(\.0))
+            for ((v, time), (_, lo, hi)) in zip(times, bounds) {
+                #expect(time >= lo && time <= hi, "version \(v): time \(time) outside [\(lo), \(hi)]")
+            }
+            #expect(zip(times, times.dropFirst()).allSatisfy { $0.time < $1.time })
+            // the times are part of the version: another process reads them, a reopen keeps them
+            try f.db.reopen()
+            #expect(try f.db.read { try feedTimes($0, "t") }.map(\.time) == times.map(\.time))
+            f.db.verify("with commit times")
+        }
+    }
+
     @Test func slotsSurviveReopenAndCompaction() throws {
         try withTempDir { dir in
             let path = dir.path()
@@ -228,17 +280,21 @@ private struct Fixture {
             let start = f!.version
             for i in 0..<10 { try f!.touch(4, Int64(i)) }
             let end = f!.version
+            let times = try f!.db.read { try feedTimes($0, "m") }
+            #expect(times.count == 10 && times.allSatisfy { $0.time > 0 })
             f!.db.close()
             f = nil
             var opts = cs_options()
             var info = cs_compact_info()
-            try must(cs_db_compact(path, &opts, &info), "cs_db_compact")
+            try must(cs_db_compact(path, &opts, nil, nil, &info), "cs_db_compact")
             let db = try DB(path, flags: 0)
             db.verify("compacted")
             try db.read { txn throws in
                 let s = try slot(txn, "m")
                 #expect(s.position == start && s.limit == 1 << 20)
                 #expect(try feedVersions(txn, "m") == Array((start + 1)...end))
+                // compaction copies the commit times with the history
+                #expect(try feedTimes(txn, "m").map(\.time) == times.map(\.time))
             }
         }
     }

@@ -29,6 +29,15 @@ private struct Model {
     var ownerId: UInt32 = 0, street: UInt32 = 0
 }
 
+/// The feed's commit time text ("2026-11-27T08:51:37.123456Z") as a Date, nil when malformed.
+private func commitTime(_ text: Any?) -> Date? {
+    guard let s = text as? String, s.hasSuffix("Z"), let dot = s.firstIndex(of: "."),
+          let whole = ISO8601DateFormatter().date(from: String(s[..<dot]) + "Z") else { return nil }
+    let frac = s[s.index(after: dot)..<s.index(before: s.endIndex)]
+    guard frac.count == 6, let us = Int(frac) else { return nil }
+    return whole.addingTimeInterval(Double(us) / 1e6)
+}
+
 private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_obj {
     var o = cs_obj()
     try withValue(pk) { try must(cs_obj_create_primary(txn, t, $0, &o), "cs_obj_create_primary") }
@@ -70,6 +79,7 @@ private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_ob
             let created = try tool(["slot", "create", path, "m"], in: dir)
             #expect(created.status == 0, "\(created.stderr)")
             try db.reopen()
+            let began = Date()
             var price = cs_decimal128()
             try must(cs_decimal_parse("12.50", 5, &price), "decimal")
             let rexKey = try db.write { txn throws -> Int64 in
@@ -108,14 +118,33 @@ private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_ob
                 }
             }
             db.close()
+            let ended = Date()
 
             let r = try tool(["changes", path, "--slot", "m", "--json"], in: dir)
             #expect(r.status == 0, "\(r.stderr)")
             let lines = r.lines
+            // every line carries its commit's time: within the commits' window, one per version
+            var timeOf: [Int: Date] = [:]
+            for l in lines {
+                guard let v = l["version"] as? Int, let t = commitTime(l["time"]) else {
+                    Issue.record("a line without a commit time: \(l)")
+                    continue
+                }
+                #expect(t >= began.addingTimeInterval(-0.001) && t <= ended.addingTimeInterval(0.001), "\(l)")
+                #expect(timeOf[v].map { $0 == t } ?? true, "two times for version \(v)")
+                timeOf[v] = t
+            }
+            #expect(timeOf.count == 2)
+            let byVersion = timeOf.sorted { $0.key < $1.key }
+            #expect(byVersion.count == 2 && byVersion[0].value < byVersion[1].value)
             let insertRex = lines.first { $0["op"] as? String == "insert" && $0["class"] as? String == "Dog" }
             let c = insertRex?["changes"] as? [String: Any] ?? [:]
             #expect(insertRex?["pk"] as? String == "Rex")
-            #expect(c["age"] as? Int == 4) // the values of the newest version read
+            // both commits are read in one batch, at the second version: what the second commit
+            // changed again is left out of the first commit's line, never printed with the value
+            // it had only later
+            #expect(c["age"] == nil && c["tags"] == nil && c["home"] == nil)
+            #expect(insertRex?["changedLater"] as? [String] == ["age", "home", "tags"])
             #expect(c["good"] as? Bool == true)
             #expect(c["ratio"] as? Double == 0.25)
             #expect((c["chip"] as? [String: Any])?["$binary"] as? String == Data([1, 2, 3, 255]).base64EncodedString())
@@ -124,8 +153,6 @@ private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_ob
             #expect((c["uuid"] as? [String: Any])?["$uuid"] as? String == String(repeating: "ab", count: 16))
             #expect((c["price"] as? [String: Any])?["$decimal"] as? String == "12.50")
             #expect(c["owner"] as? Int == 7) // a link as the target's primary key
-            #expect((c["home"] as? [String: Any])?["street"] as? String == "High St") // embedded inline
-            #expect(c["tags"] as? [String] == ["brown", "small"])
             #expect(lines.contains { $0["op"] as? String == "insert" && $0["class"] as? String == "Owner" && $0["pk"] as? Int == 7 })
             // the second commit: an update (age), a collection change, the embedded change as the
             // owner's property, and a delete
@@ -133,6 +160,8 @@ private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_ob
             let upd = lines.filter { ($0["version"] as? Int) == v2 && $0["class"] as? String == "Dog" && $0["op"] as? String != "delete" }
             #expect(upd.contains { ($0["changes"] as? [String: Any])?["age"] as? Int == 4 })
             #expect(upd.contains { (($0["changes"] as? [String: Any])?["home"] as? [String: Any])?["street"] as? String == "High St" })
+            #expect(upd.contains { ($0["changes"] as? [String: Any])?["tags"] as? [String] == ["brown", "small"] })
+            #expect(upd.allSatisfy { $0["changedLater"] == nil })
             #expect(lines.contains { $0["op"] as? String == "delete" && $0["class"] as? String == "Dog" && $0["version"] as? Int == v2 })
             #expect(!lines.contains { $0["class"] as? String == "Addr" })
 

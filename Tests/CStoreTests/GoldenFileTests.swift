@@ -318,6 +318,39 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
         }
     }
 
+    @Test func anOlderFilesHistoryHasNoCommitTimesAndNewCommitsDo() throws {
+        // The golden files predate commit times (FORMAT.md §8.2): their history reads as before,
+        // its versions with time 0, and a commit on top of them records its time.
+        try withTempDir { dir in
+            let copy = dir.path("v1.cstore")
+            try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("format-v1.cstore").path, toPath: copy)
+            let db = try DB(copy, flags: 0)
+            func records(_ txn: OpaquePointer, since: UInt64) throws -> [cs_change] {
+                var h: OpaquePointer?
+                try must(cs_changes_open(txn, since, &h), "cs_changes_open(\(since))")
+                defer { cs_changes_close(h) }
+                var out: [cs_change] = []
+                var c = cs_change()
+                while cs_changes_next(h, &c) == Int32(CS_OK) { out.append(c) }
+                return out
+            }
+            let pinned = try db.begin(Int(CS_TXN_READ))
+            let old = cs_txn_version(pinned)
+            let before = try records(pinned, since: old - 1)
+            #expect(!before.isEmpty && before.allSatisfy { $0.version == old && $0.time_us == 0 })
+            try db.write { txn throws in
+                let t = try findTable(txn, "Target")
+                var x = try createObj(txn, t)
+                check(setVal(&x, 0, .string(Array("epsilon".utf8))))
+            }
+            let after = try db.read { try records($0, since: old) }
+            cs_txn_end(pinned)
+            #expect(!after.isEmpty && after.allSatisfy { $0.version == old + 1 && $0.time_us > 1_700_000_000_000_000 })
+            db.verify("after a commit with a time on the golden copy")
+            db.close()
+        }
+    }
+
     @Test func goldenContentsAreWhatTheWriterMakes() throws {
         // The dump of a freshly written database equals the committed dump, so the golden file
         // holds exactly the documented contents (and the writer is deterministic).

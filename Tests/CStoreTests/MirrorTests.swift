@@ -179,7 +179,7 @@ struct MirrorTests {
             db!.close()
             var opts = cs_options()
             var info = cs_compact_info()
-            try must(cs_db_compact(path, &opts, &info), "cs_db_compact")
+            try must(cs_db_compact(path, &opts, nil, nil, &info), "cs_db_compact")
             db = try DB(path, flags: 0)
             r = try tool(["mirror", path, url], in: dir)
             #expect(r.status == 0, "after compaction: \(r.stderr)")

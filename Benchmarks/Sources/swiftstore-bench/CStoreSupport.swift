@@ -80,23 +80,18 @@ struct IntTable {
         return IntTable(table: table, columns: cols)
     }
 
-    /// Creates `count` objects whose 10 values are all the row number (first, first+1, ...).
-    /// Returns their keys when `keys` is true (else an empty array).
+    /// Creates `count` objects whose 10 values are all the row number (first, first+1, ...),
+    /// in one cs_obj_create_many_int call (the C API's bulk path: a leaf at a time, one append
+    /// per value). Returns their keys when `keys` is true (else an empty array).
     func insert(_ txn: OpaquePointer, count: Int, first: Int64 = 0, keys: Bool = false) throws -> [Int64] {
-        var out: [Int64] = []
-        if keys { out.reserveCapacity(count) }
-        var obj = cs_obj()
-        try columns.withUnsafeBufferPointer { cols in
-            for r in 0..<count {
-                try CStoreError.check(cs_obj_create(txn, table, &obj), "cs_obj_create")
-                let v = first + Int64(r)
-                for c in cols {
-                    try CStoreError.check(cs_obj_set_int(&obj, c, v), "cs_obj_set_int")
-                }
-                if keys { out.append(obj.key) }
-            }
+        let values = (0..<Int64(count)).map { first + $0 }
+        var firstKey: Int64 = 0
+        try values.withUnsafeBufferPointer { v in
+            let perColumn = [UnsafePointer<Int64>?](repeating: v.baseAddress, count: columns.count)
+            try CStoreError.check(cs_obj_create_many_int(txn, table, count, columns.count, columns, perColumn, &firstKey),
+                                  "cs_obj_create_many_int")
         }
-        return out
+        return keys ? (0..<Int64(count)).map { firstKey + $0 } : []
     }
 
     /// Sum of all 10 values of every object, and the number of objects (a full pass).

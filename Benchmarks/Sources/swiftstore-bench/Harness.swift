@@ -11,10 +11,18 @@ struct Check {
     let want: Int64    // the answer it must compute
 }
 
-/// The result of one repetition of one side: the timed block in milliseconds and its answer.
+/// The result of one repetition of one side: the timed block in milliseconds, its answer, and
+/// for a size row the bytes on disk it left.
 struct Sample {
     let ms: Double     // the whole timed block of this repetition
     let check: Check   // the answer the harness compares
+    var bytes: Int64? = nil // a size row's figure (Row.unit == .bytes); nil for time rows
+}
+
+/// What a row compares: the time of its timed block, or the bytes on disk its work left.
+enum RowUnit: String {
+    case ms
+    case bytes
 }
 
 /// One side of a row, set up (untimed) once per row and run once per repetition.
@@ -56,6 +64,7 @@ struct Row {
     let goal: String                                 // SwiftStore / peer, as in Benchmarks/README.md
     let swiftstore: (RowContext) throws -> Runner    // the SwiftStore side
     let peerSide: ((RowContext) throws -> Runner)?   // nil when the row has no peer
+    var unit: RowUnit = .ms                          // what the ratio compares
 }
 
 /// The figures of one row that ran.
@@ -66,8 +75,17 @@ struct RowResult {
     let spread: Double
     let peerMs: Double?
     let peerSpread: Double?
+    var swiftstoreBytes: Double? = nil // a size row's median bytes on disk
+    var peerBytes: Double? = nil
 
-    var ratio: Double? { peerMs.map { swiftstoreMs / $0 } }
+    /// SwiftStore / peer: of the times, or for a size row of the bytes.
+    var ratio: Double? {
+        if row.unit == .bytes {
+            guard let s = swiftstoreBytes, let p = peerBytes, p > 0 else { return nil }
+            return s / p
+        }
+        return peerMs.map { swiftstoreMs / $0 }
+    }
 }
 
 /// A row left out of the report, and why.
@@ -138,6 +156,9 @@ final class Harness {
         if !(sample.ms >= 0) {
             abort("\(row.id): \(side) returned an invalid time \(sample.ms)")
         }
+        if row.unit == .bytes && !(sample.bytes.map { $0 > 0 } ?? false) {
+            abort("\(row.id): \(side) returned no size for a size row")
+        }
     }
 
     private func setUp(_ make: (RowContext) throws -> Runner, _ side: String, _ row: Row,
@@ -171,12 +192,17 @@ final class Harness {
 
         var ssTimes: [Double] = []
         var peerTimes: [Double] = []
+        var ssBytes: [Double] = []
+        var peerBytes: [Double] = []
         for rep in 0...options.reps {
             if ssError == nil, let r = ssRunner {
                 do {
                     let s = try r.run(rep)
                     verify(s, "SwiftStore", row, rep)
-                    if rep > 0 { ssTimes.append(s.ms) }
+                    if rep > 0 {
+                        ssTimes.append(s.ms)
+                        if let b = s.bytes { ssBytes.append(Double(b)) }
+                    }
                 } catch {
                     ssError = error
                 }
@@ -185,7 +211,10 @@ final class Harness {
                 do {
                     let s = try r.run(rep)
                     verify(s, row.peer, row, rep)
-                    if rep > 0 { peerTimes.append(s.ms) }
+                    if rep > 0 {
+                        peerTimes.append(s.ms)
+                        if let b = s.bytes { peerBytes.append(Double(b)) }
+                    }
                 } catch {
                     peerError = error
                 }
@@ -205,9 +234,12 @@ final class Harness {
             leftOut.append(LeftOut(id: row.id, reason: "\(ssError)", peerMs: peerMs))
             return nil
         }
+        let bytesRow = row.unit == .bytes
         let result = RowResult(
-            row: row, size: size, swiftstoreMs: median(ssTimes), spread: spread(ssTimes),
-            peerMs: peerMs, peerSpread: peerMs == nil ? nil : spread(peerTimes))
+            row: row, size: size, swiftstoreMs: median(ssTimes), spread: spread(bytesRow ? ssBytes : ssTimes),
+            peerMs: peerMs, peerSpread: peerMs == nil ? nil : spread(bytesRow ? peerBytes : peerTimes),
+            swiftstoreBytes: bytesRow ? median(ssBytes) : nil,
+            peerBytes: bytesRow && peerMs != nil ? median(peerBytes) : nil)
         results.append(result)
         return result
     }

@@ -50,12 +50,21 @@ enum Report {
         |---|---:|---:|---|---:|---:|---|---:|
         """
 
+    /// One table line. A size row shows bytes ("12345678 B") in the two figure columns, and
+    /// the spread of its sizes.
     static func line(_ r: RowResult) -> String {
-        let peerMs = r.peerMs.map(formatMs) ?? "n/a"
+        let bytes = r.row.unit == .bytes
+        let ours = bytes ? formatBytes(r.swiftstoreBytes) : formatMs(r.swiftstoreMs)
+        let peer = bytes ? formatBytes(r.peerBytes) : r.peerMs.map(formatMs) ?? "n/a"
         let ratio = r.ratio.map(formatRatio) ?? "n/a"
         let spread = String(format: "%.1f%%", r.spread * 100)
-        return "| \(r.row.id) | \(r.size) | \(formatMs(r.swiftstoreMs)) | \(r.row.peer) | \(peerMs) "
+        return "| \(r.row.id) | \(r.size) | \(ours) | \(r.row.peer) | \(peer) "
             + "| \(ratio) | \(r.row.goal) | \(spread) |"
+    }
+
+    static func formatBytes(_ b: Double?) -> String {
+        guard let b, b.isFinite else { return "n/a" }
+        return "\(Int64(b.rounded())) B"
     }
 
     /// The JSON report: machine facts and one object per row that ran.
@@ -70,7 +79,9 @@ enum Report {
                     {"id": \(quote(r.row.id)), "size": \(r.size), "mode": \(quote(r.row.mode)), \
                 "swiftstore_ms": \(num(r.swiftstoreMs, 6)), "peer": \(quote(r.row.peer)), \
                 "peer_ms": \(num(r.peerMs, 6)), "ratio": \(num(r.ratio, 4)), \
-                "spread": \(num(r.spread, 3)), "peer_spread": \(num(r.peerSpread, 3))}
+                "spread": \(num(r.spread, 3)), "peer_spread": \(num(r.peerSpread, 3)), \
+                "unit": \(quote(r.row.unit.rawValue)), "swiftstore_bytes": \(num(r.swiftstoreBytes, 15)), \
+                "peer_bytes": \(num(r.peerBytes, 15))}
                 """)
         }
         return """

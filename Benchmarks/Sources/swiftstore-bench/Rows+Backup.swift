@@ -83,7 +83,7 @@ func backupRow() -> Row {
                 // the answer: the backup checks through and restores to the right row count
                 try CStoreError.check(cs_backup_check(out, nil), "cs_backup_check")
                 let restored = dir.appendingPathComponent("restored.cstore").path
-                try CStoreError.check(cs_backup_restore(out, restored, 0, nil, nil, nil), "cs_backup_restore")
+                try CStoreError.check(cs_backup_restore(out, restored, nil, 0, nil, nil, nil), "cs_backup_restore")
                 let db = try csOpen(restored, durability: CS_DURABILITY_NOSYNC, create: false)
                 defer { _ = cs_db_close(db) }
                 let (_, count) = try csTransaction(db, write: false) { try IntTable.find($0).sumAll($0) }

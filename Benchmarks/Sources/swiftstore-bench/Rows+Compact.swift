@@ -59,7 +59,7 @@ func compactRow() -> Row {
                     defer { _ = cs_db_close(src) }
                     let txn = try csBegin(src, write: false)
                     defer { _ = cs_txn_end(txn) }
-                    try CStoreError.check(cs_txn_write_copy(txn, out), "cs_txn_write_copy")
+                    try CStoreError.check(cs_txn_write_copy(txn, out, nil, nil), "cs_txn_write_copy")
                 }
                 let copy = try csOpen(out, durability: CS_DURABILITY_FULL, create: false)
                 defer { _ = cs_db_close(copy) }

@@ -21,6 +21,7 @@ func allRows() -> [Row] {
         pkGetRow(),
         compactRow(),
         backupRow(),
+        sizeAfterChurnRow(),
         notify1kRow(),
         notify200kRow(),
         notifyLatencyRow(),

@@ -323,6 +323,23 @@ bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char 
 /** Fills `out` from the newest version (walks every node to count used bytes). */
 int cs_db_stats_get(cs_db *db, cs_db_stats *out);
 
+/** The versions one other process pins (its reader slot in the lock file, docs/FORMAT.md §9),
+ *  for `swiftstore info`. */
+typedef struct cs_pin_info {
+    uint32_t pid;      /* the process */
+    uint32_t state;    /* 0 in use; 1 idle (no transaction of it uses the range now; a writer
+                          may revoke it); 2 revoked (protects nothing until it pins again) */
+    uint64_t oldest;   /* oldest version it pins */
+    uint64_t newest;   /* newest version it pins (every version between counts as pinned) */
+    uint64_t since_ms; /* when it started pinning `oldest`, in ms since the Unix epoch (0: not
+                          recorded, by a library that predates the field) */
+} cs_pin_info;
+
+/** Lists the pins of every other live process with the file open (not the caller's own) into
+ *  `out`, at most `cap` of them; *n is how many there are (it may exceed `cap`). No lock file
+ *  (a read-only open without one): none. */
+int cs_db_pins(cs_db *db, cs_pin_info *out, size_t cap, size_t *n);
+
 /**
  * Walks every node of the newest version and checks every invariant: node headers and
  * checksums, bounds, that no two nodes overlap and none overlaps free space, B+ tree key
@@ -343,15 +360,23 @@ int cs_file_verify(const char *path);
 /* ---------------------------------------------------------------------------------------- */
 
 /**
+ * Called as a long operation goes (compacted copies, compaction, backups, restores) with the
+ * bytes of the database file done so far and their total (0 when unknown), from the calling
+ * thread, after each chunk (a few MiB) and once at the end with done == total.
+ */
+typedef void (*cs_progress)(void *ctx, uint64_t done, uint64_t total);
+
+/**
  * Writes a compacted copy of the version the READ transaction `txn` reads to a new file at
  * `path`: only the nodes that version reaches, laid out for reading (each column's leaves
  * together, in key order), with empty free lists. The copy keeps the version number, the
  * user's schema version and the change history; it is synced (file and directory) before this
  * returns and has no lock file yet. Writers may go on meanwhile. Errors: CS_EXISTS (`path`
  * exists; it is left alone), CS_MISUSE (a WRITE transaction), CS_CORRUPT (the version is
- * damaged; nothing is left at `path`), CS_FULL, CS_IOERR, CS_PERM.
+ * damaged; nothing is left at `path`), CS_FULL, CS_IOERR, CS_PERM. `progress` (may be NULL)
+ * is called with the bytes written and the copy's size.
  */
-int cs_txn_write_copy(cs_txn *txn, const char *path);
+int cs_txn_write_copy(cs_txn *txn, const char *path, cs_progress progress, void *ctx);
 
 /** What cs_db_compact did. */
 typedef struct cs_compact_info {
@@ -368,9 +393,34 @@ typedef struct cs_compact_info {
  * lock file); when this process has it open through another handle, CS_BUSY too. Processes
  * that open the file meanwhile wait, then open the new file. `opts`: its durability and io
  * are used (the io for every call on the file and its copy); its flags are ignored (the file
- * must exist and be writable). `out` may be NULL. Errors as cs_txn_write_copy, plus CS_NOTFOUND, CS_BUSY.
+ * must exist and be writable). `progress` (may be NULL) is called with the bytes of the copy
+ * written and its size. `out` may be NULL. Errors as cs_txn_write_copy, plus CS_NOTFOUND,
+ * CS_BUSY. The file is opened for writing, so its lock file must be possible to create: where
+ * it is not (an unwritable directory, a read-only file system), compaction fails as that open
+ * does (CS_PERM, CS_IOERR) and changes nothing.
  */
-int cs_db_compact(const char *path, const cs_options *opts, cs_compact_info *out);
+int cs_db_compact(const char *path, const cs_options *opts, cs_progress progress, void *ctx, cs_compact_info *out);
+
+/** Where the bytes of one version go (cs_txn_space): every node that version reaches, counted
+ *  once, by the part of the file it belongs to. */
+typedef struct cs_space_info {
+    uint64_t compacted_size; /* the size of a compacted copy of the version (cs_txn_write_copy) */
+    uint64_t header_bytes;   /* the file header */
+    uint64_t top_bytes;      /* the top node and the table list */
+    uint64_t schema_bytes;   /* the schema */
+    uint64_t table_bytes;    /* every table: objects, columns, collections and indexes */
+    uint64_t history_bytes;  /* the change history (docs/FORMAT.md §8) */
+    uint64_t other_bytes;    /* top slots this library does not know (a later format's) */
+} cs_space_info;
+
+/**
+ * Counts the bytes of the version the READ transaction `txn` reads, by part (`out`), and per
+ * table into `tables` (may be NULL): `tables[k]` receives the bytes of the table with key `k`
+ * (its node, cluster tree, columns, collections and indexes) for k < `ntables`; slots without
+ * a table, and keys past cs_table_slots(txn), receive 0. The parts add up to compacted_size.
+ * Walks every node once. Errors: CS_MISUSE (a WRITE transaction), CS_CORRUPT, CS_NOMEM.
+ */
+int cs_txn_space(cs_txn *txn, uint64_t *tables, uint32_t ntables, cs_space_info *out);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Backups (docs/FORMAT.md §12)                                                             */
@@ -386,9 +436,6 @@ typedef struct cs_backup_info {
     uint64_t created;      /* when it was written (seconds since 1970, UTC) */
 } cs_backup_info;
 
-/** Called as a backup or restore goes: database bytes done, and the total (0 when unknown). */
-typedef void (*cs_backup_progress)(void *ctx, uint64_t done, uint64_t total);
-
 /**
  * Writes a backup of the newest version of `db` to the new file `out`: a compacted copy
  * (cs_txn_write_copy's bytes) compressed as one LZ4 frame with block and content checksums,
@@ -397,7 +444,7 @@ typedef void (*cs_backup_progress)(void *ctx, uint64_t done, uint64_t total);
  * (`out` exists; left alone), CS_CORRUPT (the version is damaged; nothing is left at `out`),
  * CS_FULL, CS_IOERR, CS_PERM.
  */
-int cs_backup_write(cs_db *db, const char *out, cs_backup_progress progress, void *ctx, cs_backup_info *info);
+int cs_backup_write(cs_db *db, const char *out, cs_progress progress, void *ctx, cs_backup_info *info);
 
 /** Reads a whole backup and checks its header, checksums and size without writing anything. */
 int cs_backup_check(const char *in, cs_backup_info *info);
@@ -413,10 +460,13 @@ enum {
  * or truncated backup is CS_CORRUPT and leaves `path` as it was. An existing `path` is
  * CS_EXISTS unless `flags` has CS_RESTORE_FORCE; then it must not be open in any process or
  * through another handle (CS_BUSY, as cs_db_compact). Errors also CS_NOTFOUND (no backup),
- * CS_VERSION (a newer backup or format), CS_FULL, CS_IOERR, CS_PERM.
+ * CS_VERSION (a newer backup or format), CS_FULL, CS_IOERR, CS_PERM. `opts` may be NULL: its
+ * io is used for every read, write, sync, rename, unlink and directory sync of the restore and
+ * its durability says whether to sync (CS_DURABILITY_FULL, the default) or not; its flags are
+ * ignored. `progress` (may be NULL) is called with the bytes restored and the database's size.
  */
-int cs_backup_restore(const char *in, const char *path, uint32_t flags, cs_backup_progress progress, void *ctx,
-                      cs_backup_info *info);
+int cs_backup_restore(const char *in, const char *path, const cs_options *opts, uint32_t flags, cs_progress progress,
+                      void *ctx, cs_backup_info *info);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Transactions                                                                             */
@@ -582,6 +632,24 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
 /** Creates an object whose primary key is `pk` (WRITE). CS_CONSTRAINT if an object with that
  *  primary key exists; CS_TYPE if `pk` does not fit the column. */
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out);
+/**
+ * Creates `n` objects with the table's next keys (WRITE), consecutive from the first, which is
+ * stored in *first_key (may be NULL), and sets `ncols` columns of each in the same call: the
+ * value of column cols[c] for the r-th new object is values[c * n + r] (column by column).
+ * Columns not named hold their defaults. The objects are appended a leaf at a time: each leaf's
+ * keys, then each column's values for that leaf, as one append per value (docs/ARCHITECTURE.md,
+ * Short columns). Values are checked as cs_obj_set checks them, all before anything is created
+ * (CS_TYPE, CS_NOTFOUND for a link to a missing object). Tables with a primary key refuse this
+ * (use cs_obj_create_primary), as do embedded tables (CS_MISUSE); collection and backlink
+ * columns cannot be named (CS_TYPE). A table with indexed columns, or link columns among
+ * `cols`, is filled object by object through the same checks.
+ */
+int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                       const cs_value *values, int64_t *first_key);
+/** cs_obj_create_many for Int columns: ints[c][r] is the value of column cols[c] (an Int
+ *  column; CS_TYPE otherwise) for the r-th new object. */
+int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                           const int64_t *const *ints, int64_t *first_key);
 /** Finds the object with primary key `pk`: CS_NOTFOUND if none (one index lookup). */
 int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *pk, int64_t *key);
 
@@ -912,6 +980,9 @@ typedef struct cs_change {
     int64_t key;         /* object key */
     int64_t a;           /* CREATE, DELETE: number of consecutive keys; collections: a position */
     int64_t b;           /* MOVE: destination; SWAP: second position */
+    int64_t time_us;     /* when `version` was committed: microseconds since 1970-01-01 UTC (the
+                            committer's clock); 0 when the file does not say (a version committed
+                            by a library that did not record commit times) */
 } cs_change;
 
 typedef struct cs_changes cs_changes;

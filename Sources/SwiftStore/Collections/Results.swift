@@ -72,6 +72,10 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
     /// The accessor of the last object made on the direct path: the next key is usually the
     /// next row of its cluster leaf, so the next accessor starts positioned without a descent.
     @usableFromInline var cursor = cs_obj()
+    /// The instance the direct path gave last, for classes whose instances hold nothing but
+    /// their accessor (`ClassInfo.reusesAccessors`): when nothing else references it any more,
+    /// the next element is read through it, moved to the next row, instead of a new instance.
+    @usableFromInline var spare: ObjectBase?
 
     init(base: ResultsBase, keys: [Int64]) {
         self.base = base
@@ -108,7 +112,7 @@ public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
         if let direct, position < keys.count {
             let key = keys[position]
             let made = direct.core._withUnsafeGuaranteedRef {
-                $0.nextObject(direct.info, key: key, stamp: direct.stamp, cursor: &cursor)
+                $0.nextObject(direct.info, key: key, stamp: direct.stamp, cursor: &cursor, spare: &spare)
             }
             if let made {
                 position += 1

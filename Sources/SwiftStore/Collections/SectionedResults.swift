@@ -200,12 +200,20 @@ extension RealmCollection {
     /// section.
     public func sectioned<Key: _Persistable & Hashable>(sortDescriptors: [SortDescriptor],
                                                         _ keyBlock: @escaping (Element) -> Key) -> SectionedResults<Key, Element> {
+        sectioned(sortDescriptors: sortDescriptors, keyBlock, keyProperty: nil)
+    }
+
+    /// `sectioned(sortDescriptors:_:)`, where `keyProperty` (when not nil) names the persisted
+    /// property whose value `keyBlock` returns: the sections are then computed from its column.
+    func sectioned<Key: _Persistable & Hashable>(sortDescriptors: [SortDescriptor], _ keyBlock: @escaping (Element) -> Key,
+                                                 keyProperty: String?) -> SectionedResults<Key, Element> {
         if sortDescriptors.isEmpty {
             preconditionFailure("There must be at least one SortDescriptor when using SectionedResults.")
         }
         let sorted = self.sorted(by: sortDescriptors)
+        let column = keyProperty.map { (name: $0, read: { (o: ObjectBase, col: UInt32) in Key._rlmGet(o, col) }) }
         return SectionedResults(base: SectionsBase(results: sorted.base, sortKeyPaths: sortDescriptors.map(\.keyPath),
-                                                   keyOf: keyBlock))
+                                                   keyOf: keyBlock, keyColumn: column))
     }
 
     /// The collection sorted by its values and grouped by the key `block` gives each value.
@@ -220,7 +228,8 @@ extension RealmCollection where Element: ObjectBase {
     public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>,
                                                         ascending: Bool = true) -> SectionedResults<Key, Element> {
         let name = KeyPathTracer.name(for: keyPath, root: Element.self)
-        return sectioned(sortDescriptors: [SortDescriptor(keyPath: name, ascending: ascending)]) { $0[keyPath: keyPath] }
+        return sectioned(sortDescriptors: [SortDescriptor(keyPath: name, ascending: ascending)], { $0[keyPath: keyPath] },
+                         keyProperty: name.contains(".") ? nil : name)
     }
 
     /// The objects sorted by `sortDescriptors`, one section per distinct value of the property
@@ -230,10 +239,11 @@ extension RealmCollection where Element: ObjectBase {
         guard let first = sortDescriptors.first else {
             preconditionFailure("Can not section Results with empty sortDescriptor parameter.")
         }
-        if KeyPathTracer.name(for: keyPath, root: Element.self) != first.keyPath {
+        let name = KeyPathTracer.name(for: keyPath, root: Element.self)
+        if name != first.keyPath {
             preconditionFailure("The section key path must match the primary sort descriptor.")
         }
-        return sectioned(sortDescriptors: sortDescriptors) { $0[keyPath: keyPath] }
+        return sectioned(sortDescriptors: sortDescriptors, { $0[keyPath: keyPath] }, keyProperty: name.contains(".") ? nil : name)
     }
 
     /// The objects sorted by `sortDescriptors` and grouped by the key `block` gives each one

@@ -1,3 +1,4 @@
+@_spi(Reflection) import Swift
 import CStore
 
 /// How one model class is stored in one open Realm: its table, the column of each property,
@@ -24,6 +25,13 @@ final class ClassInfo {
     /// Whether instances need their wrappers bound when they become managed (Encodable
     /// classes: a wrapper encodes itself without seeing its object).
     var bindsEagerly = false
+    /// Whether a managed instance holds nothing but its accessor, so a pass over objects may
+    /// move one instance from row to row while nobody else references it (`RLMIterator`,
+    /// sectioning): no legacy boxes or eager bindings, no collection or LinkingObjects property
+    /// (their wrappers cache an accessor), and no stored field of the class's own besides the
+    /// managed properties' wrappers (an ignored property or a plain `var` keeps a value per
+    /// instance).
+    private(set) var reusesAccessors = false
     /// Per 8-byte word of the instance: the column (for LinkingObjects, the property index)
     /// of the `@Persisted` field starting there, or `CS_NONE`.
     @exclusivity(unchecked) private var columnsByWord: [UInt32] = []
@@ -73,6 +81,27 @@ final class ClassInfo {
         propertyByColumn[col].flatMap { targets[$0] }
     }
 
+    /// Whether the stored fields of the schema's class are those of the SwiftStore class it
+    /// derives from plus one wrapper per managed property.
+    static func holdsOnlyPersistedFields(_ schema: ObjectSchema) -> Bool {
+        var base: AnyClass = schema.objectClass
+        while base != Object.self && base != EmbeddedObject.self && base != ObjectBase.self {
+            guard let up = _getSuperclass(base) else { return false }
+            base = up
+        }
+        func fields(_ type: Any.Type) -> Int {
+            var n = 0
+            // Option 1 is `.classType` (its static is not concurrency-safe to reference).
+            _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { _, _, _, _ in
+                n += 1
+                return true
+            }
+            return n
+        }
+        let wrappers = schema.allProperties.filter { $0.field != nil }.count
+        return fields(schema.objectClass) == fields(base) + wrappers
+    }
+
     /// Finishes the tables after every table's columns are known.
     func prepareBindings() {
         bindings = []
@@ -80,6 +109,9 @@ final class ClassInfo {
         let dynamic = objectSchema.objectClass == DynamicObject.self
         bindsEagerly = objectSchema.objectClass is Encodable.Type
         columnsByWord = []
+        reusesAccessors = !dynamic && !bindsEagerly
+            && !objectSchema.allProperties.contains { $0.legacy || $0.isCollection || $0.type == .linkingObjects }
+            && ClassInfo.holdsOnlyPersistedFields(objectSchema)
         for (i, p) in objectSchema.allProperties.enumerated() {
             if p.isPrimary { primaryColumn = columns[i] }
             if columns[i] != CS_NONE { propertyByColumn[columns[i]] = i }

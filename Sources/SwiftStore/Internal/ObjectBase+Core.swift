@@ -26,4 +26,17 @@ extension ObjectBase {
         }
         return core.stored(from: v, dynamic: isDynamic)
     }
+
+    /// Reads a String column: the read check without retaining the core, the core's read, and
+    /// the bytes decoded straight into a String (no `StoredValue` in between). Nil for null.
+    final func readStringColumn(_ col: UInt32) -> String? {
+        guard let ref = coreRef else { preconditionFailure("Object is not managed by a Realm") }
+        let attached = ref._withUnsafeGuaranteedRef { $0.generation == generation && $0.isOnOwnerThread }
+        if !attached { _ = verifyAttached() }
+        var v = cs_value()
+        let rc = cs_obj_get(&cobj, col, &v)
+        if rc != 0 { readFailed(rc) }
+        guard v.type == CS_TYPE_STRING else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len), as: UTF8.self)
+    }
 }

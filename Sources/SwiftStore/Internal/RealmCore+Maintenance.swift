@@ -40,7 +40,7 @@ extension RealmCore {
         guard shouldCompact(Int(st.file_size), used) else { return }
         let category = Category.Storage.all.rawValue
         CoreLog.log(.info, category, "Compacting '\(path)': file size \(st.file_size) bytes, \(used) bytes in use")
-        let crc = cs_db_compact(path, &opts, nil)
+        let crc = cs_db_compact(path, &opts, nil, nil, nil)
         if crc == Int32(CS_BUSY) {
             CoreLog.log(.detail, category, "Compaction of '\(path)' skipped: the file is open elsewhere")
             return
@@ -56,7 +56,7 @@ extension RealmCore {
         if isInWriteTransaction {
             throw Realm.Error(.fail, "Cannot write a copy of a Realm inside a write transaction", fileURL: dest)
         }
-        let rc = cs_txn_write_copy(txn, path)
+        let rc = cs_txn_write_copy(txn, path, nil, nil)
         if rc == Int32(CS_EXISTS) {
             throw Realm.Error(.fileExists, "File at path '\(path)' already exists.", fileURL: dest,
                               errno: EEXIST)

@@ -592,17 +592,29 @@ final class RealmCore {
 
     /// The next object of a pass over keys taken at `stamp`, or nil if the Realm's state moved
     /// since (the caller then checks each key). `cursor` is the accessor of the previous object
-    /// of the pass: the next key is usually the next row of its leaf.
+    /// of the pass: the next key is usually the next row of its leaf. `spare` is the instance
+    /// the pass gave last: for a class whose instances hold only their accessor, it is moved to
+    /// the next row when the pass holds the only reference to it (the loop did not keep it), so
+    /// a loop that reads each object and lets it go allocates no instance per element and
+    /// retains nothing per element (no core or class reference counting, which frozen
+    /// Realms read from several threads would contend on).
     @usableFromInline
     func nextObject(_ info: Unmanaged<ClassInfo>, key: Int64, stamp: (UInt64, UInt64, UInt64),
-                    cursor: inout cs_obj) -> ObjectBase? {
+                    cursor: inout cs_obj, spare: inout ObjectBase?) -> ObjectBase? {
         guard let t = _txn, (cs_txn_version(t), mutations, generation) == stamp else { return nil }
         return info._withUnsafeGuaranteedRef { info in
             var c = cs_obj()
             cs_obj_prepare(t, info.table, key, &cursor, &c)
             if c.leaf == nil { _ = cs_obj_exists(&c) }
             cursor = c
-            return object(info, accessor: c)
+            guard info.reusesAccessors else { return object(info, accessor: c) }
+            if isKnownUniquelyReferenced(&spare), let s = spare {
+                s.cobj = c
+                return s
+            }
+            let o = object(info, accessor: c)
+            spare = o
+            return o
         }
     }
 

@@ -101,6 +101,10 @@ struct SectionLayout<Key: Hashable> {
 final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     let results: ResultsBase
     let keyOf: (Element) -> Key
+    /// For sections by a key path naming a property: the property's name and a read of its
+    /// column from an accessor (`_Persistable._rlmGet`), which the pass uses instead of applying
+    /// the key path to each object.
+    let keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)?
     /// The sort descriptors' key paths (added to an observer's key-path filter so that a write
     /// that moves an element to another section is always seen).
     let sortKeyPaths: [String]
@@ -109,17 +113,19 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// For sections over frozen results: guards `layout` and `stamp`.
     private let frozenLock: NSLock?
 
-    init(results: ResultsBase, sortKeyPaths: [String], keyOf: @escaping (Element) -> Key) {
+    init(results: ResultsBase, sortKeyPaths: [String], keyOf: @escaping (Element) -> Key,
+         keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil) {
         self.results = results
         self.sortKeyPaths = sortKeyPaths
         self.keyOf = keyOf
+        self.keyColumn = keyColumn
         self.frozenLock = results.realmCore?.isFrozen == true ? NSLock() : nil
     }
 
     /// Sections over `results` (frozen at the version `layout` was computed at) with that
     /// layout: freezing does not run the key block again.
     private convenience init(frozen results: ResultsBase, of live: SectionsBase, layout: SectionLayout<Key>) {
-        self.init(results: results, sortKeyPaths: live.sortKeyPaths, keyOf: live.keyOf)
+        self.init(results: results, sortKeyPaths: live.sortKeyPaths, keyOf: live.keyOf, keyColumn: live.keyColumn)
         self.layout = layout
         self.stamp = results.core.stateStamp
     }
@@ -142,7 +148,7 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     private func refreshed() -> SectionLayout<Key> {
         let now = results.core.stateStamp
         if now == stamp { return layout }
-        layout = SectionsBase.compute(results, keyOf)
+        layout = SectionsBase.compute(results, keyOf, keyColumn)
         stamp = results.core.stateStamp
         return layout
     }
@@ -162,7 +168,7 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     func thawed() -> SectionsBase? {
         guard let core = results.realmCore, core.isFrozen else { return self }
         return core.liveForCallingThread().resolveExisting(results).map {
-            SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf)
+            SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn)
         }
     }
 
@@ -176,7 +182,8 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// usually in the same leaf), so the pass makes no object per element; the accessor is
     /// replaced when the block kept it, and not reused at all for classes whose accessors cache
     /// collection properties.
-    static func compute(_ results: ResultsBase, _ keyOf: (Element) -> Key) -> SectionLayout<Key> {
+    static func compute(_ results: ResultsBase, _ keyOf: (Element) -> Key,
+                        _ keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil) -> SectionLayout<Key> {
         let keys = results.currentKeys()
         guard let info = results.info else {
             return SectionLayout(count: keys.count) { i in
@@ -185,11 +192,22 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         }
         let core = results.core
         let exact = ObjectIdentifier(info.objectSchema.objectClass) == ObjectIdentifier(Element.self)
-        let reusable = exact && info.legacyBindings.isEmpty && !info.bindsEagerly
-            && !info.objectSchema.properties.contains { $0.isCollection || $0.type == .linkingObjects }
+        let reusable = exact && info.reusesAccessors
         let txn = core.txn
         var cursor = cs_obj()
         var spare: ObjectBase?
+        if let (name, read) = keyColumn, let col = info.column(named: name) {
+            // the property's column, read through one accessor moved from row to row (no
+            // object per element, no key path applied, no block run)
+            return SectionLayout(count: keys.count) { i in
+                var c = cs_obj()
+                cs_obj_prepare(txn, info.table, keys[i], &cursor, &c)
+                if c.leaf == nil { _ = cs_obj_exists(&c) }
+                cursor = c
+                if let s = spare { s.cobj = c } else { spare = core.object(info, accessor: c) }
+                return read(spare!, col)
+            }
+        }
         return SectionLayout(count: keys.count) { i in
             var c = cs_obj()
             cs_obj_prepare(txn, info.table, keys[i], &cursor, &c)

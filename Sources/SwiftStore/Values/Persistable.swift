@@ -261,6 +261,10 @@ extension Double: _RealmCollectionValueInsideOptional {
 extension String: _RealmCollectionValueInsideOptional {
     public static var _rlmShape: _PropertyShape { _PropertyShape(.string) }
     public static func _rlmDefaultValue() -> String { "" }
+    /// Reads the property `col` of a managed object (decoded from the core's bytes directly).
+    public static func _rlmGet(_ obj: ObjectBase, _ col: UInt32) -> String {
+        obj.readStringColumn(col) ?? ""
+    }
     public static func _rlmDecode(_ stored: _Stored) -> String {
         if case .string(let s) = stored.value { return s }
         return ""

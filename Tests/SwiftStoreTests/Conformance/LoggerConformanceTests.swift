@@ -49,10 +49,17 @@ struct LoggerConformanceTests {
         #expect(commits.allSatisfy { $0.0 == .debug && $0.1 == "Realm.Storage.Transaction" })
         #expect(commits.contains { $0.2.contains("file size") })
 
-        var config = dir.config([CfLogged.self], version: 1)
-        config.migrationBlock = { _, _ in }
-        _ = try Realm(configuration: config)
-        #expect(sink.messages(containing: "from schema version 0 to 1").count == 1)
+        // The logger is process-wide: another test may migrate its own file from 0 to 1 while
+        // this sink is installed (as `other` does here), so messages are told apart by path.
+        let other = TempDir()
+        _ = try Realm(configuration: other.config([CfLogged.self]))
+        for migrating in [dir, other] {
+            var config = migrating.config([CfLogged.self], version: 1)
+            config.migrationBlock = { _, _ in }
+            _ = try Realm(configuration: config)
+        }
+        #expect(sink.messages(containing: "Migrating \(path) from schema version 0 to 1").count == 1)
+        #expect(sink.messages(containing: "Migrating \(other.file().path) from schema version 0 to 1").count == 1)
     }
 
     @Test func levelFiltersMessages() throws {

@@ -8,7 +8,7 @@ import Foundation
 struct Slot: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create or drop a feed slot (a named consumer whose unacknowledged changes the file keeps).",
-        discussion: "A new slot starts at the version its creation commits: `swiftstore changes --slot NAME` then prints every change committed after it. `swiftstore info` lists the slots with their positions and the bytes of history each holds back. Exit status 1 for an existing (create) or unknown (drop) slot, 2 when the file cannot be opened.")
+        discussion: "A new slot starts at the version its creation commits: `swiftstore changes --slot NAME` then prints every change committed after it. `swiftstore info` lists the slots with their positions and the bytes of history each holds back. Exit status 1 for an existing (create) or unknown (drop) slot or a damaged file (or not a database), 2 for usage (an action other than create or drop) or when the file cannot be opened.")
 
     @Argument(help: "create or drop") var action: String
     @Argument(help: "The database file.") var file: String
@@ -18,7 +18,7 @@ struct Slot: ParsableCommand {
     func run() throws {
         guard action == "create" || action == "drop" else {
             writeError("swiftstore slot: the action is create or drop, not '\(action)'")
-            throw ExitCode(64)
+            throw ExitCode(ToolExit.usageOrIO)
         }
         try withWriteTransaction(file, "slot") { txn in
             let rc = action == "create" ? cs_feed_create(txn, name, limit) : cs_feed_drop(txn, name)
@@ -69,9 +69,9 @@ struct Changes: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every change committed after a feed slot's position, in commit order, and acknowledge it.",
         discussion: """
-        One line per object and commit: {"version", "op" (insert, update, delete, collection), "class", "key" (the object key), "pk" (the primary key, when the class has one and it can be read), "changes" (property -> new value)}; a schema change is {"version", "op":"schema", "classes":[...]}. Values: dates {"$date": seconds}, decimals {"$decimal": text}, ObjectId {"$oid": hex}, UUID {"$uuid": hex}, binary {"$binary": base64}, links as the target's primary key (or {"$key": object key} when it has none), embedded objects inline, lists and sets as arrays, maps as objects. A change to an embedded object is printed as an update of its owner's property. The values are those of the newest version read (a batch of commits is read at once; an object deleted later in the batch gets only its delete line). \
+        One line per object and commit: {"version", "time" (the commit time, RFC 3339 in UTC with microseconds, by the committing process's clock; null for a version committed by a library that kept no commit times), "op" (insert, update, delete, collection), "class", "key" (the object key), "pk" (the primary key, when the class has one and it can be read), "changes" (property -> new value)}; a schema change is {"version", "op":"schema", "classes":[...]}. Values: dates {"$date": seconds}, decimals {"$decimal": text}, ObjectId {"$oid": hex}, UUID {"$uuid": hex}, binary {"$binary": base64}, links as the target's primary key (or {"$key": object key} when it has none), embedded objects inline, lists and sets as arrays, maps as objects. A change to an embedded object is printed as an update of its owner's property. Every value printed is the one the property had right after the line's commit: a batch of commits is read at once, at its last version, so when a later commit of the batch changes the same property of the same object again, the earlier line leaves the value out and names the property in "changedLater" (the later line has the value); an object deleted later in the batch gets only its delete line. \
         Acknowledgement: after the lines of a batch are written to standard output, the slot is acknowledged up to the batch's last version (one commit); --no-ack leaves the slot where it is. \
-        --follow keeps waiting for commits of any process (it sleeps on the file's commit counter, no polling). Exit status 1 for an unknown or invalidated slot, 2 when the file cannot be opened.
+        --follow keeps waiting for commits of any process (it sleeps on the file's commit counter, no polling). Exit status 1 for an unknown or invalidated slot or a damaged file (or not a database), 2 for usage or when the file cannot be opened.
         """)
 
     @Argument(help: "The database file.") var file: String
@@ -91,7 +91,7 @@ struct Changes: ParsableCommand {
         var rc = cs_db_open(file, &options, &db)
         if rc != 0 {
             writeError("swiftstore changes: \(CStoreError(rc))")
-            throw ExitCode(2)
+            throw ExitCode(ToolExit.code(for: rc))
         }
         defer { cs_db_close(db) }
         var printed = 0
@@ -144,9 +144,10 @@ struct Changes: ParsableCommand {
     }
 
     private func shortLine(_ l: FeedLine) -> String {
-        if l.op == .schema { return "version \(l.version): schema changed" }
+        let at = commitTimeText(l.time).map { " at \($0)" } ?? ""
+        if l.op == .schema { return "version \(l.version)\(at): schema changed" }
         let id = l.pk.map { "pk=\(oneLineJSONFragment($0))" } ?? "key=\(l.key)"
         let vals = l.values.sorted { $0.key < $1.key }.map { "\($0.key)=\(oneLineJSONFragment($0.value))" }.joined(separator: " ")
-        return "version \(l.version): \(l.op.rawValue) \(l.className) \(id)\(vals.isEmpty ? "" : " " + vals)"
+        return "version \(l.version)\(at): \(l.op.rawValue) \(l.className) \(id)\(vals.isEmpty ? "" : " " + vals)"
     }
 }

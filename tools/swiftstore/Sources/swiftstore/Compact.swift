@@ -9,7 +9,9 @@ struct Compact: ParsableCommand {
         discussion: """
             With OUT, writes a compacted copy of the newest version to the new file OUT (writers \
             may go on meanwhile). With --in-place, replaces FILE by its compacted copy (synced, \
-            verified, then renamed over it); refused while another process has FILE open. \
+            verified, then renamed over it); refused while another process has FILE open. On a \
+            terminal (stderr) a progress bar shows the bytes written, the rate and the time left; \
+            nothing is shown on a pipe or with --json or --quiet. \
             \(ToolExit.help)
             """)
 
@@ -44,7 +46,12 @@ func compactCommand(file: String, out: String?, output: Output) -> Int32 {
             rc = cs_txn_begin(db, Int32(CS_TXN_READ), &txn)
             if rc == 0 {
                 version = cs_txn_version(txn)
-                rc = cs_txn_write_copy(txn, out)
+                if let bar = output.progress("compact") {
+                    rc = cs_txn_write_copy(txn, out, progressCallback, Unmanaged.passUnretained(bar).toOpaque())
+                    bar.finish()
+                } else {
+                    rc = cs_txn_write_copy(txn, out, nil, nil)
+                }
                 cs_txn_end(txn)
             }
         }
@@ -55,7 +62,13 @@ func compactCommand(file: String, out: String?, output: Output) -> Int32 {
     } else {
         var options = cs_options()
         var info = cs_compact_info()
-        let rc = cs_db_compact(file, &options, &info)
+        let rc: Int32
+        if let bar = output.progress("compact") {
+            rc = cs_db_compact(file, &options, progressCallback, Unmanaged.passUnretained(bar).toOpaque(), &info)
+            bar.finish()
+        } else {
+            rc = cs_db_compact(file, &options, nil, nil, &info)
+        }
         if rc != 0 { return output.failure("compact", rc, extra: ["file": file, "inPlace": true]) }
         version = info.version
     }

@@ -14,6 +14,9 @@ enum FeedOp: String {
 /// One line of the feed: one object's changes in one commit, or a schema change.
 struct FeedLine {
     var version: UInt64
+    /// The version's commit time in microseconds since 1970 (UTC); 0 when the file does not
+    /// record it (a version committed by a library that kept no commit times).
+    var time: Int64 = 0
     var op: FeedOp
     var table: UInt32 = CS_NONE
     var className: String = ""
@@ -24,10 +27,13 @@ struct FeedLine {
     var values: [String: Any] = [:]
     /// The columns changed (update, collection; an insert changes them all).
     var cols: [UInt32] = []
+    /// Properties of this line that a later commit of the same batch changed again: the batch's
+    /// values are read at its last version, so theirs are printed only on that later line.
+    var changedLater: [String] = []
 
     /// The JSON object printed by `swiftstore changes --json`.
     var json: [String: Any] {
-        var o: [String: Any] = ["version": version, "op": op.rawValue]
+        var o: [String: Any] = ["version": version, "op": op.rawValue, "time": commitTimeText(time) ?? NSNull()]
         if op == .schema {
             o["classes"] = values["classes"] ?? []
             return o
@@ -36,8 +42,21 @@ struct FeedLine {
         o["key"] = key
         if let pk { o["pk"] = pk }
         if op != .delete { o["changes"] = values }
+        if !changedLater.isEmpty { o["changedLater"] = changedLater }
         return o
     }
+}
+
+/// A commit time as RFC 3339 text in UTC with microseconds ("2026-11-27T08:51:37.123456Z"); nil
+/// for 0 (not recorded).
+func commitTimeText(_ us: Int64) -> String? {
+    guard us != 0 else { return nil }
+    var secs = time_t(us >= 0 ? us / 1_000_000 : (us - 999_999) / 1_000_000)
+    let frac = us - Int64(secs) * 1_000_000
+    var tm = tm()
+    guard gmtime_r(&secs, &tm) != nil else { return nil }
+    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
+                  Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), Int(frac))
 }
 
 /// Reads one table's schema (visible properties) once per batch.
@@ -244,7 +263,7 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
     var lines: [FeedLine] = []
     var i = 0
     while i < records.count {
-        let version = records[i].version
+        let version = records[i].version, time = records[i].time_us
         var j = i
         while j < records.count && records[j].version == version { j += 1 }
         // per (table, key): op and changed columns, in first-seen order
@@ -275,7 +294,7 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
             }
         }
         if schemaChanged {
-            lines.append(FeedLine(version: version, op: .schema, values: ["classes": schemaJSON(txn)]))
+            lines.append(FeedLine(version: version, time: time, op: .schema, values: ["classes": schemaJSON(txn)]))
         }
         var ownersDone = Set<String>()
         for a in order where a.op != .schema {
@@ -290,13 +309,13 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
                 ownersDone.insert("\(ot):\(ok):\(ocol)")
                 var o = cs_obj()
                 try CStoreError.check(cs_obj_open(txn, ot, ok, &o))
-                var line = FeedLine(version: version, op: .update, table: ot, className: os.name, key: ok, pk: values.pk(ot, ok))
+                var line = FeedLine(version: version, time: time, op: .update, table: ot, className: os.name, key: ok, pk: values.pk(ot, ok))
                 line.cols = [ocol]
                 if render { line.values = [c.name: try values.property(&o, c.col, c.info)] }
                 lines.append(line)
                 continue
             }
-            var line = FeedLine(version: version, op: a.op, table: a.table, className: s.name, key: a.key)
+            var line = FeedLine(version: version, time: time, op: a.op, table: a.table, className: s.name, key: a.key)
             if a.op == .delete {
                 line.pk = old?.pk(a.table, a.key)
                 lines.append(line)
@@ -323,5 +342,34 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
         }
         i = j
     }
+    if render { withholdLaterValues(&lines, &values) }
     return lines
+}
+
+/// The values of a batch are read at its last version, which holds the value each property got
+/// from the last commit that wrote it. So a line keeps the value of a property only when no later
+/// commit of the batch changed that property of that object; otherwise the value is removed
+/// from the line and the property listed in `changedLater` (its value is on the later line).
+/// Every value printed is then the one the property had right after the line's commit.
+private func withholdLaterValues(_ lines: inout [FeedLine], _ values: inout FeedValues) {
+    var later: [String: Set<UInt32>] = [:] // object -> columns changed by later commits
+    var end = lines.count
+    while end > 0 {
+        // one commit's lines (an object may have two: its own and an embedded object's)
+        var start = end - 1
+        while start > 0 && lines[start - 1].version == lines[end - 1].version { start -= 1 }
+        for n in start..<end where lines[n].op == .insert || lines[n].op == .update || lines[n].op == .collection {
+            guard let cols = later["\(lines[n].table):\(lines[n].key)"], let s = values.shape(lines[n].table) else { continue }
+            for c in s.columns where cols.contains(c.col) && lines[n].values[c.name] != nil {
+                lines[n].values[c.name] = nil
+                lines[n].changedLater.append(c.name)
+            }
+            lines[n].changedLater.sort()
+        }
+        for n in start..<end where lines[n].op != .schema {
+            let id = "\(lines[n].table):\(lines[n].key)"
+            if lines[n].op == .delete { later[id] = nil } else { later[id, default: []].formUnion(lines[n].cols) }
+        }
+        end = start
+    }
 }

@@ -29,6 +29,15 @@ enum ToolExit {
     }
 
     static let help = "Exit status: 0 done; 1 damaged or refused (file open elsewhere, target exists, newer format); 2 usage or I/O error."
+
+    /// The contract every command keeps, for the tool's own --help.
+    static let contract = """
+        Exit status, the same for every command: 0 done; 1 the file or backup is damaged, not a \
+        database or of a newer format, or the request was refused (the file is open elsewhere, \
+        the target exists, no such class or feed slot, a slot invalidated); 2 usage (a command \
+        line or predicate that does not parse) or an I/O error (no such file, permissions, disk \
+        full). Each command's --help says which of its failures are which.
+        """
 }
 
 /// How a command reports: text or one JSON summary on stdout, and whether to show progress.
@@ -106,7 +115,7 @@ final class Progress {
 }
 
 /// The C progress callback that forwards to a `Progress` passed as its context.
-let progressCallback: cs_backup_progress = { ctx, done, total in
+let progressCallback: cs_progress = { ctx, done, total in
     guard let ctx else { return }
     Unmanaged<Progress>.fromOpaque(ctx).takeUnretainedValue().update(done: done, total: total)
 }
@@ -115,12 +124,4 @@ let progressCallback: cs_backup_progress = { ctx, done, total in
 func sizeOfFile(_ path: String) -> UInt64 {
     var st = stat()
     return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
-}
-
-/// About what compaction would give back: the file's size less the header and the bytes the
-/// newest version reaches (those include the free list's own nodes, which a compacted file
-/// drops, so this is a slight underestimate).
-func compactionSaves(_ stats: cs_db_stats) -> UInt64 {
-    let kept = 4096 + stats.used_bytes
-    return stats.file_size > kept ? stats.file_size - kept : 0
 }

@@ -325,7 +325,7 @@ struct Mirror: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Mirror a database file into PostgreSQL and keep the mirror equal to it.",
         discussion: """
-        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. Exit status 1 for a refused schema change or an invalidated slot, 2 for a file or PostgreSQL error.
+        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. Exit status 1 for a refused schema change, an invalidated slot or a damaged file (or not a database), 2 for usage or a file or PostgreSQL error.
         """)
 
     @Argument(help: "The database file.") var file: String
@@ -342,7 +342,7 @@ struct Mirror: ParsableCommand {
             throw ExitCode(e.description.hasPrefix("refused") || e.description.contains("invalidated") ? 1 : 2)
         } catch let e as CStoreError {
             writeError("swiftstore mirror: \(e)")
-            throw ExitCode(e.code == Int32(CS_FULL) ? 1 : 2)
+            throw ExitCode(e.code == Int32(CS_FULL) ? ToolExit.refused : ToolExit.code(for: e.code))
         }
     }
 

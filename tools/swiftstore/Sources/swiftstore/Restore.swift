@@ -32,10 +32,10 @@ func restoreCommand(backup: String, file: String, force: Bool, output: Output) -
     let flags = force ? UInt32(CS_RESTORE_FORCE) : 0
     var rc: Int32
     if let bar = output.progress("restore") {
-        rc = cs_backup_restore(backup, file, flags, progressCallback, Unmanaged.passUnretained(bar).toOpaque(), &info)
+        rc = cs_backup_restore(backup, file, nil, flags, progressCallback, Unmanaged.passUnretained(bar).toOpaque(), &info)
         bar.finish()
     } else {
-        rc = cs_backup_restore(backup, file, flags, nil, nil, &info)
+        rc = cs_backup_restore(backup, file, nil, flags, nil, nil, &info)
     }
     if rc != 0 { return output.failure("restore", rc, extra: ["backup": backup, "file": file]) }
     rc = cs_file_verify(file)

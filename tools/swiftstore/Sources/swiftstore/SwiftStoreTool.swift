@@ -9,9 +9,25 @@ struct SwiftStoreTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swiftstore",
         abstract: "Inspect, verify and maintain SwiftStore database files.",
+        discussion: ToolExit.contract,
         version: String(cString: cs_library_version()),
         subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Changes.self, Slot.self, Mirror.self, Compact.self, Backup.self, Restore.self]
     )
+
+    /// Parses and runs the command as ArgumentParser does, except that a command line it
+    /// rejects exits with 2 (the tool's usage status) instead of its 64.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                writeError(fullMessage(for: error))
+                exit(withError: ExitCode(ToolExit.usageOrIO))
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 func writeError(_ text: String) {
@@ -66,7 +82,7 @@ func jsonString(_ object: Any) -> String {
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the format version, versions, sizes and tables of a database file.",
-        discussion: "Exit status 0: printed. 1: the file opened but could not be read. 2: cannot open. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\").")
+        discussion: "Sizes: the file's size, the bytes the newest version uses and those on the free lists, the bytes of each table (objects, columns, collections, indexes) and of the change history, and exactly what `swiftstore compact` would save (the file's size less the compacted copy's). Exit status 0: printed. 1: the file is damaged, not a database, or of a newer format. 2: usage, or it cannot be opened. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\"). The versions other processes pin are listed with each process's id, the versions, and how long the oldest has been pinned (JSON: \"pins\", with \"ageSeconds\").")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
@@ -81,17 +97,22 @@ struct Info: ParsableCommand {
         do {
             try CStoreError.check(cs_db_open(file, &options, &db))
         } catch let e as CStoreError {
-            throw fail("info", file, e.message, code: e.codeName, status: 2, json: json)
+            throw fail("info", file, e.message, code: e.codeName, status: ToolExit.code(for: e.code), json: json)
         }
         defer { cs_db_close(db) }
         var stats = cs_db_stats()
         var txn: OpaquePointer?
         var tables: [[String: Any]] = []
         var slots: [[String: Any]] = []
+        var space = cs_space_info()
+        var pins: [[String: Any]] = []
         do {
             try CStoreError.check(cs_db_stats_get(db, &stats))
+            pins = try pinnedVersions(db!)
             try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
             defer { cs_txn_end(txn) }
+            var tableBytes = [UInt64](repeating: 0, count: Int(cs_table_slots(txn)))
+            try CStoreError.check(cs_txn_space(txn, &tableBytes, UInt32(tableBytes.count), &space))
             for key in 0..<cs_table_slots(txn) {
                 var info = cs_table_info()
                 if cs_table_info_get(txn, key, &info) != 0 { continue }
@@ -105,19 +126,23 @@ struct Info: ParsableCommand {
                 tables.append([
                     "name": String(cString: info.name), "objects": Int(info.count),
                     "properties": columns, "embedded": (info.flags & UInt32(CS_TABLE_EMBEDDED)) != 0,
+                    "bytes": Int(tableBytes[Int(key)]),
                 ])
             }
             slots = try feedSlots(txn!)
         } catch let e as CStoreError {
-            throw fail("info", file, e.message, code: e.codeName, status: 1, json: json)
+            throw fail("info", file, e.message, code: e.codeName, status: ToolExit.refused, json: json)
         }
         let rejected = rejectedCommit(stats)
+        let saves = stats.file_size > space.compacted_size ? stats.file_size - space.compacted_size : 0
         var report: [String: Any] = [
             "file": file, "format": Int(stats.read_format), "version": Int(stats.version),
             "fileSize": Int(stats.file_size), "logicalSize": Int(stats.logical_size),
             "usedBytes": Int(stats.used_bytes), "freeBytes": Int(stats.free_bytes),
             "freeExtents": Int(stats.free_extents), "tables": tables,
-            "compactionSaves": Int(compactionSaves(stats)), "feedSlots": slots,
+            "schemaBytes": Int(space.schema_bytes), "historyBytes": Int(space.history_bytes),
+            "compactedSize": Int(space.compacted_size), "compactionSaves": Int(saves), "feedSlots": slots,
+            "pins": pins,
         ]
         if let rejected {
             // the header's newest slot was passed over: the file opened at an older version
@@ -137,7 +162,9 @@ struct Info: ParsableCommand {
         print("logical size:  \(stats.logical_size) bytes")
         print("used:          \(stats.used_bytes) bytes")
         print("free:          \(stats.free_bytes) bytes in \(stats.free_extents) extents")
-        print("compaction:    would save about \(compactionSaves(stats)) bytes (`swiftstore compact`)")
+        print("schema:        \(space.schema_bytes) bytes")
+        print("history:       \(space.history_bytes) bytes (the change history)")
+        print("compaction:    would save \(saves) bytes: \(stats.file_size) -> \(space.compacted_size) (`swiftstore compact`)")
         print("feed slots:    \(slots.count)")
         for s in slots {
             if let at = s["invalidatedAt"] {
@@ -147,17 +174,39 @@ struct Info: ParsableCommand {
                 print("  \(s["name"]!): at version \(s["position"]!), holds back \(s["heldBytes"]!) bytes of history (\(limit))")
             }
         }
+        print("pinned:        \(pins.count) other process(es) pin versions")
+        for p in pins {
+            let age = (p["ageSeconds"] as? Double).map { String(format: "for %.1f s", $0) } ?? "since an unknown time"
+            let state = p["state"] as! String == "in use" ? "" : " (\(p["state"]!))"
+            print("  pid \(p["pid"]!): versions \(p["oldest"]!)-\(p["newest"]!), \(age)\(state)")
+        }
         print("tables:        \(tables.count)")
         for t in tables {
-            print("  \(t["name"]!): \(t["objects"]!) objects, \(t["properties"]!) properties\((t["embedded"] as! Bool) ? " (embedded)" : "")")
+            print("  \(t["name"]!): \(t["objects"]!) objects, \(t["properties"]!) properties, \(t["bytes"]!) bytes\((t["embedded"] as! Bool) ? " (embedded)" : "")")
         }
+    }
+}
+
+/// The versions other processes pin (their reader slots), for `info`: pid, oldest and newest
+/// version, how long the oldest has been pinned (absent when not recorded) and the slot's state.
+func pinnedVersions(_ db: OpaquePointer) throws -> [[String: Any]] {
+    var n = 0
+    try CStoreError.check(cs_db_pins(db, nil, 0, &n))
+    var list = [cs_pin_info](repeating: cs_pin_info(), count: max(n, 1))
+    try CStoreError.check(cs_db_pins(db, &list, list.count, &n))
+    let now = Date().timeIntervalSince1970 * 1000
+    return list.prefix(min(n, list.count)).map { p in
+        var o: [String: Any] = ["pid": Int(p.pid), "oldest": Int(p.oldest), "newest": Int(p.newest),
+                                "state": p.state == 0 ? "in use" : p.state == 1 ? "idle" : "revoked"]
+        if p.since_ms != 0 { o["ageSeconds"] = max(0, (now - Double(p.since_ms)) / 1000) }
+        return o
     }
 }
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every node and invariant of a database file.",
-        discussion: "Exit status 0: healthy. 1: damaged (the first problem and where is printed), including a newest commit that had to be passed over (the file then opens at an older version). 2: cannot open.")
+        discussion: "Exit status 0: healthy. 1: damaged (the first problem and where is printed), including a newest commit that had to be passed over (the file then opens at an older version), or of a newer format. 2: usage, or it cannot be opened.")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
@@ -176,7 +225,7 @@ struct Verify: ParsableCommand {
             writeError("\(file): \(CStoreError.codeName(rc)): \(message)")
         }
         if rc == 0 { return }
-        throw ExitCode(rc == Int32(CS_CORRUPT) ? 1 : 2)
+        throw ExitCode(ToolExit.code(for: rc))
     }
 }
 
@@ -278,7 +327,7 @@ func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePoint
 }
 
 /// Opens a file (read-only unless `write`) and runs `body` with the handle and a transaction
-/// of that kind, which it then ends and closes; failures to open exit with status 2.
+/// of that kind, which it then ends and closes; failures to open exit as ToolExit.code says.
 func withTransaction(_ file: String, _ command: String, write: Bool,
                      _ body: (OpaquePointer, OpaquePointer) throws -> Void) throws {
     if let reason = notAFile(file) {
@@ -295,7 +344,7 @@ func withTransaction(_ file: String, _ command: String, write: Bool,
     } catch let e as CStoreError {
         writeError("swiftstore \(command): \(e)")
         if db != nil { cs_db_close(db) }
-        throw ExitCode(2)
+        throw ExitCode(ToolExit.code(for: e.code))
     }
     defer {
         cs_txn_end(txn)
@@ -307,7 +356,7 @@ func withTransaction(_ file: String, _ command: String, write: Bool,
 struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of a class that match a predicate.",
-        discussion: "The predicate uses the query language of SwiftStore's filter(), for example 'age > 3 AND name BEGINSWITH[c] \"r\" SORT(age DESC) LIMIT(10)'. With --json the output is JSON Lines: one JSON object per line per matching object (its properties and \"_key\"), nothing else. Every node is checksummed before anything is printed. Exit status 1 for a malformed predicate, an unknown class or a damaged file (the damaged node's offset is printed), 2 when the file cannot be opened.")
+        discussion: "The predicate uses the query language of SwiftStore's filter(), for example 'age > 3 AND name BEGINSWITH[c] \"r\" SORT(age DESC) LIMIT(10)'. With --json the output is JSON Lines: one JSON object per line per matching object (its properties and \"_key\"), nothing else. Every node is checksummed before anything is printed. Exit status 1 for an unknown class or a damaged file (the damaged node's offset is printed; or not a database), 2 for a malformed predicate (usage) or when the file cannot be opened.")
 
     @Argument(help: "The database file.") var file: String
     @Argument(help: "The class (table) name.") var className: String
@@ -325,7 +374,7 @@ struct Query: ParsableCommand {
             let rc = predicate.withCString { cs_query_new(txn, table, $0, strlen($0), nil, 0, &q) }
             if rc != 0 {
                 writeError("swiftstore query: \(CStoreError(rc))")
-                throw ExitCode(rc == Int32(CS_QUERY) ? 1 : 2)
+                throw ExitCode(rc == Int32(CS_QUERY) ? ToolExit.usageOrIO : ToolExit.code(for: rc))
             }
             defer { cs_query_free(q) }
             var keys: UnsafeMutablePointer<Int64>?
@@ -363,7 +412,7 @@ func oneLineJSONFragment(_ v: Any) -> String {
 struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every object as a JSON line: {\"class\": ..., \"object\": {...}}.",
-        discussion: "The output is JSON Lines. Every node is checksummed before anything is printed. Exit status 1 for an unknown --class or a damaged file (the damaged node's offset is printed), 2 when the file cannot be opened.")
+        discussion: "The output is JSON Lines. Every node is checksummed before anything is printed. Exit status 1 for an unknown --class or a damaged file (the damaged node's offset is printed; or not a database), 2 for usage or when the file cannot be opened.")
 
     @Argument(help: "The database file.") var file: String
     @Option(name: .customLong("class"), help: "Only this class.") var className: String?

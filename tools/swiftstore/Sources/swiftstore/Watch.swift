@@ -9,7 +9,7 @@ import Foundation
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print each change to the objects of a class that match a predicate as commits happen.",
-        discussion: "Each change set gives the positions deleted (in the previous results), inserted and modified (in the previous results), as the notifications of SwiftStore's observe() report them. With --json each is one JSON object per line: {\"version\":V,\"deletions\":[...],\"insertions\":[...],\"modifications\":[...]}; the first line is {\"version\":V,\"initial\":true}, the version the watch starts from. Exit status 1 for a malformed predicate or an unknown class, 2 when the file cannot be read.")
+        discussion: "Each change set gives the positions deleted (in the previous results), inserted and modified (in the previous results), as the notifications of SwiftStore's observe() report them. With --json each is one JSON object per line: {\"version\":V,\"deletions\":[...],\"insertions\":[...],\"modifications\":[...]}; the first line is {\"version\":V,\"initial\":true}, the version the watch starts from. Exit status 1 for an unknown class or a damaged file (or not a database), 2 for a malformed predicate (usage) or when the file cannot be opened or read.")
 
     @Argument(help: "The database file.") var file: String
     @Argument(help: "The class (table) name.") var className: String
@@ -23,7 +23,7 @@ struct Watch: ParsableCommand {
         var rc = cs_db_open(file, &opts, &db)
         if rc != 0 {
             writeError("swiftstore watch: \(CStoreError(rc))")
-            throw ExitCode(2)
+            throw ExitCode(ToolExit.code(for: rc))
         }
         defer { cs_db_close(db) }
         var table: UInt32 = 0
@@ -46,7 +46,7 @@ struct Watch: ParsableCommand {
         rc = predicate.withCString { cs_watch_query(notifier, table, $0, strlen($0), nil, 0, nil, nil, 0, Int32(CS_WATCH_DEEP), &watch) }
         if rc != 0 {
             writeError("swiftstore watch: \(CStoreError(rc))")
-            throw ExitCode(rc == Int32(CS_QUERY) ? 1 : 2)
+            throw ExitCode(rc == Int32(CS_QUERY) ? ToolExit.usageOrIO : ToolExit.code(for: rc))
         }
         defer { cs_watch_free(watch) }
         var c = cs_changeset()

@@ -1,0 +1,184 @@
+/*
+ * query_sort.c -- SORT on one column of the queried objects (docs/ARCHITECTURE.md, Sorting on
+ * one column): the general sort (query.c, order_keys) reads every value through the query
+ * engine, copies each string into its own allocation and compares through cs_value_compare;
+ * this path reads the column once into an array of fixed-size items and compares integers.
+ *
+ * Each item holds a 64-bit key whose unsigned order is the values' order
+ * (docs/ARCHITECTURE.md, Values and their order):
+ *   - Int: the value with its sign bit flipped; Bool: 0 or 1;
+ *   - Float and Double: the IEEE bits made monotonic (negative numbers complemented, positive
+ *     ones with the sign bit set), -0.0 taken as 0.0 (they compare equal), every NaN 0 (NaN
+ *     equals NaN and sorts before every number, and no number's key is 0);
+ *   - Timestamp: the seconds with the sign bit flipped, the nanoseconds compared on a tie;
+ *   - String and Binary: the first 8 bytes big-endian, zero-padded. Equal keys mean equal first
+ *     bytes up to the shorter length, with only zero bytes after it up to 8; the bytes after the
+ *     eighth (copied into one shared buffer) and then the lengths decide, as memcmp then length
+ *     does in cs_value_compare.
+ * Null sorts before every value. The sort is a merge sort that takes the left item on a tie,
+ * so items that compare equal keep the order of the keys given, in both directions, as the
+ * general sort does.
+ */
+#include "query_int.h"
+
+#include <math.h>
+
+enum { SK_NUM, SK_TS, SK_BYTES };
+
+typedef struct fsort_item {
+    uint64_t pre;   /* order key (see above) */
+    int64_t key;    /* object */
+    uint64_t tail;  /* SK_BYTES: offset of the bytes after the eighth in the shared buffer */
+    uint32_t len;   /* SK_BYTES: length in bytes */
+    int32_t nsec;   /* SK_TS: nanoseconds */
+    uint32_t null;  /* 1 for null */
+    uint32_t pad;
+} fsort_item;
+
+typedef struct fsort {
+    int kind;
+    int dir;            /* 1 ascending, -1 descending */
+    const uint8_t *buf; /* the bytes after the eighth of each string */
+} fsort;
+
+static inline int fsort_cmp(const fsort *s, const fsort_item *a, const fsort_item *b)
+{
+    int c;
+    if (a->null != b->null) {
+        c = a->null ? -1 : 1;
+    } else if (a->null) {
+        return 0;
+    } else if (a->pre != b->pre) {
+        c = a->pre < b->pre ? -1 : 1;
+    } else if (s->kind == SK_BYTES) {
+        size_t an = a->len > 8 ? a->len - 8 : 0, bn = b->len > 8 ? b->len - 8 : 0, n = an < bn ? an : bn;
+        c = n ? memcmp(s->buf + a->tail, s->buf + b->tail, n) : 0;
+        if (!c) c = (a->len > b->len) - (a->len < b->len);
+        else c = c < 0 ? -1 : 1;
+    } else if (s->kind == SK_TS) {
+        c = (a->nsec > b->nsec) - (a->nsec < b->nsec);
+    } else {
+        return 0;
+    }
+    return c * s->dir;
+}
+
+/* Stable merge sort of v[0..n) through tmp (n items). */
+static void fsort_run(const fsort *s, fsort_item *v, fsort_item *tmp, size_t n)
+{
+    if (n <= 12) {
+        for (size_t i = 1; i < n; i++) {
+            fsort_item x = v[i];
+            size_t j = i;
+            while (j > 0 && fsort_cmp(s, &x, &v[j - 1]) < 0) { v[j] = v[j - 1]; j--; }
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    fsort_run(s, v, tmp, h);
+    fsort_run(s, v + h, tmp, n - h);
+    if (fsort_cmp(s, &v[h], &v[h - 1]) >= 0) return; /* already in order */
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) tmp[o++] = fsort_cmp(s, &v[j], &v[i]) < 0 ? v[j++] : v[i++];
+    while (i < h) tmp[o++] = v[i++];
+    while (j < n) tmp[o++] = v[j++];
+    memcpy(v, tmp, n * sizeof *v);
+}
+
+static uint64_t double_key(double d)
+{
+    if (isnan(d)) return 0;
+    if (d == 0) d = 0; /* -0.0 */
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+/* The item of one value of the column's type (its bytes after the eighth appended to *buf). */
+static int fsort_fill(fsort_item *it, const cs_value *v, uint8_t **buf, size_t *used, size_t *cap)
+{
+    switch (v->type) {
+    case CS_TYPE_NULL: it->null = 1; return CS_OK;
+    case CS_TYPE_INT: it->pre = (uint64_t)v->v.i ^ (1ull << 63); return CS_OK;
+    case CS_TYPE_BOOL: it->pre = v->v.b ? 1 : 0; return CS_OK;
+    case CS_TYPE_FLOAT: it->pre = double_key((double)v->v.f); return CS_OK;
+    case CS_TYPE_DOUBLE: it->pre = double_key(v->v.d); return CS_OK;
+    case CS_TYPE_TIMESTAMP:
+        it->pre = (uint64_t)v->v.ts.sec ^ (1ull << 63);
+        it->nsec = v->v.ts.nsec;
+        return CS_OK;
+    default: { /* CS_TYPE_STRING, CS_TYPE_BINARY */
+        size_t len = v->v.bytes.len;
+        const uint8_t *p = v->v.bytes.ptr;
+        uint64_t pre = 0;
+        for (size_t i = 0; i < 8; i++) pre = pre << 8 | (i < len ? p[i] : 0);
+        it->pre = pre;
+        it->len = (uint32_t)len;
+        if (len > 8) {
+            size_t more = len - 8;
+            if (*used + more > *cap) {
+                size_t nc = *cap * 2 > *used + more ? *cap * 2 : *used + more;
+                uint8_t *nb = realloc(*buf, nc);
+                if (!nb) return NOMEM();
+                *buf = nb;
+                *cap = nc;
+            }
+            memcpy(*buf + *used, p + 8, more);
+            it->tail = *used;
+            *used += more;
+        }
+        return CS_OK;
+    }
+    }
+}
+
+int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
+{
+    *done = false;
+    const qparsed *p = q->parsed;
+    if (p->nsort != 1 || p->ndistinct || n < 2 || (q->root != QR_TABLE && q->root != QR_OBJECTS)) return CS_OK;
+    bpath *b = p->sort[0].path->owned;
+    if (!b || b->n != 1 || b->steps[0].kind != BS_COL) return CS_OK;
+    uint32_t col = b->steps[0].col;
+    col_def *c = query_bound_col(q, q->table, col);
+    if (c->coll != CS_COLL_NONE) return CS_OK;
+    int kind;
+    switch (c->type) {
+    case CS_TYPE_INT: case CS_TYPE_BOOL: case CS_TYPE_FLOAT: case CS_TYPE_DOUBLE: kind = SK_NUM; break;
+    case CS_TYPE_TIMESTAMP: kind = SK_TS; break;
+    case CS_TYPE_STRING: case CS_TYPE_BINARY: kind = SK_BYTES; break;
+    default: return CS_OK;
+    }
+    fsort_item *items = malloc(n * sizeof *items), *tmp = malloc(n * sizeof *tmp);
+    size_t used = 0, cap = kind == SK_BYTES ? n * 8 : 0;
+    uint8_t *buf = cap ? malloc(cap) : NULL;
+    int rc = !items || !tmp || (cap && !buf) ? NOMEM() : CS_OK;
+    cs_obj prev;
+    bool fits = true;
+    for (size_t i = 0; rc == CS_OK && fits && i < n; i++) {
+        cs_obj o;
+        /* positioned from the previous object: a pass in key order needs no tree descent */
+        cs_obj_prepare(q->txn, q->table, keys[i], i ? &prev : NULL, &o);
+        cs_value v;
+        rc = cs_obj_get(&o, col, &v);
+        prev = o;
+        memset(&items[i], 0, sizeof items[i]);
+        items[i].key = keys[i];
+        if (rc != CS_OK) break;
+        /* a value of another type than the column's (never expected): the general sort orders it */
+        fits = v.type == CS_TYPE_NULL || v.type == (cs_type)c->type;
+        if (fits && (v.type == CS_TYPE_STRING || v.type == CS_TYPE_BINARY) && v.v.bytes.len > UINT32_MAX) fits = false;
+        if (fits) rc = fsort_fill(&items[i], &v, &buf, &used, &cap);
+    }
+    if (rc == CS_OK && fits) {
+        fsort s = {kind, p->sort[0].ascending ? 1 : -1, buf};
+        fsort_run(&s, items, tmp, n);
+        for (size_t i = 0; i < n; i++) keys[i] = items[i].key;
+        *done = true;
+    }
+    free(items);
+    free(tmp);
+    free(buf);
+    return rc;
+}
