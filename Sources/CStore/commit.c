@@ -248,44 +248,62 @@ static void plan_free_list(freelist *l, cplan *p)
  * post-order, the rewritten free-list chunks and pages, the root, the run list, the top), and
  * placement keeps them in as few contiguous runs as it can, because each run is a write and
  * scattered writes cost more to make durable than one:
- *  P1. If one reusable extent holds the whole commit, the smallest such extent takes it: one run.
+ *  P1. If one reusable extent holds the whole commit (with PLACE_MARGIN to spare), the smallest
+ *      such extent takes it: one run.
  *  P2. Else, while reusable free space is less than 1/PLACE_FREE_DIV of the logical size, the
  *      commit goes past the logical end: one run, the file grows by the commit.
- *  P3. Else each node goes into the smallest reusable extent that holds it (at most
- *      PLACE_MAX_HOLES extents), and what fits in none of them goes past the end: several
- *      runs, but the holes a workload of small updates leaves are filled.
- * Bound: the file grows (P2) only while reusable space is under 1/PLACE_FREE_DIV of it, so with
- * no reader pinning an old version its logical size stays under
- * PLACE_FREE_DIV / (PLACE_FREE_DIV - 1) times (live bytes + what the last commit freed + one
- * commit), which FreeSpaceTests checks after many random one-row updates.
- * The extents a commit may use are chosen first (their chunks become rewritten ones), so that
- * placement changes no chunk that is not rewritten anyway.
+ *  P3. Else the nodes go, in write order, into the extent the previous node went into while it
+ *      has room. A node that does not fit there goes into the smallest extent already chosen
+ *      that holds it; else a new extent is chosen: the smallest reusable one that holds this
+ *      node and all after it (the rest of the commit is one more run), else the smallest
+ *      reusable one that holds the node in a chunk this commit rewrites anyway, else in any
+ *      chunk. Only a node no reusable extent holds goes past the end.
+ * Choosing an extent rewrites its chunk (placement shortens it), which adds that chunk's node to
+ * the commit, and freeing the chunk's old node may rewrite another chunk: the choice is repeated
+ * on the grown plan until it makes no further chunk rewritten (at most PLACE_ROUNDS times), so
+ * that every node is placed as the last choice planned it. Placement changes no chunk that is
+ * not rewritten anyway.
+ * Growth: the file grows in P2, while reusable space is under 1/PLACE_FREE_DIV of it, and in
+ * P3 only by nodes that no reusable extent holds (and, if the rounds ran out, by the free-list
+ * nodes the last round added). docs/FORMAT.md §7.2 states the resulting bound, which
+ * FreeSpaceTests checks after many random one-row updates.
  */
-#define PLACE_FREE_DIV 4
-#define PLACE_MAX_HOLES 16
-/* room left for what choosing a hole adds (its chunk and page rewritten, and the ones its old
- * nodes join) */
+#define PLACE_FREE_DIV 16
+#define PLACE_MAX_HOLES 256
+#define PLACE_ROUNDS 8
+/* room left in P1 for what choosing the extent adds (its chunk and page rewritten, and the ones
+ * their old nodes join) */
 #define PLACE_MARGIN (2 * (8 + 3 * 8 * FL_CHUNK_MAX) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
 
 typedef struct alloc_cur {
-    uint64_t holes[PLACE_MAX_HOLES]; /* the start of each extent the commit may fill (UINT64_MAX: used up) */
+    uint64_t holes[PLACE_MAX_HOLES];  /* the start of each extent the commit may fill (UINT64_MAX: used up) */
+    uint64_t opened[PLACE_MAX_HOLES]; /* the first item the choice put into each */
     int nholes;    /* how many */
+    int last;      /* the extent the previous item went into (-1: none, or past the end) */
     uint64_t end;  /* logical end of the file */
 } alloc_cur;
 
-static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t oldest)
+/* Places item `item` of `size` bytes as place_choose planned it: into the extent the previous
+ * item went into while it has room, else into the smallest chosen extent (opened at or before
+ * this item) that holds it, else past the end. */
+static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, uint64_t oldest)
 {
-    /* P1: the one extent, in order; P3: the smallest chosen extent that holds the node */
     int best = -1;
     extent *bx = NULL;
-    for (int h = 0; h < c->nholes; h++) {
-        if (c->holes[h] == UINT64_MAX) continue;
-        extent *x = fl_extent_at(&f->fl, c->holes[h]);
-        if (x->len >= size && (best < 0 || x->len < bx->len)) {
-            best = h;
+    if (c->last >= 0 && c->holes[c->last] != UINT64_MAX) {
+        extent *x = fl_extent_at(&f->fl, c->holes[c->last]);
+        if (x->len >= size) {
+            best = c->last;
             bx = x;
         }
     }
+    for (int h = 0; h < c->nholes && !bx; h++) {
+        if (c->holes[h] == UINT64_MAX || c->opened[h] > item) continue;
+        extent *x = fl_extent_at(&f->fl, c->holes[h]);
+        if (x->len >= size && (best < 0 || x->len < fl_extent_at(&f->fl, c->holes[best])->len)) best = h;
+    }
+    if (best >= 0 && !bx) bx = fl_extent_at(&f->fl, c->holes[best]);
+    c->last = best;
     if (best < 0) {
         uint64_t p = c->end;
         c->end += size;
@@ -300,32 +318,56 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t oldest
     return p;
 }
 
-/* Chooses the extents for the commit planned in p (P1-P3 above). */
+/* Chooses the extents for the commit planned in p (P1-P3 above): a simulation of place() that
+ * opens a new extent whenever place() would find none among those chosen. */
 static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest)
 {
     freelist *l = &f->fl;
     c->nholes = 0;
+    c->last = -1;
     c->end = f->logical;
-    extent *x = fl_best_fit(l, p->total + PLACE_MARGIN, oldest, NULL, NULL, 0, NULL);
+    extent *x = fl_best_fit(l, p->total + PLACE_MARGIN, oldest, NULL, NULL, 0, false, NULL);
     if (x) { /* P1 */
+        c->opened[0] = 0;
         c->holes[c->nholes++] = x->pos;
         return;
     }
     if (l->bytes - fl_unreusable_bytes(l, oldest) < f->logical / PLACE_FREE_DIV) return; /* P2 */
-    /* P3: each node into the smallest reusable extent that holds it (a simulation: the
-     * extents chosen so far keep what is left of them in left[]) */
+    /* P3: left[h] is what the simulation has left of chosen extent h */
     uint64_t left[PLACE_MAX_HOLES];
-    for (uint64_t k = 0; k < p->n; k++) {
+    int cur = -1;
+    uint64_t rest = p->total; /* bytes of items k.. */
+    for (uint64_t k = 0; k < p->n;) {
         uint64_t size = p->items[k].size, len;
-        x = fl_best_fit(l, size, oldest, c->holes, left, c->nholes, &len);
-        if (!x) continue;
-        int h = 0;
-        while (h < c->nholes && c->holes[h] != x->pos) h++;
-        if (h == c->nholes) {
-            if (c->nholes == PLACE_MAX_HOLES) continue;
-            c->holes[c->nholes++] = x->pos;
+        if (cur >= 0 && left[cur] >= size) {
+            left[cur] -= size;
+            rest -= size;
+            k++;
+            continue;
         }
-        left[h] = len - size;
+        int h = -1;
+        for (int g = 0; g < c->nholes; g++)
+            if (left[g] >= size && (h < 0 || left[g] < left[h])) h = g;
+        if (h >= 0) {
+            cur = h;
+            continue;
+        }
+        x = NULL;
+        if (c->nholes < PLACE_MAX_HOLES) {
+            x = fl_best_fit(l, rest, oldest, c->holes, left, c->nholes, false, &len);
+            if (!x) x = fl_best_fit(l, size, oldest, c->holes, left, c->nholes, true, &len);
+            if (!x) x = fl_best_fit(l, size, oldest, c->holes, left, c->nholes, false, &len);
+        }
+        if (!x) { /* past the end */
+            cur = -1;
+            rest -= size;
+            k++;
+            continue;
+        }
+        c->holes[c->nholes] = x->pos;
+        c->opened[c->nholes] = k;
+        left[c->nholes] = len;
+        cur = c->nholes++;
     }
 }
 
@@ -382,9 +424,9 @@ int file_commit(cs_txn *t)
     plan.n--;
     plan.total -= topi.size;
     uint64_t nodes_n = plan.n, nodes_total = plan.total;
-    alloc_cur cur = {.nholes = 0, .end = f->logical};
+    alloc_cur cur = {.nholes = 0, .last = -1, .end = f->logical};
     uint64_t runs_cap = 0;
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0;; round++) {
         plan.n = nodes_n;
         plan.total = nodes_total;
         plan_free_list(l, &plan);
@@ -392,16 +434,19 @@ int file_commit(cs_txn *t)
         plan_add_kind(&plan, CI_RUNS, NULL, node_size_of(0, 64, runs_cap));
         plan_add(&plan, topi.slab, topi.size);
         if (plan.oom) { rc = NOMEM(); goto done; }
-        if (round == 1) break;
+        if (round == PLACE_ROUNDS) break;
         place_choose(f, &cur, &plan, oldest);
-        if (!cur.nholes) break;
-        /* the extents chosen are rewritten with their chunks */
+        /* the extents chosen are rewritten with their chunks; once no further chunk is, the
+         * plan is the one the choice was made for */
+        int newly = 0;
         for (int h = 0; h < cur.nholes; h++) {
             uint32_t pi, ci;
             fl_locate(l, cur.holes[h], &pi, &ci);
+            if (!l->p[pi]->c[ci]->dirty) newly++;
             fl_chunk_dirty(l, pi, ci);
         }
         if ((rc = l->err) != CS_OK) goto done;
+        if (!newly) break;
         fl_merge_reusable(l, oldest, false);
         if ((rc = fl_reshape(l)) != CS_OK) goto done;
     }
@@ -411,8 +456,15 @@ int file_commit(cs_txn *t)
         for (int h = 0; h < cur.nholes; h++) {
             uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
             bool seen = false;
-            for (int g = 0; g < k; g++) seen |= cur.holes[g] == pos;
-            if (!seen) cur.holes[k++] = pos;
+            for (int g = 0; g < k; g++)
+                if (cur.holes[g] == pos) {
+                    seen = true;
+                    if (cur.opened[h] < cur.opened[g]) cur.opened[g] = cur.opened[h];
+                }
+            if (!seen) {
+                cur.opened[k] = cur.opened[h];
+                cur.holes[k++] = pos;
+            }
         }
         cur.nholes = k;
     }
@@ -422,7 +474,7 @@ int file_commit(cs_txn *t)
     uint64_t off = 0, root_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
-        it->pos = place(f, &cur, it->size, oldest);
+        it->pos = place(f, &cur, i, it->size, oldest);
         it->off = off;
         off += it->size;
         if (it->kind == CI_CHUNK) ((fl_chunk *)it->obj)->ref = it->pos;

@@ -448,7 +448,7 @@ uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest)
 }
 
 extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
-                    const uint64_t *taken_len, int ntaken, uint64_t *len_out)
+                    const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out)
 {
     /* the taken extents first, with what is left of them; the scan skips them (it looks them up
      * only when one would beat the best so far, which is rare) */
@@ -464,10 +464,10 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
     if (best && bl == size) goto found;
     for (uint32_t pi = 0; pi < l->n; pi++) {
         const fl_page *p = l->p[pi];
-        if (p->maxlen < size) continue;
+        if (p->maxlen < size || (dirty_only && !p->dirty)) continue;
         for (uint32_t ci = 0; ci < p->n; ci++) {
             const fl_chunk *c = p->c[ci];
-            if (c->maxlen < size) continue;
+            if (c->maxlen < size || (dirty_only && !c->dirty)) continue;
             for (uint32_t i = 0; i < c->n; i++) {
                 extent *x = &c->e[i];
                 if (x->len < size || x->ver > oldest || (best && x->len >= bl)) continue;

@@ -48,9 +48,10 @@ int fl_reshape(freelist *l);
 /** Bytes in extents freed after `oldest` (not reusable). */
 uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest);
 /** The smallest reusable extent with at least `size` bytes, where the extents at taken_pos[k]
- *  have only taken_len[k] bytes left; NULL when none. *len_out receives its length. */
+ *  have only taken_len[k] bytes left; with dirty_only, only among the chunks this commit
+ *  rewrites. NULL when none. *len_out receives its length. */
 extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
-                    const uint64_t *taken_len, int ntaken, uint64_t *len_out);
+                    const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out);
 /** Calls decide() for every extent freed after `oldest` and before `newver`; those it accepts
  *  become reusable by every reader (version 0), and their chunks dirty. */
 void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*decide)(void *ctx, const extent *x),
