@@ -20,6 +20,10 @@
  *     none) holds 0. It is a node of its own in an optional top slot, not a third history array,
  *     so a library that predates it keeps reading and writing the history as before; the next
  *     commit by this library finds the node out of line with the history and rebuilds it.
+ *  4. The deleted-keys node (FORMAT.md §8.3) follows the same rule as the commit times: after a
+ *     commit it covers exactly that commit's history, or is absent when none of those versions
+ *     recorded a deleted object's primary key. Each deleted-keys blob belongs to one entry of
+ *     that node only, and is freed when its version leaves the history.
  */
 #include <time.h>
 #include "node.h"
@@ -142,6 +146,12 @@ static void put_uv(buf *b, uint64_t v)
 
 static void put_sv(buf *b, int64_t v) { put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
 
+static void put_bytes(buf *b, const void *p, uint64_t n)
+{
+    const uint8_t *q = p;
+    for (uint64_t i = 0; i < n && !b->oom; i++) put_byte(b, q[i]);
+}
+
 bool changes_get_uv(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
     uint64_t v = 0;
@@ -163,6 +173,35 @@ static bool get_sv(const uint8_t **p, const uint8_t *end, int64_t *out)
     if (!changes_get_uv(p, end, &u)) return false;
     *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return true;
+}
+
+int change_deleted_pk(cs_txn *t, uint32_t table, int64_t key, const cs_value *pk)
+{
+    /* an object created in this write and deleted again leaves no trace a reader could ask about */
+    if (created_here(t, table, key)) return CS_OK;
+    switch (pk->type) {
+    case CS_TYPE_NULL: case CS_TYPE_INT: case CS_TYPE_STRING: case CS_TYPE_OBJECTID: case CS_TYPE_UUID: break;
+    default: return CS_OK;
+    }
+    buf b = {t->delpk, t->ndelpk, t->capdelpk, false};
+    put_uv(&b, table);
+    put_sv(&b, key);
+    put_byte(&b, (uint8_t)pk->type);
+    switch (pk->type) {
+    case CS_TYPE_INT: put_sv(&b, pk->v.i); break;
+    case CS_TYPE_STRING:
+        put_uv(&b, pk->v.bytes.len);
+        put_bytes(&b, pk->v.bytes.ptr, pk->v.bytes.len);
+        break;
+    case CS_TYPE_OBJECTID: put_bytes(&b, pk->v.oid, sizeof pk->v.oid); break;
+    case CS_TYPE_UUID: put_bytes(&b, pk->v.uuid, sizeof pk->v.uuid); break;
+    default: break;
+    }
+    t->delpk = b.p;
+    t->capdelpk = b.cap;
+    if (b.oom) return NOMEM(); /* t->ndelpk still ends before the partial entry */
+    t->ndelpk = b.n;
+    return CS_OK;
 }
 
 /* Which fields a record of each kind carries after kind and table. */
@@ -266,11 +305,107 @@ static int times_append(cs_txn *t, uint64_t first, uint64_t newver)
     return CS_OK;
 }
 
+/* ---- deleted objects' primary keys (FORMAT.md §8.3) ----------------------------------------- */
+
+/* A deleted-keys node, checked: its first version and the number of entries it holds. */
+static int delpk_read(cs_txn *t, ref_t r, node_hdr **out, uint64_t *first, uint64_t *n)
+{
+    node_hdr *h;
+    if (tagged(r)) return CORRUPT("deleted-keys slot holds a number");
+    TRY(node_at(t, r, &h));
+    if (!(h->flags & NF_REFS) || (h->flags & NF_INNER) || h->count < 1 || !tagged(node_refs(h)[0]) || untag(node_refs(h)[0]) < 1)
+        return CORRUPT("deleted-keys node is malformed");
+    *out = h;
+    *first = (uint64_t)untag(node_refs(h)[0]);
+    *n = h->count - 1;
+    return CS_OK;
+}
+
+/* The blob of deleted primary keys version `v` recorded, 0 when none (or no node). */
+static int delpk_blob(cs_txn *t, uint64_t v, ref_t *out)
+{
+    *out = 0;
+    uint64_t r;
+    TRY(txn_top_get(t, TOP_DELETED_PKS, &r));
+    if (!r) return CS_OK;
+    node_hdr *h;
+    uint64_t first, n;
+    TRY(delpk_read(t, r, &h, &first, &n));
+    if (v < first || v - first >= n) return CS_OK;
+    ref_t b = node_refs(h)[v - first + 1];
+    if (b && tagged(b)) return CORRUPT("deleted-keys entry of version %llu holds a number", (unsigned long long)v);
+    *out = b;
+    return CS_OK;
+}
+
+int changes_deleted_pk_bytes(cs_txn *t, uint64_t version, uint64_t *out)
+{
+    *out = 0;
+    ref_t b;
+    TRY(delpk_blob(t, version, &b));
+    if (!b) return CS_OK;
+    node_hdr *bh;
+    TRY(node_at(t, b, &bh));
+    *out = node_size_of(bh->flags, bh->width, bh->count);
+    return CS_OK;
+}
+
+/* Records this commit's blob (0 for none): afterwards the node covers versions first..newver,
+ * keeping the blobs of versions it held that the history still has and freeing the others, or
+ * is gone when none of those versions has a blob (invariant 4). */
+static int delpk_append(cs_txn *t, uint64_t first, uint64_t newver, ref_t blob)
+{
+    uint64_t old;
+    TRY(txn_top_get(t, TOP_DELETED_PKS, &old));
+    if (!old && !blob) return CS_OK; /* nothing recorded, nothing to record: no node, no slot */
+    node_hdr *oh = NULL;
+    uint64_t of = 0, on = 0;
+    ref_t *slot;
+    if (old) TRY(delpk_read(t, old, &oh, &of, &on));
+    if (oh && of == first && of + on == newver) {
+        /* the usual case while a reader holds the history back: one more entry */
+        ref_t r = old;
+        TRY(node_insert_int(t, &r, on + 1, (int64_t)blob));
+        TRY(txn_top_slot(t, TOP_DELETED_PKS, &slot)); /* the allocation may have moved the top's bytes */
+        *slot = r;
+        return CS_OK;
+    }
+    /* trimmed, restarted, or out of line after an older library's commits */
+    bool any = blob != 0;
+    for (uint64_t i = 0; oh && i < on && !any; i++) {
+        uint64_t v = of + i;
+        if (v >= first && v < newver && node_refs(oh)[i + 1]) any = true;
+    }
+    ref_t nr = 0;
+    if (any) {
+        uint64_t n = newver - first + 1;
+        TRY(node_new(t, NF_REFS, 64, n + 1, &nr));
+        if (old) TRY(node_at(t, old, &oh));
+        uint64_t *ne = node_refs((node_hdr *)txn_ptr(t, nr));
+        ne[0] = tag_int((int64_t)first);
+        for (uint64_t v = first; v < newver; v++)
+            ne[v - first + 1] = (oh && v >= of && v < of + on) ? node_refs(oh)[v - of + 1] : 0;
+        ne[n] = blob;
+    }
+    if (old) {
+        TRY(node_at(t, old, &oh));
+        for (uint64_t i = 0; i < on; i++) {
+            uint64_t v = of + i;
+            ref_t b = node_refs(oh)[i + 1];
+            if (b && !tagged(b) && (v < first || v >= newver || !any)) node_free(t, b);
+        }
+        node_free(t, old);
+    }
+    TRY(txn_top_slot(t, TOP_DELETED_PKS, &slot));
+    *slot = nr;
+    return CS_OK;
+}
+
 /* Appends this commit's entry and trims entries no live reader needs (called by file_commit
  * before the dirty nodes are collected). */
 int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
 {
-    ref_t blob = 0;
+    ref_t blob = 0, pkblob = 0;
     if (t->nlog) {
         buf b = {0};
         for (uint64_t i = 0; i < t->nlog; i++) encode(&t->log[i], &b);
@@ -282,10 +417,15 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
         free(b.p);
         TRY(rc);
     }
+    if (t->ndelpk) TRY(node_new_blob(t, t->delpk, t->ndelpk, &pkblob));
     /* feed slots keep the entries after their positions (feed.c) */
     uint64_t entry = 24; /* its version, blob ref and commit time words */
     if (blob) {
         node_hdr *bh = (node_hdr *)txn_ptr(t, blob);
+        entry += node_size_of(bh->flags, bh->width, bh->count);
+    }
+    if (pkblob) {
+        node_hdr *bh = (node_hdr *)txn_ptr(t, pkblob);
         entry += node_size_of(bh->flags, bh->width, bh->count);
     }
     TRY(feed_on_commit(t, newver, entry, &oldest));
@@ -350,7 +490,9 @@ int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
     TRY(node_insert_int(t, &e[1], n, (int64_t)blob));
     h = (node_hdr *)txn_ptr(t, *hs);
     TRY(node_at(t, node_refs(h)[0], &vh));
-    return times_append(t, (uint64_t)node_get_int(vh, 0), newver);
+    uint64_t first = (uint64_t)node_get_int(vh, 0);
+    TRY(times_append(t, first, newver));
+    return delpk_append(t, first, newver, pkblob);
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -369,6 +511,9 @@ struct cs_changes {
     node_hdr *times;      /* commit-time node (§8.2), NULL when the file has none */
     uint64_t times_first; /* the version of its first time */
     uint64_t times_n;     /* the number of times it holds */
+    node_hdr *delpk;      /* deleted-keys node (§8.3), NULL when the file has none */
+    uint64_t delpk_first; /* the version of its first entry */
+    uint64_t delpk_n;     /* the number of entries it holds */
 };
 
 int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out)
@@ -395,6 +540,9 @@ int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out)
     uint64_t tr = 0;
     if (rc == CS_OK) rc = txn_top_get(txn, TOP_TIMES, &tr);
     if (rc == CS_OK && tr) rc = times_read(txn, tr, &c->times, &c->times_first, &c->times_n);
+    uint64_t dr = 0;
+    if (rc == CS_OK) rc = txn_top_get(txn, TOP_DELETED_PKS, &dr);
+    if (rc == CS_OK && dr) rc = delpk_read(txn, dr, &c->delpk, &c->delpk_first, &c->delpk_n);
     if (rc != CS_OK) { free(c); return rc; }
     uint64_t n = h ? c->vers->count : 0;
     uint64_t i = 0;
@@ -435,6 +583,58 @@ int cs_changes_next(cs_changes *c, cs_change *out)
         c->p = node_values(bh);
         c->stop = c->p + bh->count;
     }
+}
+
+int cs_changes_deleted_pk(cs_changes *c, uint64_t version, uint32_t table, int64_t key, cs_value *out)
+{
+    memset(out, 0, sizeof *out);
+    if (c->txn->epoch != c->epoch) return cs_fail(CS_MISUSE, 0, "the transaction moved since the changes were opened");
+    if (!c->delpk || version < c->delpk_first || version - c->delpk_first >= c->delpk_n) return CS_NOTFOUND;
+    ref_t b = node_refs(c->delpk)[version - c->delpk_first + 1];
+    if (!b) return CS_NOTFOUND;
+    node_hdr *bh;
+    if (tagged(b)) goto bad;
+    TRY(node_at(c->txn, b, &bh));
+    if (!(bh->flags & NF_BYTES) || bh->width != 1) goto bad;
+    const uint8_t *p = node_values(bh), *end = p + bh->count;
+    while (p < end) {
+        uint64_t tb, len;
+        int64_t k;
+        if (!changes_get_uv(&p, end, &tb) || tb > UINT32_MAX || !get_sv(&p, end, &k) || p >= end) goto bad;
+        cs_value v;
+        memset(&v, 0, sizeof v);
+        v.type = (cs_type)*p++;
+        switch (v.type) {
+        case CS_TYPE_NULL: break;
+        case CS_TYPE_INT:
+            if (!get_sv(&p, end, &v.v.i)) goto bad;
+            break;
+        case CS_TYPE_STRING:
+            if (!changes_get_uv(&p, end, &len) || len > (uint64_t)(end - p)) goto bad;
+            v.v.bytes.ptr = p;
+            v.v.bytes.len = (size_t)len;
+            p += len;
+            break;
+        case CS_TYPE_OBJECTID:
+            if ((size_t)(end - p) < sizeof v.v.oid) goto bad;
+            memcpy(v.v.oid, p, sizeof v.v.oid);
+            p += sizeof v.v.oid;
+            break;
+        case CS_TYPE_UUID:
+            if ((size_t)(end - p) < sizeof v.v.uuid) goto bad;
+            memcpy(v.v.uuid, p, sizeof v.v.uuid);
+            p += sizeof v.v.uuid;
+            break;
+        default: goto bad;
+        }
+        if ((uint32_t)tb == table && k == key) {
+            *out = v;
+            return CS_OK;
+        }
+    }
+    return CS_NOTFOUND;
+bad:
+    return CORRUPT("deleted-keys record of version %llu is malformed", (unsigned long long)version);
 }
 
 void cs_changes_close(cs_changes *c) { free(c); }

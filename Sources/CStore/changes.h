@@ -9,6 +9,12 @@
 
 int change_create(cs_txn *t, uint32_t table, int64_t key);
 int change_delete(cs_txn *t, uint32_t table, int64_t key);
+/* Records the primary key `pk` of object `key` of `table`, which this write is deleting
+ * (FORMAT.md §8.3); types other than Int, String, ObjectId, UUID and null are not recorded. */
+int change_deleted_pk(cs_txn *t, uint32_t table, int64_t key, const cs_value *pk);
+/* The full size (header and padding) of the deleted-keys blob version `version` has, 0 when it
+ * has none (feed.c counts it in what a slot holds back). */
+int changes_deleted_pk_bytes(cs_txn *t, uint64_t version, uint64_t *out);
 int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col);
 int change_coll(cs_txn *t, const cs_coll *c, cs_change_kind kind, int64_t a, int64_t b);
 int change_schema(cs_txn *t);

@@ -14,7 +14,8 @@
  *  1. A valid slot's position p is <= the version of the top that names it, and the history of
  *     that top holds every entry v with p < v (history_append never trims past min(p)).
  *  2. A slot's held bytes are the bytes of the history entries after its position (the entry's
- *     blob node plus its 24 bytes: version, blob ref and commit time); an ack recomputes them exactly.
+ *     blob node, its deleted-keys blob when it has one, plus its 24 bytes: version, blob ref and
+ *     commit time); an ack recomputes them exactly.
  *  3. A slot whose held bytes exceed its non-zero limit is invalidated by that commit: it then
  *     holds nothing, and opening its changes fails with CS_FULL until it is dropped.
  */
@@ -161,14 +162,15 @@ static int history_bytes_after(cs_txn *t, uint64_t after, uint64_t *out)
         return CORRUPT("history arrays disagree");
     for (uint64_t i = vers->count; i-- > 0;) {
         if ((uint64_t)node_get_int(vers, i) <= after) break;
-        uint64_t b = node_refs(blobs)[i], sz = 24;
+        uint64_t b = node_refs(blobs)[i], sz = 24, pk;
         if (b) {
             node_hdr *bh;
             if (tagged(b)) return CORRUPT("history blob slot holds a number");
             TRY(node_at(t, b, &bh));
             sz += node_size_of(bh->flags, bh->width, bh->count);
         }
-        *out += sz;
+        TRY(changes_deleted_pk_bytes(t, (uint64_t)node_get_int(vers, i), &pk));
+        *out += sz + pk;
     }
     return CS_OK;
 }

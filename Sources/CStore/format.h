@@ -89,6 +89,8 @@ enum {
      * copies any further ones). */
     TOP_FEED = 10, /* ref: feed slot table (FORMAT.md §8.1), 0 or absent when there is none */
     TOP_TIMES = 11, /* ref: commit times of the history's versions (FORMAT.md §8.2), 0 or absent: none */
+    TOP_DELETED_PKS = 12, /* ref: primary keys of the objects the history's versions deleted
+                             (FORMAT.md §8.3), 0 or absent: none recorded */
 };
 
 /* ---- table node slots (FORMAT.md §6.1) ---------------------------------------------------- */

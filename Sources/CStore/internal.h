@@ -243,6 +243,8 @@ struct cs_txn {
     cs_change *log;        /* change records of this write */
     uint64_t nlog, caplog; /* used, allocated */
     int64_t *created_from; /* per table: first key created in this write (INT64_MAX: none) */
+    uint8_t *delpk;        /* primary keys of the objects this write deleted, encoded (FORMAT.md §8.3) */
+    uint64_t ndelpk, capdelpk; /* used, allocated */
     uint32_t ncreated;     /* entries in created_from */
     txn_rcache rc;         /* the read caches of a READ transaction (txn_read_cache) */
     ref_t tns_top;         /* table-node slot cache: the top it was found under */

@@ -806,7 +806,14 @@ int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
         if (!d || d->type != CS_TYPE_LINK) continue;
         TRY(coll_drop_links(t, table, key, c));
     }
-    /* 3. the row */
+    /* 3. the row, its primary key first recorded for the change history (FORMAT.md §8.3) */
+    if (td->primary != CS_NONE) {
+        cs_obj o;
+        cs_value pk;
+        TRY(cs_obj_open(t, table, key, &o));
+        TRY(obj_get_stored(&o, td->primary, &pk));
+        TRY(change_deleted_pk(t, table, key, &pk));
+    }
     int64_t count;
     TRY(table_get_meta(t, table, TBL_COUNT, &count));
     TRY(index_row(t, table, key, false));

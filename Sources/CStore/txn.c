@@ -347,6 +347,7 @@ int cs_txn_promote(cs_txn *t)
     t->base_format = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     t->nfreed = 0;
     t->nlog = 0;
+    t->ndelpk = 0;
     t->tns_slot = NULL;
     for (uint32_t i = 0; i < t->ncreated; i++) t->created_from[i] = INT64_MAX;
     t->schema_dirty = false;
@@ -388,6 +389,7 @@ static int end_write(cs_txn *t)
     t->writing = false;
     t->nfreed = 0;
     t->nlog = 0;
+    t->ndelpk = 0;
     t->tns_slot = NULL;
     if (t->schema_dirty) {
         schema_release(t->schema);
@@ -510,8 +512,10 @@ int cs_txn_end(cs_txn *t)
     if (t->freed) { free(t->freed); t->freed = NULL; }
     if (t->log) { free(t->log); t->log = NULL; }
     if (t->created_from) { free(t->created_from); t->created_from = NULL; }
+    if (t->delpk) { free(t->delpk); t->delpk = NULL; }
     t->nfreed = t->cap_freed = 0;
     t->nlog = t->caplog = 0;
+    t->ndelpk = t->capdelpk = 0;
     t->ncreated = 0;
     cs_db *db = t->db;
     __atomic_sub_fetch(&db->txns, 1, __ATOMIC_ACQ_REL);

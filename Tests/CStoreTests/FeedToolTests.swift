@@ -178,6 +178,66 @@ private func pkObj(_ txn: OpaquePointer, _ t: UInt32, _ pk: Val) throws -> cs_ob
         }
     }
 
+    /// A delete line names the deleted object's primary key even in the first batch a `changes`
+    /// run reads, when no transaction of the tool pinned the version before the delete: the
+    /// history records each deleted object's primary key (FORMAT.md §8.3). One class per
+    /// primary-key type, a null key, and a class without one (its line has only the object key).
+    @Test func deleteLinesCarryThePrimaryKeyInTheFirstBatch() throws {
+        try withTempDir { dir in
+            let path = dir.path("deletes.cstore")
+            let db = try DB(path)
+            let pks: [(String, cs_type, Val, Int)] = [
+                ("ByInt", CS_TYPE_INT, .int(-42), 0),
+                ("ByNullInt", CS_TYPE_INT, .null, CS_COL_NULLABLE),
+                ("ByString", CS_TYPE_STRING, .str("Rex the dog"), 0),
+                ("ByObjectId", CS_TYPE_OBJECTID, .objectId(Array(1...12)), 0),
+                ("ByUUID", CS_TYPE_UUID, .uuid(Array(repeating: 0xcd, count: 16)), 0),
+            ]
+            var tables: [UInt32] = []
+            var plain: UInt32 = 0
+            try db.write { txn throws in
+                for (name, type, value, flags) in pks {
+                    let t = try addTable(txn, name)
+                    let c = try addColumn(txn, t, "id", type, flags: flags)
+                    try must(cs_table_set_primary_key(txn, t, c), "pk")
+                    tables.append(t)
+                    _ = try pkObj(txn, t, value)
+                    _ = try pkObj(txn, t, type == CS_TYPE_STRING ? .str("kept") : type == CS_TYPE_INT ? .int(1) :
+                                    type == CS_TYPE_OBJECTID ? .objectId(Array(repeating: 9, count: 12)) : .uuid(Array(repeating: 9, count: 16)))
+                }
+                plain = try addTable(txn, "Plain")
+                _ = try addColumn(txn, plain, "v", CS_TYPE_INT)
+                _ = try createObj(txn, plain)
+                try must(cs_feed_create(txn, "d", 0), "create slot")
+            }
+            var plainKey: Int64 = 0
+            try db.write { txn throws in
+                for (i, t) in tables.enumerated() {
+                    for k in try allKeys(txn, t) {
+                        var o = try openObj(txn, t, k)
+                        if getVal(&o, 0) == pks[i].2 { check(cs_obj_delete(&o)) }
+                    }
+                }
+                plainKey = try allKeys(txn, plain)[0]
+                var o = try openObj(txn, plain, plainKey)
+                check(cs_obj_delete(&o))
+            }
+            db.close()
+            let r = try tool(["changes", path, "--slot", "d", "--json"], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            let deletes = r.lines.filter { $0["op"] as? String == "delete" }
+            func pkOf(_ cls: String) -> Any? { deletes.first { $0["class"] as? String == cls }?["pk"] }
+            #expect(deletes.count == pks.count + 1, "\(r.stdout)")
+            #expect(pkOf("ByInt") as? Int == -42)
+            #expect(pkOf("ByNullInt") is NSNull)
+            #expect(pkOf("ByString") as? String == "Rex the dog")
+            #expect((pkOf("ByObjectId") as? [String: Any])?["$oid"] as? String == "0102030405060708090a0b0c")
+            #expect((pkOf("ByUUID") as? [String: Any])?["$uuid"] as? String == String(repeating: "cd", count: 16))
+            let plainLine = deletes.first { $0["class"] as? String == "Plain" }
+            #expect(plainLine?["pk"] == nil && plainLine?["key"] as? Int == Int(plainKey))
+        }
+    }
+
     @Test func followIsWokenByAnotherProcessesCommit() throws {
         try withTempDir { dir in
             let path = dir.path("follow.cstore")

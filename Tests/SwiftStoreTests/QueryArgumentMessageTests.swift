@@ -64,8 +64,20 @@ import Testing
             _ = realm.objects(Person.self).sorted(byKeyPath: "weight")
         }
         let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("Cannot sort on key path 'weight'"), "\(text.suffix(400))")
+        // RealmSwift's message, word for word
+        #expect(text.contains("Cannot sort on key path 'weight': property 'Person.weight' does not exist."), "\(text.suffix(400))")
         #expect(!text.contains("position"), "\(text.suffix(400))")
+    }
+
+    /// A missing property further down a key path is named with the class it was looked for in.
+    @Test func sortByMissingLinkedPropertyNamesItsClass() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config(objectModels))
+            _ = realm.objects(Dog.self).sorted(byKeyPath: "owner.height")
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Cannot sort on key path 'owner.height': property 'Person.height' does not exist."), "\(text.suffix(400))")
     }
 
     @Test func distinctByMissingKeyPathNamesIt() async {

@@ -998,6 +998,15 @@ typedef struct cs_changes cs_changes;
 int cs_changes_open(cs_txn *txn, uint64_t since, cs_changes **out);
 /** The next record; CS_NOTFOUND after the last. CS_MISUSE if the transaction moved. */
 int cs_changes_next(cs_changes *changes, cs_change *out);
+/**
+ * The primary key object `key` of `table` had when `version` (one of the versions `changes`
+ * reads) deleted it, as the history recorded it (docs/FORMAT.md §8.3): an Int, String, ObjectId,
+ * UUID or null value. A string points into the file and stays valid while the transaction reads
+ * this version. CS_NOTFOUND when nothing is recorded: the class had no primary key, the object
+ * was not deleted in that version (or was created in it too), or the version was committed by a
+ * library that did not record deleted keys. CS_MISUSE if the transaction moved.
+ */
+int cs_changes_deleted_pk(cs_changes *changes, uint64_t version, uint32_t table, int64_t key, cs_value *out);
 void cs_changes_close(cs_changes *changes);
 
 /* ---------------------------------------------------------------------------------------- */

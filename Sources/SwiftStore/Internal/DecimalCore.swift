@@ -19,6 +19,50 @@ enum DecimalCore {
         cs_decimal_format(x, buffer, size)
     }
 
+    /// RealmSwift's text for a decimal (its core's `Decimal128::to_string`, docs/REALMSWIFT.md,
+    /// Values). NaN and infinities: the sign when it is set, then "NaN" or "Inf". A coefficient
+    /// whose stored bits fit 64: its digits, the point moved left while more than one digit
+    /// stands before it and the exponent is not 0 (each move adds 1 to the exponent), then "E"
+    /// and the exponent when it is not 0, with no plus sign ("12.50", "1.5E2", "2.5E-1", "0E-2").
+    /// Wider stored bits: sign ("+" or "-"), every digit of the coefficient (0 when it is not
+    /// canonical), "E", and the exponent with its sign ("+1234567890123456789012345678901234E+1").
+    static func realmText(_ x: DecimalBits) -> String {
+        let hi = x.w.1, lo = x.w.0
+        let negative = hi >> 63 == 1
+        if hi & 0x7800_0000_0000_0000 == 0x7800_0000_0000_0000 {
+            let isNaN = hi & 0x7C00_0000_0000_0000 == 0x7C00_0000_0000_0000
+            return (negative ? "-" : "") + (isNaN ? "NaN" : "Inf")
+        }
+        let rawHigh = hi & 0x0001_FFFF_FFFF_FFFF
+        var exponent: Int
+        var coefficient: UInt128
+        if hi & 0x6000_0000_0000_0000 == 0x6000_0000_0000_0000 {
+            // the second encoding form only holds coefficients past 10^34: not canonical, 0
+            exponent = Int(((hi << 2) >> 49) & 0x3FFF) - 6176
+            coefficient = 0
+        } else {
+            exponent = Int((hi >> 49) & 0x3FFF) - 6176
+            coefficient = UInt128(rawHigh) << 64 | UInt128(lo)
+            if coefficient > UInt128(9_999_999_999_999_999) * 1_000_000_000_000_000_000 + 999_999_999_999_999_999 {
+                coefficient = 0
+            }
+        }
+        let digits = String(coefficient)
+        if rawHigh != 0 {
+            return (negative ? "-" : "+") + digits + "E" + (exponent < 0 ? "-" : "+") + String(exponent.magnitude)
+        }
+        var before = digits.count
+        while before > 1 && exponent != 0 {
+            before -= 1
+            exponent += 1
+        }
+        var text = negative ? "-" : ""
+        text += digits.prefix(before)
+        if before < digits.count { text += "." + digits.dropFirst(before) }
+        if exponent != 0 { text += "E" + String(exponent) }
+        return text
+    }
+
     /// Parses `length` bytes of text into `out`; nonzero when the text is not a decimal
     /// (the reason is then `lastFailure`).
     @inline(__always)

@@ -5,6 +5,19 @@ import Foundation
 // Object/ObjectBase.swift; docs/ARCHITECTURE.md, The Swift layer).
 
 extension ObjectBase {
+    /// Another accessor of this object's row, with this object's generation (so it is
+    /// invalidated with it): the owner of the collection accessors this object keeps in its
+    /// `@Persisted` wrappers. A kept collection owned by the object itself would hold the object
+    /// that holds it, and the two (with their Realm) would never be released. A collection the
+    /// program holds on its own still keeps its row's Realm, as RealmSwift's collections do.
+    @usableFromInline
+    final var _rlmKeptCollectionOwner: ObjectBase {
+        guard let core, let info else { return self }
+        let twin = core.object(info, key: cobj.key)
+        twin.generation = generation
+        return twin
+    }
+
     /// Creates the embedded object that the link column `col` of this object holds, replacing
     /// the one it held, and returns its key.
     func createEmbeddedRow(column col: UInt32) -> Int64 {

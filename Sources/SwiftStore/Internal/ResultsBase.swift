@@ -149,6 +149,9 @@ final class ResultsBase {
             case .distinct(let k): probes = k.map { ("distinct on", $0, .distinct([$0])) }
             }
             for (verb, keyPath, probe) in probes {
+                if let missing = missingProperty(in: keyPath) {
+                    return "Cannot \(verb) key path '\(keyPath)': property '\(missing)' does not exist."
+                }
                 let alone = ResultsBase(core: realmCore, root: root, predicates: [], clauses: [probe])
                 do { _ = try alone.compiledQuery() } catch let e as Realm.Error {
                     var reason = e.message
@@ -158,6 +161,19 @@ final class ResultsBase {
                     return "Cannot \(verb) key path '\(keyPath)': \(error)"
                 }
             }
+        }
+        return nil
+    }
+
+    /// The first property of `keyPath` that its class lacks, as `Class.property` (RealmSwift's
+    /// words for it), following links through the schema; nil when every step exists or the
+    /// elements are not objects.
+    private func missingProperty(in keyPath: String) -> String? {
+        guard var schema = info?.objectSchema else { return nil }
+        for name in keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+            guard let property = schema[name] else { return "\(schema.className).\(name)" }
+            guard let target = property.objectClassName, let next = realmCore?.schema[target] else { return nil }
+            schema = next
         }
         return nil
     }

@@ -130,7 +130,8 @@ public struct Persisted<Value: _Persistable> {
                 if case .managedCached(let value, let cached) = object[keyPath: storageKeyPath].storage, cached == col {
                     return value
                 }
-                let value = Value._rlmGet(object, col)
+                // owned by another accessor of the row, so the kept value does not hold `object`
+                let value = Value._rlmGet(object._rlmKeptCollectionOwner, col)
                 object[keyPath: storageKeyPath].storage = .managedCached(value, col)
                 return value
             }

@@ -293,10 +293,18 @@ public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCo
     private let invalidated: () -> Bool
     private let observeWith: (_ keyPaths: [String]?, _ queue: DispatchQueue?,
                               _ block: @escaping (_ initial: Bool, _ d: [Int], _ i: [Int], _ m: [Int]) -> Void) -> NotificationToken
+    private let frozenOf: () -> Bool
+    private let freezeWith: () -> ProjectedCollection
+    private let thawWith: () -> ProjectedCollection?
+    private let indexWith: (_ predicate: String, _ args: [Any]) -> Int?
     private let keyPath: AnyKeyPath
     private let propertyName: String
 
     init<E: ObjectBase>(_ any: AnyRealmCollection<E>, keyPath: AnyKeyPath, propertyName: String) {
+        frozenOf = { any.isFrozen }
+        freezeWith = { ProjectedCollection(any.freeze(), keyPath: keyPath, propertyName: propertyName) }
+        thawWith = { any.thaw().map { ProjectedCollection($0, keyPath: keyPath, propertyName: propertyName) } }
+        indexWith = { QueryOps.index(any, matching: $0, $1) }
         countOf = { any.count }
         objectAt = { any[$0] }
         realmOf = { any.realm }
@@ -335,6 +343,22 @@ public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCo
     public func index(of element: Element) -> Int? {
         firstIndex(of: element)
     }
+
+    /// The position of the first object of the backing collection that matches `predicate`
+    /// (a predicate on the backing objects' properties), or nil.
+    public func index(matching predicate: NSPredicate) -> Int? {
+        indexWith(predicate.predicateFormat, predicate.arguments)
+    }
+
+    /// Whether the backing collection belongs to a frozen Realm.
+    public var isFrozen: Bool { frozenOf() }
+
+    /// The same projection of the backing collection frozen at its Realm's current version.
+    public func freeze() -> ProjectedCollection { freezeWith() }
+
+    /// The same projection of the live backing collection in the calling thread's Realm, or nil
+    /// when the object it hangs from was deleted.
+    public func thaw() -> ProjectedCollection? { thawWith() }
 
     /// `ProjectedCollection<String> { [0] a ... }`, as RealmSwift prints it.
     public var description: String {
@@ -382,4 +406,29 @@ extension MutableSet where Element: ObjectBase {
     public var projectTo: CollectionElementMapper<Element> {
         CollectionElementMapper(backing: AnyRealmCollection(self))
     }
+}
+
+// MARK: Freezing and handing over
+
+extension Projection: ThreadConfined {
+    /// Whether the projected object belongs to a frozen Realm.
+    public var isFrozen: Bool { rootObject.isFrozen }
+
+    /// A projection of the projected object frozen at its Realm's current version (itself when
+    /// it is frozen already): readable from any thread.
+    public func freeze() -> Self {
+        rootObject.isFrozen ? self : Self(projecting: rootObject.freeze())
+    }
+
+    /// A projection of the live object in the calling thread's Realm (itself when it is live),
+    /// or nil when the object was deleted.
+    public func thaw() -> Self? {
+        guard rootObject.isFrozen else { return self }
+        return rootObject.thaw().map { Self(projecting: $0) }
+    }
+}
+
+extension Projection: ConfinedValue {
+    var confinedCore: RealmCore? { rootObject.confinedCore }
+    func resolved(in core: RealmCore) -> Self? { rootObject.resolved(in: core).map { Self(projecting: $0) } }
 }

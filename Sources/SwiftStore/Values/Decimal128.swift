@@ -171,12 +171,21 @@ public final class Decimal128: Sendable {
     /// Whether this is a signaling NaN; the same as ``isNaN`` (see ``isSignaling``).
     public var isSignalingNaN: Bool { isNaN }
 
-    /// The decimal as text: plain notation while the exponent is at most 0 and the number
-    /// is not tiny (`"12.50"`, `"-0"`, `"0.001"`), scientific otherwise (`"1E+3"`,
-    /// `"1.5E-9"`), and `"NaN"`, `"Inf"` or `"-Inf"` (wraps `cs_decimal_format`).
+    /// The decimal as text, exactly as RealmSwift writes it: the coefficient's digits with the
+    /// point moved left while more than one digit stands before it and the exponent is not 0,
+    /// then `E` and the remaining exponent without a plus sign (`"12.50"`, `"150"`, `"1.5E2"`,
+    /// `"2.5E-1"`, `"1E-3"`, `"-0"`, `"0E-2"`); a coefficient wider than 64 bits as sign,
+    /// digits and signed exponent (`"+1234567890123456789012345678901234E+1"`); `"NaN"`,
+    /// `"Inf"` or `"-Inf"` (a NaN whose sign bit is set: `"-NaN"`).
     ///
     /// ``init(string:)`` reads it back to an identical value.
     public var stringValue: String {
+        DecimalCore.realmText(value)
+    }
+
+    /// The storage core's text (IEEE 754 scientific form: `"1.5E+2"`, `"0.25"`), which the
+    /// tool and the query language print (wraps `cs_decimal_format`).
+    private var coreText: String {
         var x = value
         var buffer = [CChar](repeating: 0, count: 64)
         var length = DecimalCore.format(&x, &buffer, buffer.count)
@@ -196,9 +205,9 @@ public final class Decimal128: Sendable {
 
     /// The value as a Foundation `Decimal`, which may round: `Decimal` keeps 38 digits but
     /// exponents only from -128 to 127. Infinities, NaN and values out of its range give
-    /// `Decimal.nan`. Converts through ``stringValue`` (so `cs_decimal_format`).
+    /// `Decimal.nan`. Converts through the storage core's text (`cs_decimal_format`).
     public var decimalValue: Decimal {
-        Decimal(string: stringValue, locale: Locale(identifier: "en_US_POSIX")) ?? .nan
+        Decimal(string: coreText, locale: Locale(identifier: "en_US_POSIX")) ?? .nan
     }
 
     // MARK: Helpers

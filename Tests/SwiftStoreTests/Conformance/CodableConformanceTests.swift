@@ -108,12 +108,11 @@ struct CodableConformanceTests {
 
     @Test func modernModelEncodesInRealmSwiftsFormatUnmanagedAndManaged() throws {
         let m = try JSONDecoder().decode(CfCodableModel.self, from: Data(modelJSON.utf8))
-        // Decimals without an exponent: their text is the same in both libraries (see
-        // decimalTextWithAnExponent for the difference).
+        // Decimals in RealmSwift's text: 0.25 is written with an exponent, as its core does.
         m.decimal = "2.5"
         m.decimalSet.removeAll()
         m.decimalSet.insert("0.25")
-        let expected = #"{"address":{"city":"Oslo"},"bool":true,"data":"ZGVm","date":2.5,"dateMap":{"k":10},"decimal":"2.5","decimalSet":["0.25"],"double":2.5,"float":2.5,"int":123,"int8":12,"intList":[1,2,3],"intOpt":null,"kind":2,"kindList":[1,2,2],"kindOpt":1,"objectId":"1234567890abcdef12345678","optIntMap":{"n":null,"v":4},"optStringList":["p",null],"string":"abc","stringOpt":"x","tags":[{"label":"a"},{"label":"b"}],"uuid":"00000000-0000-0000-0000-000000000001","uuidSet":["00000000-0000-0000-0000-000000000002"]}"#
+        let expected = #"{"address":{"city":"Oslo"},"bool":true,"data":"ZGVm","date":2.5,"dateMap":{"k":10},"decimal":"2.5","decimalSet":["2.5E-1"],"double":2.5,"float":2.5,"int":123,"int8":12,"intList":[1,2,3],"intOpt":null,"kind":2,"kindList":[1,2,2],"kindOpt":1,"objectId":"1234567890abcdef12345678","optIntMap":{"n":null,"v":4},"optStringList":["p",null],"string":"abc","stringOpt":"x","tags":[{"label":"a"},{"label":"b"}],"uuid":"00000000-0000-0000-0000-000000000001","uuidSet":["00000000-0000-0000-0000-000000000002"]}"#
         let unmanaged = try encoded(m)
         #expect(unmanaged == expected)
 
@@ -126,16 +125,13 @@ struct CodableConformanceTests {
         #expect(try encoded(again) == expected)
     }
 
-    /// RealmSwift writes a decimal with an exponent in its core's form ("1.5E2", as its own
-    /// Codable tests expect); SwiftStore writes IEEE 754's scientific form ("1.5E+2"). Both
-    /// read either. Recorded as a known difference (docs/REALMSWIFT.md, Values).
+    /// A decimal with an exponent is written in RealmSwift's form ("1.5E2", as its own Codable
+    /// tests expect), not IEEE 754's scientific form ("1.5E+2"); both read either.
     @Test func decimalTextWithAnExponent() throws {
         let d = try JSONDecoder().decode([Decimal128].self, from: Data(#"["1.5e2"]"#.utf8))
         #expect(d == [150])
         let text = try encoded(d)
-        withKnownIssue("Decimal128's text form with an exponent differs from RealmSwift's") {
-            #expect(text == #"["1.5E2"]"#)
-        }
+        #expect(text == #"["1.5E2"]"#)
     }
 
     @Test func missingKeysTakeTheDefaults() throws {

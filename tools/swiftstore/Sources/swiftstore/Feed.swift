@@ -239,7 +239,8 @@ struct FeedValues {
 /// deleted within the batch gets only its delete line; changes to embedded objects are reported
 /// as a change of their owner's property that holds them.
 /// `previous`: a transaction on the version the batch starts at, when the reader still pins it,
-/// for the primary keys of deleted objects.
+/// for the primary keys of deleted objects that the history did not record (versions committed by
+/// a library that kept no deleted keys).
 /// `render` false: the lines carry no values (`cols` says which columns changed).
 func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: OpaquePointer?, render: Bool = true) throws -> [FeedLine] {
     var h: OpaquePointer?
@@ -317,7 +318,14 @@ func feedLines(_ txn: OpaquePointer, slot: String, since: UInt64, previous: Opaq
             }
             var line = FeedLine(version: version, time: time, op: a.op, table: a.table, className: s.name, key: a.key)
             if a.op == .delete {
-                line.pk = old?.pk(a.table, a.key)
+                // the key the history recorded at the delete (FORMAT.md §8.3), else read in the
+                // version the batch starts at when the reader still pins it
+                var pk = cs_value()
+                if cs_changes_deleted_pk(h, version, a.table, a.key, &pk) == 0 {
+                    line.pk = jsonValue(pk, txn)
+                } else {
+                    line.pk = old?.pk(a.table, a.key)
+                }
                 lines.append(line)
                 continue
             }
