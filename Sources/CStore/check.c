@@ -18,6 +18,8 @@
 #include "snapshot.h"
 #include "index.h"
 #include "check.h"
+#include "file.h"
+#include "freelist.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -244,25 +246,16 @@ static int verify_txn(cs_txn *t)
         if ((rc = txn_top_get(t, TOP_FREE_POS + i, &r[i])) != CS_OK) goto out;
     span *fr = NULL;
     uint64_t nf = 0;
-    if (r[0]) {
-        node_hdr *hp, *hl;
-        if ((rc = node_at(t, r[0], &hp)) != CS_OK || (rc = node_at(t, r[1], &hl)) != CS_OK) goto out;
-        if (hp->count != hl->count) { rc = CORRUPT("free list arrays disagree"); goto out; }
-        fr = malloc((hp->count + 1) * sizeof *fr);
-        if (!fr) { rc = NOMEM(); goto out; }
-        for (uint32_t i = 0; i < hp->count; i++) {
-            int64_t p = node_get_int(hp, i), l = node_get_int(hl, i);
-            if (l == 0) continue;
-            if (p < (int64_t)HDR_SIZE || l < 0 || (uint64_t)p + (uint64_t)l > t->limit) {
-                free(fr);
-                rc = CORRUPT("free extent %u (%lld+%lld) outside the file", i, (long long)p, (long long)l);
-                goto out;
-            }
-            fr[nf].pos = (uint64_t)p;
-            fr[nf].len = (uint64_t)l;
-            nf++;
+    {
+        extent *ext;
+        if ((rc = freelist_read(t, r, t->limit, &ext, &nf)) != CS_OK) goto out;
+        fr = malloc((nf + 1) * sizeof *fr);
+        if (!fr) { free(ext); rc = NOMEM(); goto out; }
+        for (uint64_t i = 0; i < nf; i++) {
+            fr[i].pos = ext[i].pos;
+            fr[i].len = ext[i].len;
         }
-        qsort(fr, nf, sizeof(span), cmp_span);
+        free(ext);
     }
     /* merge-walk both sorted lists */
     uint64_t at = HDR_SIZE, i = 0, j = 0;
@@ -382,18 +375,14 @@ int cs_db_stats_get(cs_db *db, cs_db_stats *out)
     int rc = CS_OK;
     uint64_t r[3];
     for (int i = 0; i < 3 && rc == CS_OK; i++) rc = txn_top_get(t, TOP_FREE_POS + i, &r[i]);
-    if (rc == CS_OK && r[0]) {
-        node_hdr *hp, *hl;
-        rc = node_at(t, r[0], &hp);
-        if (rc == CS_OK) rc = node_at(t, r[1], &hl);
+    if (rc == CS_OK) {
+        extent *ext;
+        uint64_t n;
+        rc = freelist_read(t, r, t->limit, &ext, &n);
         if (rc == CS_OK) {
-            for (uint32_t i = 0; i < hl->count && i < hp->count; i++) {
-                int64_t len = node_get_int(hl, i);
-                if (len > 0) {
-                    out->free_bytes += (uint64_t)len;
-                    out->free_extents++;
-                }
-            }
+            for (uint64_t i = 0; i < n; i++) out->free_bytes += ext[i].len;
+            out->free_extents = n;
+            free(ext);
         }
     }
     out->used_bytes = out->logical_size > HDR_SIZE + out->free_bytes ? out->logical_size - HDR_SIZE - out->free_bytes : 0;

@@ -1,7 +1,8 @@
 /*
- * commit.c -- the commit (docs/FORMAT.md §2, Commit protocol) and the free list it maintains
- * (docs/FORMAT.md §7): a write transaction's dirty nodes are placed into free space no live
- * reader can see, written, synced, and made current by the header write (file.c).
+ * commit.c -- the commit (docs/FORMAT.md §2, Commit protocol) and placement (docs/FORMAT.md §7.2):
+ * a write transaction's dirty nodes are placed into free space no live reader can see, written,
+ * synced, and made current by the header write (file.c). The free list it updates on the way is
+ * freelist.c's.
  *
  * Durability rules (FULL mode), numbered as the tests refer to them:
  *  1. A commit never writes over a byte reachable from the newest committed version, nor from
@@ -16,70 +17,30 @@
 #include "node.h"
 #include "schema.h"
 #include "snapshot.h"
-#include "changes.h"
 #include "index.h"
 #include "lock.h"
 #include "file.h"
 #include "io.h"
+#include "freelist.h"
 
 #include <errno.h>
 
 /* ---- free lists ------------------------------------------------------------------------- */
 
-static int cmp_extent(const void *a, const void *b)
-{
-    const extent *x = a, *y = b;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int free_reserve(cs_dbfile *f, uint64_t n)
-{
-    if (n <= f->cap_free) return CS_OK;
-    uint64_t nc = f->cap_free ? f->cap_free : 64;
-    while (nc < n) nc *= 2;
-    extent *e = realloc(f->free, nc * sizeof *e);
-    if (!e) return NOMEM();
-    f->free = e;
-    f->cap_free = nc;
-    return CS_OK;
-}
-
-/* Loads the free list of the transaction's version into f->free (cached per version). */
+/* Loads the free list of the transaction's version into f->fl (cached per version). */
 static int free_list_load(cs_txn *t)
 {
     cs_dbfile *f = t->f;
     if (f->free_version == t->version) return CS_OK;
     uint64_t r[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) TRY(txn_top_get(t, TOP_FREE_POS + i, &r[i]));
-    node_hdr *h[3] = {NULL, NULL, NULL};
-    uint64_t n = 0;
-    if (r[0]) {
-        for (int i = 0; i < 3; i++) {
-            if (!r[i] || tagged(r[i])) return CORRUPT("free list slots inconsistent");
-            TRY(node_at(t, r[i], &h[i]));
-            if ((h[i]->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || h[i]->count != h[0]->count)
-                return CORRUPT("free list arrays disagree");
-        }
-        n = h[0]->count;
-    }
-    TRY(free_reserve(f, n + 1));
-    uint64_t k = 0, prev_end = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        extent x = {(uint64_t)node_get_int(h[0], i), (uint64_t)node_get_int(h[1], i),
-                    (uint64_t)node_get_int(h[2], i)};
-        if (x.len == 0) continue;
-        if (x.pos < HDR_SIZE || x.pos + x.len > t->limit || x.pos < prev_end || (x.pos & 7) || (x.len & 7))
-            return CORRUPT("free list entry %llu (%llu+%llu) is invalid", (unsigned long long)i,
-                           (unsigned long long)x.pos, (unsigned long long)x.len);
-        prev_end = x.pos + x.len;
-        f->free[k++] = x;
-    }
-    f->nfree = k;
+    fl_clear(&f->fl);
+    TRY(fl_load(t, r, t->limit, &f->fl));
     f->free_version = t->version;
     return CS_OK;
 }
 
-static uint64_t oldest_live(cs_dbfile *f, uint64_t latest)
+uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest)
 {
     uint64_t o = lock_oldest_pin(f, latest);
     for (uint32_t i = 0; i < f->npins; i++)
@@ -87,23 +48,9 @@ static uint64_t oldest_live(cs_dbfile *f, uint64_t latest)
     return o;
 }
 
-/* Marks extents no live reader can see as reusable (version 0) and merges neighbours. */
-static void free_coalesce(cs_dbfile *f, uint64_t oldest)
-{
-    for (uint64_t i = 0; i < f->nfree; i++)
-        if (f->free[i].ver <= oldest) f->free[i].ver = 0;
-    uint64_t k = 0;
-    for (uint64_t i = 0; i < f->nfree; i++) {
-        if (f->free[i].len == 0) continue;
-        if (k && f->free[k - 1].pos + f->free[k - 1].len == f->free[i].pos &&
-            f->free[k - 1].ver == f->free[i].ver) {
-            f->free[k - 1].len += f->free[i].len;
-        } else {
-            f->free[k++] = f->free[i];
-        }
-    }
-    f->nfree = k;
-}
+/* Rule 1: an extent is reusable when no live reader reads a version older than the one it was
+ * freed in. */
+static inline bool reusable(const extent *x, uint64_t oldest) { return x->ver <= oldest; }
 
 /* ---- backdating ------------------------------------------------------------------------- */
 
@@ -125,16 +72,7 @@ static int load_free_of(cs_txn *t, uint64_t top, vfree *out)
     if (!tagged(sz)) return CORRUPT("top node at %llu has no size", (unsigned long long)top);
     out->end = (uint64_t)untag(sz);
     uint64_t r[3] = {node_refs(h)[TOP_FREE_POS], node_refs(h)[TOP_FREE_LEN], node_refs(h)[TOP_FREE_VER]};
-    if (!r[0]) return CS_OK;
-    node_hdr *a[3];
-    for (int i = 0; i < 3; i++) TRY(node_at(t, r[i], &a[i]));
-    if (a[1]->count != a[0]->count) return CORRUPT("free list arrays disagree");
-    out->ext = malloc((a[0]->count + 1) * sizeof(extent));
-    if (!out->ext) return NOMEM();
-    for (uint32_t i = 0; i < a[0]->count; i++) {
-        extent x = {(uint64_t)node_get_int(a[0], i), (uint64_t)node_get_int(a[1], i), 0};
-        if (x.len) out->ext[out->n++] = x;
-    }
+    TRY(freelist_read(t, r, out->end, &out->ext, &out->n));
     return CS_OK;
 }
 
@@ -156,6 +94,46 @@ static bool covered(const vfree *v, uint64_t pos, uint64_t len)
     return at >= end || at >= v->end;
 }
 
+typedef struct bdctx {
+    cs_txn *t;
+    pinrange *pr;   /* the pinned ranges of every process */
+    size_t np;      /* how many */
+    vfree cache[4]; /* free lists of pinned versions read so far */
+    int ncache;     /* how many */
+    int rc;         /* the first error */
+} bdctx;
+
+/* Whether extent e (freed at F) can be backdated: no pinned version reached it. */
+static bool backdate_one(void *ctx, const extent *e)
+{
+    bdctx *c = ctx;
+    if (c->rc != CS_OK) return false;
+    uint64_t F = e->ver, V = 0, top = 0;
+    bool any = false;
+    for (size_t k = 0; k < c->np; k++) {
+        if (c->pr[k].lo > F - 1) continue;
+        uint64_t v = c->pr[k].hi < F - 1 ? c->pr[k].hi : F - 1;
+        if (!any || v > V) { V = v; any = true; }
+    }
+    if (!any) return true;
+    for (size_t k = 0; k < c->np && !top; k++) {
+        if (c->pr[k].lo == V) top = c->pr[k].lo_top;
+        else if (c->pr[k].hi == V) top = c->pr[k].hi_top;
+    }
+    if (!top) return false; /* V lies inside a pinned range: its free space is not known */
+    vfree *vf = NULL;
+    for (int k = 0; k < c->ncache; k++)
+        if (c->cache[k].version == V) vf = &c->cache[k];
+    if (!vf) {
+        if (c->ncache == 4) return false;
+        vf = &c->cache[c->ncache];
+        if ((c->rc = load_free_of(c->t, top, vf)) != CS_OK) return false;
+        vf->version = V;
+        c->ncache++;
+    }
+    return covered(vf, e->pos, e->len);
+}
+
 /*
  * Space freed at version F was reachable only from versions [C, F-1], C the version that wrote
  * it. The oldest-reader rule reuses it once no reader is older than F; backdating also reuses it
@@ -163,7 +141,7 @@ static bool covered(const vfree *v, uint64_t pos, uint64_t len)
  * publish the range of versions they pin) did not reach it: it lies in V's free space, so C > V
  * and no live version can see it.
  */
-static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver)
+static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver, uint64_t oldest)
 {
     pinrange *pr = NULL;
     size_t np = 0;
@@ -184,48 +162,21 @@ static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver)
         free(pr);
         return NOMEM();
     }
-    vfree cache[4];
-    int ncache = 0;
-    int rc = CS_OK;
-    for (uint64_t i = 0; i < f->nfree && rc == CS_OK; i++) {
-        extent *e = &f->free[i];
-        if (e->ver == 0 || e->ver >= newver) continue;
-        uint64_t F = e->ver, V = 0, top = 0;
-        bool any = false;
-        for (size_t k = 0; k < np; k++) {
-            if (pr[k].lo > F - 1) continue;
-            uint64_t v = pr[k].hi < F - 1 ? pr[k].hi : F - 1;
-            if (!any || v > V) { V = v; any = true; }
-        }
-        if (!any) { e->ver = 0; continue; }
-        for (size_t k = 0; k < np && !top; k++) {
-            if (pr[k].lo == V) top = pr[k].lo_top;
-            else if (pr[k].hi == V) top = pr[k].hi_top;
-        }
-        if (!top) continue; /* V lies inside a pinned range: its free space is not known */
-        vfree *vf = NULL;
-        for (int c = 0; c < ncache; c++)
-            if (cache[c].version == V) vf = &cache[c];
-        if (!vf) {
-            if (ncache == 4) continue;
-            vf = &cache[ncache];
-            rc = load_free_of(t, top, vf);
-            if (rc != CS_OK) break;
-            vf->version = V;
-            ncache++;
-        }
-        if (covered(vf, e->pos, e->len)) e->ver = 0;
-    }
-    for (int c = 0; c < ncache; c++) free(cache[c].ext);
+    bdctx c = {t, pr, np, {{0}}, 0, CS_OK};
+    fl_backdate_scan(&f->fl, oldest, newver, backdate_one, &c);
+    for (int k = 0; k < c.ncache; k++) free(c.cache[k].ext);
     free(pr);
-    return rc;
+    return c.rc != CS_OK ? c.rc : f->fl.err;
 }
 
 /* ---- commit ----------------------------------------------------------------------------- */
 
+enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS };
+
 typedef struct citem {
-    ref_t slab;    /* the slab node (0 for the free-list arrays and the run list) */
-    int kind;      /* 0 slab node, 1..3 free-list arrays, 4 the run list */
+    ref_t slab;    /* the slab node (0 for the free-list nodes and the run list) */
+    int kind;      /* CI_* */
+    void *obj;     /* the fl_chunk or fl_page a CI_CHUNK or CI_PAGE item writes */
     uint64_t size; /* bytes */
     uint64_t pos;  /* file position */
     uint64_t off;  /* offset in the write buffer */
@@ -247,13 +198,18 @@ static void plan_add(cplan *p, ref_t r, uint64_t size)
         p->items = x;
         p->cap = nc;
     }
-    p->items[p->n].slab = r;
-    p->items[p->n].kind = 0;
-    p->items[p->n].size = size;
-    p->items[p->n].pos = 0;
-    p->items[p->n].off = 0;
+    p->items[p->n] = (citem){r, CI_NODE, NULL, size, 0, 0};
     p->n++;
     p->total += size;
+}
+
+static void plan_add_kind(cplan *p, int kind, void *obj, uint64_t size)
+{
+    plan_add(p, 0, size);
+    if (!p->oom) {
+        p->items[p->n - 1].kind = kind;
+        p->items[p->n - 1].obj = obj;
+    }
 }
 
 /* Post-order list of the slab nodes below r (r itself last). */
@@ -268,94 +224,175 @@ static void collect(cs_txn *t, ref_t r, cplan *p)
     plan_add(p, r, node_size_of(h->flags, h->width, h->count));
 }
 
-/* Allocation cursor over the free list and the end of the file. */
+/* The free-list nodes this commit writes (docs/FORMAT.md §7.1), children before parents: each
+ * dirty page's dirty chunks, then the page; the root last. Only dirty pages are visited. */
+static void plan_free_list(freelist *l, cplan *p)
+{
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *pg = l->p[pi];
+        if (!pg->dirty) continue;
+        for (uint32_t ci = 0; ci < pg->n; ci++) {
+            fl_chunk *c = pg->c[ci];
+            if (!c->dirty) continue;
+            c->size = node_size_of(0, 64, 3 * (uint64_t)c->n);
+            plan_add_kind(p, CI_CHUNK, c, c->size);
+        }
+        pg->size = node_size_of(NF_REFS, 64, 2 * (uint64_t)pg->n);
+        plan_add_kind(p, CI_PAGE, pg, pg->size);
+    }
+    if (l->n) plan_add_kind(p, CI_ROOT, NULL, node_size_of(NF_REFS, 64, 2 * (uint64_t)l->n));
+}
+
+/*
+ * Placement (docs/FORMAT.md §7.2). A commit's bytes are laid out in write order (the nodes
+ * post-order, the rewritten free-list chunks and pages, the root, the run list, the top), and
+ * placement keeps them in as few contiguous runs as it can, because each run is a write and
+ * scattered writes cost more to make durable than one:
+ *  P1. If one reusable extent holds the whole commit (with PLACE_MARGIN to spare), the smallest
+ *      such extent takes it: one run.
+ *  P2. Else, while reusable free space is less than 1/PLACE_FREE_DIV of the logical size, the
+ *      commit goes past the logical end: one run, the file grows by the commit.
+ *  P3. Else the nodes go, in write order, into the extent the previous node went into while it
+ *      has room. A node that does not fit there goes into the smallest extent already chosen
+ *      that holds it; else a new extent is chosen: the smallest reusable one that holds this
+ *      node and all after it (the rest of the commit is one more run), else the smallest
+ *      reusable one that holds the node in a chunk this commit rewrites anyway, else in any
+ *      chunk. Only a node no reusable extent holds goes past the end.
+ * Choosing an extent rewrites its chunk (placement shortens it), which adds that chunk's node to
+ * the commit, and freeing the chunk's old node may rewrite another chunk: the choice is repeated
+ * on the grown plan until it makes no further chunk rewritten (at most PLACE_ROUNDS times), so
+ * that every node is placed as the last choice planned it. Placement changes no chunk that is
+ * not rewritten anyway.
+ * Growth: the file grows in P2, while reusable space is under 1/PLACE_FREE_DIV of it, and in
+ * P3 only by nodes that no reusable extent holds (and, if the rounds ran out, by the free-list
+ * nodes the last round added). docs/FORMAT.md §7.2 states the resulting bound, which
+ * FreeSpaceTests checks after many random one-row updates.
+ */
+#define PLACE_FREE_DIV 16
+#define PLACE_MAX_HOLES 256
+#define PLACE_ROUNDS 8
+/* room left in P1 for what choosing the extent adds (its chunk and page rewritten, and the ones
+ * their old nodes join) */
+#define PLACE_MARGIN (2 * (8 + 3 * 8 * FL_CHUNK_MAX) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
+
 typedef struct alloc_cur {
-    uint64_t ext;  /* index of the extent being filled, or UINT64_MAX for the file end */
+    uint64_t holes[PLACE_MAX_HOLES];  /* the start of each extent the commit may fill (UINT64_MAX: used up) */
+    uint64_t opened[PLACE_MAX_HOLES]; /* the first item the choice put into each */
+    int nholes;    /* how many */
+    int last;      /* the extent the previous item went into (-1: none, or past the end) */
     uint64_t end;  /* logical end of the file */
 } alloc_cur;
 
-static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t size, uint64_t *scan)
+/* Places item `item` of `size` bytes as place_choose planned it: into the extent the previous
+ * item went into while it has room, else into the smallest chosen extent (opened at or before
+ * this item) that holds it, else past the end. */
+static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, uint64_t oldest)
 {
-    if (c->ext != UINT64_MAX) {
-        extent *x = &f->free[c->ext];
-        cs_assert3(x->ver, ==, 0); /* rule 1: only space no live reader can see */
+    int best = -1;
+    extent *bx = NULL;
+    if (c->last >= 0 && c->holes[c->last] != UINT64_MAX) {
+        extent *x = fl_extent_at(&f->fl, c->holes[c->last]);
         if (x->len >= size) {
-            uint64_t p = x->pos;
-            x->pos += size;
-            x->len -= size;
-            return p;
+            best = c->last;
+            bx = x;
         }
     }
-    for (; *scan < f->nfree; (*scan)++) {
-        extent *x = &f->free[*scan];
-        if (x->ver == 0 && x->len >= size) {
-            c->ext = *scan;
-            (*scan)++;
-            uint64_t p = x->pos;
-            x->pos += size;
-            x->len -= size;
-            return p;
-        }
+    for (int h = 0; h < c->nholes && !bx; h++) {
+        if (c->holes[h] == UINT64_MAX || c->opened[h] > item) continue;
+        extent *x = fl_extent_at(&f->fl, c->holes[h]);
+        if (x->len >= size && (best < 0 || x->len < fl_extent_at(&f->fl, c->holes[best])->len)) best = h;
     }
-    c->ext = UINT64_MAX;
-    uint64_t p = c->end;
-    c->end += size;
-    return p;
-}
-
-/* Places one node into the smallest reusable extent that holds it, else at the end. */
-static uint64_t place_best(cs_dbfile *f, alloc_cur *c, uint64_t size)
-{
-    uint64_t best = UINT64_MAX;
-    for (uint64_t i = 0; i < f->nfree; i++) {
-        extent *x = &f->free[i];
-        if (x->ver == 0 && x->len >= size && (best == UINT64_MAX || x->len < f->free[best].len)) {
-            best = i;
-            if (x->len == size) break;
-        }
-    }
-    if (best == UINT64_MAX) {
+    if (best >= 0 && !bx) bx = fl_extent_at(&f->fl, c->holes[best]);
+    c->last = best;
+    if (best < 0) {
         uint64_t p = c->end;
         c->end += size;
         return p;
     }
-    extent *x = &f->free[best];
-    cs_assert3(x->ver, ==, 0); /* rule 1 */
-    uint64_t p = x->pos;
-    x->pos += size;
-    x->len -= size;
+    cs_assert(reusable(bx, oldest)); /* rule 1: only space no live reader can see */
+    uint64_t p = bx->pos;
+    bx->pos += size;
+    bx->len -= size;
+    f->fl.bytes -= size;
+    c->holes[best] = bx->len ? bx->pos : UINT64_MAX;
     return p;
+}
+
+/* Chooses the extents for the commit planned in p (P1-P3 above): a simulation of place() that
+ * opens a new extent whenever place() would find none among those chosen. */
+static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest)
+{
+    freelist *l = &f->fl;
+    c->nholes = 0;
+    c->last = -1;
+    c->end = f->logical;
+    extent *x = fl_best_fit(l, p->total + PLACE_MARGIN, oldest, NULL, NULL, 0, false, NULL);
+    if (x) { /* P1 */
+        c->opened[0] = 0;
+        c->holes[c->nholes++] = x->pos;
+        return;
+    }
+    if (l->bytes - fl_unreusable_bytes(l, oldest) < f->logical / PLACE_FREE_DIV) return; /* P2 */
+    /* P3: left[h] is what the simulation has left of chosen extent h */
+    uint64_t left[PLACE_MAX_HOLES];
+    int cur = -1;
+    uint64_t rest = p->total; /* bytes of items k.. */
+    for (uint64_t k = 0; k < p->n;) {
+        uint64_t size = p->items[k].size, len;
+        if (cur >= 0 && left[cur] >= size) {
+            left[cur] -= size;
+            rest -= size;
+            k++;
+            continue;
+        }
+        int h = -1;
+        for (int g = 0; g < c->nholes; g++)
+            if (left[g] >= size && (h < 0 || left[g] < left[h])) h = g;
+        if (h >= 0) {
+            cur = h;
+            continue;
+        }
+        x = NULL;
+        if (c->nholes < PLACE_MAX_HOLES) {
+            x = fl_best_fit(l, rest, oldest, c->holes, left, c->nholes, false, &len);
+            if (!x) x = fl_best_fit(l, size, oldest, c->holes, left, c->nholes, true, &len);
+            if (!x) x = fl_best_fit(l, size, oldest, c->holes, left, c->nholes, false, &len);
+        }
+        if (!x) { /* past the end */
+            cur = -1;
+            rest -= size;
+            k++;
+            continue;
+        }
+        c->holes[c->nholes] = x->pos;
+        c->opened[c->nholes] = k;
+        left[c->nholes] = len;
+        cur = c->nholes++;
+    }
 }
 
 int file_commit(cs_txn *t)
 {
     cs_dbfile *f = t->f;
+    freelist *l = &f->fl;
     uint64_t newver = t->version + 1;
     int rc = CS_OK;
     uint8_t *buf = NULL;
     cplan plan = {0};
 
-    /* 1. the schema blob */
-    if (t->schema_dirty) {
-        uint8_t *sb;
-        uint64_t sn;
-        if ((rc = schema_serialize(t->schema, &sb, &sn)) != CS_OK) goto done;
-        ref_t blob;
-        rc = node_new_blob(t, sb, sn, &blob);
-        free(sb);
-        if (rc != CS_OK) goto done;
-        ref_t *s;
-        if ((rc = txn_top_slot(t, TOP_SCHEMA, &s)) != CS_OK) goto done;
-        if (*s) node_free(t, *s);
-        *s = blob;
-    }
-    /* 2. this commit's change records; the history keeps what live readers need */
+    /* what the commit contains (schema blob, change history, nodes) the transaction layer has
+     * staged (txn.c, txn_stage); from here on this file only decides where the bytes go */
     pthread_mutex_lock(&f->mu);
-    uint64_t oldest = oldest_live(f, t->version);
+    uint64_t oldest = file_oldest_live(f, t->version);
     pthread_mutex_unlock(&f->mu);
-    if ((rc = history_append(t, newver, oldest)) != CS_OK) goto done;
-    /* the old free-list arrays die with this version */
     if ((rc = free_list_load(t)) != CS_OK) goto done;
+    /* the free list is changed in place from here on: until the commit lands the cache
+     * describes no version (a failed commit reads it again) */
+    f->free_version = 0;
+    l->newver = newver;
+    l->events = 0;
+    l->err = CS_OK;
+    /* the old root (or version-1/2 arrays) die with this version */
     ref_t *fs;
     for (int i = 0; i < 3; i++) {
         if ((rc = txn_top_slot(t, TOP_FREE_POS + i, &fs)) != CS_OK) goto done;
@@ -370,71 +407,83 @@ int file_commit(cs_txn *t)
     if (*runs_slot) node_free(t, *runs_slot);
     *runs_slot = 0;
 
-    /* 3. the free list: reusable extents, plus what this commit frees (not reusable yet) */
-    if ((rc = free_reserve(f, 2 * (f->nfree + t->nfreed) + 1)) != CS_OK) goto done;
-    /* the cached list is sorted: sort only what this commit freed, then merge the two from the
-     * back into the spare half of the array */
-    f->free_version = 0; /* the cache no longer matches any version until the commit lands */
-    {
-        extent *add = f->free + f->nfree + t->nfreed; /* scratch beyond the merge area */
-        for (uint64_t i = 0; i < t->nfreed; i++) {
-            add[i].pos = t->freed[i].pos;
-            add[i].len = t->freed[i].len;
-            add[i].ver = newver;
-        }
-        qsort(add, t->nfreed, sizeof(extent), cmp_extent);
-        uint64_t i = f->nfree, j = t->nfreed, k = f->nfree + t->nfreed;
-        while (j > 0) {
-            if (i > 0 && f->free[i - 1].pos > add[j - 1].pos) f->free[--k] = f->free[--i];
-            else f->free[--k] = add[--j];
-        }
-        f->nfree += t->nfreed;
-    }
-    free_coalesce(f, oldest);
-    if (oldest < t->version) {
-        if ((rc = backdate(t, f, newver)) != CS_OK) goto done;
-        free_coalesce(f, oldest);
-    }
-    uint64_t cap = f->nfree; /* allocation only shrinks or removes extents */
-    uint64_t fl_size = node_size_of(0, 64, cap);
+    /* 3. the free list: what this commit frees goes in with the new version (not reusable yet);
+     * each insertion dirties only the chunk it lands in (and frees that chunk's old node) */
+    for (uint64_t i = 0; i < t->nfreed; i++) fl_insert(l, t->freed[i].pos, t->freed[i].len, newver);
+    if ((rc = l->err) != CS_OK) goto done;
+    if (oldest < t->version && (rc = backdate(t, f, newver, oldest)) != CS_OK) goto done;
+    fl_merge_reusable(l, oldest, true);
+    if ((rc = l->err) != CS_OK) goto done;
+    if ((rc = fl_reshape(l)) != CS_OK) goto done;
 
-    /* 4. plan: dirty nodes in post-order, the free-list arrays and the run list before the top */
+    /* 4. plan: dirty nodes in post-order, the rewritten free-list nodes and the run list before
+     * the top; then choose where it goes, which may rewrite more chunks, and plan again */
     collect(t, t->top, &plan);
     if (plan.oom) { rc = NOMEM(); goto done; }
     citem topi = plan.items[plan.n - 1];
     plan.n--;
     plan.total -= topi.size;
-    for (int i = 0; i < 3; i++) {
-        plan_add(&plan, 0, fl_size);
-        if (!plan.oom) plan.items[plan.n - 1].kind = 1 + i;
-    }
-    uint64_t runs_cap = 2 * (plan.n + 2); /* at most one run per item */
-    plan_add(&plan, 0, node_size_of(0, 64, runs_cap));
-    if (!plan.oom) plan.items[plan.n - 1].kind = 4;
-    plan_add(&plan, topi.slab, topi.size);
-    if (plan.oom) { rc = NOMEM(); goto done; }
-
-    /* 5. placement: the first extent that holds everything if there is one (one run); else a
-     * small commit puts each node into the smallest hole it fits (keeping the free list short),
-     * and a large one fills extents first fit in order; then the end of the file */
-    alloc_cur cur = {UINT64_MAX, f->logical};
-    uint64_t scan = 0;
-    for (uint64_t i = 0; i < f->nfree; i++)
-        if (f->free[i].ver == 0 && f->free[i].len >= plan.total) {
-            cur.ext = i;
-            break;
+    uint64_t nodes_n = plan.n, nodes_total = plan.total;
+    alloc_cur cur = {.nholes = 0, .last = -1, .end = f->logical};
+    uint64_t runs_cap = 0;
+    for (int round = 0;; round++) {
+        plan.n = nodes_n;
+        plan.total = nodes_total;
+        plan_free_list(l, &plan);
+        runs_cap = 2 * (plan.n + 2); /* at most one run per item */
+        plan_add_kind(&plan, CI_RUNS, NULL, node_size_of(0, 64, runs_cap));
+        plan_add(&plan, topi.slab, topi.size);
+        if (plan.oom) { rc = NOMEM(); goto done; }
+        if (round == PLACE_ROUNDS) break;
+        place_choose(f, &cur, &plan, oldest);
+        /* the extents chosen are rewritten with their chunks; once no further chunk is, the
+         * plan is the one the choice was made for */
+        int newly = 0;
+        for (int h = 0; h < cur.nholes; h++) {
+            uint32_t pi, ci;
+            fl_locate(l, cur.holes[h], &pi, &ci);
+            if (!l->p[pi]->c[ci]->dirty) newly++;
+            fl_chunk_dirty(l, pi, ci);
         }
-    bool each = cur.ext == UINT64_MAX && plan.total <= ONE_SYNC_MAX;
-    if (cur.ext != UINT64_MAX) scan = f->nfree;
-    uint64_t off = 0;
+        if ((rc = l->err) != CS_OK) goto done;
+        if (!newly) break;
+        fl_merge_reusable(l, oldest, false);
+        if ((rc = fl_reshape(l)) != CS_OK) goto done;
+    }
+    /* a merge may have joined a chosen extent to the one before: fill from its start */
+    {
+        int k = 0;
+        for (int h = 0; h < cur.nholes; h++) {
+            uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
+            bool seen = false;
+            for (int g = 0; g < k; g++)
+                if (cur.holes[g] == pos) {
+                    seen = true;
+                    if (cur.opened[h] < cur.opened[g]) cur.opened[g] = cur.opened[h];
+                }
+            if (!seen) {
+                cur.opened[k] = cur.opened[h];
+                cur.holes[k++] = pos;
+            }
+        }
+        cur.nholes = k;
+    }
+
+    /* 5. placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
+     * extents of the chunks it rewrites */
+    uint64_t off = 0, root_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
-        plan.items[i].pos = each ? place_best(f, &cur, plan.items[i].size) : place(f, &cur, plan.items[i].size, &scan);
-        plan.items[i].off = off;
-        off += plan.items[i].size;
-        if (plan.items[i].slab) {
+        citem *it = &plan.items[i];
+        it->pos = place(f, &cur, i, it->size, oldest);
+        it->off = off;
+        off += it->size;
+        if (it->kind == CI_CHUNK) ((fl_chunk *)it->obj)->ref = it->pos;
+        else if (it->kind == CI_PAGE) ((fl_page *)it->obj)->ref = it->pos;
+        else if (it->kind == CI_ROOT) root_pos = it->pos;
+        if (it->slab) {
             /* remember the file position in the slab block's prefix */
-            uint8_t *b = txn_ptr(t, plan.items[i].slab) - 8;
-            memcpy(b, &plan.items[i].pos, 8);
+            uint8_t *b = txn_ptr(t, it->slab) - 8;
+            memcpy(b, &it->pos, 8);
         }
     }
     uint64_t new_logical = cur.end;
@@ -444,16 +493,17 @@ int file_commit(cs_txn *t)
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
     if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto done; }
-    uint64_t fl_pos[3] = {0, 0, 0}, runs_pos = 0;
-    int fl_i = 0;
+    uint64_t runs_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
-        if (it->kind == 4) {
-            /* the runs of this commit, in buffer order: (position, length) pairs */
-            runs_pos = it->pos;
+        if (it->kind != CI_NODE) {
             memset(dst, 0, it->size);
             dst->width = 64;
+        }
+        if (it->kind == CI_RUNS) {
+            /* the runs of this commit, in buffer order: (position, length) pairs */
+            runs_pos = it->pos;
             dst->count = (uint32_t)runs_cap;
             uint64_t k = 0;
             for (uint64_t a = 0; a < plan.n;) {
@@ -467,19 +517,37 @@ int file_commit(cs_txn *t)
             dst->check = node_checksum(dst);
             continue;
         }
-        if (!it->slab) {
-            fl_pos[fl_i] = it->pos;
-            uint64_t k = 0;
-            memset(dst, 0, it->size);
-            dst->flags = 0;
-            dst->width = 64;
-            dst->count = (uint32_t)cap;
-            for (uint64_t j = 0; j < f->nfree; j++) {
-                if (f->free[j].len == 0) continue;
-                uint64_t v = fl_i == 0 ? f->free[j].pos : fl_i == 1 ? f->free[j].len : f->free[j].ver;
-                packed_set(node_values(dst), 64, k++, (int64_t)v);
+        if (it->kind == CI_CHUNK) {
+            /* (position, length, version) triples; extents placement used up are padding */
+            const fl_chunk *c = it->obj;
+            dst->count = (uint32_t)(3 * c->n);
+            for (uint32_t e = 0; e < c->n; e++) {
+                const extent *x = &c->e[e];
+                packed_set(node_values(dst), 64, 3 * e, (int64_t)(x->len ? x->pos : 0));
+                packed_set(node_values(dst), 64, 3 * e + 1, (int64_t)x->len);
+                packed_set(node_values(dst), 64, 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
             }
-            fl_i++;
+            dst->check = node_checksum(dst);
+            continue;
+        }
+        if (it->kind == CI_PAGE || it->kind == CI_ROOT) {
+            /* (tagged lower bound, ref) per chunk of a page, per page of the root */
+            dst->flags = NF_REFS;
+            uint64_t *e = node_refs(dst);
+            if (it->kind == CI_PAGE) {
+                const fl_page *pg = it->obj;
+                dst->count = (uint32_t)(2 * pg->n);
+                for (uint32_t c = 0; c < pg->n; c++) {
+                    e[2 * c] = tag_int((int64_t)pg->c[c]->lo);
+                    e[2 * c + 1] = pg->c[c]->ref;
+                }
+            } else {
+                dst->count = (uint32_t)(2 * l->n);
+                for (uint32_t p = 0; p < l->n; p++) {
+                    e[2 * p] = tag_int((int64_t)l->p[p]->lo);
+                    e[2 * p + 1] = l->p[p]->ref;
+                }
+            }
             dst->check = node_checksum(dst);
             continue;
         }
@@ -491,9 +559,9 @@ int file_commit(cs_txn *t)
         }
         if (i == plan.n - 1) {
             uint64_t *e = node_refs(dst);
-            e[TOP_FREE_POS] = fl_pos[0];
-            e[TOP_FREE_LEN] = fl_pos[1];
-            e[TOP_FREE_VER] = fl_pos[2];
+            e[TOP_FREE_POS] = root_pos;
+            e[TOP_FREE_LEN] = 0;
+            e[TOP_FREE_VER] = 0;
             e[TOP_COMMIT_RUNS] = runs_pos;
             e[TOP_SIZE] = tag_int((int64_t)new_logical);
             e[TOP_VERSION] = tag_int((int64_t)newver);
@@ -521,13 +589,11 @@ int file_commit(cs_txn *t)
         f->phys_size = ns;
         if ((rc = file_map_for(f, ns)) != CS_OK) goto done;
     }
-    uint64_t written = 0, nruns = 0;
-    for (uint64_t i = 1; i < plan.n; i++)
-        if (plan.items[i].pos != plan.items[i - 1].pos + plan.items[i - 1].size) nruns++;
-    nruns++;
+    uint64_t written = 0;
+    uint32_t writes = 0, syncs = 0;
     run_info run = {0, 0, 0};
     bool one_sync = f->durability == CS_DURABILITY_FULL && plan.total <= ONE_SYNC_MAX;
-    (void)nruns;
+    bool syncing = f->durability == CS_DURABILITY_FULL;
     if (one_sync) {
         run.pos = runs_pos;
         run.len = plan.total;
@@ -541,16 +607,19 @@ int file_commit(cs_txn *t)
         uint64_t len = plan.items[j - 1].off + plan.items[j - 1].size - plan.items[i].off;
         if ((rc = file_pwrite(f, buf + plan.items[i].off, len, plan.items[i].pos)) != CS_OK) goto done;
         written += len;
+        writes++;
         i = j;
     }
     /* two-sync commits make the nodes durable before the header names them; a one-sync commit
      * lets them race, and its header slot carries their hash so a torn commit is detected */
     if (!one_sync && (rc = file_sync(f)) != CS_OK) goto done;
+    if (!one_sync && syncing) syncs++;
     uint64_t top_pos = plan.items[plan.n - 1].pos;
     int nsel = f->selector ^ 1;
     /* the header covers the version this commit keeps in the other slot and the new one */
     uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     if (t->base_format > fmt) fmt = t->base_format;
+    if (fmt < FORMAT_CHUNKED_FREE) fmt = FORMAT_CHUNKED_FREE; /* the free list is chunked */
     lock_committing(f);
     if ((rc = file_write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
@@ -558,6 +627,8 @@ int file_commit(cs_txn *t)
     }
     if ((rc = file_sync(f)) != CS_OK) goto done;
     written += HDR_USED;
+    writes++;
+    if (syncing) syncs++;
 
     /* 8. publish */
     pthread_mutex_lock(&f->mu);
@@ -565,14 +636,13 @@ int file_commit(cs_txn *t)
     f->version = newver;
     f->top = top_pos;
     f->logical = new_logical;
-    uint64_t k = 0;
-    for (uint64_t i = 0; i < f->nfree; i++)
-        if (f->free[i].len) f->free[k++] = f->free[i];
-    f->nfree = k;
+    fl_published(l);
     f->free_version = newver;
     lock_publish(f);
     pthread_mutex_unlock(&f->mu);
     t->last_commit_bytes = written;
+    t->last_commit_writes = writes;
+    t->last_commit_syncs = syncs;
 done:
     /* one exit: on failure the cached free list no longer describes any version */
     if (rc != CS_OK) f->free_version = 0;

@@ -19,6 +19,7 @@
  *     opener creates it afresh.
  */
 #include "node.h"
+#include "freelist.h"
 #include "schema.h"
 #include "lock.h"
 #include "file.h"
@@ -425,7 +426,7 @@ static bool dbfile_free(cs_dbfile *f)
     pthread_mutex_destroy(&f->mu);
     pthread_mutex_destroy(&f->write_mu);
     free(f->pins);
-    free(f->free);
+    fl_clear(&f->fl);
     free(f->path);
     free(f);
     return alone;

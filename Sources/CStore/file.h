@@ -46,7 +46,12 @@ void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size,
 
 /* ---- commit.c ----------------------------------------------------------------------------- */
 
-/** Writes the write transaction's changes as the next version (durability rules of commit.c). */
+/** Writes the write transaction's changes as the next version (durability rules of commit.c):
+ *  the free list, the placement of every dirty node, the writes, syncs and the header. What the
+ *  version contains (schema blob, change history) the transaction layer has staged before. */
 int file_commit(cs_txn *t);
+/** The oldest version a live reader (of any process) may read, `latest` when none is older;
+ *  the caller holds f->mu. */
+uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest);
 
 #endif

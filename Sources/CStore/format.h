@@ -16,10 +16,12 @@
 #define HDR_MAGIC "CSTORE\r\n"
 #define HDR_USED 192u /* bytes of the header in use */
 /* The newest format version this library reads and writes. A file is written with the lowest
- * version that describes it: 1, or 2 once some column has a Mixed index (FORMAT.md §2). */
-#define FORMAT_READ 2
-#define FORMAT_WRITE 2
+ * version that describes it: 1 when new or compacted (no free list), 2 once some column has a
+ * Mixed index, 3 once a commit wrote a chunked free list, which every commit does (FORMAT.md §2). */
+#define FORMAT_READ 3
+#define FORMAT_WRITE 3
 #define FORMAT_BASE 1
+#define FORMAT_CHUNKED_FREE 3
 
 /* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
 

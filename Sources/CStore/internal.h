@@ -88,6 +88,41 @@ typedef struct extent {
     uint64_t ver; /* version it was freed in (0 = reusable by every reader) */
 } extent;
 
+/* The in-memory free list (docs/FORMAT.md §7.1, freelist.c): a two-level tree mirroring the
+ * on-disk one. A chunk holds the extents whose position lies in [lo, next chunk's lo); a page
+ * holds the chunks whose lo lies in [its lo, next page's lo). maxlen and maxver are upper bounds
+ * of the extents' lengths and versions below (exact after each commit). */
+typedef struct fl_chunk {
+    uint64_t lo;       /* smallest position the chunk may hold (0 for the first) */
+    uint64_t ref;      /* its node in the file (0: not written yet) */
+    uint64_t size;     /* that node's size in bytes (of the new node while dirty) */
+    extent *e;         /* extents sorted by position (len 0: consumed by the commit being built) */
+    uint32_t n, cap;   /* used, allocated */
+    uint64_t maxlen, maxver;
+    bool dirty;        /* rewritten by the commit being built (its old node is freed) */
+    bool pending;      /* has two touching extents of different versions (merged once both are reusable) */
+} fl_chunk;
+
+typedef struct fl_page {
+    uint64_t lo;       /* its first chunk's lo */
+    uint64_t ref;      /* its node in the file (0: not written yet) */
+    uint64_t size;     /* that node's size in bytes (of the new node while dirty) */
+    fl_chunk **c;      /* chunks by lo */
+    uint32_t n, cap;   /* used, allocated */
+    uint64_t maxlen, maxver;
+    bool dirty;        /* rewritten by the commit being built */
+    bool pending;      /* some chunk of it is pending */
+} fl_page;
+
+typedef struct freelist {
+    fl_page **p;       /* pages by lo (p[0]->lo == 0) */
+    uint32_t n, cap;   /* used, allocated */
+    uint64_t bytes;    /* sum of the extents' lengths */
+    uint64_t newver;   /* while a commit is built: the version old chunk and page nodes are freed in */
+    uint64_t events;   /* chunks and pages marked dirty so far (a commit's layout repeats until stable) */
+    int err;           /* CS_NOMEM when an insertion during a commit failed */
+} freelist;
+
 typedef struct mapping {
     uint8_t *base;        /* start of a read-only shared mapping of the file */
     uint64_t len;         /* bytes mapped (may exceed the file; never touched past it) */
@@ -142,8 +177,7 @@ struct cs_dbfile {
     pin *pins;               /* versions pinned by transactions */
     uint32_t npins, cap_pins; /* used, allocated */
     uint32_t max_versions;   /* 0 = unlimited */
-    extent *free;            /* cached free list (valid for free_version) */
-    uint64_t nfree, cap_free; /* used, allocated */
+    freelist fl;             /* cached free list (valid for free_version) */
     uint64_t free_version;   /* version the cache describes (0 = none) */
     slab slab;               /* heap memory for the writer */
     schema *schema_cache;    /* parsed schema of the newest version */
@@ -203,6 +237,8 @@ struct cs_txn {
     freed_node *freed;     /* file nodes freed in this write */
     uint64_t nfreed, cap_freed; /* used, allocated */
     uint64_t last_commit_bytes; /* of the last commit */
+    uint32_t last_commit_writes; /* pwrite calls of the last commit (header included) */
+    uint32_t last_commit_syncs;  /* fdatasync calls of the last commit */
     uint16_t base_format;  /* format version the version a write started on needs */
     cs_change *log;        /* change records of this write */
     uint64_t nlog, caplog; /* used, allocated */

@@ -14,6 +14,7 @@
 #include "snapshot.h"
 #include "cluster.h"
 #include "index.h"
+#include "changes.h"
 #include "lock.h"
 #include "file.h"
 #include "check.h"
@@ -243,6 +244,8 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
         warm_schema = t->schema;
         t->schema = NULL;
         t->last_commit_bytes = 0;
+        t->last_commit_writes = 0;
+        t->last_commit_syncs = 0;
     } else {
         t = calloc(1, sizeof *t);
     }
@@ -401,6 +404,31 @@ static int end_write(cs_txn *t)
     return CS_OK;
 }
 
+/* Stages what the next version contains besides the nodes already changed: the schema blob
+ * when the schema changed, and this write's change records in the history, which keeps what
+ * live readers still need (docs/FORMAT.md §5 and §8). Where those bytes go is file_commit's. */
+static int txn_stage(cs_txn *t)
+{
+    cs_dbfile *f = t->f;
+    if (t->schema_dirty) {
+        uint8_t *sb;
+        uint64_t sn;
+        TRY(schema_serialize(t->schema, &sb, &sn));
+        ref_t blob;
+        int rc = node_new_blob(t, sb, sn, &blob);
+        free(sb);
+        TRY(rc);
+        ref_t *s;
+        TRY(txn_top_slot(t, TOP_SCHEMA, &s));
+        if (*s) node_free(t, *s);
+        *s = blob;
+    }
+    pthread_mutex_lock(&f->mu);
+    uint64_t oldest = file_oldest_live(f, t->version);
+    pthread_mutex_unlock(&f->mu);
+    return history_append(t, t->version + 1, oldest);
+}
+
 int cs_txn_commit(cs_txn *t)
 {
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit: not in a write transaction");
@@ -414,6 +442,7 @@ int cs_txn_commit(cs_txn *t)
     if (rc == CS_OK) rc = pin_reserve(t->f);
     pthread_mutex_unlock(&t->f->mu);
     if (rc == CS_OK) rc = cluster_fill_short(t);
+    if (rc == CS_OK) rc = txn_stage(t);
     if (rc == CS_OK) rc = file_commit(t);
     if (rc != CS_OK) {
         char msg[512];
@@ -503,6 +532,12 @@ int cs_txn_end(cs_txn *t)
 uint64_t cs_txn_version(const cs_txn *t) { return t->version; }
 bool cs_txn_is_writing(const cs_txn *t) { return t->writing; }
 uint64_t cs_txn_last_commit_bytes(const cs_txn *t) { return t->last_commit_bytes; }
+
+void cs_txn_last_commit_io(const cs_txn *t, uint64_t *writes, uint64_t *syncs)
+{
+    if (writes) *writes = t->last_commit_writes;
+    if (syncs) *syncs = t->last_commit_syncs;
+}
 
 int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
 {

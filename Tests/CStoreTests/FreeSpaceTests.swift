@@ -19,6 +19,169 @@ import Testing
         }
     }
 
+    /// The bound on file growth of docs/FORMAT.md §7.2 (Placement): after many random one-row
+    /// updates, each a commit of its own, the logical size stays within 16/15 of the live bytes
+    /// plus a small allowance (what the last commit freed and one commit). Every update makes
+    /// one sync; while the file has little reusable space (the first updates after the bulk
+    /// load) each is one run of nodes plus the header write. `make test` runs 20k objects and
+    /// 3,000 updates; `make test-full` 1M objects and 100k updates.
+    @Test func randomOneRowUpdatesKeepTheFileBounded() throws {
+        let rows = fullCampaign ? 1_000_000 : 20_000
+        let updates = fullCampaign ? 100_000 : underSanitizer ? 500 : 3_000
+        try withTempDir { dir in
+            let db = try DB(dir.path(), durability: CS_DURABILITY_FULL)
+            var t: UInt32 = 0
+            var cols: [UInt32] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                for c in 0..<10 { cols.append(try addColumn(txn, t, "i\(c)", CS_TYPE_INT)) }
+                for i in 0..<rows {
+                    var o = try createObj(txn, t)
+                    for c in cols { try must(cs_obj_set_int(&o, c, Int64(i)), "set") }
+                }
+            }
+            let keys = try db.read { try allKeys($0, t) }
+            var rng = SeededRNG(seed: 16)
+            var oneRun = 0
+            for u in 0..<updates {
+                let txn = try db.begin(CS_TXN_WRITE)
+                var o = try openObj(txn, t, keys[Int(rng.next() % UInt64(rows))])
+                try must(cs_obj_set_int(&o, cols[Int(rng.next() % 10)], -Int64(u)), "set")
+                try must(cs_txn_commit(txn), "commit")
+                var writes: UInt64 = 0, syncs: UInt64 = 0
+                cs_txn_last_commit_io(txn, &writes, &syncs)
+                check(cs_txn_end(txn))
+                #expect(syncs == 1, "update \(u): \(syncs) syncs")
+                #expect(writes >= 2, "update \(u): nodes and header")
+                if u < 10 && writes == 2 { oneRun += 1 }
+            }
+            // The first updates find too little reusable space to fill holes (under a sixteenth
+            // of the file), so each is one run.
+            #expect(oneRun == 10, "\(oneRun) of the first 10 updates were one run plus the header")
+            try expectGrowthBound(db)
+            db.verify()
+            db.close()
+        }
+    }
+
+    /// The growth bound of docs/FORMAT.md §7.2: logical size <= 16/15 x live bytes + 256 KiB
+    /// (the allowance covers what the last commit freed, which is not reusable yet, and one
+    /// commit). Live bytes are the logical size less the free list's bytes.
+    private func expectGrowthBound(_ db: DB, _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let st = try db.stats()
+        let live = Double(st.logical_size - st.free_bytes)
+        #expect(Double(st.logical_size) <= 16.0 / 15.0 * live + 256 * 1024,
+                "\(what)logical size \(st.logical_size) for \(UInt64(live)) live bytes, \(st.free_extents) free extents",
+                sourceLocation: sourceLocation)
+    }
+
+    /// A long run of one-row commits after a bulk load reaches a steady size: the free space
+    /// those commits leave scattered through the file is reused, not left behind while the
+    /// file grows at its end. 100k objects of 10 Int columns in one commit, then 25k commits
+    /// each setting one value of a random object (no syncs: placement does not depend on
+    /// durability). After each tenth of the updates the growth bound holds, and what the second
+    /// half of the updates adds to the logical size is no more than 16/15 of what it adds to
+    /// the live bytes (leaves widen and split) plus the allowance.
+    @Test func manyOneRowCommitsReachASteadySize() throws {
+        let rows = underSanitizer ? 20_000 : 100_000
+        let updates = underSanitizer ? 5_000 : 25_000
+        try withTempDir { dir in
+            let db = try DB(dir.path(), durability: CS_DURABILITY_NOSYNC)
+            var t: UInt32 = 0
+            var cols: [UInt32] = []
+            var first: Int64 = 0
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                for c in 0..<10 { cols.append(try addColumn(txn, t, "i\(c)", CS_TYPE_INT)) }
+                let data: [[Int64]] = (0..<10).map { c in (0..<rows).map { Int64($0 * (c + 1)) } }
+                try data.withPointers { ptrs in
+                    try must(cs_obj_create_many_int(txn, t, rows, 10, cols, ptrs, &first), "cs_obj_create_many_int")
+                }
+            }
+            var rng = SeededRNG(seed: 1616)
+            var middle = cs_db_stats()
+            for u in 0..<updates {
+                let txn = try db.begin(CS_TXN_WRITE)
+                var o = try openObj(txn, t, first + Int64(rng.next() % UInt64(rows)))
+                try must(cs_obj_set_int(&o, cols[Int(rng.next() % 10)], -Int64(u)), "set")
+                try must(cs_txn_commit(txn), "commit")
+                check(cs_txn_end(txn))
+                if (u + 1) % (updates / 10) == 0 { try expectGrowthBound(db, "after \(u + 1) updates: ") }
+                if u + 1 == updates / 2 { middle = try db.stats() }
+            }
+            let end = try db.stats()
+            let grown = Double(end.logical_size) - Double(middle.logical_size)
+            let liveGrown = Double(end.logical_size - end.free_bytes) - Double(middle.logical_size - middle.free_bytes)
+            #expect(grown <= 16.0 / 15.0 * max(liveGrown, 0) + 256 * 1024,
+                    "the second half grew the file by \(grown) bytes for \(liveGrown) more live bytes")
+            db.verify()
+            db.close()
+        }
+    }
+
+    /// What a small commit writes of the free list grows with the chunks it touches, not with
+    /// the list (docs/FORMAT.md §7.1: unchanged chunks and pages are kept by reference, only the
+    /// small root is rewritten each time). Clearing every other object's list frees one node in
+    /// every other place: a list of about 25k extents, then of about 100k; a one-row commit on
+    /// the longer list writes no more than on the shorter one plus a small allowance.
+    @Test func oneRowCommitBytesDoNotGrowWithTheFreeList() throws {
+        let owners = underSanitizer ? 40_000 : 200_000
+        try withTempDir { dir in
+            let db = try DB(dir.path(), durability: CS_DURABILITY_NOSYNC)
+            var t: UInt32 = 0, list: UInt32 = 0
+            var cols: [UInt32] = []
+            var keys: [Int64] = []
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                list = try addColumn(txn, t, "l", CS_TYPE_INT, coll: CS_COLL_LIST)
+                // live data besides the lists, as an object of a real table would have
+                for c in 0..<8 { cols.append(try addColumn(txn, t, "i\(c)", CS_TYPE_INT)) }
+                for i in 0..<owners {
+                    var o = try createObj(txn, t)
+                    keys.append(o.key)
+                    for c in cols { try must(cs_obj_set_int(&o, c, Int64(i) << 20), "set") }
+                    var l = try openColl(&o, list)
+                    var v = cs_int(Int64(i))
+                    try must(cs_list_append(&l, &v), "append")
+                }
+            }
+            func clearLists(_ range: Range<Int>) throws {
+                try db.write { txn throws in
+                    for i in stride(from: range.lowerBound, to: range.upperBound, by: 2) {
+                        var o = try openObj(txn, t, keys[i])
+                        var l = try openColl(&o, list)
+                        try must(cs_coll_clear(&l), "clear")
+                    }
+                }
+            }
+            var u: Int64 = 0
+            func oneRowCommits() throws -> UInt64 {
+                var most: UInt64 = 0
+                for k in 0..<8 {
+                    let txn = try db.begin(CS_TXN_WRITE)
+                    var o = try openObj(txn, t, keys[(k * 7919 + Int(u)) % owners])
+                    u += 1
+                    try must(cs_obj_set_int(&o, cols[0], -u), "set")
+                    try must(cs_txn_commit(txn), "commit")
+                    most = max(most, cs_txn_last_commit_bytes(txn))
+                    check(cs_txn_end(txn))
+                }
+                return most
+            }
+            try clearLists(0..<owners / 4)
+            let short = try db.stats().free_extents
+            let shortBytes = try oneRowCommits()
+            try clearLists(owners / 4..<owners)
+            let long = try db.stats().free_extents
+            let longBytes = try oneRowCommits()
+            #expect(long >= 3 * short && short >= UInt64(owners / 16), "free extents: \(short), then \(long)")
+            #expect(longBytes <= shortBytes + 4096,
+                    "one-row commits wrote up to \(shortBytes) bytes with \(short) free extents, \(longBytes) with \(long)")
+            db.verify()
+            db.close()
+        }
+    }
+
     /// The file is filled with 100k objects, then cleared and refilled 10 times. Both the
     /// logical size and the physical file size must stay within 1.5x of their values after
     /// the first fill (the assertion checks both).

@@ -282,12 +282,14 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
                     keys.append(o.key)
                 }
             }
-            #expect(try le16(path, 8) == 1 && le16(path, 10) == 1, "no Mixed index yet: format version 1")
+            // Every commit writes a chunked free list, which is format version 3 (FORMAT.md §2);
+            // version 3 includes Mixed indexes, so from here on the file stays 3.
+            #expect(try le16(path, 8) == 3 && le16(path, 10) == 3, "a committed file is format version 3")
             // Building the index on the populated column.
             try db.write { txn throws in check(cs_column_set_indexed(txn, t, m, true)) }
             db.verify("after building the Mixed index")
-            #expect(try le16(path, 8) == 2 && le16(path, 10) == 2, "a Mixed index makes the file format version 2")
-            #expect(try db.stats().read_format == 2)
+            #expect(try le16(path, 8) == 3 && le16(path, 10) == 3, "version 3 holds a Mixed index too")
+            #expect(try db.stats().read_format == 3)
             try db.read { txn throws in
                 func expectKeys(_ v: Val, _ want: [Int], sourceLocation: SourceLocation = #_sourceLocation) throws {
                     let (k, p) = try plan(txn, t, "m == $0", [.v(v)])
@@ -356,12 +358,11 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
             // Reopening keeps it (and the version).
             try db.reopen()
             try db.read { txn throws in #expect(try plan(txn, t, "m == 5.0", []).0 == [keys[3]]) }
-            // Dropping the index: the next commit writes version 1 only once neither header slot
-            // holds a version with a Mixed index.
+            // Dropping the index: the file stays version 3 (its free list is chunked).
             try db.write { txn throws in check(cs_column_set_indexed(txn, t, m, false)) }
-            #expect(try le16(path, 8) == 2, "the other slot still holds a version with the index")
+            #expect(try le16(path, 8) == 3)
             try db.write { txn throws in var o = try createObj(txn, t); check(setVal(&o, tag, .int(1))) }
-            #expect(try le16(path, 8) == 1 && le16(path, 10) == 1, "no version in the file has a Mixed index")
+            #expect(try le16(path, 8) == 3 && le16(path, 10) == 3, "a chunked free list is version 3")
             try db.read { txn throws in
                 let (k, p) = try plan(txn, t, "m == 5", [])
                 #expect(k == [keys[3]] && p.kind != CS_PLAN_INDEX.rawValue)
@@ -374,18 +375,20 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
                 #expect(try plan(txn, t, "m2 == 3.0", []).0 == [keys[4]])
                 #expect(try plan(txn, t, "m2 == nil", []).0.count == Int(try tableCount(txn, t)) - 1)
             }
-            #expect(try le16(path, 8) == 2)
+            #expect(try le16(path, 8) == 3)
             db.verify("after adding an indexed Mixed column")
             try db.write { txn throws in check(cs_column_remove(txn, t, try findColumn(txn, t, "m2"))) }
             try db.write { txn throws in _ = try createObj(txn, t) }
-            #expect(try le16(path, 8) == 1)
+            #expect(try le16(path, 8) == 3)
             db.verify("after removing it")
             db.close()
         }
     }
 
-    /// A file written with a Mixed index is refused by a library that reads only version 1: the
-    /// header's read version says 2. A version-1 file stays version 1 when written without one.
+    /// A version-1 file opens and is written; the commit writes a chunked free list, so the file
+    /// becomes version 3 (a library that reads only versions 1 and 2 refuses it by its read
+    /// version), with or without a Mixed index. Compaction writes no free list and brings a file
+    /// back to 1 or 2 (CompactTests).
     @Test func formatVersionRule() throws {
         try withTempDir { dir in
             let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -395,17 +398,17 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
             #expect(try le16(copy, 8) == 1)
             let db = try DB(copy, flags: 0)
             try db.write { txn throws in _ = try createObj(txn, try findTable(txn, "Target")) }
-            #expect(try le16(copy, 8) == 1 && le16(copy, 10) == 1, "a version-1 file written without a Mixed index stays version 1")
+            #expect(try le16(copy, 8) == 3 && le16(copy, 10) == 3, "a written version-1 file becomes version 3")
             try db.write { txn throws in
                 let owner = try findTable(txn, "Owner")
                 check(cs_column_set_indexed(txn, owner, try findColumn(txn, owner, "mixed"), true))
             }
-            #expect(try le16(copy, 8) == 2 && le16(copy, 10) == 2)
+            #expect(try le16(copy, 8) == 3 && le16(copy, 10) == 3)
             db.verify("the golden copy with a Mixed index")
             db.close()
-            // This library opens it; one that reads version 1 only refuses read version 2, as
+            // This library opens it; one that reads up to version 2 refuses read version 3, as
             // FormatTests.newerReadVersionIsVersionError shows for cs_format_version() + 1.
-            #expect(cs_format_version() == 2)
+            #expect(cs_format_version() == 3)
             check(cs_file_verify(copy))
         }
     }

@@ -9,7 +9,8 @@ public enum StorageCore {
     public static var libraryVersion: String { String(cString: cs_library_version()) }
 
     /// The newest on-disk format version this library reads and writes (wraps
-    /// `cs_format_version`): 2. A file is written in the lowest version that describes it: 1,
-    /// or 2 while it has an index on an `AnyRealmValue` property (docs/FORMAT.md).
+    /// `cs_format_version`): 3. A file is written in the lowest version that describes it: 1
+    /// when new or compacted, 2 when such a file has an index on an `AnyRealmValue` property,
+    /// and 3 from its first commit on (its free list is chunked; docs/FORMAT.md §2).
     public static var formatVersion: Int { Int(cs_format_version()) }
 }

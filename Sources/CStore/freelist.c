@@ -1,0 +1,686 @@
+/*
+ * freelist.c -- the free list in memory and on disk (docs/FORMAT.md §7.1): a two-level tree of
+ * chunks of extents, read from a version's top slots, changed in place by the commit being built
+ * (commit.c), which rewrites only the chunks and pages it changed.
+ *
+ * Cost: finding the chunk of a position is two binary searches; an insertion or a merge changes
+ * one chunk of at most a few dozen extents and the aggregates of its page; a commit walks only
+ * the pages it made dirty. Nothing here passes over the whole list, except reading it from the
+ * file (when another process committed since) and flattening it for verification.
+ */
+#include "node.h"
+#include "file.h"
+#include "freelist.h"
+
+/* ---- building blocks -------------------------------------------------------------------- */
+
+static fl_chunk *chunk_new(uint64_t lo)
+{
+    fl_chunk *c = calloc(1, sizeof *c);
+    if (c) c->lo = lo;
+    return c;
+}
+
+static fl_page *page_new(uint64_t lo)
+{
+    fl_page *p = calloc(1, sizeof *p);
+    if (p) p->lo = lo;
+    return p;
+}
+
+static void chunk_free(fl_chunk *c)
+{
+    if (!c) return;
+    free(c->e);
+    free(c);
+}
+
+static void page_free(fl_page *p)
+{
+    if (!p) return;
+    for (uint32_t i = 0; i < p->n; i++) chunk_free(p->c[i]);
+    free(p->c);
+    free(p);
+}
+
+static int chunk_reserve(fl_chunk *c, uint32_t n)
+{
+    if (n <= c->cap) return CS_OK;
+    uint32_t nc = c->cap ? c->cap : 16;
+    while (nc < n) nc *= 2;
+    extent *e = realloc(c->e, nc * sizeof *e);
+    if (!e) return NOMEM();
+    c->e = e;
+    c->cap = nc;
+    return CS_OK;
+}
+
+static int page_reserve(fl_page *p, uint32_t n)
+{
+    if (n <= p->cap) return CS_OK;
+    uint32_t nc = p->cap ? p->cap : 16;
+    while (nc < n) nc *= 2;
+    fl_chunk **c = realloc(p->c, nc * sizeof *c);
+    if (!c) return NOMEM();
+    p->c = c;
+    p->cap = nc;
+    return CS_OK;
+}
+
+static int list_reserve(freelist *l, uint32_t n)
+{
+    if (n <= l->cap) return CS_OK;
+    uint32_t nc = l->cap ? l->cap : 16;
+    while (nc < n) nc *= 2;
+    fl_page **p = realloc(l->p, nc * sizeof *p);
+    if (!p) return NOMEM();
+    l->p = p;
+    l->cap = nc;
+    return CS_OK;
+}
+
+static void chunk_aggregate(fl_chunk *c)
+{
+    c->maxlen = c->maxver = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (c->e[i].len > c->maxlen) c->maxlen = c->e[i].len;
+        if (c->e[i].len && c->e[i].ver > c->maxver) c->maxver = c->e[i].ver;
+    }
+}
+
+static void page_aggregate(fl_page *p)
+{
+    p->maxlen = p->maxver = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (p->c[i]->maxlen > p->maxlen) p->maxlen = p->c[i]->maxlen;
+        if (p->c[i]->maxver > p->maxver) p->maxver = p->c[i]->maxver;
+    }
+}
+
+void fl_clear(freelist *l)
+{
+    for (uint32_t i = 0; i < l->n; i++) page_free(l->p[i]);
+    free(l->p);
+    memset(l, 0, sizeof *l);
+}
+
+/* Index of the last entry whose lo is <= pos (entries sorted by lo, the first at 0). */
+#define LAST_AT_OR_BELOW(arr, n, pos, out)                                                                             \
+    do {                                                                                                               \
+        uint32_t lo_ = 0, hi_ = (n);                                                                                   \
+        while (hi_ - lo_ > 1) {                                                                                        \
+            uint32_t m_ = (lo_ + hi_) / 2;                                                                             \
+            if ((arr)[m_]->lo <= (pos)) lo_ = m_;                                                                      \
+            else hi_ = m_;                                                                                             \
+        }                                                                                                              \
+        (out) = lo_;                                                                                                   \
+    } while (0)
+
+/* Index of the first extent of c at or after pos. */
+static uint32_t chunk_first_at(const fl_chunk *c, uint64_t pos)
+{
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t m = (lo + hi) / 2;
+        if (c->e[m].pos < pos) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+void fl_locate(const freelist *l, uint64_t pos, uint32_t *pi, uint32_t *ci)
+{
+    uint32_t a, b;
+    LAST_AT_OR_BELOW(l->p, l->n, pos, a);
+    const fl_page *p = l->p[a];
+    LAST_AT_OR_BELOW(p->c, p->n, pos, b);
+    *pi = a;
+    *ci = b;
+}
+
+extent *fl_extent_at(const freelist *l, uint64_t pos)
+{
+    uint32_t pi, ci;
+    fl_locate(l, pos, &pi, &ci);
+    fl_chunk *c = l->p[pi]->c[ci];
+    uint32_t i = chunk_first_at(c, pos + 1);
+    cs_assert(i > 0);
+    extent *x = &c->e[i - 1];
+    cs_assert3(x->pos + x->len, >, pos);
+    return x;
+}
+
+/* ---- changes during a commit ------------------------------------------------------------ */
+
+static void page_dirty(freelist *l, uint32_t pi)
+{
+    fl_page *p = l->p[pi];
+    if (p->dirty) return;
+    p->dirty = true;
+    l->events++;
+    if (p->ref) fl_insert(l, p->ref, p->size, l->newver);
+}
+
+void fl_chunk_dirty(freelist *l, uint32_t pi, uint32_t ci)
+{
+    fl_chunk *c = l->p[pi]->c[ci];
+    if (c->dirty) return;
+    c->dirty = true;
+    l->events++;
+    page_dirty(l, pi);
+    if (c->ref) fl_insert(l, c->ref, c->size, l->newver);
+}
+
+/* Appends an extent to the (empty) list: one page with one chunk at 0. */
+static int list_start(freelist *l)
+{
+    fl_page *p = page_new(0);
+    fl_chunk *c = chunk_new(0);
+    if (!p || !c || page_reserve(p, 4) != CS_OK || list_reserve(l, 4) != CS_OK) {
+        chunk_free(c);
+        page_free(p);
+        return NOMEM();
+    }
+    c->dirty = p->dirty = true;
+    p->c[p->n++] = c;
+    l->p[l->n++] = p;
+    l->events++;
+    return CS_OK;
+}
+
+void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
+{
+    if (l->err || !len) return;
+    if (!l->n && (l->err = list_start(l)) != CS_OK) return;
+    uint32_t pi, ci;
+    fl_locate(l, pos, &pi, &ci);
+    fl_chunk_dirty(l, pi, ci); /* may insert the chunk's and page's old nodes first */
+    if (l->err) return;
+    fl_chunk *c = l->p[pi]->c[ci];
+    fl_page *p = l->p[pi];
+    uint32_t i = chunk_first_at(c, pos);
+    extent *m = NULL;
+    if (i > 0 && c->e[i - 1].len && c->e[i - 1].pos + c->e[i - 1].len == pos && c->e[i - 1].ver == ver) {
+        m = &c->e[i - 1];
+        m->len += len;
+        if (i < c->n && c->e[i].len && c->e[i].pos == pos + len && c->e[i].ver == ver) {
+            m->len += c->e[i].len;
+            memmove(c->e + i, c->e + i + 1, (c->n - i - 1) * sizeof(extent));
+            c->n--;
+        }
+    } else if (i < c->n && c->e[i].len && c->e[i].pos == pos + len && c->e[i].ver == ver) {
+        m = &c->e[i];
+        m->pos = pos;
+        m->len += len;
+    } else {
+        if ((l->err = chunk_reserve(c, c->n + 1)) != CS_OK) return;
+        memmove(c->e + i + 1, c->e + i, (c->n - i) * sizeof(extent));
+        c->e[i] = (extent){pos, len, ver};
+        c->n++;
+        m = &c->e[i];
+    }
+    l->bytes += len;
+    /* touching a neighbour of another version: merged once both are reusable */
+    uint32_t mi = (uint32_t)(m - c->e);
+    if ((mi > 0 && c->e[mi - 1].len && c->e[mi - 1].pos + c->e[mi - 1].len == m->pos) ||
+        (mi + 1 < c->n && c->e[mi + 1].len && m->pos + m->len == c->e[mi + 1].pos))
+        c->pending = p->pending = true;
+    if (m->len > c->maxlen) c->maxlen = m->len;
+    if (ver > c->maxver) c->maxver = ver;
+    if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
+    if (c->maxver > p->maxver) p->maxver = c->maxver;
+}
+
+/* Merges touching reusable extents of chunk c; returns whether any merged, and leaves
+ * c->pending telling whether touching extents remain. */
+static bool chunk_merge(fl_chunk *c, uint64_t oldest)
+{
+    uint32_t k = 0;
+    bool merged = false, touching = false;
+    for (uint32_t i = 0; i < c->n; i++) {
+        extent *x = &c->e[i];
+        if (k && x->len) {
+            extent *q = &c->e[k - 1];
+            if (q->len && q->pos + q->len == x->pos) {
+                if (q->ver <= oldest && x->ver <= oldest) {
+                    q->len += x->len;
+                    if (x->ver > q->ver) q->ver = x->ver;
+                    if (q->len > c->maxlen) c->maxlen = q->len;
+                    merged = true;
+                    continue;
+                }
+                touching = true;
+            }
+        }
+        c->e[k++] = *x;
+    }
+    c->n = k;
+    c->pending = touching;
+    return merged;
+}
+
+void fl_merge_reusable(freelist *l, uint64_t oldest, bool clean_too)
+{
+    /* dirty chunks are rewritten anyway; with clean_too a clean pending one is made dirty when
+     * a merge happens in it, so free space comes together once it may be reused */
+    for (uint32_t pi = 0; pi < l->n && !l->err; pi++) {
+        fl_page *p = l->p[pi];
+        if (!p->dirty && !(clean_too && p->pending)) continue;
+        bool pending = false;
+        for (uint32_t ci = 0; ci < p->n && !l->err; ci++) {
+            fl_chunk *c = p->c[ci];
+            if ((c->dirty || (clean_too && c->pending)) && c->n >= 2) {
+                if (chunk_merge(c, oldest) && !c->dirty) fl_chunk_dirty(l, pi, ci);
+                if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
+            }
+            pending |= c->pending;
+        }
+        p->pending = pending;
+    }
+}
+
+/*
+ * The shape of the next version: every dirty chunk left with no extent is dropped, one of more
+ * than FL_CHUNK_MAX extents is cut into pieces of about FL_CHUNK_FILL, and one of fewer than
+ * FL_CHUNK_MIN joins the dirty chunk before it in its page; pages the same way with chunks.
+ * Repeats while fixing the first bounds made more pages dirty.
+ */
+static int reshape_page(fl_page *p)
+{
+    /* chunks dropped or joined are freed only once the new shape is complete */
+    uint32_t cap = p->n * 2 + 4;
+    fl_chunk **out = malloc(cap * sizeof *out), **gone = malloc((p->n + 1) * sizeof *gone);
+    if (!out || !gone) { free(out); free(gone); return NOMEM(); }
+    uint32_t n = 0, ngone = 0;
+    int rc = CS_OK;
+    for (uint32_t ci = 0; ci < p->n && rc == CS_OK; ci++) {
+        fl_chunk *c = p->c[ci];
+        if (!c->dirty) { out[n++] = c; continue; }
+        if (!c->n) { gone[ngone++] = c; continue; }
+        fl_chunk *prev = n ? out[n - 1] : NULL;
+        if (prev && prev->dirty && (c->n < FL_CHUNK_MIN || prev->n < FL_CHUNK_MIN) && prev->n + c->n <= FL_CHUNK_MAX) {
+            if ((rc = chunk_reserve(prev, prev->n + c->n)) != CS_OK) break;
+            memcpy(prev->e + prev->n, c->e, c->n * sizeof(extent));
+            prev->n += c->n;
+            c->n = 0;
+            if (c->maxlen > prev->maxlen) prev->maxlen = c->maxlen;
+            if (c->maxver > prev->maxver) prev->maxver = c->maxver;
+            prev->pending = true; /* its last and c's first extent may touch */
+            gone[ngone++] = c;
+            continue;
+        }
+        if (c->n <= FL_CHUNK_MAX) { out[n++] = c; continue; }
+        uint32_t pieces = (c->n + FL_CHUNK_FILL - 1) / FL_CHUNK_FILL, total = c->n;
+        if (n + pieces > cap) {
+            cap = n + pieces + p->n;
+            fl_chunk **o = realloc(out, cap * sizeof *o);
+            if (!o) { rc = NOMEM(); break; }
+            out = o;
+        }
+        uint32_t made = 1;
+        for (; made < pieces; made++) {
+            uint32_t a = (uint32_t)((uint64_t)total * made / pieces), b = (uint32_t)((uint64_t)total * (made + 1) / pieces);
+            fl_chunk *q = chunk_new(c->e[a].pos);
+            if (!q || chunk_reserve(q, b - a) != CS_OK) { chunk_free(q); rc = NOMEM(); break; }
+            memcpy(q->e, c->e + a, (b - a) * sizeof(extent));
+            q->n = b - a;
+            q->dirty = true;
+            q->pending = c->pending;
+            chunk_aggregate(q);
+            out[n + made] = q;
+        }
+        if (rc != CS_OK) {
+            for (uint32_t k = 1; k < made; k++) chunk_free(out[n + k]);
+            break;
+        }
+        c->n = (uint32_t)((uint64_t)total / pieces);
+        chunk_aggregate(c);
+        out[n] = c;
+        n += pieces;
+    }
+    if (rc != CS_OK) {
+        /* the list is left as it was (the commit fails and the cache is read again) */
+        free(out);
+        free(gone);
+        return rc;
+    }
+    for (uint32_t i = 0; i < ngone; i++) chunk_free(gone[i]);
+    free(gone);
+    free(p->c);
+    p->c = out;
+    p->n = n;
+    p->cap = cap;
+    if (n) p->lo = p->c[0]->lo;
+    page_aggregate(p);
+    p->pending = false;
+    for (uint32_t i = 0; i < n; i++) p->pending |= out[i]->pending;
+    return CS_OK;
+}
+
+int fl_reshape(freelist *l)
+{
+    for (;;) {
+        uint64_t before = l->events;
+        uint32_t cap = l->n * 2 + 4, n = 0;
+        fl_page **out = malloc(cap * sizeof *out);
+        if (!out) return NOMEM();
+        int rc = CS_OK;
+        for (uint32_t pi = 0; pi < l->n; pi++) {
+            fl_page *p = l->p[pi];
+            if (!p->dirty || rc != CS_OK) { out[n++] = p; continue; }
+            if ((rc = reshape_page(p)) != CS_OK) { out[n++] = p; continue; }
+            if (!p->n) { page_free(p); continue; }
+            fl_page *prev = n ? out[n - 1] : NULL;
+            if (prev && prev->dirty && (p->n < FL_PAGE_MIN || prev->n < FL_PAGE_MIN) && prev->n + p->n <= FL_PAGE_MAX) {
+                if ((rc = page_reserve(prev, prev->n + p->n)) != CS_OK) { out[n++] = p; continue; }
+                memcpy(prev->c + prev->n, p->c, p->n * sizeof *p->c);
+                prev->n += p->n;
+                prev->pending |= p->pending;
+                p->n = 0;
+                page_free(p);
+                page_aggregate(prev);
+                continue;
+            }
+            if (p->n <= FL_PAGE_MAX) { out[n++] = p; continue; }
+            /* cut into pieces of about FL_PAGE_FILL chunks */
+            uint32_t pieces = (p->n + FL_PAGE_FILL - 1) / FL_PAGE_FILL, total = p->n;
+            if (n + pieces + (l->n - pi) > cap) {
+                uint32_t nc = n + pieces + (l->n - pi) + 4;
+                fl_page **o = realloc(out, nc * sizeof *o);
+                if (!o) { rc = NOMEM(); out[n++] = p; continue; }
+                out = o;
+                cap = nc;
+            }
+            /* the pieces after the first go straight into out[n + 1 ..] */
+            uint32_t made = 1;
+            for (; made < pieces; made++) {
+                uint32_t a = (uint32_t)((uint64_t)total * made / pieces), b = (uint32_t)((uint64_t)total * (made + 1) / pieces);
+                fl_page *q = page_new(p->c[a]->lo);
+                if (!q || page_reserve(q, b - a) != CS_OK) { page_free(q); rc = NOMEM(); break; }
+                memcpy(q->c, p->c + a, (b - a) * sizeof *p->c);
+                q->n = b - a;
+                q->dirty = true;
+                q->pending = p->pending;
+                page_aggregate(q);
+                out[n + made] = q;
+            }
+            if (rc != CS_OK) {
+                for (uint32_t k = 1; k < made; k++) { out[n + k]->n = 0; page_free(out[n + k]); } /* the chunks stay with p */
+                out[n++] = p;
+                continue;
+            }
+            p->n = (uint32_t)((uint64_t)total / pieces);
+            page_aggregate(p);
+            out[n] = p;
+            n += pieces;
+        }
+        free(l->p);
+        l->p = out;
+        l->n = n;
+        l->cap = cap;
+        if (rc != CS_OK) return rc;
+        /* the first page and its first chunk start at 0 */
+        if (n && (l->p[0]->lo != 0 || l->p[0]->c[0]->lo != 0)) {
+            l->p[0]->lo = l->p[0]->c[0]->lo = 0;
+            page_dirty(l, 0);
+        }
+        if (l->err) return l->err;
+        if (l->events == before) return CS_OK;
+    }
+}
+
+/* ---- choosing space ---------------------------------------------------------------------- */
+
+uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest)
+{
+    uint64_t sum = 0;
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        const fl_page *p = l->p[pi];
+        if (p->maxver <= oldest) continue;
+        for (uint32_t ci = 0; ci < p->n; ci++) {
+            const fl_chunk *c = p->c[ci];
+            if (c->maxver <= oldest) continue;
+            for (uint32_t i = 0; i < c->n; i++)
+                if (c->e[i].ver > oldest) sum += c->e[i].len;
+        }
+    }
+    return sum;
+}
+
+extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
+                    const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out)
+{
+    /* the taken extents first, with what is left of them; the scan skips them (it looks them up
+     * only when one would beat the best so far, which is rare) */
+    extent *best = NULL;
+    uint64_t bl = 0;
+    for (int k = 0; k < ntaken; k++) {
+        if (taken_pos[k] == UINT64_MAX || taken_len[k] < size || (best && taken_len[k] >= bl)) continue;
+        extent *x = fl_extent_at(l, taken_pos[k]);
+        if (x->pos != taken_pos[k] || x->ver > oldest) continue;
+        best = x;
+        bl = taken_len[k];
+    }
+    if (best && bl == size) goto found;
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        const fl_page *p = l->p[pi];
+        if (p->maxlen < size || (dirty_only && !p->dirty)) continue;
+        for (uint32_t ci = 0; ci < p->n; ci++) {
+            const fl_chunk *c = p->c[ci];
+            if (c->maxlen < size || (dirty_only && !c->dirty)) continue;
+            for (uint32_t i = 0; i < c->n; i++) {
+                extent *x = &c->e[i];
+                if (x->len < size || x->ver > oldest || (best && x->len >= bl)) continue;
+                bool taken = false;
+                for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
+                if (taken) continue;
+                best = x;
+                bl = x->len;
+                if (bl == size) goto found;
+            }
+        }
+    }
+found:
+    if (len_out) *len_out = bl;
+    return best;
+}
+
+void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*decide)(void *ctx, const extent *x),
+                      void *ctx)
+{
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *p = l->p[pi];
+        if (p->maxver <= oldest) continue;
+        for (uint32_t ci = 0; ci < p->n; ci++) {
+            fl_chunk *c = p->c[ci];
+            if (c->maxver <= oldest) continue;
+            bool changed = false;
+            for (uint32_t i = 0; i < c->n; i++) {
+                extent *x = &c->e[i];
+                if (!x->len || x->ver <= oldest || x->ver >= newver) continue;
+                if (decide(ctx, x)) {
+                    x->ver = 0;
+                    changed = true;
+                }
+            }
+            if (changed) fl_chunk_dirty(l, pi, ci); /* may insert into c: done with it */
+        }
+    }
+}
+
+/* ---- after the commit --------------------------------------------------------------------- */
+
+void fl_published(freelist *l)
+{
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *p = l->p[pi];
+        if (!p->dirty) continue;
+        for (uint32_t ci = 0; ci < p->n; ci++) {
+            fl_chunk *c = p->c[ci];
+            if (!c->dirty) continue;
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < c->n; i++)
+                if (c->e[i].len) c->e[k++] = c->e[i];
+            c->n = k;
+            c->dirty = false;
+            chunk_aggregate(c);
+        }
+        p->dirty = false;
+        page_aggregate(p);
+    }
+    l->newver = 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+/* Appends one extent read from the file to chunk c, checking it against the list so far. */
+static int read_extent(fl_chunk *c, extent x, uint64_t limit, uint64_t *prev_end, uint64_t *bytes)
+{
+    if (x.len == 0) return CS_OK; /* padding */
+    if (x.pos < HDR_SIZE || x.pos > limit || x.len > limit - x.pos || x.pos < *prev_end || (x.pos & 7) || (x.len & 7))
+        return CORRUPT("free extent %llu+%llu is invalid", (unsigned long long)x.pos, (unsigned long long)x.len);
+    *prev_end = x.pos + x.len;
+    *bytes += x.len;
+    TRY(chunk_reserve(c, c->n + 1));
+    c->e[c->n++] = x;
+    return CS_OK;
+}
+
+/* A directory node (the root or a page): REFS, 2 * n words of (tagged lo, ref). */
+static int read_dir(cs_txn *t, uint64_t ref, const char *what, node_hdr **out)
+{
+    TRY(node_at(t, ref, out));
+    node_hdr *d = *out;
+    if (!(d->flags & NF_REFS) || (d->flags & NF_INNER) || (d->count & 1) || d->count == 0)
+        return CORRUPT("free list %s at %llu is malformed", what, (unsigned long long)ref);
+    const uint64_t *e = node_refs(d);
+    for (uint32_t i = 0; i < d->count; i += 2)
+        if (!tagged(e[i]) || untag(e[i]) < 0 || !e[i + 1] || tagged(e[i + 1]))
+            return CORRUPT("free list %s at %llu has a malformed entry", what, (unsigned long long)ref);
+    return CS_OK;
+}
+
+static int load_legacy(cs_txn *t, const uint64_t r[3], uint64_t limit, freelist *l)
+{
+    node_hdr *h[3];
+    for (int i = 0; i < 3; i++) {
+        if (!r[i]) return CORRUPT("free list slots inconsistent");
+        TRY(node_at(t, r[i], &h[i]));
+        if ((h[i]->flags & (NF_BYTES | NF_REFS | NF_NULLS)) || h[i]->count != h[0]->count)
+            return CORRUPT("free list arrays disagree");
+    }
+    /* one chunk, cut into pieces by the first commit's reshape (pages and chunks dirty: written new) */
+    TRY(list_start(l));
+    fl_chunk *c = l->p[0]->c[0];
+    uint64_t prev_end = 0;
+    for (uint32_t i = 0; i < h[0]->count; i++) {
+        extent x = {(uint64_t)node_get_int(h[0], i), (uint64_t)node_get_int(h[1], i), (uint64_t)node_get_int(h[2], i)};
+        TRY(read_extent(c, x, limit, &prev_end, &l->bytes));
+    }
+    chunk_aggregate(c);
+    page_aggregate(l->p[0]);
+    c->pending = l->p[0]->pending = true; /* dirty anyway: merged by the first commit */
+    return CS_OK;
+}
+
+static int load_tree(cs_txn *t, uint64_t root, uint64_t limit, freelist *l)
+{
+    node_hdr *rd;
+    TRY(read_dir(t, root, "root", &rd));
+    uint32_t np = rd->count / 2;
+    TRY(list_reserve(l, np));
+    uint64_t prev_end = 0, prev_lo = 0;
+    bool first = true;
+    for (uint32_t pi = 0; pi < np; pi++) {
+        uint64_t plo = (uint64_t)untag(node_refs(rd)[2 * pi]), pref = node_refs(rd)[2 * pi + 1];
+        node_hdr *pd;
+        TRY(read_dir(t, pref, "page", &pd));
+        /* reading the page may have moved the root's mapping: re-read through the ref */
+        TRY(node_at(t, root, &rd));
+        fl_page *p = page_new(plo);
+        if (!p) return NOMEM();
+        l->p[l->n++] = p;
+        p->ref = pref;
+        p->size = node_size_of(pd->flags, pd->width, pd->count);
+        uint32_t nc = pd->count / 2;
+        TRY(page_reserve(p, nc));
+        for (uint32_t ci = 0; ci < nc; ci++) {
+            TRY(node_at(t, pref, &pd));
+            uint64_t lo = (uint64_t)untag(node_refs(pd)[2 * ci]), cref = node_refs(pd)[2 * ci + 1];
+            if (lo < prev_lo || (first && lo != 0) || (ci == 0 && lo != plo))
+                return CORRUPT("free list page at %llu: chunk bound %llu out of order", (unsigned long long)pref,
+                               (unsigned long long)lo);
+            first = false;
+            prev_lo = lo;
+            /* the next chunk's bound, in this page or the next */
+            uint64_t hi = UINT64_MAX;
+            if (ci + 1 < nc) hi = (uint64_t)untag(node_refs(pd)[2 * ci + 2]);
+            else if (pi + 1 < np) {
+                TRY(node_at(t, root, &rd));
+                hi = (uint64_t)untag(node_refs(rd)[2 * pi + 2]);
+            }
+            node_hdr *h;
+            TRY(node_at(t, cref, &h));
+            if ((h->flags & (NF_BYTES | NF_REFS | NF_NULLS | NF_INNER)) || h->width != 64 || h->count % 3)
+                return CORRUPT("free list chunk at %llu is malformed", (unsigned long long)cref);
+            fl_chunk *c = chunk_new(lo);
+            if (!c) return NOMEM();
+            p->c[p->n++] = c;
+            c->ref = cref;
+            c->size = node_size_of(h->flags, h->width, h->count);
+            TRY(chunk_reserve(c, h->count / 3 + 1));
+            for (uint32_t i = 0; i + 3 <= h->count; i += 3) {
+                extent x = {(uint64_t)node_get_int(h, i), (uint64_t)node_get_int(h, i + 1), (uint64_t)node_get_int(h, i + 2)};
+                if (x.len && (x.pos < lo || x.pos >= hi))
+                    return CORRUPT("free extent %llu lies outside its chunk at %llu", (unsigned long long)x.pos,
+                                   (unsigned long long)cref);
+                TRY(read_extent(c, x, limit, &prev_end, &l->bytes));
+            }
+            chunk_aggregate(c);
+            for (uint32_t i = 1; i < c->n; i++) c->pending |= c->e[i - 1].pos + c->e[i - 1].len == c->e[i].pos;
+            p->pending |= c->pending;
+        }
+        page_aggregate(p);
+    }
+    return CS_OK;
+}
+
+int fl_load(cs_txn *t, const uint64_t r[3], uint64_t limit, freelist *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = CS_OK;
+    if (!r[0]) return (r[1] || r[2]) ? CORRUPT("free list slots inconsistent") : CS_OK;
+    if (tagged(r[0]) || tagged(r[1]) || tagged(r[2])) return CORRUPT("free list slots inconsistent");
+    if (r[1] || r[2]) rc = load_legacy(t, r, limit, out);
+    else rc = load_tree(t, r[0], limit, out);
+    if (rc != CS_OK) fl_clear(out);
+    return rc;
+}
+
+int freelist_read(cs_txn *t, const uint64_t r[3], uint64_t limit, extent **ext, uint64_t *n)
+{
+    *ext = NULL;
+    *n = 0;
+    freelist l;
+    TRY(fl_load(t, r, limit, &l));
+    uint64_t total = 0;
+    for (uint32_t pi = 0; pi < l.n; pi++)
+        for (uint32_t ci = 0; ci < l.p[pi]->n; ci++) total += l.p[pi]->c[ci]->n;
+    extent *e = malloc((total + 1) * sizeof *e);
+    if (!e) {
+        fl_clear(&l);
+        return NOMEM();
+    }
+    uint64_t k = 0;
+    for (uint32_t pi = 0; pi < l.n; pi++)
+        for (uint32_t ci = 0; ci < l.p[pi]->n; ci++) {
+            fl_chunk *c = l.p[pi]->c[ci];
+            if (!c->n) continue; /* a chunk of padding only may have no array */
+            memcpy(e + k, c->e, c->n * sizeof *e);
+            k += c->n;
+        }
+    fl_clear(&l);
+    *ext = e;
+    *n = k;
+    return CS_OK;
+}
