@@ -147,6 +147,15 @@ private func scaleColumns(_ db: OpaquePointer) throws -> (table: UInt32, i3: UIn
     }
 }
 
+/// Opens into `o` the object of `table` whose primary key is `pk` (the index, then the object).
+@inline(__always)
+private func scaleOpen(_ txn: OpaquePointer, _ table: UInt32, _ pk: Int64, _ o: inout cs_obj) throws {
+    var value = cs_int(pk)
+    var key: Int64 = 0
+    try CStoreError.check(cs_table_find_primary(txn, table, &value, &key), "cs_table_find_primary")
+    try CStoreError.check(cs_obj_open(txn, table, key, &o), "cs_obj_open")
+}
+
 /// One scaling row: `metric` on the data set of size `n` (documented size; ctx.size under --quick).
 func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
     Row(
@@ -168,10 +177,7 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                             defer { _ = cs_txn_end(txn) }
                             var o = cs_obj()
                             for j in 0..<ops {
-                                var pk = cs_int(scaleProbe(j, n))
-                                var key: Int64 = 0
-                                try CStoreError.check(cs_table_find_primary(txn, table, &pk, &key), "cs_table_find_primary")
-                                try CStoreError.check(cs_obj_open(txn, table, key, &o), "cs_obj_open")
+                                try scaleOpen(txn, table, scaleProbe(j, n), &o)
                                 var v: Int64 = 0
                                 try CStoreError.check(cs_obj_get_int(&o, i3, &v), "cs_obj_get_int")
                                 sum &+= v
@@ -199,12 +205,9 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                         let ms = try measure {
                             var o = cs_obj()
                             for i in 0..<ops {
-                                var pk = cs_int(scaleCommitKey(rep: rep, i: i, perRep: ops, n: n))
                                 let txn = try csBegin(db, write: true)
                                 do {
-                                    var key: Int64 = 0
-                                    try CStoreError.check(cs_table_find_primary(txn, table, &pk, &key), "cs_table_find_primary")
-                                    try CStoreError.check(cs_obj_open(txn, table, key, &o), "cs_obj_open")
+                                    try scaleOpen(txn, table, scaleCommitKey(rep: rep, i: i, perRep: ops, n: n), &o)
                                     try CStoreError.check(cs_obj_set_int(&o, i3, commitValue(rep: rep, i: i, perRep: ops)), "cs_obj_set_int")
                                     try CStoreError.check(cs_txn_commit(txn), "cs_txn_commit")
                                 } catch {
@@ -219,11 +222,9 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                             var o = cs_obj()
                             var seen = Set<Int64>()
                             for i in (0..<ops).reversed() {   // the last write of a key wins
-                                var pk = cs_int(scaleCommitKey(rep: rep, i: i, perRep: ops, n: n))
-                                guard seen.insert(pk.v.i).inserted else { continue }
-                                var key: Int64 = 0
-                                try CStoreError.check(cs_table_find_primary(txn, table, &pk, &key), "cs_table_find_primary")
-                                try CStoreError.check(cs_obj_open(txn, table, key, &o), "cs_obj_open")
+                                let pk = scaleCommitKey(rep: rep, i: i, perRep: ops, n: n)
+                                guard seen.insert(pk).inserted else { continue }
+                                try scaleOpen(txn, table, pk, &o)
                                 var v: Int64 = 0
                                 try CStoreError.check(cs_obj_get_int(&o, i3, &v), "cs_obj_get_int")
                                 got &+= v
