@@ -53,6 +53,17 @@ enum ScaleMetric: String, CaseIterable {
 @inline(__always)
 private func scaleProbe(_ j: Int, _ n: Int) -> Int64 { Int64((j &* 2_654_435_761) % n) }
 
+/// What a pk.get block of `ops` lookups on n objects must read: the sum of the probed keys
+/// (object r holds i3 = r).
+private func scaleProbeSum(_ ops: Int, _ n: Int) -> Int64 {
+    (0..<ops).reduce(Int64(0)) { $0 &+ scaleProbe($1, n) }
+}
+
+/// What a count.where block of `ops` counts of `i3 > n/2` on n objects must total.
+private func scaleMatches(_ ops: Int, _ n: Int) -> Int64 {
+    Int64(ops) * (Int64(n) - Int64(n / 2) - 1)
+}
+
 /// The key changed by the i-th commit of repetition `rep`, and the value it writes (negative:
 /// no object holds one before).
 @inline(__always)
@@ -183,9 +194,7 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                                 sum &+= v
                             }
                         }
-                        var want: Int64 = 0
-                        for j in 0..<ops { want &+= scaleProbe(j, n) }
-                        return Sample(ms: ms, check: Check(what: "sum of i3 read", got: sum, want: want))
+                        return Sample(ms: ms, check: Check(what: "sum of i3 read", got: sum, want: scaleProbeSum(ops, n)))
                     case .countWhere:
                         var total: Int64 = 0
                         let threshold = Int64(n / 2)
@@ -200,7 +209,7 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                                 total += Int64(c)
                             }
                         }
-                        return Sample(ms: ms, check: Check(what: "matches", got: total, want: Int64(ops) * (Int64(n) - threshold - 1)))
+                        return Sample(ms: ms, check: Check(what: "matches", got: total, want: scaleMatches(ops, n)))
                     case .commitDurable:
                         let ms = try measure {
                             var o = cs_obj()
@@ -262,9 +271,7 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                             s.finalize()
                             try db.exec("COMMIT")
                         }
-                        var want: Int64 = 0
-                        for j in 0..<ops { want &+= scaleProbe(j, n) }
-                        return Sample(ms: ms, check: Check(what: "sum of i3 read", got: sum, want: want))
+                        return Sample(ms: ms, check: Check(what: "sum of i3 read", got: sum, want: scaleProbeSum(ops, n)))
                     case .countWhere:
                         var total: Int64 = 0
                         let threshold = Int64(n / 2)
@@ -279,7 +286,7 @@ func scaleRow(_ metric: ScaleMetric, label: String, n: Int) -> Row {
                             s.finalize()
                             try db.exec("COMMIT")
                         }
-                        return Sample(ms: ms, check: Check(what: "matches", got: total, want: Int64(ops) * (Int64(n) - threshold - 1)))
+                        return Sample(ms: ms, check: Check(what: "matches", got: total, want: scaleMatches(ops, n)))
                     case .commitDurable:
                         let update = try db.prepare("UPDATE s SET i3 = ?1 WHERE id = ?2")
                         defer { update.finalize() }
