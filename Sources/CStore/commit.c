@@ -169,6 +169,176 @@ static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver, uint64_t oldest)
     return c.rc != CS_OK ? c.rc : f->fl.err;
 }
 
+
+/* ---- online shrinking (docs/FORMAT.md §7.3) --------------------------------------------- */
+
+/* A shrinking commit (docs/FORMAT.md §7.3) looks at the nodes of the last SHRINK_MOVE live
+ * bytes (and of at most SHRINK_GAP live bytes between two holes) and moves those that fit into
+ * holes below them, rewriting their parents. It moves only while at least 1/SHRINK_FREE_DIV of the
+ * logical size is free, at most a sixteenth of that is pinned by readers and SHRINK_ROOM bytes are
+ * reusable below the window; after a commit that could move nothing, or had to grow the file,
+ * the next SHRINK_PAUSE commits move nothing. A commit that cut the tail, and the one after it,
+ * truncate the file when that makes it SHRINK_CUT_MIN bytes shorter or more. */
+#define SHRINK_MOVE (128u << 10)
+#define SHRINK_FREE_DIV 8
+#define SHRINK_DEPTH 64
+#define SHRINK_PAUSE 8
+#define SHRINK_HOLES 256
+#define SHRINK_GAP (16u << 10)
+#define SHRINK_ROOM (64u << 10)
+#define SHRINK_CUT_MIN (64u << 10)
+
+/* The step the file grows by when a commit needs more room (file_commit, step 7). */
+static uint64_t grow_step(uint64_t size)
+{
+    uint64_t step = size / 8;
+    if (step < (1ull << 20)) step = 1ull << 20;
+    if (step > (256ull << 20)) step = 256ull << 20;
+    return step;
+}
+
+/* Where the nodes a shrinking commit moves would go: each into the smallest reusable extent
+ * below l->below that still holds it after those taken before (as placement will fill them),
+ * at most SHRINK_HOLES extents. A node that would find none stays where it is: moved past
+ * the end it would only come back into the tail. */
+typedef struct shrink_fit {
+    uint64_t pos[SHRINK_HOLES]; /* the extents taken */
+    uint64_t left[SHRINK_HOLES]; /* what is left of each */
+    int n;                       /* how many */
+} shrink_fit;
+
+static bool shrink_fits(const freelist *l, shrink_fit *sf, uint64_t size, uint64_t oldest)
+{
+    uint64_t len;
+    extent *x = fl_best_fit(l, size, oldest, sf->pos, sf->left, sf->n, false, &len);
+    if (!x) return false;
+    for (int k = 0; k < sf->n; k++)
+        if (sf->pos[k] == x->pos) {
+            sf->left[k] -= size;
+            return true;
+        }
+    if (sf->n == SHRINK_HOLES) return false;
+    sf->pos[sf->n] = x->pos;
+    sf->left[sf->n++] = len - size;
+    return true;
+}
+
+/* Moves the nodes that start at or past w (the version's own nodes; the free list's are
+ * rewritten by fl_dirty_from) by copy-on-write, each that shrink_fits: it is copied into the
+ * slab, its file copy freed, and every node on the path from the top to it becomes a copy too,
+ * as for any change. Stops once `want` bytes have been looked at. The top is writable already. */
+static int shrink_move(cs_txn *t, uint64_t w, uint64_t want, uint64_t tlo, uint64_t thi, uint64_t oldest,
+                       uint64_t *moved, bool *unfit)
+{
+    freelist *l = &t->f->fl;
+    shrink_fit *sf = malloc(sizeof *sf);
+    if (!sf) return NOMEM();
+    sf->n = 0;
+    struct { ref_t r; uint32_t i; } st[SHRINK_DEPTH];
+    int d = 0, rc = CS_OK;
+    uint64_t seen = 0;
+    st[0].r = t->top;
+    st[0].i = 0;
+    uint64_t tseen = 0;
+    while (d >= 0 && (seen < want || tseen < thi - tlo)) {
+        node_hdr *h;
+        if ((rc = node_at(t, st[d].r, &h)) != CS_OK) break;
+        if (!(h->flags & NF_REFS) || st[d].i >= h->count) {
+            if (--d >= 0) st[d].i++;
+            continue;
+        }
+        uint32_t i = st[d].i;
+        /* the free list and the run list are rewritten by every commit */
+        if (d == 0 && (i == TOP_FREE_POS || i == TOP_FREE_LEN || i == TOP_FREE_VER || i == TOP_COMMIT_RUNS)) {
+            st[d].i++;
+            continue;
+        }
+        ref_t c = node_refs(h)[i];
+        if (!c || tagged(c)) {
+            st[d].i++;
+            continue;
+        }
+        if (!IS_SLAB(c) && (c >= w || (c >= tlo && c < thi))) {
+            node_hdr *ch;
+            if ((rc = node_at(t, c, &ch)) != CS_OK) break;
+            uint64_t sz = node_size_of(ch->flags, ch->width, ch->count);
+            if (c >= w) seen += sz;
+            else tseen += sz;
+            if (shrink_fits(l, sf, sz, oldest)) {
+                /* copy the path (st[1..d]) first, then the node */
+                for (int k = 1; k <= d && rc == CS_OK; k++) {
+                    ref_t *slot = &node_refs((node_hdr *)txn_ptr(t, st[k - 1].r))[st[k - 1].i];
+                    rc = node_cow(t, slot);
+                    st[k].r = *slot;
+                }
+                ref_t *slot = &node_refs((node_hdr *)txn_ptr(t, st[d].r))[i];
+                if (rc != CS_OK || (rc = node_cow(t, slot)) != CS_OK) break;
+                *moved += sz;
+                c = *slot;
+            } else if (c >= w) {
+                *unfit = true;
+            }
+        }
+        if (d + 1 == SHRINK_DEPTH) {
+            st[d].i++;
+            continue;
+        }
+        d++;
+        st[d].r = c;
+        st[d].i = 0;
+    }
+    free(sf);
+    return rc;
+}
+
+/*
+ * The shrinking part of a commit (docs/FORMAT.md §7.3), after the free list holds what this
+ * commit frees so far: drops the reusable extents that end the file (the new logical end is
+ * returned in *end, *cut says whether it moved), then, while the file is at least
+ * 1/SHRINK_FREE_DIV free, moves the live nodes of the last SHRINK_MOVE live bytes by
+ * copy-on-write and keeps placement below them (l->below), so the next commits find the tail
+ * free and cut it.
+ */
+static int shrink(cs_txn *t, cs_dbfile *f, uint64_t oldest, uint64_t *end, bool *cut)
+{
+    freelist *l = &f->fl;
+    *end = fl_cut_tail(l, f->logical, oldest);
+    if (l->err) return l->err;
+    *cut = *end < f->logical;
+    if (l->bytes < *end / SHRINK_FREE_DIV) return CS_OK;
+    uint64_t live, fr;
+    uint64_t w = fl_tail_window(l, *end, SHRINK_MOVE, &live, &fr);
+    uint64_t unre = fl_unreusable_bytes(l, oldest);
+    /* while readers pin free space, moving would mostly grow the file: what they pin is neither
+     * a hole to move into nor a tail to cut, and the old copies of what moves are pinned too */
+    if (unre > l->bytes / 16) return CS_OK;
+    uint64_t room = l->bytes > unre + fr ? l->bytes - unre - fr : 0; /* reusable below w, about */
+    if (!live || room < SHRINK_ROOM) return CS_OK;
+    if (f->shrink_pause) {
+        f->shrink_pause--;
+        return CS_OK;
+    }
+    uint64_t nfreed = t->nfreed, moved = 0;
+    l->below = w; /* from here on: shrink_fits, and placement */
+    /* after a commit that found a node of the window too large for every hole, free space in
+     * pieces comes together: the live bytes between the two reusable extents that would then
+     * make the largest one are moved too, and nothing is placed into those two */
+    uint64_t tlo = 0, thi = 0;
+    if (f->shrink_unfit && fl_hole_pair(l, w, oldest, SHRINK_GAP, &tlo, &thi)) {
+        extent *a = fl_extent_at(l, tlo - 8), *b = fl_extent_at(l, thi);
+        l->avoid_lo = a->pos;
+        l->avoid_hi = b->pos + 1;
+    }
+    bool unfit = false;
+    TRY(shrink_move(t, w, live, tlo, thi, oldest, &moved, &unfit));
+    f->shrink_unfit = unfit;
+    /* nothing could move: the holes are too small for the window's nodes; look again later */
+    if (!moved) f->shrink_pause = SHRINK_PAUSE;
+    for (uint64_t i = nfreed; i < t->nfreed; i++) fl_insert(l, t->freed[i].pos, t->freed[i].len, l->newver);
+    fl_dirty_from(l, w);
+    return l->err;
+}
+
 /* ---- commit ----------------------------------------------------------------------------- */
 
 enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS };
@@ -320,19 +490,20 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, 
 
 /* Chooses the extents for the commit planned in p (P1-P3 above): a simulation of place() that
  * opens a new extent whenever place() would find none among those chosen. */
-static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest)
+static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest, uint64_t end)
 {
     freelist *l = &f->fl;
     c->nholes = 0;
     c->last = -1;
-    c->end = f->logical;
+    c->end = end;
     extent *x = fl_best_fit(l, p->total + PLACE_MARGIN, oldest, NULL, NULL, 0, false, NULL);
     if (x) { /* P1 */
         c->opened[0] = 0;
         c->holes[c->nholes++] = x->pos;
         return;
     }
-    if (l->bytes - fl_unreusable_bytes(l, oldest) < f->logical / PLACE_FREE_DIV) return; /* P2 */
+    /* P2; a shrinking commit (l->below set) never goes past the end while a hole holds its node */
+    if (!l->below && l->bytes - fl_unreusable_bytes(l, oldest) < f->logical / PLACE_FREE_DIV) return;
     /* P3: left[h] is what the simulation has left of chosen extent h */
     uint64_t left[PLACE_MAX_HOLES];
     int cur = -1;
@@ -414,6 +585,10 @@ int file_commit(cs_txn *t)
     if (oldest < t->version && (rc = backdate(t, f, newver, oldest)) != CS_OK) goto done;
     fl_merge_reusable(l, oldest, true);
     if ((rc = l->err) != CS_OK) goto done;
+    /* online shrinking (§7.3): cut the free tail, move the nodes of the last live bytes */
+    uint64_t base_end = f->logical;
+    bool shrinking = false;
+    if (t->db->shrink && (rc = shrink(t, f, oldest, &base_end, &shrinking)) != CS_OK) goto done;
     if ((rc = fl_reshape(l)) != CS_OK) goto done;
 
     /* 4. plan: dirty nodes in post-order, the rewritten free-list nodes and the run list before
@@ -424,7 +599,7 @@ int file_commit(cs_txn *t)
     plan.n--;
     plan.total -= topi.size;
     uint64_t nodes_n = plan.n, nodes_total = plan.total;
-    alloc_cur cur = {.nholes = 0, .last = -1, .end = f->logical};
+    alloc_cur cur = {.nholes = 0, .last = -1, .end = base_end};
     uint64_t runs_cap = 0;
     for (int round = 0;; round++) {
         plan.n = nodes_n;
@@ -435,7 +610,7 @@ int file_commit(cs_txn *t)
         plan_add(&plan, topi.slab, topi.size);
         if (plan.oom) { rc = NOMEM(); goto done; }
         if (round == PLACE_ROUNDS) break;
-        place_choose(f, &cur, &plan, oldest);
+        place_choose(f, &cur, &plan, oldest, base_end);
         /* the extents chosen are rewritten with their chunks; once no further chunk is, the
          * plan is the one the choice was made for */
         int newly = 0;
@@ -487,8 +662,11 @@ int file_commit(cs_txn *t)
         }
     }
     uint64_t new_logical = cur.end;
+    /* a shrinking commit that had to put nodes past the end found the holes below its window
+     * too small for its own nodes: the next SHRINK_PAUSE commits move nothing */
+    if (l->below && new_logical > base_end) f->shrink_pause = SHRINK_PAUSE;
     cs_assert3(off, ==, plan.total);
-    cs_assert3(new_logical, >=, f->logical);
+    cs_assert3(new_logical, >=, base_end);
 
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
@@ -630,6 +808,22 @@ int file_commit(cs_txn *t)
     writes++;
     if (syncing) syncs++;
 
+    /* online shrinking (§7.3): once the header naming the new version is durable, the file is
+     * cut past what both header slots' versions use. No live reader reaches past either logical
+     * end (what lies past the new one was reusable), so no mapping touches the bytes cut. A
+     * commit that cut the tail, or the one after it (the other slot's version is then the
+     * shorter one), truncates when that saves SHRINK_CUT_MIN bytes; any other shrinking commit
+     * only when it saves two growth steps, so a file that grew is never cut back at once. A
+     * failure leaves the file longer, which is harmless: the commit has landed. */
+    uint64_t keep = new_logical > f->logical ? new_logical : f->logical;
+    keep = (keep + 4095) & ~4095ull;
+    if (t->db->shrink && new_logical <= base_end &&
+        f->phys_size >= keep + ((shrinking || f->shrink_cut) ? SHRINK_CUT_MIN : 2 * grow_step(keep)) &&
+        f->io->ftruncate(f->io->ctx, f->fd, (off_t)keep) == 0)
+        f->phys_size = keep;
+
+    f->shrink_cut = shrinking;
+
     /* 8. publish */
     pthread_mutex_lock(&f->mu);
     f->selector = nsel;
@@ -646,6 +840,7 @@ int file_commit(cs_txn *t)
 done:
     /* one exit: on failure the cached free list no longer describes any version */
     if (rc != CS_OK) f->free_version = 0;
+    l->below = l->avoid_lo = l->avoid_hi = 0;
     free(buf);
     free(plan.items);
     return rc;

@@ -569,6 +569,7 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     db->f = f;
     db->path = strdup(path);
     db->readonly = f->readonly || (o.flags & CS_OPEN_READONLY);
+    db->shrink = (o.flags & CS_OPEN_SHRINK) != 0;
     *out = db;
     log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Open file: %s (%s)", path, db->readonly ? "read-only" : "read-write");
     return CS_OK;

@@ -464,12 +464,16 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
     if (best && bl == size) goto found;
     for (uint32_t pi = 0; pi < l->n; pi++) {
         const fl_page *p = l->p[pi];
+        if (l->below && p->lo >= l->below) break; /* a shrinking commit: nothing at or past l->below */
         if (p->maxlen < size || (dirty_only && !p->dirty)) continue;
         for (uint32_t ci = 0; ci < p->n; ci++) {
             const fl_chunk *c = p->c[ci];
+            if (l->below && c->lo >= l->below) break;
             if (c->maxlen < size || (dirty_only && !c->dirty)) continue;
             for (uint32_t i = 0; i < c->n; i++) {
                 extent *x = &c->e[i];
+                if (l->below && x->pos >= l->below) break;
+                if (x->pos >= l->avoid_lo && x->pos < l->avoid_hi) continue;
                 if (x->len < size || x->ver > oldest || (best && x->len >= bl)) continue;
                 bool taken = false;
                 for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
@@ -505,6 +509,121 @@ void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*deci
             }
             if (changed) fl_chunk_dirty(l, pi, ci); /* may insert into c: done with it */
         }
+    }
+}
+
+/* ---- online shrinking (docs/FORMAT.md §7.3) ---------------------------------------------- */
+
+/* The last extent of the list (NULL when there is none); *pi, *ci, *ei say where it is. */
+static extent *last_extent(const freelist *l, uint32_t *pi, uint32_t *ci, uint32_t *ei)
+{
+    for (uint32_t p = l->n; p-- > 0;)
+        for (uint32_t c = l->p[p]->n; c-- > 0;) {
+            fl_chunk *ch = l->p[p]->c[c];
+            for (uint32_t i = ch->n; i-- > 0;)
+                if (ch->e[i].len) {
+                    *pi = p;
+                    *ci = c;
+                    *ei = i;
+                    return &ch->e[i];
+                }
+        }
+    return NULL;
+}
+
+uint64_t fl_cut_tail(freelist *l, uint64_t end, uint64_t oldest)
+{
+    uint32_t pi, ci, ei;
+    extent *x;
+    while (!l->err && (x = last_extent(l, &pi, &ci, &ei)) && x->pos + x->len == end && x->ver <= oldest) {
+        uint64_t pos = x->pos;
+        /* rewriting the chunk frees its old node (in l->newver, so never reusable here): it may
+         * land in this chunk and move the extent */
+        fl_chunk_dirty(l, pi, ci);
+        if (l->err || !(x = last_extent(l, &pi, &ci, &ei)) || x->pos != pos || x->pos + x->len != end) break;
+        fl_chunk *c = l->p[pi]->c[ci];
+        l->bytes -= x->len;
+        memmove(c->e + ei, c->e + ei + 1, (c->n - ei - 1) * sizeof(extent));
+        c->n--;
+        end = pos;
+    }
+    return end;
+}
+
+uint64_t fl_tail_window(const freelist *l, uint64_t end, uint64_t budget, uint64_t *live_out, uint64_t *free_out)
+{
+    uint64_t w = end, live = 0, fr = 0;
+    for (uint32_t p = l->n; p-- > 0;)
+        for (uint32_t c = l->p[p]->n; c-- > 0;) {
+            const fl_chunk *ch = l->p[p]->c[c];
+            for (uint32_t i = ch->n; i-- > 0;) {
+                const extent *x = &ch->e[i];
+                if (!x->len || x->pos >= w) continue;
+                uint64_t gap = w - (x->pos + x->len); /* live bytes between the extent and w */
+                if (live + gap > budget) {
+                    w -= budget - live;
+                    live = budget;
+                    goto done;
+                }
+                live += gap;
+                fr += x->len;
+                w = x->pos;
+            }
+        }
+    /* the live bytes from the header on */
+    if (w > HDR_SIZE) {
+        uint64_t gap = w - HDR_SIZE;
+        if (live + gap > budget) gap = budget - live;
+        w -= gap;
+        live += gap;
+    }
+done:
+    *live_out = live;
+    *free_out = fr;
+    return w;
+}
+
+uint64_t fl_hole_pair(const freelist *l, uint64_t below, uint64_t oldest, uint64_t maxgap, uint64_t *lo,
+                      uint64_t *hi)
+{
+    const extent *prev = NULL;
+    uint64_t best = 0, largest = 0;
+    for (uint32_t p = 0; p < l->n; p++)
+        for (uint32_t c = 0; c < l->p[p]->n; c++) {
+            const fl_chunk *ch = l->p[p]->c[c];
+            for (uint32_t i = 0; i < ch->n; i++) {
+                const extent *x = &ch->e[i];
+                if (!x->len) continue;
+                if (x->pos + x->len > below) goto done;
+                if (x->ver > oldest) {
+                    prev = NULL;
+                    continue;
+                }
+                if (x->len > largest) largest = x->len;
+                if (prev) {
+                    uint64_t gap = x->pos - (prev->pos + prev->len);
+                    uint64_t gain = prev->len + gap + x->len;
+                    if (gap && gap <= maxgap && gain > best) {
+                        best = gain;
+                        *lo = prev->pos + prev->len;
+                        *hi = x->pos;
+                    }
+                }
+                prev = x;
+            }
+        }
+done:
+    return best > largest ? best : 0;
+}
+
+void fl_dirty_from(freelist *l, uint64_t w)
+{
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *p = l->p[pi];
+        if (p->ref >= w && p->n) fl_chunk_dirty(l, pi, 0); /* rewrites the page with it */
+        for (uint32_t ci = 0; ci < p->n; ci++)
+            if (p->c[ci]->ref >= w) fl_chunk_dirty(l, pi, ci);
+        if (l->err) return;
     }
 }
 

@@ -56,6 +56,23 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
  *  become reusable by every reader (version 0), and their chunks dirty. */
 void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*decide)(void *ctx, const extent *x),
                       void *ctx);
+/* Online shrinking (docs/FORMAT.md §7.3), during a commit: */
+
+/** Drops the extents that end the file while they are reusable by readers at `oldest` (their
+ *  chunks are rewritten); returns the new logical end (`end` when the last one is not). */
+uint64_t fl_cut_tail(freelist *l, uint64_t end, uint64_t oldest);
+/** The start w of the shortest stretch [w, end) that holds `budget` live bytes (bytes in no
+ *  extent), or all of them: *live_out receives its live bytes, *free_out its free ones. */
+uint64_t fl_tail_window(const freelist *l, uint64_t end, uint64_t budget, uint64_t *live_out, uint64_t *free_out);
+/** Of the pairs of reusable extents ending below `below` with at most `maxgap` bytes in no
+ *  extent between them, the one that would make the largest extent if those bytes were freed:
+ *  [*lo, *hi) receives the bytes between. Returns that size, 0 when it is not larger than the
+ *  largest reusable extent there already. */
+uint64_t fl_hole_pair(const freelist *l, uint64_t below, uint64_t oldest, uint64_t maxgap, uint64_t *lo,
+                      uint64_t *hi);
+/** Rewrites every chunk and page whose node lies at or past w (so its old node is freed). */
+void fl_dirty_from(freelist *l, uint64_t w);
+
 /** After the commit's header is durable: drops consumed extents, makes every chunk and page
  *  clean (their ref and size set by the commit) and recomputes the aggregates. */
 void fl_published(freelist *l);

@@ -121,6 +121,9 @@ typedef struct freelist {
     uint64_t newver;   /* while a commit is built: the version old chunk and page nodes are freed in */
     uint64_t events;   /* chunks and pages marked dirty so far (a commit's layout repeats until stable) */
     int err;           /* CS_NOMEM when an insertion during a commit failed */
+    uint64_t below;    /* while a shrinking commit is built: placement uses only extents that start
+                          below this position (0: any), docs/FORMAT.md §7.3 */
+    uint64_t avoid_lo, avoid_hi; /* ... and none that starts in [avoid_lo, avoid_hi) */
 } freelist;
 
 typedef struct mapping {
@@ -190,12 +193,16 @@ struct cs_dbfile {
     uint64_t published_hi;   /* the newest pinned version as last published */
     uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
     rejected_slot rejected;  /* set at open when the newest header slot was not used */
+    uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
+    bool shrink_cut;         /* this process's last commit cut the file's free tail (commit.c) */
+    bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
 };
 
 struct cs_db {
     cs_dbfile *f;   /* shared state */
     char *path;     /* as opened */
     bool readonly;  /* this handle's mode */
+    bool shrink;    /* CS_OPEN_SHRINK: its commits shrink the file online (commit.c) */
     int txns;       /* live transactions */
     cs_txn *spare;  /* an ended transaction's struct, kept for the next begin */
 };

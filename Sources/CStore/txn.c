@@ -330,8 +330,8 @@ int cs_txn_promote(cs_txn *t)
     int rc = file_writer_acquire(t->f);
     if (rc == CS_OK) {
         struct stat st;
-        if (t->f->io->fstat(t->f->io->ctx, t->f->fd, &st) == 0 && (uint64_t)st.st_size > t->f->phys_size)
-            t->f->phys_size = (uint64_t)st.st_size; /* another process may have grown it */
+        if (t->f->io->fstat(t->f->io->ctx, t->f->fd, &st) == 0)
+            t->f->phys_size = (uint64_t)st.st_size; /* another process may have grown or shrunk it */
         rc = move_to_latest(t, NULL);
         if (rc) lock_writer_release(t->f);
     }

@@ -14,6 +14,11 @@
 //                                   "committed k" after it; "ready" once the file is open
 //   pin PATH LOG                    begins a read transaction, writes "pinned VERSION" to LOG and
 //                                   sleeps until killed
+//   shrink-churn PATH LOG CALM STOP opens PATH with CS_OPEN_SHRINK and commits to its table
+//                                   "S" (columns v: Int, s: String): while the file CALM does not
+//                                   exist each commit sets s of 20 random objects (the churn),
+//                                   after that each sets v of one (a quiet service); until STOP
+//                                   exists. Writes "churn K" or "calm K" to LOG after commit K
 //   read-only PATH [--as-nobody]    opens PATH with CS_OPEN_READONLY (first dropping root to the
 //                                   user nobody when asked), verifies it and prints
 //                                   "rows R lockless L rw CODE", where L says whether waiting for
@@ -275,6 +280,57 @@ func readOnly(_ path: String, asNobody: Bool) {
     print("rows \(n) lockless \(wait == Int32(CS_MISUSE) ? 1 : 0) rw \(CStoreError.codeName(rw))")
 }
 
+func shrinkChurn(_ path: String, _ logPath: String, _ calmPath: String, _ stopPath: String) {
+    let log = Log(logPath)
+    let h = openDB(path, flags: CS_OPEN_SHRINK)
+    var rng: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next() -> UInt64 {
+        rng ^= rng << 13
+        rng ^= rng >> 7
+        rng ^= rng << 17
+        return rng
+    }
+    var table: UInt32 = 0
+    var keys: [Int64] = []
+    do {
+        let t = begin(h, CS_TXN_READ)
+        ok(cs_table_find(t, "S", &table), 89, "find S")
+        var it = cs_iter()
+        var o = cs_obj()
+        ok(cs_iter_init(&it, t, table), 89, "iter S")
+        while cs_iter_next(&it, &o) == Int32(CS_OK) { keys.append(o.key) }
+        ok(cs_txn_end(t), 89, "end")
+    }
+    if keys.isEmpty { fail(89, "S is empty") }
+    var k = 0
+    while access(stopPath, F_OK) != 0 {
+        k += 1
+        let calm = access(calmPath, F_OK) == 0
+        let t = begin(h, CS_TXN_WRITE)
+        for _ in 0..<(calm ? 1 : 20) {
+            var o = cs_obj()
+            ok(cs_obj_open(t, table, keys[Int(next() % UInt64(keys.count))], &o), 90, "open an object")
+            if calm {
+                ok(cs_obj_set_int(&o, 0, Int64(k)), 90, "set v")
+                continue
+            }
+            let text = String(repeating: "x", count: Int(next() % 200)) + "\(k)"
+            var v = cs_value()
+            v.type = CS_TYPE_STRING
+            let rc = text.utf8CString.withUnsafeBufferPointer { b -> Int32 in
+                v.v.bytes.ptr = UnsafeRawPointer(b.baseAddress!)
+                v.v.bytes.len = b.count - 1
+                return cs_obj_set(&o, 1, &v)
+            }
+            ok(rc, 90, "set s")
+        }
+        ok(cs_txn_commit(t), 91, "commit \(k)")
+        ok(cs_txn_end(t), 91, "end")
+        log.line("\(calm ? "calm" : "churn") \(k)")
+    }
+    ok(cs_db_close(h), 92, "close")
+}
+
 let args = CommandLine.arguments
 guard args.count >= 2 else {
     FileHandle.standardError.write(Data("usage: cstore-testchild COMMAND ARGS...\n".utf8))
@@ -300,6 +356,8 @@ case "pin":
     pin(arg(2), arg(3))
 case "pin-idle":
     pinIdle(arg(2), arg(3))
+case "shrink-churn":
+    shrinkChurn(arg(2), arg(3), arg(4), arg(5))
 case "read-only":
     readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:

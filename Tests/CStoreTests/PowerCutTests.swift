@@ -120,8 +120,9 @@ final class PowerCutIO {
         }
     }
 
-    func open(_ path: String) throws -> OpaquePointer {
+    func open(_ path: String, flags: Int = 0) throws -> OpaquePointer {
         var opts = cs_options()
+        opts.flags = UInt32(flags)
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(io)
         var h: OpaquePointer?
@@ -236,8 +237,10 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
 @Suite struct PowerCutTests {
     /// One commit, cut at each of its events. `prepare` builds the file before the commit,
     /// `change` is the commit's content.
-    private func cutEveryEvent(_ name: String, syncs: Int, prepare: (DB) throws -> Void,
-                               change: (OpaquePointer) throws -> Void) throws {
+    /// `flags`: the commit's handle is opened with them; `truncates`: the commit ends by
+    /// cutting the file after its last sync (online shrinking, docs/FORMAT.md §7.3).
+    private func cutEveryEvent(_ name: String, syncs: Int, flags: Int = 0, truncates: Bool = false,
+                               prepare: (DB) throws -> Void, change: (OpaquePointer) throws -> Void) throws {
         let dir = TempDir()
         defer { dir.remove() }
         let base = dir.path("base.cstore")
@@ -255,7 +258,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             try? FileManager.default.removeItem(atPath: path)
             try Data(pristine).write(to: URL(fileURLWithPath: path))
             let pio = PowerCutIO(disk: pristine)
-            let h = try pio.open(path)
+            let h = try pio.open(path, flags: flags)
             var t: OpaquePointer?
             try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
             try change(t!)
@@ -275,11 +278,17 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         let newDigest = try DB(dir.path("run.cstore"), flags: 0).read { try contentDigest($0) }
         #expect(newDigest != oldDigest, "\(name): the commit changes the content")
         // FULL (FORMAT.md §2): the data, a sync unless the commit is one-sync, the header
-        // write at 0, a sync.
+        // write at 0, a sync; a shrinking commit then truncates the file (§7.3).
         let n = events.count
         let headerWrite = events.lastIndex { if case .write(0, let len) = $0 { return len <= 4096 }; return false } ?? -1
-        #expect(headerWrite > 0 && headerWrite == n - 2 && events.last == .sync,
+        let tail = truncates ? 3 : 2
+        #expect(headerWrite > 0 && headerWrite == n - tail && events[n - tail + 1] == .sync,
                 "\(name): the commit ends with the header write and a sync: \(events)")
+        if truncates {
+            let cut: Bool
+            if case .truncate(let size) = events[n - 1] { cut = size < pristine.count } else { cut = false }
+            #expect(cut, "\(name): the commit ends by making the file shorter: \(events)")
+        }
         let syncsBefore = events.prefix(max(headerWrite, 0)).filter { $0 == .sync }.count
         #expect(syncsBefore == syncs - 1, "\(name): a \(syncs)-sync commit: \(events)")
         if syncs == 2 { #expect(headerWrite > 0 && events[headerWrite - 1] == .sync, "\(name): the data is synced just before the header: \(events)") }
@@ -290,6 +299,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         for cut in 0...n {
             let (pio, rc) = try run(cutBefore: cut)
             if cut == n { check(rc, "\(name): the commit with the power cut after its last event") }
+            else if truncates && cut == n - 1 { check(rc, "\(name): the commit whose truncation failed has landed") }
             else { #expect(rc != Int32(CS_OK), "\(name): the commit cut before event \(cut) failed") }
             guard let state = pio.cut else { Issue.record("\(name): no cut state"); continue }
             for (desc, image) in powerCutImages(state.synced, state.pending, &rng, light: n > 20 && !fullCampaign) {
@@ -423,6 +433,83 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 try must(cs_obj_delete(&o), "delete")
             }
         })
+    }
+
+    /// A shrinking commit (CS_OPEN_SHRINK, docs/FORMAT.md §7.3) on a file whose tail holds
+    /// live nodes past a large hole: it cuts the free tail from the logical size, moves nodes
+    /// out of the tail into the hole and, after the header's sync, truncates the file. Cut at
+    /// every write, sync and the truncate.
+    @Test func powerCutAtEveryStepOfAShrinkingCommit() throws {
+        func change(_ txn: OpaquePointer) throws {
+            let t = try findTable(txn, "T")
+            let keys = try allKeys(txn, t)
+            var o = try openObj(txn, t, keys[keys.count / 2])
+            try must(cs_obj_set_int(&o, 0, -1), "set v")
+        }
+        try cutEveryEvent("shrinking commit", syncs: 1, flags: CS_OPEN_SHRINK, truncates: true, prepare: { db in
+            var rng = SeededRNG(seed: 21)
+            func fill(_ txn: OpaquePointer, _ t: UInt32, _ n: Int) throws {
+                for i in 0..<n {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+                    try must(setVal(&o, 1, .string(randomLetters(Int(rng.next() % 100), &rng))), "set s")
+                }
+            }
+            // Objects, a 3 MB value past them, more objects past that (each a commit of its
+            // own, so each goes past the end), then the value deleted: a hole in the middle
+            // and live nodes in the tail.
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
+                try fill(txn, t, 2000)
+            }
+            try db.write { txn throws in
+                let b = try addTable(txn, "Blob")
+                let c = try addColumn(txn, b, "data", CS_TYPE_BINARY)
+                var o = try createObj(txn, b)
+                try must(setVal(&o, c, .binary(randomBytes(3_000_000, &rng))), "set data")
+            }
+            try db.write { txn throws in try fill(txn, try findTable(txn, "T"), 4000) }
+            try db.write { txn throws in
+                let b = try findTable(txn, "Blob")
+                var o = try openObj(txn, b, try allKeys(txn, b)[0])
+                try must(cs_obj_delete(&o), "delete the value")
+            }
+            // Shrinking commits through a second handle until the commit under test, tried on
+            // a copy, truncates the file.
+            let shrinker = try DB(db.path, flags: CS_OPEN_SHRINK, durability: CS_DURABILITY_FULL)
+            defer { shrinker.close() }
+            let probe = db.path + ".probe"
+            var ready = false
+            for round in 0..<64 {
+                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: db.path)))
+                try? FileManager.default.removeItem(atPath: probe)
+                try? FileManager.default.removeItem(atPath: probe + ".lock")
+                try Data(bytes).write(to: URL(fileURLWithPath: probe))
+                let pio = PowerCutIO(disk: bytes)
+                let h = try pio.open(probe, flags: CS_OPEN_SHRINK)
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+                try change(t!)
+                pio.armed = true
+                try must(cs_txn_commit(t!), "the commit on a copy")
+                check(cs_txn_end(t))
+                _ = cs_db_close(h)
+                if case .truncate = pio.events.last {
+                    ready = true
+                    break
+                }
+                try shrinker.write { txn throws in
+                    let t = try findTable(txn, "T")
+                    var o = try openObj(txn, t, try allKeys(txn, t)[0])
+                    try must(cs_obj_set_int(&o, 0, Int64(round)), "set v")
+                }
+            }
+            try? FileManager.default.removeItem(atPath: probe)
+            try? FileManager.default.removeItem(atPath: probe + ".lock")
+            #expect(ready, "the shrinking commits reach a state where the next one truncates")
+        }, change: change)
     }
 
     /// A commit that adds a table with a large value: one long write over many pages, torn at

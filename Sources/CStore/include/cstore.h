@@ -262,6 +262,12 @@ typedef enum cs_durability {
 enum {
     CS_OPEN_CREATE = 1,   /* create the file if it does not exist */
     CS_OPEN_READONLY = 2, /* never write; the file must exist */
+    /* Online shrinking (docs/ARCHITECTURE.md, Online shrinking): this handle's commits move a
+     * bounded amount of live data out of the file's tail into free space once a file holds
+     * much free space, and truncate the file when its tail is free and no reader's version
+     * uses it. Off unless set: it costs the commits that do it bytes and time (measured in
+     * docs/ARCHITECTURE.md). */
+    CS_OPEN_SHRINK = 4,
 };
 
 /** Options for cs_db_open. Zero-initialise, then set what you need. */
