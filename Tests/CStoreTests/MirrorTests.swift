@@ -228,6 +228,54 @@ struct MirrorTests {
         }
     }
 
+    /// A following mirror whose PostgreSQL connection is cut (its backend terminated) connects
+    /// again and goes on after the version it recorded, missing and repeating nothing.
+    @Test func aFollowingMirrorReconnectsWhenItsConnectionDrops() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_reconnect")
+            let path = dir.path("src.cstore")
+            let db = try DB(path)
+            let c = try Schema.create(db)
+            var rng = SeededRNG(seed: 33)
+            var serial = 0
+            try workload(db, c, &rng, commits: 5, serial: &serial)
+            guard let toolPath = swiftstoreToolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built", context: "") }
+            let errPath = dir.path("follower.err")
+            FileManager.default.createFile(atPath: errPath, contents: nil)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: toolPath)
+            p.arguments = ["mirror", path, url, "--follow"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+            try p.run()
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+            /// Waits until the mirror recorded the version of the workload's last commit or a later
+            /// one (the follower's own commits to its slot come after it).
+            func caughtUp() throws -> Bool {
+                let want = try db.read { cs_txn_version($0) }
+                for _ in 0..<600 {
+                    // (the table does not exist until the initial copy commits)
+                    if let v = (try? psql(url, "SELECT version FROM swiftstore_mirror WHERE id = 1"))?.first.flatMap({ UInt64($0) }),
+                       v >= want { return true }
+                    if !p.isRunning { return false }
+                    usleep(100_000)
+                }
+                return false
+            }
+            #expect(try caughtUp())
+            for round in 0..<3 {
+                let cut = try psql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                #expect(cut == ["1"], "round \(round): backends terminated \(cut)")
+                try workload(db, c, &rng, commits: 4, serial: &serial)
+                #expect(try caughtUp(), "round \(round): the follower did not catch up (running: \(p.isRunning)); stderr: \(String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))")
+                try expectMirrorEqual(db, c, url)
+            }
+            #expect(p.isRunning)
+            let err = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
+            #expect(err.components(separatedBy: "reconnected").count - 1 == 3, "\(err)")
+        }
+    }
+
     /// `make test-full` only: 1M objects of 10 properties mirrored, compared row for row.
     @Test(.enabled(if: mirrorFull, "1M objects: make test-full")) func aMillionObjectsMirrorRowForRow() throws {
         try withTempDir { dir in
@@ -325,6 +373,53 @@ struct MirrorTests {
                 WHERE a.attrelid = '"T"'::regclass AND a.attname = 'dec'
                 """)
             #expect(row == ["t\tt\t0001feff\t1700000000.123456\t000102030405060708090a0b\t00010203-0405-0607-0809-0a0b0c0d0e0f\t-1234567890.0123456789\t42\tMain\tv\tnumeric\t[1, \"a\", {\"k\": [2]}]"], "\(row)")
+        }
+    }
+
+    /// Text that COPY's format escapes, NULLs, dates before 1970 and before year 1, and the
+    /// special floats, written once by the initial copy and once by an applied insert: both
+    /// rows must read back the same.
+    @Test func escapedTextNullsAndOldDatesCopyExactly() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_escapes")
+            let path = dir.path("escapes.cstore")
+            let db = try DB(path)
+            var cols: [UInt32] = []
+            let table = try db.write { txn throws -> UInt32 in
+                let t = try addTable(txn, "E")
+                cols = [try addColumn(txn, t, "s", CS_TYPE_STRING, flags: CS_COL_NULLABLE),
+                        try addColumn(txn, t, "bin", CS_TYPE_BINARY),
+                        try addColumn(txn, t, "ts", CS_TYPE_TIMESTAMP),
+                        try addColumn(txn, t, "old", CS_TYPE_TIMESTAMP),
+                        try addColumn(txn, t, "b", CS_TYPE_BOOL),
+                        try addColumn(txn, t, "d", CS_TYPE_DOUBLE),
+                        try addColumn(txn, t, "n", CS_TYPE_INT, flags: CS_COL_NULLABLE)]
+                return t
+            }
+            let values: [Val] = [.str("tab\there\nnew\\line\rend é"), .binary([0x5c, 0x09, 0x0a, 0]),
+                                 .timestamp(-1, -500_000_000), .timestamp(-62_135_596_801, 0),
+                                 .bool(true), .double(-.infinity), .int(Int64.min)]
+            let add = { (vals: [Val]) in
+                try db.write { txn throws in
+                    var o = try createObj(txn, table)
+                    for (c, v) in zip(cols, vals) { check(setVal(&o, c, v)) }
+                }
+            }
+            try add(values)
+            try add([.null, .binary([]), .timestamp(0, 0), .timestamp(0, 0), .bool(false), .double(.nan), .null])
+            var r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            try add(values) // applied by the second run as an INSERT with parameters
+            r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            let rows = try psql(url, """
+                SELECT s IS NULL, encode(convert_to(coalesce(s, ''), 'UTF8'), 'hex'), encode(bin, 'hex'),
+                       to_char(ts, 'YYYY-MM-DD HH24:MI:SS.US'), to_char(old, 'YYYY-MM-DD HH24:MI:SS BC'),
+                       b, d::text, coalesce(n::text, 'null') FROM "E" ORDER BY "_key"
+                """)
+            let text = Array("tab\there\nnew\\line\rend é".utf8).map { String(format: "%02x", $0) }.joined()
+            let first = "f\t\(text)\t5c090a00\t1969-12-31 23:59:58.500000\t0001-12-31 23:59:59 BC\tt\t-Infinity\t\(Int64.min)"
+            #expect(rows == [first, "t\t\t\t1970-01-01 00:00:00.000000\t1970-01-01 00:00:00 AD\tf\tNaN\tnull", first], "\(rows)")
         }
     }
 
