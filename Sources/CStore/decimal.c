@@ -12,7 +12,9 @@
  *
  * Invariants:
  *  1. Every value this file produces is canonical: coefficient <= 10^34 - 1, exponent in
- *     -6176..6111, NaN is 0x7C00...0 (no payload, positive) and infinity 0x7800...0 plus sign.
+ *     -6176..6111, NaN is 0x7C00...0 (no payload; positive, except that text with a minus
+ *     sign, "-NaN", keeps the sign bit and prints back as "-NaN", as RealmSwift's does) and
+ *     infinity 0x7800...0 plus sign.
  *  2. Every finite result is the exact result rounded once to 34 significant digits, half to
  *     even (dec_finish is the only place that rounds); an exact result keeps the IEEE
  *     preferred exponent (1.00 + 2 = 3.00, 1.00 / 2 = 0.50).
@@ -389,6 +391,7 @@ int cs_decimal_parse(const char *s, size_t len, cs_decimal128 *out)
     if (i < len && !(s[i] >= '0' && s[i] <= '9') && s[i] != '.') {
         if (ascii_ieq(s + i, len - i, "nan")) {
             *out = dec_nan();
+            if (sign) out->w[1] |= 0x8000000000000000ull;
             return CS_OK;
         }
         if (ascii_ieq(s + i, len - i, "inf") || ascii_ieq(s + i, len - i, "infinity")) {
@@ -466,8 +469,9 @@ size_t cs_decimal_format(const cs_decimal128 *d, char *buf, size_t cap)
     size_t n = 0;
     dnum x = dec_decode(d);
     if (x.kind == DK_NAN) {
-        memcpy(out, "NaN", 3);
-        n = 3;
+        if (x.sign) out[n++] = '-';
+        memcpy(out + n, "NaN", 3);
+        n += 3;
     } else if (x.kind == DK_INF) {
         if (x.sign) out[n++] = '-';
         memcpy(out + n, "Inf", 3);

@@ -547,7 +547,11 @@ int backlink_remove(cs_txn *t, uint32_t target_table, int64_t target, uint32_t o
     TRY(node_at(t, list, &lh));
     for (uint32_t i = 0; i < lh->count; i++) {
         if (node_get_int(lh, i) != origin) continue;
-        TRY(node_erase(t, &list, i));
+        /* The last entry takes the removed one's place (docs/FORMAT.md, backlink column), as
+         * RealmSwift's core orders its backlinks. */
+        uint32_t last = lh->count - 1;
+        if (i != last) TRY(node_set_int(t, &list, i, node_get_int(lh, last)));
+        TRY(node_truncate(t, &list, last));
         lh = (node_hdr *)txn_ptr(t, list);
         uint64_t nv = list;
         if (lh->count == 1) {

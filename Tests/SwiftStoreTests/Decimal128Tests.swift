@@ -49,7 +49,7 @@ import Testing
         ("1.5E+40", "1.5E40"),
         ("NaN", "NaN"),
         ("nan", "NaN"),
-        ("-NaN", "NaN"),
+        ("-NaN", "-NaN"),
         ("Inf", "Inf"),
         ("inf", "Inf"),
         ("Infinity", "Inf"),

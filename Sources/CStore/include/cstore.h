@@ -698,7 +698,8 @@ int cs_obj_set_collection(cs_obj *obj, uint32_t col, cs_type kind);
 /** Number of objects of `origin_table` whose column `origin_col` links to this object
  *  (a list holding it twice counts twice). */
 int cs_obj_backlink_count(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t *out);
-/** The i-th origin object key of those backlinks (in the order the links were made). */
+/** The i-th origin object key of those backlinks (in backlink order: the order the links were
+ *  made, a removed link's place taken by the last one; docs/FORMAT.md, backlink column). */
 int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t i,
                         int64_t *key);
 
@@ -851,7 +852,7 @@ int cs_query_new(cs_txn *txn, uint32_t table, const char *text, size_t len, cons
 int cs_query_new_coll(cs_coll *coll, const char *text, size_t len, const cs_value *args, size_t nargs,
                       cs_query **out);
 /** A query over the objects of `origin_table` whose link column `origin_col` links to `obj`
- *  (LinkingObjects), in the order the links were made. */
+ *  (LinkingObjects), in backlink order (cs_obj_backlink_get). */
 int cs_query_new_backlinks(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, const char *text,
                            size_t len, const cs_value *args, size_t nargs, cs_query **out);
 

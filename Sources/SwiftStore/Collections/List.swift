@@ -291,20 +291,6 @@ extension List: Decodable where Element: Decodable {
 
 /// Shared text and input helpers for the collection types.
 enum CollectionDescription {
-    /// `Name <n> ( [0] element, ... )`; objects and nested collections are described with the
-    /// depth carried along, so objects that reach each other through collections end in
-    /// "<Maximum depth exceeded>" instead of recursing for ever.
-    static func describe<S: Sequence>(_ name: String, _ items: S, depth: Int = 0, limit: Int = 100) -> String {
-        if depth > ObjectBase.maximumDescriptionDepth { return "<Maximum depth exceeded>" }
-        var lines: [String] = []
-        for (i, e) in items.enumerated() {
-            if i == limit { lines.append("\t... \(limit) objects skipped."); break }
-            let text = ObjectBase.describeValue(e, depth: depth).replacingOccurrences(of: "\n", with: "\n\t")
-            lines.append("\t[\(i)] \(text)")
-        }
-        return "\(name) <\(lines.count)> (\n" + lines.joined(separator: ",\n") + "\n)"
-    }
-
     /// The elements of an array-like value (`[Any]`, a List, a set, a Results), or nil.
     static func elements(of value: Any) -> [Any]? {
         if let seq = value as? any _DynamicSequence { return seq.dynamicElements }

@@ -146,7 +146,9 @@ final class ResultsBase {
             let probes: [(String, String, Clause)]
             switch clause {
             case .sort(let d): probes = d.map { ("sort on", $0.keyPath, .sort([$0])) }
-            case .distinct(let k): probes = k.map { ("distinct on", $0, .distinct([$0])) }
+            // RealmSwift checks distinct key paths with its sort check, whose message says
+            // "sort" for both.
+            case .distinct(let k): probes = k.map { ("sort on", $0, .distinct([$0])) }
             }
             for (verb, keyPath, probe) in probes {
                 if let missing = missingProperty(in: keyPath) {

@@ -448,11 +448,17 @@ extension Realm {
 final class DerivedChanges: @unchecked Sendable {
     /// The collection positions of the results' elements at the last delivery.
     private var shown: [Int]?
+    /// The results' object keys at the last delivery (results of objects only).
+    private var shownKeys: [Int64] = []
 
     /// The results' change set for the collection's change set `p` (nil when the results did
     /// not change); `base` is read at the version `p` brings.
     func translate(_ base: ResultsBase, _ given: ChangePayload) -> ChangePayload? {
         let now = base.isInvalidated ? [] : DerivedChanges.sourcePositions(base)
+        let objects = base.info != nil
+        let nowKeys = objects && !base.isInvalidated ? base.currentKeys() : []
+        let oldKeys = shownKeys
+        shownKeys = nowKeys
         guard let old = shown, !given.initial else {
             shown = now
             return given
@@ -471,6 +477,9 @@ final class DerivedChanges: @unchecked Sendable {
         for (i, s) in old.enumerated() {
             if let c = carried[s], let j = indexNow[c] { pairs.append((i, j)) }
         }
+        if objects {
+            DerivedChanges.matchMovedObjects(&pairs, old: oldKeys, now: nowKeys)
+        }
         pairs.sort { $0.1 < $1.1 }
         let kept = DerivedChanges.longestIncreasing(pairs.map(\.0))
         let modified = Set(p.modifications)
@@ -486,6 +495,23 @@ final class DerivedChanges: @unchecked Sendable {
         q.insertions = now.indices.filter { !keptNew.contains($0) }
         q.modifications.sort()
         return q.isEmpty ? nil : q
+    }
+
+    /// Adds to `pairs` (old index, new index) the objects the collection's change set lost
+    /// track of: an object it reports as removed and inserted again (a backlink that another
+    /// removal moved into its place, docs/FORMAT.md) is the same element when its key occurs
+    /// once before and once now. Such an element is not reported as modified (the change set
+    /// says nothing of its properties).
+    static func matchMovedObjects(_ pairs: inout [(Int, Int)], old: [Int64], now: [Int64]) {
+        var countOld: [Int64: Int] = [:], countNow: [Int64: Int] = [:]
+        for k in old { countOld[k, default: 0] += 1 }
+        for k in now { countNow[k, default: 0] += 1 }
+        let takenOld = Set(pairs.map(\.0)), takenNew = Set(pairs.map(\.1))
+        var indexNow: [Int64: Int] = [:]
+        for (j, k) in now.enumerated() where countNow[k] == 1 && !takenNew.contains(j) { indexNow[k] = j }
+        for (i, k) in old.enumerated() where countOld[k] == 1 && !takenOld.contains(i) {
+            if let j = indexNow[k] { pairs.append((i, j)) }
+        }
     }
 
     /// A Map's change set (by key) in positions of the map (its keys' order): deletions and

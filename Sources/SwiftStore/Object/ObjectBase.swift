@@ -200,9 +200,16 @@ open class ObjectBase: NSObject {
 
     /// Whether the object was deleted, or its Realm invalidated, since it was read. Always
     /// false for an unmanaged object.
+    ///
+    /// Once an instance has been seen invalidated it stays so, as RealmSwift's accessors do:
+    /// a write that is cancelled after this instance was seen deleted restores the row but
+    /// not this instance (docs/ARCHITECTURE.md, Object accessors and cancelled writes).
     public var isInvalidated: Bool {
         guard let core else { return false }
-        return generation != core.generation || !cs_obj_exists(&cobj)
+        if generation != core.generation { return true }
+        if cs_obj_exists(&cobj) { return false }
+        generation = 0
+        return true
     }
 
     /// The schema of this object's class.

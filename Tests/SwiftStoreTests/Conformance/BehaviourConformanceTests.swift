@@ -167,6 +167,16 @@ struct BehaviourConformanceTests {
         #expect(!again.isInvalidated && again.int == 1)
     }
 
+    /// Decimal128 text keeps the sign of a NaN, as RealmSwift's core prints it ("-NaN").
+    @Test func negativeNaNKeepsItsSign() throws {
+        let negative = try Decimal128(string: "-NaN")
+        #expect(negative.isNaN)
+        #expect(negative.stringValue == "-NaN")
+        #expect(try Decimal128(string: negative.stringValue).stringValue == "-NaN")
+        #expect(try Decimal128(string: "NaN").stringValue == "NaN")
+        #expect(try Decimal128(string: "+nan").stringValue == "NaN")
+    }
+
     /// `where` and `filter` on a Map whose values are objects query those objects.
     @Test func mapOfObjectsFilters() throws {
         let dir = TempDir()
