@@ -79,6 +79,10 @@ extension Realm {
         /// The serial queue the background open's own instance is confined to.
         static let openQueue = DispatchQueue(label: "SwiftStore.asyncOpen")
 
+        /// The main queue, as one object: instances are cached per queue object, and on Linux
+        /// each read of `DispatchQueue.main` makes a new one.
+        static let mainQueue = DispatchQueue.main
+
         /// Cancels the open: the callback is not called unless it has started already. The
         /// file may still have been opened (and migrated) in the background.
         public func cancel() { state.cancel() }
@@ -97,7 +101,7 @@ extension Realm {
     @MainActor
     public init(configuration: Realm.Configuration = .defaultConfiguration) async throws {
         let prepared = try await Realm.prepareInBackground(configuration)
-        self = try Realm(configuration: configuration, queue: .main)
+        self = try Realm(configuration: configuration, queue: AsyncOpenTask.mainQueue)
         AsyncOpenTask.openQueue.async { withExtendedLifetime(prepared) {} }
     }
 
