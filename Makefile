@@ -112,7 +112,7 @@ check-invariants: deps
 tsan: deps tool
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	STORE_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/Tests/tsan.supp $(SWIFT) test --skip-build --scratch-path .build-tsan \
-		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests"
+		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests|AsyncOpenTests"
 
 # libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's
 # -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs each target for

@@ -4,6 +4,9 @@
 // prints the error on stderr and exits 1.
 //
 //   add PATH NAME AGE          add a ProcPerson in one write and commit it
+//   async-writes-kill PATH LOG N  4 tasks each await N asyncWrites (one ProcPerson "tT-I" each)
+//                              through one actor's Realm, append each completed name to LOG,
+//                              and kill the process with SIGKILL right after completion 2N
 //   count PATH                 print the number of ProcPerson objects
 //   open-limited PATH MB       limit the address space to (current + MB) MiB, then open PATH
 //   open-as-nobody PATH        drop to uid/gid 65534, then open PATH
@@ -56,6 +59,33 @@ final class ProcKennel: Object {
     @Persisted var dogs: List<ProcDog>
 }
 
+/// Writes through one actor-isolated Realm and kills the process right after a given number of
+/// completions, logging each completed write first.
+actor KillingWriter {
+    let config: Realm.Configuration
+    let log: FileHandle
+    let killAfter: Int
+    var completed = 0
+
+    init(config: Realm.Configuration, log: FileHandle, killAfter: Int) {
+        self.config = config
+        self.log = log
+        self.killAfter = killAfter
+    }
+
+    func write(task: Int, count: Int) async throws {
+        let realm = try await Realm(configuration: config, actor: self)
+        for i in 0..<count {
+            let name = "t\(task)-\(i)"
+            try await realm.asyncWrite { realm.add(ProcPerson(value: ["name": name, "age": i])) }
+            // the completion: the write is durable now; the log line goes straight to the file
+            log.write((name + "\n").data(using: .utf8)!)
+            completed += 1
+            if completed == killAfter { kill(getpid(), SIGKILL) }
+        }
+    }
+}
+
 func config(_ path: String) -> Realm.Configuration {
     Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcPerson.self])
 }
@@ -103,6 +133,24 @@ case "async-write-exit":
     } catch {
         fail("async-write-exit failed: \(error)")
     }
+case "async-writes-kill":
+    guard args.count >= 5, let n = Int(args[4]) else { fail("usage: async-writes-kill PATH LOG N") }
+    guard let log = FileHandle(forWritingAtPath: args[3]) else { fail("cannot open \(args[3])") }
+    let writer = KillingWriter(config: config(path), log: log, killAfter: 2 * n)
+    // detached: top-level code is on the main actor, whose thread sleeps below
+    Task.detached {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for t in 0..<4 { group.addTask { try await writer.write(task: t, count: n) } }
+                try await group.waitForAll()
+            }
+        } catch {
+            fail("async-writes-kill failed: \(error)")
+        }
+        fail("all writes completed and the process was not killed")
+    }
+    sleep(60)
+    fail("the writes did not finish")
 case "add":
     guard args.count == 5, let age = Int(args[4]) else { fail("usage: add PATH NAME AGE") }
     do {

@@ -94,7 +94,7 @@ actor DogWriter {
             try await group.waitForAll()
         }
         #expect(try await writer.count() == 200)
-        let realm = try Realm(configuration: config)
+        let realm = try Realm(configuration: config, queue: nil)
         for t in 0..<8 {
             #expect(realm.objects(Dog.self).filter("age == %@", t).count == 25)
         }
@@ -173,5 +173,26 @@ actor DogWriter {
         let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcPerson.self])
         let realm = try Realm(configuration: config)
         #expect(realm.objects(ProcPerson.self).filter("name == 'durable'").count == 1)
+    }
+
+    /// The same through groups: a child's 4 tasks await one-object asyncWrites on one actor's
+    /// Realm (queued together, so they share commits and syncs), log each completed write and
+    /// are killed with SIGKILL right after the 100th completion; every logged write is in the
+    /// file, and no write is there twice.
+    @Test func groupedWritesAreThereWhenTheProcessIsKilledRightAfterACompletion() throws {
+        let dir = TempDir()
+        let path = dir.file("test.realm").path
+        let log = dir.file("completed.log")
+        #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let child = try ChildProcess.run(["async-writes-kill", path, log.path, "50"], in: dir)
+        #expect(child.status == SIGKILL, "the child was not killed: \(child.status) \(child.stderr)")
+        let logged = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(logged.count == 100)
+        let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [ProcPerson.self])
+        let realm = try Realm(configuration: config)
+        let stored = Set(realm.objects(ProcPerson.self).map(\.name))
+        let missing = logged.filter { !stored.contains($0) }
+        #expect(missing.isEmpty, "completed but not in the file: \(missing)")
+        #expect(stored.count >= logged.count && stored.count <= 200)
     }
 }

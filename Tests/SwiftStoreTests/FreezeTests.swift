@@ -170,7 +170,7 @@ import Testing
     @Test func frozenValuesAreReadFromManyThreadsAndTasksWhileAnotherThreadWrites() async throws {
         let dir = TempDir()
         let config = dir.config(objectModels)
-        let realm = try Realm(configuration: config)
+        let realm = try Realm(configuration: config, queue: nil)
         try realm.write {
             let p = Person(name: "Owner", age: 1)
             for i in 0..<200 {
@@ -236,7 +236,7 @@ import Testing
         #expect(bad.value == 0)
         // After an await the test may run on another thread than the one `realm` belongs to:
         // the live check reads through a Realm of the current thread.
-        let now = try Realm(configuration: config)
+        let now = try Realm(configuration: config, queue: nil)
         now.refresh()
         #expect(now.objects(Dog.self).sum(ofProperty: "age") as Int != expectedSum)
     }

@@ -166,7 +166,7 @@ private func truncate(_ url: URL, to size: UInt64) throws {
         let config = try makeFile(dir)
         let path = dir.file().path
         // Another opener holds the lock file; it then sees a layout it does not know (FORMAT.md §9).
-        var holder: Realm? = try Realm(configuration: config)
+        var holder: Realm? = try Realm(configuration: config, queue: nil)
         #expect(try bytes(URL(fileURLWithPath: path + ".lock"), at: 8, count: 4) == [2, 0, 0, 0])
         try patch(URL(fileURLWithPath: path + ".lock"), at: 8, [99, 0, 0, 0])
         await #expect(processExitsWith: .success) { [path = path as String] in

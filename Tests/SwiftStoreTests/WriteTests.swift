@@ -139,7 +139,7 @@ import Testing
     @Test func anotherThreadsCommitIsSeenAfterRefresh() async throws {
         let dir = TempDir()
         let config = dir.config(objectModels)
-        let realm = try Realm(configuration: config)
+        let realm = try Realm(configuration: config, queue: nil)
         let people = realm.objects(Person.self)
         #expect(people.count == 0)
         onNewThread {

@@ -77,14 +77,25 @@ struct GRDBFetchItem: FetchableRecord, TableRecord {
     }
 }
 
-/// A GRDB queue on `path` with the raw SQLite peers' durable settings.
+/// A GRDB queue on `path` with the raw SQLite peers' durable settings (WAL,
+/// `synchronous=FULL`, checked).
 func grdbQueue(_ path: String) throws -> DatabaseQueue {
     var config = GRDB.Configuration()
     config.journalMode = .wal
-    config.prepareDatabase { db in
+    let queue = try DatabaseQueue(path: path, configuration: config)
+    try requireFullSync(queue)
+    return queue
+}
+
+/// Sets `synchronous=FULL` on the writer connection of `writer` and checks that it holds. GRDB's
+/// WAL set-up runs after `Configuration.prepareDatabase` and sets `synchronous=NORMAL` (a commit
+/// then syncs only at checkpoints), so a pragma in `prepareDatabase` does not last.
+func requireFullSync(_ writer: some DatabaseWriter) throws {
+    try writer.writeWithoutTransaction { db in
         try db.execute(sql: "PRAGMA synchronous=FULL")
+        let level = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        guard level == 2 else { throw BenchError(description: "GRDB writer runs at synchronous=\(level ?? -1), not FULL (2)") }
     }
-    return try DatabaseQueue(path: path, configuration: config)
 }
 
 /// Sum of i0 + ... + i9 over every row of `t`, and the row count.

@@ -57,13 +57,12 @@ func swiftstoreFreezeRead(_ ctx: RowContext) throws -> Runner {
         tearDown: { box.realm = nil })
 }
 
-/// A DatabasePool on `path` with the peers' durable settings.
+/// A DatabasePool on `path` with the peers' durable settings (WAL, `synchronous=FULL` on its
+/// writer, checked).
 func grdbPool(_ path: String) throws -> DatabasePool {
-    var config = GRDB.Configuration()
-    config.prepareDatabase { db in
-        try db.execute(sql: "PRAGMA synchronous=FULL")
-    }
-    return try DatabasePool(path: path, configuration: config)
+    let pool = try DatabasePool(path: path, configuration: GRDB.Configuration())
+    try requireFullSync(pool)
+    return pool
 }
 
 /// Each repetition takes a snapshot of the pool and reads `i0` of every row through it on each

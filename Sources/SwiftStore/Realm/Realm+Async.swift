@@ -23,7 +23,7 @@ extension Realm {
     public static func open(configuration: Realm.Configuration = .defaultConfiguration,
                             isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
         if let isolation { return Realm(core: try RealmCore.open(configuration, actor: isolation)) }
-        return try Realm(configuration: configuration)
+        return try Realm(configuration: configuration, queue: nil)
     }
 
     // MARK: Asynchronous writes
