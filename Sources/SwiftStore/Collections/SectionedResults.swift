@@ -63,6 +63,11 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
         return ResultsSection(base: base, key: layout.keys[index])
     }
 
+    /// Iterates the sections as they are when iteration starts.
+    public func makeIterator() -> SectionedResultsIterator<Key, SectionElement> {
+        SectionedResultsIterator(base: base, keys: base.current().keys)
+    }
+
     /// The element at row `indexPath.item` of section `indexPath.section`.
     public subscript(indexPath: IndexPath) -> SectionElement {
         self[indexPath.section][indexPath.item]
@@ -143,25 +148,11 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
         return base.element(at: layout.position(section: layout.indexOfKey[key]!, row: index))
     }
 
-    /// Iterates the section's elements as they are when iteration starts.
-    public func makeIterator() -> Iterator {
+    /// Iterates the section's rows as they are when iteration starts.
+    public func makeIterator() -> SectionIterator<T> {
         let layout = base.current()
         let positions = layout.indexOfKey[key].map { s in (0..<layout.rows(s)).map { layout.position(section: s, row: $0) } } ?? []
-        return Iterator(base: base, positions: positions)
-    }
-
-    /// The iterator of a section: its elements' positions are taken when it is made.
-    public struct Iterator: IteratorProtocol {
-        let base: SectionsBase<Key, T>
-        let positions: [Int]
-        var at = 0
-
-        /// The next element, or nil at the end.
-        public mutating func next() -> T? {
-            guard at < positions.count else { return nil }
-            at += 1
-            return base.element(at: positions[at - 1])
-        }
+        return SectionIterator(positions: positions, element: base.element(at:))
     }
 
     /// The Realm of the elements, or nil if the results are detached.
@@ -191,6 +182,42 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
 
     /// `ResultsSection <key> <n> ( ... )`.
     public var description: String { "ResultsSection<\(T.self)> \(key) <\(count)>" }
+}
+
+// MARK: - Iterators
+
+/// The iterator of `SectionedResults`: the sections there are when iteration starts, in order.
+public struct SectionedResultsIterator<Key: _Persistable & Hashable, Element: RealmCollectionValue>: IteratorProtocol {
+    let base: SectionsBase<Key, Element>
+    let keys: [Key]
+    var at = 0
+
+    /// The next section, or nil at the end.
+    public mutating func next() -> ResultsSection<Key, Element>? {
+        guard at < keys.count else { return nil }
+        at += 1
+        return ResultsSection(base: base, key: keys[at - 1])
+    }
+}
+
+/// The iterator of a `ResultsSection`: the section's rows as they are when iteration starts,
+/// each element read from the results when it is reached.
+public struct SectionIterator<Element: RealmCollectionValue>: IteratorProtocol {
+    let positions: [Int]
+    let element: (Int) -> Element
+    var at = 0
+
+    init(positions: [Int], element: @escaping (Int) -> Element) {
+        self.positions = positions
+        self.element = element
+    }
+
+    /// The next element, or nil at the end.
+    public mutating func next() -> Element? {
+        guard at < positions.count else { return nil }
+        at += 1
+        return element(positions[at - 1])
+    }
 }
 
 // MARK: - Sectioning a collection

@@ -187,14 +187,72 @@ func pgTables(_ txn: OpaquePointer) throws -> [UInt32: PGTable] {
     return out
 }
 
-/// Values in PostgreSQL's text form.
+/// Values in PostgreSQL's text form, written as bytes straight into a buffer: raw (the text of a
+/// query parameter) or escaped for COPY's text format (backslash, newline, carriage return and
+/// tab escaped). The initial copy writes every value this way, with no String per value.
 struct PGValues {
     var feed: FeedValues
     let txn: OpaquePointer
+    /// Column descriptions by table and column, read once per table.
+    private var infos: [UInt32: [cs_column_info]] = [:]
 
     init(_ txn: OpaquePointer) {
         self.txn = txn
         feed = FeedValues(txn)
+    }
+
+    // MARK: Bytes
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func appendInt(_ v: Int64, _ out: inout [UInt8]) {
+        if v < 0 { out.append(UInt8(ascii: "-")) }
+        var m = v.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var n = 0
+            repeat {
+                digits[n] = UInt8(truncatingIfNeeded: m % 10) + 48
+                m /= 10
+                n += 1
+            } while m != 0
+            while n > 0 {
+                n -= 1
+                out.append(digits[n])
+            }
+        }
+    }
+
+    /// `width` digits of `v`, zero-padded.
+    private static func appendPadded(_ v: Int, _ width: Int, _ out: inout [UInt8]) {
+        var p = 1
+        for _ in 1..<width { p *= 10 }
+        var r = v
+        while p > 0 {
+            out.append(UInt8(r / p) + 48)
+            r %= p
+            p /= 10
+        }
+    }
+
+    static func appendHex(_ p: UnsafeRawBufferPointer, _ out: inout [UInt8]) {
+        for b in p {
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 15)])
+        }
+    }
+
+    /// Text bytes, escaped for COPY when `escaped`.
+    static func appendText<S: Sequence>(_ bytes: S, escaped: Bool, _ out: inout [UInt8]) where S.Element == UInt8 {
+        guard escaped else { return out.append(contentsOf: bytes) }
+        for b in bytes {
+            switch b {
+            case 92: out.append(92); out.append(92)
+            case 10: out.append(92); out.append(110)
+            case 13: out.append(92); out.append(114)
+            case 9: out.append(92); out.append(116)
+            default: out.append(b)
+            }
+        }
     }
 
     static func float(_ d: Double) -> String {
@@ -203,18 +261,7 @@ struct PGValues {
         return "\(d)"
     }
 
-    static func hex(_ p: UnsafeRawBufferPointer) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(p.count * 2)
-        for b in p {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func timestamp(_ sec: Int64, _ nsec: Int32) -> String {
+    static func appendTimestamp(_ sec: Int64, _ nsec: Int32, _ out: inout [UInt8]) {
         // microseconds (PostgreSQL's resolution), rounded toward negative infinity
         var s = sec, us = Int64(nsec) / 1000
         if us < 0 { s -= 1; us += 1_000_000 }
@@ -222,103 +269,141 @@ struct PGValues {
         var tmv = tm()
         gmtime_r(&t, &tmv)
         let year = Int(tmv.tm_year) + 1900
-        let y = year > 0 ? String(format: "%04d", year) : String(format: "%04d", 1 - year)
-        return String(format: "%@-%02d-%02d %02d:%02d:%02d.%06lld+00%@", y, Int(tmv.tm_mon) + 1, Int(tmv.tm_mday),
-                      Int(tmv.tm_hour), Int(tmv.tm_min), Int(tmv.tm_sec), us, year > 0 ? "" : " BC")
+        let y = year > 0 ? year : 1 - year
+        if y < 10000 { appendPadded(y, 4, &out) } else { appendInt(Int64(y), &out) }
+        for (sep, v) in [(45, Int(tmv.tm_mon) + 1), (45, Int(tmv.tm_mday)), (32, Int(tmv.tm_hour)), (58, Int(tmv.tm_min)), (58, Int(tmv.tm_sec))] {
+            out.append(UInt8(sep))
+            appendPadded(v, 2, &out)
+        }
+        out.append(UInt8(ascii: "."))
+        appendPadded(Int(us), 6, &out)
+        out.append(contentsOf: Array("+00".utf8))
+        if year <= 0 { out.append(contentsOf: Array(" BC".utf8)) }
     }
 
-    /// One scalar value (nil: NULL).
-    mutating func scalar(_ v: cs_value) throws -> String? {
+    /// A value's JSON text, also when it is not an array or object.
+    static func jsonText(_ value: Any) -> String { String(oneLineJSON([value]).dropFirst().dropLast()) }
+
+    // MARK: Values
+
+    /// Appends one scalar value; false (and nothing appended) for NULL.
+    mutating func append(_ v: cs_value, escaped: Bool, to out: inout [UInt8]) throws -> Bool {
         switch v.type {
-        case CS_TYPE_NULL: return nil
-        case CS_TYPE_INT: return String(v.v.i)
-        case CS_TYPE_BOOL: return v.v.b ? "t" : "f"
+        case CS_TYPE_NULL: return false
+        case CS_TYPE_INT: PGValues.appendInt(v.v.i, &out)
+        case CS_TYPE_BOOL: out.append(v.v.b ? UInt8(ascii: "t") : UInt8(ascii: "f"))
         case CS_TYPE_FLOAT:
             let f = v.v.f
-            return f.isFinite ? "\(f)" : PGValues.float(Double(f))
-        case CS_TYPE_DOUBLE: return PGValues.float(v.v.d)
+            out.append(contentsOf: (f.isFinite ? "\(f)" : PGValues.float(Double(f))).utf8)
+        case CS_TYPE_DOUBLE: out.append(contentsOf: PGValues.float(v.v.d).utf8)
         case CS_TYPE_STRING:
             let b = UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len)
             if b.contains(0) { throw MirrorError(description: "a string holds a NUL byte, which PostgreSQL text cannot store") }
-            return String(decoding: b, as: UTF8.self)
+            PGValues.appendText(b, escaped: escaped, &out)
         case CS_TYPE_BINARY:
-            return "\\x" + PGValues.hex(UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len))
-        case CS_TYPE_TIMESTAMP: return PGValues.timestamp(v.v.ts.sec, v.v.ts.nsec)
+            // \x then hex digits; COPY's text format reads a backslash as an escape
+            if escaped { out.append(92) }
+            out.append(92)
+            out.append(UInt8(ascii: "x"))
+            PGValues.appendHex(UnsafeRawBufferPointer(start: v.v.bytes.ptr, count: v.v.bytes.len), &out)
+        case CS_TYPE_TIMESTAMP: PGValues.appendTimestamp(v.v.ts.sec, v.v.ts.nsec, &out)
         case CS_TYPE_OBJECTID:
             var o = v.v.oid
-            return withUnsafeBytes(of: &o) { PGValues.hex($0) }
+            withUnsafeBytes(of: &o) { PGValues.appendHex($0, &out) }
         case CS_TYPE_UUID:
             var u = v.v.uuid
-            let h = withUnsafeBytes(of: &u) { Array(PGValues.hex($0)) }
-            return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+            withUnsafeBytes(of: &u) { raw in
+                for (i, range) in [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: "-")) }
+                    PGValues.appendHex(UnsafeRawBufferPointer(rebasing: raw[range]), &out)
+                }
+            }
         case CS_TYPE_DECIMAL:
             var d = v.v.dec
             var buf = [CChar](repeating: 0, count: 64)
             _ = cs_decimal_format(&d, &buf, buf.count)
             let text = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasSuffix("Inf") { return text.hasPrefix("-") ? "-Infinity" : "Infinity" }
-            return text
+            if text.hasSuffix("Inf") { out.append(contentsOf: (text.hasPrefix("-") ? "-Infinity" : "Infinity").utf8) }
+            else { out.append(contentsOf: text.utf8) }
         case CS_TYPE_LINK:
             let target = v.v.link.table, key = v.v.link.key
-            guard let s = feed.shape(target) else { return nil }
-            if s.embedded { return oneLineJSON(try feed.object(target, key)) }
-            if s.primary != CS_NONE {
+            guard let s = feed.shape(target) else { return false }
+            if s.embedded {
+                PGValues.appendText(oneLineJSON(try feed.object(target, key)).utf8, escaped: escaped, &out)
+            } else if s.primary != CS_NONE {
                 var o = cs_obj()
-                guard cs_obj_open(txn, target, key, &o) == 0 else { return nil }
+                guard cs_obj_open(txn, target, key, &o) == 0 else { return false }
                 var pv = cs_value()
                 try CStoreError.check(cs_obj_get(&o, s.primary, &pv))
-                return try scalar(pv)
+                return try append(pv, escaped: escaped, to: &out)
+            } else {
+                PGValues.appendInt(key, &out)
             }
-            return String(key)
-        default:
-            return oneLineJSON([try feed.scalar(v)]).dropFirst().dropLast().description // Mixed as jsonb
+        default: // Mixed as jsonb
+            PGValues.appendText(PGValues.jsonText(try feed.scalar(v)).utf8, escaped: escaped, &out)
         }
+        return true
     }
 
-    /// One property of an object (collections and embedded objects as jsonb text).
-    mutating func property(_ o: inout cs_obj, _ col: UInt32, _ info: cs_column_info) throws -> String? {
-        if info.coll != CS_COLL_NONE { return oneLineJSON([try feed.property(&o, col, info)]).dropFirst().dropLast().description }
+    /// Appends one property of an object (collections and embedded objects as jsonb text);
+    /// false (and nothing appended) for NULL.
+    mutating func append(_ o: inout cs_obj, _ col: UInt32, _ info: cs_column_info, escaped: Bool, to out: inout [UInt8]) throws -> Bool {
+        if info.coll != CS_COLL_NONE {
+            PGValues.appendText(PGValues.jsonText(try feed.property(&o, col, info)).utf8, escaped: escaped, &out)
+            return true
+        }
         var v = cs_value()
         try CStoreError.check(cs_obj_get(&o, col, &v))
         if info.type == CS_TYPE_MIXED {
-            return v.type == CS_TYPE_NULL ? nil : oneLineJSON([try feed.property(&o, col, info)]).dropFirst().dropLast().description
+            if v.type == CS_TYPE_NULL { return false }
+            PGValues.appendText(PGValues.jsonText(try feed.property(&o, col, info)).utf8, escaped: escaped, &out)
+            return true
         }
-        return try scalar(v)
+        return try append(v, escaped: escaped, to: &out)
     }
 
-    /// Every column of a row: `_key` first, then the table's columns.
+    /// One property as a query parameter (nil: NULL).
+    mutating func property(_ o: inout cs_obj, _ col: UInt32, _ info: cs_column_info) throws -> String? {
+        var b: [UInt8] = []
+        return try append(&o, col, info, escaped: false, to: &b) ? String(decoding: b, as: UTF8.self) : nil
+    }
+
+    /// The descriptions of a mirrored table's columns, in `t.cols` order.
+    private mutating func columnInfos(_ table: UInt32, _ t: PGTable) throws -> [cs_column_info] {
+        if let known = infos[table], known.count == t.cols.count { return known }
+        let list = try t.cols.map { col in
+            var ci = cs_column_info()
+            try CStoreError.check(cs_column_info_get(txn, table, col, &ci))
+            return ci
+        }
+        infos[table] = list
+        return list
+    }
+
+    /// Every column of a row as query parameters: `_key` first, then the table's columns.
     mutating func row(_ table: UInt32, _ t: PGTable, _ key: Int64) throws -> [String?] {
         var o = cs_obj()
         try CStoreError.check(cs_obj_open(txn, table, key, &o))
         var out: [String?] = [String(key)]
-        for col in t.cols {
-            var ci = cs_column_info()
-            try CStoreError.check(cs_column_info_get(txn, table, col, &ci))
+        for (col, ci) in zip(t.cols, try columnInfos(table, t)) {
             out.append(try property(&o, col, ci))
         }
         return out
     }
-}
 
-/// Appends a row in COPY's text format.
-func copyRow(_ buf: inout [UInt8], _ row: [String?]) {
-    for (i, f) in row.enumerated() {
-        if i > 0 { buf.append(9) }
-        guard let f else {
-            buf.append(contentsOf: [92, 78]) // \N
-            continue
-        }
-        for b in f.utf8 {
-            switch b {
-            case 92: buf.append(contentsOf: [92, 92])
-            case 10: buf.append(contentsOf: [92, 110])
-            case 13: buf.append(contentsOf: [92, 114])
-            case 9: buf.append(contentsOf: [92, 116])
-            default: buf.append(b)
+    /// Appends an object's row in COPY's text format: `_key`, then the table's columns,
+    /// tab-separated, NULL as \N, ended by a newline.
+    mutating func appendCopyRow(_ o: inout cs_obj, _ t: PGTable, to out: inout [UInt8]) throws {
+        PGValues.appendInt(o.key, &out)
+        for (col, ci) in zip(t.cols, try columnInfos(o.table, t)) {
+            out.append(9)
+            if try !append(&o, col, ci, escaped: true, to: &out) {
+                out.append(92)
+                out.append(78)
             }
         }
+        out.append(10)
     }
-    buf.append(10)
 }
 
 struct Mirror: ParsableCommand {
@@ -407,7 +492,7 @@ struct Mirror: ParsableCommand {
             try CStoreError.check(cs_iter_init(&it, txn, table))
             var o = cs_obj()
             while cs_iter_next(&it, &o) == 0 {
-                copyRow(&buf.bytes, try values.row(table, t, o.key))
+                try values.appendCopyRow(&o, t, to: &buf.bytes)
                 try buf.flush()
             }
         }
