@@ -228,6 +228,54 @@ struct MirrorTests {
         }
     }
 
+    /// A following mirror whose PostgreSQL connection is cut (its backend terminated) connects
+    /// again and goes on after the version it recorded, missing and repeating nothing.
+    @Test func aFollowingMirrorReconnectsWhenItsConnectionDrops() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_reconnect")
+            let path = dir.path("src.cstore")
+            let db = try DB(path)
+            let c = try Schema.create(db)
+            var rng = SeededRNG(seed: 33)
+            var serial = 0
+            try workload(db, c, &rng, commits: 5, serial: &serial)
+            guard let toolPath = swiftstoreToolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built", context: "") }
+            let errPath = dir.path("follower.err")
+            FileManager.default.createFile(atPath: errPath, contents: nil)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: toolPath)
+            p.arguments = ["mirror", path, url, "--follow"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+            try p.run()
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+            /// Waits until the mirror recorded the version of the workload's last commit or a later
+            /// one (the follower's own commits to its slot come after it).
+            func caughtUp() throws -> Bool {
+                let want = try db.read { cs_txn_version($0) }
+                for _ in 0..<600 {
+                    // (the table does not exist until the initial copy commits)
+                    if let v = (try? psql(url, "SELECT version FROM swiftstore_mirror WHERE id = 1"))?.first.flatMap({ UInt64($0) }),
+                       v >= want { return true }
+                    if !p.isRunning { return false }
+                    usleep(100_000)
+                }
+                return false
+            }
+            #expect(try caughtUp())
+            for round in 0..<3 {
+                let cut = try psql(url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                #expect(cut == ["1"], "round \(round): backends terminated \(cut)")
+                try workload(db, c, &rng, commits: 4, serial: &serial)
+                #expect(try caughtUp(), "round \(round): the follower did not catch up (running: \(p.isRunning)); stderr: \(String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self))")
+                try expectMirrorEqual(db, c, url)
+            }
+            #expect(p.isRunning)
+            let err = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
+            #expect(err.components(separatedBy: "reconnected").count - 1 == 3, "\(err)")
+        }
+    }
+
     /// `make test-full` only: 1M objects of 10 properties mirrored, compared row for row.
     @Test(.enabled(if: mirrorFull, "1M objects: make test-full")) func aMillionObjectsMirrorRowForRow() throws {
         try withTempDir { dir in

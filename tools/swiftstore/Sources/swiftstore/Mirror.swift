@@ -29,6 +29,9 @@ final class PGConn {
 
     deinit { PQfinish(conn) }
 
+    /// Whether the connection is still up (false once the server closed it or it broke).
+    var isConnected: Bool { PQstatus(conn) == CONNECTION_OK }
+
     private func error(_ r: OpaquePointer?, _ sql: String) -> MirrorError {
         let msg = r.map { String(cString: PQresultErrorMessage($0)) } ?? String(cString: PQerrorMessage(conn))
         return MirrorError(description: "PostgreSQL: \(msg.trimmingCharacters(in: .whitespacesAndNewlines)) (in: \(sql.prefix(200)))")
@@ -410,7 +413,7 @@ struct Mirror: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Mirror a database file into PostgreSQL and keep the mirror equal to it.",
         discussion: """
-        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. Exit status 1 for a refused schema change, an invalidated slot or a damaged file (or not a database), 2 for usage or a file or PostgreSQL error.
+        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. With --follow it keeps running when the connection to PostgreSQL drops: it connects again (pausing 0.1 s, doubling to 5 s, between tries) and goes on after the version the mirror recorded last. Exit status 1 for a refused schema change, an invalidated slot or a damaged file (or not a database), 2 for usage or a file or PostgreSQL error.
         """)
 
     @Argument(help: "The database file.") var file: String
@@ -438,15 +441,12 @@ struct Mirror: ParsableCommand {
         try CStoreError.check(cs_db_open(file, &options, &dbp))
         let db = dbp!
         defer { cs_db_close(db) }
-        let pg = try PGConn(url)
+        var pg = try PGConn(url)
         try pg.exec("CREATE TABLE IF NOT EXISTS swiftstore_mirror (id int PRIMARY KEY, slot text NOT NULL, version bigint NOT NULL, tables jsonb NOT NULL)")
         var since: UInt64
         var mirrored: [String: PGTable] = [:]
-        let meta = try pg.exec("SELECT version, tables::text FROM swiftstore_mirror WHERE id = 1")
-        if let row = meta.first, let v = row[0], let tj = row[1] {
-            since = UInt64(v) ?? 0
-            let arr = (try? JSONSerialization.jsonObject(with: Data(tj.utf8))) as? [[String: Any]] ?? []
-            for t in arr.compactMap(PGTable.init(json:)) { mirrored[t.name] = t }
+        if let state = try appliedState(pg) {
+            (since, mirrored) = state
         } else {
             since = try initialCopy(db, pg, &mirrored)
         }
@@ -460,7 +460,13 @@ struct Mirror: ParsableCommand {
                 if version != since { applied = try apply(txn!, pg, since: since, &mirrored) }
             } catch {
                 cs_txn_end(txn)
-                throw error
+                // a follower outlives a dropped connection: PostgreSQL rolled back the commit
+                // being applied, and the version it recorded says where to go on
+                guard follow, !pg.isConnected else { throw error }
+                writeError("swiftstore mirror: \(error); reconnecting")
+                (pg, since, mirrored) = try reconnect()
+                writeError("swiftstore mirror: reconnected; going on after version \(since)")
+                continue
             }
             cs_txn_end(txn)
             if applied > 0 { try ack(db, applied) }
@@ -468,6 +474,36 @@ struct Mirror: ParsableCommand {
             if !follow { return }
             _ = cs_db_wait_for_commit(db, seen, -1)
             seen = cs_db_commit_counter(db)
+        }
+    }
+
+    /// The version the mirror applied last and its tables, as swiftstore_mirror records them;
+    /// nil before the initial copy.
+    private func appliedState(_ pg: PGConn) throws -> (UInt64, [String: PGTable])? {
+        let meta = try pg.exec("SELECT version, tables::text FROM swiftstore_mirror WHERE id = 1")
+        guard let row = meta.first, let v = row[0], let tj = row[1] else { return nil }
+        var mirrored: [String: PGTable] = [:]
+        let arr = (try? JSONSerialization.jsonObject(with: Data(tj.utf8))) as? [[String: Any]] ?? []
+        for t in arr.compactMap(PGTable.init(json:)) { mirrored[t.name] = t }
+        return (UInt64(v) ?? 0, mirrored)
+    }
+
+    /// A new connection and the mirror's state read through it, tried again with a growing
+    /// pause (0.1 s doubling to 5 s) for as long as the server cannot be reached.
+    private func reconnect() throws -> (PGConn, UInt64, [String: PGTable]) {
+        var pause = 0.1
+        while true {
+            usleep(useconds_t(pause * 1_000_000))
+            pause = min(pause * 2, 5)
+            guard let c = try? PGConn(url) else { continue }
+            do {
+                guard let (version, tables) = try appliedState(c) else {
+                    throw MirrorError(description: "the table swiftstore_mirror is gone from the PostgreSQL database")
+                }
+                return (c, version, tables)
+            } catch where !c.isConnected {
+                continue
+            }
         }
     }
 
