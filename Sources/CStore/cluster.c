@@ -126,35 +126,40 @@ int table_set_meta(cs_txn *t, uint32_t table, int which, int64_t v)
 /* ---- searching -------------------------------------------------------------------------- */
 
 /* Index of the first element >= key in a sorted packed node. Keys are allocated in sequence,
- * so most leaves are dense: try the position the key would have in a dense run first. */
+ * so most leaves are dense: try the position the key would have in a dense run first. A
+ * frame-of-reference node (FORMAT.md §3) is searched on its elements against key - base, which
+ * its element range holds once key lies between the first and the last value. */
 static uint64_t lower_bound(node_hdr *k, int64_t key)
 {
     uint64_t n = k->count;
     const uint8_t *p = node_values(k);
     uint8_t w = k->width;
+    uint64_t b = (uint64_t)node_base(k);
+#define AT(i) ((int64_t)(b + (uint64_t)packed_get(p, w, (i))))
     if (n == 0) return 0;
-    int64_t first = packed_get(p, w, 0);
+    int64_t first = AT(0);
     if (key <= first) return 0;
     uint64_t guess = (uint64_t)key - (uint64_t)first;
-    if (guess < n && packed_get(p, w, guess) == key) return guess;
+    if (guess < n && AT(guess) == key) return guess;
     uint64_t lo = 0, hi = n;
     /* inner nodes' first keys are usually evenly spaced: interpolate, then confirm the answer
      * with its neighbour (a miss falls through to the binary search) */
-    int64_t last = packed_get(p, w, n - 1);
+    int64_t last = AT(n - 1);
     if (key > last) return n;
     if (last > first) {
         uint64_t g = (uint64_t)((unsigned __int128)((uint64_t)key - (uint64_t)first) * (n - 1) /
                                 ((uint64_t)last - (uint64_t)first));
         if (g >= n) g = n - 1;
-        int64_t at = packed_get(p, w, g);
+        int64_t at = AT(g);
         if (at >= key) {
-            if (g == 0 || packed_get(p, w, g - 1) < key) return g;
+            if (g == 0 || AT(g - 1) < key) return g;
             hi = g;
         } else {
-            if (g + 1 < n && packed_get(p, w, g + 1) >= key) return g + 1;
+            if (g + 1 < n && AT(g + 1) >= key) return g + 1;
             lo = g + 1;
         }
     }
+    key = (int64_t)((uint64_t)key - b); /* from here on compared with the elements */
 #define LB_LOOP(T)                                                          \
     do {                                                                    \
         const T *a = (const T *)(const void *)p;                            \
@@ -179,6 +184,7 @@ static uint64_t lower_bound(node_hdr *k, int64_t key)
         }
     }
 #undef LB_LOOP
+#undef AT
     return lo;
 }
 
@@ -768,6 +774,46 @@ int cluster_fill_short(cs_txn *t)
         TRY(fill_rec(t, table, rs, 0));
     }
     t->short_cols = false;
+    t->epoch++;
+    return CS_OK;
+}
+
+/* ---- packing dirty integer nodes before a commit (FORMAT.md §3, §6.2) ----------------------- */
+
+static int pack_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)
+{
+    if (depth > TREE_DEPTH_MAX) return CORRUPT("cluster tree too deep");
+    if (!*slot || !IS_SLAB(*slot)) return CS_OK; /* committed nodes were packed when written */
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (IS_SLAB(cluster_keys_ref(h))) TRY(node_pack(t, cluster_keys_slot(h)));
+    if (h->flags & NF_INNER) {
+        for (uint32_t i = 0; i < cluster_inner_children(h); i++) {
+            TRY(pack_rec(t, table, cluster_inner_child_slot(h, i), depth + 1));
+            h = (node_hdr *)txn_ptr(t, *slot);
+        }
+        return CS_OK;
+    }
+    for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+        ref_t *cs;
+        leaf_spec s;
+        TRY(leaf_col(t, table, slot, col, &cs, &s));
+        if (!cs || !IS_SLAB(*cs) || (s.kind != LK_INT && s.kind != LK_LINK)) continue;
+        TRY(node_pack(t, cs));
+    }
+    return CS_OK;
+}
+
+int cluster_pack(cs_txn *t)
+{
+    for (uint32_t table = 0; table < t->schema->ntables; table++) {
+        if (!txn_table_live(t, table)) continue;
+        ref_t root;
+        TRY(table_root(t, table, &root));
+        if (!root || !IS_SLAB(root)) continue;
+        ref_t *rs;
+        TRY(root_slot(t, table, &rs));
+        TRY(pack_rec(t, table, rs, 0));
+    }
     t->epoch++;
     return CS_OK;
 }

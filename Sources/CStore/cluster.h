@@ -57,6 +57,11 @@ int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spe
 /** Pads every column sub-node this write left short of its leaf's rows with defaults, so that a
  *  commit writes only full sub-nodes (cluster.c invariant 2). Called by cs_txn_commit. */
 int cluster_fill_short(cs_txn *t);
+/** Re-packs every integer node this write changed in the table's cluster trees (the key lists and
+ *  the Int, Bool and Link columns' sub-nodes) in its smallest encoding (node_pack, FORMAT.md §3).
+ *  Called by cs_txn_commit after cluster_fill_short; the nodes are not written again before the
+ *  commit. */
+int cluster_pack(cs_txn *t);
 
 /** Calls fn(ctx, leaf) for every leaf of the cluster tree at root in key order (none for an empty
  *  tree), checking each node on the way; stops at the first code other than CS_OK. */

@@ -798,6 +798,9 @@ int file_commit(cs_txn *t)
     uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     if (t->base_format > fmt) fmt = t->base_format;
     if (fmt < FORMAT_CHUNKED_FREE) fmt = FORMAT_CHUNKED_FREE; /* the free list is chunked */
+    /* the commit may have packed nodes as frame of reference (cluster_pack), and the other slot's
+     * version may hold some: marked whether or not this one wrote any (FORMAT.md §2) */
+    if (fmt < FORMAT_FOR) fmt = FORMAT_FOR;
     lock_committing(f);
     if ((rc = file_write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */

@@ -345,6 +345,11 @@ int compact_stream(cs_txn *t, compact_sink sink, void *ctx, cs_progress progress
 
     /* the header: slot 0 names the copied version, selected; the format it needs */
     uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
+    for (uint64_t i = 0; i < p.norder && fmt < FORMAT_FOR; i++) {
+        node_hdr *h;
+        if ((rc = plan_node(&p, p.order[i], &h)) != CS_OK) goto done;
+        if (h->flags & NF_BASE) fmt = FORMAT_FOR; /* a frame-of-reference node (FORMAT.md §3) */
+    }
     memset(o.b, 0, HDR_SIZE);
     file_fresh_header(o.b, plan_get(&p, t->top), t->version, logical, fmt);
     o.n = HDR_SIZE;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- header (FORMAT.md §2) ---------------------------------------------------------------- */
 
@@ -17,11 +18,14 @@
 #define HDR_USED 192u /* bytes of the header in use */
 /* The newest format version this library reads and writes. A file is written with the lowest
  * version that describes it: 1 when new or compacted (no free list), 2 once some column has a
- * Mixed index, 3 once a commit wrote a chunked free list, which every commit does (FORMAT.md §2). */
-#define FORMAT_READ 3
-#define FORMAT_WRITE 3
+ * Mixed index, 3 once a commit wrote a chunked free list, 4 once a node may be
+ * frame-of-reference packed (NF_BASE), which every commit by this library marks and compaction
+ * marks when it copies such a node (FORMAT.md §2). */
+#define FORMAT_READ 4
+#define FORMAT_WRITE 4
 #define FORMAT_BASE 1
 #define FORMAT_CHUNKED_FREE 3
+#define FORMAT_FOR 4
 
 /* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
 
@@ -31,8 +35,9 @@ enum {
     NF_CTX = 0x04,   /* structure-specific marker */
     NF_BYTES = 0x08, /* elements are `width` raw bytes each (not bit-packed) */
     NF_NULLS = 0x10, /* payload starts with a null bitmap */
+    NF_BASE = 0x20,  /* packed ints (format 4): an 8-byte base follows the bitmap; value = base + element */
 };
-#define NF_KNOWN 0x1f
+#define NF_KNOWN 0x3f
 
 typedef struct node_hdr {
     uint16_t check; /* 16-bit checksum of the payload, computed at commit */
@@ -50,6 +55,7 @@ static inline uint64_t node_payload_bytes(uint8_t flags, uint8_t width, uint64_t
 {
     uint64_t b = (flags & NF_BYTES) ? count * width : (count * width + 7) / 8;
     if (flags & NF_NULLS) b += bitmap_bytes(count);
+    if (flags & NF_BASE) b += 8;
     return b;
 }
 static inline uint64_t node_size_of(uint8_t flags, uint8_t width, uint64_t count)
@@ -57,11 +63,23 @@ static inline uint64_t node_size_of(uint8_t flags, uint8_t width, uint64_t count
     return NODE_HDR + PAD8(node_payload_bytes(flags, width, count));
 }
 static inline uint8_t *node_payload(node_hdr *h) { return (uint8_t *)h + NODE_HDR; }
+/* The packed elements (after the bitmap and the base, FORMAT.md §3). */
 static inline uint8_t *node_values(node_hdr *h)
 {
     uint8_t *p = node_payload(h);
     if (h->flags & NF_NULLS) p += bitmap_bytes(h->count);
+    if (h->flags & NF_BASE) p += 8;
     return p;
+}
+/* The base a frame-of-reference node adds to each element; 0 for any other node. */
+static inline int64_t node_base(node_hdr *h)
+{
+    if (!(h->flags & NF_BASE)) return 0;
+    const uint8_t *p = node_payload(h);
+    if (h->flags & NF_NULLS) p += bitmap_bytes(h->count);
+    int64_t b;
+    memcpy(&b, p, 8);
+    return b;
 }
 static inline uint64_t *node_refs(node_hdr *h) { return (uint64_t *)node_payload(h); }
 

@@ -7,7 +7,12 @@
  *     and records the file copy as freed in this transaction.
  *  2. A slab block is [u64 capacity][node...]; the node may grow in place up to its capacity.
  *  3. Packed widths are 0, 1, 2, 4 (unsigned) and 8, 16, 32, 64 (signed). A value that needs a
- *     wider width widens the whole node; nodes never narrow (compaction re-packs).
+ *     wider width widens the whole node; inside a transaction nodes never narrow. node_pack
+ *     narrows a dirty cluster node, or packs it as frame of reference, right before the commit.
+ *  4. A frame-of-reference node (NF_BASE, FORMAT.md §3) is only ever read in place: every call
+ *     that writes a node (node_cow, node_reserve, node_set_int, ...) first decodes it into a
+ *     plain slab copy. So no writer below sees NF_BASE, and the slab holds it only between
+ *     node_pack and the commit.
  */
 #include "node.h"
 
@@ -142,6 +147,20 @@ void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t d
     }
 }
 
+void packed_range(uint8_t width, int64_t *lo, int64_t *hi)
+{
+    if (width < 8) {
+        *lo = 0;
+        *hi = width ? ((int64_t)1 << width) - 1 : 0;
+    } else if (width < 64) {
+        *lo = -((int64_t)1 << (width - 1));
+        *hi = ((int64_t)1 << (width - 1)) - 1;
+    } else {
+        *lo = INT64_MIN;
+        *hi = INT64_MAX;
+    }
+}
+
 uint8_t width_for(int64_t v)
 {
     if (v == 0) return 0;
@@ -158,8 +177,9 @@ uint8_t width_for(int64_t v)
 
 static bool width_ok(uint8_t flags, uint8_t width)
 {
-    if (flags & NF_BYTES) return width >= 1;
-    if (flags & NF_REFS) return width == 64;
+    if (flags & NF_BYTES) return width >= 1 && !(flags & NF_BASE);
+    if (flags & NF_REFS) return width == 64 && !(flags & NF_BASE);
+    if ((flags & NF_BASE) && width > 32) return false;
     switch (width) {
     case 0: case 1: case 2: case 4: case 8: case 16: case 32: case 64: return true;
     default: return false;
@@ -184,6 +204,13 @@ int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
      * so the size check alone would let a damaged count send loops into the billions) */
     if ((uint64_t)h->count > t->limit * 8)
         return cs_corrupt_in(path, CORRUPT("node at %llu claims %u elements", (unsigned long long)r, h->count));
+    if (h->flags & NF_BASE) {
+        /* every value base + element must lie in int64 (FORMAT.md §3) */
+        int64_t lo, hi, b = node_base(h), x;
+        packed_range(h->width, &lo, &hi);
+        if (__builtin_add_overflow(b, lo, &x) || __builtin_add_overflow(b, hi, &x))
+            return cs_corrupt_in(path, CORRUPT("node at %llu has a base out of range", (unsigned long long)r));
+    }
     *out = h;
     return CS_OK;
 }
@@ -256,7 +283,7 @@ static int relocate(cs_txn *t, ref_t *slot, uint64_t cap_count, uint8_t width)
 {
     node_hdr *h;
     TRY(node_at(t, *slot, &h));
-    uint8_t flags = h->flags;
+    uint8_t flags = h->flags & ~NF_BASE; /* invariant 4: the copy is plain */
     uint64_t need = node_size_of(flags, width, cap_count);
     uint64_t cap = need;
     if (cap_count > h->count || IS_SLAB(*slot)) cap = need + need / 2 + 64;
@@ -272,7 +299,10 @@ static int relocate(cs_txn *t, ref_t *slot, uint64_t cap_count, uint8_t width)
     memcpy(node_payload(n), node_payload(h), bb);
     uint8_t *dst = node_payload(n) + bb;
     const uint8_t *src = node_payload(h) + bb;
-    if (width == h->width || (flags & NF_BYTES)) {
+    if (h->flags & NF_BASE) {
+        memset(dst, 0, PAD8(node_payload_bytes(flags & ~NF_NULLS, width, h->count)));
+        for (uint64_t i = 0; i < h->count; i++) packed_set(dst, width, i, node_get_int(h, i));
+    } else if (width == h->width || (flags & NF_BYTES)) {
         memcpy(dst, src, node_payload_bytes(flags & ~NF_NULLS, h->width, h->count));
     } else {
         memset(dst, 0, PAD8(node_payload_bytes(flags & ~NF_NULLS, width, h->count)));
@@ -300,11 +330,23 @@ static void set_count(node_hdr *h, uint64_t count)
     h->count = (uint32_t)count;
 }
 
+/* The narrowest plain width that holds every value a node can hold (its own width unless it is
+ * frame of reference: then the wider of its value range's ends, which holds all in between). */
+static uint8_t plain_width(node_hdr *h)
+{
+    if (!(h->flags & NF_BASE)) return h->width;
+    int64_t lo, hi;
+    node_value_range(h, &lo, &hi);
+    uint8_t a = width_for(lo), b = width_for(hi);
+    return a > b ? a : b;
+}
+
 int node_cow(cs_txn *t, ref_t *slot)
 {
-    if (IS_SLAB(*slot)) return CS_OK;
+    if (IS_SLAB(*slot) && !(((node_hdr *)txn_ptr(t, *slot))->flags & NF_BASE)) return CS_OK;
     node_hdr *h;
     TRY(node_at(t, *slot, &h));
+    if (h->flags & NF_BASE) return relocate(t, slot, h->count, plain_width(h)); /* invariant 4 */
     uint64_t sz = node_size_of(h->flags, h->width, h->count);
     ref_t nr;
     TRY(alloc_node(t, sz, &nr));
@@ -323,9 +365,10 @@ int node_reserve(cs_txn *t, ref_t *slot, uint64_t count, uint8_t width)
 {
     node_hdr *h;
     TRY(node_at(t, *slot, &h));
-    uint8_t w = (h->flags & NF_BYTES) ? h->width : (width > h->width ? width : h->width);
+    uint8_t hw = plain_width(h);
+    uint8_t w = (h->flags & NF_BYTES) ? h->width : (width > hw ? width : hw);
     if (count < h->count) count = h->count;
-    if (IS_SLAB(*slot) && w == h->width &&
+    if (IS_SLAB(*slot) && w == h->width && !(h->flags & NF_BASE) &&
         slab_capacity(&t->f->slab, *slot - SLAB_BASE) >= node_size_of(h->flags, w, count))
         return CS_OK;
     return relocate(t, slot, count, w);
@@ -343,11 +386,11 @@ int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
     node_hdr *h;
     TRY(node_at(t, *slot, &h));
     uint8_t w = width_for(v);
-    if (w > h->width || !IS_SLAB(*slot)) {
+    if (w > h->width || !IS_SLAB(*slot) || (h->flags & NF_BASE)) {
         TRY(node_reserve(t, slot, h->count, w));
         h = (node_hdr *)txn_ptr(t, *slot);
     }
-    cs_assert(IS_SLAB(*slot) && h->width >= w); /* invariants 1 and 3 */
+    cs_assert(IS_SLAB(*slot) && h->width >= w && !(h->flags & NF_BASE)); /* invariants 1, 3, 4 */
     packed_set(node_values(h), h->width, i, v);
     return CS_OK;
 }
@@ -414,7 +457,7 @@ int node_insert_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
     if (IS_SLAB(*slot)) {
         /* appending to a writable node with room and a wide enough width: in place */
         node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-        if (i == h->count && !(h->flags & (NF_NULLS | NF_BYTES)) && width_for(v) <= h->width &&
+        if (i == h->count && !(h->flags & (NF_NULLS | NF_BYTES | NF_BASE)) && width_for(v) <= h->width &&
             slab_capacity(&t->f->slab, *slot - SLAB_BASE) >= node_size_of(h->flags, h->width, (uint64_t)h->count + 1)) {
             h->count++;
             packed_set(node_values(h), h->width, i, v);
@@ -482,6 +525,10 @@ int node_set_nulls_flag(cs_txn *t, ref_t *slot)
     node_hdr *h;
     TRY(node_at(t, *slot, &h));
     if (h->flags & NF_NULLS) return CS_OK;
+    if (h->flags & NF_BASE) {
+        TRY(node_cow(t, slot)); /* invariant 4 */
+        h = (node_hdr *)txn_ptr(t, *slot);
+    }
     uint64_t n = h->count;
     ref_t nr;
     TRY(node_new(t, h->flags | NF_NULLS, h->width, n, &nr));
@@ -528,4 +575,77 @@ void tree_collapse_root(cs_txn *t, ref_t *root)
         node_free(t, *root);
         *root = child;
     }
+}
+
+/* ---- packing before a commit (invariants 3 and 4) ------------------------------------------ */
+
+/* The narrowest width whose unsigned or signed element range spans `span` distinct steps. */
+static uint8_t span_width(uint64_t span)
+{
+    if (span == 0) return 0;
+    if (span <= 1) return 1;
+    if (span <= 3) return 2;
+    if (span <= 15) return 4;
+    if (span <= 0xff) return 8;
+    if (span <= 0xffff) return 16;
+    if (span <= 0xffffffffu) return 32;
+    return 64;
+}
+
+int node_pack(cs_txn *t, ref_t *slot)
+{
+    cs_assert(IS_SLAB(*slot));
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    if (h->flags & (NF_REFS | NF_BYTES | NF_BASE)) return CS_OK;
+    uint64_t n = h->count;
+    if (!n) return CS_OK;
+    const uint8_t *p = node_values(h);
+    uint8_t w = h->width;
+    /* the range of the non-null values (a null element's value means nothing) */
+    int64_t lo = 0, hi = 0;
+    bool any = false;
+    for (uint64_t i = 0; i < n; i++) {
+        if (node_is_null(h, i)) continue;
+        int64_t v = packed_get(p, w, i);
+        if (!any || v < lo) lo = v;
+        if (!any || v > hi) hi = v;
+        any = true;
+    }
+    uint8_t wp = width_for(lo), wh = width_for(hi);
+    if (wh > wp) wp = wh; /* the wider end holds everything between (node_append_ints) */
+    uint8_t wf = span_width((uint64_t)hi - (uint64_t)lo);
+    uint8_t flags = h->flags;
+    bool base = wf <= 32 && node_size_of(flags | NF_BASE, wf, n) < node_size_of(flags, wp, n);
+    if (!base && wp == w) return CS_OK;
+    uint8_t nw = base ? wf : wp;
+    /* the base: the smallest value sits at the width's lowest element, unless that would let
+     * the width's highest element pass INT64_MAX (then the highest element is INT64_MAX) */
+    int64_t b = 0;
+    if (base) {
+        int64_t elo, ehi;
+        packed_range(nw, &elo, &ehi);
+        __int128 bb = (__int128)lo - elo;
+        if (bb + ehi > INT64_MAX) bb = (__int128)INT64_MAX - ehi;
+        b = (int64_t)bb;
+    }
+    int64_t small[256];
+    int64_t *v = n <= 256 ? small : malloc(n * sizeof *v);
+    if (!v) return NOMEM();
+    for (uint64_t i = 0; i < n; i++) {
+        bool nul = node_is_null(h, i);
+        /* a null element holds 0 in a plain node, the minimum's element in a framed one */
+        v[i] = nul ? (base ? lo : 0) : packed_get(p, w, i);
+    }
+    h->flags = (uint8_t)(flags | (base ? NF_BASE : 0));
+    h->width = nw;
+    uint8_t *q = node_payload(h) + ((flags & NF_NULLS) ? bitmap_bytes(n) : 0);
+    /* the new encoding is never larger than the old one, so it fits the slab block */
+    memset(q, 0, PAD8(node_payload_bytes(h->flags & ~NF_NULLS, nw, n)));
+    if (base) {
+        memcpy(q, &b, 8);
+        q += 8;
+    }
+    for (uint64_t i = 0; i < n; i++) packed_set(q, nw, i, (int64_t)((uint64_t)v[i] - (uint64_t)b));
+    if (v != small) free(v);
+    return CS_OK;
 }

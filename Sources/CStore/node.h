@@ -52,10 +52,31 @@ HOT_INLINE int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
 void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v);
 uint8_t width_for(int64_t v);
 void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t delta);
+/** The range of the elements a packed width holds (FORMAT.md §3): [0, 2^w - 1] for 0, 1, 2 and 4,
+ *  [-2^(w-1), 2^(w-1) - 1] for 8 to 64. */
+void packed_range(uint8_t width, int64_t *lo, int64_t *hi);
+/** The values a frame-of-reference node (NF_BASE) can hold: base plus its width's range. The
+ *  node check (node_at_file) refuses a base for which this leaves int64, so no sum overflows. */
+static inline void node_value_range(node_hdr *h, int64_t *lo, int64_t *hi)
+{
+    packed_range(h->width, lo, hi);
+    int64_t b = node_base(h);
+    *lo = (int64_t)((uint64_t)*lo + (uint64_t)b);
+    *hi = (int64_t)((uint64_t)*hi + (uint64_t)b);
+}
 
+/* Element i of a packed-int node, with the base of a frame-of-reference node added (the sum is
+ * made in uint64_t: a checked node never wraps, and an unchecked one must not be undefined). */
 HOT_INLINE int64_t node_get_int(node_hdr *h, uint64_t i)
 {
-    return packed_get(node_values(h), h->width, i);
+    const uint8_t *p = node_payload(h);
+    if (h->flags & NF_NULLS) p += bitmap_bytes(h->count);
+    if (h->flags & NF_BASE) {
+        int64_t b;
+        memcpy(&b, p, 8);
+        return (int64_t)((uint64_t)b + (uint64_t)packed_get(p + 8, h->width, i));
+    }
+    return packed_get(p, h->width, i);
 }
 HOT_INLINE bool node_is_null(node_hdr *h, uint64_t i)
 {
@@ -84,5 +105,10 @@ int node_set_nulls_flag(cs_txn *t, ref_t *slot);
 /* Blob (width-1 byte node): replace bytes [at, at+del) with `ins` of length n. */
 int blob_splice(cs_txn *t, ref_t *slot, uint64_t at, uint64_t del, const void *ins, uint64_t n);
 int node_new_blob(cs_txn *t, const void *p, uint64_t n, ref_t *out);
+/** Re-packs a writable packed-int node in place in its smallest encoding (FORMAT.md §3): plain at
+ *  the narrowest width that holds every non-null value, or frame of reference (NF_BASE) when that
+ *  is smaller. The node must not be written again in this transaction except through the node_*
+ *  calls, which decode it first. Called for the dirty cluster nodes before a commit writes them. */
+int node_pack(cs_txn *t, ref_t *slot);
 
 #endif

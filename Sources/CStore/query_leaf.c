@@ -7,8 +7,11 @@
  * Invariants:
  *  1. A leaf claims at most CLUSTER_ROWS_READ_MAX rows; more is CS_CORRUPT before any per-row
  *     array is touched.
- *  2. A column node read by a loop is an unflagged packed node with exactly one value per row;
- *     a missing column node means every row holds the default 0.
+ *  2. A column node read by a loop is a packed node without nulls (plain, or frame of reference:
+ *     FORMAT.md §3) with exactly one value per row; a missing column node means every row holds
+ *     the default 0.
+ *  3. A frame-of-reference node is compared on its elements against k - base and summed as its
+ *     elements plus base times the rows counted: the loops are the plain ones.
  */
 #include "cluster.h"
 #include "schema.h"
@@ -37,21 +40,13 @@ bool query_collect_fast(cs_query *q, qnode *n, fastcond *out, size_t *nf)
     return true;
 }
 
-/* Whether `v OP k` holds for every value a packed node of width w can hold (1), for none
- * (0), or depends on the value (-1): a leaf is then decided by its width alone. */
-static int width_decides(uint8_t w, qop op, int64_t k)
+/* Whether `v OP k` holds for every value a packed node can hold (1), for none (0), or depends on
+ * the value (-1): a leaf is then decided by its width (and base) alone. */
+static int width_decides(node_hdr *h, qop op, int64_t k)
 {
+    if (h->width == 64) return -1;
     int64_t lo, hi;
-    switch (w) {
-    case 0: lo = 0; hi = 0; break;
-    case 1: lo = 0; hi = 1; break;
-    case 2: lo = 0; hi = 3; break;
-    case 4: lo = 0; hi = 15; break;
-    case 8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case 16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case 32: lo = INT32_MIN; hi = INT32_MAX; break;
-    default: return -1;
-    }
+    node_value_range(h, &lo, &hi);
     switch (op) {
     case QOP_EQ: return (k < lo || k > hi) ? 0 : (lo == hi) ? 1 : -1;
     case QOP_NE: return (k < lo || k > hi) ? 1 : (lo == hi) ? 0 : -1;
@@ -86,12 +81,13 @@ static int width_decides(uint8_t w, qop op, int64_t k)
 #define COUNT_ACC(i, r) (n += (uint32_t)(r))
 
 /* Marks in `hit` (one byte per row) the rows of a leaf column matching col OP k. */
-static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8_t *hit)
+static void fast_leaf(node_hdr *h, uint64_t rows, qop op, int64_t k, uint8_t *hit)
 {
-    int decided = width_decides(h->width, op, k);
+    int decided = width_decides(h, op, k);
     if (decided == 0) memset(hit, 0, rows);
     if (decided >= 0) return;
-    const uint8_t *p = (const uint8_t *)h + NODE_HDR;
+    const uint8_t *p = node_values(h);
+    k = (int64_t)((uint64_t)k - (uint64_t)node_base(h)); /* invariant 3; k is in the node's range */
     switch (h->width) {
     case 8: CMP_LOOPS(int8_t, MASK_ACC); break;
     case 16: CMP_LOOPS(int16_t, MASK_ACC); break;
@@ -108,11 +104,13 @@ static void fast_leaf(const node_hdr *h, uint64_t rows, qop op, int64_t k, uint8
 
 /* Counts the rows of a leaf column matching col OP k: the one-condition count, fused (no mask
  * is written and then summed). */
-static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_t k)
+static uint64_t fast_leaf_count(node_hdr *h, uint64_t rows, qop op, int64_t k)
 {
-    int decided = width_decides(h->width, op, k);
+    int decided = width_decides(h, op, k);
     if (decided >= 0) return decided ? rows : 0;
-    const uint8_t *p = (const uint8_t *)h + NODE_HDR;
+    const uint8_t *p = node_values(h);
+    int64_t k0 = k;
+    k = (int64_t)((uint64_t)k - (uint64_t)node_base(h)); /* invariant 3 */
     uint32_t n = 0; /* a leaf holds at most CLUSTER_ROWS_READ_MAX rows */
     switch (h->width) {
     case 8: CMP_LOOPS(int8_t, COUNT_ACC); break;
@@ -122,7 +120,7 @@ static uint64_t fast_leaf_count(const node_hdr *h, uint64_t rows, qop op, int64_
     default: {
         uint8_t hit[CLUSTER_ROWS_READ_MAX];
         memset(hit, 1, rows);
-        fast_leaf(h, rows, op, k, hit);
+        fast_leaf(h, rows, op, k0, hit);
         for (uint64_t i = 0; i < rows; i++) n += hit[i];
     }
     }
@@ -258,6 +256,7 @@ static int agg_leaf(void *vctx, node_hdr *h)
     TRY(leaf_int_col(t, h, a->col - 1, rows, &vh));
     const uint8_t *p = vh ? node_values(vh) : NULL;
     uint8_t w = vh ? vh->width : 0;
+    int64_t base = vh ? node_base(vh) : 0; /* invariant 3 */
     uint64_t have = vh ? vh->count : 0; /* rows past it hold 0 (a short node in a write) */
     if (a->op == CS_AGG_SUM || a->op == CS_AGG_AVG) {
         /* leaf sums fit easily in 128 bits; add them to the 64-bit total with overflow checks */
@@ -271,6 +270,7 @@ static int agg_leaf(void *vctx, node_hdr *h)
         else if (w == 64) SUMLOOP(int64_t);
         else for (uint64_t i = 0; i < have; i++) if (hit[i]) { s += packed_get(p, w, i); cnt++; }
 #undef SUMLOOP
+        s += (__int128)base * cnt;
         for (uint64_t i = have; i < rows; i++) cnt += hit[i];
         a->sum += s;
         if (a->sum > INT64_MAX || a->sum < INT64_MIN) a->overflow = true;
@@ -279,7 +279,7 @@ static int agg_leaf(void *vctx, node_hdr *h)
     }
     for (uint64_t i = 0; i < rows; i++) {
         if (!hit[i]) continue;
-        int64_t v = i < have ? packed_get(p, w, i) : 0;
+        int64_t v = i < have ? (int64_t)((uint64_t)base + (uint64_t)packed_get(p, w, i)) : 0;
         if (!a->n || (a->op == CS_AGG_MIN ? v < a->best : v > a->best)) a->best = v;
         a->n++;
     }

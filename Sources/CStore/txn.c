@@ -442,6 +442,7 @@ int cs_txn_commit(cs_txn *t)
     if (rc == CS_OK) rc = pin_reserve(t->f);
     pthread_mutex_unlock(&t->f->mu);
     if (rc == CS_OK) rc = cluster_fill_short(t);
+    if (rc == CS_OK) rc = cluster_pack(t);
     if (rc == CS_OK) rc = txn_stage(t);
     if (rc == CS_OK) rc = file_commit(t);
     if (rc != CS_OK) {

@@ -50,7 +50,7 @@ private func source(_ dir: TempDir) throws -> DB {
             var info = cs_backup_info()
             #expect(check(cs_backup_write(db.h, backup, nil, nil, &info), "cs_backup_write"))
             #expect(info.version == cs_db_version(db.h))
-            #expect(info.format == 2)
+            #expect(info.format == 4, "the compacted copy holds framed nodes (FORMAT.md §3, §11)")
             #expect(Int(info.db_bytes) == fileSize(copy))
             #expect(Int(info.backup_bytes) == fileSize(backup))
             #expect(info.backup_bytes < info.db_bytes, "compressed")

@@ -3,6 +3,11 @@
 //   link kind and a change history, with its contents dumped to format-v1.txt;
 // - Tests/Fixtures/format-v2.cstore, the same contents plus Mixed indexes (the version-2 key
 //   tags 0x07-0x0D of FORMAT.md §6.5), with its contents and index lookups in format-v2.txt.
+// - Tests/Fixtures/format-v3.cstore, written by the version-3 library (format-v3-writer.c beside
+//   it says how): plain integer nodes of every width over several leaves and a chunked free list;
+// - Tests/Fixtures/format-v4.cstore, the version-2 contents plus a table of integer columns whose
+//   nodes are framed (FORMAT.md §3): every width, negative bases, Int64.min and Int64.max,
+//   nullable columns.
 // Every later library must open and verify each one, read the same contents and write on top of
 // it. STORE_WRITE_GOLDEN=N rewrites the pair of version N (only ever for a new format version:
 // add a new pair, keep the old ones).
@@ -159,6 +164,48 @@ private func writeGoldenV2(_ db: DB) throws {
     try db.write { txn throws in
         let o = try findTable(txn, "Owner")
         check(cs_column_set_indexed(txn, o, try findColumn(txn, o, "mixed"), true))
+    }
+}
+
+/// The golden contents of format version 4: those of version 2, then a table of Int columns
+/// whose leaves a commit packs as frame of reference at each width (FORMAT.md §3), with a nullable
+/// column, negative values and both ends of Int64, then a commit that changes some of them.
+private func writeGoldenV4(_ db: DB) throws {
+    try writeGoldenV2(db)
+    try db.write { txn throws in
+        let t = try addTable(txn, "Framed")
+        let widths = [0, 1, 2, 4, 8, 16, 32]
+        var cols: [UInt32] = []
+        for w in widths { cols.append(try addColumn(txn, t, "w\(w)", CS_TYPE_INT)) }
+        let opt = try addColumn(txn, t, "opt", CS_TYPE_INT, flags: CS_COL_NULLABLE)
+        let edge = try addColumn(txn, t, "edge", CS_TYPE_INT)
+        let link = try addColumn(txn, t, "link", CS_TYPE_LINK, target: t)
+        let flag = try addColumn(txn, t, "flag", CS_TYPE_BOOL)
+        for r in 0..<600 {
+            var o = try createObj(txn, t)
+            for (w, c) in zip(widths, cols) {
+                // a base per leaf and column, negative for half the columns
+                let span = w == 0 ? 0 : (Int64(1) << w) - 1
+                let base = (Int64(r / 256) - 1) * 1_000_000_000_007 * (w % 2 == 0 ? -1 : 1) + Int64(w)
+                check(cs_obj_set_int(&o, c, base + Int64(r) * 2_654_435_761 % (span + 1)))
+            }
+            if r % 5 != 0 { check(cs_obj_set_int(&o, opt, 9_000_000_000 + Int64(r))) }
+            check(cs_obj_set_int(&o, edge, r < 256 ? Int64.max - Int64(r) : r < 512 ? Int64.min + Int64(r) : Int64(r)))
+            if r > 0 { check(setVal(&o, link, .link(t, Int64(r - 1)))) }
+            check(setVal(&o, flag, .bool(r % 3 == 0)))
+        }
+    }
+    try db.write { txn throws in
+        let t = try findTable(txn, "Framed")
+        let edge = try findColumn(txn, t, "edge")
+        for k in Int64(100)..<110 {
+            var o = try openObj(txn, t, k)
+            check(cs_obj_set_int(&o, edge, -k))
+        }
+        for k in Int64(300)..<310 {
+            var o = try openObj(txn, t, k)
+            check(cs_obj_delete(&o))
+        }
     }
 }
 
@@ -392,8 +439,8 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
                 Issue.record("line \(i + 1): read \(got), expected \(exp)")
                 break
             }
-            // Writing on top keeps the indexes in step; the commit's chunked free list makes the
-            // file version 3 (FORMAT.md §2).
+            // Writing on top keeps the indexes in step; the commit (a chunked free list, packed
+            // nodes) makes the file version 4 (FORMAT.md §2).
             try db.write { txn throws in
                 let k = try findTable(txn, "Keyed")
                 var x = try createObj(txn, k)
@@ -409,7 +456,122 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
                 cs_keys_free(keys)
             }
             db.close()
+            #expect(try headerVersions(copy) == (4, 4))
+        }
+    }
+
+    @Test func formatVersionThreeStillOpens() throws {
+        // Written by the version-3 library; its text lists every object as that library read it.
+        try withTempDir { dir in
+            let copy = dir.path("v3.cstore")
+            try FileManager.default.copyItem(atPath: fixtures.appendingPathComponent("format-v3.cstore").path, toPath: copy)
             #expect(try headerVersions(copy) == (3, 3))
+            check(cs_file_verify(copy), "the golden file verifies")
+            #expect(try rawNodesOfCopy(copy, dir).allSatisfy { !$0.framed }, "a version-3 file has no framed node")
+            let db = try DB(copy, flags: 0)
+            func lines(_ txn: OpaquePointer) throws -> [String] {
+                let t = try findTable(txn, "Ints")
+                let c = try ["wide", "opt", "flag", "link", "name"].map { try findColumn(txn, t, $0) }
+                return try allKeys(txn, t).map { k in
+                    var o = try openObj(txn, t, k)
+                    func text(_ v: Val?) -> String {
+                        switch v {
+                        case .int(let i)?: return "\(i)"
+                        case .bool(let b)?: return b ? "1" : "0"
+                        case .link(_, let key)?: return "\(key)"
+                        case .string(let s)?: return String(decoding: s, as: UTF8.self)
+                        default: return "null"
+                        }
+                    }
+                    return "\(k) wide \(text(getVal(&o, c[0]))) opt \(text(getVal(&o, c[1]))) flag \(text(getVal(&o, c[2])))"
+                        + " link \(text(getVal(&o, c[3]))) name \(text(getVal(&o, c[4])))"
+                }
+            }
+            var want = try String(contentsOf: fixtures.appendingPathComponent("format-v3.txt"), encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(try db.read(lines) == want)
+            // Writing on top: the commit packs the leaves it changed (framed), the others stay
+            // plain as the version-3 library wrote them, and the file becomes version 4.
+            try db.write { txn throws in
+                let t = try findTable(txn, "Ints")
+                let c = try ["wide", "opt", "name"].map { try findColumn(txn, t, $0) }
+                var o = try openObj(txn, t, 5)
+                check(cs_obj_set_int(&o, c[0], 12345))
+                var n = try createObj(txn, t)
+                check(cs_obj_set_int(&n, c[0], 777))
+                check(cs_obj_set_int(&n, c[1], -1))
+                check(setVal(&n, c[2], .str("new")))
+                want[5] = want[5].replacingOccurrences(of: "wide \(5 * 1_000_003 - 400_000_000) ", with: "wide 12345 ")
+                want.append("\(n.key) wide 777 opt -1 flag 0 link null name new")
+            }
+            db.verify("after writing to the version-3 copy")
+            #expect(try db.read(lines) == want)
+            db.close()
+            #expect(try headerVersions(copy) == (4, 4))
+            let nodes = try rawNodesOfCopy(copy, dir)
+            #expect(nodes.contains { $0.framed } && nodes.contains { !$0.framed && $0.flags == 0 && $0.width == 32 },
+                    "framed nodes from the new commit beside plain ones from the version-3 library")
+            check(cs_file_verify(copy))
+        }
+    }
+
+    @Test func formatVersionFourStillOpens() throws {
+        let golden = fixtures.appendingPathComponent("format-v4.cstore")
+        let expected = fixtures.appendingPathComponent("format-v4.txt")
+        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "4" {
+            try? FileManager.default.removeItem(at: golden)
+            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
+            try writeGoldenV4(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            let logical = try db.stats().logical_size
+            db.close()
+            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
+            check(truncate(golden.path, off_t(logical)))
+            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
+        }
+        try withTempDir { dir in
+            let copy = dir.path("v4.cstore")
+            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
+            #expect(try headerVersions(copy) == (4, 4))
+            check(cs_file_verify(copy), "the golden file verifies")
+            let nodes = try rawNodesOfCopy(copy, dir)
+            for w in [0, 1, 2, 4, 8, 16, 32] {
+                #expect(nodes.contains { $0.framed && $0.width == w }, "a framed node of width \(w); framed: \(Set(nodes.filter { $0.framed }.map { $0.width }).sorted())")
+            }
+            #expect(nodes.contains { $0.framed && ($0.base ?? 0) < 0 }, "a negative base")
+            #expect(nodes.contains { $0.flags == 0x30 }, "a framed nullable node")
+            let db = try DB(copy, flags: 0)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(lines.count == want.count)
+            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
+                Issue.record("line \(i + 1): read \(got), expected \(exp)")
+                break
+            }
+            try db.write { txn throws in
+                let t = try findTable(txn, "Framed")
+                var o = try openObj(txn, t, 7)
+                check(cs_obj_set_int(&o, 6, Int64.min))
+            }
+            db.verify("after writing to the golden copy")
+            try db.read { txn throws in
+                var o = try openObj(txn, try findTable(txn, "Framed"), 7)
+                #expect(try getInt(&o, 6) == Int64.min)
+            }
+            db.close()
+        }
+    }
+
+    @Test func goldenVersionFourContentsAreWhatTheWriterMakes() throws {
+        try withTempDir { dir in
+            let path = dir.path("fresh.cstore")
+            let db = try DB(path)
+            try writeGoldenV4(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            db.close()
+            let want = try String(contentsOf: fixtures.appendingPathComponent("format-v4.txt"), encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(lines == want)
         }
     }
 
@@ -420,10 +582,21 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
             try writeGoldenV2(db)
             let lines = try db.read { try dump($0) + dumpIndexes($0) }
             db.close()
-            #expect(try headerVersions(path) == (3, 3), "the writer's commits make version 3")
+            #expect(try headerVersions(path) == (4, 4), "the writer's commits make version 4")
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)
         }
     }
+}
+
+/// The nodes of a compacted copy of the file at `path` (made in `dir`), whose nodes lie back to
+/// back (FORMAT.md §11): compaction copies every node as it is, so these are the file's encodings.
+private func rawNodesOfCopy(_ path: String, _ dir: TempDir) throws -> [RawNode] {
+    let out = dir.path("raw-\(URL(fileURLWithPath: path).lastPathComponent)")
+    try? FileManager.default.removeItem(atPath: out)
+    let db = try DB(path, flags: 0)
+    defer { db.close() }
+    try db.read { txn in try must(cs_txn_write_copy(txn, out, nil, nil), "cs_txn_write_copy") }
+    return try rawNodes(out)
 }

@@ -61,6 +61,7 @@ func nodes(in bytes: [UInt8], from start: Int, length: Int) -> [(at: Int, size: 
         let count = Int(bytes[p + 4]) | Int(bytes[p + 5]) << 8 | Int(bytes[p + 6]) << 16 | Int(bytes[p + 7]) << 24
         var payload = flags & 0x08 != 0 ? count * width : (count * width + 7) / 8
         if flags & 0x10 != 0 { payload += (count + 63) / 64 * 8 }
+        if flags & 0x20 != 0 { payload += 8 } // a framed node's base (FORMAT.md §3)
         let size = 8 + (payload + 7) / 8 * 8
         if size <= 8 && count > 0 { break }
         out.append((p, size, flags))

@@ -9,8 +9,9 @@ public enum StorageCore {
     public static var libraryVersion: String { String(cString: cs_library_version()) }
 
     /// The newest on-disk format version this library reads and writes (wraps
-    /// `cs_format_version`): 3. A file is written in the lowest version that describes it: 1
+    /// `cs_format_version`): 4. A file is written in the lowest version that describes it: 1
     /// when new or compacted, 2 when such a file has an index on an `AnyRealmValue` property,
-    /// and 3 from its first commit on (its free list is chunked; docs/FORMAT.md §2).
+    /// and 4 from its first commit on (its free list is chunked and its integer nodes may be
+    /// frame-of-reference packed), as is a compacted file holding such a node (docs/FORMAT.md §2).
     public static var formatVersion: Int { Int(cs_format_version()) }
 }
