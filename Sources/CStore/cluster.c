@@ -761,9 +761,10 @@ static int fill_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)
     return CS_OK;
 }
 
-int cluster_fill_short(cs_txn *t)
+/* Runs `rec` over the cluster tree of every live table whose root this transaction changed (a
+ * root still in the file was not written, so no node below it needs the pass). */
+static int each_changed_tree(cs_txn *t, int (*rec)(cs_txn *, uint32_t, ref_t *, int))
 {
-    if (!t->short_cols) return CS_OK;
     for (uint32_t table = 0; table < t->schema->ntables; table++) {
         if (!txn_table_live(t, table)) continue;
         ref_t root;
@@ -771,8 +772,15 @@ int cluster_fill_short(cs_txn *t)
         if (!root || !IS_SLAB(root)) continue;
         ref_t *rs;
         TRY(root_slot(t, table, &rs));
-        TRY(fill_rec(t, table, rs, 0));
+        TRY(rec(t, table, rs, 0));
     }
+    return CS_OK;
+}
+
+int cluster_fill_short(cs_txn *t)
+{
+    if (!t->short_cols) return CS_OK;
+    TRY(each_changed_tree(t, fill_rec));
     t->short_cols = false;
     t->epoch++;
     return CS_OK;
@@ -805,15 +813,7 @@ static int pack_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)
 
 int cluster_pack(cs_txn *t)
 {
-    for (uint32_t table = 0; table < t->schema->ntables; table++) {
-        if (!txn_table_live(t, table)) continue;
-        ref_t root;
-        TRY(table_root(t, table, &root));
-        if (!root || !IS_SLAB(root)) continue;
-        ref_t *rs;
-        TRY(root_slot(t, table, &rs));
-        TRY(pack_rec(t, table, rs, 0));
-    }
+    TRY(each_changed_tree(t, pack_rec));
     t->epoch++;
     return CS_OK;
 }

@@ -43,6 +43,18 @@ private func tool(_ args: [String], in dir: TempDir, timeout: Double = 120) thro
     return try runProcess(path, args, outputIn: dir.url, timeout: timeout)
 }
 
+/// `swiftstore mirror FILE URL --follow` started in the background.
+private func startFollower(_ path: String, _ url: String, stderr: FileHandle) throws -> Process {
+    guard let toolPath = swiftstoreToolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built", context: "") }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: toolPath)
+    p.arguments = ["mirror", path, url, "--follow"]
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = stderr
+    try p.run()
+    return p
+}
+
 /// The workload's schema: Item (primary key id) and Plain (no primary key).
 private struct Schema {
     var item: UInt32 = 0, id: UInt32 = 0, n: UInt32 = 0, s: UInt32 = 0, d: UInt32 = 0, b: UInt32 = 0, tags: UInt32 = 0
@@ -202,16 +214,10 @@ struct MirrorTests {
             var rng = SeededRNG(seed: 21)
             var serial = 0
             try workload(db, c, &rng, commits: 10, serial: &serial)
-            guard let toolPath = swiftstoreToolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built", context: "") }
             let kills = mirrorFull ? 100 : 10
             var killed = 0
             for _ in 0..<kills {
-                let p = Process()
-                p.executableURL = URL(fileURLWithPath: toolPath)
-                p.arguments = ["mirror", path, url, "--follow"]
-                p.standardOutput = FileHandle.nullDevice
-                p.standardError = FileHandle.nullDevice
-                try p.run()
+                let p = try startFollower(path, url, stderr: FileHandle.nullDevice)
                 // commits while it runs, then a kill at a random moment
                 try workload(db, c, &rng, commits: Int.random(in: 2...8, using: &rng), serial: &serial)
                 usleep(UInt32.random(in: 0...60_000, using: &rng))
@@ -239,15 +245,9 @@ struct MirrorTests {
             var rng = SeededRNG(seed: 33)
             var serial = 0
             try workload(db, c, &rng, commits: 5, serial: &serial)
-            guard let toolPath = swiftstoreToolPath else { throw CStoreError(code: -1, message: "the swiftstore tool is not built", context: "") }
             let errPath = dir.path("follower.err")
             FileManager.default.createFile(atPath: errPath, contents: nil)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: toolPath)
-            p.arguments = ["mirror", path, url, "--follow"]
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-            try p.run()
+            let p = try startFollower(path, url, stderr: try FileHandle(forWritingTo: URL(fileURLWithPath: errPath)))
             defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
             /// Waits until the mirror recorded the version of the workload's last commit or a later
             /// one (the follower's own commits to its slot come after it).
