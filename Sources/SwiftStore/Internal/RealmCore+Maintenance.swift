@@ -3,7 +3,7 @@ import Foundation
 
 // The storage core's maintenance calls for the Swift layer: compacted copies
 // (`cs_txn_write_copy`), compaction on launch (`cs_db_stats_get`, `cs_db_compact`) and seed
-// files. docs/ARCHITECTURE.md, Compaction and copies.
+// files. docs/ARCHITECTURE.md, Compaction, copies and backups.
 
 extension RealmCore {
     /// Runs before the first open of a file in this process: copies `seedFilePath` when there
