@@ -196,8 +196,9 @@ func pgTables(_ txn: OpaquePointer) throws -> [UInt32: PGTable] {
 struct PGValues {
     var feed: FeedValues
     let txn: OpaquePointer
-    /// Column descriptions by table and column, read once per table.
-    private var infos: [UInt32: [cs_column_info]] = [:]
+    /// Column descriptions by table, for the columns they were read for (a schema change
+    /// applied meanwhile gives the table other columns).
+    private var infos: [UInt32: (cols: [UInt32], infos: [cs_column_info])] = [:]
 
     init(_ txn: OpaquePointer) {
         self.txn = txn
@@ -373,13 +374,13 @@ struct PGValues {
 
     /// The descriptions of a mirrored table's columns, in `t.cols` order.
     private mutating func columnInfos(_ table: UInt32, _ t: PGTable) throws -> [cs_column_info] {
-        if let known = infos[table], known.count == t.cols.count { return known }
+        if let known = infos[table], known.cols == t.cols { return known.infos }
         let list = try t.cols.map { col in
             var ci = cs_column_info()
             try CStoreError.check(cs_column_info_get(txn, table, col, &ci))
             return ci
         }
-        infos[table] = list
+        infos[table] = (t.cols, list)
         return list
     }
 
