@@ -461,4 +461,124 @@ struct MirrorTests {
             #expect(try psql(url, "SELECT version FROM swiftstore_mirror") == before)
         }
     }
+
+    /// A commit is one PostgreSQL transaction: when PostgreSQL rejects one of its statements
+    /// (here a row inserted by hand holds the primary key the commit creates), none of the
+    /// commit's other statements stays and the recorded version does not move; once the clash
+    /// is gone the mirror applies the commit whole.
+    @Test func aCommitPostgreSQLRejectsAppliesNothingOfIt() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_reject")
+            let path = dir.path("src.cstore")
+            let db = try DB(path)
+            let c = try Schema.create(db)
+            var rng = SeededRNG(seed: 34)
+            var serial = 0
+            try workload(db, c, &rng, commits: 5, serial: &serial)
+            let keptKey = try db.write { txn throws -> Int64 in
+                var o = cs_obj()
+                try withValue(.str("kept")) { try must(cs_obj_create_primary(txn, c.item, $0, &o), "create") }
+                return o.key
+            }
+            var r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            let before = try psql(url, "SELECT version FROM swiftstore_mirror")
+            _ = try psql(url, "INSERT INTO \"Item\" (_key, id, n) VALUES (987654321, 'clash', 1)")
+            try db.write { txn throws in
+                var kept = try openObj(txn, c.item, keptKey)
+                check(cs_obj_set_int(&kept, c.n, 424_242))
+                var o = cs_obj()
+                try withValue(.str("clash")) { try must(cs_obj_create_primary(txn, c.item, $0, &o), "create") }
+            }
+            r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 2 && r.stderr.contains("duplicate key"), "\(r.status) \(r.stderr)")
+            #expect(try psql(url, "SELECT version FROM swiftstore_mirror") == before)
+            #expect(try psql(url, "SELECT n FROM \"Item\" WHERE id = 'kept'") != ["424242"])
+            _ = try psql(url, "DELETE FROM \"Item\" WHERE _key = 987654321")
+            r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try psql(url, "SELECT n FROM \"Item\" WHERE id = 'kept'") == ["424242"])
+            try expectMirrorEqual(db, c, url)
+        }
+    }
+
+    /// Each applied commit is announced with NOTIFY on the channel swiftstore_mirror, its
+    /// version as the payload, so a consumer can wait for changes instead of polling.
+    @Test func eachAppliedCommitIsAnnouncedOnTheMirrorChannel() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_notify")
+            let path = dir.path("src.cstore")
+            let db = try DB(path)
+            let c = try Schema.create(db)
+            var r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            // a psql session listening on the channel
+            let listener = Process()
+            listener.executableURL = URL(fileURLWithPath: psqlPath())
+            listener.arguments = ["-X", "-q", "-At", url]
+            let input = Pipe(), output = Pipe()
+            listener.standardInput = input
+            listener.standardOutput = output
+            listener.standardError = output
+            try listener.run()
+            defer { if listener.isRunning { listener.terminate() }; listener.waitUntilExit() }
+            input.fileHandleForWriting.write(Data("LISTEN swiftstore_mirror;\nSELECT 'listening';\n".utf8))
+            var heard = ""
+            while !heard.contains("listening") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                heard += String(decoding: chunk, as: UTF8.self)
+            }
+            #expect(heard.contains("listening"), "\(heard)")
+            var versions: [String] = []
+            for i in 0..<3 {
+                try db.write { txn throws in
+                    var o = try createObj(txn, c.plain)
+                    check(cs_obj_set_int(&o, c.v, Int64(i)))
+                }
+                versions.append(String(try db.read { cs_txn_version($0) }))
+            }
+            r = try tool(["mirror", path, url], in: dir)
+            #expect(r.status == 0, "\(r.stderr)")
+            // psql prints the notifications it received when it runs its next command
+            input.fileHandleForWriting.write(Data("SELECT 'done';\n".utf8))
+            input.fileHandleForWriting.closeFile()
+            heard = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let payloads = heard.split(separator: "\n").compactMap { line -> String? in
+                guard line.contains("notification \"swiftstore_mirror\""), let a = line.range(of: "payload \"") else { return nil }
+                return String(line[a.upperBound...].prefix { $0 != "\"" })
+            }
+            #expect(payloads == versions, "\(heard)")
+        }
+    }
+
+    /// A following mirror acknowledges its slot lazily, at most every 0.1 s while commits come
+    /// and once they stop, so the slot ends at the version PostgreSQL recorded.
+    @Test func aFollowerAcknowledgesItsSlotOnceCommitsStop() throws {
+        try withTempDir { dir in
+            let url = try freshDatabase("mirror_ack")
+            let path = dir.path("src.cstore")
+            let db = try DB(path)
+            let c = try Schema.create(db)
+            var rng = SeededRNG(seed: 35)
+            var serial = 0
+            let p = try startFollower(path, url, stderr: FileHandle.nullDevice)
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+            try workload(db, c, &rng, commits: 20, serial: &serial)
+            let want = try db.read { cs_txn_version($0) }
+            var recorded: UInt64 = 0, position: UInt64 = 0
+            for _ in 0..<600 where recorded < want || position < want {
+                // (the slot is created before the initial copy commits in PostgreSQL)
+                position = try db.read { txn throws -> UInt64 in
+                    var info = cs_feed_slot_info()
+                    return cs_feed_slot_get(txn, "mirror", &info) == CS_OK ? info.position : 0
+                }
+                recorded = (try? psql(url, "SELECT version FROM swiftstore_mirror WHERE id = 1"))?.first.flatMap { UInt64($0) } ?? 0
+                if recorded < want || position < want { usleep(50_000) }
+            }
+            #expect(recorded >= want && position >= want, "recorded \(recorded), slot at \(position), source at \(want)")
+            #expect(p.isRunning)
+            try expectMirrorEqual(db, c, url)
+        }
+    }
 }

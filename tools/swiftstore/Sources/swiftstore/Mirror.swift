@@ -12,9 +12,18 @@ struct MirrorError: Error, CustomStringConvertible {
     let description: String
 }
 
+/// The channel each applied commit is announced on (NOTIFY, with the version as the payload).
+let mirrorChannel = "swiftstore_mirror"
+
 /// A libpq connection.
 final class PGConn {
     private let conn: OpaquePointer
+    /// The server-side name of each statement prepared on this connection, by its SQL. An
+    /// UPDATE's text depends on the columns it sets, so beyond `maxPrepared` statements the
+    /// others are sent unprepared rather than filling the server's memory.
+    private var prepared: [String: String] = [:]
+    private var preparedCount = 0
+    private static let maxPrepared = 256
 
     init(_ url: String) throws {
         guard let c = PQconnectdb(url) else { throw MirrorError(description: "PostgreSQL: cannot allocate a connection") }
@@ -47,15 +56,68 @@ final class PGConn {
 
     @discardableResult
     func exec(_ sql: String, _ params: [String?]) throws -> [[String?]] {
-        var cstrs: [UnsafeMutablePointer<CChar>?] = params.map { $0.map { strdup($0) } ?? nil }
-        defer { for p in cstrs { free(p) } }
-        let r = cstrs.withUnsafeMutableBufferPointer { buf in
-            buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) {
-                PQexecParams(conn, sql, Int32(params.count), nil, $0, nil, nil, 0)
-            }
-        }
+        let r = withCParams(params) { PQexecParams(conn, sql, Int32(params.count), nil, $0, nil, nil, 0) }
         defer { PQclear(r) }
         return try rows(r, sql)
+    }
+
+    /// Runs `statements` as one transaction in one round trip: libpq's pipeline mode sends them
+    /// all, then a Sync, and the server runs everything before the Sync as one implicit
+    /// transaction (committed at the Sync, rolled back whole when any statement fails). No
+    /// BEGIN or COMMIT goes in `statements`.
+    func transaction(_ statements: [PGStatement]) throws {
+        guard PQenterPipelineMode(conn) == 1 else { throw error(nil, "entering pipeline mode") }
+        defer { PQexitPipelineMode(conn) }
+        // each distinct statement is prepared once per connection (its first use prepares it
+        // in the same pipeline), so the server parses and plans it only once
+        var replies: [String] = []
+        var newlyPrepared: [String] = []
+        for st in statements {
+            var name = prepared[st.sql]
+            if name == nil && prepared.count < Self.maxPrepared {
+                preparedCount += 1
+                name = "swiftstore_\(preparedCount)"
+                guard PQsendPrepare(conn, name!, st.sql, Int32(st.params.count), nil) == 1 else { throw error(nil, st.sql) }
+                replies.append(st.sql)
+                newlyPrepared.append(st.sql)
+                prepared[st.sql] = name
+            }
+            let sent = withCParams(st.params) { params in
+                if let name { return PQsendQueryPrepared(conn, name, Int32(st.params.count), params, nil, nil, 0) }
+                return PQsendQueryParams(conn, st.sql, Int32(st.params.count), nil, params, nil, nil, 0)
+            }
+            guard sent == 1 else { throw error(nil, st.sql) }
+            replies.append(st.sql)
+        }
+        guard PQpipelineSync(conn) == 1 else { throw error(nil, "sync") }
+        // one result (then NULL) per message sent, then the Sync's; after a failure the later
+        // ones report PIPELINE_ABORTED and the first error is the one thrown
+        var failure: MirrorError?
+        defer { if failure != nil { for sql in newlyPrepared { prepared[sql] = nil } } }
+        for st in replies {
+            while let r = PQgetResult(conn) {
+                let status = PQresultStatus(r)
+                if failure == nil && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK {
+                    failure = status == PGRES_PIPELINE_ABORTED ? error(nil, st) : error(r, st)
+                }
+                PQclear(r)
+            }
+        }
+        guard let sync = PQgetResult(conn) else { throw failure ?? error(nil, "sync") }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        if let failure { throw failure }
+        guard synced else { throw error(nil, "sync") }
+    }
+
+    private func withCParams<R>(_ params: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        var cstrs: [UnsafeMutablePointer<CChar>?] = params.map { $0.map { strdup($0) } ?? nil }
+        defer { for p in cstrs { free(p) } }
+        return cstrs.withUnsafeMutableBufferPointer { buf in
+            buf.baseAddress.map { base in
+                base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) { body($0) }
+            } ?? body(nil)
+        }
     }
 
     private func rows(_ r: OpaquePointer?, _ sql: String) throws -> [[String?]] {
@@ -94,6 +156,12 @@ final class PGConn {
     }
 }
 
+/// One statement of a pipelined transaction: SQL with $n placeholders and their text values.
+struct PGStatement {
+    let sql: String
+    let params: [String?]
+}
+
 /// The rows of a COPY on their way to the server.
 final class CopyBuffer {
     var bytes: [UInt8] = []
@@ -111,6 +179,13 @@ final class CopyBuffer {
         try sink(bytes)
         bytes.removeAll(keepingCapacity: true)
     }
+}
+
+/// Seconds on the monotonic clock.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// A quoted PostgreSQL identifier.
@@ -414,7 +489,7 @@ struct Mirror: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Mirror a database file into PostgreSQL and keep the mirror equal to it.",
         discussion: """
-        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. With --follow it keeps running when the connection to PostgreSQL drops: it connects again (pausing 0.1 s, doubling to 5 s, between tries) and goes on after the version the mirror recorded last. Exit status 1 for a refused schema change, an invalidated slot or a damaged file (or not a database), 2 for usage or a file or PostgreSQL error.
+        The first run creates a feed slot (--slot, default "mirror"), one table per class that is not embedded (a "_key" column with the object key, the class's primary key as PRIMARY KEY, one column per property; lists, sets, maps, embedded objects and Mixed values as jsonb) and the table swiftstore_mirror with the version applied, and copies the current objects with COPY. Then it applies every later commit as one PostgreSQL transaction that also records the commit's version, so a mirror killed at any point resumes exactly where it stopped; the same transaction sends NOTIFY on the channel swiftstore_mirror with the version as payload, for consumers that LISTEN. Schema changes: new classes and added properties are applied (the class's table is copied again); removed or retyped properties, removed classes and primary-key changes are refused with a message (exit status 1). Without --follow it exits once it has caught up. With --follow it keeps running when the connection to PostgreSQL drops: it connects again (pausing 0.1 s, doubling to 5 s, between tries) and goes on after the version the mirror recorded last. Exit status 1 for a refused schema change, an invalidated slot or a damaged file (or not a database), 2 for usage or a file or PostgreSQL error.
         """)
 
     @Argument(help: "The database file.") var file: String
@@ -452,6 +527,7 @@ struct Mirror: ParsableCommand {
             since = try initialCopy(db, pg, &mirrored)
         }
         var seen = cs_db_commit_counter(db)
+        var unacked: UInt64 = 0, lastAck = monotonicSeconds()
         while true {
             var txn: OpaquePointer?
             try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
@@ -470,13 +546,30 @@ struct Mirror: ParsableCommand {
                 continue
             }
             cs_txn_end(txn)
-            if applied > 0 { try ack(db, applied) }
             since = version
+            // The slot is acknowledged lazily: PostgreSQL's recorded version, not the slot,
+            // says what was applied, so an acknowledgment only lets the file drop history. One
+            // is a durable commit to the file, so a follower makes at most one per
+            // `ackInterval` while commits keep coming, and one when they stop for that long.
+            if applied > 0 { unacked = applied }
+            if unacked > 0 && (!follow || monotonicSeconds() - lastAck >= Self.ackInterval) {
+                try ack(db, unacked)
+                unacked = 0
+                lastAck = monotonicSeconds()
+            }
             if !follow { return }
+            if unacked > 0 && cs_db_wait_for_commit(db, seen, Int32(Self.ackInterval * 1000)) == Int32(CS_BUSY) {
+                try ack(db, unacked)
+                unacked = 0
+                lastAck = monotonicSeconds()
+            }
             _ = cs_db_wait_for_commit(db, seen, -1)
             seen = cs_db_commit_counter(db)
         }
     }
+
+    /// The longest a following mirror leaves applied commits unacknowledged while it runs.
+    static let ackInterval = 0.1
 
     /// The version the mirror applied last and its tables, as swiftstore_mirror records them;
     /// nil before the initial copy.
@@ -617,7 +710,14 @@ struct Mirror: ParsableCommand {
             let version = lines[i].version
             var j = i
             while j < lines.count && lines[j].version == version { j += 1 }
-            try pg.exec("BEGIN")
+            // a commit of data alone goes to the server as one pipelined round trip; one that
+            // changes the schema runs its statements one at a time (COPY cannot be pipelined)
+            let changesSchema = lines[i..<j].contains { $0.op == .schema }
+            var pipelined: [PGStatement] = []
+            func run(_ sql: String, _ params: [String?]) throws {
+                if changesSchema { try pg.exec(sql, params) } else { pipelined.append(PGStatement(sql: sql, params: params)) }
+            }
+            if changesSchema { try pg.exec("BEGIN") }
             do {
                 for line in lines[i..<j] {
                     if line.op == .schema {
@@ -629,14 +729,14 @@ struct Mirror: ParsableCommand {
                     let name = pgIdent(t.name)
                     switch line.op {
                     case .delete:
-                        try pg.exec("DELETE FROM \(name) WHERE \"_key\" = $1", [String(line.key)])
+                        try run("DELETE FROM \(name) WHERE \"_key\" = $1", [String(line.key)])
                     case .insert:
                         let row = try values.row(line.table, t, line.key)
                         let cols = (["_key"] + t.columns).map(pgIdent)
                         let ph = (1...cols.count).map { "$\($0)" }.joined(separator: ", ")
                         let set = cols.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
-                        try pg.exec("INSERT INTO \(name) (\(cols.joined(separator: ", "))) VALUES (\(ph)) ON CONFLICT (\"_key\") "
-                                    + (set.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(set)"), row)
+                        try run("INSERT INTO \(name) (\(cols.joined(separator: ", "))) VALUES (\(ph)) ON CONFLICT (\"_key\") "
+                                + (set.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(set)"), row)
                     default:
                         var o = cs_obj()
                         try CStoreError.check(cs_obj_open(txn, line.table, line.key, &o))
@@ -649,13 +749,20 @@ struct Mirror: ParsableCommand {
                             sets.append("\(pgIdent(t.columns[idx])) = $\(params.count)")
                         }
                         if sets.isEmpty { continue }
-                        try pg.exec("UPDATE \(name) SET \(sets.joined(separator: ", ")) WHERE \"_key\" = $1", params)
+                        try run("UPDATE \(name) SET \(sets.joined(separator: ", ")) WHERE \"_key\" = $1", params)
                     }
                 }
-                try pg.exec("UPDATE swiftstore_mirror SET version = $1, tables = $2::jsonb WHERE id = 1", [String(version), tablesJSON(mirrored)])
-                try pg.exec("COMMIT")
+                // the tables' description changes only with the schema
+                if changesSchema {
+                    try run("UPDATE swiftstore_mirror SET version = $1, tables = $2::jsonb WHERE id = 1", [String(version), tablesJSON(mirrored)])
+                } else {
+                    try run("UPDATE swiftstore_mirror SET version = $1 WHERE id = 1", [String(version)])
+                }
+                // consumers LISTENing on the channel learn of each applied commit as it commits
+                try run("SELECT pg_notify($1, $2)", [mirrorChannel, String(version)])
+                if changesSchema { try pg.exec("COMMIT") } else { try pg.transaction(pipelined) }
             } catch {
-                _ = try? pg.exec("ROLLBACK")
+                if changesSchema { _ = try? pg.exec("ROLLBACK") }
                 throw error
             }
             last = version
