@@ -1,5 +1,6 @@
 import ArgumentParser
 import CStore
+import CStoreCall
 import Foundation
 
 /// `swiftstore backup FILE OUT`.
@@ -30,7 +31,7 @@ func backupCommand(file: String, out: String, output: Output) -> Int32 {
     options.flags = UInt32(CS_OPEN_READONLY)
     var db: OpaquePointer?
     var rc = cs_db_open(file, &options, &db)
-    if rc != 0 { return output.failure("backup", rc, extra: ["file": file, "out": out]) }
+    if rc != 0 { return output.failure("backup", CStoreError(rc), extra: ["file": file, "out": out]) }
     var info = cs_backup_info()
     let bar = output.progress("backup")
     if let bar {
@@ -40,7 +41,7 @@ func backupCommand(file: String, out: String, output: Output) -> Int32 {
         rc = cs_backup_write(db, out, nil, nil, &info)
     }
     if rc != 0 {
-        let code = output.failure("backup", rc, extra: ["file": file, "out": out])
+        let code = output.failure("backup", CStoreError(rc), extra: ["file": file, "out": out])
         cs_db_close(db)
         return code
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CStore
+import CStoreCall
 import Foundation
 
 /// `swiftstore compact FILE (--in-place | OUT)`.
@@ -56,7 +57,7 @@ func compactCommand(file: String, out: String?, output: Output) -> Int32 {
             }
         }
         // report before closing, while the failure's message is the thread's last one
-        let code = rc == 0 ? ToolExit.ok : output.failure("compact", rc, extra: ["file": file, "out": out])
+        let code = rc == 0 ? ToolExit.ok : output.failure("compact", CStoreError(rc), extra: ["file": file, "out": out])
         if let db { cs_db_close(db) }
         if code != ToolExit.ok { return code }
     } else {
@@ -69,7 +70,7 @@ func compactCommand(file: String, out: String?, output: Output) -> Int32 {
         } else {
             rc = cs_db_compact(file, &options, nil, nil, &info)
         }
-        if rc != 0 { return output.failure("compact", rc, extra: ["file": file, "inPlace": true]) }
+        if rc != 0 { return output.failure("compact", CStoreError(rc), extra: ["file": file, "inPlace": true]) }
         version = info.version
     }
     let after = sizeOfFile(out ?? file)

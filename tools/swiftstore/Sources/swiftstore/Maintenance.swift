@@ -1,4 +1,5 @@
 import CStore
+import CStoreCall
 import Foundation
 
 #if canImport(Glibc)
@@ -55,19 +56,17 @@ struct Output {
     }
 
     /// Reports a failure of the core on stderr (and as JSON on stdout with --json); returns the
-    /// exit code.
-    func failure(_ command: String, _ rc: Int32, extra: [String: Any] = [:]) -> Int32 {
-        let message = String(cString: cs_errmsg())
-        let name = String(cString: cs_errstr(rc))
-        writeError("swiftstore \(command): \(name): \(message)")
+    /// exit code. `error` is made right after the failing call, so it holds the core's message.
+    func failure(_ command: String, _ error: CStoreError, extra: [String: Any] = [:]) -> Int32 {
+        writeError("swiftstore \(command): \(error)")
         if json {
             var o = extra
             o["ok"] = false
-            o["error"] = name
-            o["message"] = message
+            o["error"] = error.codeName
+            o["message"] = error.message
             print(oneLineJSON(o))
         }
-        return ToolExit.code(for: rc)
+        return ToolExit.code(for: error.code)
     }
 
     /// A progress display on stderr when it is a terminal and neither --json nor --quiet.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CStore
+import CStoreCall
 import Foundation
 
 /// `swiftstore restore IN FILE [--force]`.
@@ -37,9 +38,9 @@ func restoreCommand(backup: String, file: String, force: Bool, output: Output) -
     } else {
         rc = cs_backup_restore(backup, file, nil, flags, nil, nil, &info)
     }
-    if rc != 0 { return output.failure("restore", rc, extra: ["backup": backup, "file": file]) }
+    if rc != 0 { return output.failure("restore", CStoreError(rc), extra: ["backup": backup, "file": file]) }
     rc = cs_file_verify(file)
-    if rc != 0 { return output.failure("restore", rc, extra: ["backup": backup, "file": file, "restored": true]) }
+    if rc != 0 { return output.failure("restore", CStoreError(rc), extra: ["backup": backup, "file": file, "restored": true]) }
     let secs = Date().timeIntervalSince(start)
     output.summary(
         ["ok": true, "backup": backup, "file": file, "version": Int(info.version), "format": Int(info.format),
