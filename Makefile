@@ -115,8 +115,8 @@ tsan: deps tool
 		--sanitize=thread --filter "Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests|AsyncOpenTests"
 
 # libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's
-# -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs each target for
-# FUZZ_SECONDS. New inputs go to .build-fuzz/corpus/<target>, crashes to
+# -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs the targets side by side,
+# each for FUZZ_SECONDS (its output in .build-fuzz/<target>.log, the tail printed). New inputs go to .build-fuzz/corpus/<target>, crashes to
 # .build-fuzz/crashes/<target>; any crash, hang or sanitizer report fails the target.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
@@ -160,18 +160,24 @@ fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARG
 	cp Fuzz/query-seeds/* $(FUZZ_OUT)/seeds/query_parse/
 
 fuzz: fuzz-build
-	@rc=0; for t in $(FUZZ_TARGETS); do \
+	@rm -f $(FUZZ_OUT)/*.log; for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/crashes/$$t; \
 		extra=""; if [ $$t = open_verify ] && [ -d $(FUZZ_CORPUS) ]; then extra=$(FUZZ_CORPUS); fi; \
 		dict=Fuzz/cstore.dict; maxlen=$(FUZZ_MAX_LEN); \
 		if [ $$t = query_parse ]; then dict=Fuzz/query.dict; maxlen=4096; extra=Tests/Fixtures/query-corpus; fi; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
-		$(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen \
+		( $(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen \
 			-timeout=10 -rss_limit_mb=2048 -dict=$$dict -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_OUT)/crashes/$$t/ \
-			$(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/seeds/$$t $$extra || rc=1; \
+			$(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/seeds/$$t $$extra > $(FUZZ_OUT)/$$t.log 2>&1 \
+			|| echo "fuzz: $$t failed" >> $(FUZZ_OUT)/$$t.log ) & \
+	done; wait; \
+	rc=0; for t in $(FUZZ_TARGETS); do \
+		echo "== $$t"; \
+		if grep -q "^fuzz: $$t failed" $(FUZZ_OUT)/$$t.log; then rc=1; tail -n 80 $(FUZZ_OUT)/$$t.log; \
+		else grep -E "DONE|^stat::" $(FUZZ_OUT)/$$t.log; fi; \
 	done; \
-	if [ $$rc -ne 0 ]; then echo "fuzz: a target failed; reproducers are in $(FUZZ_OUT)/crashes/"; fi; \
+	if [ $$rc -ne 0 ]; then echo "fuzz: a target failed; reproducers are in $(FUZZ_OUT)/crashes/, logs in $(FUZZ_OUT)/<target>.log"; fi; \
 	exit $$rc
 
 # Merges the fuzzing run's corpora (libFuzzer -merge=1) and replaces the committed replay corpus
