@@ -29,6 +29,12 @@ typedef struct wtriple {
     int64_t key;
 } wtriple;
 
+/* A backlink column step of a key path: the link column (origin table, column) it mirrors, or
+ * origin CS_NONE for a step that is not a backlink column. */
+typedef struct bstep {
+    uint32_t origin, col;
+} bstep;
+
 /* Consecutive keys created or deleted. */
 typedef struct krun {
     uint32_t table;
@@ -72,7 +78,9 @@ struct cs_watch {
     query_deps deps;
     cs_keypath *paths;
     uint32_t (*ptab)[CS_KEYPATH_MAX]; /* per path and step: the table that step's column is in */
+    bstep (*pback)[CS_KEYPATH_MAX];   /* per path and step: for a backlink column, its link */
     size_t npaths;
+    bool via_backlinks;  /* some step of a key path is a backlink column */
     keyvec keys;         /* element keys at the notifier's version (queries, backlinks) */
     pending pend;
     bool initial, deleted, deleted_new;
@@ -223,6 +231,131 @@ static bool runs_touch(const krun *r, size_t n, uint32_t table)
     return false;
 }
 
+/* ---- backlink writes -------------------------------------------------------------------- */
+
+/* The history records writes of link columns, not of the backlink columns they imply. A key path
+ * through a backlink column (a LinkingObjects property) needs those too: each advance derives
+ * them from the origin objects whose link column was written, created or deleted, comparing what
+ * each links to in the notifier's old version (still pinned) and in the new one. A target whose
+ * number of links from that object changed had its backlink column written. Only backlink
+ * columns some watch's key paths go through are derived; the history itself (and so the feed
+ * and the mirror) never holds them. */
+
+static int cmp_key(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Appends the keys object `key` of `table` links to through column `col` (a link, or a List, Set
+ * or Map of links) in `t`; nothing when the object or the column is not there. */
+static int link_targets(cs_txn *t, uint32_t table, int64_t key, uint32_t col, keyvec *out)
+{
+    cs_obj o;
+    cs_column_info ci;
+    if (cs_column_info_get(t, table, col, &ci) != CS_OK || ci.type != CS_TYPE_LINK) return CS_OK;
+    if (cs_obj_open(t, table, key, &o) != CS_OK) return CS_OK;
+    cs_value k, v;
+    if (ci.coll == CS_COLL_NONE) {
+        TRY(cs_obj_get(&o, col, &v));
+        return v.type == CS_TYPE_LINK ? keyvec_push(out, v.v.link.key) : CS_OK;
+    }
+    cs_coll c;
+    size_t n;
+    TRY(cs_coll_open(&o, col, &c));
+    TRY(cs_coll_size(&c, &n));
+    for (size_t i = 0; i < n; i++) {
+        if (ci.coll == CS_COLL_MAP) TRY(cs_map_get_at(&c, i, &k, &v));
+        else TRY(cs_list_get(&c, i, &v));
+        if (v.type == CS_TYPE_LINK) TRY(keyvec_push(out, v.v.link.key));
+    }
+    return CS_OK;
+}
+
+static int keys_of_runs(const krun *r, size_t n, uint32_t table, keyvec *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i].table == table)
+            for (int64_t k = 0; k < r[i].n; k++) TRY(keyvec_push(out, r[i].key + k));
+    return CS_OK;
+}
+
+/* The writes of backlink column `col` of `table` (mirroring link column b.col of table
+ * b.origin) between `old` and `nt`, added to the summary. */
+static int derive_step(summary *s, cs_txn *old, cs_txn *nt, uint32_t table, uint32_t col, bstep b, bool *added)
+{
+    keyvec cand = {0}, was = {0}, is = {0};
+    size_t lo, hi;
+    int rc = CS_OK;
+    triples_of(s, b.origin, b.col, &lo, &hi);
+    for (size_t i = lo; i < hi && rc == CS_OK; i++) rc = keyvec_push(&cand, s->w[i].key);
+    if (rc == CS_OK) rc = keys_of_runs(s->created, s->ncreated, b.origin, &cand);
+    if (rc == CS_OK) rc = keys_of_runs(s->deleted, s->ndeleted, b.origin, &cand);
+    if (rc == CS_OK) keyvec_sort_unique(&cand);
+    for (size_t i = 0; i < cand.n && rc == CS_OK; i++) {
+        was.n = is.n = 0;
+        rc = link_targets(old, b.origin, cand.v[i], b.col, &was);
+        if (rc == CS_OK) rc = link_targets(nt, b.origin, cand.v[i], b.col, &is);
+        if (rc != CS_OK) break;
+        if (was.n > 1) qsort(was.v, was.n, sizeof *was.v, cmp_key);
+        if (is.n > 1) qsort(is.v, is.n, sizeof *is.v, cmp_key);
+        /* targets whose count differs, by a merge of the two sorted lists */
+        size_t x = 0, y = 0;
+        while (rc == CS_OK && (x < was.n || y < is.n)) {
+            int64_t k = x < was.n && (y >= is.n || was.v[x] <= is.v[y]) ? was.v[x] : is.v[y];
+            size_t cx = 0, cy = 0;
+            while (x < was.n && was.v[x] == k) x++, cx++;
+            while (y < is.n && is.v[y] == k) y++, cy++;
+            if (cx == cy) continue;
+            rc = grow((void **)&s->w, &s->capw, s->nw, sizeof *s->w);
+            if (rc == CS_OK) rc = touch(s, table);
+            if (rc == CS_OK) s->w[s->nw++] = (wtriple){table, col, k};
+            *added = true;
+        }
+    }
+    free(cand.v);
+    free(was.v);
+    free(is.v);
+    return rc;
+}
+
+/* Derives the backlink writes the notifier's watches' key paths need (the summary is sorted,
+ * and stays sorted). */
+static int derive_backlinks(cs_notifier *n, cs_txn *old, cs_txn *nt)
+{
+    summary *s = &n->s;
+    if (s->lost) return CS_OK;
+    /* each backlink column once: (table, column) pairs already derived */
+    uint32_t (*done)[2] = NULL;
+    size_t ndone = 0, capdone = 0;
+    bool added = false;
+    int rc = CS_OK;
+    for (size_t i = 0; i < n->nw && rc == CS_OK; i++) {
+        const cs_watch *w = n->w[i];
+        if (!w->via_backlinks) continue;
+        for (size_t pi = 0; pi < w->npaths && rc == CS_OK; pi++)
+            for (uint32_t j = 0; j < w->paths[pi].n && rc == CS_OK; j++) {
+                bstep b = w->pback[pi][j];
+                uint32_t table = w->ptab[pi][j], col = w->paths[pi].cols[j];
+                if (b.origin == CS_NONE) continue;
+                bool seen = false;
+                for (size_t d = 0; d < ndone && !seen; d++) seen = done[d][0] == table && done[d][1] == col;
+                if (seen) continue;
+                rc = grow((void **)&done, &capdone, ndone, sizeof *done);
+                if (rc != CS_OK) break;
+                done[ndone][0] = table;
+                done[ndone][1] = col;
+                ndone++;
+                added = false;
+                rc = derive_step(s, old, nt, table, col, b, &added);
+                /* the next step looks the summary up again: sort in what this one added */
+                if (added) summary_finish(s);
+            }
+    }
+    free(done);
+    return rc;
+}
+
 /* ---- notifier --------------------------------------------------------------------------- */
 
 int cs_notifier_open(cs_db *db, cs_notifier **out)
@@ -278,6 +411,8 @@ int cs_notifier_advance(cs_notifier *n, bool *moved)
     }
     if (rc != CS_OK) { cs_txn_end(nt); return rc; }
     summary_finish(s);
+    rc = derive_backlinks(n, n->t, nt);
+    if (rc != CS_OK) { cs_txn_end(nt); return rc; }
     cs_txn *old = n->t;
     n->t = nt;
     for (size_t i = 0; i < n->nw && rc == CS_OK; i++) rc = watch_round(n->w[i]);
@@ -345,7 +480,7 @@ void cs_notifier_wake(cs_notifier *n)
 
 /* ---- key paths -------------------------------------------------------------------------- */
 
-static int path_push(cs_watch *w, size_t *cap, const cs_keypath *p, const uint32_t *tabs)
+static int path_push(cs_watch *w, size_t *cap, const cs_keypath *p, const uint32_t *tabs, const bstep *back)
 {
     if (w->npaths >= 4096) return CS_OK; /* the default expansion is bounded */
     if (w->npaths == *cap) {
@@ -356,10 +491,17 @@ static int path_push(cs_watch *w, size_t *cap, const cs_keypath *p, const uint32
         uint32_t (*y)[CS_KEYPATH_MAX] = realloc(w->ptab, nc * sizeof *y);
         if (!y) return NOMEM();
         w->ptab = y;
+        bstep (*z)[CS_KEYPATH_MAX] = realloc(w->pback, nc * sizeof *z);
+        if (!z) return NOMEM();
+        w->pback = z;
         *cap = nc;
     }
     w->paths[w->npaths] = *p;
     memcpy(w->ptab[w->npaths], tabs, sizeof *w->ptab);
+    for (size_t i = 0; i < CS_KEYPATH_MAX; i++) {
+        w->pback[w->npaths][i] = back ? back[i] : (bstep){CS_NONE, CS_NONE};
+        if (i < p->n && w->pback[w->npaths][i].origin != CS_NONE) w->via_backlinks = true;
+    }
     w->npaths++;
     return CS_OK;
 }
@@ -376,7 +518,7 @@ static int expand_default(cs_watch *w, cs_txn *t, uint32_t table, cs_keypath *p,
         p->cols[p->n] = c;
         tabs[p->n] = table;
         p->n++;
-        TRY(path_push(w, cap, p, tabs));
+        TRY(path_push(w, cap, p, tabs, NULL));
         if (ci.type == CS_TYPE_LINK && p->n < depth) TRY(expand_default(w, t, ci.target, p, tabs, depth, cap));
         p->n--;
     }
@@ -397,16 +539,20 @@ static int watch_paths(cs_watch *w, const cs_keypath *paths, size_t npaths, int 
         const cs_keypath *p = &paths[i];
         if (p->n < 1 || p->n > CS_KEYPATH_MAX) return cs_fail(CS_MISUSE, 0, "a key path has %u columns", p->n);
         uint32_t tabs[CS_KEYPATH_MAX], table = w->root;
+        bstep back[CS_KEYPATH_MAX];
         for (uint32_t j = 0; j < p->n; j++) {
             cs_column_info ci;
             if (table == CS_NONE || cs_column_info_get(t, table, p->cols[j], &ci) != CS_OK)
                 return cs_fail(CS_NOTFOUND, 0, "key path column %u of table %u does not exist", p->cols[j], table);
             tabs[j] = table;
-            table = ci.type == CS_TYPE_LINK ? ci.target : CS_NONE;
+            back[j] = (bstep){CS_NONE, CS_NONE};
+            /* a backlink column leads to its origin table, as a link leads to its target */
+            if (ci.type == CS_TYPE_BACKLINK) back[j] = (bstep){ci.target, ci.origin_col};
+            table = ci.type == CS_TYPE_LINK || ci.type == CS_TYPE_BACKLINK ? ci.target : CS_NONE;
             if (j + 1 < p->n && table == CS_NONE)
                 return cs_fail(CS_MISUSE, 0, "key path goes on after a column that is not a link");
         }
-        TRY(path_push(w, &cap, p, tabs));
+        TRY(path_push(w, &cap, p, tabs, back));
     }
     return CS_OK;
 }
@@ -421,7 +567,12 @@ static int walk_back(cs_watch *w, size_t pi, size_t i, keyvec *keys)
     for (size_t j = i; j-- > 0 && rc == CS_OK;) {
         next.n = 0;
         uint32_t from = w->ptab[pi][j + 1], origin = w->ptab[pi][j], col = w->paths[pi].cols[j];
-        for (size_t k = 0; k < keys->n && rc == CS_OK; k++) {
+        const bstep *back = &w->pback[pi][j];
+        /* a backlink step goes back along the link it mirrors: the objects whose backlinks hold
+         * an object are the ones that object links to */
+        for (size_t k = 0; k < keys->n && rc == CS_OK && back->origin != CS_NONE; k++)
+            rc = link_targets(t, from, keys->v[k], back->col, &next);
+        for (size_t k = 0; k < keys->n && rc == CS_OK && back->origin == CS_NONE; k++) {
             cs_obj o;
             if (cs_obj_open(t, from, keys->v[k], &o) != CS_OK) continue;
             size_t cnt = 0;
@@ -517,6 +668,7 @@ static void watch_destroy(cs_watch *w)
     query_deps_free(&w->deps);
     free(w->paths);
     free(w->ptab);
+    free(w->pback);
     free(w->keys.v);
     pending_free(&w->pend);
     free(w->cols);

@@ -413,6 +413,181 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
+    /// Key paths through backlink columns, against an oracle over random commits: a watch whose
+    /// path is a backlink column reports it exactly when the object's backlinks through it changed
+    /// between the two versions (links set, replaced, cleared; List, Map and Set operations;
+    /// origins created with links and deleted); a path [backlink, n] also when an origin linking
+    /// the object now had `n` written. A query watch reports those objects as modified.
+    @Test(arguments: [false, true]) func backlinkKeyPathOracle(coalesce: Bool) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var dog: UInt32 = 0, person: UInt32 = 0, n: UInt32 = 0, pet: UInt32 = 0, dogs: UInt32 = 0,
+                fav: UInt32 = 0, pals: UInt32 = 0
+            let ndogs = 6
+            try db.write { t in
+                dog = try addTable(t, "Dog")
+                person = try addTable(t, "Person")
+                n = try addColumn(t, person, "n", CS_TYPE_INT)
+                pet = try addColumn(t, person, "pet", CS_TYPE_LINK, flags: Int(CS_COL_NULLABLE), target: dog)
+                dogs = try addColumn(t, person, "dogs", CS_TYPE_LINK, coll: CS_COLL_LIST, target: dog)
+                fav = try addColumn(t, person, "fav", CS_TYPE_LINK, coll: CS_COLL_MAP, target: dog)
+                pals = try addColumn(t, person, "pals", CS_TYPE_LINK, coll: CS_COLL_SET, target: dog)
+                for _ in 0..<ndogs { _ = try createObj(t, dog) }
+            }
+            let links = [pet, dogs, fav, pals]
+            // the hidden backlink column of Dog for each link column of Person
+            let back: [UInt32] = try db.read { t in
+                var ti = cs_table_info()
+                try must(cs_table_info_get(t, dog, &ti))
+                return try links.map { l in
+                    for c in 0..<ti.col_slots {
+                        var ci = cs_column_info()
+                        if cs_column_info_get(t, dog, c, &ci) == 0, ci.type == CS_TYPE_BACKLINK, ci.target == person,
+                           ci.origin_col == l { return c }
+                    }
+                    try must(Int32(CS_NOTFOUND), "finding the backlink column of column \(l)")
+                    return CS_NONE
+                }
+            }
+            func backlinks(_ t: OpaquePointer) throws -> [[[Int64]]] {
+                try (0..<Int64(ndogs)).map { d in
+                    var o = try openObj(t, dog, d)
+                    return try links.map { l in
+                        var cnt = 0
+                        try must(cs_obj_backlink_count(&o, person, l, &cnt))
+                        return try (0..<cnt).map { i in
+                            var k: Int64 = 0
+                            try must(cs_obj_backlink_get(&o, person, l, i, &k))
+                            return k
+                        }.sorted()
+                    }
+                }
+            }
+            // the dogs each person lists in `dogs` now
+            func listed(_ t: OpaquePointer, _ p: Int64) throws -> Set<Int64> {
+                var o = cs_obj()
+                guard cs_obj_open(t, person, p, &o) == 0 else { return [] }
+                var l = cs_coll()
+                try must(cs_coll_open(&o, dogs, &l))
+                var size = 0
+                try must(cs_coll_size(&l, &size))
+                return Set(try (0..<size).map { i -> Int64 in
+                    var v = cs_value()
+                    try must(cs_list_get(&l, i, &v))
+                    return v.v.link.key
+                })
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            var objectWatches: [OpaquePointer] = [], nameWatches: [OpaquePointer] = []
+            for d in 0..<Int64(ndogs) {
+                var paths = back.map { keypath($0) }
+                var w: OpaquePointer?
+                try must(cs_watch_object(notifier!, dog, d, &paths, paths.count, 0, &w))
+                objectWatches.append(w!)
+                var np = [keypath(back[1], n)]
+                try must(cs_watch_object(notifier!, dog, d, &np, 1, 0, &w))
+                nameWatches.append(w!)
+            }
+            let query = try watchQuery(notifier!, dog, "TRUEPREDICATE", paths: [keypath(back[1])])
+            _ = try TakenChange(query)
+            var rng = Rng(state: coalesce ? 5 : 11)
+            func randomDog() -> cs_value { cs_link(dog, Int64.random(in: 0..<Int64(ndogs), using: &rng)) }
+            var before = try db.read { try backlinks($0) }
+            var named: Set<Int64> = []
+            var fired = 0
+            for round in 0..<400 {
+                try db.write { t in
+                    let people = try allKeys(t, person)
+                    for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                        let op = people.isEmpty ? 0 : Int.random(in: 0..<9, using: &rng)
+                        if op == 0 {
+                            // an origin created with links already set
+                            var o = try createObj(t, person)
+                            var v = randomDog()
+                            try must(cs_obj_set(&o, pet, &v))
+                            var l = cs_coll()
+                            try must(cs_coll_open(&o, dogs, &l))
+                            for _ in 0..<Int.random(in: 0...2, using: &rng) {
+                                var x = randomDog()
+                                try must(cs_list_append(&l, &x))
+                            }
+                            continue
+                        }
+                        let p = people.randomElement(using: &rng)!
+                        var o = cs_obj()
+                        guard cs_obj_open(t, person, p, &o) == 0 else { continue }
+                        var l = cs_coll()
+                        var size = 0
+                        switch op {
+                        case 1:
+                            try must(cs_obj_delete(&o))
+                        case 2:
+                            var v = Bool.random(using: &rng) ? randomDog() : cs_null()
+                            try must(cs_obj_set(&o, pet, &v))
+                        case 3:
+                            try must(cs_coll_open(&o, dogs, &l))
+                            var v = randomDog()
+                            try must(cs_list_append(&l, &v))
+                        case 4:
+                            try must(cs_coll_open(&o, dogs, &l))
+                            try must(cs_coll_size(&l, &size))
+                            if size > 0 { try must(cs_list_erase(&l, Int.random(in: 0..<size, using: &rng))) }
+                        case 5:
+                            try must(cs_coll_open(&o, dogs, &l))
+                            try must(cs_coll_size(&l, &size))
+                            if size > 1 {
+                                try must(cs_list_move(&l, Int.random(in: 0..<size, using: &rng), Int.random(in: 0..<size, using: &rng)))
+                            }
+                        case 6:
+                            try must(cs_coll_open(&o, fav, &l))
+                            let key = ["a", "b"].randomElement(using: &rng)!
+                            if Bool.random(using: &rng) {
+                                var v = randomDog()
+                                try must(cs_map_set(&l, key, 1, &v))
+                            } else {
+                                var erased = false
+                                try must(cs_map_erase(&l, key, 1, &erased))
+                            }
+                        case 7:
+                            try must(cs_coll_open(&o, pals, &l))
+                            var v = randomDog(), done = false
+                            if Bool.random(using: &rng) { try must(cs_set_insert(&l, &v, &done)) }
+                            else { try must(cs_set_erase(&l, &v, &done)) }
+                        default:
+                            try must(cs_obj_set_int(&o, n, Int64(round)))
+                            named.insert(p)
+                        }
+                    }
+                }
+                if coalesce && round % 3 != 2 { continue }
+                try advance(notifier!)
+                let after = try db.read { try backlinks($0) }
+                let namers: Set<Int64> = try db.read { t in
+                    try named.reduce(into: Set<Int64>()) { $0.formUnion(try listed(t, $1)) }
+                }
+                let q = try TakenChange(query)
+                var queryMods: [Int] = []
+                for d in 0..<ndogs {
+                    let expected = (0..<links.count).filter { before[d][$0] != after[d][$0] }.map { back[$0] }.sorted()
+                    let got = cs_watch_pending(objectWatches[d]) ? try TakenChange(objectWatches[d]).columns : []
+                    #expect(got == expected, "round \(round) dog \(d): \(before[d]) -> \(after[d])")
+                    fired += got.isEmpty ? 0 : 1
+                    let viaName = before[d][1] != after[d][1] || namers.contains(Int64(d))
+                    let gotName = cs_watch_pending(nameWatches[d]) ? try TakenChange(nameWatches[d]).columns : []
+                    #expect(gotName == (viaName ? [back[1]] : []), "round \(round) dog \(d) (names)")
+                    if before[d][1] != after[d][1] { queryMods.append(d) }
+                }
+                #expect(q.modifications == queryMods && q.insertions.isEmpty && q.deletions.isEmpty, "round \(round)")
+                before = after
+                named = []
+            }
+            #expect(fired > 100)
+            for w in objectWatches + nameWatches + [query] { cs_watch_free(w) }
+        }
+    }
+
     /// The wait returns for a commit and for a wake.
     @Test func waitWakes() throws {
         try withTempDir { dir in

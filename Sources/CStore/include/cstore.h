@@ -1079,7 +1079,10 @@ typedef struct cs_watch cs_watch;
 #define CS_KEYPATH_MAX 4
 
 /** A key path of a watch's filter: columns from the observed objects' table through links.
- *  cols[0] is a column of the observed table; cols[i+1] a column of the table cols[i] links to. */
+ *  cols[0] is a column of the observed table; cols[i+1] a column of the table cols[i] links to.
+ *  A hidden BACKLINK column is a step like a link, to its origin table: it is written when the
+ *  set of objects linking through it changes (the notifier derives that from the origin's link
+ *  column, docs/ARCHITECTURE.md, Change notifications). Default filters leave backlinks out. */
 typedef struct cs_keypath {
     uint32_t cols[CS_KEYPATH_MAX];
     uint32_t n; /* 1..CS_KEYPATH_MAX */

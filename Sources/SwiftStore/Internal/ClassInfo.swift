@@ -12,6 +12,9 @@ final class ClassInfo {
     var columns: [UInt32]
     /// Per property index, for LinkingObjects: the origin table and link column.
     var backlinks: [(table: UInt32, col: UInt32)?]
+    /// Per property index, for LinkingObjects: the core's hidden backlink column of this table
+    /// that mirrors the origin's link column (notification key paths name it); else `CS_NONE`.
+    var backlinkColumns: [UInt32]
     /// Per property index, for links and collections of links: the target class.
     var targets: [ClassInfo?]
     /// Property index per column key.
@@ -51,6 +54,7 @@ final class ClassInfo {
         let copy = ClassInfo(schema: schema, table: table)
         copy.columns = columns
         copy.backlinks = backlinks
+        copy.backlinkColumns = backlinkColumns
         copy.targets = targets
         copy.prepareBindings()
         return copy
@@ -62,6 +66,7 @@ final class ClassInfo {
         isEmbedded = schema.isEmbedded
         columns = Array(repeating: CS_NONE, count: schema.allProperties.count)
         backlinks = Array(repeating: nil, count: schema.allProperties.count)
+        backlinkColumns = Array(repeating: CS_NONE, count: schema.allProperties.count)
         targets = Array(repeating: nil, count: schema.allProperties.count)
     }
 
@@ -71,7 +76,16 @@ final class ClassInfo {
         return columns[i]
     }
 
-    /// The property stored in column `col`.
+    /// The column a notification key path names for the property `name`: its stored column, or
+    /// for a LinkingObjects property its backlink column; nil if there is none.
+    func keyPathColumn(named name: String) -> UInt32? {
+        guard let i = objectSchema.byName[name] else { return nil }
+        let col = objectSchema.allProperties[i].type == .linkingObjects ? backlinkColumns[i] : columns[i]
+        return col != CS_NONE ? col : nil
+    }
+
+    /// The property stored in column `col` (for a hidden backlink column, its LinkingObjects
+    /// property).
     func property(column col: UInt32) -> Property? {
         propertyByColumn[col].map { objectSchema.allProperties[$0] }
     }
@@ -115,6 +129,7 @@ final class ClassInfo {
         for (i, p) in objectSchema.allProperties.enumerated() {
             if p.isPrimary { primaryColumn = columns[i] }
             if columns[i] != CS_NONE { propertyByColumn[columns[i]] = i }
+            if backlinkColumns[i] != CS_NONE { propertyByColumn[backlinkColumns[i]] = i }
             if dynamic { continue }
             if p.legacy {
                 legacyBindings.append((p.offset, columns[i]))

@@ -332,6 +332,21 @@ final class RealmCore {
         return schemas
     }
 
+    /// The hidden column of `table` that holds the backlinks of link column `col` of `origin`,
+    /// or `CS_NONE`.
+    private static func backlinkColumn(_ t: OpaquePointer?, table: UInt32, origin: UInt32, col: UInt32) -> UInt32 {
+        var ti = cs_table_info()
+        guard cs_table_info_get(t, table, &ti) == 0 else { return CS_NONE }
+        for c in 0..<ti.col_slots {
+            var ci = cs_column_info()
+            if cs_column_info_get(t, table, c, &ci) == 0, ci.type == CS_TYPE_BACKLINK, ci.target == origin,
+               ci.origin_col == col {
+                return c
+            }
+        }
+        return CS_NONE
+    }
+
     /// Resolves tables and columns for each class.
     private func bindClasses() {
         for p in nameStrings { free(p) }
@@ -365,6 +380,7 @@ final class RealmCore {
                 if p.type == .linkingObjects, let origin = p.linkOriginPropertyName,
                    let col = target.column(named: origin) {
                     info.backlinks[i] = (target.table, col)
+                    info.backlinkColumns[i] = RealmCore.backlinkColumn(t, table: info.table, origin: target.table, col: col)
                     // The property's name stands for its backlinks in queries.
                     if let name = strdup(p.name) {
                         nameStrings.append(name)

@@ -38,12 +38,9 @@ enum Observation {
                     preconditionFailure("Invalid argument: Property '\(name)' not found in object of type '\(info.objectSchema.className)'"
                                         + " (key path '\(path)')")
                 }
-                let p = info.objectSchema.allProperties[idx]
-                if p.type == .linkingObjects {
-                    preconditionFailure("Invalid argument: key path '\(path)' goes through the LinkingObjects property '\(name)'; "
-                                        + "observing changes through backlinks is not supported yet")
-                }
-                guard let col = info.column(named: name) else {
+                // a LinkingObjects property stands for its backlink column, which leads to the
+                // origin class as a link leads to its target
+                guard let col = info.keyPathColumn(named: name) else {
                     preconditionFailure("Invalid argument: Property '\(name)' not found in object of type '\(info.objectSchema.className)'")
                 }
                 cols.append(col)
@@ -366,8 +363,10 @@ extension Object {
     ///
     /// - Parameters:
     ///   - keyPaths: the properties to watch ("adopted", "siblings" for insertions and
-    ///     deletions in that list, "siblings.name" for those plus the siblings' names); nil:
-    ///     every property of the object itself (shallow).
+    ///     deletions in that list, "siblings.name" for those plus the siblings' names,
+    ///     "owners" for a LinkingObjects property: links to the object added or removed,
+    ///     "owners.name" for those plus the linking objects' names); nil: every property of the
+    ///     object itself (shallow, backlinks left out).
     ///   - queue: a serial queue to call `block` on (with the object read from a Realm
     ///     confined to it); nil: the registering thread's run loop.
     /// - Returns: a token; notifications stop when it is invalidated or released.
