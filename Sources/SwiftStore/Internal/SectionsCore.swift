@@ -258,9 +258,10 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
 /// order), where reading them in results order would descend the tree for each one.
 enum KeyOrder {
     /// The positions of `keys` in ascending key order, with the keys in that order, or nil when
-    /// `keys` is ascending already. An LSD radix sort on the keys' offsets from the smallest,
-    /// 11 bits a pass, as many passes as the largest offset needs (two for 4 million
-    /// consecutive keys).
+    /// `keys` is ascending already. Keys within a range under twice their count are placed by
+    /// their offsets in a table of the range (one pass); others by an LSD radix sort on the
+    /// keys' offsets from the smallest, 11 bits a pass, as many passes as the largest offset
+    /// needs (two for 4 million consecutive keys).
     static func ascending(_ keys: [Int64]) -> (positions: [Int32], keys: [Int64])? {
         let n = keys.count
         guard n > 1, n <= Int(Int32.max) else { return nil }
@@ -272,6 +273,18 @@ enum KeyOrder {
             if k > hi { hi = k }
         }
         if sorted { return nil }
+        if UInt64(bitPattern: hi &- lo) < UInt64(n) * 2 {
+            // keys spread over less than twice their count (a table whose keys were given in
+            // order, with few deleted): each key's slot in a table of the range, then the range
+            // read in order
+            return denseAscending(keys, lo: lo, span: Int(hi - lo) + 1)
+        }
+        return radixAscending(keys, lo: lo, hi: hi)
+    }
+
+    /// `ascending` by an LSD radix sort of the keys' offsets from `lo` (`hi` the largest key).
+    static func radixAscending(_ keys: [Int64], lo: Int64, hi: Int64) -> (positions: [Int32], keys: [Int64]) {
+        let n = keys.count
         let bits = 64 - UInt64(bitPattern: hi &- lo).leadingZeroBitCount
         let digit = 11, mask = UInt64(1 << 11 - 1)
         var pos = [Int32](unsafeUninitializedCapacity: n) { b, c in
@@ -314,6 +327,36 @@ enum KeyOrder {
             shift += digit
         }
         return (pos, off.map { Int64(bitPattern: $0) &+ lo })
+    }
+
+    /// `ascending` for distinct keys within `lo ..< lo + span`: the position of each key put
+    /// at its offset in a table of `span` slots (-1 for an absent key), then the table read in
+    /// order. Keys that repeat (results never list an object twice) fall back to the sort.
+    static func denseAscending(_ keys: [Int64], lo: Int64, span: Int) -> (positions: [Int32], keys: [Int64])? {
+        let n = keys.count
+        var slot = [Int32](repeating: -1, count: span)
+        let distinct = slot.withUnsafeMutableBufferPointer { s in
+            keys.withUnsafeBufferPointer { k in
+                for i in 0..<n {
+                    let at = Int(k[i] &- lo)
+                    if s[at] >= 0 { return false }
+                    s[at] = Int32(i)
+                }
+                return true
+            }
+        }
+        guard distinct else { return radixAscending(keys, lo: lo, hi: lo &+ Int64(span - 1)) }
+        var pos = [Int32]()
+        var ascending = [Int64]()
+        pos.reserveCapacity(n)
+        ascending.reserveCapacity(n)
+        slot.withUnsafeBufferPointer { s in
+            for at in 0..<span where s[at] >= 0 {
+                pos.append(s[at])
+                ascending.append(lo &+ Int64(at))
+            }
+        }
+        return (pos, ascending)
     }
 
     /// `value(key)` for the element with each key of `keys` (results order), called in
