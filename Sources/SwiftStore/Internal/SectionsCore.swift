@@ -213,14 +213,19 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         let exact = ObjectIdentifier(info.objectSchema.objectClass) == ObjectIdentifier(Element.self)
         let reusable = exact && info.reusesAccessors
         let txn = core.txn
-        var cursor = cs_obj()
+        // the previous element's accessor, in memory of its own: a captured variable would be
+        // boxed and checked for exclusive access on every element
+        let cursor = UnsafeMutablePointer<cs_obj>.allocate(capacity: 1)
+        cursor.initialize(to: cs_obj())
+        defer { cursor.deallocate() }
         var spare: ObjectBase?
+        let table = info.table
         /// The accessor of the object with key `key`, moved from the previous one.
         func accessor(_ key: Int64) -> cs_obj {
             var c = cs_obj()
-            cs_obj_prepare(txn, info.table, key, &cursor, &c)
+            cs_obj_prepare(txn, table, key, cursor, &c)
             if c.leaf == nil { _ = cs_obj_exists(&c) }
-            cursor = c
+            cursor.pointee = c
             return c
         }
         let sectionKeys: [Key]
