@@ -44,6 +44,23 @@ import TestSupport
         }
         #expect(values == mixed.map { $0 * 2 }, "\(what)")
         #expect(visited == want.keys, "\(what): visited in key order")
+        // collectInVisitOrder keeps the values in visit order and says where each position's is
+        visited = []
+        let (inVisit, index) = KeyOrder.collectInVisitOrder(mixed) { k in
+            visited.append(k)
+            return k * 3
+        }
+        #expect(visited == want.keys, "\(what): visited in key order")
+        #expect(inVisit == want.keys.map { $0 * 3 }, "\(what)")
+        let ix = try #require(index, "\(what)")
+        #expect(mixed.indices.map { inVisit[Int(ix[$0])] } == mixed.map { $0 * 3 }, "\(what)")
+    }
+
+    @Test func keysInOrderAreVisitedInPlace() {
+        let keys = Array(Int64(10)..<60)
+        let (values, index) = KeyOrder.collectInVisitOrder(keys) { $0 + 1 }
+        #expect(values == keys.map { $0 + 1 })
+        #expect(index == nil)
     }
 
     @Test func keysInOrderNeedNoVisitOrder() {

@@ -228,16 +228,16 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
             cursor.pointee = c
             return c
         }
-        let sectionKeys: [Key]
+        let sectionKeys: (values: [Key], index: [Int32]?)
         if let (name, read) = keyColumn, let col = info.column(named: name) {
             // the property's column (no key path applied, no block run)
-            sectionKeys = KeyOrder.collect(keys) { k in
+            sectionKeys = KeyOrder.collectInVisitOrder(keys) { k in
                 let c = accessor(k)
                 if let s = spare { s.cobj = c } else { spare = core.object(info, accessor: c) }
                 return read(spare!, col)
             }
         } else {
-            sectionKeys = KeyOrder.collect(keys) { k in
+            sectionKeys = KeyOrder.collectInVisitOrder(keys) { k in
                 let c = accessor(k)
                 if reusable, let s = spare {
                     s.cobj = c
@@ -255,7 +255,11 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
                 return key
             }
         }
-        return SectionLayout(keys: sectionKeys)
+        guard let index = sectionKeys.index else { return SectionLayout(keys: sectionKeys.values) }
+        let values = sectionKeys.values
+        return index.withUnsafeBufferPointer { ix in
+            values.withUnsafeBufferPointer { v in SectionLayout(count: ix.count) { v[Int(ix[$0])] } }
+        }
     }
 }
 
@@ -362,6 +366,23 @@ enum KeyOrder {
             }
         }
         return (pos, ascending)
+    }
+
+    /// `value(key)` for the element with each key of `keys` (results order), called in
+    /// ascending key order and kept in that order, with, for each position of the results, the
+    /// index of its value (nil when the keys are ascending: the orders are the same). The
+    /// values are stored one after the other and read back by position: storing each value at
+    /// its element's position instead scatters the stores over the whole array, and each
+    /// store that misses the cache holds up the stores behind it.
+    static func collectInVisitOrder<T>(_ keys: [Int64], _ value: (Int64) -> T) -> (values: [T], index: [Int32]?) {
+        guard let (visit, ascending) = KeyOrder.ascending(keys) else { return (keys.map(value), nil) }
+        var index = [Int32](repeating: 0, count: keys.count)
+        index.withUnsafeMutableBufferPointer { ix in
+            visit.withUnsafeBufferPointer { v in
+                for j in 0..<v.count { ix[Int(v[j])] = Int32(j) }
+            }
+        }
+        return (ascending.map(value), index)
     }
 
     /// `value(key)` for the element with each key of `keys` (results order), called in
