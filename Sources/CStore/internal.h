@@ -223,6 +223,12 @@ typedef struct txn_rcache {
     uint32_t ri_table;     /* ... that index's table */
     uint32_t ri_col;       /* ... and column */
     ref_t ri_root;         /* ... its root */
+    const void *pk_leaf;   /* the cluster leaf whose keys node pk_keys is (obj.c, cs_obj_prepare) */
+    uint64_t pk_epoch;     /* ... the epoch it was checked in */
+    node_hdr *pk_keys;     /* ... that keys node, checked */
+    ref_t sl_ref;          /* the last string leaf opened (leaf.c, str_get), 0 = none */
+    uint64_t sl_epoch;     /* ... the epoch it was opened in */
+    node_hdr *sl_part[4];  /* ... its checked parts: top, ends, data, bigs (NULL when absent) */
 } txn_rcache;
 
 typedef struct freed_node {

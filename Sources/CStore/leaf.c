@@ -154,10 +154,36 @@ static int str_make(cs_txn *t, bool nullable, uint64_t n, ref_t *out)
     return CS_OK;
 }
 
+/* str_open through the read cache: a pass reading one string column row by row opens each
+ * leaf once. In a read transaction a ref names the same immutable node for an epoch, so the
+ * parts checked for `r` stay valid while the ref and epoch match (none is cached while
+ * writing: txn_read_cache is NULL then). */
+static int str_open_cached(cs_txn *t, ref_t r, str_leaf *o)
+{
+    txn_rcache *cc = txn_read_cache(t);
+    if (cc && r && cc->sl_ref == r && cc->sl_epoch == t->epoch) {
+        o->top = cc->sl_part[0];
+        o->ends = cc->sl_part[1];
+        o->data = cc->sl_part[2];
+        o->bigs = cc->sl_part[3];
+        return CS_OK;
+    }
+    TRY(str_open(t, r, o));
+    if (cc) {
+        cc->sl_ref = r;
+        cc->sl_epoch = t->epoch;
+        cc->sl_part[0] = o->top;
+        cc->sl_part[1] = o->ends;
+        cc->sl_part[2] = o->data;
+        cc->sl_part[3] = o->bigs;
+    }
+    return CS_OK;
+}
+
 static int str_get(cs_txn *t, ref_t r, uint64_t i, cs_type type, cs_value *out, uint64_t *bigref)
 {
     str_leaf L;
-    TRY(str_open(t, r, &L));
+    TRY(str_open_cached(t, r, &L));
     if (i >= L.ends->count) return CORRUPT("string leaf index %llu past %u", (unsigned long long)i, L.ends->count);
     if (bigref) *bigref = 0;
     if (node_is_null(L.ends, i)) {

@@ -72,7 +72,20 @@ void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint
     if (!hint || hint->txn != txn || hint->table != table || !hint->leaf || hint->epoch != txn->epoch) return;
     node_hdr *leaf = (node_hdr *)hint->leaf;
     node_hdr *keys;
-    if (leaf->count < 1 || node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return;
+    if (leaf->count < 1) return;
+    /* a pass in key order stays in one leaf for many objects: its keys node is checked once
+     * (the read cache holds for the epoch, as cs_obj_get_int's column nodes do) */
+    txn_rcache *cc = txn_read_cache(txn);
+    if (cc && cc->pk_leaf == leaf && cc->pk_epoch == txn->epoch) {
+        keys = cc->pk_keys;
+    } else {
+        if (node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return;
+        if (cc) {
+            cc->pk_leaf = leaf;
+            cc->pk_epoch = txn->epoch;
+            cc->pk_keys = keys;
+        }
+    }
     uint32_t row = hint->row + 1;
     if (row >= keys->count || node_get_int(keys, row) != key) return;
     out->leaf = leaf;

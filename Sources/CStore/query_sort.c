@@ -23,6 +23,7 @@
  * a merge sort that takes the left item on a tie.
  */
 #include "query_int.h"
+#include "cluster.h"
 
 #include <math.h>
 
@@ -199,7 +200,13 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         /* positioned from the previous object: a pass in key order needs no tree descent */
         cs_obj_prepare(q->txn, q->table, keys[i], i ? &prev : NULL, &o);
         cs_value v;
-        rc = cs_obj_get(&o, col, &v);
+        /* positioned: the value straight from the leaf (the column is the query's bound one,
+         * of a scalar type, so cs_obj_get's column lookup and link check add nothing); the first
+         * object of each leaf goes through cs_obj_get, which descends and positions it */
+        if (o.leaf && o.epoch == q->txn->epoch)
+            rc = cluster_leaf_get(q->txn, (node_hdr *)o.leaf, o.row, c, col, &v);
+        else
+            rc = cs_obj_get(&o, col, &v);
         prev = o;
         memset(&items[i], 0, sizeof items[i]);
         items[i].key = keys[i];

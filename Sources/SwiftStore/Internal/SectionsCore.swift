@@ -213,26 +213,31 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         let exact = ObjectIdentifier(info.objectSchema.objectClass) == ObjectIdentifier(Element.self)
         let reusable = exact && info.reusesAccessors
         let txn = core.txn
-        var cursor = cs_obj()
+        // the previous element's accessor, in memory of its own: a captured variable would be
+        // boxed and checked for exclusive access on every element
+        let cursor = UnsafeMutablePointer<cs_obj>.allocate(capacity: 1)
+        cursor.initialize(to: cs_obj())
+        defer { cursor.deallocate() }
         var spare: ObjectBase?
+        let table = info.table
         /// The accessor of the object with key `key`, moved from the previous one.
         func accessor(_ key: Int64) -> cs_obj {
             var c = cs_obj()
-            cs_obj_prepare(txn, info.table, key, &cursor, &c)
+            cs_obj_prepare(txn, table, key, cursor, &c)
             if c.leaf == nil { _ = cs_obj_exists(&c) }
-            cursor = c
+            cursor.pointee = c
             return c
         }
-        let sectionKeys: [Key]
+        let sectionKeys: (values: [Key], index: [Int32]?)
         if let (name, read) = keyColumn, let col = info.column(named: name) {
             // the property's column (no key path applied, no block run)
-            sectionKeys = KeyOrder.collect(keys) { k in
+            sectionKeys = KeyOrder.collectInVisitOrder(keys) { k in
                 let c = accessor(k)
                 if let s = spare { s.cobj = c } else { spare = core.object(info, accessor: c) }
                 return read(spare!, col)
             }
         } else {
-            sectionKeys = KeyOrder.collect(keys) { k in
+            sectionKeys = KeyOrder.collectInVisitOrder(keys) { k in
                 let c = accessor(k)
                 if reusable, let s = spare {
                     s.cobj = c
@@ -250,7 +255,11 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
                 return key
             }
         }
-        return SectionLayout(keys: sectionKeys)
+        guard let index = sectionKeys.index else { return SectionLayout(keys: sectionKeys.values) }
+        let values = sectionKeys.values
+        return index.withUnsafeBufferPointer { ix in
+            values.withUnsafeBufferPointer { v in SectionLayout(count: ix.count) { v[Int(ix[$0])] } }
+        }
     }
 }
 
@@ -258,9 +267,10 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
 /// order), where reading them in results order would descend the tree for each one.
 enum KeyOrder {
     /// The positions of `keys` in ascending key order, with the keys in that order, or nil when
-    /// `keys` is ascending already. An LSD radix sort on the keys' offsets from the smallest,
-    /// 11 bits a pass, as many passes as the largest offset needs (two for 4 million
-    /// consecutive keys).
+    /// `keys` is ascending already. Keys within a range under twice their count are placed by
+    /// their offsets in a table of the range (one pass); others by an LSD radix sort on the
+    /// keys' offsets from the smallest, 11 bits a pass, as many passes as the largest offset
+    /// needs (two for 4 million consecutive keys).
     static func ascending(_ keys: [Int64]) -> (positions: [Int32], keys: [Int64])? {
         let n = keys.count
         guard n > 1, n <= Int(Int32.max) else { return nil }
@@ -272,6 +282,18 @@ enum KeyOrder {
             if k > hi { hi = k }
         }
         if sorted { return nil }
+        if UInt64(bitPattern: hi &- lo) < UInt64(n) * 2 {
+            // keys spread over less than twice their count (a table whose keys were given in
+            // order, with few deleted): each key's slot in a table of the range, then the range
+            // read in order
+            return denseAscending(keys, lo: lo, span: Int(hi - lo) + 1)
+        }
+        return radixAscending(keys, lo: lo, hi: hi)
+    }
+
+    /// `ascending` by an LSD radix sort of the keys' offsets from `lo` (`hi` the largest key).
+    static func radixAscending(_ keys: [Int64], lo: Int64, hi: Int64) -> (positions: [Int32], keys: [Int64]) {
+        let n = keys.count
         let bits = 64 - UInt64(bitPattern: hi &- lo).leadingZeroBitCount
         let digit = 11, mask = UInt64(1 << 11 - 1)
         var pos = [Int32](unsafeUninitializedCapacity: n) { b, c in
@@ -314,6 +336,53 @@ enum KeyOrder {
             shift += digit
         }
         return (pos, off.map { Int64(bitPattern: $0) &+ lo })
+    }
+
+    /// `ascending` for distinct keys within `lo ..< lo + span`: the position of each key put
+    /// at its offset in a table of `span` slots (-1 for an absent key), then the table read in
+    /// order. Keys that repeat (results never list an object twice) fall back to the sort.
+    static func denseAscending(_ keys: [Int64], lo: Int64, span: Int) -> (positions: [Int32], keys: [Int64])? {
+        let n = keys.count
+        var slot = [Int32](repeating: -1, count: span)
+        let distinct = slot.withUnsafeMutableBufferPointer { s in
+            keys.withUnsafeBufferPointer { k in
+                for i in 0..<n {
+                    let at = Int(k[i] &- lo)
+                    if s[at] >= 0 { return false }
+                    s[at] = Int32(i)
+                }
+                return true
+            }
+        }
+        guard distinct else { return radixAscending(keys, lo: lo, hi: lo &+ Int64(span - 1)) }
+        var pos = [Int32]()
+        var ascending = [Int64]()
+        pos.reserveCapacity(n)
+        ascending.reserveCapacity(n)
+        slot.withUnsafeBufferPointer { s in
+            for at in 0..<span where s[at] >= 0 {
+                pos.append(s[at])
+                ascending.append(lo &+ Int64(at))
+            }
+        }
+        return (pos, ascending)
+    }
+
+    /// `value(key)` for the element with each key of `keys` (results order), called in
+    /// ascending key order and kept in that order, with, for each position of the results, the
+    /// index of its value (nil when the keys are ascending: the orders are the same). The
+    /// values are stored one after the other and read back by position: storing each value at
+    /// its element's position instead scatters the stores over the whole array, and each
+    /// store that misses the cache holds up the stores behind it.
+    static func collectInVisitOrder<T>(_ keys: [Int64], _ value: (Int64) -> T) -> (values: [T], index: [Int32]?) {
+        guard let (visit, ascending) = KeyOrder.ascending(keys) else { return (keys.map(value), nil) }
+        var index = [Int32](repeating: 0, count: keys.count)
+        index.withUnsafeMutableBufferPointer { ix in
+            visit.withUnsafeBufferPointer { v in
+                for j in 0..<v.count { ix[Int(v[j])] = Int32(j) }
+            }
+        }
+        return (ascending.map(value), index)
     }
 
     /// `value(key)` for the element with each key of `keys` (results order), called in
