@@ -332,11 +332,28 @@ enum QueryOps {
     }
 
     static func index<C: RealmCollection>(_ c: C, matching text: String, _ args: [Any]) -> Int? {
+        if c._rlmQueryRoot == nil { return unmanagedIndex(c._rlmUnmanagedElements, matching: text, args) }
         let base = c.managedRoot
         let matches: Results<C.Element>
         do { matches = try filter(base, text, args) } catch { preconditionFailure("\(error)") }
         let wanted = Set(matches.base.currentKeys())
         return base.currentKeys().firstIndex { wanted.contains($0) }
+    }
+
+    /// The first unmanaged element matching a predicate (RealmSwift evaluates it per element;
+    /// an empty collection answers nil without reading the predicate). Elements that are not
+    /// objects keep the message of the managed-only path.
+    static func unmanagedIndex<E: RealmCollectionValue>(_ elements: [E], matching text: String, _ args: [Any]) -> Int? {
+        if elements.isEmpty { return nil }
+        guard let type = (E.self as? any _RealmSchemaDiscoverable.Type)?._rlmShape.objectType, isObjectElement(E.self) else {
+            preconditionFailure("This method may only be called on RLMArray instances retrieved from an RLMRealm")
+        }
+        let query: UnmanagedQuery
+        do { query = try UnmanagedQuery(type, text, args) } catch { preconditionFailure("\(error)") }
+        return elements.firstIndex { e in
+            guard let o = KeyValueCoding.unwrap(e) as? ObjectBase else { return false }
+            return query.matches(o)
+        }
     }
 
     /// An aggregate in the core (managed) or over the elements (unmanaged).
