@@ -619,6 +619,22 @@ int cs_query_match_source(cs_query *q, const cs_query_source *src, int64_t handl
     return query_eval(q->txn, src, q->parsed->pred, &o, NULL, out);
 }
 
+int cs_query_new_values(cs_txn *txn, cs_type elem_type, const char *text, size_t len, const cs_value *args,
+                        size_t nargs, const cs_name_map *names, cs_query **out)
+{
+    *out = NULL;
+    return query_make(txn, CS_NONE, QR_VALUES, text, len, args, nargs, names, NULL, NULL, CS_NONE, elem_type, out);
+}
+
+int cs_query_match_value(cs_query *q, const cs_value *value, bool *out)
+{
+    *out = false;
+    if (q->root != QR_VALUES || q->coll.obj.txn || !value)
+        return cs_fail(CS_MISUSE, 0, "cs_query_match_value needs a query made with cs_query_new_values and a value");
+    TRY(query_rebind(q));
+    return query_eval(q->txn, NULL, q->parsed->pred, NULL, value, out);
+}
+
 int cs_query_last_plan(const cs_query *q, cs_query_plan *out)
 {
     if (!q || !out) return cs_fail(CS_MISUSE, 0, "cs_query_last_plan: query and out are required");

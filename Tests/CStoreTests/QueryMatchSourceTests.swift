@@ -119,6 +119,53 @@ struct QueryMatchSourceTests {
         }
     }
 
+    /// cs_query_new_values + cs_query_match_value against a query over each dog's scores and
+    /// labels (a collection of values of the same element type).
+    @Test func valuesMatchAsTheCollectionQueryMatchesThem() throws {
+        let cases: [(String, cs_type, String)] = [
+            ("scores", CS_TYPE_INT, "self > 2"), ("scores", CS_TYPE_INT, "self BETWEEN {0, 5}"),
+            ("scores", CS_TYPE_INT, "self IN {1, 100}"), ("scores", CS_TYPE_INT, "NOT (self == 5) AND self < 50"),
+            ("scores", CS_TYPE_INT, "self == 2.0"), ("labels", CS_TYPE_STRING, "self ==[c] 'X'"),
+            ("labels", CS_TYPE_STRING, "self BEGINSWITH 'x' OR self == nil"),
+        ]
+        try withDogs { f in
+            for (column, type, text) in cases {
+                let bytes = Array(text.utf8)
+                var values: OpaquePointer?
+                try must(cs_query_new_values(f.txn, type, text, bytes.count, nil, 0, nil, &values), "values \(text)")
+                defer { cs_query_free(values) }
+                for key in f.d {
+                    var o = cs_obj()
+                    try must(cs_obj_open(f.txn, f.dog, key, &o), "open")
+                    var c = cs_coll()
+                    try must(cs_coll_open(&o, f.cols[column]!, &c), "coll")
+                    var q: OpaquePointer?
+                    try must(cs_query_new_coll(&c, text, bytes.count, nil, 0, &q), "coll \(text)")
+                    defer { cs_query_free(q) }
+                    let expected = Set(try keysOf(q!, text))
+                    var n = 0
+                    try must(cs_coll_size(&c, &n), "size")
+                    var got: Set<Int64> = []
+                    for i in 0..<n {
+                        var v = cs_value()
+                        try must(cs_list_get(&c, i, &v), "get")
+                        var r = false
+                        try must(cs_query_match_value(values, &v, &r), "match \(text)")
+                        if r { got.insert(Int64(i)) }
+                    }
+                    #expect(got == expected, "\(column) \(text): \(got.sorted()) vs \(expected.sorted())")
+                }
+            }
+            var q: OpaquePointer?
+            try must(cs_query_new(f.txn, f.dog, "age > 1", 7, nil, 0, &q), "table query")
+            defer { cs_query_free(q) }
+            var v = cs_int(1)
+            var r = true
+            #expect(cs_query_match_value(q, &v, &r) == Int32(CS_MISUSE))
+            #expect(!r)
+        }
+    }
+
     @Test func aSourceErrorIsReturnedAndMisuseIsRefused() throws {
         try withDogs { f in
             var failing = cs_query_source(

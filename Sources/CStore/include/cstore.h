@@ -984,6 +984,17 @@ typedef struct cs_query_source {
  */
 int cs_query_match_source(cs_query *q, const cs_query_source *src, int64_t handle, bool *out);
 
+/**
+ * A query over values of type `elem_type` that are not in the file (an unmanaged List of values),
+ * parsed and type checked exactly as cs_query_new_coll's query over a collection of that element
+ * type (`self` names the value). Run it with cs_query_match_value.
+ */
+int cs_query_new_values(cs_txn *txn, cs_type elem_type, const char *text, size_t len, const cs_value *args,
+                        size_t nargs, const cs_name_map *names, cs_query **out);
+/** Whether the predicate of `q` (made with cs_query_new_values) holds for `value`. CS_MISUSE for
+ *  another kind of query. */
+int cs_query_match_value(cs_query *q, const cs_value *value, bool *out);
+
 /** Checks the syntax of a query with `nargs` arguments without a schema (CS_QUERY + message). */
 int cs_query_check(const char *text, size_t len, size_t nargs);
 
