@@ -341,12 +341,16 @@ enum QueryOps {
     }
 
     /// The first unmanaged element matching a predicate (RealmSwift evaluates it per element;
-    /// an empty collection answers nil without reading the predicate). Elements that are not
-    /// objects keep the message of the managed-only path.
+    /// an empty collection answers nil without reading the predicate). For values, `self`
+    /// names the element, as in a managed collection of values.
     static func unmanagedIndex<E: RealmCollectionValue>(_ elements: [E], matching text: String, _ args: [Any]) -> Int? {
         if elements.isEmpty { return nil }
-        guard let type = (E.self as? any _RealmSchemaDiscoverable.Type)?._rlmShape.objectType, isObjectElement(E.self) else {
-            preconditionFailure("This method may only be called on RLMArray instances retrieved from an RLMRealm")
+        let shape = (E.self as? any _RealmSchemaDiscoverable.Type)?._rlmShape
+        guard let type = shape?.objectType, isObjectElement(E.self) else {
+            guard let shape else { preconditionFailure("index(matching:) cannot evaluate elements of type \(E.self)") }
+            let query: UnmanagedQuery
+            do { query = try UnmanagedQuery(values: shape.type, text, args) } catch { preconditionFailure("\(error)") }
+            return elements.firstIndex { query.matches(value: $0._rlmEncode().value) }
         }
         let query: UnmanagedQuery
         do { query = try UnmanagedQuery(type, text, args) } catch { preconditionFailure("\(error)") }

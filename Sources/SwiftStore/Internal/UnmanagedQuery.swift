@@ -47,8 +47,33 @@ final class UnmanagedQuery {
         query = q
     }
 
+    /// Parses `text` with `args` for values of `type` (an unmanaged List of values, where
+    /// `self` names the element); the parser's message on failure.
+    init(values type: PropertyType, _ text: String, _ args: [Any]) throws {
+        realm = try Self.scratchRealm(for: nil)
+        core = realm.core
+        arena = try QueryArguments(args, core: core, objectLink: { [unowned self] in self.link($0) })
+        var q: OpaquePointer?
+        var rc: Int32 = 0
+        var failure = ""
+        arena.values.withUnsafeBufferPointer { a in
+            rc = cs_query_new_values(core.txn, CoreType.core(type), text, text.utf8.count, a.baseAddress, a.count, nil, &q)
+            if rc != 0 { failure = CoreCall.lastMessage }
+        }
+        if rc != 0 { throw Realm.Error(.invalidInput, failure) }
+        query = q
+    }
+
     deinit {
         if let query { cs_query_free(query) }
+    }
+
+    /// Whether the predicate of a query over values holds for `value`.
+    func matches(value: StoredValue) -> Bool {
+        var v = cValue(value)
+        var result = false
+        CoreCall.must(cs_query_match_value(query, &v, &result), "Evaluating a predicate")
+        return result
     }
 
     /// Whether the predicate holds for `object`.
@@ -149,8 +174,8 @@ final class UnmanagedQuery {
 
     private static let configurations = Locked<[ObjectIdentifier: Realm.Configuration]>([:])
 
-    /// The calling thread's scratch Realm for objects of `type`.
-    private static func scratchRealm(for type: ObjectBase.Type) throws -> Realm {
+    /// The calling thread's scratch Realm for objects of `type` (nil: values, no classes).
+    private static func scratchRealm(for type: ObjectBase.Type?) throws -> Realm {
         let key = "SwiftStore.UnmanagedQuery.scratch"
         let cache: ScratchRealms
         if let c = Thread.current.threadDictionary[key] as? ScratchRealms {
@@ -159,9 +184,11 @@ final class UnmanagedQuery {
             cache = ScratchRealms()
             Thread.current.threadDictionary[key] = cache
         }
-        let id = ObjectIdentifier(type)
+        let id = ObjectIdentifier(type ?? ObjectBase.self)
         if let realm = cache.byType[id] { return realm }
-        let config = configurations.withLock { $0[id] } ?? scratchConfiguration(for: type)
+        let config = configurations.withLock { $0[id] }
+            ?? type.map(scratchConfiguration(for:))
+            ?? Realm.Configuration(inMemoryIdentifier: "SwiftStore.unmanaged-query.values", objectTypes: [])
         configurations.withLock { $0[id] = config }
         let realm = try Realm(configuration: config)
         cache.byType[id] = realm

@@ -144,6 +144,45 @@ private func makeItems(_ n: Int, seed: String) -> [CfPredItem] {
     }
 }
 
+final class CfPredValues: Object {
+    @Persisted var ints: List<Int>
+    @Persisted var optInts: List<Int?>
+    @Persisted var strings: List<String>
+    @Persisted var optStrings: List<String?>
+    @Persisted var doubles: List<Double>
+    @Persisted var dates: List<Date>
+    @Persisted var decimals: List<Decimal128>
+    @Persisted var anys: List<AnyRealmValue>
+
+    /// index(matching:) on the list named `name`.
+    func index(_ name: String, _ p: SwiftStore.NSPredicate) -> Int? {
+        switch name {
+        case "ints": return ints.index(matching: p)
+        case "optInts": return optInts.index(matching: p)
+        case "strings": return strings.index(matching: p)
+        case "optStrings": return optStrings.index(matching: p)
+        case "doubles": return doubles.index(matching: p)
+        case "dates": return dates.index(matching: p)
+        case "decimals": return decimals.index(matching: p)
+        default: return anys.index(matching: p)
+        }
+    }
+}
+
+nonisolated(unsafe) private let valuePredicates: [(String, String, [Any])] = [
+    ("ints", "self > 3", []), ("ints", "self BETWEEN {2, 5}", []), ("ints", "self IN {1, 4}", []),
+    ("ints", "self == %@", [3]), ("ints", "NOT (self == 2)", []), ("ints", "self < %@", [2.5]),
+    ("optInts", "self == nil", []), ("optInts", "self != nil AND self < 3", []), ("optInts", "self >= 2", []),
+    ("strings", "self BEGINSWITH[c] 'a'", []), ("strings", "self LIKE '*b'", []), ("strings", "self ==[cd] 'eb'", []),
+    ("strings", "self > 'b'", []), ("strings", "self CONTAINS 'z'", []), ("strings", "self IN {'ab', 'Zed'}", []),
+    ("optStrings", "self == nil", []), ("optStrings", "self ENDSWITH 'b'", []), ("optStrings", "self !=[c] 'AB'", []),
+    ("doubles", "self > 1.5", []), ("doubles", "self == 2", []), ("doubles", "self BETWEEN {0.5, 1.5}", []),
+    ("dates", "self > %@", [dateA]), ("dates", "self == %@", [dateB]),
+    ("decimals", "self > 2.5", []), ("decimals", "self == %@", [Decimal128(3)]),
+    ("anys", "self == 3", []), ("anys", "self == 'ab'", []), ("anys", "self ==[c] 'AB'", []), ("anys", "self == nil", []),
+    ("anys", "self > 1.5", []), ("anys", "self.@type == 'string'", []),
+]
+
 @Suite("Conformance: index(matching:) on unmanaged collections")
 struct UnmanagedIndexMatchingConformanceTests {
     /// For each predicate: which elements match (each alone in a list) and the first match in
@@ -202,6 +241,51 @@ struct UnmanagedIndexMatchingConformanceTests {
             list.index(matching: { $0.dec.contains(2...3) }),
             list.index(matching: { ($0.links.score > 2).count > 1 }),
         ]
+    }
+
+    /// Lists of values: `self` names the element, as on a managed list.
+    @Test func unmanagedListsOfValuesMatchExactlyAsManagedOnes() throws {
+        var rng = SeededRNG(seed: stableSeed("unmanaged-index-matching-values"))
+        let words = ["ab", "AB", "éb", "Eb", "b", "z", "abz", "", "Zed"]
+        func fill(_ h: CfPredValues, _ n: Int) {
+            for _ in 0..<n {
+                h.ints.append(Int.random(in: 0...6, using: &rng))
+                h.optInts.append(Bool.random(using: &rng) ? nil : Int.random(in: 0...4, using: &rng))
+                h.strings.append(words.randomElement(using: &rng)!)
+                h.optStrings.append(Bool.random(using: &rng) ? nil : words.randomElement(using: &rng)!)
+                h.doubles.append(Double(Int.random(in: 0...6, using: &rng)) / 2)
+                h.dates.append([dateA, dateB, Date(timeIntervalSince1970: 0)].randomElement(using: &rng)!)
+                h.decimals.append(Decimal128(floatLiteral: Double(Int.random(in: 0...8, using: &rng)) / 2))
+                h.anys.append([.none, .int(3), .int(1), .string("ab"), .string("Ab"), .double(2.5),
+                               .bool(true)].randomElement(using: &rng)!)
+            }
+        }
+        let singles = (0..<40).map { _ -> CfPredValues in
+            let h = CfPredValues()
+            fill(h, 1)
+            return h
+        }
+        let all = CfPredValues()
+        fill(all, 30)
+        func answers() -> [[Int?]] {
+            valuePredicates.map { (list, text, args) in
+                let p = NSPredicate(format: text, argumentArray: args)
+                return singles.map { $0.index(list, p) } + [all.index(list, p)]
+            }
+        }
+        let unmanaged = answers()
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CfPredValues.self]))
+        try realm.write {
+            realm.add(singles)
+            realm.add(all)
+        }
+        let managed = answers()
+        for (i, (list, text, _)) in valuePredicates.enumerated() {
+            #expect(unmanaged[i] == managed[i], "\(list): \(text)")
+        }
+        let discriminating = managed.filter { row in Set(row.dropLast().map { $0 != nil }).count == 2 }.count
+        #expect(discriminating > valuePredicates.count * 3 / 4)
     }
 
     @Test func anyRealmCollectionOverAnUnmanagedListEvaluates() {
