@@ -114,24 +114,27 @@ final class UnmanagedQuery {
         return h
     }
 
-    /// An object as a link value: its class's table in the scratch schema and its handle.
-    private func link(_ object: ObjectBase) -> cs_value {
-        let type = object.info?.objectSchema.objectClass ?? Swift.type(of: object)
-        return cs_link(core.info(for: type).table, handle(object))
+    /// The object's class in the scratch schema, or nil for a class the predicate's classes do
+    /// not reach (an object held by an AnyRealmValue, an object argument of another class).
+    private func info(_ object: ObjectBase) -> ClassInfo? {
+        core.info(named: object.objectSchema.className)
     }
 
-    /// The property of the object behind `handle` stored in scratch column `col`.
-    private func property(_ handle: Int64, _ col: UInt32) -> (ObjectBase, Property) {
+    /// An object as a link value: its class's table in the scratch schema (CS_NONE for a class
+    /// outside it, which equals no element) and its handle.
+    private func link(_ object: ObjectBase) -> cs_value {
+        cs_link(info(object)?.table ?? CS_NONE, handle(object))
+    }
+
+    /// The property of the object behind `handle` stored in scratch column `col`, or nil.
+    private func property(_ handle: Int64, _ col: UInt32) -> (ObjectBase, Property)? {
         let object = objects[Int(handle)]
-        let type = object.info?.objectSchema.objectClass ?? Swift.type(of: object)
-        guard let p = core.info(for: type).property(column: col) else {
-            preconditionFailure("A predicate read column \(col), which \(type) does not have")
-        }
+        guard let p = info(object)?.property(column: col) else { return nil }
         return (object, p)
     }
 
     private func value(_ handle: Int64, _ col: UInt32) -> cs_value {
-        let (object, p) = property(handle, col)
+        guard let (object, p) = property(handle, col) else { return cs_null() }
         return cValue(KeyValueCoding.value(object, forKey: p.name))
     }
 
@@ -155,9 +158,9 @@ final class UnmanagedQuery {
     private func entries(_ handle: Int64, _ col: UInt32) -> [(key: cs_value, value: cs_value)] {
         let key = Key(handle: handle, col: col)
         if let e = collections[key] { return e }
-        let (object, p) = property(handle, col)
         var out: [(key: cs_value, value: cs_value)] = []
-        if let c = KeyValueCoding.value(object, forKey: p.name) as? any _UnmanagedQueryEntries {
+        if let (object, p) = property(handle, col),
+           let c = KeyValueCoding.value(object, forKey: p.name) as? any _UnmanagedQueryEntries {
             out = c._rlmQueryEntries().map { (key: $0.key.map { arena.value(of: .string($0)) } ?? cs_null(),
                                               value: cValue($0.value)) }
         }

@@ -44,6 +44,10 @@ final class CfPredItem: Object {
     @Persisted var targets: Map<String, CfPredTarget?>
 }
 
+final class CfPredOther: Object {
+    @Persisted var name = ""
+}
+
 final class CfPredHolder: Object {
     @Persisted var items: List<CfPredItem>
 }
@@ -304,6 +308,26 @@ struct UnmanagedIndexMatchingConformanceTests {
         #expect(list.index(matching: "link == %@", t2) == 1)
         #expect(list.index(matching: "%@ IN links", t1) == 1)
         #expect(list.index(matching: "link != %@", t1) == 1)
+    }
+
+    /// An AnyRealmValue may hold an object of a class the element class does not reach.
+    @Test func anAnyRealmValueHoldingAnUnrelatedObjectMatchesAsWhenManaged() throws {
+        let items = [CfPredItem(value: ["any": AnyRealmValue.object(CfPredOther(value: ["name": "o"]))]),
+                     CfPredItem(value: ["any": AnyRealmValue.int(1)])]
+        let holders = items.map { item -> CfPredHolder in
+            let h = CfPredHolder()
+            h.items.append(item)
+            return h
+        }
+        let texts = ["any == nil", "any != nil", "any.@type == 'object'", "any == 1", "any.@type == 'int'"]
+        func answers() -> [[Int?]] { texts.map { t in holders.map { $0.items.index(matching: t) } } }
+        let unmanaged = answers()
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CfPredHolder.self, CfPredItem.self, CfPredTarget.self,
+                                                        CfPredOther.self]))
+        try realm.write { realm.add(holders) }
+        #expect(unmanaged == answers())
+        #expect(unmanaged[2] == [0, nil])
     }
 
     @Test func anEmptyUnmanagedListAnswersNilWithoutReadingThePredicate() {
