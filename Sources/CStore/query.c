@@ -40,7 +40,7 @@ static int run_elements(cs_query *q, keyset *out)
         }
         bool r;
         if (q->root == QR_VALUES) {
-            TRY(query_eval(t, q->parsed->pred, NULL, &v, &r));
+            TRY(query_eval(t, NULL, q->parsed->pred, NULL, &v, &r));
             if (r) TRY(query_keys_push(out, (int64_t)i));
             continue;
         }
@@ -49,7 +49,7 @@ static int run_elements(cs_query *q, keyset *out)
         int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &o);
         if (rc == CS_NOTFOUND) continue;
         TRY(rc);
-        TRY(query_eval(t, q->parsed->pred, &o, NULL, &r));
+        TRY(query_eval(t, NULL, q->parsed->pred, &o, NULL, &r));
         if (r) TRY(query_keys_push(out, v.v.link.key));
     }
     return CS_OK;
@@ -67,7 +67,7 @@ static int run_table(cs_query *q, bool test, keyset *out)
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
         bool r = true;
         q->plan.candidates++;
-        if (test) TRY(query_eval(t, q->parsed->pred, &o, NULL, &r));
+        if (test) TRY(query_eval(t, NULL, q->parsed->pred, &o, NULL, &r));
         if (r) TRY(query_keys_push(out, o.key));
     }
     return rc == CS_NOTFOUND ? CS_OK : rc;
@@ -86,7 +86,7 @@ static int run_index(cs_query *q, const qplan *p, keyset *out)
         cs_obj o;
         bool r = true;
         rc = cs_obj_open(t, q->table, cand[i], &o);
-        if (rc == CS_OK && p->recheck) rc = query_eval(t, q->parsed->pred, &o, NULL, &r);
+        if (rc == CS_OK && p->recheck) rc = query_eval(t, NULL, q->parsed->pred, &o, NULL, &r);
         if (rc == CS_OK && r) rc = query_keys_push(out, cand[i]);
     }
     free(cand);
@@ -319,7 +319,7 @@ static int single_value(cs_txn *t, qnode *path, cs_obj *o, const cs_value *self,
 {
     vals x = {0};
     /* query_operand_values, so that a path ending in @type yields the type's name */
-    int rc = query_operand_values(t, path, o, self, &x);
+    int rc = query_operand_values(t, NULL, path, o, self, &x);
     *v = cs_null();
     *buf = NULL;
     if (rc == CS_OK && x.n) {
@@ -603,6 +603,36 @@ int cs_query_aggregate(cs_query *q, uint32_t col, cs_aggregate op, cs_value *out
     int rc = aggregate_matches(q, col, op, out);
     if (rc == CS_OK && op == CS_AGG_SUM && ty == CS_TYPE_FLOAT) *out = cs_float((float)out->v.d);
     return rc;
+}
+
+int cs_query_match_source(cs_query *q, const cs_query_source *src, int64_t handle, bool *out)
+{
+    *out = false;
+    if (q->root != QR_TABLE || !src || !src->get || !src->coll_size || !src->coll_get)
+        return cs_fail(CS_MISUSE, 0, "cs_query_match_source needs a table query and every source function");
+    TRY(query_rebind(q));
+    cs_obj o;
+    memset(&o, 0, sizeof o);
+    o.txn = q->txn;
+    o.table = q->table;
+    o.key = handle;
+    return query_eval(q->txn, src, q->parsed->pred, &o, NULL, out);
+}
+
+int cs_query_new_values(cs_txn *txn, cs_type elem_type, const char *text, size_t len, const cs_value *args,
+                        size_t nargs, const cs_name_map *names, cs_query **out)
+{
+    *out = NULL;
+    return query_make(txn, CS_NONE, QR_VALUES, text, len, args, nargs, names, NULL, NULL, CS_NONE, elem_type, out);
+}
+
+int cs_query_match_value(cs_query *q, const cs_value *value, bool *out)
+{
+    *out = false;
+    if (q->root != QR_VALUES || q->coll.obj.txn || !value)
+        return cs_fail(CS_MISUSE, 0, "cs_query_match_value needs a query made with cs_query_new_values and a value");
+    TRY(query_rebind(q));
+    return query_eval(q->txn, NULL, q->parsed->pred, NULL, value, out);
 }
 
 int cs_query_last_plan(const cs_query *q, cs_query_plan *out)

@@ -24,6 +24,70 @@ int query_vals_push(vals *x, const cs_value *v)
     return CS_OK;
 }
 
+/* ---- where values come from: the file, or a cs_query_source (cs_query_match_source) ------- */
+
+/* Opens object `key` of `table`: from the file, or (src) as a handle the source understands. */
+static int src_open(cs_txn *t, const cs_query_source *src, uint32_t table, int64_t key, cs_obj *o)
+{
+    if (!src) return cs_obj_open(t, table, key, o);
+    memset(o, 0, sizeof *o);
+    o->txn = t;
+    o->table = table;
+    o->key = key;
+    return CS_OK;
+}
+
+static int src_get(const cs_query_source *src, cs_obj *o, uint32_t col, cs_value *v)
+{
+    if (!src) return cs_obj_get(o, col, v);
+    *v = cs_null();
+    return src->get(src->ctx, o->table, o->key, col, v);
+}
+
+/* A List, Set or Map column of one object, from either place. */
+typedef struct qcoll {
+    const cs_query_source *src; /* NULL: the file */
+    cs_obj *o;                  /* the owner */
+    uint32_t col;               /* its column */
+    cs_coll c;                  /* the file's collection (src == NULL) */
+} qcoll;
+
+static int qcoll_open(const cs_query_source *src, cs_obj *o, uint32_t col, qcoll *c, size_t *n)
+{
+    c->src = src;
+    c->o = o;
+    c->col = col;
+    if (src) {
+        *n = 0;
+        return src->coll_size(src->ctx, o->table, o->key, col, n);
+    }
+    TRY(cs_coll_open(o, col, &c->c));
+    return cs_coll_size(&c->c, n);
+}
+
+/* Element i: its value, and for a map its key (else null). */
+static int qcoll_get(qcoll *c, size_t i, cs_value *key, cs_value *v)
+{
+    *key = cs_null();
+    *v = cs_null();
+    if (c->src) return c->src->coll_get(c->src->ctx, c->o->table, c->o->key, c->col, i, key, v);
+    if (c->c.kind == CS_COLL_MAP) return cs_map_get_at(&c->c, i, key, v);
+    return cs_list_get(&c->c, i, v);
+}
+
+/* The value under map key k (CS_NOTFOUND: none). */
+static int qcoll_map_get(qcoll *c, size_t n, const char *k, size_t klen, cs_value *v)
+{
+    if (!c->src) return cs_map_get(&c->c, k, klen, v);
+    for (size_t i = 0; i < n; i++) {
+        cs_value key;
+        TRY(qcoll_get(c, i, &key, v));
+        if (key.type == CS_TYPE_STRING && key.v.bytes.len == klen && (!klen || !memcmp(key.v.bytes.ptr, k, klen)))
+            return CS_OK;
+    }
+    return CS_NOTFOUND;
+}
+
 /* Appends the aggregate of `elems` (gathered with result `rc`) to `out`; frees `elems`. */
 static int push_aggregate(cs_txn *t, const bstep *nx, vals *elems, int rc, vals *out)
 {
@@ -35,7 +99,8 @@ static int push_aggregate(cs_txn *t, const bstep *nx, vals *elems, int rc, vals 
 }
 
 /* Evaluates steps [i, n) of a path from object `o`, appending the values to `out`. */
-static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_value *self, vals *out)
+static int eval_from(cs_txn *t, const cs_query_source *src, const bpath *b, size_t i, cs_obj *o, const cs_value *self,
+                     vals *out)
 {
     if (i >= b->n) {
         cs_value v = cs_link(o->table, o->key);
@@ -44,8 +109,8 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
     const bstep *s = &b->steps[i];
     if (s->kind == BS_SELF) return self ? query_vals_push(out, self) : CS_OK;
     if (s->kind == BS_BACKLINKS) {
-        size_t n;
-        TRY(cs_obj_backlink_count(o, s->table, s->col, &n));
+        size_t n = 0; /* objects outside the file have no backlinks */
+        if (!src) TRY(cs_obj_backlink_count(o, s->table, s->col, &n));
         const bstep *nx = i + 1 < b->n ? &b->steps[i + 1] : NULL;
         if (nx && nx->kind == BS_COUNT) {
             cs_value v = cs_int((int64_t)n);
@@ -70,43 +135,42 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
             TRY(cs_obj_backlink_get(o, s->table, s->col, k, &key));
             cs_obj e;
             TRY(cs_obj_open(t, s->table, key, &e));
-            TRY(eval_from(t, b, i + 1, &e, NULL, out));
+            TRY(eval_from(t, src, b, i + 1, &e, NULL, out));
         }
         return CS_OK;
     }
     if (s->kind == BS_MAPKEY) {
-        cs_coll c;
-        TRY(cs_coll_open(o, s->col, &c));
+        qcoll c;
+        size_t n;
+        TRY(qcoll_open(src, o, s->col, &c, &n));
         cs_value v;
-        int rc = cs_map_get(&c, s->key, s->key_len, &v);
+        int rc = qcoll_map_get(&c, n, s->key, s->key_len, &v);
         if (rc == CS_NOTFOUND) v = cs_null();
         else TRY(rc);
         if (i + 1 == b->n || v.type != CS_TYPE_LINK) return query_vals_push(out, &v);
         cs_obj next;
-        rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &next);
+        rc = src_open(t, src, v.v.link.table, v.v.link.key, &next);
         if (rc == CS_NOTFOUND) { cs_value nul = cs_null(); return query_vals_push(out, &nul); }
         TRY(rc);
-        return eval_from(t, b, i + 1, &next, NULL, out);
+        return eval_from(t, src, b, i + 1, &next, NULL, out);
     }
     if (s->kind == BS_COL) {
         cs_value v;
-        TRY(cs_obj_get(o, s->col, &v));
+        TRY(src_get(src, o, s->col, &v));
         if (i + 1 == b->n || v.type != CS_TYPE_LINK) return query_vals_push(out, &v);
         cs_obj next;
-        int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &next);
+        int rc = src_open(t, src, v.v.link.table, v.v.link.key, &next);
         if (rc == CS_NOTFOUND) {
             cs_value nul = cs_null();
             return query_vals_push(out, &nul);
         }
         TRY(rc);
-        return eval_from(t, b, i + 1, &next, NULL, out);
+        return eval_from(t, src, b, i + 1, &next, NULL, out);
     }
     if (s->kind == BS_COLL) {
-        cs_coll c;
-        TRY(cs_coll_open(o, s->col, &c));
+        qcoll c;
         size_t n;
-        TRY(cs_coll_size(&c, &n));
-        bool is_map = c.kind == CS_COLL_MAP;
+        TRY(qcoll_open(src, o, s->col, &c, &n));
         const bstep *nx = i + 1 < b->n ? &b->steps[i + 1] : NULL;
         if (nx && nx->kind == BS_COUNT) {
             cs_value v = cs_int((int64_t)n);
@@ -115,7 +179,7 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
         if (nx && nx->kind == BS_KEYS) {
             for (size_t k = 0; k < n; k++) {
                 cs_value key, val;
-                TRY(cs_map_get_at(&c, k, &key, &val));
+                TRY(qcoll_get(&c, k, &key, &val));
                 TRY(query_vals_push(out, &key));
             }
             return CS_OK;
@@ -125,11 +189,11 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
             int rc = CS_OK;
             for (size_t k = 0; k < n && rc == CS_OK; k++) {
                 cs_value v, key;
-                rc = is_map ? cs_map_get_at(&c, k, &key, &v) : cs_list_get(&c, k, &v);
+                rc = qcoll_get(&c, k, &key, &v);
                 if (rc == CS_OK && nx->col != CS_NONE && v.type == CS_TYPE_LINK) {
                     cs_obj e;
-                    rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &e);
-                    if (rc == CS_OK) rc = cs_obj_get(&e, nx->col, &v);
+                    rc = src_open(t, src, v.v.link.table, v.v.link.key, &e);
+                    if (rc == CS_OK) rc = src_get(src, &e, nx->col, &v);
                 }
                 if (rc == CS_OK) rc = query_vals_push(&elems, &v);
             }
@@ -137,13 +201,13 @@ static int eval_from(cs_txn *t, const bpath *b, size_t i, cs_obj *o, const cs_va
         }
         for (size_t k = 0; k < n; k++) {
             cs_value v, key;
-            TRY(is_map ? cs_map_get_at(&c, k, &key, &v) : cs_list_get(&c, k, &v));
+            TRY(qcoll_get(&c, k, &key, &v));
             if (i + 1 < b->n && v.type == CS_TYPE_LINK) {
                 cs_obj e;
-                int rc = cs_obj_open(t, v.v.link.table, v.v.link.key, &e);
+                int rc = src_open(t, src, v.v.link.table, v.v.link.key, &e);
                 if (rc == CS_NOTFOUND) continue;
                 TRY(rc);
-                TRY(eval_from(t, b, i + 1, &e, NULL, out));
+                TRY(eval_from(t, src, b, i + 1, &e, NULL, out));
             } else {
                 TRY(query_vals_push(out, &v));
             }
@@ -341,19 +405,19 @@ static const char *mixed_type_name(cs_type ty)
     }
 }
 
-int query_operand_values(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, vals *out)
+int query_operand_values(cs_txn *t, const cs_query_source *src, qnode *n, cs_obj *o, const cs_value *self, vals *out)
 {
     if (n->kind == QN_SUBQUERY) {
         vals items = {0};
-        int rc = eval_from(t, n->path->owned, 0, o, self, &items);
+        int rc = eval_from(t, src, n->path->owned, 0, o, self, &items);
         int64_t count = 0;
         for (size_t i = 0; rc == CS_OK && i < items.n; i++) {
             if (items.v[i].type != CS_TYPE_LINK) continue;
             cs_obj e;
-            rc = cs_obj_open(t, items.v[i].v.link.table, items.v[i].v.link.key, &e);
+            rc = src_open(t, src, items.v[i].v.link.table, items.v[i].v.link.key, &e);
             if (rc == CS_NOTFOUND) { rc = CS_OK; continue; }
             bool r = false;
-            if (rc == CS_OK) rc = query_eval(t, n->pred, &e, NULL, &r);
+            if (rc == CS_OK) rc = query_eval(t, src, n->pred, &e, NULL, &r);
             if (r) count++;
         }
         free(items.v);
@@ -363,7 +427,7 @@ int query_operand_values(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, v
     }
     if (n->kind == QN_KEYPATH && ((bpath *)n->owned)->type_of) {
         vals raw = {0};
-        int rc = eval_from(t, n->owned, 0, o, self, &raw);
+        int rc = eval_from(t, src, n->owned, 0, o, self, &raw);
         for (size_t i = 0; rc == CS_OK && i < raw.n; i++) {
             const char *name = mixed_type_name(raw.v[i].type);
             cs_value v = cs_string(name, strlen(name));
@@ -377,35 +441,35 @@ int query_operand_values(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, v
         return query_vals_push(out, &n->value);
     }
     if (n->kind == QN_LIST) {
-        for (size_t i = 0; i < n->nitems; i++) TRY(query_operand_values(t, n->items[i], o, self, out));
+        for (size_t i = 0; i < n->nitems; i++) TRY(query_operand_values(t, src, n->items[i], o, self, out));
         return CS_OK;
     }
-    return eval_from(t, n->owned, 0, o, self, out);
+    return eval_from(t, src, n->owned, 0, o, self, out);
 }
 
-int query_eval(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, bool *res)
+int query_eval(cs_txn *t, const cs_query_source *src, qnode *n, cs_obj *o, const cs_value *self, bool *res)
 {
     switch (n->kind) {
     case QN_TRUE: *res = true; return CS_OK;
     case QN_FALSE: *res = false; return CS_OK;
     case QN_AND:
-        TRY(query_eval(t, n->a, o, self, res));
+        TRY(query_eval(t, src, n->a, o, self, res));
         if (!*res) return CS_OK;
-        return query_eval(t, n->b, o, self, res);
+        return query_eval(t, src, n->b, o, self, res);
     case QN_OR:
-        TRY(query_eval(t, n->a, o, self, res));
+        TRY(query_eval(t, src, n->a, o, self, res));
         if (*res) return CS_OK;
-        return query_eval(t, n->b, o, self, res);
+        return query_eval(t, src, n->b, o, self, res);
     case QN_NOT:
-        TRY(query_eval(t, n->a, o, self, res));
+        TRY(query_eval(t, src, n->a, o, self, res));
         *res = !*res;
         return CS_OK;
     default: break;
     }
     vals a = {0}, b = {0}, c = {0};
-    int rc = query_operand_values(t, n->a, o, self, &a);
-    if (rc == CS_OK && n->b) rc = query_operand_values(t, n->b, o, self, &b);
-    if (rc == CS_OK && n->c) rc = query_operand_values(t, n->c, o, self, &c);
+    int rc = query_operand_values(t, src, n->a, o, self, &a);
+    if (rc == CS_OK && n->b) rc = query_operand_values(t, src, n->b, o, self, &b);
+    if (rc == CS_OK && n->c) rc = query_operand_values(t, src, n->c, o, self, &c);
     bool any = false, all = true;
     for (size_t i = 0; rc == CS_OK && i < a.n; i++) {
         bool r = false;

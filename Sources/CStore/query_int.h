@@ -166,10 +166,11 @@ int query_vals_push(vals *x, const cs_value *v);
 int query_agg_values(cs_txn *t, const bstep *st, const vals *in, cs_value *out);
 /** One comparison of two single values under the query language's rules. */
 int query_cmp_values(qop op, int flags, const cs_value *a, const cs_value *b, bool *res);
-/** The values an operand yields for object o (or element `self` of a collection of values). */
-int query_operand_values(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, vals *out);
-/** Whether condition n holds for object o (or element `self`). */
-int query_eval(cs_txn *t, qnode *n, cs_obj *o, const cs_value *self, bool *res);
+/** The values an operand yields for object o (or element `self` of a collection of values).
+ *  `src` NULL reads the file; else values come from the source and o only carries its handle. */
+int query_operand_values(cs_txn *t, const cs_query_source *src, qnode *n, cs_obj *o, const cs_value *self, vals *out);
+/** Whether condition n holds for object o (or element `self`); `src` as query_operand_values. */
+int query_eval(cs_txn *t, const cs_query_source *src, qnode *n, cs_obj *o, const cs_value *self, bool *res);
 
 /* ---- query_fold.c ------------------------------------------------------------------------- */
 

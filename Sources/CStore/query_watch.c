@@ -88,7 +88,7 @@ int query_match_one(cs_query *q, int64_t key, bool *match)
     int rc = cs_obj_open(q->txn, q->table, key, &o);
     if (rc == CS_NOTFOUND) return CS_OK;
     TRY(rc);
-    return query_eval(q->txn, q->parsed->pred, &o, NULL, match);
+    return query_eval(q->txn, NULL, q->parsed->pred, &o, NULL, match);
 }
 
 uint32_t query_table(const cs_query *q) { return q->table; }

@@ -956,6 +956,45 @@ typedef struct cs_query_plan {
 
 int cs_query_last_plan(const cs_query *q, cs_query_plan *out);
 
+/**
+ * Values of objects that live outside the database (RealmSwift's unmanaged objects), for
+ * cs_query_match_source. An object is a handle of the caller's choosing (an int64); `table` is
+ * the table the query's schema gives it. Each function returns CS_OK or an error, which the match
+ * returns as it is.
+ *  - get: the value of single-value column `col` (a link as cs_link(target table, handle), no
+ *    link as null);
+ *  - coll_size / coll_get: the number of elements of List, Set or Map column `col`, and element
+ *    i: its value (links as for get) and, for a Map, its key (a string) in *map_key.
+ * String and binary bytes must stay valid until cs_query_match_source returns.
+ */
+typedef struct cs_query_source {
+    void *ctx; /* passed to each function */
+    int (*get)(void *ctx, uint32_t table, int64_t handle, uint32_t col, cs_value *out);
+    int (*coll_size)(void *ctx, uint32_t table, int64_t handle, uint32_t col, size_t *out);
+    int (*coll_get)(void *ctx, uint32_t table, int64_t handle, uint32_t col, size_t i, cs_value *map_key,
+                    cs_value *out);
+} cs_query_source;
+
+/**
+ * Whether the predicate of table query `q` (made with cs_query_new or cs_query_new_named, so
+ * parsed and type checked against the table's schema exactly as for the file's objects) holds for
+ * object `handle` of `src`. The evaluation is the one every other query runs, with key paths read
+ * through `src`: such objects have no backlinks (`@links` and backlink aliases yield nothing).
+ * SORT, DISTINCT and LIMIT clauses are not applied. CS_MISUSE for a query that is not a table query.
+ */
+int cs_query_match_source(cs_query *q, const cs_query_source *src, int64_t handle, bool *out);
+
+/**
+ * A query over values of type `elem_type` that are not in the file (an unmanaged List of values),
+ * parsed and type checked exactly as cs_query_new_coll's query over a collection of that element
+ * type (`self` names the value). Run it with cs_query_match_value.
+ */
+int cs_query_new_values(cs_txn *txn, cs_type elem_type, const char *text, size_t len, const cs_value *args,
+                        size_t nargs, const cs_name_map *names, cs_query **out);
+/** Whether the predicate of `q` (made with cs_query_new_values) holds for `value`. CS_MISUSE for
+ *  another kind of query. */
+int cs_query_match_value(cs_query *q, const cs_value *value, bool *out);
+
 /** Checks the syntax of a query with `nargs` arguments without a schema (CS_QUERY + message). */
 int cs_query_check(const char *text, size_t len, size_t nargs);
 

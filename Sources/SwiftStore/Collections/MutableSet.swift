@@ -75,6 +75,11 @@ public final class MutableSet<Element: RealmCollectionValue>: RealmCollection, _
         preconditionFailure("index(matching:) is not available on MutableSet")
     }
 
+    /// Not available: a set has no order to search.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        preconditionFailure("index(matching:) is not available on MutableSet")
+    }
+
     /// Whether the set holds `object`.
     public func contains(_ object: Element) -> Bool {
         if let managed { return managed.setFind(object._rlmEncode().value) != nil }

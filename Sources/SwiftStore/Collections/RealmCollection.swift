@@ -332,11 +332,32 @@ enum QueryOps {
     }
 
     static func index<C: RealmCollection>(_ c: C, matching text: String, _ args: [Any]) -> Int? {
+        if c._rlmQueryRoot == nil { return unmanagedIndex(c._rlmUnmanagedElements, matching: text, args) }
         let base = c.managedRoot
         let matches: Results<C.Element>
         do { matches = try filter(base, text, args) } catch { preconditionFailure("\(error)") }
         let wanted = Set(matches.base.currentKeys())
         return base.currentKeys().firstIndex { wanted.contains($0) }
+    }
+
+    /// The first unmanaged element matching a predicate (RealmSwift evaluates it per element;
+    /// an empty collection answers nil without reading the predicate). For values, `self`
+    /// names the element, as in a managed collection of values.
+    static func unmanagedIndex<E: RealmCollectionValue>(_ elements: [E], matching text: String, _ args: [Any]) -> Int? {
+        if elements.isEmpty { return nil }
+        let shape = (E.self as? any _RealmSchemaDiscoverable.Type)?._rlmShape
+        guard let type = shape?.objectType, isObjectElement(E.self) else {
+            guard let shape else { preconditionFailure("index(matching:) cannot evaluate elements of type \(E.self)") }
+            let query: UnmanagedQuery
+            do { query = try UnmanagedQuery(values: shape.type, text, args) } catch { preconditionFailure("\(error)") }
+            return elements.firstIndex { query.matches(value: $0._rlmEncode().value) }
+        }
+        let query: UnmanagedQuery
+        do { query = try UnmanagedQuery(type, text, args) } catch { preconditionFailure("\(error)") }
+        return elements.firstIndex { e in
+            guard let o = KeyValueCoding.unwrap(e) as? ObjectBase else { return false }
+            return query.matches(o)
+        }
     }
 
     /// An aggregate in the core (managed) or over the elements (unmanaged).

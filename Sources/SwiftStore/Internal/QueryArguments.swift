@@ -7,11 +7,20 @@ import Foundation
 final class QueryArguments {
     private(set) var values: [cs_value] = []
     private var blocks: [UnsafeMutableRawPointer] = []
+    private let core: RealmCore
+    /// How objects become link values when they are not this Realm's rows (unmanaged
+    /// evaluation); nil: only managed objects may be arguments.
+    private let objectLink: ((ObjectBase) -> cs_value)?
 
     /// Converts `args`; an argument of a type no predicate can use is `Realm.Error.invalidInput`.
-    init(_ args: [Any], core: RealmCore) throws {
+    init(_ args: [Any], core: RealmCore, objectLink: ((ObjectBase) -> cs_value)? = nil) throws {
+        self.core = core
+        self.objectLink = objectLink
         values = try args.map { try convert($0, core: core) }
     }
+
+    /// A scalar as a C value whose bytes live as long as the arguments.
+    func value(of v: StoredValue) -> cs_value { cValue(v, core: core) }
 
     deinit {
         for b in blocks { b.deallocate() }
@@ -67,6 +76,7 @@ final class QueryArguments {
             if case .none = v { return cs_null() }
             return cValue(v._rlmEncode().value, core: core)
         case let v as ObjectBase:
+            if let objectLink { return objectLink(v) }
             guard v.core != nil, !v.isInvalidated, let info = v.info else {
                 throw Realm.Error(.invalidInput, "Only managed objects can be used in a predicate (got an unmanaged \(v.objectSchema.className))")
             }
@@ -103,6 +113,7 @@ final class QueryArguments {
             let p = d.withUnsafeBytes { bytes($0) }
             return cs_binary(p, d.count)
         case .object(let o):
+            if let objectLink { return objectLink(o) }
             guard let info = o.info, o.core != nil else { return cs_null() }
             return cs_link(info.table, o.cobj.key)
         default:

@@ -34,6 +34,11 @@ final class CfDsItem: Object {
     @Persisted var owner: CfDsOwner?
 }
 
+final class CfDsUUID: Object {
+    @Persisted var id = UUID()
+    @Persisted var ids: List<UUID>
+}
+
 final class CfDsValues: Object {
     @Persisted var ints: List<Int>
     @Persisted var optInts: List<Int?>
@@ -186,6 +191,25 @@ struct DescriptionConformanceTests {
     }
 
     /// Five levels of nesting are described; the sixth is `<Maximum depth exceeded>`.
+    /// RealmSwift prints a UUID property with NSUUID's `description`. Foundation on Linux gives
+    /// the upper-case `uuidString` (Apple's NSUUID adds its class name and address), so that is
+    /// what an object's description shows, managed or not, and in a collection too.
+    @Test func uuidsPrintAsFoundationOnLinuxPrintsNSUUID() throws {
+        let text = "5f3a7c1e-0b2d-4e6f-8a9b-0c1d2e3f4a5b"
+        let u = UUID(uuidString: text)!
+        #expect(NSUUID(uuidString: text)!.description == text.uppercased())
+        let o = CfDsUUID()
+        o.id = u
+        o.ids.append(u)
+        let expected = "CfDsUUID {\n\tid = \(text.uppercased());\n\tids = List<uuid> <0x> (\n\t\t[0] \(text.uppercased())\n\t);\n}"
+        #expect(plain(o.description) == expected)
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CfDsUUID.self]))
+        try realm.write { realm.add(o) }
+        #expect(o.realm != nil)
+        #expect(plain(o.description) == expected)
+    }
+
     @Test func depth() {
         let a = CfDsOwner(value: ["name": "a"])
         a.next = a

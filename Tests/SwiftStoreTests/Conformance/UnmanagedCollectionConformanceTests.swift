@@ -1,8 +1,8 @@
 // RealmSwift conformance: unmanaged List, MutableSet and Map. What RealmSwift's unmanaged
 // collections do (aggregates, key-value coding) works on them; what they
 // refuse (filter, sorted, distinct: queries need a Realm) fails with RealmSwift's message,
-// which names the Objective-C class behind each kind. (RealmSwift also evaluates
-// index(matching:) on unmanaged elements; SwiftStore does not yet: docs/REALMSWIFT.md.)
+// which names the Objective-C class behind each kind. index(matching:) on unmanaged elements
+// is UnmanagedIndexMatchingConformanceTests'.
 import Foundation
 import Testing
 import SwiftStore
