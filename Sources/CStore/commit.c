@@ -448,6 +448,8 @@ static void plan_free_list(freelist *l, cplan *p)
 typedef struct alloc_cur {
     uint64_t holes[PLACE_MAX_HOLES];  /* the start of each extent the commit may fill (UINT64_MAX: used up) */
     uint64_t opened[PLACE_MAX_HOLES]; /* the first item the choice put into each */
+    extent *x[PLACE_MAX_HOLES];       /* while placing: the extent each start names (placement only
+                                         shortens extents, so the pointers stay valid) */
     int nholes;    /* how many */
     int last;      /* the extent the previous item went into (-1: none, or past the end) */
     uint64_t end;  /* logical end of the file */
@@ -461,7 +463,7 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, 
     int best = -1;
     extent *bx = NULL;
     if (c->last >= 0 && c->holes[c->last] != UINT64_MAX) {
-        extent *x = fl_extent_at(&f->fl, c->holes[c->last]);
+        extent *x = c->x[c->last];
         if (x->len >= size) {
             best = c->last;
             bx = x;
@@ -469,10 +471,10 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, 
     }
     for (int h = 0; h < c->nholes && !bx; h++) {
         if (c->holes[h] == UINT64_MAX || c->opened[h] > item) continue;
-        extent *x = fl_extent_at(&f->fl, c->holes[h]);
-        if (x->len >= size && (best < 0 || x->len < fl_extent_at(&f->fl, c->holes[best])->len)) best = h;
+        extent *x = c->x[h];
+        if (x->len >= size && (best < 0 || x->len < c->x[best]->len)) best = h;
     }
-    if (best >= 0 && !bx) bx = fl_extent_at(&f->fl, c->holes[best]);
+    if (best >= 0 && !bx) bx = c->x[best];
     c->last = best;
     if (best < 0) {
         uint64_t p = c->end;
@@ -646,6 +648,7 @@ int file_commit(cs_txn *t)
 
     /* 5. placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
      * extents of the chunks it rewrites */
+    for (int h = 0; h < cur.nholes; h++) cur.x[h] = fl_extent_at(l, cur.holes[h]);
     uint64_t off = 0, root_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
