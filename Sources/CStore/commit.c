@@ -341,6 +341,9 @@ static int shrink(cs_txn *t, cs_dbfile *f, uint64_t oldest, uint64_t *end, bool 
 
 /* ---- commit ----------------------------------------------------------------------------- */
 
+/* Element i of a width-64 packed node (what packed_set does at 64 bits, without its width switch). */
+static inline void put64(uint8_t *p, uint64_t i, int64_t v) { memcpy(p + i * 8, &v, 8); }
+
 enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS };
 
 typedef struct citem {
@@ -690,8 +693,8 @@ int file_commit(cs_txn *t)
             for (uint64_t a = 0; a < plan.n;) {
                 uint64_t b = a + 1;
                 while (b < plan.n && plan.items[b].pos == plan.items[b - 1].pos + plan.items[b - 1].size) b++;
-                packed_set(node_values(dst), 64, k++, (int64_t)plan.items[a].pos);
-                packed_set(node_values(dst), 64, k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
+                put64(node_values(dst), k++, (int64_t)plan.items[a].pos);
+                put64(node_values(dst), k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
                 a = b;
             }
             cs_assert3(k, <=, runs_cap); /* at most one run per item */
@@ -704,9 +707,9 @@ int file_commit(cs_txn *t)
             dst->count = (uint32_t)(3 * c->n);
             for (uint32_t e = 0; e < c->n; e++) {
                 const extent *x = &c->e[e];
-                packed_set(node_values(dst), 64, 3 * e, (int64_t)(x->len ? x->pos : 0));
-                packed_set(node_values(dst), 64, 3 * e + 1, (int64_t)x->len);
-                packed_set(node_values(dst), 64, 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
+                put64(node_values(dst), 3 * e, (int64_t)(x->len ? x->pos : 0));
+                put64(node_values(dst), 3 * e + 1, (int64_t)x->len);
+                put64(node_values(dst), 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
             }
             dst->check = node_checksum(dst);
             continue;
