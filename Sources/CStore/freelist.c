@@ -269,7 +269,9 @@ void fl_merge_reusable(freelist *l, uint64_t oldest, bool clean_too)
         bool pending = false;
         for (uint32_t ci = 0; ci < p->n && !l->err; ci++) {
             fl_chunk *c = p->c[ci];
-            if ((c->dirty || (clean_too && c->pending)) && c->n >= 2) {
+            /* only a pending chunk has touching extents (every change that can make two touch
+             * sets it: fl_insert, joining chunks in reshape, reading), so only it can merge */
+            if (c->pending && (c->dirty || clean_too) && c->n >= 2) {
                 if (chunk_merge(c, oldest) && !c->dirty) fl_chunk_dirty(l, pi, ci);
                 if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
             }
