@@ -745,6 +745,7 @@ static int fill_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
     if (h->flags & NF_INNER) {
         for (uint32_t i = 0; i < cluster_inner_children(h); i++) {
+            if (!IS_SLAB(cluster_inner_child(h, i))) continue; /* committed and full */
             TRY(fill_rec(t, table, cluster_inner_child_slot(h, i), depth + 1));
             h = (node_hdr *)txn_ptr(t, *slot);
         }
@@ -795,18 +796,22 @@ static int pack_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
     if (IS_SLAB(cluster_keys_ref(h))) TRY(node_pack(t, cluster_keys_slot(h)));
     if (h->flags & NF_INNER) {
+        /* only the children this transaction copied (most of an inner node's are not) */
         for (uint32_t i = 0; i < cluster_inner_children(h); i++) {
+            if (!IS_SLAB(cluster_inner_child(h, i))) continue;
             TRY(pack_rec(t, table, cluster_inner_child_slot(h, i), depth + 1));
             h = (node_hdr *)txn_ptr(t, *slot);
         }
         return CS_OK;
     }
     for (uint32_t col = 0; col < cluster_leaf_cols(h); col++) {
+        if (!IS_SLAB(cluster_leaf_col_ref(h, col))) continue; /* unchanged (or not materialised) */
         ref_t *cs;
         leaf_spec s;
         TRY(leaf_col(t, table, slot, col, &cs, &s));
-        if (!cs || !IS_SLAB(*cs) || (s.kind != LK_INT && s.kind != LK_LINK)) continue;
+        if (!cs || (s.kind != LK_INT && s.kind != LK_LINK)) continue;
         TRY(node_pack(t, cs));
+        h = (node_hdr *)txn_ptr(t, *slot);
     }
     return CS_OK;
 }

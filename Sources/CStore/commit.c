@@ -341,6 +341,9 @@ static int shrink(cs_txn *t, cs_dbfile *f, uint64_t oldest, uint64_t *end, bool 
 
 /* ---- commit ----------------------------------------------------------------------------- */
 
+/* Element i of a width-64 packed node (what packed_set does at 64 bits, without its width switch). */
+static inline void put64(uint8_t *p, uint64_t i, int64_t v) { memcpy(p + i * 8, &v, 8); }
+
 enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS };
 
 typedef struct citem {
@@ -448,6 +451,8 @@ static void plan_free_list(freelist *l, cplan *p)
 typedef struct alloc_cur {
     uint64_t holes[PLACE_MAX_HOLES];  /* the start of each extent the commit may fill (UINT64_MAX: used up) */
     uint64_t opened[PLACE_MAX_HOLES]; /* the first item the choice put into each */
+    extent *x[PLACE_MAX_HOLES];       /* while placing: the extent each start names (placement only
+                                         shortens extents, so the pointers stay valid) */
     int nholes;    /* how many */
     int last;      /* the extent the previous item went into (-1: none, or past the end) */
     uint64_t end;  /* logical end of the file */
@@ -461,7 +466,7 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, 
     int best = -1;
     extent *bx = NULL;
     if (c->last >= 0 && c->holes[c->last] != UINT64_MAX) {
-        extent *x = fl_extent_at(&f->fl, c->holes[c->last]);
+        extent *x = c->x[c->last];
         if (x->len >= size) {
             best = c->last;
             bx = x;
@@ -469,10 +474,10 @@ static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, 
     }
     for (int h = 0; h < c->nholes && !bx; h++) {
         if (c->holes[h] == UINT64_MAX || c->opened[h] > item) continue;
-        extent *x = fl_extent_at(&f->fl, c->holes[h]);
-        if (x->len >= size && (best < 0 || x->len < fl_extent_at(&f->fl, c->holes[best])->len)) best = h;
+        extent *x = c->x[h];
+        if (x->len >= size && (best < 0 || x->len < c->x[best]->len)) best = h;
     }
-    if (best >= 0 && !bx) bx = fl_extent_at(&f->fl, c->holes[best]);
+    if (best >= 0 && !bx) bx = c->x[best];
     c->last = best;
     if (best < 0) {
         uint64_t p = c->end;
@@ -646,6 +651,7 @@ int file_commit(cs_txn *t)
 
     /* 5. placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
      * extents of the chunks it rewrites */
+    for (int h = 0; h < cur.nholes; h++) cur.x[h] = fl_extent_at(l, cur.holes[h]);
     uint64_t off = 0, root_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
@@ -687,8 +693,8 @@ int file_commit(cs_txn *t)
             for (uint64_t a = 0; a < plan.n;) {
                 uint64_t b = a + 1;
                 while (b < plan.n && plan.items[b].pos == plan.items[b - 1].pos + plan.items[b - 1].size) b++;
-                packed_set(node_values(dst), 64, k++, (int64_t)plan.items[a].pos);
-                packed_set(node_values(dst), 64, k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
+                put64(node_values(dst), k++, (int64_t)plan.items[a].pos);
+                put64(node_values(dst), k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
                 a = b;
             }
             cs_assert3(k, <=, runs_cap); /* at most one run per item */
@@ -701,9 +707,9 @@ int file_commit(cs_txn *t)
             dst->count = (uint32_t)(3 * c->n);
             for (uint32_t e = 0; e < c->n; e++) {
                 const extent *x = &c->e[e];
-                packed_set(node_values(dst), 64, 3 * e, (int64_t)(x->len ? x->pos : 0));
-                packed_set(node_values(dst), 64, 3 * e + 1, (int64_t)x->len);
-                packed_set(node_values(dst), 64, 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
+                put64(node_values(dst), 3 * e, (int64_t)(x->len ? x->pos : 0));
+                put64(node_values(dst), 3 * e + 1, (int64_t)x->len);
+                put64(node_values(dst), 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
             }
             dst->check = node_checksum(dst);
             continue;

@@ -269,7 +269,9 @@ void fl_merge_reusable(freelist *l, uint64_t oldest, bool clean_too)
         bool pending = false;
         for (uint32_t ci = 0; ci < p->n && !l->err; ci++) {
             fl_chunk *c = p->c[ci];
-            if ((c->dirty || (clean_too && c->pending)) && c->n >= 2) {
+            /* only a pending chunk has touching extents (every change that can make two touch
+             * sets it: fl_insert, joining chunks in reshape, reading), so only it can merge */
+            if (c->pending && (c->dirty || clean_too) && c->n >= 2) {
                 if (chunk_merge(c, oldest) && !c->dirty) fl_chunk_dirty(l, pi, ci);
                 if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
             }
@@ -462,25 +464,34 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
         bl = taken_len[k];
     }
     if (best && bl == size) goto found;
-    for (uint32_t pi = 0; pi < l->n; pi++) {
-        const fl_page *p = l->p[pi];
-        if (l->below && p->lo >= l->below) break; /* a shrinking commit: nothing at or past l->below */
-        if (p->maxlen < size || (dirty_only && !p->dirty)) continue;
-        for (uint32_t ci = 0; ci < p->n; ci++) {
-            const fl_chunk *c = p->c[ci];
-            if (l->below && c->lo >= l->below) break;
-            if (c->maxlen < size || (dirty_only && !c->dirty)) continue;
-            for (uint32_t i = 0; i < c->n; i++) {
-                extent *x = &c->e[i];
-                if (l->below && x->pos >= l->below) break;
-                if (x->pos >= l->avoid_lo && x->pos < l->avoid_hi) continue;
-                if (x->len < size || x->ver > oldest || (best && x->len >= bl)) continue;
-                bool taken = false;
-                for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
-                if (taken) continue;
-                best = x;
-                bl = x->len;
-                if (bl == size) goto found;
+    {
+        /* the scan: `below` as a bound (none: past every position), and an extent qualifies
+         * when it holds size bytes and is shorter than the best so far (consumed extents have
+         * length 0 and never hold a commit's node, size > 0) */
+        const uint64_t below = l->below ? l->below : UINT64_MAX;
+        const bool avoid = l->avoid_hi > l->avoid_lo;
+        uint64_t beat = best ? bl : UINT64_MAX;
+        for (uint32_t pi = 0; pi < l->n; pi++) {
+            const fl_page *p = l->p[pi];
+            if (p->lo >= below) break; /* a shrinking commit: nothing at or past l->below */
+            if (p->maxlen < size || (dirty_only && !p->dirty)) continue;
+            for (uint32_t ci = 0; ci < p->n; ci++) {
+                const fl_chunk *c = p->c[ci];
+                if (c->lo >= below) break;
+                if (c->maxlen < size || (dirty_only && !c->dirty)) continue;
+                extent *e = c->e;
+                for (uint32_t i = 0, n = c->n; i < n; i++) {
+                    extent *x = &e[i];
+                    if (x->len < size || x->len >= beat) continue;
+                    if (x->pos >= below) break;
+                    if (x->ver > oldest || (avoid && x->pos >= l->avoid_lo && x->pos < l->avoid_hi)) continue;
+                    bool taken = false;
+                    for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
+                    if (taken) continue;
+                    best = x;
+                    bl = beat = x->len;
+                    if (bl == size) goto found;
+                }
             }
         }
     }

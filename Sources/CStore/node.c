@@ -9,10 +9,12 @@
  *  3. Packed widths are 0, 1, 2, 4 (unsigned) and 8, 16, 32, 64 (signed). A value that needs a
  *     wider width widens the whole node; inside a transaction nodes never narrow. node_pack
  *     narrows a dirty cluster node, or packs it as frame of reference, right before the commit.
- *  4. A frame-of-reference node (NF_BASE, FORMAT.md §3) is only ever read in place: every call
- *     that writes a node (node_cow, node_reserve, node_set_int, ...) first decodes it into a
- *     plain slab copy. So no writer below sees NF_BASE, and the slab holds it only between
- *     node_pack and the commit.
+ *  4. A frame-of-reference node (NF_BASE, FORMAT.md §3) is written in place only by
+ *     node_set_int, and only with a value its frame holds (base plus an element of its width):
+ *     a file node is then copied as it is, framed. Every other call that writes a node
+ *     (node_cow, node_reserve, node_insert_int, node_set_int with a value outside the frame,
+ *     ...) first decodes it into a plain slab copy. So no writer below but node_set_int sees
+ *     NF_BASE, and node_pack keeps a framed slab node as it is.
  */
 #include "node.h"
 
@@ -144,6 +146,64 @@ void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t d
     case 32: { for (uint64_t i = from; i < to; i++) { int32_t v; memcpy(&v, p + i * 4, 4); v = (int32_t)(v + delta); memcpy(p + i * 4, &v, 4); } return; }
     case 64: { for (uint64_t i = from; i < to; i++) { int64_t v; memcpy(&v, p + i * 8, 8); v += delta; memcpy(p + i * 8, &v, 8); } return; }
     default: for (uint64_t i = from; i < to; i++) packed_set(p, width, i, packed_get(p, width, i) + delta); return;
+    }
+}
+
+/* Elements [from, from + n) of a packed array plus `add` into out[0..n): one loop per width. The
+ * sum is made in uint64_t (a checked framed node never wraps, FORMAT.md §3). */
+void packed_get_many(const uint8_t *p, uint8_t width, uint64_t from, uint64_t n, int64_t add, int64_t *out)
+{
+    uint64_t a = (uint64_t)add;
+#define GET_LOOP(W) for (uint64_t i = 0; i < n; i++) out[i] = (int64_t)(a + (uint64_t)packed_get(p, W, from + i))
+    switch (width) {
+    case 0: GET_LOOP(0); return;
+    case 1: GET_LOOP(1); return;
+    case 2: GET_LOOP(2); return;
+    case 4: GET_LOOP(4); return;
+    case 8: GET_LOOP(8); return;
+    case 16: GET_LOOP(16); return;
+    case 32: GET_LOOP(32); return;
+    default: GET_LOOP(64); return;
+    }
+#undef GET_LOOP
+}
+
+/* Stores v[k] - sub as element from + k of a packed array whose bits there are zero (the
+ * caller cleared them and made the width sufficient): one loop per width. */
+void packed_put_many(uint8_t *p, uint8_t width, uint64_t from, uint64_t n, const int64_t *v, int64_t sub)
+{
+    uint64_t s = (uint64_t)sub;
+    switch (width) {
+    case 0: return;
+    case 1:
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t i = from + k;
+            p[i >> 3] |= (uint8_t)((((uint64_t)v[k] - s) & 1) << (i & 7));
+        }
+        return;
+    case 2:
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t i = from + k;
+            p[i >> 2] |= (uint8_t)((((uint64_t)v[k] - s) & 3) << ((i & 3) * 2));
+        }
+        return;
+    case 4:
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t i = from + k;
+            p[i >> 1] |= (uint8_t)((((uint64_t)v[k] - s) & 15) << ((i & 1) * 4));
+        }
+        return;
+#define PUT_LOOP(T)                                                                                \
+    for (uint64_t k = 0; k < n; k++) {                                                             \
+        T x = (T)((uint64_t)v[k] - s);                                                             \
+        memcpy(p + (from + k) * sizeof x, &x, sizeof x);                                           \
+    }                                                                                              \
+    return
+    case 8: PUT_LOOP(uint8_t);
+    case 16: PUT_LOOP(uint16_t);
+    case 32: PUT_LOOP(uint32_t);
+    default: PUT_LOOP(uint64_t);
+#undef PUT_LOOP
     }
 }
 
@@ -299,14 +359,19 @@ static int relocate(cs_txn *t, ref_t *slot, uint64_t cap_count, uint8_t width)
     memcpy(node_payload(n), node_payload(h), bb);
     uint8_t *dst = node_payload(n) + bb;
     const uint8_t *src = node_payload(h) + bb;
-    if (h->flags & NF_BASE) {
-        memset(dst, 0, PAD8(node_payload_bytes(flags & ~NF_NULLS, width, h->count)));
-        for (uint64_t i = 0; i < h->count; i++) packed_set(dst, width, i, node_get_int(h, i));
-    } else if (width == h->width || (flags & NF_BYTES)) {
+    if (!(h->flags & NF_BASE) && (width == h->width || (flags & NF_BYTES))) {
         memcpy(dst, src, node_payload_bytes(flags & ~NF_NULLS, h->width, h->count));
     } else {
+        /* a framed node decoded, or a plain one widened: a block of values at a time */
         memset(dst, 0, PAD8(node_payload_bytes(flags & ~NF_NULLS, width, h->count)));
-        for (uint64_t i = 0; i < h->count; i++) packed_set(dst, width, i, packed_get(src, h->width, i));
+        int64_t buf[256];
+        int64_t b = node_base(h);
+        const uint8_t *sv = node_values(h);
+        for (uint64_t i = 0; i < h->count; i += 256) {
+            uint64_t k = h->count - i < 256 ? h->count - i : 256;
+            packed_get_many(sv, h->width, i, k, b, buf);
+            packed_put_many(dst, width, i, k, buf, 0);
+        }
     }
     node_free(t, *slot);
     *slot = nr;
@@ -381,10 +446,36 @@ void node_set_null(node_hdr *h, uint64_t i, bool null)
     else b[i >> 3] &= (uint8_t)~(1u << (i & 7));
 }
 
+/* Whether v is base + an element a framed node's width holds (FORMAT.md §3); *e is that element. */
+static bool in_frame(node_hdr *h, int64_t v, int64_t *e)
+{
+    int64_t lo, hi;
+    packed_range(h->width, &lo, &hi);
+    return !__builtin_sub_overflow(v, node_base(h), e) && *e >= lo && *e <= hi;
+}
+
 int node_set_int(cs_txn *t, ref_t *slot, uint64_t i, int64_t v)
 {
     node_hdr *h;
     TRY(node_at(t, *slot, &h));
+    int64_t e;
+    if ((h->flags & NF_BASE) && in_frame(h, v, &e)) {
+        /* invariant 4's exception: a value the frame holds is written into it; the copy of a
+         * file node keeps its encoding (node_pack leaves it as it is) */
+        if (!IS_SLAB(*slot)) {
+            uint64_t sz = node_size_of(h->flags, h->width, h->count);
+            ref_t nr;
+            TRY(alloc_node(t, sz, &nr));
+            h = (node_hdr *)txn_ptr(t, *slot);
+            memcpy(txn_ptr(t, nr), h, sz);
+            record_freed(t, *slot, sz);
+            *slot = nr;
+            h = (node_hdr *)txn_ptr(t, nr);
+            h->check = 0;
+        }
+        packed_set(node_values(h), h->width, i, e);
+        return CS_OK;
+    }
     uint8_t w = width_for(v);
     if (w > h->width || !IS_SLAB(*slot) || (h->flags & NF_BASE)) {
         TRY(node_reserve(t, slot, h->count, w));
@@ -596,27 +687,45 @@ int node_pack(cs_txn *t, ref_t *slot)
 {
     cs_assert(IS_SLAB(*slot));
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    /* a framed node is as the last commit packed it, or was written in place within its frame
+     * (node_set_int): it is kept */
     if (h->flags & (NF_REFS | NF_BYTES | NF_BASE)) return CS_OK;
     uint64_t n = h->count;
     if (!n) return CS_OK;
-    const uint8_t *p = node_values(h);
     uint8_t w = h->width;
-    /* the range of the non-null values (a null element's value means nothing) */
+    bool nulls = (h->flags & NF_NULLS) != 0;
+    int64_t small[256];
+    int64_t *v = n <= 256 ? small : malloc(n * sizeof *v);
+    if (!v) return NOMEM();
+    /* one pass to decode, one for the range of the non-null values (a null element's value
+     * means nothing), one to encode; each a loop of one width */
+    packed_get_many(node_values(h), w, 0, n, 0, v);
     int64_t lo = 0, hi = 0;
     bool any = false;
-    for (uint64_t i = 0; i < n; i++) {
-        if (node_is_null(h, i)) continue;
-        int64_t v = packed_get(p, w, i);
-        if (!any || v < lo) lo = v;
-        if (!any || v > hi) hi = v;
+    if (!nulls) {
+        lo = hi = v[0];
+        for (uint64_t i = 1; i < n; i++) {
+            lo = v[i] < lo ? v[i] : lo;
+            hi = v[i] > hi ? v[i] : hi;
+        }
         any = true;
+    } else {
+        for (uint64_t i = 0; i < n; i++) {
+            if (node_is_null(h, i)) continue;
+            if (!any || v[i] < lo) lo = v[i];
+            if (!any || v[i] > hi) hi = v[i];
+            any = true;
+        }
     }
     uint8_t wp = width_for(lo), wh = width_for(hi);
     if (wh > wp) wp = wh; /* the wider end holds everything between (node_append_ints) */
     uint8_t wf = span_width((uint64_t)hi - (uint64_t)lo);
     uint8_t flags = h->flags;
     bool base = wf <= 32 && node_size_of(flags | NF_BASE, wf, n) < node_size_of(flags, wp, n);
-    if (!base && wp == w) return CS_OK;
+    if (!base && wp == w) {
+        if (v != small) free(v);
+        return CS_OK;
+    }
     uint8_t nw = base ? wf : wp;
     /* the base: the smallest value sits at the width's lowest element, unless that would let
      * the width's highest element pass INT64_MAX (then the highest element is INT64_MAX) */
@@ -628,24 +737,20 @@ int node_pack(cs_txn *t, ref_t *slot)
         if (bb + ehi > INT64_MAX) bb = (__int128)INT64_MAX - ehi;
         b = (int64_t)bb;
     }
-    int64_t small[256];
-    int64_t *v = n <= 256 ? small : malloc(n * sizeof *v);
-    if (!v) return NOMEM();
-    for (uint64_t i = 0; i < n; i++) {
-        bool nul = node_is_null(h, i);
-        /* a null element holds 0 in a plain node, the minimum's element in a framed one */
-        v[i] = nul ? (base ? lo : 0) : packed_get(p, w, i);
-    }
+    /* a null element holds 0 in a plain node, the minimum's element in a framed one */
+    if (nulls)
+        for (uint64_t i = 0; i < n; i++)
+            if (node_is_null(h, i)) v[i] = base ? lo : 0;
     h->flags = (uint8_t)(flags | (base ? NF_BASE : 0));
     h->width = nw;
-    uint8_t *q = node_payload(h) + ((flags & NF_NULLS) ? bitmap_bytes(n) : 0);
+    uint8_t *q = node_payload(h) + (nulls ? bitmap_bytes(n) : 0);
     /* the new encoding is never larger than the old one, so it fits the slab block */
     memset(q, 0, PAD8(node_payload_bytes(h->flags & ~NF_NULLS, nw, n)));
     if (base) {
         memcpy(q, &b, 8);
         q += 8;
     }
-    for (uint64_t i = 0; i < n; i++) packed_set(q, nw, i, (int64_t)((uint64_t)v[i] - (uint64_t)b));
+    packed_put_many(q, nw, 0, n, v, b);
     if (v != small) free(v);
     return CS_OK;
 }

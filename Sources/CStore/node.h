@@ -55,6 +55,11 @@ void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t d
 /** The range of the elements a packed width holds (FORMAT.md §3): [0, 2^w - 1] for 0, 1, 2 and 4,
  *  [-2^(w-1), 2^(w-1) - 1] for 8 to 64. */
 void packed_range(uint8_t width, int64_t *lo, int64_t *hi);
+/** Elements [from, from + n) of a packed array of `width` plus `add` (wrapping), into out[0..n). */
+void packed_get_many(const uint8_t *p, uint8_t width, uint64_t from, uint64_t n, int64_t add, int64_t *out);
+/** Stores v[k] - sub (wrapping, truncated to `width`) as element from + k, k < n, of a packed
+ *  array whose bits there are zero; the caller made the width sufficient. */
+void packed_put_many(uint8_t *p, uint8_t width, uint64_t from, uint64_t n, const int64_t *v, int64_t sub);
 /** The values a frame-of-reference node (NF_BASE) can hold: base plus its width's range. The
  *  node check (node_at_file) refuses a base for which this leaves int64, so no sum overflows. */
 static inline void node_value_range(node_hdr *h, int64_t *lo, int64_t *hi)

@@ -302,6 +302,103 @@ private func compactCopy(_ db: DB, _ path: String) throws {
         }
     }
 
+    /// A value its frame holds is written into a framed node in place (node.c, invariant 4), and
+    /// the commit keeps that node as it is: at each framed width, values at both ends of the
+    /// frame (base plus the width's lowest and highest element) go in place, twice in one write
+    /// (the file node, then its framed copy), and the node keeps its width and base even when
+    /// every value becomes one (a re-pack would give width 0). One past either end widens the
+    /// node to plain, and the commit packs it again; so does a write outside the frame after
+    /// writes inside it in the same transaction. Checked in the write, after the commit, after a
+    /// reopen, and in the nodes of a compacted copy.
+    @Test(arguments: [4, 8, 16, 32])
+    func inFrameWritesKeepTheFrameAndOneStepOutsideWidens(width w: Int) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path("f\(w).cstore"))
+            let lo: Int64 = 5_000_000_000_000
+            let vals = Self.values(lo: lo, width: w)
+            let hi = vals.last!
+            let frame = try #require(expectedFrame(lo: lo, hi: hi, n: vals.count))
+            #expect(frame.width == w, "the values make a frame of width \(w)")
+            var t: UInt32 = 0
+            var model = vals
+            try db.write { txn throws in
+                t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for v in vals {
+                    var o = try createObj(txn, t)
+                    check(cs_obj_set_int(&o, 0, v))
+                }
+            }
+            func checkModel(_ txn: OpaquePointer, _ phase: String) throws {
+                for (k, v) in model.enumerated() {
+                    var o = try openObj(txn, t, Int64(k))
+                    let got = try getInt(&o, 0)
+                    if got != v { Issue.record("\(phase): row \(k) reads \(got), expected \(v)"); return }
+                }
+                #expect(try aggregate(txn, t, "TRUEPREDICATE", 0, CS_AGG_MIN) == .int(model.min()!), "\(phase) min")
+                #expect(try aggregate(txn, t, "TRUEPREDICATE", 0, CS_AGG_MAX) == .int(model.max()!), "\(phase) max")
+            }
+            /// The value column's node in a compacted copy (the one node of `count` elements
+            /// that is not the key list, whose values are 0..<count).
+            func valueNode(_ phase: String) throws -> RawNode? {
+                let copy = dir.path("copy-\(phase.filter { $0.isLetter }).cstore")
+                try? FileManager.default.removeItem(atPath: copy)
+                try compactCopy(db, copy)
+                let keys = expectedFrame(lo: 0, hi: Int64(model.count - 1), n: model.count)
+                let nodes = try rawNodes(copy).filter {
+                    $0.count == model.count && $0.flags & 0x0a == 0
+                        && !($0.framed && $0.width == keys?.width && $0.base == keys?.base)
+                }
+                #expect(nodes.count == 1, "\(phase): one value node")
+                return nodes.first
+            }
+            func write(_ changes: [(Int, Int64)], _ phase: String) throws {
+                let txn = try db.begin(CS_TXN_WRITE)
+                for (row, v) in changes {
+                    var o = try openObj(txn, t, Int64(row))
+                    check(cs_obj_set_int(&o, 0, v))
+                    model[row] = v
+                }
+                try checkModel(txn, "\(phase), in the write")
+                try must(cs_txn_commit(txn), "commit")
+                check(cs_txn_end(txn))
+                try db.read { try checkModel($0, "\(phase), after the commit") }
+                db.verify(phase)
+            }
+            // both ends of the frame, each twice (the second write finds the framed copy)
+            let mid = vals[vals.count / 2]
+            try write([(1, lo), (2, hi), (1, hi), (2, lo), (3, mid)], "ends")
+            var n = try #require(try valueNode("ends"))
+            #expect(n.framed && n.width == w && n.base == frame.base, "ends: framed \(n.width) base \(String(describing: n.base))")
+            // every value one: the frame is kept (a re-pack would make it width 0)
+            try write(model.indices.map { ($0, mid) }, "all one")
+            n = try #require(try valueNode("all one"))
+            #expect(n.framed && n.width == w && n.base == frame.base, "all one: kept framed \(n.width) base \(String(describing: n.base))")
+            try db.reopen()
+            try db.read { try checkModel($0, "all one, after reopen") }
+            // one below the frame: widened, packed again at the commit
+            try write([(4, lo - 1)], "below")
+            n = try #require(try valueNode("below"))
+            let below = expectedFrame(lo: lo - 1, hi: mid, n: model.count)
+            #expect(n.framed == (below != nil) && n.base == below?.base, "below: \(n)")
+            // a frame again from the values now there; one above it, after writes inside it
+            let f2 = try #require(below)
+            var e2lo: Int64 = 0, e2hi: Int64 = 0
+            if f2.width < 8 { e2hi = (Int64(1) << f2.width) - 1 } else {
+                e2lo = -(Int64(1) << (f2.width - 1)); e2hi = (Int64(1) << (f2.width - 1)) - 1
+            }
+            let top = f2.base + e2hi, bottom = f2.base + e2lo
+            try write([(5, top), (6, bottom), (7, top + 1)], "above")
+            try db.reopen()
+            try db.read { try checkModel($0, "above, after reopen") }
+            n = try #require(try valueNode("above"))
+            let above = expectedFrame(lo: model.min()!, hi: model.max()!, n: model.count)
+            #expect(n.framed == (above != nil) && n.base == above?.base && (above == nil || n.width == above!.width),
+                    "above: \(n)")
+            db.verify("after reopen")
+        }
+    }
+
     @Test func nullableColumnsFrameTheirNonNullValues() throws {
         try withTempDir { dir in
             let db = try DB(dir.path("n.cstore"))
