@@ -123,6 +123,17 @@ private func workload(_ db: DB, _ c: Schema, _ rng: inout SeededRNG, commits: In
     }
 }
 
+/// A test's set-up: a temporary directory, a fresh PostgreSQL database and a source file
+/// (`file` in the directory) with the workload's schema.
+private func withSource(_ database: String, file: String = "src.cstore", _ body: (TempDir, String, String, DB, Schema) throws -> Void) throws {
+    try withTempDir { dir in
+        let url = try freshDatabase(database)
+        let path = dir.path(file)
+        let db = try DB(path)
+        try body(dir, url, path, db, try Schema.create(db))
+    }
+}
+
 /// The checker: every row of both tables, read back from PostgreSQL, equals the source.
 private func expectMirrorEqual(_ db: DB, _ c: Schema, _ url: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
     var want: [String] = []
@@ -206,11 +217,7 @@ struct MirrorTests {
     }
 
     @Test func aKilledMirrorResumesExactlyWhereItStopped() throws {
-        try withTempDir { dir in
-            let url = try freshDatabase("mirror_kills")
-            let path = dir.path("src.cstore")
-            let db = try DB(path)
-            let c = try Schema.create(db)
+        try withSource("mirror_kills") { dir, url, path, db, c in
             var rng = SeededRNG(seed: 21)
             var serial = 0
             try workload(db, c, &rng, commits: 10, serial: &serial)
@@ -237,11 +244,7 @@ struct MirrorTests {
     /// A following mirror whose PostgreSQL connection is cut (its backend terminated) connects
     /// again and goes on after the version it recorded, missing and repeating nothing.
     @Test func aFollowingMirrorReconnectsWhenItsConnectionDrops() throws {
-        try withTempDir { dir in
-            let url = try freshDatabase("mirror_reconnect")
-            let path = dir.path("src.cstore")
-            let db = try DB(path)
-            let c = try Schema.create(db)
+        try withSource("mirror_reconnect") { dir, url, path, db, c in
             var rng = SeededRNG(seed: 33)
             var serial = 0
             try workload(db, c, &rng, commits: 5, serial: &serial)
@@ -424,11 +427,7 @@ struct MirrorTests {
     }
 
     @Test func schemaChangesAreAppliedOrRefused() throws {
-        try withTempDir { dir in
-            let url = try freshDatabase("mirror_schema")
-            let path = dir.path("schema.cstore")
-            let db = try DB(path)
-            let c = try Schema.create(db)
+        try withSource("mirror_schema", file: "schema.cstore") { dir, url, path, db, c in
             var rng = SeededRNG(seed: 22)
             var serial = 0
             try workload(db, c, &rng, commits: 10, serial: &serial)
@@ -467,11 +466,7 @@ struct MirrorTests {
     /// commit's other statements stays and the recorded version does not move; once the clash
     /// is gone the mirror applies the commit whole.
     @Test func aCommitPostgreSQLRejectsAppliesNothingOfIt() throws {
-        try withTempDir { dir in
-            let url = try freshDatabase("mirror_reject")
-            let path = dir.path("src.cstore")
-            let db = try DB(path)
-            let c = try Schema.create(db)
+        try withSource("mirror_reject") { dir, url, path, db, c in
             var rng = SeededRNG(seed: 34)
             var serial = 0
             try workload(db, c, &rng, commits: 5, serial: &serial)
@@ -505,11 +500,7 @@ struct MirrorTests {
     /// Each applied commit is announced with NOTIFY on the channel swiftstore_mirror, its
     /// version as the payload, so a consumer can wait for changes instead of polling.
     @Test func eachAppliedCommitIsAnnouncedOnTheMirrorChannel() throws {
-        try withTempDir { dir in
-            let url = try freshDatabase("mirror_notify")
-            let path = dir.path("src.cstore")
-            let db = try DB(path)
-            let c = try Schema.create(db)
+        try withSource("mirror_notify") { dir, url, path, db, c in
             var r = try tool(["mirror", path, url], in: dir)
             #expect(r.status == 0, "\(r.stderr)")
             // a psql session listening on the channel
@@ -555,11 +546,7 @@ struct MirrorTests {
     /// A following mirror acknowledges its slot lazily, at most every 0.1 s while commits come
     /// and once they stop, so the slot ends at the version PostgreSQL recorded.
     @Test func aFollowerAcknowledgesItsSlotOnceCommitsStop() throws {
-        try withTempDir { dir in
-            let url = try freshDatabase("mirror_ack")
-            let path = dir.path("src.cstore")
-            let db = try DB(path)
-            let c = try Schema.create(db)
+        try withSource("mirror_ack") { dir, url, path, db, c in
             var rng = SeededRNG(seed: 35)
             var serial = 0
             let p = try startFollower(path, url, stderr: FileHandle.nullDevice)
