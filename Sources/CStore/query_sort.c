@@ -26,6 +26,7 @@
 #include "cluster.h"
 
 #include <math.h>
+#include <pthread.h>
 
 enum { SK_NUM, SK_TS, SK_BYTES };
 
@@ -172,6 +173,67 @@ static int fsort_fill(fsort_item *it, const cs_value *v, uint8_t **buf, size_t *
     }
 }
 
+/* Scratch memory kept between sorts, one block per thread (frozen results are sorted by several
+ * threads at once), up to SCRATCH_KEEP bytes: a fresh array of several megabytes is mapped
+ * afresh by the allocator and each of its pages faults on first touch, a cost the size of the
+ * sort itself. Freed when the thread ends. */
+enum { SCRATCH_KEEP = 16 << 20 };
+typedef struct sort_scratch {
+    void *p;
+    size_t cap;
+} sort_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_ok;
+
+static void scratch_drop(void *v)
+{
+    sort_scratch *s = v;
+    free(s->p);
+    free(s);
+}
+
+static void scratch_init(void)
+{
+    scratch_ok = pthread_key_create(&scratch_key, scratch_drop) == 0;
+}
+
+/* A block of at least need bytes (the thread's kept one when large enough), or NULL. */
+static void *scratch_take(size_t need)
+{
+    pthread_once(&scratch_once, scratch_init);
+    sort_scratch *s = scratch_ok ? pthread_getspecific(scratch_key) : NULL;
+    if (s && s->p && s->cap >= need) {
+        void *p = s->p;
+        s->p = NULL;
+        s->cap = 0;
+        return p;
+    }
+    return malloc(need);
+}
+
+/* Gives back a block of size bytes from scratch_take: kept for the thread's next sort, or freed. */
+static void scratch_give(void *p, size_t size)
+{
+    if (!p) return;
+    sort_scratch *s = scratch_ok ? pthread_getspecific(scratch_key) : NULL;
+    if (!scratch_ok || size > SCRATCH_KEEP || (s && s->cap >= size)) {
+        free(p);
+        return;
+    }
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s || pthread_setspecific(scratch_key, s) != 0) {
+            free(s);
+            free(p);
+            return;
+        }
+    }
+    free(s->p);
+    s->p = p;
+    s->cap = size;
+}
+
 int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
 {
     *done = false;
@@ -189,7 +251,11 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
     case CS_TYPE_STRING: case CS_TYPE_BINARY: kind = SK_BYTES; break;
     default: return CS_OK;
     }
-    fsort_item *items = malloc(n * sizeof *items), *tmp = malloc(n * sizeof *tmp);
+    /* the items and the radix pairs in one block of scratch kept between sorts */
+    if (n > SIZE_MAX / (sizeof(fsort_item) + 2 * sizeof(rsort_pair))) return CS_OK;
+    size_t room = n * (sizeof(fsort_item) + 2 * sizeof(rsort_pair));
+    void *block = scratch_take(room);
+    fsort_item *items = block, *tmp = malloc(n * sizeof *tmp);
     size_t used = 0, cap = kind == SK_BYTES ? n * 8 : 0;
     uint8_t *buf = cap ? malloc(cap) : NULL;
     int rc = !items || !tmp || (cap && !buf) ? NOMEM() : CS_OK;
@@ -216,15 +282,13 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         if (fits && (v.type == CS_TYPE_STRING || v.type == CS_TYPE_BINARY) && v.v.bytes.len > UINT32_MAX) fits = false;
         if (fits) rc = fsort_fill(&items[i], &v, &buf, &used, &cap);
     }
-    rsort_pair *pairs = NULL, *ptmp = NULL;
+    rsort_pair *pairs = block ? (rsort_pair *)(items + n) : NULL, *ptmp = pairs ? pairs + n : NULL;
     size_t (*count)[RBUCKETS] = NULL;
     fsort_item *rtmp = NULL; /* scratch of the merge sort of a run of equal keys */
     size_t rcap = 0;
     if (rc == CS_OK && fits) {
-        pairs = malloc(n * sizeof *pairs);
-        ptmp = malloc(n * sizeof *ptmp);
         count = malloc(sizeof(size_t) * RPASSES * RBUCKETS);
-        if (!pairs || !ptmp || !count) rc = NOMEM();
+        if (!count) rc = NOMEM();
     }
     if (rc == CS_OK && fits) {
         bool asc = p->sort[0].ascending;
@@ -264,11 +328,9 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         if (!asc) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
         *done = rc == CS_OK;
     }
-    free(items);
+    scratch_give(block, room);
     free(tmp);
     free(buf);
-    free(pairs);
-    free(ptmp);
     free(count);
     free(rtmp);
     return rc;
