@@ -251,6 +251,24 @@ final class RealmCore {
         bindClasses()
     }
 
+
+    /// Compiles a query: `make` calls one of the `cs_query_new_*` functions with the arguments'
+    /// values and the file's name map; a parse or bind failure throws the parser's message.
+    func newQuery(_ args: QueryArguments,
+                  _ make: (UnsafePointer<cs_value>?, Int, UnsafeMutablePointer<cs_name_map>, inout OpaquePointer?) -> Int32) throws -> OpaquePointer {
+        var q: OpaquePointer?
+        var rc: Int32 = 0
+        var failure = ""
+        nameMap.withUnsafeBufferPointer { e in
+            var names = cs_name_map(entries: e.baseAddress, count: e.count)
+            args.values.withUnsafeBufferPointer { a in
+                rc = make(a.baseAddress, a.count, &names, &q)
+                if rc != 0 { failure = CoreCall.lastMessage }
+            }
+        }
+        if rc != 0 { throw Realm.Error(.invalidInput, failure) }
+        return q!
+    }
     deinit {
         for p in nameStrings { free(p) }
         anchor.core = nil

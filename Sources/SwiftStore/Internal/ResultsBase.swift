@@ -191,34 +191,25 @@ final class ResultsBase {
         query = nil
         let text = queryText
         let args = try QueryArguments(predicates.flatMap(\.1), core: core)
-        var q: OpaquePointer?
-        var rc: Int32 = 0
-        var failure = ""
-        let entries = core.nameMap
-        entries.withUnsafeBufferPointer { e in
-        var names = cs_name_map(entries: e.baseAddress, count: e.count)
-        args.values.withUnsafeBufferPointer { a in
+        let txn = core.txn
+        let q = try core.newQuery(args) { values, count, names, q in
             switch root {
             case .table(let info):
-                rc = cs_query_new_named(core.txn, info.table, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
+                return cs_query_new_named(txn, info.table, text, text.utf8.count, values, count, names, &q)
             case .backlinks(let owner, let table, let col, _):
                 _ = owner.verifyReadable()
-                rc = cs_query_new_backlinks_named(&owner.cobj, table, col, text, text.utf8.count, a.baseAddress, a.count,
-                                                  &names, &q)
+                return cs_query_new_backlinks_named(&owner.cobj, table, col, text, text.utf8.count, values, count, names, &q)
             case .collection(let c, _):
-                c.open { coll in
-                    rc = cs_query_new_coll_named(coll, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
-                }
+                var rc: Int32 = 0
+                c.open { coll in rc = cs_query_new_coll_named(coll, text, text.utf8.count, values, count, names, &q) }
+                return rc
             case .detached:
                 preconditionFailure("detached results have no query")
             }
-            if rc != 0 { failure = CoreCall.lastMessage }
         }
-        }
-        if rc != 0 { throw Realm.Error(.invalidInput, failure) }
         query = q
         queryGeneration = core.generation
-        return q!
+        return q
     }
 
     /// The compiled query, trapping with the parser's message (predicates were checked when

@@ -32,19 +32,10 @@ final class UnmanagedQuery {
         core = realm.core
         arena = try QueryArguments(args, core: core, objectLink: { [unowned self] in self.link($0) })
         let info = core.info(for: type)
-        var q: OpaquePointer?
-        var rc: Int32 = 0
-        var failure = ""
-        let entries = core.nameMap
-        entries.withUnsafeBufferPointer { e in
-            var names = cs_name_map(entries: e.baseAddress, count: e.count)
-            arena.values.withUnsafeBufferPointer { a in
-                rc = cs_query_new_named(core.txn, info.table, text, text.utf8.count, a.baseAddress, a.count, &names, &q)
-                if rc != 0 { failure = CoreCall.lastMessage }
-            }
+        let txn = core.txn
+        query = try core.newQuery(arena) { values, count, names, q in
+            cs_query_new_named(txn, info.table, text, text.utf8.count, values, count, names, &q)
         }
-        if rc != 0 { throw Realm.Error(.invalidInput, failure) }
-        query = q
     }
 
     /// Parses `text` with `args` for values of `type` (an unmanaged List of values, where
