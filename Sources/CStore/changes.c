@@ -47,9 +47,60 @@ static int log_push(cs_txn *t, const cs_change *c)
     return CS_OK;
 }
 
+static uint64_t own_slot(uint32_t table, int64_t key, uint64_t cap)
+{
+    uint64_t h = ((uint64_t)key * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)table * 0xc2b2ae3d27d4eb4full);
+    return (h ^ (h >> 29)) & (cap - 1);
+}
+
+static bool own_has(const cs_txn *t, uint32_t table, int64_t key)
+{
+    if (!t->nown) return false;
+    for (uint64_t i = own_slot(table, key, t->capown);; i = (i + 1) & (t->capown - 1)) {
+        const own_key *e = &t->own[i];
+        if (!e->table1) return false;
+        if (e->table1 == table + 1 && e->key == key) return true;
+    }
+}
+
+static void own_put(own_key *set, uint64_t cap, uint32_t table, int64_t key)
+{
+    uint64_t i = own_slot(table, key, cap);
+    while (set[i].table1) i = (i + 1) & (cap - 1);
+    set[i].table1 = table + 1;
+    set[i].key = key;
+}
+
+/* Counter keys a write creates are above every key the table had (created_from); a primary
+ * key used as the object key (keying.c) may lie anywhere, so those are kept in a set. */
 static bool created_here(cs_txn *t, uint32_t table, int64_t key)
 {
-    return table < t->ncreated && key >= t->created_from[table];
+    return (table < t->ncreated && key >= t->created_from[table]) || own_has(t, table, key);
+}
+
+int change_create_own(cs_txn *t, uint32_t table, int64_t key)
+{
+    if ((t->nown + 1) * 2 > t->capown) {
+        uint64_t nc = t->capown ? t->capown * 2 : 256;
+        own_key *n = calloc(nc, sizeof *n);
+        if (!n) return NOMEM();
+        for (uint64_t i = 0; i < t->capown; i++)
+            if (t->own[i].table1) own_put(n, nc, t->own[i].table1 - 1, t->own[i].key);
+        free(t->own);
+        t->own = n;
+        t->capown = nc;
+    }
+    own_put(t->own, t->capown, table, key);
+    t->nown++;
+    if (t->nlog) {
+        cs_change *l = &t->log[t->nlog - 1];
+        if (l->kind == CS_CHANGE_CREATE && l->table == table && l->key + l->a == key) {
+            l->a++;
+            return CS_OK;
+        }
+    }
+    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0, 0};
+    return log_push(t, &c);
 }
 
 int change_create(cs_txn *t, uint32_t table, int64_t key)

@@ -18,6 +18,7 @@
 #include "snapshot.h"
 #include "index.h"
 #include "check.h"
+#include "keying.h"
 #include "file.h"
 #include "freelist.h"
 
@@ -209,6 +210,7 @@ static int check_tables(cs_txn *t)
             return CORRUPT("table '%s' claims %lld objects but holds %llu", td->name, (long long)count, (unsigned long long)st.rows);
         if (st.any && st.last_key >= next)
             return CORRUPT("table '%s' holds key %lld at or past its next key %lld", td->name, (long long)st.last_key, (long long)next);
+        TRY(keying_verify(t, i));
     }
     for (uint32_t i = 0; i < s->ntables; i++) {
         table_def *td = txn_table_live(t, i);

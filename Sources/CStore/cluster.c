@@ -83,23 +83,74 @@ static int table_node(cs_txn *t, uint32_t table, node_hdr **out)
     return CS_OK;
 }
 
-int table_root(cs_txn *t, uint32_t table, ref_t *root)
+/* The keying flags (TBL_KEYING) of a table node, 0 when it has no keying slots. */
+static int node_keying(node_hdr *tn, uint32_t table, int64_t *flags)
+{
+    *flags = 0;
+    if (!tn || tn->count <= TBL_KEYING) return CS_OK;
+    uint64_t v = node_refs(tn)[TBL_KEYING];
+    if (!tagged(v)) return CORRUPT("table %u keying slot is not a number", table);
+    *flags = untag(v);
+    if (*flags & ~(int64_t)TBLK_KNOWN) return CORRUPT("table %u has unknown keying flags %llx", table, (unsigned long long)*flags);
+    return CS_OK;
+}
+
+int table_root_keyed(cs_txn *t, uint32_t table, ref_t *root, bool *pk_keyed)
 {
     /* a read transaction's snapshot changes only with its epoch: the last root found holds */
     txn_rcache *rc = txn_read_cache(t);
     if (rc && rc->rt_epoch == t->epoch && rc->rt_table == table) {
         *root = rc->rt_root;
+        if (pk_keyed) *pk_keyed = rc->rt_keyed;
         return CS_OK;
     }
     node_hdr *tn;
     TRY(table_node(t, table, &tn));
     *root = tn ? node_refs(tn)[TBL_ROOT] : 0;
     if (*root && tagged(*root)) return CORRUPT("table %u root holds a number", table);
+    int64_t flags;
+    TRY(node_keying(tn, table, &flags));
+    if (pk_keyed) *pk_keyed = (flags & TBLK_PK) != 0;
     if (rc) {
         rc->rt_epoch = t->epoch;
         rc->rt_table = table;
         rc->rt_root = *root;
+        rc->rt_keyed = (flags & TBLK_PK) != 0;
     }
+    return CS_OK;
+}
+
+int table_root(cs_txn *t, uint32_t table, ref_t *root)
+{
+    return table_root_keyed(t, table, root, NULL);
+}
+
+int table_keying(cs_txn *t, uint32_t table, int64_t *flags, ref_t *retired)
+{
+    node_hdr *tn;
+    TRY(table_node(t, table, &tn));
+    TRY(node_keying(tn, table, flags));
+    *retired = 0;
+    if (tn && tn->count > TBL_RETIRED) {
+        *retired = node_refs(tn)[TBL_RETIRED];
+        if (tagged(*retired)) return CORRUPT("table %u retired-key slot holds a number", table);
+    }
+    return CS_OK;
+}
+
+int table_keying_slots(cs_txn *t, uint32_t table, ref_t **retired)
+{
+    ref_t *s;
+    TRY(table_node_slot(t, table, &s));
+    node_hdr *tn = (node_hdr *)txn_ptr(t, *s);
+    if (tn->count < TBL_SLOTS_KEYED) {
+        uint64_t n = tn->count;
+        TRY(node_reserve(t, s, TBL_SLOTS_KEYED, 64));
+        tn = (node_hdr *)txn_ptr(t, *s);
+        for (uint64_t i = n; i < TBL_SLOTS_KEYED; i++) node_refs(tn)[i] = i == TBL_KEYING ? tag_int(0) : 0;
+        tn->count = TBL_SLOTS_KEYED;
+    }
+    *retired = &node_refs(tn)[TBL_RETIRED];
     return CS_OK;
 }
 

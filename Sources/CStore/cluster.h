@@ -36,6 +36,14 @@ int cluster_erase(cs_txn *t, uint32_t table, int64_t key);
 /** Returns a writable leaf slot and row for `key`, copying the path (WRITE). */
 int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot, uint32_t *row);
 int table_root(cs_txn *t, uint32_t table, ref_t *root);
+/** table_root, and whether the table is pk-keyed (TBLK_PK, FORMAT.md §6.1); pk_keyed may be NULL. */
+int table_root_keyed(cs_txn *t, uint32_t table, ref_t *root, bool *pk_keyed);
+/** A table's keying flags (TBLK_*, 0 without the keying slots) and its retired-key tree (0: none). */
+int table_keying(cs_txn *t, uint32_t table, int64_t *flags, ref_t *retired);
+/** Gives the writable table node the keying slots (TBL_KEYING = 0, TBL_RETIRED = 0) when it
+ *  lacks them; `retired` points at its TBL_RETIRED slot (the flags slot is the one before it).
+ *  The pointer is valid until the next allocation. */
+int table_keying_slots(cs_txn *t, uint32_t table, ref_t **retired);
 int table_node_slot(cs_txn *t, uint32_t table, ref_t **slot);
 int table_get_meta(cs_txn *t, uint32_t table, int which, int64_t *out);
 int table_set_meta(cs_txn *t, uint32_t table, int which, int64_t v);

@@ -807,6 +807,8 @@ int file_commit(cs_txn *t)
     /* the commit may have packed nodes as frame of reference (cluster_pack), and the other slot's
      * version may hold some: marked whether or not this one wrote any (FORMAT.md §2) */
     if (fmt < FORMAT_FOR) fmt = FORMAT_FOR;
+    /* likewise a table node may carry the keying slots of a pk-keyed table (FORMAT.md §6.1) */
+    if (fmt < FORMAT_PK_KEYS) fmt = FORMAT_PK_KEYS;
     lock_committing(f);
     if ((rc = file_write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */

@@ -80,6 +80,7 @@ typedef struct plan {
     uint64_t *tables;      /* cs_txn_space: bytes per table key (NULL when not counting) */
     uint32_t ntables;
     cs_space_info *space;  /* cs_txn_space: bytes per part (NULL when not counting) */
+    bool keyed_tables;     /* a table node has the keying slots (format 5, FORMAT.md §6.1) */
 } plan;
 
 #define MAX_DEPTH 256
@@ -256,6 +257,7 @@ static int plan_version(plan *p)
             if (tagged(tn)) return CORRUPT("table %u's slot holds a number", i);
             TRY(plan_node(p, tn, &th));
             if (!(th->flags & NF_REFS) || th->count < TBL_SLOTS) return CORRUPT("table node %llu malformed", (unsigned long long)tn);
+            if (th->count > TBL_SLOTS) p->keyed_tables = true;
             mark = p->next;
             TRY(plan_assign(p, tn, node_size_of(th->flags, th->width, th->count), &fresh));
             if (!fresh) continue;
@@ -350,6 +352,7 @@ int compact_stream(cs_txn *t, compact_sink sink, void *ctx, cs_progress progress
         if ((rc = plan_node(&p, p.order[i], &h)) != CS_OK) goto done;
         if (h->flags & NF_BASE) fmt = FORMAT_FOR; /* a frame-of-reference node (FORMAT.md §3) */
     }
+    if (p.keyed_tables) fmt = FORMAT_PK_KEYS; /* a table node with the keying slots (FORMAT.md §6.1) */
     memset(o.b, 0, HDR_SIZE);
     file_fresh_header(o.b, plan_get(&p, t->top), t->version, logical, fmt);
     o.n = HDR_SIZE;

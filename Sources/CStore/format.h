@@ -20,12 +20,15 @@
  * version that describes it: 1 when new or compacted (no free list), 2 once some column has a
  * Mixed index, 3 once a commit wrote a chunked free list, 4 once a node may be
  * frame-of-reference packed (NF_BASE), which every commit by this library marks and compaction
- * marks when it copies such a node (FORMAT.md §2). */
-#define FORMAT_READ 4
-#define FORMAT_WRITE 4
+ * marks when it copies such a node, 5 once a table node may carry the primary-key keying slots,
+ * which every commit by this library marks and compaction marks when it copies such a table
+ * node (FORMAT.md §2). */
+#define FORMAT_READ 5
+#define FORMAT_WRITE 5
 #define FORMAT_BASE 1
 #define FORMAT_CHUNKED_FREE 3
 #define FORMAT_FOR 4
+#define FORMAT_PK_KEYS 5 /* a table node may have slots TBL_KEYING and TBL_RETIRED (FORMAT.md §6.1) */
 
 /* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
 
@@ -119,7 +122,22 @@ enum {
     TBL_COUNT = 2,   /* tagged: object count */
     TBL_INDEXES = 3, /* ref: indexes (0 until they exist) */
     TBL_SLOTS = 4,
+    /* Optional (format 5): a table node has them only once its table was made pk-keyed. */
+    TBL_KEYING = 4,  /* tagged: keying flags (TBLK_*), absent = 0 */
+    TBL_RETIRED = 5, /* ref: retired primary-key keys, a positional tree of sorted Ints; 0 = none */
+    TBL_SLOTS_KEYED = 6,
 };
+
+/* Keying flags of a table node's TBL_KEYING slot (FORMAT.md §6.1). */
+enum {
+    TBLK_PK = 0x01, /* pk-keyed: an object whose key is below KEY_PK_END has that key as its Int primary key */
+};
+#define TBLK_KNOWN 0x01
+
+/* In a pk-keyed table, keys [0, KEY_PK_END) are primary-key values; keys from the counter
+ * (TBL_NEXTKEY) start at KEY_PK_END and stay below 2^62 (a tagged integer's range). */
+#define KEY_PK_END ((int64_t)1 << 61)
+#define KEY_END ((int64_t)1 << 62)
 
 /* ---- cluster leaf slots (FORMAT.md §6.2) -------------------------------------------------- */
 

@@ -24,6 +24,7 @@
 #include "schema.h"
 #include "snapshot.h"
 #include "index.h"
+#include "keying.h"
 
 #include <math.h>
 
@@ -887,6 +888,18 @@ int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *value, in
     table_def *td;
     TRY(txn_table(txn, table, &td));
     if (td->primary == CS_NONE) return cs_fail(CS_MISUSE, 0, "'%s' has no primary key", td->name);
+    if (value && value->type == CS_TYPE_INT && td->cols[td->primary].type == CS_TYPE_INT) {
+        /* a pk-keyed table: the object with primary key p is the one with key p, when there
+         * is one (keying.c); else the index knows */
+        node_hdr *leaf;
+        uint32_t row;
+        int krc = keying_find(txn, table, value->v.i, &leaf, &row);
+        if (krc == CS_OK) {
+            *key = value->v.i;
+            return CS_OK;
+        }
+        if (krc != CS_NOTFOUND) return krc;
+    }
     int rc = cs_index_find(txn, table, td->primary, value, key);
     if (rc == CS_NOTFOUND) return cs_fail(CS_NOTFOUND, 0, "no '%s' with that primary key", td->name);
     return rc;

@@ -219,6 +219,13 @@ typedef struct txn_rcache {
     uint64_t rt_epoch;     /* epoch the table root is valid for */
     uint32_t rt_table;     /* ... that table */
     ref_t rt_root;         /* ... its cluster root */
+    bool rt_keyed;         /* ... and whether the table is pk-keyed (TBLK_PK) */
+    uint32_t lk_table;     /* the last primary-key lookup that found its object by key alone
+                              (keying.c): the table, */
+    int64_t lk_key;        /* ... the key, */
+    const void *lk_leaf;   /* ... its leaf (NULL = none), */
+    uint32_t lk_row;       /* ... row */
+    uint64_t lk_epoch;     /* ... and the epoch they hold for */
     uint64_t ri_epoch;     /* ... epoch the index root is valid for */
     uint32_t ri_table;     /* ... that index's table */
     uint32_t ri_col;       /* ... and column */
@@ -230,6 +237,12 @@ typedef struct txn_rcache {
     uint64_t sl_epoch;     /* ... the epoch it was opened in */
     node_hdr *sl_part[4];  /* ... its checked parts: top, ends, data, bigs (NULL when absent) */
 } txn_rcache;
+
+/* An entry of cs_txn's `own` set: table + 1 (0 = empty slot) and the key. */
+typedef struct own_key {
+    uint32_t table1;
+    int64_t key;
+} own_key;
 
 typedef struct freed_node {
     uint64_t pos; /* file ref */
@@ -259,6 +272,9 @@ struct cs_txn {
     uint8_t *delpk;        /* primary keys of the objects this write deleted, encoded (FORMAT.md §8.3) */
     uint64_t ndelpk, capdelpk; /* used, allocated */
     uint32_t ncreated;     /* entries in created_from */
+    struct own_key *own;   /* objects created in this write with a primary key as key (keying.c):
+                              a hash set of (table, key), open addressing, cap a power of two */
+    uint64_t nown, capown; /* used, allocated */
     txn_rcache rc;         /* the read caches of a READ transaction (txn_read_cache) */
     ref_t tns_top;         /* table-node slot cache: the top it was found under */
     ref_t tns_tables;      /* ... the table list ref */

@@ -18,6 +18,7 @@
 #include "index.h"
 #include "obj.h"
 #include "coll.h"
+#include "keying.h"
 
 /* ---- accessors -------------------------------------------------------------------------- */
 
@@ -31,6 +32,16 @@ static int obj_leaf(cs_obj *o, node_hdr **leaf, uint32_t *row)
     }
     table_def *td = txn_table_live(t, o->table);
     if (!td) return cs_fail(CS_NOTFOUND, 0, "the object's table no longer exists");
+    /* an object just found by its primary key alone (keying.c): that descent was this one */
+    txn_rcache *lc = txn_read_cache(t);
+    if (lc && lc->lk_leaf && lc->lk_epoch == t->epoch && lc->lk_key == o->key && lc->lk_table == o->table) {
+        *leaf = (node_hdr *)lc->lk_leaf;
+        *row = lc->lk_row;
+        o->leaf = *leaf;
+        o->row = *row;
+        o->epoch = t->epoch;
+        return CS_OK;
+    }
     ref_t root;
     TRY(table_root(t, o->table, &root));
     int rc = cluster_find(t, root, o->key, leaf, row);
@@ -126,19 +137,23 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
     return CS_OK;
 }
 
-int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
+/* Inserts a row with the key `own` (a primary key as object key, keying.c) or, when own < 0,
+ * the table's next counter key. */
+static int create_row(cs_txn *t, uint32_t table, int64_t own, cs_obj *out)
 {
     ref_t *ts;
     TRY(table_node_slot(t, table, &ts));
     uint64_t *m = node_refs((node_hdr *)txn_ptr(t, *ts));
     if (!tagged(m[TBL_NEXTKEY]) || !tagged(m[TBL_COUNT])) return CORRUPT("table %u meta slots are not numbers", table);
-    int64_t key = untag(m[TBL_NEXTKEY]), count = untag(m[TBL_COUNT]);
+    int64_t next = untag(m[TBL_NEXTKEY]), count = untag(m[TBL_COUNT]);
+    int64_t key = own >= 0 ? own : next;
+    if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
     TRY(cluster_insert(t, table, key));
-    TRY(change_create(t, table, key));
+    TRY(own >= 0 ? change_create_own(t, table, key) : change_create(t, table, key));
     TRY(index_row(t, table, key, true));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));
-    m[TBL_NEXTKEY] = tag_int(key + 1);
+    if (own < 0) m[TBL_NEXTKEY] = tag_int(key + 1);
     m[TBL_COUNT] = tag_int(count + 1);
     memset(out, 0, sizeof *out);
     out->txn = t;
@@ -151,6 +166,11 @@ int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
     out->row = row;
     out->epoch = t->epoch;
     return CS_OK;
+}
+
+int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
+{
+    return create_row(t, table, -1, out);
 }
 
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
@@ -180,7 +200,10 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
     if (rc == CS_OK)
         return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
     if (rc != CS_NOTFOUND) return rc;
-    TRY(obj_create_row(txn, table, out));
+    int64_t key;
+    bool own;
+    TRY(keying_choose(txn, table, pk, &key, &own));
+    TRY(create_row(txn, table, own ? key : -1, out));
     TRY(txn_col(txn, table, pc, NULL, &c));
     return obj_col_put(out, pc, c, pk);
 }
@@ -837,7 +860,7 @@ int obj_delete_key(cs_txn *t, uint32_t table, int64_t key)
     TRY(cluster_erase(t, table, key));
     TRY(change_delete(t, table, key));
     TRY(table_set_meta(t, table, TBL_COUNT, count - 1));
-    return CS_OK;
+    return keying_retire(t, table, key); /* a pk key is never given out again (keying.c) */
 }
 
 int cs_obj_delete(cs_obj *obj)

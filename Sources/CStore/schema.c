@@ -14,6 +14,7 @@
 #include "cluster.h"
 #include "schema.h"
 #include "snapshot.h"
+#include "keying.h"
 #include "changes.h"
 #include "index.h"
 #include "obj.h"
@@ -350,7 +351,7 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     }
     td->primary = col;
     if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
-    return CS_OK;
+    return keying_primary_changed(txn, table, col);
 }
 
 int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed)

@@ -350,6 +350,8 @@ int cs_txn_promote(cs_txn *t)
     t->ndelpk = 0;
     t->tns_slot = NULL;
     for (uint32_t i = 0; i < t->ncreated; i++) t->created_from[i] = INT64_MAX;
+    if (t->nown) memset(t->own, 0, t->capown * sizeof *t->own);
+    t->nown = 0;
     t->schema_dirty = false;
     t->epoch++;
     return CS_OK;
@@ -513,6 +515,8 @@ int cs_txn_end(cs_txn *t)
     if (t->freed) { free(t->freed); t->freed = NULL; }
     if (t->log) { free(t->log); t->log = NULL; }
     if (t->created_from) { free(t->created_from); t->created_from = NULL; }
+    if (t->own) { free(t->own); t->own = NULL; }
+    t->nown = t->capown = 0;
     if (t->delpk) { free(t->delpk); t->delpk = NULL; }
     t->nfreed = t->cap_freed = 0;
     t->nlog = t->caplog = 0;

@@ -7,7 +7,10 @@
 //   it says how): plain integer nodes of every width over several leaves and a chunked free list;
 // - Tests/Fixtures/format-v4.cstore, the version-2 contents plus a table of integer columns whose
 //   nodes are framed (FORMAT.md §3): every width, negative bases, Int64.min and Int64.max,
-//   nullable columns.
+//   nullable columns;
+// - Tests/Fixtures/format-v5.cstore, the version-4 contents plus a pk-keyed table (FORMAT.md
+//   §6.1): objects keyed by their Int primary keys, counter keys for negative and huge ones,
+//   retired keys and a primary key created again after its delete.
 // Every later library must open and verify each one, read the same contents and write on top of
 // it. STORE_WRITE_GOLDEN=N rewrites the pair of version N (only ever for a new format version:
 // add a new pair, keep the old ones).
@@ -51,7 +54,9 @@ private func writeGolden(_ db: DB) throws {
         let scores = try addColumn(txn, o, "scores", CS_TYPE_INT, coll: CS_COLL_MAP, flags: CS_COL_NULLABLE)
         let friends = try addColumn(txn, o, "friends", CS_TYPE_LINK, coll: CS_COLL_MAP, target: target)
         let anys = try addColumn(txn, o, "anys", CS_TYPE_MIXED, coll: CS_COLL_LIST)
-        check(cs_table_set_primary_key(txn, o, cols[0]))
+        // The primary key is set after the objects exist (below), so Owner keeps counter keys
+        // 0-3 as the library that wrote the version-1 file gave them: a table given an Int
+        // primary key while empty would use the keys as object keys (FORMAT.md §6.1).
         check(cs_column_set_indexed(txn, o, cols[6], true))     // date
         check(cs_column_set_indexed(txn, o, optCols[4], true))  // opt_string
         check(cs_schema_version_set(txn, 3))
@@ -64,8 +69,8 @@ private func writeGolden(_ db: DB) throws {
         }
         for i in 0..<4 {
             let n = Int64(i)
-            var x = cs_obj()
-            try withValue(.int(n * 1_000_000_007 - 3)) { pk in try must(cs_obj_create_primary(txn, o, pk, &x), "create with primary key") }
+            var x = try createObj(txn, o)
+            check(setVal(&x, cols[0], .int(n * 1_000_000_007 - 3)))
             let values: [Val] = [
                 .int(n * 1_000_000_007 - 3), .bool(i % 2 == 0), .float(Float(i) * 1.5 - 0.25),
                 .double(Double(i) / 3), .string(Array("owner \(i) ✓".utf8)),
@@ -116,6 +121,7 @@ private func writeGolden(_ db: DB) throws {
                 check(listAppend(&inner, .string(Array("deep".utf8))))
             }
         }
+        check(cs_table_set_primary_key(txn, o, cols[0]))
     }
     try db.write { txn throws in
         let o = try findTable(txn, "Owner")
@@ -206,6 +212,44 @@ private func writeGoldenV4(_ db: DB) throws {
             var o = try openObj(txn, t, k)
             check(cs_obj_delete(&o))
         }
+    }
+}
+
+/// The primary keys of the version-5 table "ByPk", in creation order: small, huge, negative, both
+/// ends of the key range a primary key may be a key in, and a leaf's worth of consecutive ones.
+private let goldenV5Pks: [Int64] = [0, 5, 1_000_003, -7, (1 << 61) - 1, 1 << 61, Int64.max, Int64.min]
+    + (300..<560).map { Int64($0) }
+
+/// The golden contents of format version 5: those of version 4, then a table whose Int primary
+/// key was set while it was empty (pk-keyed, FORMAT.md §6.1), so its objects' keys are their
+/// primary keys where they can be; then a commit that deletes some (their keys are retired) and
+/// creates one of them again (it takes a counter key).
+private func writeGoldenV5(_ db: DB) throws {
+    try writeGoldenV4(db)
+    try db.write { txn throws in
+        let t = try addTable(txn, "ByPk")
+        let id = try addColumn(txn, t, "id", CS_TYPE_INT)
+        let name = try addColumn(txn, t, "name", CS_TYPE_STRING)
+        let next = try addColumn(txn, t, "next", CS_TYPE_LINK, target: t)
+        check(cs_table_set_primary_key(txn, t, id))
+        var prev: Int64?
+        for pk in goldenV5Pks {
+            var o = cs_obj()
+            try withValue(.int(pk)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create \(pk)") }
+            check(setVal(&o, name, .str("pk \(pk)")))
+            if let prev { check(setVal(&o, next, .link(t, prev))) }
+            prev = o.key
+        }
+    }
+    try db.write { txn throws in
+        let t = try findTable(txn, "ByPk")
+        for k in [5] + Array(300..<310) {
+            var o = try openObj(txn, t, Int64(k))
+            check(cs_obj_delete(&o))
+        }
+        var o = cs_obj()
+        try withValue(.int(5)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create 5 again") }
+        check(setVal(&o, try findColumn(txn, t, "name"), .str("five again")))
     }
 }
 
@@ -456,7 +500,7 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
                 cs_keys_free(keys)
             }
             db.close()
-            #expect(try headerVersions(copy) == (4, 4))
+            #expect(try headerVersions(copy) == (5, 5))
         }
     }
 
@@ -507,7 +551,7 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
             db.verify("after writing to the version-3 copy")
             #expect(try db.read(lines) == want)
             db.close()
-            #expect(try headerVersions(copy) == (4, 4))
+            #expect(try headerVersions(copy) == (5, 5))
             let nodes = try rawNodesOfCopy(copy, dir)
             #expect(nodes.contains { $0.framed } && nodes.contains { !$0.framed && $0.flags == 0 && $0.width == 32 },
                     "framed nodes from the new commit beside plain ones from the version-3 library")
@@ -562,6 +606,73 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
         }
     }
 
+    @Test func formatVersionFiveStillOpens() throws {
+        let golden = fixtures.appendingPathComponent("format-v5.cstore")
+        let expected = fixtures.appendingPathComponent("format-v5.txt")
+        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "5" {
+            try? FileManager.default.removeItem(at: golden)
+            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
+            try writeGoldenV5(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            let logical = try db.stats().logical_size
+            db.close()
+            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
+            check(truncate(golden.path, off_t(logical)))
+            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
+        }
+        try withTempDir { dir in
+            let copy = dir.path("v5.cstore")
+            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
+            #expect(try headerVersions(copy) == (5, 5))
+            check(cs_file_verify(copy), "the golden file verifies")
+            let db = try DB(copy, flags: 0)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(lines.count == want.count)
+            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
+                Issue.record("line \(i + 1): read \(got), expected \(exp)")
+                break
+            }
+            func find(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64) -> Int64? {
+                var key: Int64 = -1
+                let rc = withValue(.int(pk)) { cs_table_find_primary(txn, t, $0, &key) }
+                return rc == 0 ? key : nil
+            }
+            try db.read { txn throws in
+                let t = try findTable(txn, "ByPk")
+                for pk in goldenV5Pks where pk != 5 && !(300..<310).contains(pk) {
+                    let k = find(txn, t, pk)
+                    if pk >= 0 && pk < 1 << 61 { #expect(k == pk, "pk \(pk) is its key") } else { #expect(k ?? 0 >= 1 << 61, "pk \(pk)") }
+                }
+                #expect((find(txn, t, 5) ?? 0) >= 1 << 61, "5 again has a counter key")
+                #expect(find(txn, t, 301) == nil && find(txn, t, 6) == nil)
+            }
+            try db.write { txn throws in
+                let t = try findTable(txn, "ByPk")
+                var o = cs_obj()
+                try withValue(.int(301)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create 301") }
+                #expect(o.key >= 1 << 61, "301 was retired in the golden file")
+                try withValue(.int(6)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create 6") }
+                #expect(o.key == 6, "a never-used pk is its key")
+            }
+            db.verify("after writing to the golden copy")
+            db.close()
+        }
+    }
+
+    @Test func goldenVersionFiveContentsAreWhatTheWriterMakes() throws {
+        try withTempDir { dir in
+            let path = dir.path("fresh.cstore")
+            let db = try DB(path)
+            try writeGoldenV5(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            db.close()
+            let want = try String(contentsOf: fixtures.appendingPathComponent("format-v5.txt"), encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(lines == want)
+        }
+    }
+
     @Test func goldenVersionFourContentsAreWhatTheWriterMakes() throws {
         try withTempDir { dir in
             let path = dir.path("fresh.cstore")
@@ -582,7 +693,7 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
             try writeGoldenV2(db)
             let lines = try db.read { try dump($0) + dumpIndexes($0) }
             db.close()
-            #expect(try headerVersions(path) == (4, 4), "the writer's commits make version 4")
+            #expect(try headerVersions(path) == (5, 5), "the writer's commits make version 5")
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)

@@ -636,7 +636,10 @@ typedef struct cs_obj {
  *  tables refuse this (CS_MISUSE): create embedded objects through their owner. */
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
 /** Creates an object whose primary key is `pk` (WRITE). CS_CONSTRAINT if an object with that
- *  primary key exists; CS_TYPE if `pk` does not fit the column. */
+ *  primary key exists; CS_TYPE if `pk` does not fit the column. In a table that got its Int
+ *  primary key before it held an object, the key is `pk` itself when pk is in [0, 2^61) and
+ *  was never an object's key before; other objects get keys from 2^61 up (docs/FORMAT.md §6.1).
+ *  Keys are never reused in a table. */
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out);
 /**
  * Creates `n` objects with the table's next keys (WRITE), consecutive from the first, which is
@@ -656,7 +659,10 @@ int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, cons
  *  column; CS_TYPE otherwise) for the r-th new object. */
 int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                            const int64_t *const *ints, int64_t *first_key);
-/** Finds the object with primary key `pk`: CS_NOTFOUND if none (one index lookup). */
+/** Finds the object with primary key `pk`: CS_NOTFOUND if none. An Int primary key of a table
+ *  whose keys are its primary keys (cs_obj_create_primary) is found by its key, one descent of
+ *  the table's tree, and a cs_obj_open of the found key in the same read transaction costs no
+ *  second one; any other is one index lookup. */
 int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *pk, int64_t *key);
 
 /** Points `out` at an existing object. CS_NOTFOUND if there is none with that key. */

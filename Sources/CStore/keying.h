@@ -1,0 +1,31 @@
+/*
+ * keying.h -- Int primary keys as object keys (keying.c, docs/FORMAT.md §6.1, docs/ARCHITECTURE.md,
+ * Primary keys as object keys).
+ */
+#ifndef CSTORE_KEYING_H
+#define CSTORE_KEYING_H
+
+#include "internal.h"
+
+/** The key a new object with primary key `pk` gets: `pk` itself when the table is pk-keyed, the
+ *  value is an Int in [0, KEY_PK_END) and that key was never used (not retired); else the
+ *  table's next counter key. `own` says which (true: the key is the pk). */
+int keying_choose(cs_txn *t, uint32_t table, const cs_value *pk, int64_t *key, bool *own);
+/** Records that `key` of a pk-keyed table is deleted, when it is a pk key (below KEY_PK_END):
+ *  it is never given out again. A no-op for other tables and keys. */
+int keying_retire(cs_txn *t, uint32_t table, int64_t key);
+/** The object with Int primary key `pk` found by its key alone: CS_OK with `*key`, `*leaf` and
+ *  `*row` when the table is pk-keyed and holds key `pk`; CS_NOTFOUND when the caller must ask
+ *  the index (not pk-keyed, pk outside [0, KEY_PK_END), or no object with that key). */
+int keying_find(cs_txn *t, uint32_t table, int64_t pk, node_hdr **leaf, uint32_t *row);
+/** The primary key of `table` changed to `col` (CS_NONE: none): a table that never held an
+ *  object and gets an Int primary key becomes pk-keyed; a pk-keyed one stays so only while
+ *  every object with a key below KEY_PK_END has that key as its value of `col` (else its
+ *  keying is dropped for good: it behaves as a table that never had it). */
+int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col);
+/** verify: the table's keying slots (flags known, retired keys strictly increasing, below
+ *  KEY_PK_END and not live, the counter at or past KEY_PK_END, every object with a key below
+ *  KEY_PK_END having that key as its Int primary key). */
+int keying_verify(cs_txn *t, uint32_t table);
+
+#endif
