@@ -84,6 +84,7 @@ struct cs_watch {
     uint32_t root;       /* table the key paths start from (the elements' table), CS_NONE: none */
     bool links;          /* the elements are objects (their keys are diffed and modified) */
     bool map;            /* the collection is a Map */
+    bool mixed;          /* collection watches: the elements are Mixed (may hold nested collections) */
     cs_query *q;
     query_deps deps;
     cs_keypath *paths;
@@ -850,6 +851,7 @@ int cs_watch_coll(cs_notifier *n, uint32_t table, int64_t key, uint32_t col, con
     w->col = col;
     w->map = ci.coll == CS_COLL_MAP;
     w->links = ci.type == CS_TYPE_LINK;
+    w->mixed = ci.type == CS_TYPE_MIXED && ci.coll != CS_COLL_SET; /* sets hold no collections */
     if (w->links) w->root = ci.target;
     int rc = watch_start(w, paths, npaths, flags);
     if (rc != CS_OK) { watch_destroy(w); return rc; }
@@ -957,33 +959,81 @@ static int round_object(cs_watch *w)
     return rc;
 }
 
-/* Replays the collection operations on (table, key, col) onto the pending changes. */
-static int replay(cs_watch *w)
+/* Replays the collection operations on (table, key, col) onto `pend`. */
+static int replay_into(cs_watch *w, pending *pend)
 {
     const summary *s = &w->n->s;
     for (size_t i = 0; i < s->ncoll; i++) {
         const cs_change *c = &s->coll[i];
         if (c->table != w->table || c->key != w->key || c->col != w->col) continue;
         switch (c->kind) {
-        case CS_CHANGE_INSERT: TRY(pending_insert(&w->pend, (size_t)c->a)); break;
-        case CS_CHANGE_ERASE: TRY(pending_erase(&w->pend, (size_t)c->a)); break;
-        case CS_CHANGE_REPLACE: TRY(pending_modify(&w->pend, (size_t)c->a)); break;
+        case CS_CHANGE_INSERT: TRY(pending_insert(pend, (size_t)c->a)); break;
+        case CS_CHANGE_ERASE: TRY(pending_erase(pend, (size_t)c->a)); break;
+        case CS_CHANGE_REPLACE: TRY(pending_modify(pend, (size_t)c->a)); break;
         case CS_CHANGE_MOVE:
-            TRY(pending_erase(&w->pend, (size_t)c->a));
-            TRY(pending_insert(&w->pend, (size_t)c->b));
+            TRY(pending_erase(pend, (size_t)c->a));
+            TRY(pending_insert(pend, (size_t)c->b));
             break;
         case CS_CHANGE_SWAP:
             if (c->a == c->b) break;
-            TRY(pending_erase(&w->pend, (size_t)c->a));
-            TRY(pending_insert(&w->pend, (size_t)c->a));
-            TRY(pending_erase(&w->pend, (size_t)c->b));
-            TRY(pending_insert(&w->pend, (size_t)c->b));
+            TRY(pending_erase(pend, (size_t)c->a));
+            TRY(pending_insert(pend, (size_t)c->a));
+            TRY(pending_erase(pend, (size_t)c->b));
+            TRY(pending_insert(pend, (size_t)c->b));
             break;
-        case CS_CHANGE_CLEAR: TRY(pending_clear(&w->pend)); break;
+        case CS_CHANGE_CLEAR: TRY(pending_clear(pend)); break;
         default: break;
         }
     }
     return CS_OK;
+}
+
+static int replay(cs_watch *w) { return replay_into(w, &w->pend); }
+
+static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key);
+
+/* A List or Map of Mixed values whose column was written: this round's operations replayed on
+ * their own, then every element kept by them that holds (or held) a nested collection compared
+ * with the element it came from in the previous version; one whose content differs is modified
+ * (a write inside it records only the column). *done: false when the records do not describe
+ * the collection, left to the caller. */
+static int replay_mixed(cs_watch *w, cs_coll *now, size_t len, bool *done)
+{
+    *done = false;
+    cs_coll oc;
+    if (!w->n->old || open_coll_in(w, w->n->old, &oc) != CS_OK) return CS_OK;
+    pending tp = {0};
+    idxvec del = {0}, ins = {0}, mod = {0}, modnew = {0};
+    rdiff d = {{0}, {0}, {0}};
+    pending_reset(&tp, pending_len(&w->pend));
+    int rc = replay_into(w, &tp);
+    if (rc == CS_OK && pending_len(&tp) == len) {
+        rc = pending_take(&tp, &del, &ins, &mod, &modnew);
+        size_t o = 0, di = 0, ii = 0, mi = 0;
+        for (size_t j = 0; j < len && rc == CS_OK; j++) {
+            if (ii < ins.n && ins.v[ii] == j) { ii++; continue; }
+            while (di < del.n && del.v[di] == o) { di++; o++; }
+            while (mi < mod.n && mod.v[mi] < o) rc = idxvec_push(&d.mod, mod.v[mi++]);
+            bool changed = false;
+            if (rc == CS_OK && !(mi < mod.n && mod.v[mi] == o)) rc = nested_elem_changed(&oc, o, now, j, &changed);
+            if (rc == CS_OK && changed) rc = idxvec_push(&d.mod, o);
+            o++;
+        }
+        while (rc == CS_OK && mi < mod.n) rc = idxvec_push(&d.mod, mod.v[mi++]);
+        d.del = del;
+        d.ins = ins;
+        if (rc == CS_OK) rc = pending_apply(&w->pend, &d);
+        if (rc == CS_OK) *done = true;
+        d.del = (idxvec){0};
+        d.ins = (idxvec){0};
+    }
+    pending_free(&tp);
+    free(del.v);
+    free(ins.v);
+    free(mod.v);
+    free(modnew.v);
+    rdiff_free(&d);
+    return rc;
 }
 
 static int round_coll(cs_watch *w)
@@ -1003,7 +1053,9 @@ static int round_coll(cs_watch *w)
         for (size_t i = 0; i < len; i++) TRY(pending_insert(&w->pend, i));
         return CS_OK;
     }
-    TRY(replay(w));
+    bool done = false;
+    if (w->mixed && written_key(s, w->table, w->col, w->key)) TRY(replay_mixed(w, &c, len, &done));
+    if (!done) TRY(replay(w));
     if (pending_len(&w->pend) != len) {
         /* the records did not describe the collection (a whole-value write): start over */
         TRY(pending_clear(&w->pend));

@@ -304,6 +304,25 @@ static int map_diff(side *a, side *b, rdiff *d)
     return CS_OK;
 }
 
+int nested_elem_changed(cs_coll *old, size_t i, cs_coll *now, size_t j, bool *changed)
+{
+    bool map = cs_coll_kind_of(old) == CS_COLL_MAP;
+    cs_value ka, va, kb, vb;
+    if (map) {
+        TRY(cs_map_get_at(old, i, &ka, &va));
+        TRY(cs_map_get_at(now, j, &kb, &vb));
+    } else {
+        TRY(cs_list_get(old, i, &va));
+        TRY(cs_list_get(now, j, &vb));
+    }
+    *changed = false;
+    if (!is_nested(&va) && !is_nested(&vb)) return CS_OK;
+    bool eq;
+    TRY(elem_equal(old, &va, i, map ? &ka : NULL, now, &vb, j, map ? &kb : NULL, &eq));
+    *changed = !eq;
+    return CS_OK;
+}
+
 int nested_diff(cs_coll *old, cs_coll *now, rdiff *out)
 {
     rdiff_reset(out);

@@ -12,6 +12,7 @@ final class NestHolder: Object {
     @Persisted var name = ""
     @Persisted var anyValue: AnyRealmValue
     @Persisted var anyList: List<AnyRealmValue>
+    @Persisted var anyMap: Map<String, AnyRealmValue>
 }
 
 private let nestModels: [ObjectBase.Type] = [NestHolder.self]
@@ -297,6 +298,47 @@ private func ints(_ v: [Int]) -> AnyRealmValue { .fromArray(v.map { .int($0) }) 
         f.write { _, h in h.anyList[1].listValue![2] = .int(7) }
         #expect(inner.next() == NSeen(count: 3, mod: [2]))
         #expect(inner.waiting == 0)
+        try f.finish()
+    }
+
+    /// A List<AnyRealmValue> and a Map<String, AnyRealmValue> property: a change inside a
+    /// collection an element holds is a modification of that element (with the property's own
+    /// operations in the same commit), and a change beside it is not.
+    @Test func elementHoldingChangedCollectionIsModified() throws {
+        let f = try NestFixture(.none)
+        try f.run { realm, h in
+            try realm.write {
+                for i in 0..<3 { h.anyList.append(.int(i)) }
+                h.anyList.append(ints([5, 6]))                                      // [0 1 2 [5 6]]
+                h.anyMap["a"] = .fromDictionary(["x": .int(1)])
+                h.anyMap["b"] = .int(2)
+            }
+        }
+        let list = Events<NSeen>(), map = Events<MSeen>()
+        try f.run { _, h in
+            f.tokens.append(h.anyList.observe { list.add(NSeen($0)) })
+            f.tokens.append(h.anyMap.observe { map.add(MSeen($0)) })
+        }
+        #expect(list.next() == NSeen(initial: true, count: 4))
+        #expect(map.next() == MSeen(initial: true))
+        f.write { _, h in h.anyList[3].listValue!.append(.int(7)) }
+        #expect(list.next() == NSeen(count: 4, mod: [3]))
+        f.write { _, h in h.anyMap["a"]!.dictionaryValue!["y"] = .int(2) }
+        #expect(map.next() == MSeen(mod: ["a"]))
+        // the property's own operations and a change inside an element in one commit
+        f.write { _, h in
+            h.anyList.remove(at: 0)                                                 // [1 2 [5 6 7]]
+            h.anyList[2].listValue![0] = .int(50)                                   // [1 2 [50 6 7]]
+            h.anyList.insert(.string("s"), at: 1)                                   // [1 s 2 [50 6 7]]
+            h.anyMap["c"] = .int(3)
+            h.anyMap["a"]!.dictionaryValue!["x"] = nil
+        }
+        #expect(list.next() == NSeen(count: 4, del: [0], ins: [1], mod: [3]))
+        #expect(map.next() == MSeen(ins: ["c"], mod: ["a"]))
+        // an element replaced by an equal value still counts (the property's records say so)
+        f.write { _, h in h.anyList[0] = .int(1) }
+        #expect(list.next() == NSeen(count: 4, mod: [0]))
+        #expect(list.waiting == 0 && map.waiting == 0)
         try f.finish()
     }
 
