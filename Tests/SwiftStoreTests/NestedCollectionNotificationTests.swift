@@ -559,3 +559,59 @@ private func text(_ v: AnyRealmValue) -> String {
         try f.finish()
     }
 }
+
+/// An actor reading nested collections through its own Realm and observing them on a `Sink`.
+private actor NestSource {
+    let config: Realm.Configuration
+    init(config: Realm.Configuration) { self.config = config }
+
+    func observe(on sink: Sink, list: Events<NSeen>, map: Events<MSeen>) async throws -> [NotificationToken] {
+        let r = try await Realm(configuration: config, actor: self)
+        let h = r.object(ofType: NestHolder.self, forPrimaryKey: 0)!
+        let l = h.anyValue.listValue!, m = h.anyValue.listValue![1].dictionaryValue!
+        var tokens: [NotificationToken] = []
+        tokens.append(await l.observe(keyPaths: nil, on: sink) { sink, c in
+            sink.preconditionIsolated()
+            list.add(NSeen(c))
+        })
+        tokens.append(await m.observe(keyPaths: nil, on: sink) { sink, c in
+            sink.preconditionIsolated()
+            map.add(MSeen(c))
+        })
+        return tokens
+    }
+}
+
+// Named to run in the pass of its own that actor deliveries need (Makefile, POOL_SUITES).
+@Suite struct NestedActorNotificationTests {
+    /// The actor forms of List and Map on collections nested in an AnyRealmValue.
+    @Test func nestedCollectionsObservedOnAnotherActor() async throws {
+        let dir = TempDir()
+        let config = dir.config(nestModels)
+        let commit: @Sendable (@escaping @Sendable (NestHolder) -> Void) -> Void = { body in
+            onNewThread {
+                let r = try! Realm(configuration: config)
+                try! r.write { body(r.object(ofType: NestHolder.self, forPrimaryKey: 0)!) }
+            }
+        }
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            try! r.write {
+                r.create(NestHolder.self, value: ["id": 0, "anyValue": AnyRealmValue.fromArray([.int(1), .fromDictionary(["a": .int(1)])])])
+            }
+        }
+        let sink = Sink(config: config)
+        let source = NestSource(config: config)
+        let list = Events<NSeen>(), map = Events<MSeen>()
+        let tokens = try await source.observe(on: sink, list: list, map: map)
+        #expect(await list.nextAsync() == NSeen(initial: true, count: 2))
+        #expect(await map.nextAsync() == MSeen(initial: true))
+        commit { h in
+            h.anyValue.listValue!.append(.int(0))
+            h.anyValue.listValue![1].dictionaryValue!["b"] = .int(2)
+        }
+        #expect(await list.nextAsync() == NSeen(count: 3, ins: [2], mod: [1]))
+        #expect(await map.nextAsync() == MSeen(ins: ["b"]))
+        for t in tokens { t.invalidate() }
+    }
+}
