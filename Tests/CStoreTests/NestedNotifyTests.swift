@@ -154,6 +154,9 @@ private func checkChange(_ change: TakenChange, _ old: [String], _ new: [String]
                 try must(cs_map_set(&c, "a", 1, &one))
                 try must(cs_map_set_collection(&c, "l", 1, CS_TYPE_LIST))
             }
+            // a nested accessor borrows its key: keep one that outlives every accessor
+            let lkey = strdup("l")!
+            defer { free(lkey) }
             var notifier: OpaquePointer?
             try must(cs_notifier_open(db.h, &notifier))
             defer { cs_notifier_close(notifier) }
@@ -163,7 +166,7 @@ private func checkChange(_ change: TakenChange, _ old: [String], _ new: [String]
                 var c = try openColl(&o, any)
                 try must(cs_watch_nested(notifier!, &c, &mw))
                 var l = cs_coll()
-                try must(cs_coll_open_nested(&c, -1, "l", 1, &l))
+                try must(cs_coll_open_nested(&c, -1, lkey, 1, &l))
                 try must(cs_watch_nested(notifier!, &l, &lw))
             }
             defer { cs_watch_free(mw); cs_watch_free(lw) }
@@ -176,7 +179,7 @@ private func checkChange(_ change: TakenChange, _ old: [String], _ new: [String]
                 var erased = false
                 try must(cs_map_erase(&c, "a", 1, &erased))
                 var l = cs_coll()
-                try must(cs_coll_open_nested(&c, -1, "l", 1, &l))
+                try must(cs_coll_open_nested(&c, -1, lkey, 1, &l))
                 try must(listAppend(&l, .int(5)))
             }
             try must(cs_notifier_advance(notifier!, nil))
