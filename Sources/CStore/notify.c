@@ -21,7 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { W_QUERY = 1, W_COLL, W_BACKLINKS, W_OBJECT };
+enum { W_QUERY = 1, W_COLL, W_BACKLINKS, W_OBJECT, W_NESTED };
+
+/* Most steps from a Mixed column down to a nested collection (as cs_coll's path). */
+#define NEST_MAX 8
 
 /* A (table, column, key) some commit wrote: a property set or a collection operation. */
 typedef struct wtriple {
@@ -57,6 +60,7 @@ typedef struct summary {
 struct cs_notifier {
     cs_db *db;
     cs_txn *t;          /* at `version` (invariant 1) */
+    cs_txn *old;        /* during an advance's rounds: the version before (still pinned) */
     cs_watch **w;       /* watches */
     size_t nw, capw;
     summary s;          /* the last advance's summary */
@@ -70,10 +74,17 @@ struct cs_watch {
     uint32_t table;      /* query table, collection owner's table, backlink target's, object's */
     int64_t key;         /* owner / target / object key */
     uint32_t col;        /* collection column */
+    struct {
+        int64_t index;   /* list position, or -1 for a map key */
+        char *key;       /* map key (owned) */
+        size_t key_len;
+    } path[NEST_MAX];    /* nested watches: the steps from the column down to the collection */
+    uint8_t npath;
     uint32_t origin_table, origin_col; /* backlinks */
     uint32_t root;       /* table the key paths start from (the elements' table), CS_NONE: none */
     bool links;          /* the elements are objects (their keys are diffed and modified) */
     bool map;            /* the collection is a Map */
+    bool mixed;          /* collection watches: the elements are Mixed (may hold nested collections) */
     cs_query *q;
     query_deps deps;
     cs_keypath *paths;
@@ -415,7 +426,9 @@ int cs_notifier_advance(cs_notifier *n, bool *moved)
     if (rc != CS_OK) { cs_txn_end(nt); return rc; }
     cs_txn *old = n->t;
     n->t = nt;
+    n->old = old;
     for (size_t i = 0; i < n->nw && rc == CS_OK; i++) rc = watch_round(n->w[i]);
+    n->old = NULL;
     cs_txn_end(old);
     if (moved) *moved = true;
     return rc;
@@ -683,6 +696,7 @@ static void watch_destroy(cs_watch *w)
     free(w->modnew.v);
     free(w->kv);
     free(w->dirty.v);
+    for (uint8_t i = 0; i < w->npath; i++) free(w->path[i].key);
     free(w);
 }
 
@@ -698,13 +712,26 @@ void cs_watch_free(cs_watch *w)
     watch_destroy(w);
 }
 
-/* The collection a collection watch observes, in the notifier's version. */
-static int open_coll(cs_watch *w, cs_coll *c)
+/* The collection a collection watch observes, in version `t` (for a nested watch: the
+ * collection its path leads to; CS_TYPE when that is no longer a collection of the watch's
+ * kind, CS_NOTFOUND when the path leads nowhere). */
+static int open_coll_in(cs_watch *w, cs_txn *t, cs_coll *c)
 {
     cs_obj o;
-    TRY(cs_obj_open(w->n->t, w->table, w->key, &o));
-    return cs_coll_open(&o, w->col, c);
+    TRY(cs_obj_open(t, w->table, w->key, &o));
+    TRY(cs_coll_open(&o, w->col, c));
+    for (uint8_t i = 0; i < w->npath; i++) {
+        cs_coll nc;
+        TRY(cs_coll_open_nested(c, w->path[i].index, w->path[i].key, w->path[i].key_len, &nc));
+        *c = nc;
+    }
+    if (w->kind == W_NESTED && (cs_coll_kind_of(c) == CS_COLL_MAP) != w->map)
+        return cs_fail(CS_TYPE, 0, "the nested collection was replaced by one of another kind");
+    return CS_OK;
 }
+
+/* The collection a collection watch observes, in the notifier's version. */
+static int open_coll(cs_watch *w, cs_coll *c) { return open_coll_in(w, w->n->t, c); }
 
 /* The backlink keys of a backlinks watch now, into w->keys (CS_NOTFOUND: the target is gone). */
 static int backlink_keys(cs_watch *w, keyvec *out)
@@ -780,7 +807,8 @@ static int watch_start(cs_watch *w, const cs_keypath *paths, size_t npaths, int 
         TRY(backlink_keys(w, &w->keys));
         len = w->keys.n;
         break;
-    case W_COLL: {
+    case W_COLL:
+    case W_NESTED: {
         cs_coll c;
         TRY(open_coll(w, &c));
         TRY(cs_coll_size(&c, &len));
@@ -823,8 +851,43 @@ int cs_watch_coll(cs_notifier *n, uint32_t table, int64_t key, uint32_t col, con
     w->col = col;
     w->map = ci.coll == CS_COLL_MAP;
     w->links = ci.type == CS_TYPE_LINK;
+    w->mixed = ci.type == CS_TYPE_MIXED && ci.coll != CS_COLL_SET; /* sets hold no collections */
     if (w->links) w->root = ci.target;
     int rc = watch_start(w, paths, npaths, flags);
+    if (rc != CS_OK) { watch_destroy(w); return rc; }
+    *out = w;
+    return CS_OK;
+}
+
+int cs_watch_nested(cs_notifier *n, const cs_coll *coll, cs_watch **out)
+{
+    if (coll->depth == 0) {
+        cs_column_info ci;
+        TRY(cs_column_info_get(n->t, coll->obj.table, coll->col, &ci));
+        if (ci.coll != CS_COLL_NONE) return cs_fail(CS_MISUSE, 0, "not a collection nested in a Mixed value");
+    }
+    if (coll->depth >= NEST_MAX) return cs_fail(CS_MISUSE, 0, "nested too deep");
+    cs_watch *w;
+    TRY(watch_new(n, W_NESTED, &w));
+    w->table = coll->obj.table;
+    w->key = coll->obj.key;
+    w->col = coll->col;
+    w->map = cs_coll_kind_of(coll) == CS_COLL_MAP;
+    int rc = CS_OK;
+    for (uint8_t i = 0; i < coll->depth && rc == CS_OK; i++) {
+        w->path[i].index = coll->path[i].index;
+        w->path[i].key_len = coll->path[i].key_len;
+        if (coll->path[i].key) {
+            w->path[i].key = malloc(coll->path[i].key_len + 1);
+            if (!w->path[i].key) rc = NOMEM();
+            else {
+                if (coll->path[i].key_len) memcpy(w->path[i].key, coll->path[i].key, coll->path[i].key_len);
+                w->path[i].key[coll->path[i].key_len] = 0;
+            }
+        }
+        w->npath = (uint8_t)(i + 1);
+    }
+    if (rc == CS_OK) rc = watch_start(w, NULL, 0, CS_WATCH_SHALLOW);
     if (rc != CS_OK) { watch_destroy(w); return rc; }
     *out = w;
     return CS_OK;
@@ -896,33 +959,81 @@ static int round_object(cs_watch *w)
     return rc;
 }
 
-/* Replays the collection operations on (table, key, col) onto the pending changes. */
-static int replay(cs_watch *w)
+/* Replays the collection operations on (table, key, col) onto `pend`. */
+static int replay_into(cs_watch *w, pending *pend)
 {
     const summary *s = &w->n->s;
     for (size_t i = 0; i < s->ncoll; i++) {
         const cs_change *c = &s->coll[i];
         if (c->table != w->table || c->key != w->key || c->col != w->col) continue;
         switch (c->kind) {
-        case CS_CHANGE_INSERT: TRY(pending_insert(&w->pend, (size_t)c->a)); break;
-        case CS_CHANGE_ERASE: TRY(pending_erase(&w->pend, (size_t)c->a)); break;
-        case CS_CHANGE_REPLACE: TRY(pending_modify(&w->pend, (size_t)c->a)); break;
+        case CS_CHANGE_INSERT: TRY(pending_insert(pend, (size_t)c->a)); break;
+        case CS_CHANGE_ERASE: TRY(pending_erase(pend, (size_t)c->a)); break;
+        case CS_CHANGE_REPLACE: TRY(pending_modify(pend, (size_t)c->a)); break;
         case CS_CHANGE_MOVE:
-            TRY(pending_erase(&w->pend, (size_t)c->a));
-            TRY(pending_insert(&w->pend, (size_t)c->b));
+            TRY(pending_erase(pend, (size_t)c->a));
+            TRY(pending_insert(pend, (size_t)c->b));
             break;
         case CS_CHANGE_SWAP:
             if (c->a == c->b) break;
-            TRY(pending_erase(&w->pend, (size_t)c->a));
-            TRY(pending_insert(&w->pend, (size_t)c->a));
-            TRY(pending_erase(&w->pend, (size_t)c->b));
-            TRY(pending_insert(&w->pend, (size_t)c->b));
+            TRY(pending_erase(pend, (size_t)c->a));
+            TRY(pending_insert(pend, (size_t)c->a));
+            TRY(pending_erase(pend, (size_t)c->b));
+            TRY(pending_insert(pend, (size_t)c->b));
             break;
-        case CS_CHANGE_CLEAR: TRY(pending_clear(&w->pend)); break;
+        case CS_CHANGE_CLEAR: TRY(pending_clear(pend)); break;
         default: break;
         }
     }
     return CS_OK;
+}
+
+static int replay(cs_watch *w) { return replay_into(w, &w->pend); }
+
+static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key);
+
+/* A List or Map of Mixed values whose column was written: this round's operations replayed on
+ * their own, then every element kept by them that holds (or held) a nested collection compared
+ * with the element it came from in the previous version; one whose content differs is modified
+ * (a write inside it records only the column). *done: false when the records do not describe
+ * the collection, left to the caller. */
+static int replay_mixed(cs_watch *w, cs_coll *now, size_t len, bool *done)
+{
+    *done = false;
+    cs_coll oc;
+    if (!w->n->old || open_coll_in(w, w->n->old, &oc) != CS_OK) return CS_OK;
+    pending tp = {0};
+    idxvec del = {0}, ins = {0}, mod = {0}, modnew = {0};
+    rdiff d = {{0}, {0}, {0}};
+    pending_reset(&tp, pending_len(&w->pend));
+    int rc = replay_into(w, &tp);
+    if (rc == CS_OK && pending_len(&tp) == len) {
+        rc = pending_take(&tp, &del, &ins, &mod, &modnew);
+        size_t o = 0, di = 0, ii = 0, mi = 0;
+        for (size_t j = 0; j < len && rc == CS_OK; j++) {
+            if (ii < ins.n && ins.v[ii] == j) { ii++; continue; }
+            while (di < del.n && del.v[di] == o) { di++; o++; }
+            while (mi < mod.n && mod.v[mi] < o) rc = idxvec_push(&d.mod, mod.v[mi++]);
+            bool changed = false;
+            if (rc == CS_OK && !(mi < mod.n && mod.v[mi] == o)) rc = nested_elem_changed(&oc, o, now, j, &changed);
+            if (rc == CS_OK && changed) rc = idxvec_push(&d.mod, o);
+            o++;
+        }
+        while (rc == CS_OK && mi < mod.n) rc = idxvec_push(&d.mod, mod.v[mi++]);
+        d.del = del;
+        d.ins = ins;
+        if (rc == CS_OK) rc = pending_apply(&w->pend, &d);
+        if (rc == CS_OK) *done = true;
+        d.del = (idxvec){0};
+        d.ins = (idxvec){0};
+    }
+    pending_free(&tp);
+    free(del.v);
+    free(ins.v);
+    free(mod.v);
+    free(modnew.v);
+    rdiff_free(&d);
+    return rc;
 }
 
 static int round_coll(cs_watch *w)
@@ -942,7 +1053,9 @@ static int round_coll(cs_watch *w)
         for (size_t i = 0; i < len; i++) TRY(pending_insert(&w->pend, i));
         return CS_OK;
     }
-    TRY(replay(w));
+    bool done = false;
+    if (w->mixed && written_key(s, w->table, w->col, w->key)) TRY(replay_mixed(w, &c, len, &done));
+    if (!done) TRY(replay(w));
     if (pending_len(&w->pend) != len) {
         /* the records did not describe the collection (a whole-value write): start over */
         TRY(pending_clear(&w->pend));
@@ -958,6 +1071,48 @@ static int round_coll(cs_watch *w)
         if (v.type == CS_TYPE_LINK && keyvec_has(&w->dirty, v.v.link.key)) TRY(pending_modify(&w->pend, i));
     }
     return CS_OK;
+}
+
+/* Whether the summary holds a write of (table, col, key). */
+static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key)
+{
+    size_t lo, hi;
+    triples_of(s, table, col, &lo, &hi);
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (s->w[m].key < key) lo = m + 1;
+        else hi = m;
+    }
+    return lo < s->nw && s->w[lo].table == table && s->w[lo].col == col && s->w[lo].key == key;
+}
+
+/* A collection nested in a Mixed value: the history names only the owning property, so when
+ * that was written the collection's content before (the old version, still pinned) and now
+ * are compared. */
+static int round_nested(cs_watch *w)
+{
+    const summary *s = &w->n->s;
+    if (w->deleted) return CS_OK;
+    bool gone = in_runs(s->deleted, s->ndeleted, w->table, w->key);
+    if (!gone && !s->lost && !s->schema && !written_key(s, w->table, w->col, w->key)) return CS_OK;
+    cs_coll now, old;
+    if (gone || open_coll(w, &now) != CS_OK) {
+        /* the owner deleted, or the path no longer leads to a collection of this kind */
+        w->deleted = w->deleted_new = true;
+        return pending_clear(&w->pend);
+    }
+    size_t len;
+    TRY(cs_coll_size(&now, &len));
+    if (s->lost || s->schema || !w->n->old || open_coll_in(w, w->n->old, &old) != CS_OK) {
+        TRY(pending_clear(&w->pend));
+        for (size_t i = 0; i < len; i++) TRY(pending_insert(&w->pend, i));
+        return CS_OK;
+    }
+    rdiff d = {{0}, {0}, {0}};
+    int rc = nested_diff(&old, &now, &d);
+    if (rc == CS_OK) rc = pending_apply(&w->pend, &d);
+    rdiff_free(&d);
+    return rc;
 }
 
 /* Modified positions of the keys in w->dirty among w->keys. */
@@ -1093,6 +1248,7 @@ static int watch_round(cs_watch *w)
     switch (w->kind) {
     case W_OBJECT: return round_object(w);
     case W_COLL: return round_coll(w);
+    case W_NESTED: return round_nested(w);
     default: return round_keys(w);
     }
 }

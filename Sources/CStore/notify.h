@@ -42,6 +42,14 @@ int diff_ordered_keys(const int64_t *a, size_t na, const int64_t *b, size_t nb, 
  *  kept element is a deletion plus an insertion. */
 int diff_keys(const int64_t *a, size_t na, const int64_t *b, size_t nb, const keyvec *dirty, rdiff *out);
 
+/** The change set of a collection nested in a Mixed value from its content in one version
+ *  (`old`) to another (`now`), both of the same kind (notify_nested.c): a list by a
+ *  longest-common-subsequence pass, a map by key; positions as in rdiff. */
+int nested_diff(cs_coll *old, cs_coll *now, rdiff *out);
+/** Whether element i of `old` and element j of `now` (positions; maps in key order), one of them
+ *  a nested collection, differ in content; false when neither is a nested collection. */
+int nested_elem_changed(cs_coll *old, size_t i, cs_coll *now, size_t j, bool *changed);
+
 /* The changes accumulated since the last take, as the origin of each current element: its
  * position at the last take, or -1 when it arrived since, with a modified flag. While nothing
  * moved ("ident") only the modified positions are kept, so a commit that modifies one element

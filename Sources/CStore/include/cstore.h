@@ -1192,6 +1192,13 @@ int cs_watch_query(cs_notifier *n, uint32_t table, const char *text, size_t len,
 /** A watch over List, Set or Map column `col` of object `key` of `table`. */
 int cs_watch_coll(cs_notifier *n, uint32_t table, int64_t key, uint32_t col, const cs_keypath *paths,
                   size_t npaths, int flags, cs_watch **out);
+/** A watch over a list or dictionary nested in a Mixed value: `coll` (opened through any
+ *  transaction of the file) names it by owner, column and path. Its change sets come from
+ *  comparing the collection's content before and after each version that wrote the owning
+ *  property (docs/ARCHITECTURE.md, Change notifications); it has no key paths. When the owner
+ *  is deleted, or the path no longer leads to a collection of the same kind, the change set
+ *  deletes every element and sets `deleted`, and nothing follows. */
+int cs_watch_nested(cs_notifier *n, const cs_coll *coll, cs_watch **out);
 /** A watch over the objects of `origin_table` whose link column `origin_col` links to object
  *  `key` of `table`, in link order. */
 int cs_watch_backlinks(cs_notifier *n, uint32_t table, int64_t key, uint32_t origin_table, uint32_t origin_col,

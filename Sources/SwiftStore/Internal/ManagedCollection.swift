@@ -28,6 +28,7 @@ final class ManagedCollection {
     /// collection's owner in another Realm (a frozen one, or a live one when thawing).
     func rebased(onto owner: ObjectBase) -> ManagedCollection {
         let copy = ManagedCollection(owner: owner, column: col)
+        copy.mixedKind = mixedKind
         for s in steps {
             var key: UnsafeMutablePointer<CChar>? = nil
             if let k = s.key {
@@ -40,8 +41,9 @@ final class ManagedCollection {
     }
 
     /// A collection nested in element `index` (list) or `key` (map) of this one.
-    func nested(index: Int64 = -1, key: String? = nil) -> ManagedCollection {
+    func nested(index: Int64 = -1, key: String? = nil, kind: MixedKind? = nil) -> ManagedCollection {
         let child = ManagedCollection(owner: owner, column: col)
+        child.mixedKind = kind
         child.typedElements = typedElements
         for s in steps {
             var copy: UnsafeMutablePointer<CChar>? = nil
@@ -64,8 +66,14 @@ final class ManagedCollection {
 
     var core: RealmCore { owner.core! }
 
-    /// Whether this is a collection nested in a Mixed value (below its column).
-    var isNested: Bool { !steps.isEmpty }
+    /// The kind of a collection held in an AnyRealmValue (the property itself or below it),
+    /// nil for a List, MutableSet or Map property.
+    enum MixedKind { case list, map }
+    var mixedKind: MixedKind?
+
+    /// Whether this is a collection held in an AnyRealmValue (a Mixed property's value, or
+    /// nested below a collection's element).
+    var isNested: Bool { mixedKind != nil || !steps.isEmpty }
 
     /// Opens the core accessor (checking the owner is readable on this thread).
     @inline(__always)
@@ -89,7 +97,21 @@ final class ManagedCollection {
         open(body)
     }
 
-    var isInvalidated: Bool { owner.isInvalidated }
+    /// Whether the owner is gone or, for a collection held in an AnyRealmValue, its path no
+    /// longer leads to a collection of its kind (the owning property, or an element on the way,
+    /// was set to another value).
+    var isInvalidated: Bool {
+        if owner.isInvalidated { return true }
+        guard let kind = mixedKind else { return false }
+        var c = cs_coll()
+        guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return true }
+        for s in steps {
+            var n = cs_coll()
+            guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return true }
+            c = n
+        }
+        return (cs_coll_kind_of(&c) == CS_COLL_MAP) != (kind == .map)
+    }
 
     var count: Int {
         var n = 0
@@ -134,10 +156,10 @@ final class ManagedCollection {
 
     func decode(_ v: cs_value, index: Int64, key: String?) -> StoredValue {
         if v.type == CS_TYPE_LIST {
-            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key)))
+            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key, kind: .list)))
         }
         if v.type == CS_TYPE_DICT {
-            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key)))
+            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key, kind: .map)))
         }
         return core.stored(from: v, dynamic: owner.isDynamic && !typedElements)
     }

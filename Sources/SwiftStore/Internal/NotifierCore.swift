@@ -122,6 +122,16 @@ final class NotifierCore: @unchecked Sendable {
         }
     }
 
+    /// A watch over `c`, a collection nested in an AnyRealmValue (called on `c`'s thread,
+    /// whose accessor names the owner, column and path).
+    func watchNested(_ c: ManagedCollection) -> Watch? {
+        var w: OpaquePointer?
+        var rc: Int32 = 0
+        c.open { rc = cs_watch_nested(notifier, $0, &w) }
+        if rc != 0 { preconditionFailure("Cannot observe: \(CoreCall.lastMessage)") }
+        return w
+    }
+
     /// A watch over the objects of `originTable` linking to object `key` of `table` through
     /// `originColumn`.
     func watchBacklinks(table: UInt32, key: Int64, originTable: UInt32, originColumn: UInt32, paths: [[UInt32]]) -> Watch? {

@@ -32,10 +32,14 @@ extension ObjectBase {
         var v = cs_value()
         CoreCall.must(cs_obj_get(&cobj, col, &v), "Reading a property of \(type(of: self))")
         if v.type == CS_TYPE_LIST {
-            return .list(List<AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
+            let m = ManagedCollection(owner: self, column: col)
+            m.mixedKind = .list
+            return .list(List<AnyRealmValue>(managed: m))
         }
         if v.type == CS_TYPE_DICT {
-            return .dictionary(Map<String, AnyRealmValue>(managed: ManagedCollection(owner: self, column: col)))
+            let m = ManagedCollection(owner: self, column: col)
+            m.mixedKind = .map
+            return .dictionary(Map<String, AnyRealmValue>(managed: m))
         }
         return core.stored(from: v, dynamic: isDynamic)
     }

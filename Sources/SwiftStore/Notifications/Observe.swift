@@ -72,7 +72,7 @@ enum Observation {
         case .backlinks(let owner, let table, let col, _) where base.isPlain:
             let (t, k) = (owner.info!.table, owner.objectKey)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: paths) }
-        case .collection(let c, _) where base.isPlain && !c.isNested:
+        case .collection(let c, _) where base.isPlain:
             return collectionWatch(c, paths: paths)
         case .backlinks(let owner, let table, let col, let info):
             // a query over backlinks: the backlinks' own watch, translated (DerivedChanges)
@@ -108,7 +108,9 @@ enum Observation {
     }
 
     static func collectionWatch(_ c: ManagedCollection, paths: [[UInt32]]) -> (NotifierCore) -> NotifierCore.Watch? {
-        if c.isNested { preconditionFailure("Observing a collection nested in an AnyRealmValue is not supported yet") }
+        // a collection nested in an AnyRealmValue: compared by content (no key paths: its
+        // elements are values of no class)
+        if c.isNested { return { $0.watchNested(c) } }
         let (t, k, col) = (c.owner.info!.table, c.owner.objectKey, c.col)
         return { $0.watchCollection(table: t, key: k, col: col, paths: paths) }
     }
@@ -137,7 +139,7 @@ enum Observation {
 
     static func resolve(_ m: ManagedCollection, in core: RealmCore) -> ManagedCollection {
         if m.owner.core === core { return m }
-        return ManagedCollection(owner: resolve(m.owner, in: core), column: m.col)
+        return m.rebased(onto: resolve(m.owner, in: core))
     }
 
     /// Registers a collection observer whose block gets `make(core)` and the payload.
