@@ -63,6 +63,29 @@ int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out)
     return rc;
 }
 
+/* The row after `hint_row` of `leaf` if it holds object `key` (a pass in key order), else -1. */
+static int64_t next_row_of(cs_txn *txn, node_hdr *leaf, uint32_t hint_row, int64_t key)
+{
+    node_hdr *keys;
+    if (leaf->count < 1) return -1;
+    /* a pass in key order stays in one leaf for many objects: its keys node is checked once
+     * (the read cache holds for the epoch, as cs_obj_get_int's column nodes do) */
+    txn_rcache *cc = txn_read_cache(txn);
+    if (cc && cc->pk_leaf == leaf && cc->pk_epoch == txn->epoch) {
+        keys = cc->pk_keys;
+    } else {
+        if (node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return -1;
+        if (cc) {
+            cc->pk_leaf = leaf;
+            cc->pk_epoch = txn->epoch;
+            cc->pk_keys = keys;
+        }
+    }
+    uint32_t row = hint_row + 1;
+    if (row >= keys->count || node_get_int(keys, row) != key) return -1;
+    return row;
+}
+
 void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint, cs_obj *out)
 {
     memset(out, 0, sizeof *out);
@@ -70,27 +93,26 @@ void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint
     out->table = table;
     out->key = key;
     if (!hint || hint->txn != txn || hint->table != table || !hint->leaf || hint->epoch != txn->epoch) return;
-    node_hdr *leaf = (node_hdr *)hint->leaf;
-    node_hdr *keys;
-    if (leaf->count < 1) return;
-    /* a pass in key order stays in one leaf for many objects: its keys node is checked once
-     * (the read cache holds for the epoch, as cs_obj_get_int's column nodes do) */
-    txn_rcache *cc = txn_read_cache(txn);
-    if (cc && cc->pk_leaf == leaf && cc->pk_epoch == txn->epoch) {
-        keys = cc->pk_keys;
-    } else {
-        if (node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return;
-        if (cc) {
-            cc->pk_leaf = leaf;
-            cc->pk_epoch = txn->epoch;
-            cc->pk_keys = keys;
-        }
-    }
-    uint32_t row = hint->row + 1;
-    if (row >= keys->count || node_get_int(keys, row) != key) return;
-    out->leaf = leaf;
-    out->row = row;
+    int64_t row = next_row_of(txn, (node_hdr *)hint->leaf, hint->row, key);
+    if (row < 0) return;
+    out->leaf = hint->leaf;
+    out->row = (uint32_t)row;
     out->epoch = txn->epoch;
+}
+
+void cs_obj_advance(cs_obj *obj, int64_t key)
+{
+    cs_txn *txn = obj->txn;
+    node_hdr *leaf = (node_hdr *)obj->leaf;
+    int64_t row = txn && leaf && obj->epoch == txn->epoch ? next_row_of(txn, leaf, obj->row, key) : -1;
+    obj->key = key;
+    if (row < 0) {
+        obj->leaf = NULL;
+        obj->row = 0;
+        obj->epoch = 0;
+        return;
+    }
+    obj->row = (uint32_t)row;
 }
 
 int cs_obj_check_exists(cs_obj *obj, bool *exists)
