@@ -369,9 +369,8 @@ static int col_node(cs_obj *o, uint32_t col, node_hdr **leaf, uint32_t *row, ref
     return CS_OK;
 }
 
-/* cs_obj_get without the check that a Mixed link's target still exists: the value as stored
- * (what a Mixed index holds for the object). */
-int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
+/* obj_get_stored, giving the column's definition too. */
+static int get_stored(cs_obj *obj, uint32_t col, cs_value *out, col_def **cdp)
 {
     col_def *c;
     TRY(obj_col(obj, col, &c));
@@ -380,12 +379,47 @@ int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
     node_hdr *leaf;
     uint32_t row;
     TRY(obj_leaf(obj, &leaf, &row));
+    *cdp = c;
     return cluster_leaf_get(obj->txn, leaf, row, c, col, out);
+}
+
+/* cs_obj_get without the check that a Mixed link's target still exists: the value as stored
+ * (what a Mixed index holds for the object). */
+int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
+{
+    col_def *c;
+    return get_stored(obj, col, out, &c);
 }
 
 int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
 {
-    TRY(obj_get_stored(obj, col, out));
+    cs_txn *t = obj->txn;
+    /* A pass reading one String or Binary column object by object: while the object sits in
+     * the cluster leaf of the previous such read, in the same epoch (schema and nodes cannot
+     * change within one epoch of a read transaction), the column was checked then (live, of
+     * that type, not a collection) and its string leaf is the one found then, so the value
+     * comes straight from that leaf (whose parts str_get's own cache holds checked). */
+    txn_rcache *cc = t ? txn_read_cache(t) : NULL;
+    if (cc && obj->leaf && obj->leaf == cc->sc_leaf && obj->epoch == t->epoch && cc->sc_epoch == t->epoch &&
+        col == cc->sc_col && obj->table == cc->sc_table) {
+        leaf_spec s = {LK_STR, (cs_type)cc->sc_type, cc->sc_nullable, 0};
+        return leaf_get(t, &s, cc->sc_ref, obj->row, out);
+    }
+    col_def *c;
+    TRY(get_stored(obj, col, out, &c));
+    if (cc && (c->type == CS_TYPE_STRING || c->type == CS_TYPE_BINARY) && obj->leaf && obj->epoch == t->epoch) {
+        ref_t r = cluster_leaf_col_ref((node_hdr *)obj->leaf, col);
+        if (r && !tagged(r)) {
+            cc->sc_leaf = obj->leaf;
+            cc->sc_epoch = t->epoch;
+            cc->sc_table = obj->table;
+            cc->sc_col = col;
+            cc->sc_ref = r;
+            cc->sc_type = c->type;
+            cc->sc_nullable = (c->flags & CS_COL_NULLABLE) != 0;
+        }
+        return CS_OK;
+    }
     col_def *cd = out->type == CS_TYPE_LINK ? txn_col_live(obj->txn, obj->table, col) : NULL;
     if (cd && cd->type == CS_TYPE_MIXED) {
         /* Mixed links are not tracked by backlinks: a link to a deleted object reads as null */
