@@ -36,6 +36,14 @@ struct SectionLayout<Key: Hashable> {
     @_specialize(where Key == String)
     @_specialize(where Key == Int)
     init(keys: UnsafeBufferPointer<Key>, index: UnsafeBufferPointer<Int32>?) {
+        if Key.self == String.self, let index, let base = keys.baseAddress,
+           let interned = SectionLayout<String>(
+               interning: UnsafeBufferPointer(start: UnsafeRawPointer(base).assumingMemoryBound(to: String.self),
+                                              count: keys.count),
+               index: index) {
+            self = unsafeBitCast(interned, to: SectionLayout<Key>.self)
+            return
+        }
         if let index {
             self.init(count: index.count) { keys[Int(index[$0])] }
         } else {
@@ -112,6 +120,71 @@ struct SectionLayout<Key: Hashable> {
             if starts[mid] <= position { lo = mid } else { hi = mid - 1 }
         }
         return (lo, position - starts[lo])
+    }
+}
+
+extension SectionLayout where Key == String {
+    /// `init(keys:index:)` for String keys when at most 256 distinct ones are met (nil
+    /// otherwise): each key, in the order stored, is replaced by a one-byte number of its
+    /// distinct value, so the layout pass reads `index`'s order from a small array of bytes
+    /// instead of gathering 16-byte Strings from all over the keys (a cache miss per element
+    /// once the keys outgrow the cache). A String's 16 bytes are the same only for the same
+    /// value, so a table of the bit patterns seen finds most numbers; a pattern not in it is
+    /// looked up by value (so equal Strings with different bytes share a number).
+    init?(interning keys: UnsafeBufferPointer<String>, index: UnsafeBufferPointer<Int32>) {
+        guard MemoryLayout<String>.size == 16 else { return nil }
+        let n = keys.count
+        let slots = 1024, most = 256
+        var distinct: [String] = []
+        var byValue: [String: UInt8] = [:]
+        var patterns = [(UInt64, UInt64)](repeating: (0, 0), count: slots)
+        var numbers = [Int16](repeating: -1, count: slots)
+        var placed = 0
+        let ids = UnsafeMutablePointer<UInt8>.allocate(capacity: max(n, 1))
+        defer { ids.deallocate() }
+        let complete = patterns.withUnsafeMutableBufferPointer { pat in
+            numbers.withUnsafeMutableBufferPointer { num in
+                for j in 0..<n {
+                    let bits = unsafeBitCast(keys[j], to: (UInt64, UInt64).self)
+                    var h = Int(truncatingIfNeeded: ((bits.0 ^ (bits.1 &* 0x9E37_79B9_7F4A_7C15)) &* 0xFF51_AFD7_ED55_8CCD) >> 54)
+                    while true {
+                        let id = num[h]
+                        if id >= 0 && pat[h] == bits {
+                            ids[j] = UInt8(id)
+                            break
+                        }
+                        if id >= 0 {
+                            h = (h + 1) & (slots - 1)
+                            continue
+                        }
+                        // a pattern not seen: its value's number (new if the value is new)
+                        let k = keys[j]
+                        let number: UInt8
+                        if let known = byValue[k] {
+                            number = known
+                        } else {
+                            if distinct.count == most { return false }
+                            number = UInt8(distinct.count)
+                            byValue[k] = number
+                            distinct.append(k)
+                        }
+                        // at most half the slots are taken, so every probe meets a free one
+                        if placed < slots / 2 {
+                            pat[h] = bits
+                            num[h] = Int16(number)
+                            placed += 1
+                        }
+                        ids[j] = number
+                        break
+                    }
+                }
+                return true
+            }
+        }
+        guard complete else { return nil }
+        self = distinct.withUnsafeBufferPointer { d in
+            SectionLayout<String>(count: index.count) { d[Int(ids[Int(index[$0])])] }
+        }
     }
 }
 
