@@ -182,8 +182,18 @@ extension SectionLayout where Key == String {
             }
         }
         guard complete else { return nil }
+        // where the number changes from the previous position, the key itself (so a section's
+        // key is its first element's, spelled as that element's); elsewhere the number's
+        // first-met value, equal to the previous key
+        var previous = -1
         self = distinct.withUnsafeBufferPointer { d in
-            SectionLayout<String>(count: index.count) { d[Int(ids[Int(index[$0])])] }
+            SectionLayout<String>(count: index.count) { i in
+                let j = Int(index[i])
+                let id = Int(ids[j])
+                if id == previous { return d[id] }
+                previous = id
+                return keys[j]
+            }
         }
     }
 }
