@@ -236,6 +236,13 @@ typedef struct txn_rcache {
     ref_t sl_ref;          /* the last string leaf opened (leaf.c, str_get), 0 = none */
     uint64_t sl_epoch;     /* ... the epoch it was opened in */
     node_hdr *sl_part[4];  /* ... its checked parts: top, ends, data, bigs (NULL when absent) */
+    const void *sc_leaf;   /* the cluster leaf of the last String or Binary value cs_obj_get read */
+    uint64_t sc_epoch;     /* ... the epoch it was read in */
+    uint32_t sc_table;     /* ... its table */
+    uint32_t sc_col;       /* ... its column (live, of that type, not a collection) */
+    ref_t sc_ref;          /* ... that column's string leaf in sc_leaf */
+    uint32_t sc_type;      /* ... CS_TYPE_STRING or CS_TYPE_BINARY */
+    bool sc_nullable;      /* ... whether the column is nullable */
 } txn_rcache;
 
 /* An entry of cs_txn's `own` set: table + 1 (0 = empty slot) and the key. */

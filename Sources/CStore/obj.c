@@ -74,6 +74,29 @@ int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out)
     return rc;
 }
 
+/* The row after `hint_row` of `leaf` if it holds object `key` (a pass in key order), else -1. */
+static int64_t next_row_of(cs_txn *txn, node_hdr *leaf, uint32_t hint_row, int64_t key)
+{
+    node_hdr *keys;
+    if (leaf->count < 1) return -1;
+    /* a pass in key order stays in one leaf for many objects: its keys node is checked once
+     * (the read cache holds for the epoch, as cs_obj_get_int's column nodes do) */
+    txn_rcache *cc = txn_read_cache(txn);
+    if (cc && cc->pk_leaf == leaf && cc->pk_epoch == txn->epoch) {
+        keys = cc->pk_keys;
+    } else {
+        if (node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return -1;
+        if (cc) {
+            cc->pk_leaf = leaf;
+            cc->pk_epoch = txn->epoch;
+            cc->pk_keys = keys;
+        }
+    }
+    uint32_t row = hint_row + 1;
+    if (row >= keys->count || node_get_int(keys, row) != key) return -1;
+    return row;
+}
+
 void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint, cs_obj *out)
 {
     memset(out, 0, sizeof *out);
@@ -81,27 +104,26 @@ void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint
     out->table = table;
     out->key = key;
     if (!hint || hint->txn != txn || hint->table != table || !hint->leaf || hint->epoch != txn->epoch) return;
-    node_hdr *leaf = (node_hdr *)hint->leaf;
-    node_hdr *keys;
-    if (leaf->count < 1) return;
-    /* a pass in key order stays in one leaf for many objects: its keys node is checked once
-     * (the read cache holds for the epoch, as cs_obj_get_int's column nodes do) */
-    txn_rcache *cc = txn_read_cache(txn);
-    if (cc && cc->pk_leaf == leaf && cc->pk_epoch == txn->epoch) {
-        keys = cc->pk_keys;
-    } else {
-        if (node_at(txn, cluster_keys_ref(leaf), &keys) != CS_OK) return;
-        if (cc) {
-            cc->pk_leaf = leaf;
-            cc->pk_epoch = txn->epoch;
-            cc->pk_keys = keys;
-        }
-    }
-    uint32_t row = hint->row + 1;
-    if (row >= keys->count || node_get_int(keys, row) != key) return;
-    out->leaf = leaf;
-    out->row = row;
+    int64_t row = next_row_of(txn, (node_hdr *)hint->leaf, hint->row, key);
+    if (row < 0) return;
+    out->leaf = hint->leaf;
+    out->row = (uint32_t)row;
     out->epoch = txn->epoch;
+}
+
+void cs_obj_advance(cs_obj *obj, int64_t key)
+{
+    cs_txn *txn = obj->txn;
+    node_hdr *leaf = (node_hdr *)obj->leaf;
+    int64_t row = txn && leaf && obj->epoch == txn->epoch ? next_row_of(txn, leaf, obj->row, key) : -1;
+    obj->key = key;
+    if (row < 0) {
+        obj->leaf = NULL;
+        obj->row = 0;
+        obj->epoch = 0;
+        return;
+    }
+    obj->row = (uint32_t)row;
 }
 
 int cs_obj_check_exists(cs_obj *obj, bool *exists)
@@ -370,9 +392,8 @@ static int col_node(cs_obj *o, uint32_t col, node_hdr **leaf, uint32_t *row, ref
     return CS_OK;
 }
 
-/* cs_obj_get without the check that a Mixed link's target still exists: the value as stored
- * (what a Mixed index holds for the object). */
-int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
+/* obj_get_stored, giving the column's definition too. */
+static int get_stored(cs_obj *obj, uint32_t col, cs_value *out, col_def **cdp)
 {
     col_def *c;
     TRY(obj_col(obj, col, &c));
@@ -381,12 +402,47 @@ int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
     node_hdr *leaf;
     uint32_t row;
     TRY(obj_leaf(obj, &leaf, &row));
+    *cdp = c;
     return cluster_leaf_get(obj->txn, leaf, row, c, col, out);
+}
+
+/* cs_obj_get without the check that a Mixed link's target still exists: the value as stored
+ * (what a Mixed index holds for the object). */
+int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out)
+{
+    col_def *c;
+    return get_stored(obj, col, out, &c);
 }
 
 int cs_obj_get(cs_obj *obj, uint32_t col, cs_value *out)
 {
-    TRY(obj_get_stored(obj, col, out));
+    cs_txn *t = obj->txn;
+    /* A pass reading one String or Binary column object by object: while the object sits in
+     * the cluster leaf of the previous such read, in the same epoch (schema and nodes cannot
+     * change within one epoch of a read transaction), the column was checked then (live, of
+     * that type, not a collection) and its string leaf is the one found then, so the value
+     * comes straight from that leaf (whose parts str_get's own cache holds checked). */
+    txn_rcache *cc = t ? txn_read_cache(t) : NULL;
+    if (cc && obj->leaf && obj->leaf == cc->sc_leaf && obj->epoch == t->epoch && cc->sc_epoch == t->epoch &&
+        col == cc->sc_col && obj->table == cc->sc_table) {
+        leaf_spec s = {LK_STR, (cs_type)cc->sc_type, cc->sc_nullable, 0};
+        return leaf_get(t, &s, cc->sc_ref, obj->row, out);
+    }
+    col_def *c;
+    TRY(get_stored(obj, col, out, &c));
+    if (cc && (c->type == CS_TYPE_STRING || c->type == CS_TYPE_BINARY) && obj->leaf && obj->epoch == t->epoch) {
+        ref_t r = cluster_leaf_col_ref((node_hdr *)obj->leaf, col);
+        if (r && !tagged(r)) {
+            cc->sc_leaf = obj->leaf;
+            cc->sc_epoch = t->epoch;
+            cc->sc_table = obj->table;
+            cc->sc_col = col;
+            cc->sc_ref = r;
+            cc->sc_type = c->type;
+            cc->sc_nullable = (c->flags & CS_COL_NULLABLE) != 0;
+        }
+        return CS_OK;
+    }
     col_def *cd = out->type == CS_TYPE_LINK ? txn_col_live(obj->txn, obj->table, col) : NULL;
     if (cd && cd->type == CS_TYPE_MIXED) {
         /* Mixed links are not tracked by backlinks: a link to a deleted object reads as null */

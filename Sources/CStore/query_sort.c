@@ -261,6 +261,13 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
     int rc = !items || !tmp || (cap && !buf) ? NOMEM() : CS_OK;
     cs_obj prev;
     bool fits = true;
+    bool asc = p->sort[0].ascending;
+    rsort_pair *pairs = block ? (rsort_pair *)(items + n) : NULL, *ptmp = pairs ? pairs + n : NULL;
+    /* the non-null items' radix pairs are made as the column is read; nulls are only counted */
+    size_t nn = 0, nnull = 0;
+    /* whether keys[i] is keys[0] + i (a table read in key order with no gaps): the sorted keys
+     * are then computed from the items' indexes, not read back */
+    bool dense = true;
     for (size_t i = 0; rc == CS_OK && fits && i < n; i++) {
         cs_obj o;
         /* positioned from the previous object: a pass in key order needs no tree descent */
@@ -276,13 +283,19 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         prev = o;
         memset(&items[i], 0, sizeof items[i]);
         items[i].key = keys[i];
+        if ((uint64_t)keys[i] != (uint64_t)keys[0] + i) dense = false;
         if (rc != CS_OK) break;
         /* a value of another type than the column's (never expected): the general sort orders it */
         fits = v.type == CS_TYPE_NULL || v.type == (cs_type)c->type;
         if (fits && (v.type == CS_TYPE_STRING || v.type == CS_TYPE_BINARY) && v.v.bytes.len > UINT32_MAX) fits = false;
         if (fits) rc = fsort_fill(&items[i], &v, &buf, &used, &cap);
+        if (items[i].null) {
+            nnull++;
+        } else {
+            pairs[nn].k = asc ? items[i].pre : ~items[i].pre;
+            pairs[nn++].i = i;
+        }
     }
-    rsort_pair *pairs = block ? (rsort_pair *)(items + n) : NULL, *ptmp = pairs ? pairs + n : NULL;
     size_t (*count)[RBUCKETS] = NULL;
     fsort_item *rtmp = NULL; /* scratch of the merge sort of a run of equal keys */
     size_t rcap = 0;
@@ -291,22 +304,20 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         if (!count) rc = NOMEM();
     }
     if (rc == CS_OK && fits) {
-        bool asc = p->sort[0].ascending;
         fsort s = {kind, asc ? 1 : -1, buf};
         /* the non-null items by key, stably; nulls keep their order, first (last descending) */
-        size_t nn = 0, o = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (items[i].null) continue;
-            pairs[nn].k = asc ? items[i].pre : ~items[i].pre;
-            pairs[nn++].i = i;
-        }
+        size_t o = 0;
+        int64_t first = items[0].key;
         rsort_pair *sorted = nn ? rsort_run(pairs, ptmp, nn, count) : pairs;
-        if (asc) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
+        /* the output overwrites keys[]: the items hold each key (read back at random, the
+         * cache misses of a large array) unless they are dense, when it is first + index */
+        if (asc && nnull) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
         for (size_t a = 0; a < nn;) {
             size_t e = a + 1;
             while (e < nn && sorted[e].k == sorted[a].k) e++;
             if (e - a == 1 || kind == SK_NUM) {
-                for (size_t j = a; j < e; j++) keys[o++] = items[sorted[j].i].key;
+                if (dense) for (size_t j = a; j < e; j++) keys[o++] = (int64_t)((uint64_t)first + sorted[j].i);
+                else for (size_t j = a; j < e; j++) keys[o++] = items[sorted[j].i].key;
             } else {
                 /* equal keys: the full comparison decides, in the run's (given) order on a tie */
                 size_t m = e - a;
@@ -325,7 +336,7 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
             }
             a = e;
         }
-        if (!asc) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
+        if (!asc && nnull) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
         *done = rc == CS_OK;
     }
     scratch_give(block, room);

@@ -101,6 +101,59 @@ private func makeRows(_ db: DB, count: Int) throws -> (t: UInt32, v: UInt32, s: 
         }
     }
 
+    /// cs_obj_advance moves an accessor in place: positioned exactly when cs_obj_prepare with
+    /// the accessor as hint would be, and reading what a fresh lookup of the key reads.
+    @Test func advanceInPlaceMatchesPrepare() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let (t, v, s, keys) = try makeRows(db, count: 2000)
+            // every live key in order, then some jumps (back, across leaves, a deleted key)
+            let visits = keys + [keys[10], keys[11], keys[1500], 3, keys[12], keys[13]]
+            try db.read { txn throws in
+                var moving = cs_obj()
+                cs_obj_prepare(txn, t, visits[0], nil, &moving)
+                var cursor = moving
+                var positioned = 0
+                for (i, k) in visits.enumerated() {
+                    var want = cs_obj()
+                    if i > 0 {
+                        cs_obj_advance(&moving, k)
+                        cs_obj_prepare(txn, t, k, &cursor, &want)
+                    } else {
+                        want = moving
+                    }
+                    #expect(moving.key == k && moving.table == t && moving.txn == txn)
+                    #expect((moving.leaf == nil) == (want.leaf == nil), "visit \(i): key \(k)")
+                    #expect(moving.leaf == want.leaf && moving.row == want.row && moving.epoch == want.epoch)
+                    if moving.leaf != nil { positioned += 1 }
+                    if k == 3 {
+                        // deleted: not positioned, and reading it says so
+                        var out: Int64 = 0
+                        #expect(cs_obj_get_int(&moving, v, &out) == Int32(CS_NOTFOUND))
+                        continue
+                    }
+                    if moving.leaf == nil { #expect(cs_obj_exists(&moving)) }
+                    #expect(try getInt(&moving, v) == k * 3, "object \(k)")
+                    #expect(getVal(&moving, s) == .str("row \(k)"))
+                    cursor = moving
+                }
+                #expect(positioned >= keys.count - 16, "\(positioned) of \(keys.count) positioned")
+            }
+            // an accessor of another transaction's epoch is not used as a position
+            let a = try db.begin(CS_TXN_READ)
+            defer { _ = cs_txn_end(a) }
+            var o = try openObj(a, t, keys[0])
+            o.epoch &+= 1
+            cs_obj_advance(&o, keys[1])
+            #expect(o.leaf == nil && o.key == keys[1])
+            #expect(try getInt(&o, v) == keys[1] * 3)
+            // a zeroed accessor only takes the key
+            var zero = cs_obj()
+            cs_obj_advance(&zero, 5)
+            #expect(zero.key == 5 && zero.leaf == nil && zero.txn == nil)
+        }
+    }
+
     @Test func cachedColumnNodesFollowLeavesColumnsAndVersions() throws {
         try withTempDir { dir in
             let db = try DB(dir.path())

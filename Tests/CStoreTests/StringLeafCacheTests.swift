@@ -73,6 +73,50 @@ private func aValue(_ key: Int64, round: Int = 0) -> String {
         }
     }
 
+    /// cs_obj_get's shortcut for a pass over one String or Binary column (the column and leaf of
+    /// its last such read) must not answer for another table, column or type: two tables whose
+    /// String columns have the same number, a Binary column, and an Int column in between.
+    @Test func readsOfOtherTablesAndColumnsAreNotTakenForTheLastOne() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var t1: UInt32 = 0, t2: UInt32 = 0, s1: UInt32 = 0, s2: UInt32 = 0, bin: UInt32 = 0, n: UInt32 = 0
+            var keys: [Int64] = []
+            try db.write { txn throws in
+                t1 = try addTable(txn, "One")
+                t2 = try addTable(txn, "Two")
+                s1 = try addColumn(txn, t1, "s", CS_TYPE_STRING)
+                bin = try addColumn(txn, t1, "d", CS_TYPE_BINARY, flags: CS_COL_NULLABLE)
+                n = try addColumn(txn, t1, "n", CS_TYPE_INT)
+                s2 = try addColumn(txn, t2, "s", CS_TYPE_STRING)
+                for i in 0..<600 {
+                    var o = try createObj(txn, t1)
+                    #expect(setVal(&o, s1, .str("one\(o.key)")) == 0)
+                    if i % 3 != 0 { #expect(setVal(&o, bin, .binary([UInt8(i % 256), 7])) == 0) }
+                    try must(cs_obj_set_int(&o, n, Int64(i)), "set n")
+                    var p = try createObj(txn, t2)
+                    #expect(setVal(&p, s2, .str("two\(p.key)")) == 0)
+                    keys.append(o.key)
+                }
+            }
+            #expect(s1 == s2, "the test needs both String columns at one number")
+            try db.read { r throws in
+                var c1 = cs_obj(), c2 = cs_obj()
+                for (i, k) in keys.enumerated() {
+                    var o = cs_obj(), p = cs_obj()
+                    cs_obj_prepare(r, t1, k, &c1, &o)
+                    cs_obj_prepare(r, t2, k, &c2, &p)
+                    #expect(getVal(&o, s1) == .str("one\(k)"))
+                    #expect(getVal(&p, s2) == .str("two\(k)"), "object \(k) of the other table")
+                    #expect(getVal(&o, bin) == (i % 3 != 0 ? .binary([UInt8(i % 256), 7]) : .null))
+                    #expect(getVal(&o, n) == .int(Int64(i)))
+                    #expect(getVal(&o, s1) == .str("one\(k)"))
+                    c1 = o
+                    c2 = p
+                }
+            }
+        }
+    }
+
     @Test func reusedTransactionsReadEveryCommit() throws {
         try withTempDir { dir in
             let db = try DB(dir.path())

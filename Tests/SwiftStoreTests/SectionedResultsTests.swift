@@ -228,6 +228,64 @@ private func contact(_ r: Realm, _ id: Int) -> SContact { r.objects(SContact.sel
         }
     }
 
+    /// String keys are numbered by their bytes before the layout pass; keys equal as Strings
+    /// but spelled with other bytes (a precomposed and a decomposed "é") are still one key, and
+    /// more distinct keys than the numbering takes (256) give the same sections as the keys
+    /// themselves. The names are added out of order, so the sorted results are not in key order.
+    @Test func stringKeysWithOtherBytesAndManyKeys() throws {
+        try withTempDir { dir in
+            let realm = try Realm(configuration: dir.config(models))
+            var rng = SeededRNG(seed: stableSeed("sections.interning"))
+            let names = (0..<3000).map { String(format: "%04d", $0) }.shuffled(using: &rng)
+            try realm.write {
+                for (i, name) in names.enumerated() { realm.create(SContact.self, value: ["id": i, "name": name]) }
+            }
+            let sorted = realm.objects(SContact.self).sorted(byKeyPath: "name").map(\.name)
+            // "é" for names with an even digit first: precomposed, but decomposed for "0000", the
+            // first of them sorted and not the first of them stored
+            func even(_ name: String) -> Bool { Int(name.prefix(1))! % 2 == 0 }
+            #expect(names.first(where: even) != "0000")
+            let accented = realm.objects(SContact.self).sectioned(
+                by: { (c: SContact) -> String in
+                    even(c.name) ? (c.name == "0000" ? "e\u{301}" : "\u{E9}") : "o"
+                },
+                sortDescriptors: [SortDescriptor(keyPath: "name")])
+            // sections come in the order of their first element: "0..." is even
+            #expect(accented.allKeys == ["\u{E9}", "o"])
+            #expect(accented.count == 2)
+            // a section's key is its first element's, as that element spells it
+            #expect(Array(accented[0].key.unicodeScalars) == Array("e\u{301}".unicodeScalars))
+            let evens = sorted.filter(even)
+            #expect(accented[0].count + accented[1].count == 3000)
+            // names of even first digit, in the sorted order, all in section 0
+            #expect(accented[0].count == evens.count)
+            #expect(accented[0].map(\.name) == evens)
+            // 300 distinct keys (the first three digits), then every name its own key
+            for width in [3, 4] {
+                let many = realm.objects(SContact.self).sectioned(by: { String($0.name.prefix(width)) },
+                                                                  sortDescriptors: [SortDescriptor(keyPath: "name")])
+                var want: [String] = []
+                for name in sorted where want.last != String(name.prefix(width)) { want.append(String(name.prefix(width))) }
+                #expect(many.allKeys == want, "keys of width \(width)")
+                #expect(many.count == (width == 3 ? 300 : 3000))
+                for (s, section) in many.enumerated() {
+                    #expect(section.allSatisfy { String($0.name.prefix(width)) == want[s] })
+                }
+                #expect(many.map(\.count).reduce(0, +) == 3000)
+            }
+            // 26 keys whose sections are not runs of the sorted order (the layout then keeps
+            // each element's section and row)
+            let scattered = realm.objects(SContact.self).sectioned(by: { String(UnicodeScalar(97 + $0.id % 26)!) },
+                                                                   sortDescriptors: [SortDescriptor(keyPath: "name")])
+            #expect(scattered.count == 26)
+            for section in scattered {
+                #expect(section.allSatisfy { String(UnicodeScalar(97 + $0.id % 26)!) == section.key })
+                #expect(section.map(\.name) == section.map(\.name).sorted())
+            }
+            #expect(scattered.map(\.count).reduce(0, +) == 3000)
+        }
+    }
+
     /// The pass computing the sections moves one accessor from row to row; a block that keeps
     /// its argument gets an accessor of its own.
     @Test func sectioningMakesNoObjectPerElement() throws {

@@ -672,6 +672,10 @@ int cs_obj_open(cs_txn *txn, uint32_t table, int64_t key, cs_obj *out);
  *  accessor of the same table already positioned: when `key` is the key after it in the same
  *  cluster leaf (a pass in key order), `out` starts positioned there and needs no tree descent. */
 void cs_obj_prepare(cs_txn *txn, uint32_t table, int64_t key, const cs_obj *hint, cs_obj *out);
+/** Moves accessor `obj` to object `key` of its table in place: the same as cs_obj_prepare with
+ *  `obj` as both hint and result (positioned when `key` is the key after it in the same cluster
+ *  leaf, else finding its row on first use), without copying the accessor. */
+void cs_obj_advance(cs_obj *obj, int64_t key);
 /** Whether the accessor's object exists in its transaction now: CS_OK with *exists false when it
  *  was deleted (or its table removed), CS_CORRUPT when the nodes that would tell are damaged
  *  (a damaged file is not an absent object), CS_MISUSE without an accessor or out pointer. */

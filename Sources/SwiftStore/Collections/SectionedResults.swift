@@ -236,14 +236,15 @@ extension RealmCollection {
     /// `sectioned(sortDescriptors:_:)`, where `keyProperty` (when not nil) names the persisted
     /// property whose value `keyBlock` returns: the sections are then computed from its column.
     func sectioned<Key: _Persistable & Hashable>(sortDescriptors: [SortDescriptor], _ keyBlock: @escaping (Element) -> Key,
-                                                 keyProperty: String?) -> SectionedResults<Key, Element> {
+                                                 keyProperty: String?,
+                                                 objectKeyOf: ((ObjectBase) -> Key)? = nil) -> SectionedResults<Key, Element> {
         if sortDescriptors.isEmpty {
             preconditionFailure("There must be at least one SortDescriptor when using SectionedResults.")
         }
         let sorted = self.sorted(by: sortDescriptors)
         let column = keyProperty.map { (name: $0, read: { (o: ObjectBase, col: UInt32) in Key._rlmGet(o, col) }) }
         return SectionedResults(base: SectionsBase(results: sorted.base, sortKeyPaths: sortDescriptors.map(\.keyPath),
-                                                   keyOf: keyBlock, keyColumn: column))
+                                                   keyOf: keyBlock, keyColumn: column, objectKeyOf: objectKeyOf))
     }
 
     /// The collection sorted by its values and grouped by the key `block` gives each value.
@@ -259,7 +260,8 @@ extension RealmCollection where Element: ObjectBase {
                                                         ascending: Bool = true) -> SectionedResults<Key, Element> {
         let name = KeyPathTracer.name(for: keyPath, root: Element.self)
         return sectioned(sortDescriptors: [SortDescriptor(keyPath: name, ascending: ascending)], { $0[keyPath: keyPath] },
-                         keyProperty: name.contains(".") ? nil : name)
+                         keyProperty: name.contains(".") ? nil : name,
+                         objectKeyOf: { unsafeDowncast($0, to: Element.self)[keyPath: keyPath] })
     }
 
     /// The objects sorted by `sortDescriptors`, one section per distinct value of the property
@@ -273,13 +275,15 @@ extension RealmCollection where Element: ObjectBase {
         if name != first.keyPath {
             preconditionFailure("The section key path must match the primary sort descriptor.")
         }
-        return sectioned(sortDescriptors: sortDescriptors, { $0[keyPath: keyPath] }, keyProperty: name.contains(".") ? nil : name)
+        return sectioned(sortDescriptors: sortDescriptors, { $0[keyPath: keyPath] }, keyProperty: name.contains(".") ? nil : name,
+                         objectKeyOf: { unsafeDowncast($0, to: Element.self)[keyPath: keyPath] })
     }
 
     /// The objects sorted by `sortDescriptors` and grouped by the key `block` gives each one
     /// (the primary sort descriptor must determine the key).
     public func sectioned<Key: _Persistable & Hashable>(by block: @escaping (Element) -> Key,
                                                         sortDescriptors: [SortDescriptor]) -> SectionedResults<Key, Element> {
-        sectioned(sortDescriptors: sortDescriptors, block)
+        sectioned(sortDescriptors: sortDescriptors, block, keyProperty: nil,
+                  objectKeyOf: { block(unsafeDowncast($0, to: Element.self)) })
     }
 }

@@ -29,6 +29,28 @@ struct SectionLayout<Key: Hashable> {
         self.init(count: keys.count) { keys[$0] }
     }
 
+    /// The sections of elements whose keys are `keys` (results order), or, with `index`,
+    /// `keys[index[i]]` for the element at position `i` (keys stored in another order). The
+    /// common key types run specialized: the keys are read and compared without value witness
+    /// calls.
+    @_specialize(where Key == String)
+    @_specialize(where Key == Int)
+    init(keys: UnsafeBufferPointer<Key>, index: UnsafeBufferPointer<Int32>?) {
+        if Key.self == String.self, let index, let base = keys.baseAddress,
+           let interned = SectionLayout<String>(
+               interning: UnsafeBufferPointer(start: UnsafeRawPointer(base).assumingMemoryBound(to: String.self),
+                                              count: keys.count),
+               index: index) {
+            self = unsafeBitCast(interned, to: SectionLayout<Key>.self)
+            return
+        }
+        if let index {
+            self.init(count: index.count) { keys[Int(index[$0])] }
+        } else {
+            self.init(count: keys.count) { keys[$0] }
+        }
+    }
+
     /// The sections of `count` elements whose keys `keyAt` gives in result order.
     @_specialize(where Key == String)
     @_specialize(where Key == Int)
@@ -101,6 +123,81 @@ struct SectionLayout<Key: Hashable> {
     }
 }
 
+extension SectionLayout where Key == String {
+    /// `init(keys:index:)` for String keys when at most 256 distinct ones are met (nil
+    /// otherwise): each key, in the order stored, is replaced by a one-byte number of its
+    /// distinct value, so the layout pass reads `index`'s order from a small array of bytes
+    /// instead of gathering 16-byte Strings from all over the keys (a cache miss per element
+    /// once the keys outgrow the cache). A String's 16 bytes are the same only for the same
+    /// value, so a table of the bit patterns seen finds most numbers; a pattern not in it is
+    /// looked up by value (so equal Strings with different bytes share a number).
+    init?(interning keys: UnsafeBufferPointer<String>, index: UnsafeBufferPointer<Int32>) {
+        guard MemoryLayout<String>.size == 16 else { return nil }
+        let n = keys.count
+        let slots = 1024, most = 256
+        var distinct: [String] = []
+        var byValue: [String: UInt8] = [:]
+        var patterns = [(UInt64, UInt64)](repeating: (0, 0), count: slots)
+        var numbers = [Int16](repeating: -1, count: slots)
+        var placed = 0
+        let ids = UnsafeMutablePointer<UInt8>.allocate(capacity: max(n, 1))
+        defer { ids.deallocate() }
+        let complete = patterns.withUnsafeMutableBufferPointer { pat in
+            numbers.withUnsafeMutableBufferPointer { num in
+                for j in 0..<n {
+                    let bits = unsafeBitCast(keys[j], to: (UInt64, UInt64).self)
+                    var h = Int(truncatingIfNeeded: ((bits.0 ^ (bits.1 &* 0x9E37_79B9_7F4A_7C15)) &* 0xFF51_AFD7_ED55_8CCD) >> 54)
+                    while true {
+                        let id = num[h]
+                        if id >= 0 && pat[h] == bits {
+                            ids[j] = UInt8(id)
+                            break
+                        }
+                        if id >= 0 {
+                            h = (h + 1) & (slots - 1)
+                            continue
+                        }
+                        // a pattern not seen: its value's number (new if the value is new)
+                        let k = keys[j]
+                        let number: UInt8
+                        if let known = byValue[k] {
+                            number = known
+                        } else {
+                            if distinct.count == most { return false }
+                            number = UInt8(distinct.count)
+                            byValue[k] = number
+                            distinct.append(k)
+                        }
+                        // at most half the slots are taken, so every probe meets a free one
+                        if placed < slots / 2 {
+                            pat[h] = bits
+                            num[h] = Int16(number)
+                            placed += 1
+                        }
+                        ids[j] = number
+                        break
+                    }
+                }
+                return true
+            }
+        }
+        guard complete else { return nil }
+        // where the number changes from the previous position, the key itself (so a section's
+        // key is its first element's, spelled as that element's); elsewhere the number's
+        // first-met value, equal to the previous key
+        var previous = -1
+        self = distinct.withUnsafeBufferPointer { d in
+            SectionLayout<String>(count: index.count) { i in
+                let j = Int(index[i])
+                let id = Int(ids[j])
+                if id == previous { return d[id] }
+                previous = id
+                return keys[j]
+            }
+        }
+    }
+}
+
 /// What a SectionedResults or a ResultsSection reads: sorted results and the block giving each
 /// element's section key. The layout is computed on first use and again when the Realm's state
 /// moved, as Results recompute their keys.
@@ -114,6 +211,10 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// column from an accessor (`_Persistable._rlmGet`), which the pass uses instead of applying
     /// the key path to each object.
     let keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)?
+    /// For elements of a class type: `keyOf` taking the object as an `ObjectBase` (made where
+    /// the element type is known to be a class), which the pass calls on its moving accessor
+    /// with no generic copy of the reference per element.
+    let objectKeyOf: ((ObjectBase) -> Key)?
     /// The sort descriptors' key paths (added to an observer's key-path filter so that a write
     /// that moves an element to another section is always seen).
     let sortKeyPaths: [String]
@@ -123,18 +224,21 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     private let frozenLock: NSLock?
 
     init(results: ResultsBase, sortKeyPaths: [String], keyOf: @escaping (Element) -> Key,
-         keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil) {
+         keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil,
+         objectKeyOf: ((ObjectBase) -> Key)? = nil) {
         self.results = results
         self.sortKeyPaths = sortKeyPaths
         self.keyOf = keyOf
         self.keyColumn = keyColumn
+        self.objectKeyOf = objectKeyOf
         self.frozenLock = results.realmCore?.isFrozen == true ? NSLock() : nil
     }
 
     /// Sections over `results` (frozen at the version `layout` was computed at) with that
     /// layout: freezing does not run the key block again.
     private convenience init(frozen results: ResultsBase, of live: SectionsBase, layout: SectionLayout<Key>) {
-        self.init(results: results, sortKeyPaths: live.sortKeyPaths, keyOf: live.keyOf, keyColumn: live.keyColumn)
+        self.init(results: results, sortKeyPaths: live.sortKeyPaths, keyOf: live.keyOf, keyColumn: live.keyColumn,
+                  objectKeyOf: live.objectKeyOf)
         self.layout = layout
         self.stamp = results.core.stateStamp
     }
@@ -157,7 +261,7 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     private func refreshed() -> SectionLayout<Key> {
         let now = results.core.stateStamp
         if now == stamp { return layout }
-        layout = SectionsBase.compute(results, keyOf, keyColumn)
+        layout = SectionsBase.compute(results, keyOf, keyColumn, objectKeyOf)
         stamp = results.core.stateStamp
         return layout
     }
@@ -184,7 +288,8 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// first read.
     func resolved(in core: RealmCore) -> SectionsBase? {
         core.resolveExisting(results).map {
-            SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn)
+            SectionsBase(results: $0, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn,
+                         objectKeyOf: objectKeyOf)
         }
     }
 
@@ -195,71 +300,133 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
 
     /// One pass over the results calling `keyOf` on each element. Objects are visited in the
     /// order of their keys (the order of the table's storage, whatever the sort), each key
-    /// stored at the element's position in the results, and the layout is then made from
-    /// those keys in results order. Objects of exactly `Element`'s class are read through one
-    /// accessor moved from row to row (in key order the next row is usually in the same leaf,
-    /// so no tree descent), so the pass makes no object per element; the accessor is replaced
-    /// when the block kept it, and not reused at all for classes whose accessors cache
-    /// collection properties.
+    /// stored in visit order with, for each position of the results, the index of its key; the
+    /// layout is then made from those keys in results order. Objects of exactly `Element`'s
+    /// class are read through one accessor moved from row to row in place (in key order the
+    /// next row is usually in the same leaf, so no tree descent), so the pass makes no object
+    /// per element; the accessor is replaced when the block kept it, and not reused at all for
+    /// classes whose accessors cache collection properties.
     static func compute(_ results: ResultsBase, _ keyOf: (Element) -> Key,
-                        _ keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil) -> SectionLayout<Key> {
+                        _ keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)? = nil,
+                        _ objectKeyOf: ((ObjectBase) -> Key)? = nil) -> SectionLayout<Key> {
         let keys = results.currentKeys()
         guard let info = results.info else {
             return SectionLayout(count: keys.count) { i in
                 keyOf(Element._rlmDecode(_Stored(results.element(forKey: keys[i]))))
             }
         }
+        let n = keys.count
+        if n == 0 { return SectionLayout(keys: [Key]()) }
         let core = results.core
         let exact = ObjectIdentifier(info.objectSchema.objectClass) == ObjectIdentifier(Element.self)
         let reusable = exact && info.reusesAccessors
         let txn = core.txn
-        // the previous element's accessor, in memory of its own: a captured variable would be
-        // boxed and checked for exclusive access on every element
-        let cursor = UnsafeMutablePointer<cs_obj>.allocate(capacity: 1)
-        cursor.initialize(to: cs_obj())
-        defer { cursor.deallocate() }
-        var spare: ObjectBase?
         let table = info.table
-        /// The accessor of the object with key `key`, moved from the previous one.
-        func accessor(_ key: Int64) -> cs_obj {
+        let visit = KeyOrder.ascending(keys)
+        // the keys in visit order, written in place (no generic Array appends per element)
+        let values = UnsafeMutablePointer<Key>.allocate(capacity: n)
+        var made = 0
+        defer {
+            values.deinitialize(count: made)
+            values.deallocate()
+        }
+        // the previous element's accessor, when the next element gets an instance of its own
+        var last = cs_obj()
+        /// A new instance for the object with key `k`, positioned from the previous element's.
+        func fresh(_ k: Int64, first: Bool) -> ObjectBase {
             var c = cs_obj()
-            cs_obj_prepare(txn, table, key, cursor, &c)
+            if first {
+                cs_obj_prepare(txn, table, k, nil, &c)
+            } else {
+                cs_obj_prepare(txn, table, k, &last, &c)
+            }
             if c.leaf == nil { _ = cs_obj_exists(&c) }
-            cursor.pointee = c
-            return c
+            return core.object(info, accessor: c)
         }
-        let sectionKeys: (values: [Key], index: [Int32]?)
-        if let (name, read) = keyColumn, let col = info.column(named: name) {
-            // the property's column (no key path applied, no block run)
-            sectionKeys = KeyOrder.collectInVisitOrder(keys) { k in
-                let c = accessor(k)
-                if let s = spare { s.cobj = c } else { spare = core.object(info, accessor: c) }
-                return read(spare!, col)
-            }
-        } else {
-            sectionKeys = KeyOrder.collectInVisitOrder(keys) { k in
-                let c = accessor(k)
-                if reusable, let s = spare {
-                    s.cobj = c
-                } else {
-                    spare = core.object(info, accessor: c)
+        (visit?.keys ?? keys).withUnsafeBufferPointer { order in
+            if let (name, read) = keyColumn, let col = info.column(named: name) {
+                // the property's column (no key path applied, no block run)
+                let o = fresh(order[0], first: true)
+                for j in 0..<n {
+                    if j > 0 {
+                        cs_obj_advance(&o.cobj, order[j])
+                        if o.cobj.leaf == nil { _ = cs_obj_exists(&o.cobj) }
+                    }
+                    (values + j).initialize(to: read(o, col))
+                    made = j + 1
                 }
-                let key: Key
+                return
+            }
+            if reusable {
+                // the moving instance lives in a slot of its own, so the uniqueness check sees
+                // only the block's references; it is given to the block without reference
+                // counting when the block takes an `ObjectBase` (a class-typed `Element`
+                // would be copied, so retained and released, on every call)
+                let slot = UnsafeMutablePointer<ObjectBase>.allocate(capacity: 1)
+                var filled = false
+                defer {
+                    if filled { slot.deinitialize(count: 1) }
+                    slot.deallocate()
+                }
+                // one closure for the whole loop (an optional one bound in the loop would
+                // retain and release its context per element)
+                func pass(_ keyOfObject: (ObjectBase) -> Key) {
+                    var moving: Unmanaged<ObjectBase>?
+                    for j in 0..<n {
+                        let k = order[j]
+                        let m: Unmanaged<ObjectBase>
+                        if let moving {
+                            m = moving
+                            m._withUnsafeGuaranteedRef { o in
+                                cs_obj_advance(&o.cobj, k)
+                                if o.cobj.leaf == nil { _ = cs_obj_exists(&o.cobj) }
+                            }
+                        } else {
+                            if filled { slot.deinitialize(count: 1) }
+                            slot.initialize(to: fresh(k, first: j == 0))
+                            filled = true
+                            m = Unmanaged.passUnretained(slot.pointee)
+                            moving = m
+                        }
+                        (values + j).initialize(to: m._withUnsafeGuaranteedRef { keyOfObject($0) })
+                        made = j + 1
+                        // kept by the block (stored somewhere): the next element gets its own
+                        // accessor, positioned from this one
+                        if !isKnownUniquelyReferenced(&slot.pointee) {
+                            last = slot.pointee.cobj
+                            moving = nil
+                        }
+                    }
+                }
+                if let objectKeyOf {
+                    pass(objectKeyOf)
+                } else {
+                    pass { keyOf(unsafeBitCast($0, to: Element.self)) }
+                }
+                return
+            }
+            for j in 0..<n {
+                let o = fresh(order[j], first: j == 0)
                 if exact {
-                    key = keyOf(unsafeBitCast(spare!, to: Element.self))
+                    (values + j).initialize(to: keyOf(unsafeBitCast(o, to: Element.self)))
                 } else {
-                    key = keyOf(Element._rlmDecode(_Stored(.object(spare!))))
+                    (values + j).initialize(to: keyOf(Element._rlmDecode(_Stored(.object(o)))))
                 }
-                // kept by the block (stored somewhere): the next element gets its own accessor
-                if !isKnownUniquelyReferenced(&spare) { spare = nil }
-                return key
+                made = j + 1
+                last = o.cobj
             }
         }
-        guard let index = sectionKeys.index else { return SectionLayout(keys: sectionKeys.values) }
-        let values = sectionKeys.values
-        return index.withUnsafeBufferPointer { ix in
-            values.withUnsafeBufferPointer { v in SectionLayout(count: ix.count) { v[Int(ix[$0])] } }
+        guard let visit else {
+            return SectionLayout(keys: UnsafeBufferPointer(start: values, count: n), index: nil)
         }
+        // for each position of the results, the index of its key
+        let index = UnsafeMutablePointer<Int32>.allocate(capacity: n)
+        defer { index.deallocate() }
+        visit.positions.withUnsafeBufferPointer { v in
+            for j in 0..<n { index[Int(v[j])] = Int32(j) }
+        }
+        return SectionLayout(keys: UnsafeBufferPointer(start: values, count: n),
+                             index: UnsafeBufferPointer(start: index, count: n))
     }
 }
 

@@ -181,9 +181,19 @@ extension Map {
 private struct SectionsHandOver<Key: _Persistable & Hashable, Element: RealmCollectionValue>: @unchecked Sendable {
     let sortKeyPaths: [String]
     let keyOf: (Element) -> Key
+    let keyColumn: (name: String, read: (ObjectBase, UInt32) -> Key)?
+    let objectKeyOf: ((ObjectBase) -> Key)?
+
+    init(_ base: SectionsBase<Key, Element>) {
+        sortKeyPaths = base.sortKeyPaths
+        keyOf = base.keyOf
+        keyColumn = base.keyColumn
+        objectKeyOf = base.objectKeyOf
+    }
 
     func sections(_ results: Results<Element>) -> SectionsBase<Key, Element> {
-        SectionsBase(results: results.base, sortKeyPaths: sortKeyPaths, keyOf: keyOf)
+        SectionsBase(results: results.base, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn,
+                     objectKeyOf: objectKeyOf)
     }
 }
 
@@ -194,7 +204,7 @@ extension SectionedResults {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @Sendable @escaping (isolated A, SectionedResultsChange<SectionedResults<Key, SectionElement>>) -> Void
     ) async -> NotificationToken {
-        let handOver = SectionsHandOver(sortKeyPaths: base.sortKeyPaths, keyOf: base.keyOf)
+        let handOver = SectionsHandOver(base)
         return await ActorObservation.register(Results<SectionElement>(base: base.results), on: actor,
                                                isolation: _isolation) { r in
             SectionedResults(base: handOver.sections(r)).observe(keyPaths: keyPaths, on: nil) {
@@ -219,7 +229,7 @@ extension ResultsSection {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @Sendable @escaping (isolated A, SectionedResultsChange<ResultsSection<Key, T>>) -> Void
     ) async -> NotificationToken {
-        let handOver = SectionsHandOver(sortKeyPaths: base.sortKeyPaths, keyOf: base.keyOf)
+        let handOver = SectionsHandOver(base)
         let key = UncheckedSendable(value: self.key)
         return await ActorObservation.register(Results<T>(base: base.results), on: actor, isolation: _isolation) { r in
             ResultsSection(base: handOver.sections(r), key: key.value).observe(keyPaths: keyPaths, on: nil) {

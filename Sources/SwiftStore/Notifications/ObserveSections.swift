@@ -42,7 +42,8 @@ extension SectionsBase {
         return Observation.register(results, paths: Observation.keyPaths(paths, root: results.info), queue: queue) {
             [self] _, resolvedResults, p in
             let sections = resolvedResults === results ? self
-                : SectionsBase(results: resolvedResults, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn)
+                : SectionsBase(results: resolvedResults, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn,
+                               objectKeyOf: objectKeyOf)
             let now = sections.current()
             guard let before = shown.layout, !p.initial else {
                 shown.layout = now
