@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example test test-full cwarn boundary asan tsan check-invariants bench bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -196,6 +196,11 @@ bench: deps
 
 bench-record: bench
 	cp Benchmarks/.build/latest.json docs/benchmarks/latest.json
+
+# A debug build of the Benchmarks package, for CI: it checks that the rows still compile against
+# the library's API without the minutes a release build of GRDB takes.
+bench-build: deps
+	cd Benchmarks && $(SWIFT) build
 
 bench-quick: deps
 	cd tools/swiftstore && $(SWIFT) build -c release

@@ -183,7 +183,7 @@ private final class Watchdog: @unchecked Sendable {
         let dir = TempDir()
         defer { dir.remove() }
         let originals = [try buildOneCommit(dir), try buildHistory(dir)]
-        let copies = fullCampaign ? 3000 : underSanitizer ? 300 : 1000
+        let copies = fullCampaign ? 3000 : underSanitizer ? 150 : 1000
         var rng = SeededRNG(seed: stableSeed("bad input"))
         let watchdog = Watchdog(limit: 60)
         defer { watchdog.stop() }

@@ -133,7 +133,7 @@ private func advance(_ n: OpaquePointer) throws {
             }
             var rng = Rng(state: coalesce ? 99 : 7)
             var writtenSince: Set<Int64> = []
-            let commits = 1500
+            let commits = underSanitizer ? 600 : 1500
             for round in 0..<commits {
                 try db.write { t in
                     for _ in 0..<Int.random(in: 1...4, using: &rng) {

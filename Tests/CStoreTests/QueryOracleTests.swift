@@ -400,7 +400,7 @@ private struct Gen {
     @Test(arguments: [false, true]) func randomPredicatesMatchTheOracle(indexed: Bool) throws {
         let ix = indexed ? CS_COL_INDEXED : 0
         let seed: UInt64 = ProcessInfo.processInfo.environment["QUERY_ORACLE_SEED"].flatMap { UInt64($0) } ?? 0x5157_4F52_4143_4C45
-        let objects = 2_000, predicates = underSanitizer ? 500 : 2_000
+        let objects = 2_000, predicates = underSanitizer ? 250 : 2_000
         var rng = SeededRNG(seed: seed)
         try withTempDir { dir in
             let db = try DB(dir.path())
