@@ -353,6 +353,9 @@ typedef struct citem {
     uint64_t size; /* bytes */
     uint64_t pos;  /* file position */
     uint64_t off;  /* offset in the write buffer */
+    bool cold;     /* a cluster leaf or a node below one (collect()); placed apart in P3a */
+    int hole;      /* the extent place_choose put it in: an index into alloc_cur, -1 past the end,
+                      -2 none (place() then follows the previous item) */
 } citem;
 
 typedef struct cplan {
@@ -371,7 +374,7 @@ static void plan_add(cplan *p, ref_t r, uint64_t size)
         p->items = x;
         p->cap = nc;
     }
-    p->items[p->n] = (citem){r, CI_NODE, NULL, size, 0, 0};
+    p->items[p->n] = (citem){r, CI_NODE, NULL, size, 0, 0, false, -2};
     p->n++;
     p->total += size;
 }
@@ -385,16 +388,23 @@ static void plan_add_kind(cplan *p, int kind, void *obj, uint64_t size)
     }
 }
 
-/* Post-order list of the slab nodes below r (r itself last). */
-static void collect(cs_txn *t, ref_t r, cplan *p)
+/* Post-order list of the slab nodes below r (r itself last). `depth` is r's distance from the
+ * table list (top slot 1) when r lies below it, else -1 (the top itself: 0): a table node is at
+ * 2, a cluster tree's root at 3. A node at depth 3 or more that is not an inner node is a cluster
+ * leaf or lies below one (a column's leaf, a collection, an index's nodes): it is *cold*, as a
+ * small commit rewrites it again only when it changes that row's leaf again, while the inner
+ * nodes, table nodes, history and top above it are rewritten by most commits. */
+static void collect(cs_txn *t, ref_t r, cplan *p, int depth)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, r);
     if (h->flags & NF_REFS) {
         uint64_t *e = node_refs(h);
         for (uint32_t i = 0; i < h->count; i++)
-            if (e[i] && !tagged(e[i]) && IS_SLAB(e[i])) collect(t, e[i], p);
+            if (e[i] && !tagged(e[i]) && IS_SLAB(e[i]))
+                collect(t, e[i], p, depth > 0 ? depth + 1 : (depth == 0 && i == TOP_TABLES) ? 1 : -1);
     }
     plan_add(p, r, node_size_of(h->flags, h->width, h->count));
+    if (!p->oom && depth >= 3 && !(h->flags & NF_INNER)) p->items[p->n - 1].cold = true;
 }
 
 /* The free-list nodes this commit writes (docs/FORMAT.md §7.1), children before parents: each
@@ -425,6 +435,17 @@ static void plan_free_list(freelist *l, cplan *p)
  *      such extent takes it: one run.
  *  P2. Else, while reusable free space is less than 1/PLACE_FREE_DIV of the logical size, the
  *      commit goes past the logical end: one run, the file grows by the commit.
+ *  P3a. Else the cold nodes (collect()) each go into the smallest reusable extent that holds it,
+ *      looked for first among the chunks the commit rewrites anyway; the others (the path above
+ *      them, the free-list nodes, the run list and the top: the *hot* part) go, in write order,
+ *      into the first reusable extent that holds all of them at or after where the previous
+ *      commit's hot part ended (next fit, wrapping round; the position is kept in memory per open
+ *      file, f->place_cursor). A cold node no extent holds joins the hot part. When no extent
+ *      holds the hot part, P3 decides instead. The hot part is rewritten by the next commits and
+ *      so freed in one piece where it was written; the cold nodes fill holes of their own size
+ *      (the old copies of nodes like them) and leave no small live islands among those pieces:
+ *      so the hot parts of later commits find whole extents again, and a small commit is one
+ *      run, one write per cold node and the header.
  *  P3. Else the nodes go, in write order, into the extent the previous node went into while it
  *      has room. A node that does not fit there goes into the smallest extent already chosen
  *      that holds it; else a new extent is chosen: the smallest reusable one that holds this
@@ -445,8 +466,12 @@ static void plan_free_list(freelist *l, cplan *p)
 #define PLACE_MAX_HOLES 256
 #define PLACE_ROUNDS 8
 /* room left in P1 for what choosing the extent adds (its chunk and page rewritten, and the ones
- * their old nodes join) */
+ * their old nodes join). Its size also keeps P1 from putting cold nodes (P3a) into an extent
+ * that only just holds the commit: measured, two chunks of 64 extents instead of FL_CHUNK_MAX
+ * made settled one-row commits 5.5-9.5 writes instead of 4 (the cold nodes left in such extents
+ * keep later hot parts out of them). */
 #define PLACE_MARGIN (2 * (8 + 3 * 8 * FL_CHUNK_MAX) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
+/* (P3a keeps no margin: what its choice adds to the hot part is seen by the next round) */
 
 typedef struct alloc_cur {
     uint64_t holes[PLACE_MAX_HOLES];  /* the start of each extent the commit may fill (UINT64_MAX: used up) */
@@ -458,49 +483,101 @@ typedef struct alloc_cur {
     uint64_t end;  /* logical end of the file */
 } alloc_cur;
 
-/* Places item `item` of `size` bytes as place_choose planned it: into the extent the previous
- * item went into while it has room, else into the smallest chosen extent (opened at or before
- * this item) that holds it, else past the end. */
-static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, uint64_t size, uint64_t oldest)
+/* Takes `size` bytes from the start of chosen extent h. */
+static uint64_t take(cs_dbfile *f, alloc_cur *c, int h, uint64_t size, uint64_t oldest)
 {
-    int best = -1;
-    extent *bx = NULL;
-    if (c->last >= 0 && c->holes[c->last] != UINT64_MAX) {
-        extent *x = c->x[c->last];
-        if (x->len >= size) {
-            best = c->last;
-            bx = x;
-        }
-    }
-    for (int h = 0; h < c->nholes && !bx; h++) {
-        if (c->holes[h] == UINT64_MAX || c->opened[h] > item) continue;
-        extent *x = c->x[h];
-        if (x->len >= size && (best < 0 || x->len < c->x[best]->len)) best = h;
-    }
-    if (best >= 0 && !bx) bx = c->x[best];
-    c->last = best;
-    if (best < 0) {
-        uint64_t p = c->end;
-        c->end += size;
-        return p;
-    }
+    extent *bx = c->x[h];
     cs_assert(reusable(bx, oldest)); /* rule 1: only space no live reader can see */
+    (void)oldest;
     uint64_t p = bx->pos;
     bx->pos += size;
     bx->len -= size;
     f->fl.bytes -= size;
-    c->holes[best] = bx->len ? bx->pos : UINT64_MAX;
+    c->holes[h] = bx->len ? bx->pos : UINT64_MAX;
+    c->last = h;
     return p;
 }
 
-/* Chooses the extents for the commit planned in p (P1-P3 above): a simulation of place() that
- * opens a new extent whenever place() would find none among those chosen. */
-static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t oldest, uint64_t end)
+/* Places item `item` of `size` bytes as place_choose planned it: where the choice put it (`hole`
+ * >= 0: that extent, -1: past the end) while that extent has room; else (no choice for the item,
+ * or the plan grew after the last choice) into the extent the previous item went into while it
+ * has room, else into the smallest chosen extent (opened at or before this item) that holds it,
+ * else past the end. */
+static uint64_t place(cs_dbfile *f, alloc_cur *c, uint64_t item, int hole, uint64_t size, uint64_t oldest)
+{
+    if (hole >= 0 && c->holes[hole] != UINT64_MAX && c->x[hole]->len >= size) return take(f, c, hole, size, oldest);
+    if (hole != -1) {
+        if (c->last >= 0 && c->holes[c->last] != UINT64_MAX && c->x[c->last]->len >= size)
+            return take(f, c, c->last, size, oldest);
+        int best = -1;
+        for (int h = 0; h < c->nholes; h++) {
+            if (c->holes[h] == UINT64_MAX || c->opened[h] > item) continue;
+            extent *x = c->x[h];
+            if (x->len >= size && (best < 0 || x->len < c->x[best]->len)) best = h;
+        }
+        if (best >= 0) return take(f, c, best, size, oldest);
+    }
+    c->last = -1;
+    uint64_t p = c->end;
+    c->end += size;
+    return p;
+}
+
+/* P3a (above): chooses an extent for each cold item and one for the hot part, recording them in
+ * the items' `hole`. False, with nothing chosen, when no reusable extent holds the hot part. */
+static bool place_split(cs_dbfile *f, alloc_cur *c, cplan *p, uint64_t oldest)
+{
+    freelist *l = &f->fl;
+    uint64_t left[PLACE_MAX_HOLES]; /* what the choice leaves of each chosen extent */
+    uint64_t hot = 0, len;
+    for (uint64_t k = 0; k < p->n; k++) {
+        citem *it = &p->items[k];
+        it->hole = -2;
+        extent *x = NULL;
+        if (it->cold && c->nholes < PLACE_MAX_HOLES - 1) {
+            x = fl_best_fit(l, it->size, oldest, c->holes, left, c->nholes, true, &len);
+            if (!x) x = fl_best_fit(l, it->size, oldest, c->holes, left, c->nholes, false, &len);
+        }
+        if (!x) {
+            hot += it->size;
+            continue;
+        }
+        int h = -1;
+        for (int g = 0; g < c->nholes && h < 0; g++)
+            if (c->holes[g] == x->pos) h = g;
+        if (h < 0) {
+            h = c->nholes++;
+            c->holes[h] = x->pos;
+            c->opened[h] = k;
+            left[h] = len;
+        }
+        left[h] -= it->size;
+        it->hole = h;
+    }
+    extent *x = fl_next_fit(l, hot, oldest, f->place_cursor, c->holes, c->nholes, NULL);
+    if (!x) {
+        c->nholes = 0;
+        for (uint64_t k = 0; k < p->n; k++) p->items[k].hole = -2;
+        return false;
+    }
+    int hh = c->nholes++;
+    c->holes[hh] = x->pos;
+    c->opened[hh] = 0;
+    for (uint64_t k = 0; k < p->n; k++)
+        if (p->items[k].hole == -2) p->items[k].hole = hh;
+    return true;
+}
+
+/* Chooses the extents for the commit planned in p (P1-P3 above). P1 and P3 are a simulation of
+ * place() that opens a new extent whenever place() would find none among those chosen; P3a
+ * records its choice per item. */
+static void place_choose(cs_dbfile *f, alloc_cur *c, cplan *p, uint64_t oldest, uint64_t end)
 {
     freelist *l = &f->fl;
     c->nholes = 0;
     c->last = -1;
     c->end = end;
+    for (uint64_t k = 0; k < p->n; k++) p->items[k].hole = -2;
     extent *x = fl_best_fit(l, p->total + PLACE_MARGIN, oldest, NULL, NULL, 0, false, NULL);
     if (x) { /* P1 */
         c->opened[0] = 0;
@@ -509,6 +586,8 @@ static void place_choose(cs_dbfile *f, alloc_cur *c, const cplan *p, uint64_t ol
     }
     /* P2; a shrinking commit (l->below set) never goes past the end while a hole holds its node */
     if (!l->below && l->bytes - fl_unreusable_bytes(l, oldest) < f->logical / PLACE_FREE_DIV) return;
+    /* P3a; not for a shrinking commit, whose extents must lie below its window */
+    if (!l->below && place_split(f, c, p, oldest)) return;
     /* P3: left[h] is what the simulation has left of chosen extent h */
     uint64_t left[PLACE_MAX_HOLES];
     int cur = -1;
@@ -598,7 +677,7 @@ int file_commit(cs_txn *t)
 
     /* 4. plan: dirty nodes in post-order, the rewritten free-list nodes and the run list before
      * the top; then choose where it goes, which may rewrite more chunks, and plan again */
-    collect(t, t->top, &plan);
+    collect(t, t->top, &plan, 0);
     if (plan.oom) { rc = NOMEM(); goto done; }
     citem topi = plan.items[plan.n - 1];
     plan.n--;
@@ -632,21 +711,24 @@ int file_commit(cs_txn *t)
     }
     /* a merge may have joined a chosen extent to the one before: fill from its start */
     {
-        int k = 0;
+        int k = 0, to[PLACE_MAX_HOLES];
         for (int h = 0; h < cur.nholes; h++) {
             uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
-            bool seen = false;
-            for (int g = 0; g < k; g++)
+            to[h] = -1;
+            for (int g = 0; g < k && to[h] < 0; g++)
                 if (cur.holes[g] == pos) {
-                    seen = true;
+                    to[h] = g;
                     if (cur.opened[h] < cur.opened[g]) cur.opened[g] = cur.opened[h];
                 }
-            if (!seen) {
+            if (to[h] < 0) {
                 cur.opened[k] = cur.opened[h];
+                to[h] = k;
                 cur.holes[k++] = pos;
             }
         }
         cur.nholes = k;
+        for (uint64_t i = 0; i < plan.n; i++)
+            if (plan.items[i].hole >= 0) plan.items[i].hole = to[plan.items[i].hole];
     }
 
     /* 5. placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
@@ -655,7 +737,7 @@ int file_commit(cs_txn *t)
     uint64_t off = 0, root_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
-        it->pos = place(f, &cur, i, it->size, oldest);
+        it->pos = place(f, &cur, i, it->hole, it->size, oldest);
         it->off = off;
         off += it->size;
         if (it->kind == CI_CHUNK) ((fl_chunk *)it->obj)->ref = it->pos;
@@ -668,6 +750,8 @@ int file_commit(cs_txn *t)
         }
     }
     uint64_t new_logical = cur.end;
+    /* where P3a of the next commit starts looking: after this commit's top, its last item */
+    f->place_cursor = plan.items[plan.n - 1].pos + plan.items[plan.n - 1].size;
     /* a shrinking commit that had to put nodes past the end found the holes below its window
      * too small for its own nodes: the next SHRINK_PAUSE commits move nothing */
     if (l->below && new_logical > base_end) f->shrink_pause = SHRINK_PAUSE;

@@ -500,6 +500,38 @@ found:
     return best;
 }
 
+extent *fl_next_fit(const freelist *l, uint64_t size, uint64_t oldest, uint64_t from, const uint64_t *taken_pos,
+                    int ntaken, uint64_t *len_out)
+{
+    if (!l->n) return NULL;
+    uint32_t p0, c0;
+    fl_locate(l, from, &p0, &c0);
+    /* pass 0 from `from` to the end of the list, pass 1 from its start up to `from` */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t pi = pass ? 0 : p0; pi < l->n; pi++) {
+            const fl_page *p = l->p[pi];
+            if (pass && p->lo > from) return NULL;
+            if (p->maxlen < size) continue;
+            for (uint32_t ci = (!pass && pi == p0) ? c0 : 0; ci < p->n; ci++) {
+                const fl_chunk *c = p->c[ci];
+                if (c->maxlen < size) continue;
+                uint32_t i = (!pass && pi == p0 && ci == c0) ? chunk_first_at(c, from) : 0;
+                for (; i < c->n; i++) {
+                    extent *x = &c->e[i];
+                    if (x->len < size || x->ver > oldest) continue;
+                    if (pass && x->pos >= from) return NULL;
+                    bool taken = false;
+                    for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
+                    if (taken) continue;
+                    if (len_out) *len_out = x->len;
+                    return x;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
 void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*decide)(void *ctx, const extent *x),
                       void *ctx)
 {

@@ -8,9 +8,12 @@
 
 #include "internal.h"
 
-#define FL_CHUNK_MAX 64  /* extents in a chunk written by a commit, at most */
-#define FL_CHUNK_FILL 32 /* extents per piece when a larger one is cut */
-#define FL_CHUNK_MIN 8   /* a rewritten chunk this small joins the rewritten one before it */
+/* Chunks are large so that a commit's frees and placements land in few of them: every chunk a
+ * commit touches is a node rewritten, and its old node freed into another chunk (docs/FORMAT.md
+ * §7.1 gives the measurements behind these sizes). */
+#define FL_CHUNK_MAX 256  /* extents in a chunk written by a commit, at most */
+#define FL_CHUNK_FILL 128 /* extents per piece when a larger one is cut */
+#define FL_CHUNK_MIN 32   /* a rewritten chunk this small joins the rewritten one before it */
 #define FL_PAGE_MAX 64   /* chunks in a page written by a commit, at most */
 #define FL_PAGE_FILL 32  /* chunks per piece when a larger one is cut */
 #define FL_PAGE_MIN 8    /* a rewritten page this small joins the rewritten one before it */
@@ -52,6 +55,11 @@ uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest);
  *  rewrites. NULL when none. *len_out receives its length. */
 extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
                     const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out);
+/** The first reusable extent with at least `size` bytes at or after position `from` in address
+ *  order, wrapping round to the start of the list (next fit), skipping the extents at
+ *  taken_pos[0..ntaken). NULL when none. *len_out, if not NULL, receives its length. */
+extent *fl_next_fit(const freelist *l, uint64_t size, uint64_t oldest, uint64_t from, const uint64_t *taken_pos,
+                    int ntaken, uint64_t *len_out);
 /** Calls decide() for every extent freed after `oldest` and before `newver`; those it accepts
  *  become reusable by every reader (version 0), and their chunks dirty. */
 void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*decide)(void *ctx, const extent *x),

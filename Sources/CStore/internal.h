@@ -195,6 +195,9 @@ struct cs_dbfile {
     rejected_slot rejected;  /* set at open when the newest header slot was not used */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
     bool shrink_cut;         /* this process's last commit cut the file's free tail (commit.c) */
+    uint64_t place_cursor;   /* where this process's last commit ended (its top): placement's
+                                next-fit search for the next commit's hot part starts there
+                                (commit.c, P3a); in memory only, 0 after opening */
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
 };
 
