@@ -78,6 +78,21 @@ static bool created_here(cs_txn *t, uint32_t table, int64_t key)
     return (table < t->ncreated && key >= t->created_from[table]) || own_has(t, table, key);
 }
 
+/* Records a created object: the key extends the last record when that is a run of creations in
+ * the same table ending just below it, else a new record starts a run of one. */
+static int log_create(cs_txn *t, uint32_t table, int64_t key)
+{
+    if (t->nlog) {
+        cs_change *l = &t->log[t->nlog - 1];
+        if (l->kind == CS_CHANGE_CREATE && l->table == table && l->key + l->a == key) {
+            l->a++;
+            return CS_OK;
+        }
+    }
+    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0, 0};
+    return log_push(t, &c);
+}
+
 int change_create_own(cs_txn *t, uint32_t table, int64_t key)
 {
     if ((t->nown + 1) * 2 > t->capown) {
@@ -92,15 +107,7 @@ int change_create_own(cs_txn *t, uint32_t table, int64_t key)
     }
     own_put(t->own, t->capown, table, key);
     t->nown++;
-    if (t->nlog) {
-        cs_change *l = &t->log[t->nlog - 1];
-        if (l->kind == CS_CHANGE_CREATE && l->table == table && l->key + l->a == key) {
-            l->a++;
-            return CS_OK;
-        }
-    }
-    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0, 0};
-    return log_push(t, &c);
+    return log_create(t, table, key);
 }
 
 int change_create(cs_txn *t, uint32_t table, int64_t key)
@@ -114,15 +121,7 @@ int change_create(cs_txn *t, uint32_t table, int64_t key)
         t->ncreated = n;
     }
     if (key < t->created_from[table]) t->created_from[table] = key;
-    if (t->nlog) {
-        cs_change *l = &t->log[t->nlog - 1];
-        if (l->kind == CS_CHANGE_CREATE && l->table == table && l->key + l->a == key) {
-            l->a++;
-            return CS_OK;
-        }
-    }
-    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0, 0};
-    return log_push(t, &c);
+    return log_create(t, table, key);
 }
 
 int change_delete(cs_txn *t, uint32_t table, int64_t key)

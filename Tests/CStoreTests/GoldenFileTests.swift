@@ -369,35 +369,46 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
     return out
 }
 
+/// With STORE_WRITE_GOLDEN=<version>, writes that version's golden pair anew: the file (cut at
+/// its logical end, so the fixture keeps no growth slack) and the dump it must read as.
+private func writeGoldenIfAsked(_ version: Int, _ golden: URL, _ expected: URL, indexes: Bool,
+                                _ write: (DB) throws -> Void) throws {
+    guard ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == String(version) else { return }
+    try? FileManager.default.removeItem(at: golden)
+    let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
+    try write(db)
+    let lines = try db.read { try dump($0) + (indexes ? dumpIndexes($0) : []) }
+    let logical = try db.stats().logical_size
+    db.close()
+    try? FileManager.default.removeItem(atPath: golden.path + ".lock")
+    check(truncate(golden.path, off_t(logical)))
+    try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
+}
+
+/// Expects the file to read as the golden dump, line for line (the first differing line reported).
+private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
+                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let lines = try db.read { try dump($0) + (indexes ? dumpIndexes($0) : []) }
+    let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
+    #expect(lines.count == want.count, sourceLocation: sourceLocation)
+    for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
+        Issue.record("line \(i + 1): read \(got), expected \(exp)", sourceLocation: sourceLocation)
+        break
+    }
+}
+
 @Suite struct GoldenFileTests {
     @Test func formatVersionOneStillOpens() throws {
         let golden = fixtures.appendingPathComponent("format-v1.cstore")
         let expected = fixtures.appendingPathComponent("format-v1.txt")
-        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "1" {
-            try? FileManager.default.removeItem(at: golden)
-            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
-            try writeGolden(db)
-            let lines = try db.read { try dump($0) }
-            let logical = try db.stats().logical_size
-            db.close()
-            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
-            // Keep the fixture small: drop the growth slack past the logical end.
-            check(truncate(golden.path, off_t(logical)))
-            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
-        }
+        try writeGoldenIfAsked(1, golden, expected, indexes: false, writeGolden)
         try withTempDir { dir in
             // Work on a copy: the fixture itself is never written.
             let copy = dir.path("v1.cstore")
             try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
             check(cs_file_verify(copy), "the golden file verifies")
             let db = try DB(copy, flags: 0)
-            let lines = try db.read { try dump($0) }
-            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
-            #expect(lines.count == want.count)
-            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
-                Issue.record("line \(i + 1): read \(got), expected \(exp)")
-                break
-            }
+            try expectDump(db, expected, indexes: false)
             // The library writes on top of a version-1 file and it stays healthy.
             try db.write { txn throws in
                 let t = try findTable(txn, "Target")
@@ -459,30 +470,14 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
     @Test func formatVersionTwoStillOpens() throws {
         let golden = fixtures.appendingPathComponent("format-v2.cstore")
         let expected = fixtures.appendingPathComponent("format-v2.txt")
-        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "2" {
-            try? FileManager.default.removeItem(at: golden)
-            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
-            try writeGoldenV2(db)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            let logical = try db.stats().logical_size
-            db.close()
-            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
-            check(truncate(golden.path, off_t(logical)))
-            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
-        }
+        try writeGoldenIfAsked(2, golden, expected, indexes: true, writeGoldenV2)
         try withTempDir { dir in
             let copy = dir.path("v2.cstore")
             try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
             #expect(try headerVersions(copy) == (2, 2), "a file with a Mixed index is format version 2")
             check(cs_file_verify(copy), "the golden file verifies")
             let db = try DB(copy, flags: 0)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
-            #expect(lines.count == want.count)
-            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
-                Issue.record("line \(i + 1): read \(got), expected \(exp)")
-                break
-            }
+            try expectDump(db, expected, indexes: true)
             // Writing on top keeps the indexes in step; the commit (a chunked free list, packed
             // nodes) makes the file version 4 (FORMAT.md §2).
             try db.write { txn throws in
@@ -562,17 +557,7 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
     @Test func formatVersionFourStillOpens() throws {
         let golden = fixtures.appendingPathComponent("format-v4.cstore")
         let expected = fixtures.appendingPathComponent("format-v4.txt")
-        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "4" {
-            try? FileManager.default.removeItem(at: golden)
-            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
-            try writeGoldenV4(db)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            let logical = try db.stats().logical_size
-            db.close()
-            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
-            check(truncate(golden.path, off_t(logical)))
-            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
-        }
+        try writeGoldenIfAsked(4, golden, expected, indexes: true, writeGoldenV4)
         try withTempDir { dir in
             let copy = dir.path("v4.cstore")
             try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
@@ -585,13 +570,7 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
             #expect(nodes.contains { $0.framed && ($0.base ?? 0) < 0 }, "a negative base")
             #expect(nodes.contains { $0.flags == 0x30 }, "a framed nullable node")
             let db = try DB(copy, flags: 0)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
-            #expect(lines.count == want.count)
-            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
-                Issue.record("line \(i + 1): read \(got), expected \(exp)")
-                break
-            }
+            try expectDump(db, expected, indexes: true)
             try db.write { txn throws in
                 let t = try findTable(txn, "Framed")
                 var o = try openObj(txn, t, 7)
@@ -609,30 +588,14 @@ private func dump(_ txn: OpaquePointer) throws -> [String] {
     @Test func formatVersionFiveStillOpens() throws {
         let golden = fixtures.appendingPathComponent("format-v5.cstore")
         let expected = fixtures.appendingPathComponent("format-v5.txt")
-        if ProcessInfo.processInfo.environment["STORE_WRITE_GOLDEN"] == "5" {
-            try? FileManager.default.removeItem(at: golden)
-            let db = try DB(golden.path, durability: CS_DURABILITY_FULL)
-            try writeGoldenV5(db)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            let logical = try db.stats().logical_size
-            db.close()
-            try? FileManager.default.removeItem(atPath: golden.path + ".lock")
-            check(truncate(golden.path, off_t(logical)))
-            try (lines.joined(separator: "\n") + "\n").write(to: expected, atomically: true, encoding: .utf8)
-        }
+        try writeGoldenIfAsked(5, golden, expected, indexes: true, writeGoldenV5)
         try withTempDir { dir in
             let copy = dir.path("v5.cstore")
             try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
             #expect(try headerVersions(copy) == (5, 5))
             check(cs_file_verify(copy), "the golden file verifies")
             let db = try DB(copy, flags: 0)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            let want = try String(contentsOf: expected, encoding: .utf8).split(separator: "\n").map(String.init)
-            #expect(lines.count == want.count)
-            for (i, (got, exp)) in zip(lines, want).enumerated() where got != exp {
-                Issue.record("line \(i + 1): read \(got), expected \(exp)")
-                break
-            }
+            try expectDump(db, expected, indexes: true)
             func find(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64) -> Int64? {
                 var key: Int64 = -1
                 let rc = withValue(.int(pk)) { cs_table_find_primary(txn, t, $0, &key) }
