@@ -76,18 +76,11 @@ private func names(_ change: ObjectChange<NestHolder>) -> [String] {
     }
 }
 
-/// A Realm on a run-loop thread, and writes from another thread.
-private final class NestFixture: @unchecked Sendable {
-    let dir = TempDir()
-    let thread = RunLoopThread()
-    var realm: Realm!
-    var tokens: [NotificationToken] = []
-    var config: Realm.Configuration { dir.config(nestModels) }
-
+/// A Realm on a run-loop thread (Fixture) holding one NestHolder (id 0) with the given value.
+private final class NestFixture: Fixture, @unchecked Sendable {
     init(_ value: AnyRealmValue) throws {
-        let config = self.config
+        try super.init(models: nestModels)
         try thread.sync {
-            self.realm = try Realm(configuration: config)
             try self.realm.write { self.realm.create(NestHolder.self, value: ["id": 0, "anyValue": value]) }
         }
     }
@@ -98,29 +91,7 @@ private final class NestFixture: @unchecked Sendable {
 
     /// A commit from another thread, on the holder.
     func write(_ body: @escaping @Sendable (Realm, NestHolder) -> Void) {
-        let config = self.config
-        onNewThread {
-            let r = try! Realm(configuration: config)
-            try! r.write { body(r, r.object(ofType: NestHolder.self, forPrimaryKey: 0)!) }
-        }
-    }
-
-    /// A commit from another thread.
-    func writeRealm(_ body: @escaping @Sendable (Realm) -> Void) {
-        let config = self.config
-        onNewThread {
-            let r = try! Realm(configuration: config)
-            try! r.write { body(r) }
-        }
-    }
-
-    func finish() throws {
-        try thread.sync {
-            for t in self.tokens { t.invalidate() }
-            self.tokens = []
-            self.realm = nil
-        }
-        thread.stop()
+        writeElsewhere { r in body(r, r.object(ofType: NestHolder.self, forPrimaryKey: 0)!) }
     }
 }
 
@@ -362,7 +333,7 @@ private func ints(_ v: [Int]) -> AnyRealmValue { .fromArray(v.map { .int($0) }) 
         }
         #expect(list.next() == NSeen(count: -1, del: [0, 1, 2]))
         #expect(map.next() == MSeen(del: ["x", "y"]))
-        f.writeRealm { r in r.create(NestHolder.self, value: ["id": 0, "anyValue": ints([1])]) }
+        f.writeElsewhere { r in r.create(NestHolder.self, value: ["id": 0, "anyValue": ints([1])]) }
         f.write { r, h in h.anyValue.listValue!.append(.int(2)) }
         #expect(list.next(timeout: 0.5) == nil)
         #expect(map.waiting == 0)

@@ -76,15 +76,18 @@ struct SeenObject: Equatable {
     }
 }
 
-/// A test's Realm and run-loop thread: everything touching the Realm runs on the thread.
-final class Fixture: @unchecked Sendable {
+/// A test's Realm and run-loop thread: everything touching the Realm runs on the thread. The
+/// notification, section and nested-collection tests share it (SFixture, NestFixture).
+class Fixture: @unchecked Sendable {
     let dir = TempDir()
     let thread = RunLoopThread()
     var realm: Realm!
     var tokens: [NotificationToken] = []
-    var config: Realm.Configuration { dir.config(models) }
+    let schema: [ObjectBase.Type]
+    var config: Realm.Configuration { dir.config(schema) }
 
-    init() throws {
+    init(models schema: [ObjectBase.Type] = models) throws {
+        self.schema = schema
         let config = self.config
         try thread.sync { self.realm = try Realm(configuration: config) }
     }

@@ -89,41 +89,10 @@ struct SeenSections: Equatable, CustomStringConvertible {
     }
 }
 
-/// A test's Realm on a run-loop thread.
-final class SFixture: @unchecked Sendable {
-    let dir = TempDir()
-    let thread = RunLoopThread()
-    var realm: Realm!
-    var tokens: [NotificationToken] = []
-    let models: [ObjectBase.Type]
-    var config: Realm.Configuration { dir.config(models) }
-
-    init(models: [ObjectBase.Type] = sectionModels) throws {
-        self.models = models
-        let config = self.config
-        try thread.sync { self.realm = try Realm(configuration: config) }
-    }
-
-    func run<R>(_ body: @escaping (Realm) throws -> R) throws -> R {
-        try thread.sync { try body(self.realm) }
-    }
-
-    /// A commit through another Realm on another thread.
-    func writeElsewhere(_ body: @escaping @Sendable (Realm) -> Void) {
-        let config = self.config
-        onNewThread {
-            let r = try! Realm(configuration: config)
-            try! r.write { body(r) }
-        }
-    }
-
-    func finish() throws {
-        try thread.sync {
-            for t in self.tokens { t.invalidate() }
-            self.tokens = []
-            self.realm = nil
-        }
-        thread.stop()
+/// A test's Realm on a run-loop thread (Fixture), with the section tests' models by default.
+final class SFixture: Fixture, @unchecked Sendable {
+    override init(models: [ObjectBase.Type] = sectionModels) throws {
+        try super.init(models: models)
     }
 }
 
