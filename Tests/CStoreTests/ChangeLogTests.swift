@@ -42,8 +42,8 @@ private func snapshot(_ txn: OpaquePointer, _ c: Columns) throws -> [Int64: Row]
     return out
 }
 
-/// The changes after `since` as read through cs_changes_*.
-private func changes(_ txn: OpaquePointer, since: UInt64) throws -> [cs_change] {
+/// The changes after `since` as read through cs_changes_* (shared by the C tests).
+func changes(_ txn: OpaquePointer, since: UInt64) throws -> [cs_change] {
     var h: OpaquePointer?
     try must(cs_changes_open(txn, since, &h), "cs_changes_open(since \(since))")
     defer { cs_changes_close(h) }

@@ -9,15 +9,6 @@ import CStore
 import Foundation
 import Testing
 
-private struct NRng: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        var z = state
-        z = (z ^ (z >> 33)) &* 0xff51afd7ed558ccd
-        return z ^ (z >> 29)
-    }
-}
 
 /// The nested list in `col` of object `key` as text: strings as themselves, nested lists as
 /// their strings in brackets.
@@ -96,7 +87,7 @@ private func checkChange(_ change: TakenChange, _ old: [String], _ new: [String]
             defer { cs_watch_free(w) }
             #expect(try TakenChange(w!).initial)
             var seen = try db.read { try nestedContent($0, table, 0, any) }
-            var rng = NRng(state: coalesce ? 7 : UInt64(size))
+            var rng = NotifyRng(state: coalesce ? 7 : UInt64(size))
             var reported = 0
             for round in 0..<300 {
                 try db.write { t in

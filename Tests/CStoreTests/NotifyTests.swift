@@ -8,7 +8,8 @@ import CStore
 import Foundation
 import Testing
 
-private struct Rng: RandomNumberGenerator {
+/// A small seeded generator for the notification tests (also NestedNotifyTests).
+struct NotifyRng: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state = state &* 6364136223846793005 &+ 1442695040888963407
@@ -131,7 +132,7 @@ private func advance(_ n: OpaquePointer) throws {
                 #expect(try TakenChange(w).initial)
                 snapshots.append(try db.read { try queryKeys($0, table, text) })
             }
-            var rng = Rng(state: coalesce ? 99 : 7)
+            var rng = NotifyRng(state: coalesce ? 99 : 7)
             var writtenSince: Set<Int64> = []
             let commits = underSanitizer ? 600 : 1500
             for round in 0..<commits {
@@ -492,7 +493,7 @@ private func advance(_ n: OpaquePointer) throws {
             }
             let query = try watchQuery(notifier!, dog, "TRUEPREDICATE", paths: [keypath(back[1])])
             _ = try TakenChange(query)
-            var rng = Rng(state: coalesce ? 5 : 11)
+            var rng = NotifyRng(state: coalesce ? 5 : 11)
             func randomDog() -> cs_value { cs_link(dog, Int64.random(in: 0..<Int64(ndogs), using: &rng)) }
             var before = try db.read { try backlinks($0) }
             var named: Set<Int64> = []

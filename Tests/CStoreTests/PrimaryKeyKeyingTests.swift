@@ -35,21 +35,6 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
     return key
 }
 
-private func changes(_ txn: OpaquePointer, since: UInt64) throws -> [cs_change] {
-    var h: OpaquePointer?
-    try must(cs_changes_open(txn, since, &h), "cs_changes_open")
-    defer { cs_changes_close(h) }
-    var out: [cs_change] = []
-    var c = cs_change()
-    while true {
-        let rc = cs_changes_next(h, &c)
-        if rc == Int32(CS_NOTFOUND) { break }
-        try must(rc, "cs_changes_next")
-        out.append(c)
-    }
-    return out
-}
-
 @Suite struct PrimaryKeyKeyingTests {
     /// Present, absent, negative and huge primary keys: the ones in [0, 2^61) are the keys
     /// themselves, the others come from the counter at 2^61; every one is found again, with
