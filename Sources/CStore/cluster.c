@@ -198,8 +198,7 @@ static uint64_t lower_bound(node_hdr *k, int64_t key)
     int64_t last = AT(n - 1);
     if (key > last) return n;
     if (last > first) {
-        uint64_t g = (uint64_t)((unsigned __int128)((uint64_t)key - (uint64_t)first) * (n - 1) /
-                                ((uint64_t)last - (uint64_t)first));
+        uint64_t g = interpolate((uint64_t)key - (uint64_t)first, (uint64_t)last - (uint64_t)first, n - 1);
         if (g >= n) g = n - 1;
         int64_t at = AT(g);
         if (at >= key) {

@@ -199,7 +199,7 @@ static uint64_t fixed_lower(const uint8_t *base, uint64_t cnt, size_t stride, co
             uint64_t g;
             if (x <= a || b <= a) g = 0;
             else if (x >= b) g = cnt;
-            else g = (uint64_t)((unsigned __int128)(x - a) * span / (b - a));
+            else g = interpolate(x - a, b - a, span);
             if (g > cnt) g = cnt;
             if (g < cnt && LESS(g)) {
                 lo = g + 1;

@@ -49,6 +49,13 @@ HOT_INLINE int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
     }
 }
 
+/** An interpolation search's guess: `off * n / span` rounded down, for off <= span, span > 0, so
+ *  at most n (the product in 128 bits: `off` may be any 64-bit distance). */
+HOT_INLINE uint64_t interpolate(uint64_t off, uint64_t span, uint64_t n)
+{
+    return (uint64_t)((unsigned __int128)off * n / span);
+}
+
 void packed_set(uint8_t *p, uint8_t width, uint64_t i, int64_t v);
 uint8_t width_for(int64_t v);
 void packed_add(uint8_t *p, uint8_t width, uint64_t from, uint64_t to, int64_t delta);

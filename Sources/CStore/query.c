@@ -73,7 +73,10 @@ static int run_table(cs_query *q, bool test, keyset *out)
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
-/* The candidates in the plan's index ranges, re-checked with the predicate when it says so. */
+/* The candidates in the plan's index ranges, re-checked with the predicate when it says so.
+ * When the ranges hold exactly the matches, the candidates are the answer: an index entry names
+ * a live object (ARCHITECTURE.md, "Indexes"), so no object is opened; a damaged entry is found
+ * by verify, and by whoever opens the key. */
 static int run_index(cs_query *q, const qplan *p, keyset *out)
 {
     cs_txn *t = q->txn;
@@ -83,10 +86,12 @@ static int run_index(cs_query *q, const qplan *p, keyset *out)
     q->plan.candidates = rc == CS_OK ? nc : 0;
     TRY(rc);
     for (size_t i = 0; i < nc && rc == CS_OK; i++) {
-        cs_obj o;
         bool r = true;
-        rc = cs_obj_open(t, q->table, cand[i], &o);
-        if (rc == CS_OK && p->recheck) rc = query_eval(t, NULL, q->parsed->pred, &o, NULL, &r);
+        if (p->recheck) {
+            cs_obj o;
+            rc = cs_obj_open(t, q->table, cand[i], &o);
+            if (rc == CS_OK) rc = query_eval(t, NULL, q->parsed->pred, &o, NULL, &r);
+        }
         if (rc == CS_OK && r) rc = query_keys_push(out, cand[i]);
     }
     free(cand);
@@ -211,15 +216,49 @@ static int query_make(cs_txn *txn, uint32_t table, qroot root, const char *text,
     return CS_OK;
 }
 
-/* Replaces the values of the constants that came from arguments (scalar arguments only). */
-static int reset_args(cs_query *q, qnode *n, const cs_value *args, size_t nargs, bool *types_changed, int depth)
+/* Lists the constants of the predicate that came from arguments, in tree order, into q->argnodes
+ * (once per query: the tree's shape never changes). A list argument cannot be replaced. */
+static int find_args(cs_query *q, qnode *n, size_t *cap, int depth)
 {
     if (!n || depth > QUERY_CHAIN_MAX) return CS_OK;
     if (n->kind == QN_CONST && n->arg >= 0) {
+        if (q->nargnodes == *cap) {
+            size_t nc = *cap ? *cap * 2 : 4;
+            qnode **v = realloc(q->argnodes, nc * sizeof *v);
+            if (!v) return NOMEM();
+            q->argnodes = v;
+            *cap = nc;
+        }
+        q->argnodes[q->nargnodes++] = n;
+        return CS_OK;
+    }
+    if (n->kind == QN_LIST)
+        for (size_t i = 0; i < n->nitems; i++)
+            if (n->items[i]->arg >= 0) return cs_fail(CS_MISUSE, 0, "list arguments cannot be replaced; make a new query");
+    TRY(find_args(q, n->a, cap, depth + 1));
+    TRY(find_args(q, n->b, cap, depth + 1));
+    TRY(find_args(q, n->c, cap, depth + 1));
+    TRY(find_args(q, n->pred, cap, depth + 1));
+    for (size_t i = 0; i < n->nitems; i++) TRY(find_args(q, n->items[i], cap, depth + 1));
+    return CS_OK;
+}
+
+/* Replaces the values of the constants that came from arguments (scalar arguments only). */
+int cs_query_set_args(cs_query *q, const cs_value *args, size_t nargs)
+{
+    if (!q->args_found) {
+        size_t cap = 0;
+        q->nargnodes = 0;
+        TRY(find_args(q, q->parsed->pred, &cap, 0));
+        q->args_found = true;
+    }
+    bool changed = false;
+    for (size_t i = 0; i < q->nargnodes; i++) {
+        qnode *n = q->argnodes[i];
         if ((size_t)n->arg >= nargs) return cs_fail(CS_QUERY, 0, "missing argument %d (%zu given)", n->arg, nargs);
         const cs_value *a = &args[n->arg];
         if (a->type == CS_TYPE_LIST) return cs_fail(CS_MISUSE, 0, "list arguments cannot be replaced; make a new query");
-        if (a->type != n->value.type) *types_changed = true;
+        if (a->type != n->value.type) changed = true;
         free(n->owned);
         n->owned = NULL;
         n->value = *a;
@@ -229,23 +268,7 @@ static int reset_args(cs_query *q, qnode *n, const cs_value *args, size_t nargs,
             if (a->v.bytes.len) memcpy(n->owned, a->v.bytes.ptr, a->v.bytes.len);
             n->value.v.bytes.ptr = n->owned;
         }
-        return CS_OK;
     }
-    if (n->kind == QN_LIST)
-        for (size_t i = 0; i < n->nitems; i++)
-            if (n->items[i]->arg >= 0) return cs_fail(CS_MISUSE, 0, "list arguments cannot be replaced; make a new query");
-    TRY(reset_args(q, n->a, args, nargs, types_changed, depth + 1));
-    TRY(reset_args(q, n->b, args, nargs, types_changed, depth + 1));
-    TRY(reset_args(q, n->c, args, nargs, types_changed, depth + 1));
-    TRY(reset_args(q, n->pred, args, nargs, types_changed, depth + 1));
-    for (size_t i = 0; i < n->nitems; i++) TRY(reset_args(q, n->items[i], args, nargs, types_changed, depth + 1));
-    return CS_OK;
-}
-
-int cs_query_set_args(cs_query *q, const cs_value *args, size_t nargs)
-{
-    bool changed = false;
-    TRY(reset_args(q, q->parsed->pred, args, nargs, &changed, 0));
     if (changed) {
         /* new types need a new type check */
         q->bound_to = NULL;
@@ -264,6 +287,7 @@ void cs_query_free(cs_query *q)
     }
     qparsed_free(q->parsed);
     qnames_free(q->names);
+    free(q->argnodes);
     free(q->text);
     free(q);
 }

@@ -67,6 +67,9 @@ struct cs_query {
     char *text;         /* the query text (for messages) */
     size_t len;         /* its length */
     cs_query_plan plan; /* how the last run found its candidates (cs_query_last_plan) */
+    qnode **argnodes;   /* the predicate's constants that came from arguments (cs_query_set_args) */
+    size_t nargnodes;   /* their number */
+    bool args_found;    /* argnodes lists them (found on the first cs_query_set_args) */
 };
 
 typedef struct vals {
