@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example placement-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -33,7 +33,7 @@ deps:
 # -Wmissing-prototypes and -Wredundant-decls make a function defined without its header's
 # declaration, or declared a second time by hand in a .c file, fail the build.
 cwarn:
-	$(CC) $(CWARN) -fsyntax-only $(CSRC)
+	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only
 # Sources/SwiftStore/Internal/ names the C core (`import CStore`, cs_* / CS_*), outside comments.
@@ -72,6 +72,15 @@ c-example: deps
 	@mkdir -p .build/c-example
 	$(CC) $(C_EXAMPLE_FLAGS) -o .build/c-example/dogs Examples/dogs.c $(CSRC) $(C_EXAMPLE_LIBS)
 	cd .build/c-example && ./dogs
+
+# The C loop behind the placement figures (docs/benchmarks/README.md): one-row commits on a file of
+# Int objects, with the logical size, free space and I/O per commit every so many commits. It
+# reads the core's free list, so it is built from the core's sources, optimised.
+placement-loop: deps
+	@mkdir -p .build/placement-loop
+	$(CC) -O2 $(C_EXAMPLE_FLAGS) -ISources/CStore -o .build/placement-loop/placement-loop \
+		Benchmarks/placement/placement_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
+	@echo "run: .build/placement-loop/placement-loop FILE ROWS UPDATES [MODE 0|1|2] [EVERY]"
 
 # The tests run with a private PostgreSQL server for the mirror tests (.ci/with-postgres: initdb
 # into a temporary directory, a Unix socket there, stopped and removed afterwards).
