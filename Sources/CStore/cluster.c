@@ -772,6 +772,44 @@ int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, 
     return leaf_get(t, &s, r, row, out);
 }
 
+int cluster_leaf_get_run(cs_txn *t, ref_t root, const int64_t *keys, size_t max, const col_def *c, uint32_t col,
+                         node_hdr **leaf, uint32_t *row, cs_value *out, size_t *got)
+{
+    *got = 0;
+    if (!max) return CS_OK;
+    if (t->writing) return cs_fail(CS_MISUSE, 0, "cluster_leaf_get_run: read transactions only");
+    node_hdr *l = *leaf, *kn = NULL;
+    uint32_t r = 0;
+    bool at = false;
+    if (l) {
+        TRY(open_leaf_keys(t, l, &kn));
+        r = *row + 1;
+        at = r < kn->count && node_get_int(kn, r) == keys[0];
+    }
+    if (!at) {
+        int rc = cluster_find(t, root, keys[0], &l, &r);
+        if (rc == CS_NOTFOUND) return cs_fail(CS_NOTFOUND, 0, "no object with key %lld", (long long)keys[0]);
+        TRY(rc);
+        TRY(open_leaf_keys(t, l, &kn));
+    }
+    /* the keys that follow in the leaf's rows */
+    size_t m = 1;
+    uint64_t room = kn->count - r;
+    while (m < max && m < room && node_get_int(kn, r + m) == keys[m]) m++;
+    ref_t cr = cluster_leaf_col_ref(l, col);
+    if (cr && tagged(cr)) return CORRUPT("column slot holds a number");
+    leaf_spec s = leaf_spec_col(c);
+    if (!cr) {
+        for (size_t j = 0; j < m; j++) leaf_default(&s, &out[j]);
+    } else {
+        TRY(leaf_get_run(t, &s, cr, r, m, out));
+    }
+    *leaf = l;
+    *row = r + (uint32_t)m - 1;
+    *got = m;
+    return CS_OK;
+}
+
 int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out)
 {
     ref_t r = cluster_leaf_col_ref(leaf, col);

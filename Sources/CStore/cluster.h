@@ -59,6 +59,14 @@ int cluster_materialise(cs_txn *t, uint32_t table, ref_t *leaf_slot, uint32_t co
  *  checked): the column's default when the leaf does not materialise the column. */
 int cluster_leaf_get(cs_txn *t, node_hdr *leaf, uint32_t row, const col_def *c, uint32_t col, cs_value *out);
 
+/** cluster_leaf_get for the objects keys[0], keys[1], ... that are consecutive rows of one leaf
+ *  (at least one, at most max; their count in *got): a pass in key order reads a column a leaf at
+ *  a time. keys[0] is looked for in the row after *row of *leaf (NULL: none yet), else found
+ *  from root (CS_NOTFOUND when no object has it); *leaf and *row are left at the last row read.
+ *  Read transactions only (CS_MISUSE in a write: its sub-nodes may be short of the rows). */
+int cluster_leaf_get_run(cs_txn *t, ref_t root, const int64_t *keys, size_t max, const col_def *c, uint32_t col,
+                         node_hdr **leaf, uint32_t *row, cs_value *out, size_t *got);
+
 /** The raw ref element (LK_REFS / LK_BACK, spec s) column col holds at `row` of a leaf: 0 when the
  *  leaf does not materialise the column or the row is past a short sub-node's end. */
 int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out);

@@ -448,6 +448,39 @@ static int fixed_node(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, node_h
     return CS_OK;
 }
 
+int leaf_get_run(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t from, uint64_t n, cs_value *out)
+{
+    if (s->kind != LK_STR) {
+        for (uint64_t j = 0; j < n; j++) TRY(leaf_get(t, s, r, from + j, &out[j]));
+        return CS_OK;
+    }
+    if (!n) return CS_OK;
+    str_leaf L;
+    TRY(str_open_cached(t, r, &L));
+    if (from >= L.ends->count || n > L.ends->count - from)
+        return CORRUPT("string leaf rows %llu..%llu past %u", (unsigned long long)from,
+                       (unsigned long long)(from + n), L.ends->count);
+    /* each row's start is the previous row's end, as str_get reads them */
+    int64_t start = from ? node_get_int(L.ends, from - 1) : 0;
+    for (uint64_t j = 0; j < n; j++) {
+        uint64_t i = from + j;
+        int64_t end = node_get_int(L.ends, i);
+        cs_value *v = &out[j];
+        if (node_is_null(L.ends, i)) {
+            v->type = CS_TYPE_NULL;
+        } else if (L.bigs && node_refs(L.bigs)[i]) {
+            TRY(str_get(t, r, i, s->type, v, NULL));
+        } else {
+            if (start < 0 || end < start || (uint64_t)end > L.data->count) return CORRUPT("bad string offsets in leaf");
+            v->type = s->type;
+            v->v.bytes.ptr = node_values(L.data) + start;
+            v->v.bytes.len = (size_t)(end - start);
+        }
+        start = end;
+    }
+    return CS_OK;
+}
+
 int leaf_get(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, cs_value *out)
 {
     if (s->kind == LK_STR) return str_get(t, r, i, s->type, out, NULL);

@@ -38,6 +38,9 @@ void leaf_default(const leaf_spec *s, cs_value *v);
 int leaf_make(cs_txn *t, const leaf_spec *s, uint64_t n, ref_t *out);
 int leaf_count(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t *out);
 int leaf_get(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, cs_value *out);
+/** leaf_get of rows from .. from + n - 1 into out[0..n): for a string or binary leaf its parts
+ *  are opened once and each row's offsets read in turn (a pass reading a column leaf by leaf). */
+int leaf_get_run(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t from, uint64_t n, cs_value *out);
 int leaf_set(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v);
 int leaf_insert(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, const cs_value *v);
 /** Appends defaults until the leaf has `n` elements (nothing when it has as many already). */

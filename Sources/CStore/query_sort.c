@@ -2,7 +2,8 @@
  * query_sort.c -- SORT on one column of the queried objects (docs/ARCHITECTURE.md, Sorting on
  * one column): the general sort (query.c, order_keys) reads every value through the query
  * engine, copies each string into its own allocation and compares through cs_value_compare;
- * this path reads the column once into an array of fixed-size items and compares integers.
+ * this path reads the column once (in a read transaction a run of rows of one leaf at a time,
+ * cluster_leaf_get_run) into an array of fixed-size items and compares integers.
  *
  * Each item holds a 64-bit key whose unsigned order is the values' order
  * (docs/ARCHITECTURE.md, Values and their order):
@@ -126,6 +127,12 @@ static rsort_pair *rsort_run(rsort_pair *v, rsort_pair *tmp, size_t n, size_t (*
     return v;
 }
 
+/* Whether sorted pair j has the same key as a neighbour (it is in a run the key does not decide). */
+static inline bool rsort_tied(const rsort_pair *v, size_t n, size_t j)
+{
+    return (j + 1 < n && v[j + 1].k == v[j].k) || (j > 0 && v[j - 1].k == v[j].k);
+}
+
 static uint64_t double_key(double d)
 {
     if (isnan(d)) return 0;
@@ -152,7 +159,14 @@ static int fsort_fill(fsort_item *it, const cs_value *v, uint8_t **buf, size_t *
         size_t len = v->v.bytes.len;
         const uint8_t *p = v->v.bytes.ptr;
         uint64_t pre = 0;
-        for (size_t i = 0; i < 8; i++) pre = pre << 8 | (i < len ? p[i] : 0);
+        if (len >= 8) {
+            memcpy(&pre, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            pre = __builtin_bswap64(pre); /* the first byte the most significant */
+#endif
+        } else {
+            for (size_t i = 0; i < 8; i++) pre = pre << 8 | (i < len ? p[i] : 0);
+        }
         it->pre = pre;
         it->len = (uint32_t)len;
         if (len > 8) {
@@ -268,19 +282,38 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
     /* whether keys[i] is keys[0] + i (a table read in key order with no gaps): the sorted keys
      * are then computed from the items' indexes, not read back */
     bool dense = true;
+    /* in a read transaction the values come a run of rows of one leaf at a time (the column is
+     * the query's bound one, of a scalar type, so cs_obj_get's column lookup and link check add
+     * nothing); in a write, object by object */
+    ref_t root = 0;
+    bool runs = !q->txn->writing && table_root(q->txn, q->table, &root) == CS_OK;
+    enum { RUN = 256 };
+    cs_value run[RUN];
+    size_t have = 0, at = 0;
+    node_hdr *run_leaf = NULL;
+    uint32_t run_row = 0;
     for (size_t i = 0; rc == CS_OK && fits && i < n; i++) {
-        cs_obj o;
-        /* positioned from the previous object: a pass in key order needs no tree descent */
-        cs_obj_prepare(q->txn, q->table, keys[i], i ? &prev : NULL, &o);
         cs_value v;
-        /* positioned: the value straight from the leaf (the column is the query's bound one,
-         * of a scalar type, so cs_obj_get's column lookup and link check add nothing); the first
-         * object of each leaf goes through cs_obj_get, which descends and positions it */
-        if (o.leaf && o.epoch == q->txn->epoch)
-            rc = cluster_leaf_get(q->txn, (node_hdr *)o.leaf, o.row, c, col, &v);
-        else
-            rc = cs_obj_get(&o, col, &v);
-        prev = o;
+        if (runs) {
+            if (at == have) {
+                rc = cluster_leaf_get_run(q->txn, root, keys + i, n - i < RUN ? n - i : RUN, c, col, &run_leaf,
+                                          &run_row, run, &have);
+                at = 0;
+                if (rc != CS_OK) break;
+            }
+            v = run[at++];
+        } else {
+            cs_obj o;
+            /* positioned from the previous object: a pass in key order needs no tree descent */
+            cs_obj_prepare(q->txn, q->table, keys[i], i ? &prev : NULL, &o);
+            /* positioned: the value straight from the leaf; the first object of each leaf goes
+             * through cs_obj_get, which descends and positions it */
+            if (o.leaf && o.epoch == q->txn->epoch)
+                rc = cluster_leaf_get(q->txn, (node_hdr *)o.leaf, o.row, c, col, &v);
+            else
+                rc = cs_obj_get(&o, col, &v);
+            prev = o;
+        }
         memset(&items[i], 0, sizeof items[i]);
         items[i].key = keys[i];
         if ((uint64_t)keys[i] != (uint64_t)keys[0] + i) dense = false;
@@ -312,7 +345,26 @@ int query_sort_one_column(cs_query *q, int64_t *keys, size_t n, bool *done)
         /* the output overwrites keys[]: the items hold each key (read back at random, the
          * cache misses of a large array) unless they are dense, when it is first + index */
         if (asc && nnull) for (size_t i = 0; i < n; i++) if (items[i].null) keys[o++] = items[i].key;
+        /* a run of equal keys reads its items (and their strings' tails) at random: each a cache
+         * miss once the items outgrow the cache, and the merge sort between two runs' reads keeps
+         * the processor from overlapping them, so the items of runs ahead are fetched early, and
+         * their tails when the items are in (two cursors ahead of the run sorted) */
+        size_t pf_item = 0, pf_tail = 0;
+        bool ties = kind != SK_NUM;
         for (size_t a = 0; a < nn;) {
+            if (ties) {
+                for (; pf_item < nn && pf_item < a + 32; pf_item++) {
+                    if (!rsort_tied(sorted, nn, pf_item)) continue;
+                    const char *ahead = (const char *)&items[sorted[pf_item].i];
+                    __builtin_prefetch(ahead);
+                    __builtin_prefetch(ahead + sizeof(fsort_item) - 1);
+                }
+                for (; kind == SK_BYTES && pf_tail < nn && pf_tail < a + 12; pf_tail++) {
+                    if (!rsort_tied(sorted, nn, pf_tail)) continue;
+                    const fsort_item *it = &items[sorted[pf_tail].i];
+                    if (it->len > 8) __builtin_prefetch(buf + it->tail);
+                }
+            }
             size_t e = a + 1;
             while (e < nn && sorted[e].k == sorted[a].k) e++;
             if (e - a == 1 || kind == SK_NUM) {

@@ -196,4 +196,70 @@ import TestSupport
             }
         }
     }
+
+    /// The one-column sort reads a read transaction's values a run of rows of one leaf at a time
+    /// (big values stored apart from their leaf, nulls, leaves written before the column was
+    /// added, which hold no values for it, and keys with gaps); a write transaction reads them
+    /// object by object. Both orders must be the oracle's.
+    @Test func runsOfRowsAcrossLeavesBigValuesAndLaterColumns() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var rng = SeededRNG(seed: 0x52_554E_53)
+            let n = 1500 // several cluster leaves
+            var t: UInt32 = 0, s: UInt32 = 0, late: UInt32 = 0
+            var values: [Int64: Val] = [:]
+            func value() -> Val {
+                switch rng.next() % 6 {
+                case 0: return .null
+                case 1: // over the size kept inside a leaf, with a shared start
+                    return .str("abcdefgh" + String(repeating: "x", count: 4100 + Int(rng.next() % 300)) + "\(rng.next() % 10)")
+                case 2: return .str("abcdefgh\(rng.next() % 50)")
+                default: return .str(String(rng.next() % 100_000))
+                }
+            }
+            try db.write { txn throws in
+                t = try addTable(txn, "Thing")
+                s = try addColumn(txn, t, "s", CS_TYPE_STRING, flags: CS_COL_NULLABLE)
+                for _ in 0..<n {
+                    var o = try createObj(txn, t)
+                    let v = value()
+                    try must(setVal(&o, s, v), "set s = \(v)")
+                    values[o.key] = v
+                }
+                for k in stride(from: 5, to: n, by: 11) {
+                    var o = try openObj(txn, t, Int64(k))
+                    try must(cs_obj_delete(&o), "delete")
+                    values[Int64(k)] = nil
+                }
+            }
+            // a column added once the leaves exist, set only for objects added after it
+            var lateValues: [Int64: Val] = [:]
+            try db.write { txn throws in
+                late = try addColumn(txn, t, "late", CS_TYPE_STRING)
+                for k in values.keys { lateValues[k] = .str("") }
+                for _ in 0..<300 {
+                    var o = try createObj(txn, t)
+                    let v = value()
+                    try must(setVal(&o, s, v), "set s")
+                    let l: Val = .str("late\(rng.next() % 40)")
+                    try must(setVal(&o, late, l), "set late")
+                    values[o.key] = v
+                    lateValues[o.key] = l
+                }
+            }
+            func check(_ txn: OpaquePointer, _ phase: String) throws {
+                let all = try allKeys(txn, t)
+                #expect(all == values.keys.sorted(), "\(phase)")
+                for (name, vals) in [("s", values), ("late", lateValues)] {
+                    for dir in ["ASC", "DESC"] {
+                        let text = "TRUEPREDICATE SORT(\(name) \(dir))"
+                        let got = try queryKeys(txn, t, text)
+                        #expect(got == Self.expected(all, vals, ascending: dir == "ASC"), "\(phase): \(text)")
+                    }
+                }
+            }
+            try db.read { txn in try check(txn, "read") }
+            try db.write { txn throws in try check(txn, "write") }
+        }
+    }
 }

@@ -56,6 +56,31 @@ import TestSupport
         #expect(mixed.indices.map { inVisit[Int(ix[$0])] } == mixed.map { $0 * 3 }, "\(what)")
     }
 
+    /// `KeyOrder.visit`: keys visited in ascending order, and for each position the index of its
+    /// key in the visit; every key of a range once is visited as the range itself (no array).
+    @Test(arguments: [
+        (Array(Int64(0)..<5000), true),
+        (Array(Int64(1 << 40)..<(1 << 40) + 3000), true),
+        (Array(Int64(-1500)..<1500), true),
+        ((Int64(0)..<9000).filter { $0 % 3 != 1 }, false),
+        ((Int64(0)..<4000).map { $0 * 7919 }, false),
+        // a range's count of keys, one repeated and one missing
+        ([3, 0, 3, 1] as [Int64], false),
+        ([5, 7, 6, 7, 4] as [Int64], false),
+    ] as [([Int64], Bool)])
+    func visitIndexesEachPosition(keys: [Int64], range: Bool) throws {
+        let mixed = keys.count > 10 ? shuffled(keys, seed: UInt64(keys.count) + 1) : keys
+        let visit = try #require(KeyOrder.visit(mixed))
+        #expect((visit.ascending == nil) == range, "\(keys.prefix(3))")
+        let visited = (0..<mixed.count).map { visit.key($0) }
+        #expect(visited == mixed.sorted(), "\(keys.prefix(3))")
+        #expect(visit.index.count == mixed.count)
+        #expect(mixed.indices.map { visit.key(Int(visit.index[$0])) } == mixed, "\(keys.prefix(3))")
+        // a repeated key: each of its positions has an index of its own
+        #expect(Set(visit.index).count == mixed.count)
+        #expect(KeyOrder.visit(mixed.sorted()) == nil)
+    }
+
     @Test func keysInOrderAreVisitedInPlace() {
         let keys = Array(Int64(10)..<60)
         let (values, index) = KeyOrder.collectInVisitOrder(keys) { $0 + 1 }

@@ -657,9 +657,10 @@ final class RealmCore {
 
     /// The next object of a pass over keys taken at `stamp`, or nil if the Realm's state moved
     /// since (the caller then checks each key). `cursor` is the accessor of the previous object
-    /// of the pass: the next key is usually the next row of its leaf. `spare` is the instance
-    /// the pass gave last: for a class whose instances hold only their accessor, it is moved to
-    /// the next row when the pass holds the only reference to it (the loop did not keep it), so
+    /// of the pass when no `spare` holds it: the next key is usually the next row of its leaf.
+    /// `spare` is the instance the pass gave last: for a class whose instances hold only their
+    /// accessor, its accessor is moved to the next row in place when the pass holds the only
+    /// reference to it (the loop did not keep it), so
     /// a loop that reads each object and lets it go allocates no instance per element and
     /// retains nothing per element (no core or class reference counting, which frozen
     /// Realms read from several threads would contend on).
@@ -668,15 +669,28 @@ final class RealmCore {
                     cursor: inout cs_obj, spare: inout ObjectBase?) -> ObjectBase? {
         guard let t = _txn, (cs_txn_version(t), mutations, generation) == stamp else { return nil }
         return info._withUnsafeGuaranteedRef { info in
-            var c = cs_obj()
-            cs_obj_prepare(t, info.table, key, &cursor, &c)
-            if c.leaf == nil { _ = cs_obj_exists(&c) }
-            cursor = c
-            guard info.reusesAccessors else { return object(info, accessor: c) }
-            if isKnownUniquelyReferenced(&spare), let s = spare {
-                s.cobj = c
+            guard info.reusesAccessors else {
+                var c = cs_obj()
+                cs_obj_prepare(t, info.table, key, &cursor, &c)
+                if c.leaf == nil { _ = cs_obj_exists(&c) }
+                cursor = c
+                return object(info, accessor: c)
+            }
+            // the spare's accessor is the previous object's: moved in place (`cs_obj_advance`),
+            // not copied out of a new one, whose fields the C side has just written one by one
+            if isKnownUniquelyReferenced(&spare), let s = spare, s.cobj.txn == t {
+                cs_obj_advance(&s.cobj, key)
+                if s.cobj.leaf == nil { _ = cs_obj_exists(&s.cobj) }
                 return s
             }
+            var c = cs_obj()
+            if let s = spare, s.cobj.txn == t {
+                cs_obj_prepare(t, info.table, key, &s.cobj, &c)
+            } else {
+                cs_obj_prepare(t, info.table, key, &cursor, &c)
+            }
+            if c.leaf == nil { _ = cs_obj_exists(&c) }
+            cursor = c
             let o = object(info, accessor: c)
             spare = o
             return o

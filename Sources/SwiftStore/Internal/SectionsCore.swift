@@ -182,6 +182,33 @@ extension SectionLayout where Key == String {
             }
         }
         guard complete else { return nil }
+        // while every number's positions are adjacent (the sort decides the key, the documented
+        // use), a section is a run of one number, its key spelled as the run's first element's:
+        // the runs are found from the bytes alone
+        var runKeys: [String] = []
+        var runStarts: [Int] = [0]
+        var sectionOfNumber = [Int16](repeating: -1, count: most)
+        let adjacent = sectionOfNumber.withUnsafeMutableBufferPointer { sec in
+            var previous = -1
+            for i in 0..<index.count {
+                let j = Int(index[i])
+                let id = Int(ids[j])
+                if id == previous { continue }
+                if sec[id] >= 0 { return false }
+                sec[id] = Int16(runKeys.count)
+                if i > 0 { runStarts.append(i) }
+                runKeys.append(keys[j])
+                previous = id
+            }
+            return true
+        }
+        if adjacent {
+            if index.count > 0 { runStarts.append(index.count) }
+            for (s, k) in runKeys.enumerated() { indexOfKey[k] = s }
+            self.keys = runKeys
+            self.starts = runStarts
+            return
+        }
         // where the number changes from the previous position, the key itself (so a section's
         // key is its first element's, spelled as that element's); elsewhere the number's
         // first-met value, equal to the previous key
@@ -322,7 +349,7 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         let reusable = exact && info.reusesAccessors
         let txn = core.txn
         let table = info.table
-        let visit = KeyOrder.ascending(keys)
+        let visit = KeyOrder.visit(keys)
         // the keys in visit order, written in place (no generic Array appends per element)
         let values = UnsafeMutablePointer<Key>.allocate(capacity: n)
         var made = 0
@@ -343,7 +370,11 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
             if c.leaf == nil { _ = cs_obj_exists(&c) }
             return core.object(info, accessor: c)
         }
-        (visit?.keys ?? keys).withUnsafeBufferPointer { order in
+        // the keys in visit order: those given, those sorted, or a range (no array)
+        let ordered: [Int64] = visit.map { $0.ascending ?? [] } ?? keys
+        ordered.withUnsafeBufferPointer { o in
+            let order = KeyOrder.KeyAt(base: visit != nil && visit!.ascending == nil ? nil : o.baseAddress,
+                                       lo: visit?.lo ?? 0)
             if let (name, read) = keyColumn, let col = info.column(named: name) {
                 // the property's column (no key path applied, no block run)
                 let o = fresh(order[0], first: true)
@@ -419,14 +450,9 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         guard let visit else {
             return SectionLayout(keys: UnsafeBufferPointer(start: values, count: n), index: nil)
         }
-        // for each position of the results, the index of its key
-        let index = UnsafeMutablePointer<Int32>.allocate(capacity: n)
-        defer { index.deallocate() }
-        visit.positions.withUnsafeBufferPointer { v in
-            for j in 0..<n { index[Int(v[j])] = Int32(j) }
+        return visit.index.withUnsafeBufferPointer { index in
+            SectionLayout(keys: UnsafeBufferPointer(start: values, count: n), index: index)
         }
-        return SectionLayout(keys: UnsafeBufferPointer(start: values, count: n),
-                             index: UnsafeBufferPointer(start: index, count: n))
     }
 }
 
@@ -535,6 +561,80 @@ enum KeyOrder {
         return (pos, ascending)
     }
 
+    /// The `j`-th key of a visit: `base[j]`, or `lo + j` for a range.
+    struct KeyAt {
+        let base: UnsafePointer<Int64>?
+        let lo: Int64
+
+        @inline(__always) subscript(_ j: Int) -> Int64 {
+            if let base { return base[j] }
+            return lo &+ Int64(j)
+        }
+    }
+
+    /// The order of a visit of results' elements by ascending key: the keys in that order and,
+    /// for each position of the results, the index of its key in that order.
+    struct Visit {
+        /// The keys in ascending order; nil when they are `lo ..< lo + index.count`.
+        let ascending: [Int64]?
+        /// The smallest key.
+        let lo: Int64
+        /// For each position of the results, the index of its key in `ascending`.
+        let index: [Int32]
+
+        /// The `j`-th key in ascending order.
+        @inline(__always) func key(_ j: Int) -> Int64 { ascending.map { $0[j] } ?? lo &+ Int64(j) }
+    }
+
+    /// The visit of `keys` (results order) in ascending key order, or nil when `keys` is
+    /// ascending already. When the keys are every key of a range once (a table whose objects
+    /// were added in order and none deleted, whatever the sort), the `j`-th key visited is
+    /// `lo + j` and the index of position `i` is `keys[i] - lo`: one pass over the keys and a
+    /// bit per key to see that none repeats; otherwise `ascending` gives the order.
+    static func visit(_ keys: [Int64]) -> Visit? {
+        let n = keys.count
+        guard n > 1, n <= Int(Int32.max) else { return nil }
+        let (lo, hi, sorted): (Int64, Int64, Bool) = keys.withUnsafeBufferPointer { k in
+            var lo = k[0], hi = k[0], sorted = true
+            for i in 1..<n {
+                let x = k[i]
+                if x < k[i - 1] { sorted = false }
+                if x < lo { lo = x }
+                if x > hi { hi = x }
+            }
+            return (lo, hi, sorted)
+        }
+        if sorted { return nil }
+        if UInt64(bitPattern: hi &- lo) == UInt64(n - 1) {
+            var seen = [UInt64](repeating: 0, count: (n + 63) / 64)
+            var index = [Int32](repeating: 0, count: n)
+            let distinct = seen.withUnsafeMutableBufferPointer { s in
+                index.withUnsafeMutableBufferPointer { ix in
+                    keys.withUnsafeBufferPointer { k in
+                        var repeated: UInt64 = 0
+                        for i in 0..<n {
+                            let at = Int(truncatingIfNeeded: k[i] &- lo)
+                            let bit: UInt64 = 1 << UInt64(at & 63)
+                            repeated |= s[at >> 6] & bit
+                            s[at >> 6] |= bit
+                            ix[i] = Int32(truncatingIfNeeded: at)
+                        }
+                        return repeated == 0
+                    }
+                }
+            }
+            if distinct { return Visit(ascending: nil, lo: lo, index: index) }
+        }
+        guard let (positions, ascending) = KeyOrder.ascending(keys) else { return nil }
+        var index = [Int32](repeating: 0, count: n)
+        index.withUnsafeMutableBufferPointer { ix in
+            positions.withUnsafeBufferPointer { v in
+                for j in 0..<n { ix[Int(v[j])] = Int32(j) }
+            }
+        }
+        return Visit(ascending: ascending, lo: lo, index: index)
+    }
+
     /// `value(key)` for the element with each key of `keys` (results order), called in
     /// ascending key order and kept in that order, with, for each position of the results, the
     /// index of its value (nil when the keys are ascending: the orders are the same). The
@@ -542,14 +642,8 @@ enum KeyOrder {
     /// its element's position instead scatters the stores over the whole array, and each
     /// store that misses the cache holds up the stores behind it.
     static func collectInVisitOrder<T>(_ keys: [Int64], _ value: (Int64) -> T) -> (values: [T], index: [Int32]?) {
-        guard let (visit, ascending) = KeyOrder.ascending(keys) else { return (keys.map(value), nil) }
-        var index = [Int32](repeating: 0, count: keys.count)
-        index.withUnsafeMutableBufferPointer { ix in
-            visit.withUnsafeBufferPointer { v in
-                for j in 0..<v.count { ix[Int(v[j])] = Int32(j) }
-            }
-        }
-        return (ascending.map(value), index)
+        guard let visit = KeyOrder.visit(keys) else { return (keys.map(value), nil) }
+        return ((0..<keys.count).map { value(visit.key($0)) }, visit.index)
     }
 
     /// `value(key)` for the element with each key of `keys` (results order), called in
