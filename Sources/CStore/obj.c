@@ -32,9 +32,10 @@ static int obj_leaf(cs_obj *o, node_hdr **leaf, uint32_t *row)
     }
     table_def *td = txn_table_live(t, o->table);
     if (!td) return cs_fail(CS_NOTFOUND, 0, "the object's table no longer exists");
-    /* an object just found by its primary key alone (keying.c): that descent was this one */
-    txn_rcache *lc = txn_read_cache(t);
-    if (lc && lc->lk_leaf && lc->lk_epoch == t->epoch && lc->lk_key == o->key && lc->lk_table == o->table) {
+    /* an object just found by its primary key alone (keying.c), in a read or a write: that
+     * descent was this one */
+    txn_rcache *lc = txn_lookup_cache(t);
+    if (lc->lk_leaf && lc->lk_epoch == t->epoch && lc->lk_key == o->key && lc->lk_table == o->table) {
         *leaf = (node_hdr *)lc->lk_leaf;
         *row = lc->lk_row;
         o->leaf = *leaf;
