@@ -172,7 +172,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, cs_obj *out)
     int64_t key = own >= 0 ? own : next;
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
     TRY(cluster_insert(t, table, key));
-    TRY(own >= 0 ? change_create_own(t, table, key) : change_create(t, table, key));
+    TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
     TRY(index_row(t, table, key, true));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));

@@ -255,6 +255,90 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
         }
     }
 
+    /// A write that creates objects in a table holding none (empty when the write began, or
+    /// emptied by it) keeps no per-key record of them (every object the table then holds is
+    /// new): the history still reports each create once, no change of a new object (even one
+    /// made after later objects with higher keys), and changes of objects of other tables.
+    @Test func aWriteFillingAnEmptyTableRecordsOnlyItsCreates() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0))
+            var other = (t: UInt32(0), id: UInt32(0), v: UInt32(0))
+            try db.write { txn throws in
+                c = try makeKeyed(txn)
+                let t2 = try addTable(txn, "Q")
+                let id2 = try addColumn(txn, t2, "id", CS_TYPE_INT)
+                let v2 = try addColumn(txn, t2, "v", CS_TYPE_INT)
+                try must(cs_table_set_primary_key(txn, t2, id2), "cs_table_set_primary_key")
+                other = (t2, id2, v2)
+                _ = try createPk(txn, other.t, 3, v: other.v, value: 1)
+            }
+            func createdKeys(_ log: [cs_change], _ table: UInt32) -> [Int64] {
+                log.filter { $0.kind == CS_CHANGE_CREATE && $0.table == table }
+                    .flatMap { $0.key..<($0.key + max($0.a, 1)) }.sorted()
+            }
+            let n: Int64 = 1000
+            // 1. P empty at the start: keys in scattered order, values set afterwards
+            var before = cs_db_version(db.h)
+            var pin = try db.begin(CS_TXN_READ) // keeps the history after `before`
+            try db.write { txn throws in
+                for i in 0..<n { _ = try createPk(txn, c.t, (i * 7919) % n) }
+                for k in 0..<n {
+                    var o = try openObj(txn, c.t, k)
+                    try must(cs_obj_set_int(&o, c.v, k * 2), "set \(k)")
+                }
+                var o = try openObj(txn, other.t, 3)
+                try must(cs_obj_set_int(&o, other.v, 2), "set Q.3")
+            }
+            try db.read { txn throws in
+                let log = try changes(txn, since: before)
+                #expect(createdKeys(log, c.t) == Array(0..<n), "one create per new object")
+                #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.table == c.t }, "no change of a new object")
+                #expect(log.contains { $0.kind == CS_CHANGE_SET && $0.table == other.t && $0.key == 3 },
+                        "the older object of the other table")
+                var o = try openObj(txn, c.t, 17)
+                #expect(try getInt(&o, c.v) == 34)
+            }
+            _ = cs_txn_end(pin)
+            // 2. P emptied by the write, then filled with other keys (smaller and larger ones)
+            before = cs_db_version(db.h)
+            pin = try db.begin(CS_TXN_READ)
+            try db.write { txn throws in
+                try must(cs_table_clear(txn, c.t), "clear")
+                for k: Int64 in [5000, 2000, 7000, 6000] { _ = try createPk(txn, c.t, k, v: c.v, value: 1) }
+                for k: Int64 in [5000, 2000, 7000, 6000] {
+                    var o = try openObj(txn, c.t, k)
+                    try must(cs_obj_set_int(&o, c.v, k), "set \(k)")
+                }
+            }
+            try db.read { txn throws in
+                let log = try changes(txn, since: before)
+                #expect(createdKeys(log, c.t) == [2000, 5000, 6000, 7000])
+                #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.table == c.t }, "no change of a new object")
+                #expect(log.filter { $0.kind == CS_CHANGE_DELETE && $0.table == c.t }.reduce(Int64(0)) { $0 + max($1.a, 1) } == n,
+                        "the cleared objects' deletes")
+            }
+            _ = cs_txn_end(pin)
+            // 3. P not empty: a new smaller key next to an older object that changes
+            before = cs_db_version(db.h)
+            pin = try db.begin(CS_TXN_READ)
+            defer { _ = cs_txn_end(pin) }
+            try db.write { txn throws in
+                #expect(try createPk(txn, c.t, 1500, v: c.v, value: 1) == 1500)
+                var o = try openObj(txn, c.t, 6000)
+                try must(cs_obj_set_int(&o, c.v, 1), "set 6000")
+                var n1500 = try openObj(txn, c.t, 1500)
+                try must(cs_obj_set_int(&n1500, c.v, 2), "set 1500")
+            }
+            try db.read { txn throws in
+                let log = try changes(txn, since: before)
+                #expect(log.contains { $0.kind == CS_CHANGE_SET && $0.table == c.t && $0.key == 6000 }, "the older object's change")
+                #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.key == 1500 }, "the new object's values are part of its create")
+            }
+            db.verify("after the writes")
+        }
+    }
+
     /// Tables that are not pk-keyed allocate keys as before: String primary keys, a primary key
     /// set on a table that already held objects, and a table without a primary key.
     @Test func otherTablesKeepSequentialKeys() throws {
