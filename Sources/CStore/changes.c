@@ -72,10 +72,26 @@ static void own_put(own_key *set, uint64_t cap, uint32_t table, int64_t key)
 }
 
 /* Counter keys a write creates are above every key the table had (created_from); a primary
- * key used as the object key (keying.c) may lie anywhere, so those are kept in a set. */
+ * key used as the object key (keying.c) may lie anywhere, so those are kept in a set, unless the
+ * table was empty when the write created one: created_from is INT64_MIN then, as every object
+ * the table holds from that moment on in this write was created by it (deleted keys never come
+ * back, keying.c invariant 2). */
 static bool created_here(cs_txn *t, uint32_t table, int64_t key)
 {
     return (table < t->ncreated && key >= t->created_from[table]) || own_has(t, table, key);
+}
+
+/* Makes created_from hold an entry for `table`. */
+static int created_room(cs_txn *t, uint32_t table)
+{
+    if (table < t->ncreated) return CS_OK;
+    uint32_t n = table + 8;
+    int64_t *x = realloc(t->created_from, n * sizeof *x);
+    if (!x) return NOMEM();
+    for (uint32_t i = t->ncreated; i < n; i++) x[i] = INT64_MAX;
+    t->created_from = x;
+    t->ncreated = n;
+    return CS_OK;
 }
 
 /* Records a created object: the key extends the last record when that is a run of creations in
@@ -93,8 +109,11 @@ static int log_create(cs_txn *t, uint32_t table, int64_t key)
     return log_push(t, &c);
 }
 
-int change_create_own(cs_txn *t, uint32_t table, int64_t key)
+int change_create_own(cs_txn *t, uint32_t table, int64_t key, bool was_empty)
 {
+    TRY(created_room(t, table));
+    if (was_empty) t->created_from[table] = INT64_MIN; /* every key of the table from now on */
+    if (t->created_from[table] == INT64_MIN) return log_create(t, table, key);
     if ((t->nown + 1) * 2 > t->capown) {
         uint64_t nc = t->capown ? t->capown * 2 : 256;
         own_key *n = calloc(nc, sizeof *n);
@@ -112,14 +131,7 @@ int change_create_own(cs_txn *t, uint32_t table, int64_t key)
 
 int change_create(cs_txn *t, uint32_t table, int64_t key)
 {
-    if (table >= t->ncreated) {
-        uint32_t n = table + 8;
-        int64_t *x = realloc(t->created_from, n * sizeof *x);
-        if (!x) return NOMEM();
-        for (uint32_t i = t->ncreated; i < n; i++) x[i] = INT64_MAX;
-        t->created_from = x;
-        t->ncreated = n;
-    }
+    TRY(created_room(t, table));
     if (key < t->created_from[table]) t->created_from[table] = key;
     return log_create(t, table, key);
 }

@@ -9,8 +9,10 @@
 
 int change_create(cs_txn *t, uint32_t table, int64_t key);
 /* change_create for an object whose key is its primary key (keying.c): such keys need not lie
- * above the table's other keys, so the write remembers each one. */
-int change_create_own(cs_txn *t, uint32_t table, int64_t key);
+ * above the table's other keys, so the write remembers each one, unless the table held no object
+ * when this one was created (`was_empty`, here or at an earlier create of this write): then
+ * every object it holds from now on in this write was created by it, and nothing is kept per key. */
+int change_create_own(cs_txn *t, uint32_t table, int64_t key, bool was_empty);
 int change_delete(cs_txn *t, uint32_t table, int64_t key);
 /* Records the primary key `pk` of object `key` of `table`, which this write is deleting
  * (FORMAT.md §8.3); types other than Int, String, ObjectId, UUID and null are not recorded. */

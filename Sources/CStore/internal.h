@@ -310,6 +310,17 @@ static inline txn_rcache *txn_read_cache(cs_txn *t)
     return t->writing ? NULL : &t->rc;
 }
 
+/* Where the last primary-key lookup that found its object by key alone is remembered (the lk_
+ * fields, keying.c; obj.c reads them): the read caches of a read or frozen transaction, and the
+ * transaction's own (otherwise unused) read caches while it writes. Only the lk_ fields are used
+ * while writing: they hold for one epoch, and a write moves the epoch whenever a remembered leaf
+ * or row can go stale, as it does for accessors (docs/ARCHITECTURE.md, Object accessors). */
+static inline txn_rcache *txn_lookup_cache(cs_txn *t)
+{
+    if (t->frozen) return txn_frozen_cache(t);
+    return &t->rc;
+}
+
 /* ---- translation and node access -------------------------------------------------------- */
 
 static inline uint8_t *txn_ptr(const cs_txn *t, ref_t r)

@@ -110,15 +110,14 @@ int keying_find(cs_txn *t, uint32_t table, int64_t pk, node_hdr **leaf, uint32_t
     TRY(table_root_keyed(t, table, &root, &keyed));
     if (!keyed) return CS_NOTFOUND;
     TRY(cluster_find(t, root, pk, leaf, row));
-    /* the caller usually opens the object next (cs_obj_open): its descent is this one */
-    txn_rcache *rc = txn_read_cache(t);
-    if (rc) {
-        rc->lk_table = table;
-        rc->lk_key = pk;
-        rc->lk_leaf = *leaf;
-        rc->lk_row = *row;
-        rc->lk_epoch = t->epoch;
-    }
+    /* the caller usually opens the object next (cs_obj_open, or an upsert's write): its
+     * descent is this one, in a read and in a write transaction */
+    txn_rcache *rc = txn_lookup_cache(t);
+    rc->lk_table = table;
+    rc->lk_key = pk;
+    rc->lk_leaf = *leaf;
+    rc->lk_row = *row;
+    rc->lk_epoch = t->epoch;
     return CS_OK;
 }
 

@@ -32,9 +32,10 @@ static int obj_leaf(cs_obj *o, node_hdr **leaf, uint32_t *row)
     }
     table_def *td = txn_table_live(t, o->table);
     if (!td) return cs_fail(CS_NOTFOUND, 0, "the object's table no longer exists");
-    /* an object just found by its primary key alone (keying.c): that descent was this one */
-    txn_rcache *lc = txn_read_cache(t);
-    if (lc && lc->lk_leaf && lc->lk_epoch == t->epoch && lc->lk_key == o->key && lc->lk_table == o->table) {
+    /* an object just found by its primary key alone (keying.c), in a read or a write: that
+     * descent was this one */
+    txn_rcache *lc = txn_lookup_cache(t);
+    if (lc->lk_leaf && lc->lk_epoch == t->epoch && lc->lk_key == o->key && lc->lk_table == o->table) {
         *leaf = (node_hdr *)lc->lk_leaf;
         *row = lc->lk_row;
         o->leaf = *leaf;
@@ -171,7 +172,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, cs_obj *out)
     int64_t key = own >= 0 ? own : next;
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
     TRY(cluster_insert(t, table, key));
-    TRY(own >= 0 ? change_create_own(t, table, key) : change_create(t, table, key));
+    TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
     TRY(index_row(t, table, key, true));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));

@@ -76,6 +76,102 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
         }
     }
 
+    /// A write transaction remembers the leaf of the last object cs_table_find_primary found by
+    /// its key, for the cs_obj_open that follows (an upsert). Between the lookup and the open,
+    /// random writes move rows within the leaf (a smaller key inserted), split leaves, copy
+    /// them, delete the object found or others: the open must still give that object with its
+    /// current values, or CS_NOTFOUND once it is deleted, checked against a model. The same
+    /// holds across a rollback and in a read transaction after the commit.
+    @Test func aLookupInAWriteIsRememberedOnlyWhileItHolds() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0))
+            var model: [Int64: Int64] = [:]
+            try db.write { txn throws in
+                c = try makeKeyed(txn)
+                // every other key of [0, 4000): several leaves, with room for keys in between
+                for pk in stride(from: Int64(0), to: 4000, by: 2) {
+                    _ = try createPk(txn, c.t, pk, v: c.v, value: pk * 3)
+                    model[pk] = pk * 3
+                }
+            }
+            var rng = NotifyRng(state: 16)
+            var deleted: Set<Int64> = []
+            func checkOpen(_ txn: OpaquePointer, _ p: Int64, _ what: String) throws {
+                var o = cs_obj()
+                let rc = cs_obj_open(txn, c.t, p, &o)
+                guard let want = model[p] else {
+                    expectCode(rc, CS_NOTFOUND, "\(what): \(p) is deleted")
+                    return
+                }
+                try must(rc, "\(what): open \(p)")
+                #expect(try getInt(&o, c.id) == p, "\(what): the object opened is \(p)")
+                #expect(try getInt(&o, c.v) == want, "\(what): \(p)'s value")
+            }
+            try db.write { txn throws in
+                for step in 0..<3000 {
+                    let p = Int64.random(in: 0..<4000, using: &rng)
+                    let found = findPk(txn, c.t, p)
+                    #expect(found == (model[p] != nil ? p : nil), "step \(step): lookup of \(p)")
+                    guard found != nil else { continue }
+                    // a write between the lookup and the open
+                    let q = Int64.random(in: max(0, p - 300)..<min(4000, p + 300), using: &rng)
+                    switch Int.random(in: 0..<5, using: &rng) {
+                    case 0: // nothing
+                        break
+                    case 1: // create (a smaller key in the same leaf moves p's row; may split)
+                        // (not a deleted key: that would come back under a counter key)
+                        if model[q] == nil && !deleted.contains(q) && findPk(txn, c.t, q) == nil {
+                            _ = try createPk(txn, c.t, q, v: c.v, value: -q)
+                            model[q] = -q
+                            _ = findPk(txn, c.t, p) // p is the last lookup again
+                        }
+                    case 2: // delete p or a neighbour
+                        let d = Bool.random(using: &rng) ? p : q
+                        if model[d] != nil {
+                            var o = try openObj(txn, c.t, d)
+                            try must(cs_obj_delete(&o), "delete \(d)")
+                            model[d] = nil
+                            deleted.insert(d)
+                        }
+                    case 3: // change a neighbour (copies its leaf when it is not a copy yet)
+                        if model[q] != nil {
+                            var o = try openObj(txn, c.t, q)
+                            try must(cs_obj_set_int(&o, c.v, q + Int64(step)), "set \(q)")
+                            model[q] = q + Int64(step)
+                            _ = findPk(txn, c.t, p)
+                        }
+                    default: // a create refused for an existing primary key
+                        var o = cs_obj()
+                        var pk = cs_int(p)
+                        expectCode(cs_obj_create_primary(txn, c.t, &pk, &o), CS_CONSTRAINT, "create \(p) again")
+                    }
+                    try checkOpen(txn, p, "step \(step)")
+                }
+            }
+            db.verify("after the writes")
+            // a rollback: the lookup's leaf (a copy in the write) is gone with it
+            let rolledBack = model
+            let txn = try db.begin(CS_TXN_WRITE)
+            let live = model.keys.sorted()
+            let p = live[live.count / 2]
+            #expect(findPk(txn, c.t, p) == p)
+            var o = try openObj(txn, c.t, p)
+            try must(cs_obj_delete(&o), "delete \(p)")
+            try must(cs_txn_rollback(txn), "rollback")
+            model = rolledBack
+            #expect(findPk(txn, c.t, p) == p, "after the rollback")
+            try checkOpen(txn, p, "after the rollback")
+            check(cs_txn_end(txn), "cs_txn_end")
+            try db.read { txn throws in
+                for p in live.prefix(200) {
+                    #expect(findPk(txn, c.t, p) == p)
+                    try checkOpen(txn, p, "read")
+                }
+            }
+        }
+    }
+
     /// A deleted object's key is retired: the same primary key inserted again gets a counter key,
     /// an accessor to the deleted object stays dead, and the change history reports a delete of
     /// one key and a create of another.
@@ -156,6 +252,90 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
                         "the older object's change is recorded: \(log.map { ($0.kind.rawValue, $0.key) })")
                 #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.key == 7 }, "the new object's values are part of its create")
             }
+        }
+    }
+
+    /// A write that creates objects in a table holding none (empty when the write began, or
+    /// emptied by it) keeps no per-key record of them (every object the table then holds is
+    /// new): the history still reports each create once, no change of a new object (even one
+    /// made after later objects with higher keys), and changes of objects of other tables.
+    @Test func aWriteFillingAnEmptyTableRecordsOnlyItsCreates() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0))
+            var other = (t: UInt32(0), id: UInt32(0), v: UInt32(0))
+            try db.write { txn throws in
+                c = try makeKeyed(txn)
+                let t2 = try addTable(txn, "Q")
+                let id2 = try addColumn(txn, t2, "id", CS_TYPE_INT)
+                let v2 = try addColumn(txn, t2, "v", CS_TYPE_INT)
+                try must(cs_table_set_primary_key(txn, t2, id2), "cs_table_set_primary_key")
+                other = (t2, id2, v2)
+                _ = try createPk(txn, other.t, 3, v: other.v, value: 1)
+            }
+            func createdKeys(_ log: [cs_change], _ table: UInt32) -> [Int64] {
+                log.filter { $0.kind == CS_CHANGE_CREATE && $0.table == table }
+                    .flatMap { $0.key..<($0.key + max($0.a, 1)) }.sorted()
+            }
+            let n: Int64 = 1000
+            // 1. P empty at the start: keys in scattered order, values set afterwards
+            var before = cs_db_version(db.h)
+            var pin = try db.begin(CS_TXN_READ) // keeps the history after `before`
+            try db.write { txn throws in
+                for i in 0..<n { _ = try createPk(txn, c.t, (i * 7919) % n) }
+                for k in 0..<n {
+                    var o = try openObj(txn, c.t, k)
+                    try must(cs_obj_set_int(&o, c.v, k * 2), "set \(k)")
+                }
+                var o = try openObj(txn, other.t, 3)
+                try must(cs_obj_set_int(&o, other.v, 2), "set Q.3")
+            }
+            try db.read { txn throws in
+                let log = try changes(txn, since: before)
+                #expect(createdKeys(log, c.t) == Array(0..<n), "one create per new object")
+                #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.table == c.t }, "no change of a new object")
+                #expect(log.contains { $0.kind == CS_CHANGE_SET && $0.table == other.t && $0.key == 3 },
+                        "the older object of the other table")
+                var o = try openObj(txn, c.t, 17)
+                #expect(try getInt(&o, c.v) == 34)
+            }
+            _ = cs_txn_end(pin)
+            // 2. P emptied by the write, then filled with other keys (smaller and larger ones)
+            before = cs_db_version(db.h)
+            pin = try db.begin(CS_TXN_READ)
+            try db.write { txn throws in
+                try must(cs_table_clear(txn, c.t), "clear")
+                for k: Int64 in [5000, 2000, 7000, 6000] { _ = try createPk(txn, c.t, k, v: c.v, value: 1) }
+                for k: Int64 in [5000, 2000, 7000, 6000] {
+                    var o = try openObj(txn, c.t, k)
+                    try must(cs_obj_set_int(&o, c.v, k), "set \(k)")
+                }
+            }
+            try db.read { txn throws in
+                let log = try changes(txn, since: before)
+                #expect(createdKeys(log, c.t) == [2000, 5000, 6000, 7000])
+                #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.table == c.t }, "no change of a new object")
+                #expect(log.filter { $0.kind == CS_CHANGE_DELETE && $0.table == c.t }.reduce(Int64(0)) { $0 + max($1.a, 1) } == n,
+                        "the cleared objects' deletes")
+            }
+            _ = cs_txn_end(pin)
+            // 3. P not empty: a new smaller key next to an older object that changes
+            before = cs_db_version(db.h)
+            pin = try db.begin(CS_TXN_READ)
+            defer { _ = cs_txn_end(pin) }
+            try db.write { txn throws in
+                #expect(try createPk(txn, c.t, 1500, v: c.v, value: 1) == 1500)
+                var o = try openObj(txn, c.t, 6000)
+                try must(cs_obj_set_int(&o, c.v, 1), "set 6000")
+                var n1500 = try openObj(txn, c.t, 1500)
+                try must(cs_obj_set_int(&n1500, c.v, 2), "set 1500")
+            }
+            try db.read { txn throws in
+                let log = try changes(txn, since: before)
+                #expect(log.contains { $0.kind == CS_CHANGE_SET && $0.table == c.t && $0.key == 6000 }, "the older object's change")
+                #expect(!log.contains { $0.kind == CS_CHANGE_SET && $0.key == 1500 }, "the new object's values are part of its create")
+            }
+            db.verify("after the writes")
         }
     }
 

@@ -661,8 +661,9 @@ int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, 
                            const int64_t *const *ints, int64_t *first_key);
 /** Finds the object with primary key `pk`: CS_NOTFOUND if none. An Int primary key of a table
  *  whose keys are its primary keys (cs_obj_create_primary) is found by its key, one descent of
- *  the table's tree, and a cs_obj_open of the found key in the same read transaction costs no
- *  second one; any other is one index lookup. */
+ *  the table's tree, and a cs_obj_open of the found key right after it (in a read or a write
+ *  transaction, before any write that moves rows) costs no second one; any other is one index
+ *  lookup. */
 int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *pk, int64_t *key);
 
 /** Points `out` at an existing object. CS_NOTFOUND if there is none with that key. */
