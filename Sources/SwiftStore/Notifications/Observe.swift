@@ -79,13 +79,15 @@ enum Observation {
             let (t, k) = (owner.info!.table, owner.objectKey)
             let p = derivedPaths(paths, info)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
-        case .collection(let c, let info) where !c.isNested:
-            // a query over a List, MutableSet or Map, of objects or of values: the collection's
-            // own watch, translated (DerivedChanges; a Map's by key first)
+        case .collection(let c, let info):
+            // a query over a List, MutableSet or Map, of objects or of values, or over a list or
+            // dictionary held in an AnyRealmValue: the collection's own watch, translated
+            // (DerivedChanges; a Map's by key first). A nested collection's watch compares
+            // content and takes no key paths (its elements are values of no class).
+            if c.isNested { return collectionWatch(c, paths: []) }
             return collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths)
-        default:
-            preconditionFailure("Observing a filtered or sorted collection nested in an AnyRealmValue is not supported yet; "
-                                + "observe the collection itself")
+        case .detached:
+            preconditionFailure("Only collections which are managed by a Realm support change notifications")
         }
     }
 
@@ -438,7 +440,8 @@ extension Realm {
     }
 }
 
-/// The change set of a query over a List, MutableSet, Map or LinkingObjects (filtered or sorted),
+/// The change set of a query over a List, MutableSet, Map or LinkingObjects (filtered or sorted;
+/// a List or Map held in an AnyRealmValue too),
 /// from the change set of the collection itself (docs/ARCHITECTURE.md, Change notifications):
 /// each element of the results is identified by its position in the collection; the positions
 /// the results showed last are carried to the collection now through the collection's change
@@ -520,7 +523,8 @@ final class DerivedChanges: @unchecked Sendable {
     /// keys before are the keys now without those inserted and with those deleted. Other
     /// collections' change sets are positions already.
     static func positional(_ base: ResultsBase, _ p: ChangePayload) -> ChangePayload {
-        guard case .collection(let c, _) = base.root, c.owner.info?.property(column: c.col)?.isMap == true else { return p }
+        guard case .collection(let c, _) = base.root,
+              c.isNested ? c.mixedKind == .map : c.owner.info?.property(column: c.col)?.isMap == true else { return p }
         let now = base.isInvalidated ? [] : c.mapKeys
         let inserted = Set(p.keysInserted)
         let before = Set(now.filter { !inserted.contains($0) } + p.keysDeleted)
