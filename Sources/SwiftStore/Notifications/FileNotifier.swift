@@ -329,16 +329,27 @@ final class FileNotifier: @unchecked Sendable {
     /// newest version is the one the write started from): computes the change sets up to that
     /// version and keeps what those tokens' watches hold, so that `skip` drops only the write's
     /// own changes and nothing another commit brought.
-    func holdBack(_ tokens: [NotificationToken]) {
+    /// An object observer's held-back change set gets the old values of its properties read
+    /// through `snapshot` (the file at the version the write started from, which the observer
+    /// was given last) when the write moved past other commits; otherwise it has none.
+    func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
         lock.lock()
         defer { lock.unlock() }
         if closed { return }
         core.advance()
         for tok in tokens {
-            guard let r = tok.registration, let w = r.watch, core.pending(w), let p = core.take(w) else { continue }
+            guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
+            if let read = r.readValues, let snapshot, !p.columns.isEmpty, !p.deleted { p.oldValues = read(snapshot, p.columns) }
             if !p.isEmpty { r.carried.append(p) }
         }
+    }
+
+    /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
+    func hasObjectObservers(_ core: RealmCore) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return targets[ObjectIdentifier(core)]?.registrations.contains { $0.readValues != nil } ?? false
     }
 
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
@@ -411,8 +422,8 @@ final class FileNotifier: @unchecked Sendable {
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             guard let w = r.watch else { continue }
             if beforeWrite && !r.delivered { continue }
-            // change sets held back by a write that skipped this observer come first (their
-            // old values are not known any more)
+            // change sets held back by a write that skipped this observer come first (with the
+            // old values read when they were held back, if any)
             for p in r.carried {
                 if r.readValues != nil && !p.columns.isEmpty { objects.append(out.count) }
                 out.append((r, p))
