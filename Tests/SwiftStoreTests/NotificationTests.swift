@@ -137,6 +137,47 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// The initial query of a Results observer runs on the notifier's thread, not on the
+    /// registering one, for run-loop and queue observers; a write made on the registering thread
+    /// and one from another thread before the initial notification are both folded into it.
+    @Test func initialQueryRunsOffTheRegisteringThread() throws {
+        let f = try Fixture()
+        let young = Events<Seen>(), queued = Events<Seen>()
+        let queue = DispatchQueue(label: "initial-query")
+        try f.run { realm in
+            try realm.write { for i in 0..<3 { realm.create(NDog.self, value: ["name": "d\(i)", "age": i]) } }
+            f.tokens.append(realm.objects(NDog.self).filter("age < 10").observe { young.add(Seen($0)) })
+            f.tokens.append(realm.objects(NDog.self).filter("age < 10").observe(on: queue) { queued.add(Seen($0)) })
+            try realm.write { realm.create(NDog.self, value: ["name": "here", "age": 5]) }
+            #expect(young.waiting == 0)
+        }
+        #expect(young.next() == Seen(initial: true, count: 4))
+        #expect(queued.next() == Seen(initial: true, count: 4))
+        for token in f.tokens { #expect(token.registration?.madeOnRegisteringThread == false) }
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "there", "age": 1]) }
+        #expect(young.next() == Seen(count: 5, ins: [4]))
+        #expect(queued.next() == Seen(count: 5, ins: [4]))
+        #expect(young.waiting == 0 && queued.waiting == 0)
+        try f.finish()
+    }
+
+    /// `refresh()` right after registering delivers the initial notification before it returns
+    /// (the watch is made then, on the refreshing thread).
+    @Test func refreshDeliversTheInitialNotification() throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>()
+        let waiting = try f.run { realm -> Int in
+            try realm.write { realm.create(NDog.self, value: ["name": "a"]) }
+            f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) })
+            realm.refresh()
+            return dogs.waiting
+        }
+        #expect(waiting == 1)
+        #expect(dogs.next() == Seen(initial: true, count: 1))
+        #expect(dogs.waiting == 0)
+        try f.finish()
+    }
+
     /// Insertions, deletions and modifications with exact indices; objects moving in and out of
     /// a filtered query and moving inside a sorted one.
     @Test func resultsIndices() throws {

@@ -68,7 +68,7 @@ enum Observation {
     static func makeWatch(_ base: ResultsBase, paths: [[UInt32]]) -> (NotifierCore) -> NotifierCore.Watch? {
         switch base.root {
         case .table(let info):
-            return { $0.watchQuery(base, table: info.table, paths: paths) }
+            return NotifierCore.queryWatchMaker(base, table: info.table, paths: paths)
         case .backlinks(let owner, let table, let col, _) where base.isPlain:
             let (t, k) = (owner.info!.table, owner.objectKey)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: paths) }
@@ -145,11 +145,13 @@ enum Observation {
     }
 
     /// Registers a collection observer whose block gets `make(core)` and the payload.
+    /// `onNotifierThread`: a query's watch, made (its initial query run) on the notifier thread.
     static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (NotifierCore) -> NotifierCore.Watch?,
+                         onNotifierThread: Bool = false,
                          _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        return n.register(core: core, queue: queue, makeWatch: watch, callback: deliver)
+        return n.register(core: core, queue: queue, makeWatch: watch, onNotifierThread: onNotifierThread, callback: deliver)
     }
 
     /// Registers an observer of `base`'s results: its block gets the delivering Realm, `base`
@@ -159,7 +161,9 @@ enum Observation {
                          _ deliver: @escaping (RealmCore, ResultsBase, ChangePayload) -> Void) -> NotificationToken {
         let watch = makeWatch(base, paths: paths)
         guard isDerived(base) else {
-            return register(core: base.core, queue: queue, watch: watch) { core, p in
+            var query = false
+            if case .table = base.root { query = true }
+            return register(core: base.core, queue: queue, watch: watch, onNotifierThread: query) { core, p in
                 let resolved = resolve(base, in: core)
                 if let keys = p.keys { resolved.adoptKeys(keys, version: p.version) }
                 deliver(core, resolved, p)
