@@ -390,12 +390,12 @@ extension Object {
         let className = objectSchema.className
         Observation.check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        let object: ObjectBase = self
+        let object = DeliveredObject(self)
         return n.register(core: core, queue: queue, makeWatch: { n in
             n.watchObject(table: table, key: key, paths: paths)
         }, readValues: { core, cols in
             guard let info = core.info(named: className) else { return cols.map { _ in nil } }
-            let o = Observation.resolve(object, in: core)
+            let o = object.resolved(in: core)
             return cols.map { c in info.property(column: c).map { KeyValueCoding.value(o, forKey: $0.name) } ?? nil }
         }, callback: { core, p in
             if p.deleted {
@@ -403,7 +403,7 @@ extension Object {
                 return
             }
             guard let info = core.info(named: className) else { return }
-            let o = Observation.resolve(object, in: core)
+            let o = object.resolved(in: core)
             let changes = p.columns.enumerated().map { i, c in
                 PropertyChange(name: info.property(column: c)?.name ?? "", oldValue: p.oldValues?[i] ?? nil,
                                newValue: i < p.newValues.count ? p.newValues[i] : nil)
@@ -416,6 +416,29 @@ extension Object {
     public func observe<T: ObjectBase>(keyPaths: [PartialKeyPath<T>], on queue: DispatchQueue? = nil,
                                        _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {
         observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+/// An observed object as the delivering Realm reads it: the registering accessor itself, or one
+/// made in the delivering Realm (a queue's) at its first delivery and kept, since a live
+/// accessor follows its Realm from version to version; each delivery (old values, new values,
+/// the block) used to make its own. Used on the delivery target only (a frozen Realm's accessor,
+/// for held-back old values, is made each time and not kept).
+final class DeliveredObject: @unchecked Sendable {
+    let object: ObjectBase
+    private var core: RealmCore?
+    private var accessor: ObjectBase?
+
+    init(_ object: ObjectBase) { self.object = object }
+
+    func resolved(in core: RealmCore) -> ObjectBase {
+        if object.core === core { return object }
+        if core.isFrozen { return Observation.resolve(object, in: core) }
+        // (an accessor of an earlier generation, after `invalidate()`, is made again)
+        if let accessor, self.core === core, accessor.generation == core.generation { return accessor }
+        let o = Observation.resolve(object, in: core)
+        (self.core, accessor) = (core, o)
+        return o
     }
 }
 
