@@ -313,6 +313,82 @@ private func ints(_ v: [Int]) -> AnyRealmValue { .fromArray(v.map { .int($0) }) 
         try f.finish()
     }
 
+    /// A filtered and a sorted view of a list held in an AnyRealmValue, observed on the run loop
+    /// and on a queue: the change sets are positions in the views, translated from the nested
+    /// list's own change set (a value set in place that enters, leaves or moves in the view).
+    @Test func filteredAndSortedNestedList() throws {
+        let f = try NestFixture(ints([5, 1, 4, 2, 3]))
+        let big = Events<Seen>(), order = Events<Seen>(), queued = Events<Seen>()
+        let queue = DispatchQueue(label: "nested-derived")
+        // count -1 once the view is invalidated (its list gone)
+        func seen(_ c: RealmCollectionChange<Results<AnyRealmValue>>) -> Seen {
+            if case .update(let r, let d, let i, let m) = c, r.isInvalidated { return Seen(count: -1, del: d, ins: i, mod: m) }
+            return Seen(c)
+        }
+        try f.run { _, h in
+            let l = h.anyValue.listValue!
+            f.tokens.append(l.filter("self > 2").observe { big.add(seen($0)) })
+            f.tokens.append(l.sorted(ascending: true).observe { order.add(seen($0)) })
+            f.tokens.append(l.filter("self > 2").observe(on: queue) { queued.add(seen($0)) })
+        }
+        #expect(big.next() == Seen(initial: true, count: 3))                       // 5 4 3
+        #expect(order.next() == Seen(initial: true, count: 5))                     // 1 2 3 4 5
+        #expect(queued.next() == Seen(initial: true, count: 3))
+        f.write { _, h in h.anyValue.listValue!.append(.int(6)) }                  // [5 1 4 2 3 6]
+        #expect(big.next() == Seen(count: 4, ins: [3]))
+        #expect(order.next() == Seen(count: 6, ins: [5]))
+        #expect(queued.next() == Seen(count: 4, ins: [3]))
+        f.write { _, h in h.anyValue.listValue![1] = .int(10) }                    // [5 10 4 2 3 6]
+        #expect(big.next() == Seen(count: 5, ins: [1]))                            // 5 10 4 3 6
+        #expect(order.next() == Seen(count: 6, del: [0], ins: [5]))                // 2 3 4 5 6 10
+        #expect(queued.next() == Seen(count: 5, ins: [1]))
+        f.write { _, h in h.anyValue.listValue![0] = .int(0) }                     // [0 10 4 2 3 6]
+        #expect(big.next() == Seen(count: 4, del: [0]))                            // 10 4 3 6
+        #expect(order.next() == Seen(count: 6, del: [3], ins: [0]))                // 0 2 3 4 6 10
+        #expect(queued.next() == Seen(count: 4, del: [0]))
+        f.write { _, h in h.anyValue.listValue![5] = .int(7) }                     // [0 10 4 2 3 7]
+        #expect(big.next() == Seen(count: 4, mod: [3]))
+        #expect(order.next() == Seen(count: 6, mod: [4]))
+        #expect(queued.next() == Seen(count: 4, mod: [3]))
+        f.write { _, h in h.anyValue.listValue!.remove(at: 2) }                    // [0 10 2 3 7]
+        #expect(big.next() == Seen(count: 3, del: [1]))                            // 10 3 7
+        #expect(order.next() == Seen(count: 5, del: [3]))                          // 0 2 3 7 10
+        #expect(queued.next() == Seen(count: 3, del: [1]))
+        // a change the filtered views do not show: nothing is delivered to them; the value
+        // keeps its place in the sorted view
+        f.write { _, h in h.anyValue.listValue![2] = .int(1) }                     // [0 10 1 3 7]
+        #expect(order.next() == Seen(count: 5, mod: [1]))                          // 0 1 3 7 10
+        // the owning property set to a plain value: the list is gone, every element deleted,
+        // and the views read as invalidated (count -1 here)
+        f.write { _, h in h.anyValue = .int(1) }
+        #expect(big.next() == Seen(count: -1, del: [0, 1, 2]))
+        #expect(order.next() == Seen(count: -1, del: [0, 1, 2, 3, 4]))
+        #expect(queued.next() == Seen(count: -1, del: [0, 1, 2]))
+        #expect(big.waiting == 0 && order.waiting == 0 && queued.waiting == 0)
+        try f.finish()
+    }
+
+    /// A filtered view of a dictionary held in an AnyRealmValue (values in key order).
+    @Test func filteredNestedMap() throws {
+        let f = try NestFixture(.fromDictionary(["a": .int(1), "b": .int(5), "c": .int(3)]))
+        let big = Events<Seen>()
+        try f.run { _, h in
+            f.tokens.append(h.anyValue.dictionaryValue!.filter("self > 2").observe { big.add(Seen($0)) })
+        }
+        #expect(big.next() == Seen(initial: true, count: 2))                       // b:5 c:3
+        f.write { _, h in h.anyValue.dictionaryValue!["a"] = .int(9) }
+        #expect(big.next() == Seen(count: 3, ins: [0]))                            // a:9 b:5 c:3
+        f.write { _, h in h.anyValue.dictionaryValue!["b"] = nil }
+        #expect(big.next() == Seen(count: 2, del: [1]))                            // a:9 c:3
+        f.write { _, h in h.anyValue.dictionaryValue!["c"] = .int(4) }
+        #expect(big.next() == Seen(count: 2, mod: [1]))
+        f.write { _, h in h.anyValue.dictionaryValue!["d"] = .int(0) }            // not shown
+        f.write { _, h in h.anyValue.dictionaryValue!["0"] = .int(8) }
+        #expect(big.next() == Seen(count: 3, ins: [0]))                            // 0:8 a:9 c:4
+        #expect(big.waiting == 0)
+        try f.finish()
+    }
+
     /// The owner deleted: as for a List property, every element is deleted, the list reads as
     /// invalidated, and nothing follows.
     @Test func ownerDeleted() throws {

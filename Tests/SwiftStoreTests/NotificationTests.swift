@@ -137,6 +137,88 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// The initial query of a Results observer runs on the notifier's thread, not on the
+    /// registering one, for run-loop and queue observers; a write made on the registering thread
+    /// and one from another thread before the initial notification are both folded into it.
+    @Test func initialQueryRunsOffTheRegisteringThread() throws {
+        let f = try Fixture()
+        let young = Events<Seen>(), queued = Events<Seen>()
+        let queue = DispatchQueue(label: "initial-query")
+        try f.run { realm in
+            try realm.write { for i in 0..<3 { realm.create(NDog.self, value: ["name": "d\(i)", "age": i]) } }
+            // a queue observer's initial notification may come before or after a write made
+            // here, so it is registered and delivered first
+            f.tokens.append(realm.objects(NDog.self).filter("age < 10").observe(on: queue) { queued.add(Seen($0)) })
+        }
+        #expect(queued.next() == Seen(initial: true, count: 3))
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).filter("age < 10").observe { young.add(Seen($0)) })
+            try realm.write { realm.create(NDog.self, value: ["name": "here", "age": 5]) }
+            #expect(young.waiting == 0)
+        }
+        #expect(young.next() == Seen(initial: true, count: 4))
+        #expect(queued.next() == Seen(count: 4, ins: [3]))
+        for token in f.tokens { #expect(token.registration?.madeOnRegisteringThread == false) }
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "there", "age": 1]) }
+        #expect(young.next() == Seen(count: 5, ins: [4]))
+        #expect(queued.next() == Seen(count: 5, ins: [4]))
+        #expect(young.waiting == 0 && queued.waiting == 0)
+        try f.finish()
+    }
+
+    /// An object observed on a queue: each commit's properties with their old and new values,
+    /// and the object handed to the block reads the new version, delivery after delivery. (The
+    /// first delivery opens the queue's Realm at the newest version, so its old values are not
+    /// known: only its names and new values are checked; docs/ARCHITECTURE.md, Change
+    /// notifications.)
+    @Test func objectOnQueue() throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>(), read = Events<String>()
+        let queue = DispatchQueue(label: "object-on-queue")
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+                if case .change(let o, _) = c { read.add("\(o.name) \(o.age)") }
+            })
+        }
+        f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
+        let first = dog.next()
+        #expect(first?.names == ["age"] && first?.new == ["2"])
+        #expect(read.next() == "a 2")
+        f.writeElsewhere { r in r.objects(NDog.self).first!.name = "b" }
+        #expect(dog.next() == SeenObject(names: ["name"], old: ["a"], new: ["b"]))
+        #expect(read.next() == "b 2")
+        f.writeElsewhere { r in
+            let d = r.objects(NDog.self).first!
+            d.age = 3
+            d.name = "c"
+        }
+        #expect(dog.next() == SeenObject(names: ["name", "age"], old: ["b", "2"], new: ["c", "3"]))
+        #expect(read.next() == "c 3")
+        f.writeElsewhere { r in r.delete(r.objects(NDog.self).first!) }
+        #expect(dog.next() == SeenObject(deleted: true))
+        #expect(dog.waiting == 0 && read.waiting == 0)
+        try f.finish()
+    }
+
+    /// `refresh()` right after registering delivers the initial notification before it returns
+    /// (the watch is made then, on the refreshing thread).
+    @Test func refreshDeliversTheInitialNotification() throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>()
+        let waiting = try f.run { realm -> Int in
+            try realm.write { realm.create(NDog.self, value: ["name": "a"]) }
+            f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) })
+            realm.refresh()
+            return dogs.waiting
+        }
+        #expect(waiting == 1)
+        #expect(dogs.next() == Seen(initial: true, count: 1))
+        #expect(dogs.waiting == 0)
+        try f.finish()
+    }
+
     /// Insertions, deletions and modifications with exact indices; objects moving in and out of
     /// a filtered query and moving inside a sorted one.
     @Test func resultsIndices() throws {

@@ -62,4 +62,38 @@ import TestSupport
         #expect(dogs.waiting == 0)
         try f.finish()
     }
+
+    /// An object change held back by a write that skips the observer (a commit that landed
+    /// after the write delivered what was pending and before it took the write lock) gives the
+    /// old values as of the version the observer was last given, not nil; the write's own
+    /// property is not reported.
+    @Test func heldBackObjectChangeHasOldValues() throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NDog.self).first!.observe { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) })
+        }
+        f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        let config = f.config
+        try f.run { realm in
+            RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+            RealmCore.beforePromoteForTesting.withLock {
+                $0[config.path] = {
+                    onNewThread {
+                        let r = try! Realm(configuration: config)
+                        try! r.write { r.objects(NDog.self).first!.age = 3 }
+                    }
+                }
+            }
+            try realm.write(withoutNotifying: [f.tokens[0]]) { realm.objects(NDog.self).first!.name = "b" }
+        }
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
+        // the next change after it: old values as of the write
+        f.writeElsewhere { r in r.objects(NDog.self).first!.name = "c" }
+        #expect(dog.next() == SeenObject(names: ["name"], old: ["b"], new: ["c"]))
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
 }

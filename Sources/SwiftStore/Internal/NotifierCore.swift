@@ -95,13 +95,22 @@ final class NotifierCore: @unchecked Sendable {
         return w
     }
 
-    /// A watch over the results of `base`, a Results over a table (deep filter by default).
-    func watchQuery(_ base: ResultsBase, table: UInt32, paths: [[UInt32]]) -> Watch? {
+    /// A watch over the results of `base`, a Results over a table (deep filter by default):
+    /// what it needs from `base`'s Realm (the query text, its arguments and the class names) is
+    /// read now on `base`'s thread; the returned maker runs the query on whichever thread makes
+    /// the watch (the notifier's: docs/ARCHITECTURE.md, Change notifications) and keeps
+    /// `base`'s Realm alive until then.
+    static func queryWatchMaker(_ base: ResultsBase, table: UInt32, paths: [[UInt32]]) -> (NotifierCore) -> Watch? {
         let core = base.core
         let text = base.queryText
         let args = CoreCall.must { try QueryArguments(base.predicates.flatMap(\.1), core: core) }
         let entries = core.nameMap
-        return make(paths) { p, np in
+        return { n in withExtendedLifetime(core) { n.watchQuery(text: text, args: args, entries: entries, table: table, paths: paths) } }
+    }
+
+    private func watchQuery(text: String, args: QueryArguments, entries: [cs_name_map_entry], table: UInt32,
+                            paths: [[UInt32]]) -> Watch? {
+        make(paths) { p, np in
             var w: OpaquePointer?
             let rc = entries.withUnsafeBufferPointer { e in
                 var names = cs_name_map(entries: e.baseAddress, count: e.count)

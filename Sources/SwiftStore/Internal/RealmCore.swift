@@ -25,6 +25,11 @@ final class RealmCore {
     /// commit, their rows come back but these instances stay invalidated, as RealmSwift's
     /// cancelWrite documents (a new read of a restored row gives a valid object).
     var deletedInWrite: [WeakObject] = []
+    /// During a write that moved past versions its object observers were not given (a commit
+    /// landed between delivering what was pending and taking the write lock): this file frozen
+    /// at the version the write started from, so that a change set a `withoutNotifying:` commit
+    /// holds back gets its old values from there (docs/ARCHITECTURE.md, Change notifications).
+    var preWriteSnapshot: RealmCore?
     /// The snapshot version, the writes through this instance and the invalidation generation:
     /// while it is unchanged, keys read from the file still name the same objects.
     var stateStamp: (UInt64, UInt64, UInt64) { (cs_txn_version(txn), mutations, generation) }
@@ -132,7 +137,9 @@ final class RealmCore {
     /// A frozen instance reading exactly the version `source` reads, through a handle of its
     /// own (so it outlives `source`) and a frozen transaction (`cs_txn_freeze`). It is
     /// confined to no thread. Use `frozen()`, which caches these per version.
-    private init(frozenAt source: RealmCore) throws {
+    /// A frozen instance at the version `source` reads, or at the version `pin` (a frozen
+    /// transaction of `source`'s file) reads when given.
+    private init(frozenAt source: RealmCore, pin: OpaquePointer? = nil) throws {
         self.config = source.config
         self.queue = nil
         self.thread = nil
@@ -153,9 +160,10 @@ final class RealmCore {
         var db: OpaquePointer?
         try CoreCall.check(cs_db_open(path, &opts, &db), "Opening \(path) for a frozen Realm", url: url)
         var t: OpaquePointer?
-        let rc = cs_txn_freeze(db, source.txn, &t)
+        let at = pin ?? source.txn
+        let rc = cs_txn_freeze(db, at, &t)
         if rc != 0 {
-            let error = CoreCall.error(rc, "Freezing version \(cs_txn_version(source.txn)) of \(path)", url: url)
+            let error = CoreCall.error(rc, "Freezing version \(cs_txn_version(at)) of \(path)", url: url)
             cs_db_close(db)
             throw error
         }
@@ -509,17 +517,28 @@ final class RealmCore {
         }
         // A write starts by delivering what this Realm's observers were not given yet
         // (docs/ARCHITECTURE.md, Change notifications).
+        var pin: OpaquePointer?
         if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
             n.deliverNow(self, beforeWrite: true)
             if isInWriteTransaction {
                 preconditionFailure("The Realm is already in a write transaction")
             }
+            // the version the object observers were given last, kept (a count on a version this
+            // Realm pins anyway) until the write lock is held
+            if n.hasObjectObservers(self), cs_txn_freeze(db, txn, &pin) != 0 { pin = nil }
         }
         if RealmCore.testHooksArmed.load(ordering: .relaxed),
            let hook = RealmCore.beforePromoteForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
             hook()
         }
-        CoreCall.must(cs_txn_promote(txn), "Beginning a write transaction")
+        let rc = cs_txn_promote(txn)
+        if let pin {
+            if rc == 0 && cs_txn_version(pin) != cs_txn_version(txn) {
+                preWriteSnapshot = try? RealmCore(frozenAt: self, pin: pin)
+            }
+            cs_txn_end(pin)
+        }
+        CoreCall.must(rc, "Beginning a write transaction")
         mutations &+= 1
     }
 
@@ -537,7 +556,9 @@ final class RealmCore {
         for token in tokens where !skippable(token) {
             preconditionFailure("Incorrect Realm: only notifications for the Realm being modified can be skipped.")
         }
-        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens) }
+        let snapshot = preWriteSnapshot
+        preWriteSnapshot = nil
+        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens, oldValuesAt: snapshot) }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
         do {
@@ -569,6 +590,7 @@ final class RealmCore {
             preconditionFailure("Can't cancel a non-existing write transaction")
         }
         mutations &+= 1
+        preWriteSnapshot = nil
         CoreCall.must(cs_txn_rollback(txn), "Cancelling a write transaction")
         asyncWrites?.writeDidEnd()
         invalidateDeletedInstances()

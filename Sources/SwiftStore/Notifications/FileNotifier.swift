@@ -31,10 +31,17 @@ struct ChangePayload {
     }
 }
 
-/// One observer: a core watch (nil for a Realm observer) and the block its change sets go to.
+/// One observer: a core watch (nil for a Realm observer, and for a query observer until the
+/// notifier made it) and the block its change sets go to.
 final class Registration: @unchecked Sendable {
     /// Guarded by the notifier's lock.
     var watch: OpaquePointer?
+    /// A query observer's watch maker, until the notifier thread runs it (the initial query
+    /// runs there, not on the registering thread). Guarded by the notifier's lock.
+    var maker: ((NotifierCore) -> NotifierCore.Watch?)?
+    /// The registering thread, and whether the watch was made on it (for tests).
+    let registeringThread = pthread_self()
+    var madeOnRegisteringThread = false
     let target: DeliveryTarget
     /// Objects: the values of these columns read through the delivering Realm.
     let readValues: ((RealmCore, [UInt32]) -> [Any?])?
@@ -51,10 +58,9 @@ final class Registration: @unchecked Sendable {
     var isRealmObserver: Bool { readValues == nil && watchless }
     let watchless: Bool
 
-    init(watch: OpaquePointer?, target: DeliveryTarget, readValues: ((RealmCore, [UInt32]) -> [Any?])?,
+    init(watchless: Bool, target: DeliveryTarget, readValues: ((RealmCore, [UInt32]) -> [Any?])?,
          callback: @escaping (RealmCore, ChangePayload) -> Void) {
-        self.watch = watch
-        self.watchless = watch == nil
+        self.watchless = watchless
         self.target = target
         self.readValues = readValues
         self.callback = callback
@@ -102,6 +108,8 @@ final class FileNotifier: @unchecked Sendable {
     /// (an actor's task may run late) does nothing.
     private var closed = false
     private var started = false
+    /// Query observers whose watch the notifier thread has not made yet. Guarded by `lock`.
+    private var unmade: [Registration] = []
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -160,7 +168,7 @@ final class FileNotifier: @unchecked Sendable {
     private func run() {
         while true {
             let seen = core.commitCounter
-            if !advanceAndSchedule() { break }
+            if !advanceAndSchedule(makingWatches: true) { break }
             core.wait(seen: seen)
         }
         FileNotifier.all.withLock { dict in
@@ -219,18 +227,20 @@ final class FileNotifier: @unchecked Sendable {
     /// notifier up just before its last observer went and its thread closed it: `stopping` is
     /// set then, and this does nothing.
     func committed() {
-        _ = advanceAndSchedule()
+        _ = advanceAndSchedule(makingWatches: false)
     }
 
     /// Computes the newest version's change sets and schedules the targets that have something
-    /// to deliver; false (doing nothing) once the notifier is stopping.
-    private func advanceAndSchedule() -> Bool {
+    /// to deliver; false (doing nothing) once the notifier is stopping. `makingWatches` (the
+    /// notifier thread): first makes the watches of new query observers, at the newest version.
+    private func advanceAndSchedule(makingWatches: Bool) -> Bool {
         lock.lock()
         if stopping {
             lock.unlock()
             return false
         }
         let moved = core.advance()
+        if makingWatches { makeWatches(of: nil) }
         let due = dueTargets(moved: moved)
         let version = moved ? core.version : 0
         lock.unlock()
@@ -261,22 +271,36 @@ final class FileNotifier: @unchecked Sendable {
     }
 
     /// Registers an observer: `makeWatch` makes its core watch on the notifier (nil for a Realm
-    /// observer). The first delivery (the initial change set) is scheduled at once.
+    /// observer). `onNotifierThread` (query observers): the notifier thread makes it, so the
+    /// initial query does not run on the registering thread, and schedules the initial
+    /// delivery; otherwise the watch is made here and the initial delivery scheduled at once.
     func register(core: RealmCore, queue: DispatchQueue?,
                   makeWatch: ((NotifierCore) -> NotifierCore.Watch?)?,
+                  onNotifierThread: Bool = false,
                   readValues: ((RealmCore, [UInt32]) -> [Any?])? = nil,
                   callback: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         lock.lock()
-        // a watch starts at a version no older than the registering Realm's, so that a write
-        // made before registering is in its initial state
-        if self.core.version < NotifierCore.version(of: core) { self.core.advance() }
         let t = target(core: core, queue: queue)
-        let w = makeWatch?(self.core)
-        let r = Registration(watch: w, target: t, readValues: readValues, callback: callback)
+        let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, callback: callback)
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
-        let schedule = w != nil && self.core.pending(w!) && !t.scheduled
-        if schedule { t.scheduled = true }
+        var schedule = false
+        if let makeWatch, onNotifierThread, !closed {
+            // made at the notifier's next advance, at the newest version, so that a write made
+            // before it is in the initial state
+            r.maker = makeWatch
+            unmade.append(r)
+            self.core.wake()
+        } else if let makeWatch {
+            // a watch starts at a version no older than the registering Realm's, so that a
+            // write made before registering is in its initial state
+            if self.core.version < NotifierCore.version(of: core) { self.core.advance() }
+            let w = makeWatch(self.core)
+            r.watch = w
+            r.madeOnRegisteringThread = true
+            schedule = w != nil && self.core.pending(w!) && !t.scheduled
+            if schedule { t.scheduled = true }
+        }
         lock.unlock()
         if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
@@ -284,11 +308,32 @@ final class FileNotifier: @unchecked Sendable {
         return token
     }
 
+    /// Makes the watches of new query observers (of target `t`, or of every target), at the
+    /// notifier's version (lock held).
+    private func makeWatches(of t: DeliveryTarget?) {
+        if unmade.isEmpty { return }
+        var rest: [Registration] = []
+        for r in unmade {
+            if let t, r.target !== t {
+                rest.append(r)
+                continue
+            }
+            guard let make = r.maker else { continue }
+            r.maker = nil
+            if !r.live.load(ordering: .relaxed) { continue }
+            r.watch = make(core)
+            r.madeOnRegisteringThread = pthread_equal(r.registeringThread, pthread_self()) != 0
+        }
+        unmade = rest
+    }
+
     private func unregister(_ r: Registration) {
         r.live.store(false, ordering: .sequentiallyConsistent)
         lock.lock()
         if let w = r.watch { core.free(w) }
         r.watch = nil
+        r.maker = nil
+        unmade.removeAll { $0 === r }
         let t = r.target
         t.registrations.removeAll { $0 === r }
         if r.watchless { t.realmObservers -= 1 }
@@ -329,16 +374,27 @@ final class FileNotifier: @unchecked Sendable {
     /// newest version is the one the write started from): computes the change sets up to that
     /// version and keeps what those tokens' watches hold, so that `skip` drops only the write's
     /// own changes and nothing another commit brought.
-    func holdBack(_ tokens: [NotificationToken]) {
+    /// An object observer's held-back change set gets the old values of its properties read
+    /// through `snapshot` (the file at the version the write started from, which the observer
+    /// was given last) when the write moved past other commits; otherwise it has none.
+    func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
         lock.lock()
         defer { lock.unlock() }
         if closed { return }
         core.advance()
         for tok in tokens {
-            guard let r = tok.registration, let w = r.watch, core.pending(w), let p = core.take(w) else { continue }
+            guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
+            if let read = r.readValues, let snapshot, !p.columns.isEmpty, !p.deleted { p.oldValues = read(snapshot, p.columns) }
             if !p.isEmpty { r.carried.append(p) }
         }
+    }
+
+    /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
+    func hasObjectObservers(_ core: RealmCore) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return targets[ObjectIdentifier(core)]?.registrations.contains { $0.readValues != nil } ?? false
     }
 
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
@@ -367,6 +423,9 @@ final class FileNotifier: @unchecked Sendable {
         }
         self.core.advance()
         let t = targets[ObjectIdentifier(core)]
+        // refresh() delivers the initial notifications of new query observers too (their
+        // watches made here, at the newest version); a write leaves them for later
+        if let t, !beforeWrite { makeWatches(of: t) }
         lock.unlock()
         guard let t else { return false }
         return deliver(t, force: true, beforeWrite: beforeWrite)
@@ -397,7 +456,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         let moves = rv < nv
         if moves && !core.autorefresh && !force {
-            let observers = t.registrations.filter { $0.watch == nil && $0.live.load(ordering: .relaxed) }
+            let observers = t.registrations.filter { $0.watchless && $0.live.load(ordering: .relaxed) }
             lock.unlock()
             for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
                 var p = ChangePayload()
@@ -411,8 +470,8 @@ final class FileNotifier: @unchecked Sendable {
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             guard let w = r.watch else { continue }
             if beforeWrite && !r.delivered { continue }
-            // change sets held back by a write that skipped this observer come first (their
-            // old values are not known any more)
+            // change sets held back by a write that skipped this observer come first (with the
+            // old values read when they were held back, if any)
             for p in r.carried {
                 if r.readValues != nil && !p.columns.isEmpty { objects.append(out.count) }
                 out.append((r, p))
@@ -431,7 +490,7 @@ final class FileNotifier: @unchecked Sendable {
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
-        let realmObservers = moves ? t.registrations.filter { $0.watch == nil } : []
+        let realmObservers = moves ? t.registrations.filter { $0.watchless } : []
         lock.unlock()
         if !out.isEmpty || !realmObservers.isEmpty {
             CoreLog.log(.debug, Category.Storage.notification.rawValue,

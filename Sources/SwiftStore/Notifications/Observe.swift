@@ -68,7 +68,7 @@ enum Observation {
     static func makeWatch(_ base: ResultsBase, paths: [[UInt32]]) -> (NotifierCore) -> NotifierCore.Watch? {
         switch base.root {
         case .table(let info):
-            return { $0.watchQuery(base, table: info.table, paths: paths) }
+            return NotifierCore.queryWatchMaker(base, table: info.table, paths: paths)
         case .backlinks(let owner, let table, let col, _) where base.isPlain:
             let (t, k) = (owner.info!.table, owner.objectKey)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: paths) }
@@ -79,13 +79,15 @@ enum Observation {
             let (t, k) = (owner.info!.table, owner.objectKey)
             let p = derivedPaths(paths, info)
             return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
-        case .collection(let c, let info) where !c.isNested:
-            // a query over a List, MutableSet or Map, of objects or of values: the collection's
-            // own watch, translated (DerivedChanges; a Map's by key first)
+        case .collection(let c, let info):
+            // a query over a List, MutableSet or Map, of objects or of values, or over a list or
+            // dictionary held in an AnyRealmValue: the collection's own watch, translated
+            // (DerivedChanges; a Map's by key first). A nested collection's watch compares
+            // content and takes no key paths (its elements are values of no class).
+            if c.isNested { return collectionWatch(c, paths: []) }
             return collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths)
-        default:
-            preconditionFailure("Observing a filtered or sorted collection nested in an AnyRealmValue is not supported yet; "
-                                + "observe the collection itself")
+        case .detached:
+            preconditionFailure("Only collections which are managed by a Realm support change notifications")
         }
     }
 
@@ -143,11 +145,13 @@ enum Observation {
     }
 
     /// Registers a collection observer whose block gets `make(core)` and the payload.
+    /// `onNotifierThread`: a query's watch, made (its initial query run) on the notifier thread.
     static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (NotifierCore) -> NotifierCore.Watch?,
+                         onNotifierThread: Bool = false,
                          _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        return n.register(core: core, queue: queue, makeWatch: watch, callback: deliver)
+        return n.register(core: core, queue: queue, makeWatch: watch, onNotifierThread: onNotifierThread, callback: deliver)
     }
 
     /// Registers an observer of `base`'s results: its block gets the delivering Realm, `base`
@@ -157,7 +161,9 @@ enum Observation {
                          _ deliver: @escaping (RealmCore, ResultsBase, ChangePayload) -> Void) -> NotificationToken {
         let watch = makeWatch(base, paths: paths)
         guard isDerived(base) else {
-            return register(core: base.core, queue: queue, watch: watch) { core, p in
+            var query = false
+            if case .table = base.root { query = true }
+            return register(core: base.core, queue: queue, watch: watch, onNotifierThread: query) { core, p in
                 let resolved = resolve(base, in: core)
                 if let keys = p.keys { resolved.adoptKeys(keys, version: p.version) }
                 deliver(core, resolved, p)
@@ -384,12 +390,12 @@ extension Object {
         let className = objectSchema.className
         Observation.check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        let object: ObjectBase = self
+        let object = DeliveredObject(self)
         return n.register(core: core, queue: queue, makeWatch: { n in
             n.watchObject(table: table, key: key, paths: paths)
         }, readValues: { core, cols in
             guard let info = core.info(named: className) else { return cols.map { _ in nil } }
-            let o = Observation.resolve(object, in: core)
+            let o = object.resolved(in: core)
             return cols.map { c in info.property(column: c).map { KeyValueCoding.value(o, forKey: $0.name) } ?? nil }
         }, callback: { core, p in
             if p.deleted {
@@ -397,7 +403,7 @@ extension Object {
                 return
             }
             guard let info = core.info(named: className) else { return }
-            let o = Observation.resolve(object, in: core)
+            let o = object.resolved(in: core)
             let changes = p.columns.enumerated().map { i, c in
                 PropertyChange(name: info.property(column: c)?.name ?? "", oldValue: p.oldValues?[i] ?? nil,
                                newValue: i < p.newValues.count ? p.newValues[i] : nil)
@@ -410,6 +416,29 @@ extension Object {
     public func observe<T: ObjectBase>(keyPaths: [PartialKeyPath<T>], on queue: DispatchQueue? = nil,
                                        _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {
         observe(keyPaths: Observation.names(keyPaths), on: queue, block)
+    }
+}
+
+/// An observed object as the delivering Realm reads it: the registering accessor itself, or one
+/// made in the delivering Realm (a queue's) at its first delivery and kept, since a live
+/// accessor follows its Realm from version to version; each delivery (old values, new values,
+/// the block) used to make its own. Used on the delivery target only (a frozen Realm's accessor,
+/// for held-back old values, is made each time and not kept).
+final class DeliveredObject: @unchecked Sendable {
+    let object: ObjectBase
+    private var core: RealmCore?
+    private var accessor: ObjectBase?
+
+    init(_ object: ObjectBase) { self.object = object }
+
+    func resolved(in core: RealmCore) -> ObjectBase {
+        if object.core === core { return object }
+        if core.isFrozen { return Observation.resolve(object, in: core) }
+        // (an accessor of an earlier generation, after `invalidate()`, is made again)
+        if let accessor, self.core === core, accessor.generation == core.generation { return accessor }
+        let o = Observation.resolve(object, in: core)
+        (self.core, accessor) = (core, o)
+        return o
     }
 }
 
@@ -438,7 +467,8 @@ extension Realm {
     }
 }
 
-/// The change set of a query over a List, MutableSet, Map or LinkingObjects (filtered or sorted),
+/// The change set of a query over a List, MutableSet, Map or LinkingObjects (filtered or sorted;
+/// a List or Map held in an AnyRealmValue too),
 /// from the change set of the collection itself (docs/ARCHITECTURE.md, Change notifications):
 /// each element of the results is identified by its position in the collection; the positions
 /// the results showed last are carried to the collection now through the collection's change
@@ -520,7 +550,8 @@ final class DerivedChanges: @unchecked Sendable {
     /// keys before are the keys now without those inserted and with those deleted. Other
     /// collections' change sets are positions already.
     static func positional(_ base: ResultsBase, _ p: ChangePayload) -> ChangePayload {
-        guard case .collection(let c, _) = base.root, c.owner.info?.property(column: c.col)?.isMap == true else { return p }
+        guard case .collection(let c, _) = base.root,
+              c.isNested ? c.mixedKind == .map : c.owner.info?.property(column: c.col)?.isMap == true else { return p }
         let now = base.isInvalidated ? [] : c.mapKeys
         let inserted = Set(p.keysInserted)
         let before = Set(now.filter { !inserted.contains($0) } + p.keysDeleted)

@@ -12,7 +12,7 @@ enum ActorObservation {
     /// there or the calling task was cancelled.
     static func register<A: Actor, V: ThreadConfined>(
         _ value: V, on actor: A, isolation: isolated (any Actor)?,
-        _ register: @escaping @Sendable (V) -> NotificationToken
+        _ register: @escaping (V) -> NotificationToken
     ) async -> NotificationToken {
         guard let realm = value.realm else {
             preconditionFailure("Only collections which are managed by a Realm support change notifications")
@@ -24,13 +24,16 @@ enum ActorObservation {
         }
         let reference = ThreadSafeReference(to: value)
         let config = realm.configuration
-        return await resolve(reference, config: config, on: actor, register)
+        // `register` captures only Sendable values (the key paths, the actor, the @Sendable
+        // block) and the observed type's generic metadata, which Swift 6 does not count as
+        // Sendable; it runs once, on the actor
+        return await resolve(reference, config: config, on: actor, UncheckedSendable(value: register))
     }
 
     /// On `actor`: `reference` resolved in the actor's Realm, observed by `register`.
     private static func resolve<A: Actor, V: ThreadConfined>(
         _ reference: ThreadSafeReference<V>, config: Realm.Configuration, on actor: isolated A,
-        _ register: @Sendable (V) -> NotificationToken
+        _ register: UncheckedSendable<(V) -> NotificationToken>
     ) -> NotificationToken {
         if Task.isCancelled { return NotificationToken() }
         let core: RealmCore
@@ -40,7 +43,7 @@ enum ActorObservation {
             preconditionFailure("Cannot open the Realm on the actor to deliver notifications there: \(error)")
         }
         guard let resolved = Realm(core: core).resolve(reference) else { return NotificationToken() }
-        return register(resolved)
+        return register.value(resolved)
     }
 
     /// Calls `block` with `actor` isolated (the caller runs on the actor's executor: a delivery
