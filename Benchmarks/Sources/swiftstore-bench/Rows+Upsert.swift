@@ -2,7 +2,7 @@
 // SwiftStore: `realm.add(_, update: .modified)` of unmanaged objects whose primary keys exist
 // (the lookup by primary key, then the update of the object found). GRDB: `save(db)` of records
 // whose ids exist (an UPDATE by primary key, and an INSERT only when it changed no row): GRDB's
-// `upsert(db)` (INSERT ... ON CONFLICT DO UPDATE ... RETURNING) measured about 30 times slower
+// `upsert(db)` (INSERT ... ON CONFLICT DO UPDATE ... RETURNING) measured about 18 times slower
 // per record, too weak a peer.
 //
 // Both sides hold a file of 50k objects with ids 0 ..< 50k (built untimed, once, opened once).
