@@ -209,7 +209,7 @@ private func sum(_ txn: OpaquePointer, _ t: UInt32, _ col: UInt32, _ text: Strin
             try db.write { txn throws in
                 var bad = vals.flatMap { $0 }
                 bad[2 * n + 7] = .string(Array("no".utf8))
-                try withValues(bad) { p in
+                withValues(bad) { p in
                     #expect(cs_obj_create_many(txn, t, n, cols.count, cols, p, nil) == Int32(CS_TYPE))
                 }
                 #expect(try tableCount(txn, t) == UInt64(n))

@@ -194,7 +194,7 @@ private struct Fixture {
                 #expect(n == 1)
                 var info = cs_feed_slot_info()
                 try must(cs_feed_slot_at(txn, 0, &info))
-                #expect(String(cString: withUnsafeBytes(of: info.name) { Array($0.bindMemory(to: CChar.self)) }) == "b")
+                #expect(withUnsafeBytes(of: info.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "b")
                 #expect(historyReaches(txn, start)) // b still holds it
             }
             try f.db.write { txn throws in try must(cs_feed_drop(txn, "b"), "drop b") }

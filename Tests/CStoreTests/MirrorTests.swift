@@ -249,7 +249,7 @@ struct MirrorTests {
             var serial = 0
             try workload(db, c, &rng, commits: 5, serial: &serial)
             let errPath = dir.path("follower.err")
-            FileManager.default.createFile(atPath: errPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: errPath, contents: nil)
             // The follower names its connection, so that only its backend is cut: a psql this
             // test ran a moment ago may still be listed while its backend exits.
             let p = try startFollower(path, url + "&application_name=mirror_follower",

@@ -106,7 +106,7 @@ private func hookedIO() -> UnsafeMutablePointer<cs_io> {
         var rejected = [CChar](repeating: 0, count: 256)
         var rv: UInt64 = 0, ov: UInt64 = 0
         #expect(!cs_db_rejected_commit(h, &rv, &ov, &rejected, rejected.count),
-                "a commit was reported rejected: \(String(cString: rejected))")
+                "a commit was reported rejected: \(String(decoding: rejected.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
 
         func counter() throws -> Int64 {
             var t: OpaquePointer?

@@ -476,10 +476,8 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
             db.verify("healthy")
             db.close()
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            func le64(_ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
-            let top = le64(16 + 64 * Int(bytes[12]))
-            let tables = le64(top + 8 + 8 * 1)
-            let tableNode = le64(tables + 8 + 8 * Int(t))
+            func le64(_ at: Int) -> Int { rawLE64(bytes, at) }
+            let tableNode = rawTableNode(bytes, t)
             #expect(Int(bytes[tableNode + 4]) | Int(bytes[tableNode + 5]) << 8 == 6, "the table node has the keying slots")
             #expect(le64(tableNode + 8 + 8 * 4) == (1 << 1) | 1, "flags: pk-keyed (tagged 1)")
             let retired = le64(tableNode + 8 + 8 * 5)

@@ -141,6 +141,23 @@ final class DB {
     }
 }
 
+// MARK: - Raw file bytes
+
+/// The little-endian 64-bit number at byte `at` of a file's bytes.
+func rawLE64(_ bytes: [UInt8], _ at: Int) -> Int {
+    (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+}
+
+/// The offset of table `table`'s node in a database file's bytes, following the current version
+/// (docs/FORMAT.md §2-§4 and §6): the header slot the selector (byte 12) names gives the top ref,
+/// the top's slot 1 the table list, and the list's entry `table` the table node. Each node's
+/// refs start after its 8-byte header.
+func rawTableNode(_ bytes: [UInt8], _ table: UInt32) -> Int {
+    let top = rawLE64(bytes, 16 + 64 * Int(bytes[12]))
+    let tables = rawLE64(bytes, top + 8 + 8 * 1)
+    return rawLE64(bytes, tables + 8 + 8 * Int(table))
+}
+
 // MARK: - Schema and objects
 
 func addTable(_ txn: OpaquePointer, _ name: String, flags: Int = 0) throws -> UInt32 {

@@ -123,10 +123,8 @@ private func expectCorrupt(_ path: String, _ what: String, sourceLocation: Sourc
             db.close()
             // top (header slot) -> table list (top slot 1) -> table 0's node -> its cluster root
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            func le64(_ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
-            let top = le64(16 + 64 * Int(bytes[12]))
-            let tables = le64(top + 8 + 8 * 1)
-            let tableNode = le64(tables + 8 + 8 * Int(t))
+            func le64(_ at: Int) -> Int { rawLE64(bytes, at) }
+            let tableNode = rawTableNode(bytes, t)
             let root = le64(tableNode + 8)
             #expect(root > 4096 && root % 8 == 0)
             bytes[root + 2] = 0xFF // flags no node has

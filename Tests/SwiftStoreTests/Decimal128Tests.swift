@@ -141,7 +141,7 @@ import Testing
         #expect(Self.d("2.50").magnitude.stringValue == "2.50")
         #expect(Self.d("-Inf").magnitude.stringValue == "Inf")
         #expect(Self.d("NaN").magnitude.isNaN)
-        var y = Self.d("4.25")
+        let y = Self.d("4.25")
         y.negate()
         #expect(y.stringValue == "-4.25")
     }

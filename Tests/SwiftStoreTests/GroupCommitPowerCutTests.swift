@@ -38,7 +38,7 @@ final class PowerCutImageIO: @unchecked Sendable {
         x.open = { ctx, p, flags, mode in
             let fd = Glibc.open(p!, flags, mode)
             let me = Unmanaged<PowerCutImageIO>.fromOpaque(ctx!).takeUnretainedValue()
-            if fd >= 0 && String(cString: p!) == me.path { me.locked { me.fds.insert(fd) } }
+            if fd >= 0 && String(cString: p!) == me.path { _ = me.locked { me.fds.insert(fd) } }
             return fd
         }
         x.close = { ctx, fd in

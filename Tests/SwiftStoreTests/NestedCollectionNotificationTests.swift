@@ -80,7 +80,7 @@ private func names(_ change: ObjectChange<NestHolder>) -> [String] {
 private final class NestFixture: Fixture, @unchecked Sendable {
     init(_ value: AnyRealmValue) throws {
         try super.init(models: nestModels)
-        try thread.sync {
+        _ = try thread.sync {
             try self.realm.write { self.realm.create(NestHolder.self, value: ["id": 0, "anyValue": value]) }
         }
     }

@@ -441,9 +441,9 @@ class Fixture: @unchecked Sendable {
         }
         #expect(skipped.next()?.initial == true)
         #expect(other.next()?.initial == true)
-        try f.run { realm in try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self) } }
+        _ = try f.run { realm in try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self) } }
         #expect(other.next() == Seen(count: 1, ins: [0]))
-        try f.run { realm in try realm.write { realm.create(NDog.self) } }
+        _ = try f.run { realm in try realm.write { realm.create(NDog.self) } }
         #expect(other.next() == Seen(count: 2, ins: [1]))
         #expect(skipped.next() == Seen(count: 2, ins: [1]))
         #expect(skipped.waiting == 0)

@@ -345,9 +345,8 @@ enum QueryOps {
     /// names the element, as in a managed collection of values.
     static func unmanagedIndex<E: RealmCollectionValue>(_ elements: [E], matching text: String, _ args: [Any]) -> Int? {
         if elements.isEmpty { return nil }
-        let shape = (E.self as? any _RealmSchemaDiscoverable.Type)?._rlmShape
-        guard let type = shape?.objectType, isObjectElement(E.self) else {
-            guard let shape else { preconditionFailure("index(matching:) cannot evaluate elements of type \(E.self)") }
+        let shape = E._rlmShape
+        guard let type = shape.objectType, isObjectElement(E.self) else {
             let query: UnmanagedQuery
             do { query = try UnmanagedQuery(values: shape.type, text, args) } catch { preconditionFailure("\(error)") }
             return elements.firstIndex { query.matches(value: $0._rlmEncode().value) }

@@ -112,7 +112,7 @@ private func makeItems(_ n: Int, seed: String) -> [CfPredItem] {
     func target() -> CfPredTarget {
         CfPredTarget(value: ["name": ["n1", "n2", "N3", "x"].randomElement(using: &rng)!,
                              "score": Int.random(in: 0...5, using: &rng),
-                             "weight": maybe() ? nil : Double(Int.random(in: 0...4, using: &rng)) / 2])
+                             "weight": (maybe() ? nil : Double(Int.random(in: 0...4, using: &rng)) / 2) as Any])
     }
     let shared = (0..<4).map { _ in target() }
     return (0..<n).map { _ in
