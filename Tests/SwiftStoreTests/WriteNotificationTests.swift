@@ -42,17 +42,8 @@ import TestSupport
             f.tokens.append(realm.objects(NDog.self).sorted(byKeyPath: "name").observe { dogs.add(Seen($0)) })
         }
         #expect(dogs.next() == Seen(initial: true, count: 0))
-        let config = f.config
         try f.run { realm in
-            RealmCore.testHooksArmed.store(true, ordering: .relaxed)
-            RealmCore.beforePromoteForTesting.withLock {
-                $0[config.path] = {
-                    onNewThread {
-                        let r = try! Realm(configuration: config)
-                        try! r.write { r.create(NDog.self, value: ["name": "b"]) }
-                    }
-                }
-            }
+            commitBeforeTheWriteLock(f.config) { r in r.create(NDog.self, value: ["name": "b"]) }
             try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self, value: ["name": "a"]) }
         }
         // "b" was inserted at 0 of the version the write started from; "a" is not reported
@@ -76,17 +67,8 @@ import TestSupport
         }
         f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
         #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
-        let config = f.config
         try f.run { realm in
-            RealmCore.testHooksArmed.store(true, ordering: .relaxed)
-            RealmCore.beforePromoteForTesting.withLock {
-                $0[config.path] = {
-                    onNewThread {
-                        let r = try! Realm(configuration: config)
-                        try! r.write { r.objects(NDog.self).first!.age = 3 }
-                    }
-                }
-            }
+            commitBeforeTheWriteLock(f.config) { r in r.objects(NDog.self).first!.age = 3 }
             try realm.write(withoutNotifying: [f.tokens[0]]) { realm.objects(NDog.self).first!.name = "b" }
         }
         #expect(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
@@ -95,5 +77,20 @@ import TestSupport
         #expect(dog.next() == SeenObject(names: ["name"], old: ["b"], new: ["c"]))
         #expect(dog.waiting == 0)
         try f.finish()
+    }
+}
+
+/// Arms the test hook so that the next write on the file of `config`, once it has delivered what
+/// was pending and before it takes the write lock, waits for `body` to be committed by another
+/// Realm on another thread.
+private func commitBeforeTheWriteLock(_ config: Realm.Configuration, _ body: @escaping @Sendable (Realm) -> Void) {
+    RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+    RealmCore.beforePromoteForTesting.withLock {
+        $0[config.path] = {
+            onNewThread {
+                let r = try! Realm(configuration: config)
+                try! r.write { body(r) }
+            }
+        }
     }
 }

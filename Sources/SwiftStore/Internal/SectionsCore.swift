@@ -467,14 +467,28 @@ enum KeyOrder {
     static func ascending(_ keys: [Int64]) -> (positions: [Int32], keys: [Int64])? {
         let n = keys.count
         guard n > 1, n <= Int(Int32.max) else { return nil }
-        var lo = keys[0], hi = keys[0], sorted = true
-        for i in 1..<n {
-            let k = keys[i]
-            if k < keys[i - 1] { sorted = false }
-            if k < lo { lo = k }
-            if k > hi { hi = k }
+        return ascending(keys, range(keys))
+    }
+
+    /// The smallest and largest of `keys` (at least one) and whether they are ascending.
+    static func range(_ keys: [Int64]) -> (lo: Int64, hi: Int64, sorted: Bool) {
+        keys.withUnsafeBufferPointer { k in
+            var lo = k[0], hi = k[0], sorted = true
+            for i in 1..<k.count {
+                let x = k[i]
+                if x < k[i - 1] { sorted = false }
+                if x < lo { lo = x }
+                if x > hi { hi = x }
+            }
+            return (lo, hi, sorted)
         }
-        if sorted { return nil }
+    }
+
+    /// `ascending` for 1 < n <= Int32.max keys whose `range` is given.
+    private static func ascending(_ keys: [Int64], _ range: (lo: Int64, hi: Int64, sorted: Bool))
+        -> (positions: [Int32], keys: [Int64])? {
+        let n = keys.count, (lo, hi) = (range.lo, range.hi)
+        if range.sorted { return nil }
         if UInt64(bitPattern: hi &- lo) < UInt64(n) * 2 {
             // keys spread over less than twice their count (a table whose keys were given in
             // order, with few deleted): each key's slot in a table of the range, then the range
@@ -594,17 +608,9 @@ enum KeyOrder {
     static func visit(_ keys: [Int64]) -> Visit? {
         let n = keys.count
         guard n > 1, n <= Int(Int32.max) else { return nil }
-        let (lo, hi, sorted): (Int64, Int64, Bool) = keys.withUnsafeBufferPointer { k in
-            var lo = k[0], hi = k[0], sorted = true
-            for i in 1..<n {
-                let x = k[i]
-                if x < k[i - 1] { sorted = false }
-                if x < lo { lo = x }
-                if x > hi { hi = x }
-            }
-            return (lo, hi, sorted)
-        }
-        if sorted { return nil }
+        let r = range(keys)
+        let (lo, hi) = (r.lo, r.hi)
+        if r.sorted { return nil }
         if UInt64(bitPattern: hi &- lo) == UInt64(n - 1) {
             var seen = [UInt64](repeating: 0, count: (n + 63) / 64)
             var index = [Int32](repeating: 0, count: n)
@@ -625,7 +631,7 @@ enum KeyOrder {
             }
             if distinct { return Visit(ascending: nil, lo: lo, index: index) }
         }
-        guard let (positions, ascending) = KeyOrder.ascending(keys) else { return nil }
+        guard let (positions, ascending) = KeyOrder.ascending(keys, r) else { return nil }
         var index = [Int32](repeating: 0, count: n)
         index.withUnsafeMutableBufferPointer { ix in
             positions.withUnsafeBufferPointer { v in
