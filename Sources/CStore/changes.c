@@ -94,19 +94,25 @@ static int created_room(cs_txn *t, uint32_t table)
     return CS_OK;
 }
 
-/* Records a created object: the key extends the last record when that is a run of creations in
- * the same table ending just below it, else a new record starts a run of one. */
-static int log_create(cs_txn *t, uint32_t table, int64_t key)
+/* Records a created or deleted object (`kind`): the key extends the last record when that is a
+ * run of the same kind in the same table ending just below it, else a new record starts a run
+ * of one. */
+static int log_run(cs_txn *t, cs_change_kind kind, uint32_t table, int64_t key)
 {
     if (t->nlog) {
         cs_change *l = &t->log[t->nlog - 1];
-        if (l->kind == CS_CHANGE_CREATE && l->table == table && l->key + l->a == key) {
+        if (l->kind == kind && l->table == table && l->key + l->a == key) {
             l->a++;
             return CS_OK;
         }
     }
-    cs_change c = {0, CS_CHANGE_CREATE, table, CS_NONE, key, 1, 0, 0};
+    cs_change c = {0, kind, table, CS_NONE, key, 1, 0, 0};
     return log_push(t, &c);
+}
+
+static int log_create(cs_txn *t, uint32_t table, int64_t key)
+{
+    return log_run(t, CS_CHANGE_CREATE, table, key);
 }
 
 int change_create_own(cs_txn *t, uint32_t table, int64_t key, bool was_empty)
@@ -138,15 +144,7 @@ int change_create(cs_txn *t, uint32_t table, int64_t key)
 
 int change_delete(cs_txn *t, uint32_t table, int64_t key)
 {
-    if (t->nlog) {
-        cs_change *l = &t->log[t->nlog - 1];
-        if (l->kind == CS_CHANGE_DELETE && l->table == table && l->key + l->a == key) {
-            l->a++;
-            return CS_OK;
-        }
-    }
-    cs_change c = {0, CS_CHANGE_DELETE, table, CS_NONE, key, 1, 0, 0};
-    return log_push(t, &c);
+    return log_run(t, CS_CHANGE_DELETE, table, key);
 }
 
 int change_set(cs_txn *t, uint32_t table, int64_t key, uint32_t col)
