@@ -471,6 +471,27 @@ final class RealmCore {
         return core
     }
 
+    /// A new instance confined to `queue`, made on the calling thread and not in the cache yet
+    /// (an object observer's delivery Realm, which its registration sets to the version its
+    /// watch starts at before anything else can reach it; `publish(queue:)` caches it), or nil
+    /// when the queue has a cached instance already or the file cannot be opened.
+    static func makeForQueue(_ config: Realm.Configuration, queue: DispatchQueue) -> RealmCore? {
+        let key = "\(ObjectIdentifier(queue).hashValue):\(config.cacheKey)"
+        if queueCache.withLock({ $0[key]?.core }) != nil { return nil }
+        return try? RealmCore(config: config, queue: queue)
+    }
+
+    /// Caches an instance made by `makeForQueue` as its queue's, unless another instance was
+    /// cached for that queue meanwhile, which it returns instead.
+    func publish(queue: DispatchQueue) -> RealmCore {
+        let key = "\(ObjectIdentifier(queue).hashValue):\(config.cacheKey)"
+        return RealmCore.queueCache.withLock { cache in
+            if let other = cache[key]?.core { return other }
+            cache[key] = Weak(self)
+            return self
+        }
+    }
+
     private final class ThreadCache: NSObject {
         var entries: [String: Weak] = [:]
     }

@@ -279,6 +279,14 @@ final class FileNotifier: @unchecked Sendable {
                   onNotifierThread: Bool = false,
                   readValues: ((RealmCore, [UInt32]) -> [Any?])? = nil,
                   callback: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
+        // An object observer on a queue: the queue's Realm, when it has none yet, is made here
+        // and set below to the version the watch starts at, so that the first delivery reads
+        // the old values there (opened at its first delivery, it would read the newest
+        // version, the new values). The file is opened outside the lock.
+        var fresh: RealmCore?
+        if let queue, readValues != nil, makeWatch != nil {
+            fresh = RealmCore.makeForQueue(core.config, queue: queue)
+        }
         lock.lock()
         let t = target(core: core, queue: queue)
         let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, callback: callback)
@@ -292,9 +300,20 @@ final class FileNotifier: @unchecked Sendable {
             unmade.append(r)
             self.core.wake()
         } else if let makeWatch {
-            // a watch starts at a version no older than the registering Realm's, so that a
-            // write made before registering is in its initial state
-            if self.core.version < NotifierCore.version(of: core) { self.core.advance() }
+            // a watch starts at a version no older than the registering Realm's (nor than a
+            // queue Realm made above), so that a write made before registering is in its initial
+            // state
+            var from = NotifierCore.version(of: core)
+            if let fresh { from = max(from, NotifierCore.version(of: fresh)) }
+            if self.core.version < from { self.core.advance() }
+            if let made = fresh {
+                if t.core == nil && !closed && self.core.follows(made) {
+                    if NotifierCore.version(of: made) < self.core.version { self.core.advance(made) }
+                    // (a Realm cached for the queue meanwhile, by code on the queue, is the
+                    // queue's Realm; this one goes, after the lock is released)
+                    t.core = made.publish(queue: queue!)
+                }
+            }
             let w = makeWatch(self.core)
             r.watch = w
             r.madeOnRegisteringThread = true
@@ -302,6 +321,7 @@ final class FileNotifier: @unchecked Sendable {
             if schedule { t.scheduled = true }
         }
         lock.unlock()
+        withExtendedLifetime(fresh) {}
         if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
@@ -435,10 +455,14 @@ final class FileNotifier: @unchecked Sendable {
     /// what changed. Returns whether the Realm moved.
     @discardableResult
     func deliver(_ t: DeliveryTarget, force: Bool = false, beforeWrite: Bool = false) -> Bool {
-        if t.queue != nil && t.core == nil {
+        // (an object observer's registration may have set a queue's Realm from its thread)
+        lock.lock()
+        let unopened = t.queue != nil && t.core == nil
+        lock.unlock()
+        if unopened {
             guard let c = try? RealmCore.open(t.config, queue: t.queue) else { return false }
             lock.lock()
-            t.core = c
+            if t.core == nil { t.core = c }
             lock.unlock()
         }
         lock.lock()
