@@ -84,6 +84,9 @@ final class ClassInfo {
         return col != CS_NONE ? col : nil
     }
 
+    /// The index in `objectSchema.allProperties` of the property stored in column `col`.
+    func propertyIndex(column col: UInt32) -> Int? { propertyByColumn[col] }
+
     /// The property stored in column `col` (for a hidden backlink column, its LinkingObjects
     /// property).
     func property(column col: UInt32) -> Property? {

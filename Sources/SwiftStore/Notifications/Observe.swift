@@ -396,7 +396,7 @@ extension Object {
         }, readValues: { core, cols in
             guard let info = core.info(named: className) else { return cols.map { _ in nil } }
             let o = object.resolved(in: core)
-            return cols.map { c in info.property(column: c).map { KeyValueCoding.value(o, forKey: $0.name) } ?? nil }
+            return cols.map { c in KeyValueCoding.value(o, info, column: c) }
         }, callback: { core, p in
             if p.deleted {
                 block(.deleted)

@@ -41,7 +41,7 @@ enum KeyValueCoding {
             if let field = p.field, info.objectSchema.objectClass != DynamicObject.self {
                 let i = info.objectSchema.byName[key]!
                 let col = p.type == .linkingObjects ? UInt32(i) : info.columns[i]
-                return unwrap(field.managedValue(object, column: col))
+                return field.managedFlattenedValue(object, column: col)
             }
             if p.legacy, !object.isDynamic, let box = legacyBox(object, p) { return unwrap(box.anyValue) }
             return DynamicAccess.value(object, p, core: core, info: info)
@@ -49,6 +49,21 @@ enum KeyValueCoding {
         if p.legacy, let box = legacyBox(object, p) { return unwrap(box.anyValue) }
         guard let field = p.field else { return nil }
         return unwrap(field.unmanagedValue(at: address(object, p.offset)))
+    }
+
+    /// The value of the property stored in column `col` of a managed object of `info`'s class,
+    /// as `value(_:forKey:)` gives it, found by column (an object observer's old and new values,
+    /// docs/ARCHITECTURE.md, Change notifications): no lookup by name for a typed property;
+    /// nil when no property has that column.
+    static func value(_ object: ObjectBase, _ info: ClassInfo, column col: UInt32) -> Any? {
+        guard let i = info.propertyIndex(column: col) else { return nil }
+        let p = info.objectSchema.allProperties[i]
+        if let field = p.field, p.type != .linkingObjects, info.columns[i] == col,
+           info.objectSchema.objectClass != DynamicObject.self, object.core != nil {
+            _ = object.verifyReadable()
+            return field.managedFlattenedValue(object, column: col)
+        }
+        return value(object, forKey: p.name)
     }
 
     /// Flattens an Optional held in an `Any` to nil or its value.

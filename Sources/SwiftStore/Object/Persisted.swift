@@ -453,6 +453,8 @@ protocol PersistedField {
                       policy: Realm.UpdatePolicy)
     /// Reads a managed object's column as the property's Swift type.
     static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any
+    /// Reads a managed object's column as key-value coding gives it (an Optional flattened).
+    static func managedFlattenedValue(_ object: ObjectBase, column col: UInt32) -> Any?
     /// Writes a managed object's column from a loosely typed value; false if it does not convert.
     static func setManaged(_ object: ObjectBase, column col: UInt32, _ value: Any,
                            policy: Realm.UpdatePolicy) -> Bool
@@ -496,6 +498,10 @@ extension Persisted: PersistedField {
 
     static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any {
         Value._rlmGet(object, col)
+    }
+
+    static func managedFlattenedValue(_ object: ObjectBase, column col: UInt32) -> Any? {
+        Value._rlmGetFlattened(object, col)
     }
 
     static func setManaged(_ object: ObjectBase, column col: UInt32, _ value: Any,

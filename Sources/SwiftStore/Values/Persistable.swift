@@ -48,10 +48,14 @@ public protocol _Persistable: _RealmSchemaDiscoverable {
     static func _rlmFromAny(_ value: Any) -> Self?
     /// Whether a managed read returns an accessor worth keeping in the wrapper (collections).
     static var _rlmCachesAccessor: Bool { get }
+    /// Reads the property `col` of a managed object as key-value coding gives it: an Optional
+    /// flattened to nil or its value (without the dynamic cast that flattening an `Any` needs).
+    static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any?
 }
 
 extension _Persistable {
     public static var _rlmCachesAccessor: Bool { false }
+    public static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any? { _rlmGet(obj, col) }
     @inlinable
     public static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self {
         _rlmGet(obj, obj.column(atFieldOffset: offset))
@@ -114,6 +118,13 @@ extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmOptionalWrappa
 
 extension Optional: _Persistable where Wrapped: _RealmOptionalWrappable {
     public static func _rlmDefaultValue() -> Self { nil }
+    public static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any? {
+        // (a wrapped value is never an Optional itself: nothing further to flatten)
+        switch _rlmGet(obj, col) {
+        case .none: return nil
+        case .some(let v): return v
+        }
+    }
     public static func _rlmFromAny(_ value: Any) -> Self? {
         if value is NSNull { return .some(nil) }
         if let v = value as? Self { return .some(v) }
