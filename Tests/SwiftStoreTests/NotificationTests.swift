@@ -76,6 +76,12 @@ struct SeenObject: Equatable {
     }
 }
 
+/// Adds a dog and appends it to the first person's dogs (inside a write): the dogs and that
+/// List both grow by one, at the end.
+func addDogToPerson(_ r: Realm, _ name: String) {
+    r.objects(NPerson.self).first!.dogs.append(r.create(NDog.self, value: ["name": name]))
+}
+
 /// A test's Realm and run-loop thread: everything touching the Realm runs on the thread. The
 /// notification, section and nested-collection tests share it (SFixture, NestFixture).
 class Fixture: @unchecked Sendable {
@@ -227,52 +233,59 @@ class Fixture: @unchecked Sendable {
 
     /// A write made right after registering a queue observer, delivered after it (the queue is
     /// busy until the write committed), is folded into `.initial`, and no `.update` describes it
-    /// again: the next update is the next commit's.
-    @Test func queueObserverFoldsAWriteMadeRightAfterRegistering() throws {
+    /// again: the next update is the next commit's. For a Results and for a List.
+    @Test(arguments: [false, true])
+    func queueObserverFoldsAWriteMadeRightAfterRegistering(list: Bool) throws {
         let f = try Fixture()
         let seen = Events<Seen>()
         let queue = DispatchQueue(label: "fold-into-initial")
         let gate = DispatchSemaphore(value: 0)
         try f.run { realm in
-            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            try realm.write {
+                realm.add(NPerson())
+                addDogToPerson(realm, "a")
+            }
             queue.async { gate.wait() }
-            f.tokens.append(realm.objects(NDog.self).filter("age < 10").observe(on: queue) { seen.add(Seen($0)) })
-            try realm.write { realm.create(NDog.self, value: ["name": "b", "age": 2]) }
+            f.tokens.append(list ? realm.objects(NPerson.self).first!.dogs.observe(on: queue) { seen.add(Seen($0)) }
+                                 : realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) })
+            try realm.write { addDogToPerson(realm, "b") }
         }
         gate.signal()
         #expect(seen.next() == Seen(initial: true, count: 2))
-        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "c", "age": 3]) }
+        f.writeElsewhere { r in addDogToPerson(r, "c") }
         #expect(seen.next() == Seen(count: 3, ins: [2]))
         #expect(seen.waiting == 0)
         try f.finish()
     }
 
-    /// The same race without holding the queue, many times over: whichever of the initial
-    /// delivery and the write comes first, the write is in `.initial` or in exactly one
-    /// `.update` after it, never in both and never lost; the Results handed over has as many
-    /// objects as the change set says. A write from another thread made right after
-    /// registering is checked the same way.
+    /// The same race without holding the queue, many times over, for a Results (its watch made
+    /// on the notifier thread) and for a List (its watch made on the registering thread):
+    /// whichever of the initial delivery and the write comes first, the write is in `.initial`
+    /// or in exactly one `.update` after it, never in both and never lost; the collection
+    /// handed over has as many elements as the change set says. A write from another thread
+    /// made right after registering is checked the same way.
     @Test func queueObserverNeverLosesOrRepeatsAWriteMadeRightAfterRegistering() throws {
         let f = try Fixture()
+        try f.run { realm in try realm.write { realm.add(NPerson()) } }
         var n = 0
-        for i in 0..<150 {
+        for i in 0..<160 {
             let seen = Events<Seen>()
             let queue = DispatchQueue(label: "fold-race-\(i)")
             let token = try f.run { realm -> NotificationToken in
-                let token = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) }
-                if i % 2 == 0 {
-                    try realm.write { realm.create(NDog.self, value: ["name": "here"]) }
-                }
+                let token = i % 4 < 2
+                    ? realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) }
+                    : realm.objects(NPerson.self).first!.dogs.observe(on: queue) { seen.add(Seen($0)) }
+                if i % 2 == 0 { try realm.write { addDogToPerson(realm, "here") } }
                 return token
             }
-            if i % 2 == 1 { f.writeElsewhere { r in r.create(NDog.self, value: ["name": "there"]) } }
+            if i % 2 == 1 { f.writeElsewhere { r in addDogToPerson(r, "there") } }
             let first = seen.next()
             if first == Seen(initial: true, count: n) {
                 #expect(seen.next() == Seen(count: n + 1, ins: [n]), "iteration \(i)")
             } else {
                 #expect(first == Seen(initial: true, count: n + 1), "iteration \(i)")
             }
-            f.writeElsewhere { r in r.create(NDog.self, value: ["name": "marker"]) }
+            f.writeElsewhere { r in addDogToPerson(r, "marker") }
             #expect(seen.next() == Seen(count: n + 2, ins: [n + 1]), "iteration \(i)")
             #expect(seen.waiting == 0, "iteration \(i)")
             try f.run { _ in token.invalidate() }
