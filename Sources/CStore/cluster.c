@@ -295,6 +295,28 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
     return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
 }
 
+int cluster_last_key(cs_txn *t, ref_t root, int64_t *key, bool *found)
+{
+    *found = false;
+    ref_t r = root;
+    for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
+        if (!r) return CS_OK;
+        node_hdr *h, *first;
+        TRY(read_step(t, r, &h, &first));
+        if (first) {
+            r = cluster_inner_child(h, cluster_inner_children(h) - 1);
+            continue;
+        }
+        node_hdr *keys;
+        TRY(open_leaf_keys(t, h, &keys));
+        if (!keys->count) return CS_OK;
+        *key = node_get_int(keys, keys->count - 1);
+        *found = true;
+        return CS_OK;
+    }
+    return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
+}
+
 static int seek_rec(cs_txn *t, ref_t r, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key, int depth)
 {
     if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);

@@ -384,6 +384,62 @@ static int many_pk_keys(cs_txn *t, uint32_t table, const table_def *td, const ma
     return CS_OK;
 }
 
+/* many_by_key's appends: rows order[2 * i + 1] for i in [from, n), whose keys order[2 * i] are
+ * increasing and past every key of the table, a leaf at a time as the counter-key path appends
+ * them: the first key of a leaf through cluster_insert, the others appended to its keys, then
+ * each column's values for those rows (gathered into key order a leaf at a time). */
+static int many_append_sorted(cs_txn *t, uint32_t table, const many_col *mc, size_t ncols, const uint32_t *cols,
+                              size_t n, const int64_t *order, size_t from, int64_t counter0, bool was_empty,
+                              bool indexed, cs_value *rowv)
+{
+    int64_t *ibuf = malloc((ncols ? ncols : 1) * CLUSTER_MAX * sizeof *ibuf);
+    cs_value *vbuf = malloc((ncols ? ncols : 1) * CLUSTER_MAX * sizeof *vbuf);
+    if (!ibuf || !vbuf) {
+        free(ibuf);
+        free(vbuf);
+        return NOMEM();
+    }
+    int rc = CS_OK;
+    size_t i = from;
+    while (i < n && rc == CS_OK) {
+        int64_t key = order[2 * i];
+        ref_t *ls;
+        uint32_t row0;
+        if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
+        if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
+        size_t k = n - i;
+        if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
+        int64_t more[CLUSTER_MAX];
+        for (size_t j = 1; j < k; j++) more[j - 1] = order[2 * (i + j)];
+        if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
+        t->short_cols = true; /* columns not named stay short of the new rows (cluster.c invariant 2) */
+        for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
+            /* this leaf's values of column c in key order, as a column of k rows */
+            many_col g = mc[c];
+            if (g.ints) {
+                for (size_t j = 0; j < k; j++) ibuf[c * CLUSTER_MAX + j] = g.ints[order[2 * (i + j) + 1]];
+                g.ints = &ibuf[c * CLUSTER_MAX];
+            } else {
+                for (size_t j = 0; j < k; j++) vbuf[c * CLUSTER_MAX + j] = g.vals[order[2 * (i + j) + 1]];
+                g.vals = &vbuf[c * CLUSTER_MAX];
+            }
+            rc = many_append_col(t, table, ls, row0, &g, 0, k);
+        }
+        for (size_t j = 0; j < k && rc == CS_OK; j++) {
+            int64_t kj = order[2 * (i + j)];
+            if (kj < counter0) rc = change_create_own(t, table, kj, was_empty && i == from && j == 0);
+            else rc = change_create(t, table, kj);
+            if (rc == CS_OK && indexed)
+                rc = many_index(t, table, mc, ncols, cols, &kj, (size_t)order[2 * (i + j) + 1], 1, rowv);
+        }
+        t->epoch++;
+        i += k;
+    }
+    free(ibuf);
+    free(vbuf);
+    return rc;
+}
+
 /* Creates rows with the given keys (none live), in key order, each with its values: one cluster
  * insert per row (an append when the keys come after the table's), the named columns put
  * straight into the new row (no default written and then overwritten), the index entries with
@@ -398,8 +454,15 @@ static int many_by_key(cs_txn *t, uint32_t table, const many_col *mc, size_t nco
         order[2 * r + 1] = (int64_t)r;
     }
     qsort(order, n, 2 * sizeof *order, key_row_cmp);
-    int rc = CS_OK;
-    for (size_t i = 0; i < n && rc == CS_OK; i++) {
+    /* rows past the table's last key are appended a leaf at a time (many_append_sorted) */
+    ref_t root;
+    int64_t last = 0;
+    bool any = false;
+    int rc = table_root(t, table, &root);
+    if (rc == CS_OK) rc = cluster_last_key(t, root, &last, &any);
+    size_t tail = 0; /* the first row, in key order, past the last key */
+    while (rc == CS_OK && any && tail < n && order[2 * tail] <= last) tail++;
+    for (size_t i = 0; i < tail && rc == CS_OK; i++) {
         int64_t key = order[2 * i];
         size_t r = (size_t)order[2 * i + 1];
         ref_t *ls;
@@ -420,6 +483,8 @@ static int many_by_key(cs_txn *t, uint32_t table, const many_col *mc, size_t nco
         else rc = change_create(t, table, key);
         if (rc == CS_OK && indexed) rc = many_index(t, table, mc, ncols, cols, &key, r, 1, rowv);
     }
+    if (rc == CS_OK && tail < n)
+        rc = many_append_sorted(t, table, mc, ncols, cols, n, order, tail, counter0, was_empty && tail == 0, indexed, rowv);
     free(order);
     return rc;
 }
