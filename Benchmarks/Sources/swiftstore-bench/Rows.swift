@@ -5,6 +5,7 @@ func allRows(scaleMax: Int = 10_000_000) -> [Row] {
     [
         insertRow(id: "insert.rows.50k", size: 50_000, goal: "<= 0.5x", timeOpen: true),
         insertObjectsRow(),
+        addSequenceRow(),
         upsertObjectsRow(),
         fetchRowsRow(),
         fetchObjectsRow(),
