@@ -120,10 +120,18 @@ extension RealmCore {
         defer { for p in owned { p.deallocate() } }
         cols.reserveCapacity(props.count)
         values.reserveCapacity(props.count * n)
+        var fields: [UInt32: (offset: Int, field: any PersistedField.Type)] = [:]
+        for b in info.bindings where b.stored { fields[b.col] = (b.offset, b.field) }
         for (i, p) in props {
             cols.append(info.columns[i])
+            let f = fields[info.columns[i]]
             for o in objects {
-                let sv = KeyValueCoding.unmanagedStored(o, p)
+                var stored: StoredValue?
+                if let f {
+                    let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+                    stored = f.field.storedValue(at: base + f.offset)
+                }
+                let sv = stored ?? KeyValueCoding.unmanagedStored(o, p)
                 switch sv {
                 case .string(var str):
                     values.append(str.withUTF8 { buf in

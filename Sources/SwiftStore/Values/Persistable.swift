@@ -48,10 +48,13 @@ public protocol _Persistable: _RealmSchemaDiscoverable {
     static func _rlmFromAny(_ value: Any) -> Self?
     /// Whether a managed read returns an accessor worth keeping in the wrapper (collections).
     static var _rlmCachesAccessor: Bool { get }
+    /// The core value of an unmanaged value for a batched `add` (nil: not a single value).
+    static func _rlmEncodeStored(_ value: Self) -> _Stored?
 }
 
 extension _Persistable {
     public static var _rlmCachesAccessor: Bool { false }
+    public static func _rlmEncodeStored(_ value: Self) -> _Stored? { (value as? any _StorableValue)?._rlmEncode() }
     @inlinable
     public static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self {
         _rlmGet(obj, obj.column(atFieldOffset: offset))
@@ -65,6 +68,10 @@ public protocol _StorableValue: _Persistable {
     static func _rlmDecode(_ stored: _Stored) -> Self
     /// Makes a core value from a Swift value.
     func _rlmEncode() -> _Stored
+}
+
+extension _StorableValue {
+    public static func _rlmEncodeStored(_ value: Self) -> _Stored? { value._rlmEncode() }
 }
 
 extension _StorableValue {
