@@ -7,6 +7,8 @@ func allRows(scaleMax: Int = 10_000_000) -> [Row] {
         insertObjectsRow(),
         addSequenceRow(),
         upsertObjectsRow(),
+        scatteredLoadRow(sequence: false),
+        scatteredLoadRow(sequence: true),
         fetchRowsRow(),
         fetchObjectsRow(),
         countWhereObjectsRow(),
