@@ -480,7 +480,8 @@ static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, spl
     return CS_OK;
 }
 
-/* Rows of the leaf at r (0 for an inner node: never a sibling to share with). */
+/* Rows of the leaf at r; UINT64_MAX for an inner node or one that does not read (never a
+ * sibling to share with). */
 static uint64_t leaf_rows(cs_txn *t, ref_t r)
 {
     node_hdr *h;
@@ -498,8 +499,8 @@ static uint64_t leaf_rows(cs_txn *t, ref_t r)
  * inserted into its middle). As a B*-tree does, it first shares its rows with the neighbour
  * that has more room (at least SHARE_ROOM): the pair's rows are split evenly between them, in
  * key order, and the right one's first key is updated; a random-order load so leaves its leaves
- * fuller than a split at the middle would (docs/ARCHITECTURE.md, Leaf fill). With no such
- * neighbour the leaf splits at its middle (sp->happened). */
+ * fuller than a split at the middle would (docs/ARCHITECTURE.md, Leaf fill and the history of a
+ * load). With no such neighbour the leaf splits at its middle (sp->happened). */
 static int leaf_overflow(cs_txn *t, uint32_t table, ref_t *slot, uint64_t idx, split *sp)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
