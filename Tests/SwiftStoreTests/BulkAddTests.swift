@@ -105,16 +105,18 @@ private func expectSameAsOneByOne(_ body: (_ realm: Realm, _ add: ([Object], Rea
                 o.tag = i % 10
                 return o
             }
-            let plain: [Object] = (0..<900).map { i in
+            var plain: [Object] = (0..<900).map { i in
                 let o = BulkPlain()
                 o.tag = (i * 7) % 10
                 o.label = "p\(i)"
                 return o
             }
+            plain.insert(plain[3], at: 10) // the same instance twice: added once
             try realm.write {
                 add(named, .error)
                 add(plain, .error)
             }
+            #expect(realm.objects(BulkPlain.self).count == 900)
         }
     }
 

@@ -57,6 +57,7 @@ extension RealmCore {
     func addAll<S: Sequence>(_ objects: S, policy: Realm.UpdatePolicy) where S.Element: ObjectBase {
         verifyWrite("add objects to a Realm")
         var run: [ObjectBase] = []
+        var inRun = Set<ObjectIdentifier>() // an instance twice: the second add finds it managed
         var runInfo: ClassInfo?
         func flush() {
             guard let info = runInfo, !run.isEmpty else { return }
@@ -64,8 +65,10 @@ extension RealmCore {
                 for o in run { add(o, policy: policy) }
             }
             run.removeAll(keepingCapacity: true)
+            inRun.removeAll(keepingCapacity: true)
         }
         for o in objects {
+            if inRun.contains(ObjectIdentifier(o)) { continue }
             guard o.core == nil else {
                 flush()
                 add(o, policy: policy)
@@ -91,6 +94,7 @@ extension RealmCore {
                 }
             }
             run.append(o)
+            inRun.insert(ObjectIdentifier(o))
         }
         flush()
     }
