@@ -77,7 +77,47 @@ private func expectSameAsOneByOne(_ body: (_ realm: Realm, _ add: ([Object], Rea
     #expect(dumps[0].count > 10, sourceLocation: sourceLocation)
 }
 
+private func plainItem(_ id: Int) -> BulkItem {
+    let o = BulkItem()
+    o.id = id
+    o.name = "n\(id)"
+    o.tag = id % 10
+    return o
+}
+
 @Suite struct BulkAddTests {
+    /// Observers of the class see the same change set from another thread's batched add as from
+    /// its single adds: the insertions at their exact positions, and an upserted object as a
+    /// modification.
+    @Test func notificationsSeeTheSameChanges() throws {
+        var seen: [[Seen?]] = []
+        for batched in [true, false] {
+            let f = try Fixture(models: bulkTypes)
+            let all = Events<Seen>(), sorted = Events<Seen>()
+            try f.run { realm in
+                try realm.write { for id in [10, 20, 30] { realm.add(plainItem(id)) } }
+                f.tokens.append(realm.objects(BulkItem.self).observe { all.add(Seen($0)) })
+                f.tokens.append(realm.objects(BulkItem.self).sorted(byKeyPath: "name", ascending: false).observe { sorted.add(Seen($0)) })
+            }
+            var got = [all.next(), sorted.next()]
+            f.writeElsewhere { r in
+                let objects = [25, 5, 20, 35, 15, 31].map { plainItem($0) }
+                objects[2].tag = 7 // 20 exists: updated
+                if batched { r.add(objects, update: .modified) } else { for o in objects { r.add(o, update: .modified) } }
+            }
+            got.append(all.next())
+            got.append(sorted.next())
+            seen.append(got)
+            try f.finish()
+        }
+        #expect(seen[0] == seen[1])
+        // key order (the keys are the ids): 5 10 15 20 25 30 31 35; a modification is at its
+        // index before the write (20 was at 1)
+        #expect(seen[0][2] == Seen(count: 8, ins: [0, 2, 4, 6, 7], mod: [1]))
+        // names descending: n5 n35 n31 n30 n25 n20 n15 n10 (n20 was at 1 of n30 n20 n10)
+        #expect(seen[0][3] == Seen(count: 8, ins: [0, 1, 2, 4, 6], mod: [1]))
+    }
+
     /// Int primary keys in random order into an empty table, then into the same table around
     /// and between its keys; the added objects are managed and read their values.
     @Test func intPrimaryKeysInRandomOrder() throws {
