@@ -461,11 +461,49 @@ static int delpk_append(cs_txn *t, uint64_t first, uint64_t newver, ref_t blob)
     return CS_OK;
 }
 
+static int run_cmp(const void *a, const void *b)
+{
+    const cs_change *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* Each stretch of consecutive CREATE records of one table (objects created one after another,
+ * nothing else recorded between them) is put in key order with touching runs merged: created
+ * objects are a set, so the stretch means the same in any order, and a load in random key order
+ * is recorded in as few runs as the same load in key order (one run for keys 0..n-1) instead of
+ * one record per object (docs/ARCHITECTURE.md, Leaf fill and the history of a load). */
+static void log_sort_creates(cs_txn *t)
+{
+    uint64_t out = 0;
+    for (uint64_t i = 0; i < t->nlog;) {
+        uint64_t j = i + 1;
+        if (t->log[i].kind == CS_CHANGE_CREATE) {
+            bool sorted = true;
+            while (j < t->nlog && t->log[j].kind == CS_CHANGE_CREATE && t->log[j].table == t->log[i].table) {
+                if (t->log[j].key < t->log[j - 1].key) sorted = false;
+                j++;
+            }
+            if (!sorted) qsort(&t->log[i], j - i, sizeof t->log[i], run_cmp);
+            uint64_t start = out;
+            for (uint64_t k = i; k < j; k++) {
+                cs_change *l = out > start ? &t->log[out - 1] : NULL; /* this stretch's last record */
+                if (l && l->key + l->a == t->log[k].key) l->a += t->log[k].a;
+                else t->log[out++] = t->log[k];
+            }
+        } else {
+            t->log[out++] = t->log[i];
+        }
+        i = j;
+    }
+    t->nlog = out;
+}
+
 /* Appends this commit's entry and trims entries no live reader needs (called by file_commit
  * before the dirty nodes are collected). */
 int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
 {
     ref_t blob = 0, pkblob = 0;
+    if (t->nlog) log_sort_creates(t);
     if (t->nlog) {
         buf b = {0};
         for (uint64_t i = 0; i < t->nlog; i++) encode(&t->log[i], &b);

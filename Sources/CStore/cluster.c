@@ -295,6 +295,28 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
     return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
 }
 
+int cluster_last_key(cs_txn *t, ref_t root, int64_t *key, bool *found)
+{
+    *found = false;
+    ref_t r = root;
+    for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
+        if (!r) return CS_OK;
+        node_hdr *h, *first;
+        TRY(read_step(t, r, &h, &first));
+        if (first) {
+            r = cluster_inner_child(h, cluster_inner_children(h) - 1);
+            continue;
+        }
+        node_hdr *keys;
+        TRY(open_leaf_keys(t, h, &keys));
+        if (!keys->count) return CS_OK;
+        *key = node_get_int(keys, keys->count - 1);
+        *found = true;
+        return CS_OK;
+    }
+    return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
+}
+
 static int seek_rec(cs_txn *t, ref_t r, int64_t from, node_hdr **leaf, uint32_t *row, int64_t *key, int depth)
 {
     if (depth >= TREE_DEPTH_MAX) return CORRUPT("cluster tree deeper than %d", TREE_DEPTH_MAX);
@@ -377,9 +399,13 @@ int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot
 
 typedef struct split {
     bool happened; /* a new right sibling was made */
+    bool overfull; /* a leaf past CLUSTER_MAX rows that its parent shares out or splits */
     ref_t ref;     /* its ref */
     int64_t first; /* its first key */
 } split;
+
+static int leaf_materialise(cs_txn *t, const col_def *cd, ref_t *slot, uint32_t col, uint64_t rows);
+static int leaf_append_rows(cs_txn *t, uint32_t table, ref_t *left, ref_t *right);
 
 static int first_key(cs_txn *t, ref_t r, int64_t *out)
 {
@@ -407,20 +433,15 @@ static int leaf_col(cs_txn *t, uint32_t table, ref_t *slot, uint32_t col, ref_t 
     return CS_OK;
 }
 
-/* Moves rows [from, end) of the leaf at *slot into a new leaf. */
-static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, split *sp)
+/* Moves rows [from, end) of the writable leaf at *slot into the writable leaf at *dst, which
+ * holds no row (its keys sub-node empty; its column sub-nodes empty or absent). */
+static int leaf_move_tail(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, ref_t *dst)
 {
     node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
-    /* invariant 3: both halves keep rows (the callers split a leaf past CLUSTER_MAX rows) */
-    cs_assert3(from, >, 0);
-    cs_assert3(from, <, ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count);
-    uint32_t slots = h->count, cols = cluster_leaf_cols(h);
-    ref_t nl;
-    TRY(node_new(t, NF_REFS, 64, slots, &nl));
-    TRY(node_new(t, 0, 0, 0, cluster_keys_slot((node_hdr *)txn_ptr(t, nl))));
+    uint32_t cols = cluster_leaf_cols(h);
     leaf_spec ks = leaf_spec_of(CS_TYPE_INT, false, 0);
     TRY(leaf_move(t, &ks, cluster_keys_slot((node_hdr *)txn_ptr(t, *slot)), from,
-                  cluster_keys_slot((node_hdr *)txn_ptr(t, nl))));
+                  cluster_keys_slot((node_hdr *)txn_ptr(t, *dst))));
     for (uint32_t col = 0; col < cols; col++) {
         /* both leaves are looked up again: the moves below may move them */
         ref_t *src;
@@ -430,14 +451,88 @@ static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, spl
         uint64_t have;
         TRY(leaf_count(t, &s, *src, &have));
         if (have <= from) continue; /* a short column: the moved rows hold defaults (invariant 2) */
-        TRY(leaf_make(t, &s, 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
+        if (!cluster_leaf_col_ref((node_hdr *)txn_ptr(t, *dst), col)) {
+            col_def *cd = txn_col_live(t, table, col);
+            if (!cd) return CORRUPT("leaf holds data for a removed column");
+            TRY(leaf_materialise(t, cd, dst, col, 0));
+        }
         TRY(leaf_move(t, &s, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col), from,
-                      cluster_leaf_col_slot((node_hdr *)txn_ptr(t, nl), col)));
+                      cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *dst), col)));
     }
+    t->epoch++;
+    return CS_OK;
+}
+
+/* Moves rows [from, end) of the leaf at *slot into a new leaf. */
+static int leaf_split(cs_txn *t, uint32_t table, ref_t *slot, uint64_t from, split *sp)
+{
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    /* invariant 3: both halves keep rows (the callers split a leaf past CLUSTER_MAX rows) */
+    cs_assert3(from, >, 0);
+    cs_assert3(from, <, ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count);
+    ref_t nl;
+    TRY(node_new(t, NF_REFS, 64, h->count, &nl));
+    TRY(node_new(t, 0, 0, 0, cluster_keys_slot((node_hdr *)txn_ptr(t, nl))));
+    TRY(leaf_move_tail(t, table, slot, from, &nl));
     sp->happened = true;
     sp->ref = nl;
     TRY(first_key(t, nl, &sp->first));
-    t->epoch++;
+    return CS_OK;
+}
+
+/* Rows of the leaf at r; UINT64_MAX for an inner node or one that does not read (never a
+ * sibling to share with). */
+static uint64_t leaf_rows(cs_txn *t, ref_t r)
+{
+    node_hdr *h;
+    if (node_at(t, r, &h) != CS_OK || (h->flags & NF_INNER) || !cluster_keys_ref(h)) return UINT64_MAX;
+    node_hdr *k;
+    if (node_at(t, cluster_keys_ref(h), &k) != CS_OK) return UINT64_MAX;
+    return k->count;
+}
+
+/* A sibling shares an overfull leaf's rows only while it has this much room left, so a full
+ * pair does not pass one row to and fro on every insert. */
+#define SHARE_ROOM (CLUSTER_MAX / 8)
+
+/* Child idx of the writable inner node at *slot is a leaf past CLUSTER_MAX rows (a row was
+ * inserted into its middle). As a B*-tree does, it first shares its rows with the neighbour
+ * that has more room (at least SHARE_ROOM): the pair's rows are split evenly between them, in
+ * key order, and the right one's first key is updated; a random-order load so leaves its leaves
+ * fuller than a split at the middle would (docs/ARCHITECTURE.md, Leaf fill and the history of a
+ * load). With no such neighbour the leaf splits at its middle (sp->happened). */
+static int leaf_overflow(cs_txn *t, uint32_t table, ref_t *slot, uint64_t idx, split *sp)
+{
+    node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+    uint64_t nch = cluster_inner_children(h);
+    uint64_t rows = leaf_rows(t, cluster_inner_child(h, idx));
+    uint64_t left = idx > 0 ? leaf_rows(t, cluster_inner_child(h, idx - 1)) : UINT64_MAX;
+    uint64_t right = idx + 1 < nch ? leaf_rows(t, cluster_inner_child(h, idx + 1)) : UINT64_MAX;
+    uint64_t best = left < right ? left : right;
+    sp->overfull = false;
+    if (best == UINT64_MAX || best + SHARE_ROOM > CLUSTER_MAX) {
+        return leaf_split(t, table, cluster_inner_child_slot(h, idx), rows / 2, sp);
+    }
+    uint64_t l = left < right ? idx - 1 : idx; /* the pair is children l and l + 1 */
+    for (uint64_t i = l; i <= l + 1; i++) {
+        ref_t *cs = cluster_inner_child_slot((node_hdr *)txn_ptr(t, *slot), i);
+        if (!IS_SLAB(*cs)) {
+            TRY(node_cow(t, cs));
+            t->epoch++;
+        }
+    }
+    uint64_t total = rows + best, keep = (total + 1) / 2;
+    /* the right leaf's rows go to the end of the left one, then the left one's tail from `keep`
+     * goes back into the emptied right one: both hold about total / 2 rows */
+    h = (node_hdr *)txn_ptr(t, *slot);
+    TRY(leaf_append_rows(t, table, cluster_inner_child_slot(h, l), cluster_inner_child_slot(h, l + 1)));
+    h = (node_hdr *)txn_ptr(t, *slot);
+    TRY(leaf_move_tail(t, table, cluster_inner_child_slot(h, l), keep, cluster_inner_child_slot(h, l + 1)));
+    int64_t f;
+    TRY(first_key(t, cluster_inner_child((node_hdr *)txn_ptr(t, *slot), l + 1), &f));
+    ref_t *fs = cluster_keys_slot((node_hdr *)txn_ptr(t, *slot));
+    TRY(node_set_int(t, fs, l + 1, f));
+    t->short_cols = true; /* columns one leaf of the pair lacked are short now (invariant 2) */
     return CS_OK;
 }
 
@@ -469,6 +564,7 @@ static int inner_split(cs_txn *t, ref_t *slot, split *sp)
 static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split *sp, int depth)
 {
     sp->happened = false;
+    sp->overfull = false;
     node_hdr *h, *first = NULL;
     uint64_t idx = 0;
     TRY(path_step(t, slot, key, depth, &h, &first, &idx));
@@ -479,7 +575,10 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
         ref_t *fs = cluster_keys_slot(h);
         TRY(node_at(t, *fs, &first));
         if (key < node_get_int(first, idx)) TRY(node_set_int(t, fs, idx, key));
+        if (csp.overfull) TRY(leaf_overflow(t, table, slot, idx, &csp));
         if (!csp.happened) return CS_OK;
+        h = (node_hdr *)txn_ptr(t, *slot);
+        fs = cluster_keys_slot(h);
         TRY(node_insert_int(t, fs, idx + 1, csp.first));
         TRY(node_insert_int(t, slot, CL_CHILD0 + idx + 1, (int64_t)csp.ref));
         h = (node_hdr *)txn_ptr(t, *slot);
@@ -514,7 +613,12 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
     }
     if (!append) t->epoch++;
     node_hdr *k = (node_hdr *)txn_ptr(t, cluster_keys_ref((node_hdr *)txn_ptr(t, *slot)));
-    if (k->count > CLUSTER_MAX) TRY(leaf_split(t, table, slot, append ? k->count - 1 : k->count / 2, sp));
+    /* an append (a load in key order) splits at the last row and leaves a full leaf behind; a row
+     * inserted in the middle is shared out with a neighbour first (leaf_overflow) */
+    if (k->count > CLUSTER_MAX) {
+        if (append) TRY(leaf_split(t, table, slot, k->count - 1, sp));
+        else sp->overfull = true;
+    }
     return CS_OK;
 }
 
@@ -531,6 +635,12 @@ int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
     }
     split sp;
     TRY(insert_rec(t, table, root, key, &sp, 0));
+    if (sp.overfull) {
+        /* the root is the only leaf: it splits at its middle */
+        TRY(root_slot(t, table, &root));
+        uint64_t rows = leaf_rows(t, *root);
+        TRY(leaf_split(t, table, root, rows / 2, &sp));
+    }
     if (sp.happened) {
         int64_t f0;
         TRY(first_key(t, *root, &f0));
@@ -579,6 +689,15 @@ static int leaf_materialise(cs_txn *t, const col_def *cd, ref_t *slot, uint32_t 
  * does not hold stays short in the left one (invariant 2). */
 static int leaf_merge(cs_txn *t, uint32_t table, ref_t *left, ref_t *right)
 {
+    TRY(leaf_append_rows(t, table, left, right));
+    node_free_tree(t, *right); /* now empty */
+    return CS_OK;
+}
+
+/* leaf_merge's move: every row of the leaf at right goes to the end of the leaf at left; the
+ * right leaf is left with no row (its sub-nodes empty). */
+static int leaf_append_rows(cs_txn *t, uint32_t table, ref_t *left, ref_t *right)
+{
     node_hdr *l = (node_hdr *)txn_ptr(t, *left), *r = (node_hdr *)txn_ptr(t, *right);
     uint64_t lrows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(l)))->count;
     uint32_t cols = cluster_leaf_cols(r);
@@ -601,7 +720,6 @@ static int leaf_merge(cs_txn *t, uint32_t table, ref_t *left, ref_t *right)
         rh = (node_hdr *)txn_ptr(t, *right);
         TRY(leaf_move(t, &s, cluster_leaf_col_slot(rh, col), 0, cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *left), col)));
     }
-    node_free_tree(t, *right); /* now empty */
     t->short_cols = true; /* the left leaf's columns the right one lacked are short now */
     t->epoch++;
     return CS_OK;

@@ -31,6 +31,8 @@ static inline ref_t cluster_inner_child(node_hdr *inner, uint64_t i) { return no
 static inline ref_t *cluster_inner_child_slot(node_hdr *inner, uint64_t i) { return &node_refs(inner)[CL_CHILD0 + i]; }
 
 int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row);
+/** The largest key of the tree at root (*found false for an empty tree). */
+int cluster_last_key(cs_txn *t, ref_t root, int64_t *key, bool *found);
 int cluster_insert(cs_txn *t, uint32_t table, int64_t key);
 int cluster_erase(cs_txn *t, uint32_t table, int64_t key);
 /** Returns a writable leaf slot and row for `key`, copying the path (WRITE). */

@@ -752,8 +752,16 @@ int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_
     return value_entry_op(t, table, col, mixed, nv, key, true);
 }
 
-/* Called for every indexed column when an object is created (defaults) or deleted. */
-int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
+/* Called for every indexed column when an object is created (defaults, but `vcol`'s entry keys
+ * *vval when vval is not NULL: a new object's primary key goes in once, not as a default
+ * that is then replaced) or deleted. */
+int index_row_with(cs_txn *t, uint32_t table, int64_t key, bool insert, uint32_t vcol, const cs_value *vval)
+{
+    return index_row_values(t, table, key, insert, vval ? 1 : 0, &vcol, vval, 0);
+}
+
+int index_row_values(cs_txn *t, uint32_t table, int64_t key, bool insert, size_t nv, const uint32_t *vcols,
+                     const cs_value *vals, size_t stride)
 {
     table_def *td;
     TRY(txn_table(t, table, &td));
@@ -761,7 +769,12 @@ int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
         if (!is_indexed(&td->cols[c])) continue;
         bool mixed = td->cols[c].type == CS_TYPE_MIXED;
         cs_value v;
-        if (insert) {
+        size_t given = nv;
+        for (size_t i = 0; insert && i < nv; i++)
+            if (vcols[i] == c) given = i;
+        if (given < nv) {
+            v = vals[given * stride];
+        } else if (insert) {
             memset(&v, 0, sizeof v);
             if ((td->cols[c].flags & CS_COL_NULLABLE) || mixed) v.type = CS_TYPE_NULL;
             else {
@@ -790,6 +803,11 @@ int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
         TRY(txn_table(t, table, &td));
     }
     return CS_OK;
+}
+
+int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
+{
+    return index_row_with(t, table, key, insert, CS_NONE, NULL);
 }
 
 /* Drops column col's index (frees the tree). */

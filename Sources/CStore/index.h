@@ -22,6 +22,12 @@ int index_collect(cs_txn *t, uint32_t table, uint32_t col, const irange *r, size
 int index_root(cs_txn *t, uint32_t table, uint32_t col, ref_t *root);
 int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_value *old, const cs_value *nv);
 int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert);
+/* index_row for a new object whose column vcol holds *vval (not the default) in its entry. */
+int index_row_with(cs_txn *t, uint32_t table, int64_t key, bool insert, uint32_t vcol, const cs_value *vval);
+/* index_row for a new object whose columns vcols[i] (i < nv) hold vals[i * stride]: each indexed
+ * one's entry keys that value, every other indexed column's its default. */
+int index_row_values(cs_txn *t, uint32_t table, int64_t key, bool insert, size_t nv, const uint32_t *vcols,
+                     const cs_value *vals, size_t stride);
 int index_drop(cs_txn *t, uint32_t table, uint32_t col);
 int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique);
 int index_verify(cs_txn *t, uint32_t table, uint32_t col);

@@ -14,6 +14,9 @@
  *  3. So an object found at key p is the object with primary key p; an object with primary key p
  *     not found at key p may still exist under a counter key (p retired, or its object made while
  *     the table had no primary key): the index answers then.
+ *  4. Only an object with a counter key breaks "p is live at key p or nowhere", and every counter
+ *     key moves TBL_NEXTKEY past KEY_PK_END: while it is still KEY_PK_END, an object with primary
+ *     key p exists exactly when key p is live (keying_keys_are_pks).
  */
 #include "node.h"
 #include "leaf.h"
@@ -78,6 +81,18 @@ int keying_choose(cs_txn *t, uint32_t table, const cs_value *pk, int64_t *key, b
         }
     }
     return table_get_meta(t, table, TBL_NEXTKEY, key);
+}
+
+int keying_keys_are_pks(cs_txn *t, uint32_t table, bool *all)
+{
+    *all = false;
+    int64_t flags, next;
+    ref_t retired;
+    TRY(table_keying(t, table, &flags, &retired));
+    if (!(flags & TBLK_PK)) return CS_OK;
+    TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
+    *all = next == KEY_PK_END;
+    return CS_OK;
 }
 
 int keying_retire(cs_txn *t, uint32_t table, int64_t key)

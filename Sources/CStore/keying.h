@@ -11,6 +11,11 @@
  *  value is an Int in [0, KEY_PK_END) and that key was never used (not retired); else the
  *  table's next counter key. `own` says which (true: the key is the pk). */
 int keying_choose(cs_txn *t, uint32_t table, const cs_value *pk, int64_t *key, bool *own);
+/** Whether every object of `table` has its key as its Int primary key: the table is pk-keyed and
+ *  its counter never gave out a key (TBL_NEXTKEY still KEY_PK_END). Then an object with primary
+ *  key p exists exactly when key p is live, so a new object's primary key is checked for
+ *  uniqueness by the cluster insert of its key (CS_EXISTS), without the index (invariant 4). */
+int keying_keys_are_pks(cs_txn *t, uint32_t table, bool *all);
 /** Records that `key` of a pk-keyed table is deleted, when it is a pk key (below KEY_PK_END):
  *  it is never given out again. A no-op for other tables and keys. */
 int keying_retire(cs_txn *t, uint32_t table, int64_t key);

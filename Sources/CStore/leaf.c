@@ -748,6 +748,20 @@ int leaf_move(cs_txn *t, const leaf_spec *s, ref_t *src, uint64_t from, ref_t *d
             TRY(node_insert_bytes(t, dst, dn + (i - from), node_values(h) + i * h->width));
             if (node_is_null(h, i)) node_set_null((node_hdr *)txn_ptr(t, *dst), dn + (i - from), true);
         }
+    } else if (!(h->flags & NF_REFS) && n > from) {
+        /* packed Ints: one append of the whole tail (one reserve, one width), then the nulls */
+        uint64_t k = n - from;
+        int64_t small[CLUSTER_MAX];
+        int64_t *v = k <= CLUSTER_MAX ? small : malloc(k * sizeof *v);
+        if (!v) return NOMEM();
+        for (uint64_t i = 0; i < k; i++) v[i] = node_get_int(h, from + i);
+        int rc = node_append_ints(t, dst, v, k);
+        if (v != small) free(v);
+        TRY(rc);
+        h = (node_hdr *)txn_ptr(t, *src);
+        if (h->flags & NF_NULLS)
+            for (uint64_t i = 0; i < k; i++)
+                if (node_is_null(h, from + i)) node_set_null((node_hdr *)txn_ptr(t, *dst), dn + i, true);
     } else {
         uint8_t w = 0;
         for (uint64_t i = from; i < n; i++) {

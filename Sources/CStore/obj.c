@@ -19,6 +19,7 @@
 #include "obj.h"
 #include "coll.h"
 #include "keying.h"
+#include "index_key.h"
 
 /* ---- accessors -------------------------------------------------------------------------- */
 
@@ -162,7 +163,13 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
 
 /* Inserts a row with the key `own` (a primary key as object key, keying.c) or, when own < 0,
  * the table's next counter key. */
-static int create_row(cs_txn *t, uint32_t table, int64_t own, cs_obj *out)
+static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
+
+/* Creates the row of a new object: key `own`, or the next counter key when own < 0. The new row's
+ * index entries key the defaults, but column vcol's keys *vval when vval is not NULL (the
+ * primary key: its entry goes in once). CS_EXISTS when key `own` is live: nothing is changed
+ * then but writable copies of the path's nodes. */
+static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, const cs_value *vval, cs_obj *out)
 {
     ref_t *ts;
     TRY(table_node_slot(t, table, &ts));
@@ -173,7 +180,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, cs_obj *out)
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
     TRY(cluster_insert(t, table, key));
     TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
-    TRY(index_row(t, table, key, true));
+    TRY(index_row_with(t, table, key, true, vcol, vval));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));
     if (own < 0) m[TBL_NEXTKEY] = tag_int(key + 1);
@@ -193,7 +200,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, cs_obj *out)
 
 int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
 {
-    return create_row(t, table, -1, out);
+    return create_row(t, table, -1, CS_NONE, NULL, out);
 }
 
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
@@ -218,17 +225,32 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
     col_def *c = &td->cols[pc];
     leaf_spec s = leaf_spec_col(c);
     TRY(value_check(&s, pk));
-    int64_t other;
-    int rc = cs_index_find(txn, table, pc, pk, &other);
-    if (rc == CS_OK)
-        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
-    if (rc != CS_NOTFOUND) return rc;
+    /* every object's key its primary key (keying.c invariant 4): the cluster insert of key p
+     * is the uniqueness check, and a primary key that gets a counter key is unique */
+    bool by_key = false;
+    if (c->type == CS_TYPE_INT) TRY(keying_keys_are_pks(txn, table, &by_key));
+    if (!by_key) {
+        int64_t other;
+        int rc = cs_index_find(txn, table, pc, pk, &other);
+        if (rc == CS_OK)
+            return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
+        if (rc != CS_NOTFOUND) return rc;
+    }
     int64_t key;
     bool own;
     TRY(keying_choose(txn, table, pk, &key, &own));
-    TRY(create_row(txn, table, own ? key : -1, out));
+    int rc = create_row(txn, table, own ? key : -1, pc, pk, out);
+    if (rc == CS_EXISTS && by_key && own)
+        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
+    TRY(rc);
+    /* the value goes into the new row alone: its index entry went in with the row */
     TRY(txn_col(txn, table, pc, NULL, &c));
-    return obj_col_put(out, pc, c, pk);
+    ref_t *slot;
+    uint32_t row;
+    TRY(col_slot_fast(out, pc, &slot, &row));
+    leaf_spec ps = leaf_spec_col(c);
+    TRY(leaf_put(txn, &ps, slot, row, pk));
+    return change_set(txn, table, out->key, pc);
 }
 
 /* ---- creating many objects at once -------------------------------------------------------- */
@@ -264,25 +286,235 @@ static int many_append_col(cs_txn *t, uint32_t table, ref_t *ls, uint64_t row0, 
     return CS_OK;
 }
 
+/* Row r's values of the named columns, as cs_values (vals[c] for column mc[c].col). */
+static void many_row(const many_col *mc, size_t ncols, size_t r, cs_value *vals)
+{
+    for (size_t c = 0; c < ncols; c++) vals[c] = many_value(&mc[c], r);
+}
+
+/* Inserts the index entries of new rows [r0, r0 + k) with keys keys[r0..]: each indexed column's
+ * entry keys the row's value when the column is named, else its default (no default entry is
+ * inserted and then replaced). */
+static int many_index(cs_txn *t, uint32_t table, const many_col *mc, size_t ncols, const uint32_t *cols,
+                      const int64_t *keys, size_t r0, size_t k, cs_value *row)
+{
+    for (size_t r = r0; r < r0 + k; r++) {
+        many_row(mc, ncols, r, row);
+        TRY(index_row_values(t, table, keys[r - r0], true, ncols, cols, row, 1));
+    }
+    return CS_OK;
+}
+
+/* Orders rows by their primary key's index encoding (the duplicate check within a batch). */
+typedef struct pk_enc {
+    uint8_t *p; /* index_encode of the row's primary key */
+    size_t n;   /* its length */
+    size_t row; /* the row */
+} pk_enc;
+
+static int pk_enc_cmp(const void *a, const void *b)
+{
+    const pk_enc *x = a, *y = b;
+    size_t m = x->n < y->n ? x->n : y->n;
+    int r = m ? memcmp(x->p, y->p, m) : 0;
+    return r ? r : (x->n > y->n) - (x->n < y->n);
+}
+
+static int key_row_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* (key, row) pairs */
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The keys of n new objects of a table with a primary key (column mc[pm].col), checked before
+ * anything is created: CS_CONSTRAINT when two rows share a primary key or a row's primary key
+ * is an existing object's, as n cs_obj_create_primary calls in row order would report at the
+ * first one. keys[r] is row r's key: its primary key in a pk-keyed table when that key was
+ * never used, else the next counter key in row order (keying.c). *ncounter is how many rows
+ * took counter keys. */
+static int many_pk_keys(cs_txn *t, uint32_t table, const table_def *td, const many_col *pmc, size_t n,
+                        int64_t *keys, int64_t *ncounter)
+{
+    pk_enc *e = calloc(n ? n : 1, sizeof *e);
+    if (!e) return NOMEM();
+    int rc = CS_OK;
+    for (size_t r = 0; r < n && rc == CS_OK; r++) {
+        cs_value v = many_value(pmc, r);
+        e[r].row = r;
+        rc = index_encode(&v, false, &e[r].p, &e[r].n);
+    }
+    if (rc == CS_OK) qsort(e, n, sizeof *e, pk_enc_cmp);
+    for (size_t i = 1; i < n && rc == CS_OK; i++)
+        if (pk_enc_cmp(&e[i - 1], &e[i]) == 0)
+            rc = cs_fail(CS_CONSTRAINT, 0, "rows %zu and %zu of '%s' have the same primary key",
+                         e[i - 1].row < e[i].row ? e[i - 1].row : e[i].row, e[i - 1].row < e[i].row ? e[i].row : e[i - 1].row, td->name);
+    for (size_t r = 0; r < n; r++) free(e[r].p);
+    free(e);
+    TRY(rc);
+    bool by_key = false;
+    if (pmc->cd->type == CS_TYPE_INT) TRY(keying_keys_are_pks(t, table, &by_key));
+    int64_t next;
+    TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
+    *ncounter = 0;
+    for (size_t r = 0; r < n; r++) {
+        cs_value v = many_value(pmc, r);
+        bool own;
+        int64_t key;
+        TRY(keying_choose(t, table, &v, &key, &own));
+        if (by_key) {
+            /* every object's key is its primary key (keying.c invariant 4) */
+            bool live = false;
+            if (own) TRY(obj_exists_key(t, table, key, &live));
+            if (live)
+                return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
+        } else {
+            int64_t other;
+            int frc = cs_index_find(t, table, td->primary, &v, &other);
+            if (frc == CS_OK)
+                return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
+            if (frc != CS_NOTFOUND) return frc;
+        }
+        if (!own) {
+            if (next >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
+            key = next++;
+            (*ncounter)++;
+        }
+        keys[r] = key;
+    }
+    return CS_OK;
+}
+
+/* many_by_key's appends: rows order[2 * i + 1] for i in [from, n), whose keys order[2 * i] are
+ * increasing and past every key of the table, a leaf at a time as the counter-key path appends
+ * them: the first key of a leaf through cluster_insert, the others appended to its keys, then
+ * each column's values for those rows (gathered into key order a leaf at a time). */
+static int many_append_sorted(cs_txn *t, uint32_t table, const many_col *mc, size_t ncols, const uint32_t *cols,
+                              size_t n, const int64_t *order, size_t from, int64_t counter0, bool was_empty,
+                              bool indexed, cs_value *rowv)
+{
+    int64_t *ibuf = malloc((ncols ? ncols : 1) * CLUSTER_MAX * sizeof *ibuf);
+    cs_value *vbuf = malloc((ncols ? ncols : 1) * CLUSTER_MAX * sizeof *vbuf);
+    if (!ibuf || !vbuf) {
+        free(ibuf);
+        free(vbuf);
+        return NOMEM();
+    }
+    int rc = CS_OK;
+    size_t i = from;
+    while (i < n && rc == CS_OK) {
+        int64_t key = order[2 * i];
+        ref_t *ls;
+        uint32_t row0;
+        if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
+        if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
+        size_t k = n - i;
+        if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
+        int64_t more[CLUSTER_MAX];
+        for (size_t j = 1; j < k; j++) more[j - 1] = order[2 * (i + j)];
+        if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
+        t->short_cols = true; /* columns not named stay short of the new rows (cluster.c invariant 2) */
+        for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
+            /* this leaf's values of column c in key order, as a column of k rows */
+            many_col g = mc[c];
+            if (g.ints) {
+                for (size_t j = 0; j < k; j++) ibuf[c * CLUSTER_MAX + j] = g.ints[order[2 * (i + j) + 1]];
+                g.ints = &ibuf[c * CLUSTER_MAX];
+            } else {
+                for (size_t j = 0; j < k; j++) vbuf[c * CLUSTER_MAX + j] = g.vals[order[2 * (i + j) + 1]];
+                g.vals = &vbuf[c * CLUSTER_MAX];
+            }
+            rc = many_append_col(t, table, ls, row0, &g, 0, k);
+        }
+        for (size_t j = 0; j < k && rc == CS_OK; j++) {
+            int64_t kj = order[2 * (i + j)];
+            if (kj < counter0) rc = change_create_own(t, table, kj, was_empty && i == from && j == 0);
+            else rc = change_create(t, table, kj);
+            if (rc == CS_OK && indexed)
+                rc = many_index(t, table, mc, ncols, cols, &kj, (size_t)order[2 * (i + j) + 1], 1, rowv);
+        }
+        t->epoch++;
+        i += k;
+    }
+    free(ibuf);
+    free(vbuf);
+    return rc;
+}
+
+/* Creates rows with the given keys (none live), in key order, each with its values: one cluster
+ * insert per row (an append when the keys come after the table's), the named columns put
+ * straight into the new row (no default written and then overwritten), the index entries with
+ * their values, and the change history's created keys. */
+static int many_by_key(cs_txn *t, uint32_t table, const many_col *mc, size_t ncols, const uint32_t *cols, size_t n,
+                       const int64_t *keys, int64_t counter0, bool was_empty, bool indexed, cs_value *rowv)
+{
+    int64_t *order = malloc((n ? n : 1) * 2 * sizeof *order);
+    if (!order) return NOMEM();
+    for (size_t r = 0; r < n; r++) {
+        order[2 * r] = keys[r];
+        order[2 * r + 1] = (int64_t)r;
+    }
+    qsort(order, n, 2 * sizeof *order, key_row_cmp);
+    /* rows past the table's last key are appended a leaf at a time (many_append_sorted) */
+    ref_t root;
+    int64_t last = 0;
+    bool any = false;
+    int rc = table_root(t, table, &root);
+    if (rc == CS_OK) rc = cluster_last_key(t, root, &last, &any);
+    size_t tail = 0; /* the first row, in key order, past the last key */
+    while (rc == CS_OK && any && tail < n && order[2 * tail] <= last) tail++;
+    for (size_t i = 0; i < tail && rc == CS_OK; i++) {
+        int64_t key = order[2 * i];
+        size_t r = (size_t)order[2 * i + 1];
+        ref_t *ls;
+        uint32_t row;
+        if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
+        if ((rc = cluster_write_path(t, table, key, &ls, &row)) != CS_OK) break;
+        for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
+            if ((rc = cluster_materialise(t, table, ls, mc[c].col)) != CS_OK) break;
+            ref_t *slot = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *ls), mc[c].col);
+            cs_value v = many_value(&mc[c], r);
+            rc = leaf_put(t, &mc[c].s, slot, row, &v);
+        }
+        if (rc != CS_OK) break;
+        t->short_cols = true; /* columns not named are short of the new row (cluster.c invariant 2) */
+        t->epoch++;
+        /* a key below the counter's start is a primary key as object key */
+        if (key < counter0) rc = change_create_own(t, table, key, was_empty && i == 0);
+        else rc = change_create(t, table, key);
+        if (rc == CS_OK && indexed) rc = many_index(t, table, mc, ncols, cols, &key, r, 1, rowv);
+    }
+    if (rc == CS_OK && tail < n)
+        rc = many_append_sorted(t, table, mc, ncols, cols, n, order, tail, counter0, was_empty && tail == 0, indexed, rowv);
+    free(order);
+    return rc;
+}
+
 static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
-                       const cs_value *values, const int64_t *const *ints, int64_t *first_key)
+                       const cs_value *values, const int64_t *const *ints, int64_t *first_key, int64_t *keys_out)
 {
     TRY(txn_need_write(t));
     table_def *td;
     TRY(txn_table(t, table, &td));
     if (td->flags & CS_TABLE_EMBEDDED)
         return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
-    if (td->primary != CS_NONE)
-        return cs_fail(CS_MISUSE, 0, "'%s' has a primary key: create its objects with cs_obj_create_primary", td->name);
     if (ncols && !cols) return cs_fail(CS_MISUSE, 0, "cs_obj_create_many: no column list");
     if (n && ncols && !values && !ints) return cs_fail(CS_MISUSE, 0, "cs_obj_create_many: no values");
     many_col *mc = ncols ? calloc(ncols, sizeof *mc) : NULL;
-    if (ncols && !mc) return NOMEM();
+    cs_value *row = calloc(ncols ? ncols : 1, sizeof *row);
+    int64_t *keys = calloc(n ? n : 1, sizeof *keys);
+    if ((ncols && !mc) || !row || !keys) {
+        free(mc);
+        free(row);
+        free(keys);
+        return NOMEM();
+    }
     int rc = CS_OK;
-    bool per_row = false;
+    bool per_row = false; /* links and Mixed values: object by object, through cs_obj_set */
+    bool indexed = false; /* every new row needs its index entries */
     for (uint32_t c = 0; c < td->ncols; c++)
         if (td->cols[c].live && (td->cols[c].flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && td->cols[c].coll == CS_COLL_NONE)
-            per_row = true; /* every new row needs its index entries */
+            indexed = true;
+    const many_col *pmc = NULL;
     for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
         many_col *m = &mc[c];
         m->col = cols[c];
@@ -293,6 +525,7 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         }
         for (size_t j = 0; j < c; j++)
             if (cols[j] == cols[c]) rc = cs_fail(CS_MISUSE, 0, "column '%s' is named twice", m->cd->name);
+        if (cols[c] == td->primary) pmc = m;
         m->s = leaf_spec_col(m->cd);
         if (ints) {
             m->ints = ints[c];
@@ -306,42 +539,63 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         if (m->cd->type == CS_TYPE_LINK || m->cd->type == CS_TYPE_MIXED) per_row = true; /* backlinks, target checks */
         for (size_t r = 0; r < n && rc == CS_OK; r++) rc = value_check(&cs, &m->vals[r]);
     }
-    int64_t first;
+    if (rc == CS_OK && td->primary != CS_NONE && !pmc)
+        rc = cs_fail(CS_MISUSE, 0, "'%s' has a primary key: name its column among the values", td->name);
+    int64_t first = 0, count = 0, ncounter = (int64_t)n;
     if (rc == CS_OK) rc = table_get_meta(t, table, TBL_NEXTKEY, &first);
-    if (rc == CS_OK && first_key) *first_key = first;
+    if (rc == CS_OK) rc = table_get_meta(t, table, TBL_COUNT, &count);
+    if (rc == CS_OK) {
+        if (pmc) rc = many_pk_keys(t, table, td, pmc, n, keys, &ncounter);
+        else
+            for (size_t r = 0; r < n; r++) keys[r] = first + (int64_t)r;
+    }
+    if (rc == CS_OK && first_key) *first_key = n ? keys[0] : first;
+    if (rc == CS_OK && keys_out && n) memcpy(keys_out, keys, n * sizeof *keys);
     if (rc != CS_OK || per_row) {
         for (size_t r = 0; r < n && rc == CS_OK; r++) {
             cs_obj o;
-            rc = obj_create_row(t, table, &o);
+            if (pmc) {
+                cs_value pv = many_value(pmc, r);
+                rc = cs_obj_create_primary(t, table, &pv, &o);
+            } else {
+                rc = obj_create_row(t, table, &o);
+            }
             for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
+                if (&mc[c] == pmc) continue;
                 cs_value v = many_value(&mc[c], r);
                 rc = cs_obj_set(&o, mc[c].col, &v);
             }
         }
-        free(mc);
-        return rc;
+        goto done;
     }
-    /* a leaf at a time: the first key through cluster_insert (which splits a full leaf), the
-     * rest of the leaf's keys and then each column's values appended directly */
-    size_t r = 0;
-    while (r < n && rc == CS_OK) {
-        int64_t key = first + (int64_t)r;
-        ref_t *ls;
-        uint32_t row0;
-        if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
-        if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
-        size_t k = n - r;
-        if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
-        int64_t more[CLUSTER_MAX];
-        for (size_t i = 1; i < k; i++) more[i - 1] = key + (int64_t)i;
-        if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
-        /* columns not named stay short of the new rows: their defaults (cluster.c invariant 2) */
-        t->short_cols = true;
-        for (size_t c = 0; c < ncols && rc == CS_OK; c++) rc = many_append_col(t, table, ls, row0, &mc[c], r, k);
-        if (rc == CS_OK) rc = change_create(t, table, key); /* the first key; the rest below */
-        for (size_t i = 1; i < k && rc == CS_OK; i++) rc = change_create(t, table, key + (int64_t)i);
-        t->epoch++;
-        r += k;
+    if (pmc) {
+        /* keys in any order: one row at a time, in key order */
+        rc = many_by_key(t, table, mc, ncols, cols, n, keys, first, count == 0, indexed, row);
+    } else {
+        /* a leaf at a time: the first key through cluster_insert (which splits a full leaf), the
+         * rest of the leaf's keys and then each column's values appended directly */
+        size_t r = 0;
+        while (r < n && rc == CS_OK) {
+            int64_t key = first + (int64_t)r;
+            ref_t *ls;
+            uint32_t row0;
+            if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
+            if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
+            size_t k = n - r;
+            if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
+            int64_t more[CLUSTER_MAX];
+            for (size_t i = 1; i < k; i++) more[i - 1] = key + (int64_t)i;
+            if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
+            /* columns not named stay short of the new rows: their defaults (cluster.c invariant 2) */
+            t->short_cols = true;
+            for (size_t c = 0; c < ncols && rc == CS_OK; c++) rc = many_append_col(t, table, ls, row0, &mc[c], r, k);
+            if (rc == CS_OK) rc = change_create(t, table, key); /* the first key; the rest below */
+            for (size_t i = 1; i < k && rc == CS_OK; i++) rc = change_create(t, table, key + (int64_t)i);
+            /* the index entries of an indexed column, named or not, go in with their values */
+            if (rc == CS_OK && indexed) rc = many_index(t, table, mc, ncols, cols, keys + r, r, k, row);
+            t->epoch++;
+            r += k;
+        }
     }
     if (rc == CS_OK) {
         ref_t *ts;
@@ -350,26 +604,35 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
             uint64_t *m = node_refs((node_hdr *)txn_ptr(t, *ts));
             if (!tagged(m[TBL_NEXTKEY]) || !tagged(m[TBL_COUNT])) rc = CORRUPT("table %u meta slots are not numbers", table);
             else {
-                m[TBL_NEXTKEY] = tag_int(first + (int64_t)n);
+                m[TBL_NEXTKEY] = tag_int(first + ncounter);
                 m[TBL_COUNT] = tag_int(untag(m[TBL_COUNT]) + (int64_t)n);
             }
         }
     }
+done:
     free(mc);
+    free(row);
+    free(keys);
     return rc;
 }
 
 int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                        const cs_value *values, int64_t *first_key)
 {
-    return create_many(txn, table, n, ncols, cols, values, NULL, first_key);
+    return create_many(txn, table, n, ncols, cols, values, NULL, first_key, NULL);
+}
+
+int cs_obj_create_many_keys(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                            const cs_value *values, int64_t *keys)
+{
+    return create_many(txn, table, n, ncols, cols, values, NULL, NULL, keys);
 }
 
 int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                            const int64_t *const *ints, int64_t *first_key)
 {
     if (ncols && !ints) return cs_fail(CS_MISUSE, 0, "cs_obj_create_many_int: no values");
-    return create_many(txn, table, n, ncols, cols, NULL, ints, first_key);
+    return create_many(txn, table, n, ncols, cols, NULL, ints, first_key, NULL);
 }
 
 int cs_table_count(cs_txn *txn, uint32_t table, uint64_t *out)

@@ -226,7 +226,7 @@ private func sum(_ txn: OpaquePointer, _ t: UInt32, _ col: UInt32, _ text: Strin
                 #expect(nb == 1)
             }
             db.verify()
-            // tables with a primary key refuse it
+            // tables with a primary key refuse it without their primary key among the values
             try db.write { txn throws in
                 let p = try addTable(txn, "P")
                 let id = try addColumn(txn, p, "id", CS_TYPE_INT)

@@ -81,26 +81,55 @@ struct BenchError: Error, CustomStringConvertible {
     let description: String
 }
 
+/// The Items of addItems as an array, for `realm.add` of a sequence.
+@inline(never)
+func makeItems(count: Int) -> [Item] {
+    (0..<count).map { v in
+        let o = Item()
+        o.i0 = v
+        o.i1 = v
+        o.i2 = v
+        o.i3 = v
+        o.i4 = v
+        o.i5 = v
+        o.i6 = v
+        o.i7 = v
+        o.i8 = v
+        o.i9 = v
+        return o
+    }
+}
+
 /// One timed repetition of insert.objects.50k: open (creating the file and its schema),
 /// `realm.add` of `count` new Items in one `realm.write`, commit. Returns the time only; the
-/// Realm and every object of it are released when this function returns.
+/// Realm and every object of it are released when this function returns. `sequence`: the Items
+/// are made first and added by one `realm.add` of the array (add.sequence.50k), both timed.
 @inline(never)
-private func timedInsertObjects(_ url: URL, count: Int) throws -> Double {
+private func timedInsertObjects(_ url: URL, count: Int, sequence: Bool = false) throws -> Double {
     try measure {
         let realm = try Realm(configuration: itemConfiguration(url))
         try realm.write {
-            addItems(realm, count: count)
+            if sequence { realm.add(makeItems(count: count)) } else { addItems(realm, count: count) }
         }
     }
 }
 
+/// The SwiftStore side of add.sequence.50k: insert.objects.50k with one `realm.add` of an array.
+func swiftstoreAddSequence(_ ctx: RowContext) throws -> Runner {
+    try swiftstoreInsertObjects(ctx, sequence: true)
+}
+
 /// The SwiftStore side of insert.objects.50k: a new directory (a new file) per repetition.
 func swiftstoreInsertObjects(_ ctx: RowContext) throws -> Runner {
+    try swiftstoreInsertObjects(ctx, sequence: false)
+}
+
+private func swiftstoreInsertObjects(_ ctx: RowContext, sequence: Bool) throws -> Runner {
     Runner(run: { rep in
         let dir = try ctx.freshDirectory(rep)
         defer { ctx.remove(dir) }
         let url = dir.appendingPathComponent("bench.realm")
-        let ms = try timedInsertObjects(url, count: ctx.size)
+        let ms = try timedInsertObjects(url, count: ctx.size, sequence: sequence)
         // The Realm must be closed now (no cached instance survives the repetition).
         let left = openDescriptors(under: dir)
         if !left.isEmpty {

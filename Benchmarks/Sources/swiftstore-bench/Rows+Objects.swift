@@ -11,6 +11,17 @@ func insertObjectsRow() -> Row {
         peerSide: grdbInsertRecords)
 }
 
+// MARK: - add.sequence.50k
+
+/// insert.objects.50k through `realm.add` of an array of the 50k Items (made inside the timed
+/// write), against the same GRDB side.
+func addSequenceRow() -> Row {
+    Row(
+        id: "add.sequence.50k", size: 50_000, mode: "durable", peer: "grdb", goal: "<= 0.5x",
+        swiftstore: swiftstoreAddSequence,
+        peerSide: grdbInsertRecords)
+}
+
 // MARK: - fetch.objects.200k
 
 func fetchObjectsRow() -> Row {

@@ -167,3 +167,91 @@ func grdbUpsertRecords(_ ctx: RowContext) throws -> Runner {
         },
         tearDown: { try? queue.close() })
 }
+
+// MARK: - insert.pk.scattered.200k and add.pk.scattered.200k
+
+// Loading new objects with Int primary keys in a scattered order (7919 * i mod n) into a new
+// file: object by object (`realm.add` of each PkItem, as insert.objects.50k) and as one
+// `realm.add` of the array (the batched path, which creates the objects in key order). GRDB
+// inserts the same records into `p` in the same order. Timed: one write transaction (the objects
+// are made inside it) and its durable commit; the open and the schema are not.
+
+/// The scattered-order load rows (`sequence`: one `realm.add` of the array).
+func scatteredLoadRow(sequence: Bool) -> Row {
+    Row(
+        id: sequence ? "add.pk.scattered.200k" : "insert.pk.scattered.200k", size: 200_000, mode: "durable",
+        peer: "grdb", goal: "<= 0.5x",
+        swiftstore: { ctx in try swiftstoreScatteredLoad(ctx, sequence: sequence) },
+        peerSide: grdbScatteredLoad)
+}
+
+private func makePkItem(_ id: Int) -> PkItem {
+    let o = PkItem()
+    o.id = id
+    o.i0 = id
+    o.i1 = id
+    o.i2 = id
+    o.i3 = id
+    o.i4 = id
+    o.i5 = id
+    o.i6 = id
+    o.i7 = id
+    o.i8 = id
+    o.i9 = id
+    return o
+}
+
+func swiftstoreScatteredLoad(_ ctx: RowContext, sequence: Bool) throws -> Runner {
+    let n = ctx.size
+    return Runner(run: { rep in
+        let dir = try ctx.freshDirectory(rep)
+        defer { ctx.remove(dir) }
+        let config = Realm.Configuration(fileURL: dir.appendingPathComponent("load.realm"), objectTypes: [PkItem.self])
+        var ms = 0.0
+        var sum: Int64 = 0, count: Int64 = 0
+        do {
+            let realm = try Realm(configuration: config)
+            ms = try measure {
+                try realm.write {
+                    if sequence {
+                        realm.add((0..<n).map { makePkItem(scatteredId($0, n)) })
+                    } else {
+                        for i in 0..<n { realm.add(makePkItem(scatteredId(i, n))) }
+                    }
+                }
+            }
+            (sum, count) = sumPkItems(realm)
+        }
+        if count != Int64(n) { return Sample(ms: ms, check: Check(what: "object count", got: count, want: Int64(n))) }
+        return Sample(ms: ms, check: Check(what: "sum of all values", got: sum, want: upsertWant(n, delta: 0)))
+    })
+}
+
+func grdbScatteredLoad(_ ctx: RowContext) throws -> Runner {
+    let n = ctx.size
+    return Runner(run: { rep in
+        let dir = try ctx.freshDirectory(rep)
+        defer { ctx.remove(dir) }
+        let queue = try grdbQueue(dir.appendingPathComponent("load.sqlite").path)
+        defer { try? queue.close() }
+        try queue.inDatabase { db in
+            try db.execute(sql: """
+                CREATE TABLE p(id INTEGER PRIMARY KEY, i0 INTEGER NOT NULL, i1 INTEGER NOT NULL, \
+                i2 INTEGER NOT NULL, i3 INTEGER NOT NULL, i4 INTEGER NOT NULL, i5 INTEGER NOT NULL, \
+                i6 INTEGER NOT NULL, i7 INTEGER NOT NULL, i8 INTEGER NOT NULL, i9 INTEGER NOT NULL)
+                """)
+        }
+        let ms = try measure {
+            try queue.inTransaction { db in
+                for i in 0..<n { try GRDBPkItem(id: scatteredId(i, n), v: scatteredId(i, n)).insert(db) }
+                return .commit
+            }
+        }
+        let (sum, count) = try queue.read { db in
+            (try Int64.fetchOne(db, sql: "SELECT SUM(i0+i1+i2+i3+i4+i5+i6+i7+i8+i9) FROM p") ?? 0,
+             try Int64.fetchOne(db, sql: "SELECT COUNT(*) FROM p") ?? 0)
+        }
+        if count != Int64(n) { return Sample(ms: ms, check: Check(what: "row count", got: count, want: Int64(n))) }
+        return Sample(ms: ms, check: Check(what: "sum of all values", got: sum, want: upsertWant(n, delta: 0)))
+    })
+}

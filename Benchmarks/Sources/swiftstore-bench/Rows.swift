@@ -5,7 +5,10 @@ func allRows(scaleMax: Int = 10_000_000) -> [Row] {
     [
         insertRow(id: "insert.rows.50k", size: 50_000, goal: "<= 0.5x", timeOpen: true),
         insertObjectsRow(),
+        addSequenceRow(),
         upsertObjectsRow(),
+        scatteredLoadRow(sequence: false),
+        scatteredLoadRow(sequence: true),
         fetchRowsRow(),
         fetchObjectsRow(),
         countWhereObjectsRow(),

@@ -648,13 +648,23 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
  * Columns not named hold their defaults. The objects are appended a leaf at a time: each leaf's
  * keys, then each column's values for that leaf, as one append per value (docs/ARCHITECTURE.md,
  * Short columns). Values are checked as cs_obj_set checks them, all before anything is created
- * (CS_TYPE, CS_NOTFOUND for a link to a missing object). Tables with a primary key refuse this
- * (use cs_obj_create_primary), as do embedded tables (CS_MISUSE); collection and backlink
- * columns cannot be named (CS_TYPE). A table with indexed columns, or link columns among
- * `cols`, is filled object by object through the same checks.
+ * (CS_TYPE, CS_NOTFOUND for a link to a missing object). Each indexed column's entry for a new
+ * object goes in once, with the object's value (or the default when the column is not named).
+ * In a table with a primary key its column must be named (else CS_MISUSE), and every object is
+ * created as cs_obj_create_primary would create it, one after the other in row order (the same
+ * keys, the same change history): CS_CONSTRAINT, before anything is created, when two rows
+ * share a primary key or a row's is an existing object's. Such keys need not be consecutive:
+ * *first_key is the first row's key, and cs_obj_create_many_keys gives every row's. Embedded
+ * tables refuse this (CS_MISUSE); collection and backlink columns cannot be named (CS_TYPE).
+ * Link and Mixed columns among `cols` make the call fill the table object by object through
+ * the same checks.
  */
 int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                        const cs_value *values, int64_t *first_key);
+/** cs_obj_create_many that stores the key of the r-th new object in keys[r] (`keys` may be NULL,
+ *  else it has room for `n`). */
+int cs_obj_create_many_keys(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
+                            const cs_value *values, int64_t *keys);
 /** cs_obj_create_many for Int columns: ints[c][r] is the value of column cols[c] (an Int
  *  column; CS_TYPE otherwise) for the r-th new object. */
 int cs_obj_create_many_int(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,

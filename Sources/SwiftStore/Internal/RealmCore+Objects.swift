@@ -46,6 +46,135 @@ extension RealmCore {
         bind(object, info)
     }
 
+    /// Adds a sequence of objects with the same results as `add(_:policy:)` on each in turn
+    /// (docs/ARCHITECTURE.md, Bulk creation with primary keys and indexes): consecutive new
+    /// unmanaged objects of one class whose properties are all plain values (no links,
+    /// collections or AnyRealmValue) are created by one `cs_obj_create_many_keys` call; any other
+    /// object, and one whose primary key exists under `.modified`/`.all`, goes through `add`, in
+    /// the sequence's order. A batch the core refuses (a primary key twice, or one that exists
+    /// under `.error`) creates nothing and is added object by object, which reports the error
+    /// as a single add does.
+    func addAll<S: Sequence>(_ objects: S, policy: Realm.UpdatePolicy) where S.Element: ObjectBase {
+        verifyWrite("add objects to a Realm")
+        var run: [ObjectBase] = []
+        var inRun = Set<ObjectIdentifier>() // an instance twice: the second add finds it managed
+        var runInfo: ClassInfo?
+        func flush() {
+            guard let info = runInfo, !run.isEmpty else { return }
+            if run.count == 1 || !addBatch(run, info) {
+                for o in run { add(o, policy: policy) }
+            }
+            run.removeAll(keepingCapacity: true)
+            inRun.removeAll(keepingCapacity: true)
+        }
+        for o in objects {
+            if inRun.contains(ObjectIdentifier(o)) { continue }
+            guard o.core == nil else {
+                flush()
+                add(o, policy: policy)
+                continue
+            }
+            let info = self.info(for: type(of: o))
+            guard Self.batchable(info) else {
+                flush()
+                add(o, policy: policy)
+                continue
+            }
+            if runInfo !== info {
+                flush()
+                runInfo = info
+            }
+            if policy != .error, info.primaryColumn != CS_NONE, let pk = info.objectSchema.primaryKeyProperty {
+                var key: Int64 = 0
+                let found = withCValue(KeyValueCoding.unmanagedStored(o, pk)) { cs_table_find_primary(txn, info.table, $0, &key) } == 0
+                if found {
+                    flush()
+                    add(o, policy: policy)
+                    continue
+                }
+            }
+            run.append(o)
+            inRun.insert(ObjectIdentifier(o))
+        }
+        flush()
+    }
+
+    /// Whether objects of `info`'s class can be created by `cs_obj_create_many_keys`: a
+    /// top-level class whose stored properties are all plain values, bound lazily.
+    private static func batchable(_ info: ClassInfo) -> Bool {
+        if info.isEmbedded || !info.legacyBindings.isEmpty || info.bindsEagerly { return false }
+        for (i, p) in info.objectSchema.allProperties.enumerated() where info.columns[i] != CS_NONE {
+            if p.isCollection || p.legacy { return false }
+            switch p.type {
+            case .int, .bool, .float, .double, .string, .data, .date, .objectId, .decimal128, .UUID: continue
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// Creates `objects` (new, unmanaged, of `info`'s class) in one core call and makes them
+    /// managed. False, with nothing created, when the core refuses the batch.
+    private func addBatch(_ objects: [ObjectBase], _ info: ClassInfo) -> Bool {
+        let props = info.objectSchema.allProperties.enumerated().filter { info.columns[$0.offset] != CS_NONE }
+        let n = objects.count
+        var cols: [UInt32] = []
+        var values: [cs_value] = []
+        var owned: [UnsafeMutableRawPointer] = []
+        defer { for p in owned { p.deallocate() } }
+        cols.reserveCapacity(props.count)
+        values.reserveCapacity(props.count * n)
+        var fields: [UInt32: (offset: Int, field: any PersistedField.Type)] = [:]
+        for b in info.bindings where b.stored { fields[b.col] = (b.offset, b.field) }
+        for (i, p) in props {
+            cols.append(info.columns[i])
+            let f = fields[info.columns[i]]
+            for o in objects {
+                var stored: StoredValue?
+                if let f {
+                    let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+                    stored = f.field.storedValue(at: base + f.offset)
+                }
+                let sv = stored ?? KeyValueCoding.unmanagedStored(o, p)
+                switch sv {
+                case .string(var str):
+                    values.append(str.withUTF8 { buf in
+                        let copy = UnsafeMutableRawPointer.allocate(byteCount: max(buf.count, 1), alignment: 1)
+                        owned.append(copy)
+                        if let b = buf.baseAddress { copy.copyMemory(from: b, byteCount: buf.count) }
+                        return cs_string(copy.assumingMemoryBound(to: CChar.self), buf.count)
+                    })
+                case .data(let d):
+                    let copy = UnsafeMutableRawPointer.allocate(byteCount: max(d.count, 1), alignment: 1)
+                    owned.append(copy)
+                    d.withUnsafeBytes { if let b = $0.baseAddress { copy.copyMemory(from: b, byteCount: $0.count) } }
+                    values.append(cs_binary(UnsafeRawPointer(copy), d.count))
+                default:
+                    values.append(withCValue(sv) { $0.pointee })
+                }
+            }
+        }
+        var keys = [Int64](repeating: 0, count: n)
+        let rc = cs_obj_create_many_keys(txn, info.table, n, cols.count, cols, values, &keys)
+        if rc == Int32(CS_CONSTRAINT) { return false }
+        if rc != 0 { CoreCall.fail(rc, "Creating \(n) \(info.objectSchema.className) objects") }
+        didMutate()
+        batchedAdds += n
+        let t = txn
+        var prev = cs_obj()
+        for (r, o) in objects.enumerated() {
+            var row = cs_obj()
+            if r > 0 { cs_obj_prepare(t, info.table, keys[r], &prev, &row) } else { cs_obj_prepare(t, info.table, keys[r], nil, &row) }
+            o.core = self
+            o.info = info
+            o.generation = generation
+            o.cobj = row
+            bind(o, info)
+            prev = row
+        }
+        return true
+    }
+
     /// Creates (or with a primary key and `.modified`/`.all`, updates) an object of `info`'s
     /// class from a dictionary, an array in property order, or an object, and returns the
     /// managed object. Values not given keep the model's initial values (new objects) or their

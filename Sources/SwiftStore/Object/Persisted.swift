@@ -451,6 +451,8 @@ protocol PersistedField {
     /// Copies the unmanaged value at `p` into the newly managed `object`'s column.
     static func store(from p: UnsafeRawPointer, into object: ObjectBase, column col: UInt32,
                       policy: Realm.UpdatePolicy)
+    /// The unmanaged value at `p` as a core value (a batched `add`); nil when it is not one.
+    static func storedValue(at p: UnsafeRawPointer) -> StoredValue?
     /// Reads a managed object's column as the property's Swift type.
     static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any
     /// Reads a managed object's column as key-value coding gives it (an Optional flattened).
@@ -494,6 +496,11 @@ extension Persisted: PersistedField {
                       policy: Realm.UpdatePolicy) {
         let value = p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue ?? Value._rlmDefaultValue()
         Value._rlmStore(value, object, col, policy)
+    }
+
+    static func storedValue(at p: UnsafeRawPointer) -> StoredValue? {
+        let value = p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue ?? Value._rlmDefaultValue()
+        return Value._rlmEncodeStored(value)?.value
     }
 
     static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any {

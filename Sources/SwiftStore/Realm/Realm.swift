@@ -130,9 +130,10 @@ public struct Realm: Equatable {
         core.add(object, policy: update)
     }
 
-    /// Adds every object of a sequence.
+    /// Adds every object of a sequence, as `add(_:update:)` on each in turn would. Runs of new
+    /// objects of one class with only plain-value properties are created in one batch.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
-        for o in objects { core.add(o, policy: update) }
+        core.addAll(objects, policy: update)
     }
 
     /// Creates an object from a dictionary, an array in property order, or an object (which

@@ -51,11 +51,14 @@ public protocol _Persistable: _RealmSchemaDiscoverable {
     /// Reads the property `col` of a managed object as key-value coding gives it: an Optional
     /// flattened to nil or its value (without the dynamic cast that flattening an `Any` needs).
     static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any?
+    /// The core value of an unmanaged value for a batched `add` (nil: not a single value).
+    static func _rlmEncodeStored(_ value: Self) -> _Stored?
 }
 
 extension _Persistable {
     public static var _rlmCachesAccessor: Bool { false }
     public static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any? { _rlmGet(obj, col) }
+    public static func _rlmEncodeStored(_ value: Self) -> _Stored? { (value as? any _StorableValue)?._rlmEncode() }
     @inlinable
     public static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self {
         _rlmGet(obj, obj.column(atFieldOffset: offset))
@@ -69,6 +72,10 @@ public protocol _StorableValue: _Persistable {
     static func _rlmDecode(_ stored: _Stored) -> Self
     /// Makes a core value from a Swift value.
     func _rlmEncode() -> _Stored
+}
+
+extension _StorableValue {
+    public static func _rlmEncodeStored(_ value: Self) -> _Stored? { value._rlmEncode() }
 }
 
 extension _StorableValue {
