@@ -383,6 +383,13 @@ final class FileNotifier: @unchecked Sendable {
         return targets.values.reduce(0) { $0 + $1.registrations.count }
     }
 
+    /// The version the notifier computed last (for tests).
+    var notifiedVersion: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return core.version
+    }
+
     /// Whether `core` has observers here.
     func hasObservers(_ core: RealmCore) -> Bool {
         lock.lock()
