@@ -291,6 +291,35 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// The same behind Realm writing right after registering the object observer: `beginWrite`
+    /// delivers the change in between first, synchronously, with its old values (an object
+    /// observer has no initial notification to fold the write into); the write itself comes
+    /// after, with no old values (a local write, as in RealmSwift).
+    @Test func objectObserverOnABehindRealmGetsTheMissedChangeBeforeItsWrite() throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>(), keep = Events<Seen>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NToy.self).observe(on: DispatchQueue(label: "keep")) { keep.add(Seen($0)) })
+        }
+        #expect(keep.next() == Seen(initial: true, count: 0))
+        let waiting = try f.run { realm -> Int in
+            f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
+            let d = realm.objects(NDog.self).first!
+            f.tokens.append(d.observe { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) })
+            realm.beginWrite()
+            let waiting = dog.waiting
+            d.name = "b"
+            try realm.commitWrite()
+            return waiting
+        }
+        #expect(waiting == 1)
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        #expect(dog.next() == SeenObject(names: ["name"], old: ["nil"], new: ["b"]))
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+
     /// A List or Results observer registered on a Realm that is behind the notifier: the
     /// initial notification shows the collection at the version it is delivered at (the
     /// commit in between included), and the next update follows from there. On a run loop and
