@@ -291,6 +291,28 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// An object another thread deleted after the version the registering Realm reads (a Realm
+    /// behind the notifier, where the object still exists): observing it reports the deletion.
+    @Test(arguments: [false, true])
+    func objectDeletedBeyondABehindRealmIsReportedDeleted(onQueue: Bool) throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>(), keep = Events<Seen>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NToy.self).observe(on: DispatchQueue(label: "keep")) { keep.add(Seen($0)) })
+        }
+        #expect(keep.next() == Seen(initial: true, count: 0))
+        try f.run { realm in
+            f.writeElsewhere { r in r.delete(r.objects(NDog.self).first!) }
+            let d = realm.objects(NDog.self).first!
+            let block = { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) }
+            f.tokens.append(onQueue ? d.observe(on: DispatchQueue(label: "deleted-object"), block) : d.observe(block))
+        }
+        #expect(dog.next() == SeenObject(deleted: true))
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+
     /// The same behind Realm writing right after registering the object observer: `beginWrite`
     /// delivers the change in between first, synchronously, with its old values (an object
     /// observer has no initial notification to fold the write into); the write itself comes
