@@ -396,12 +396,64 @@ uint64_t cs_notifier_version(const cs_notifier *n) { return n->t->version; }
 const cs_txn *cs_notifier_txn(const cs_notifier *n) { return n->t; }
 
 static int watch_round(cs_watch *w);
+static void watch_attach(cs_watch *w);
+
+int cs_notifier_open_at(cs_db *db, const cs_txn *at, cs_notifier **out)
+{
+    *out = NULL;
+    cs_notifier *n = calloc(1, sizeof *n);
+    if (!n) return NOMEM();
+    n->db = db;
+    int rc = cs_txn_freeze(db, at, &n->t);
+    if (rc != CS_OK) { free(n); return rc; }
+    *out = n;
+    return CS_OK;
+}
+
+/* Moves the notifier to `nt` (a transaction it now owns, at a version no older than its own)
+ * and computes every watch's changes up to it. */
+static int advance_with(cs_notifier *n, cs_txn *nt, bool *moved);
 
 int cs_notifier_advance(cs_notifier *n, bool *moved)
 {
     if (moved) *moved = false;
     cs_txn *nt;
     TRY(cs_txn_begin(n->db, CS_TXN_READ, &nt));
+    return advance_with(n, nt, moved);
+}
+
+int cs_notifier_advance_to(cs_notifier *n, const cs_txn *at, bool *moved)
+{
+    if (moved) *moved = false;
+    if (at->version < n->t->version)
+        return cs_fail(CS_MISUSE, 0, "cs_notifier_advance_to: version %llu is older than the notifier's %llu",
+                       (unsigned long long)at->version, (unsigned long long)n->t->version);
+    /* a frozen transaction reads exactly `at`'s version and pins it */
+    cs_txn *nt;
+    TRY(cs_txn_freeze(n->db, at, &nt));
+    return advance_with(n, nt, moved);
+}
+
+int cs_watch_move(cs_watch *w, cs_notifier *to)
+{
+    cs_notifier *from = w->n;
+    if (from->t->version != to->t->version)
+        return cs_fail(CS_MISUSE, 0, "cs_watch_move: the notifiers read versions %llu and %llu",
+                       (unsigned long long)from->t->version, (unsigned long long)to->t->version);
+    TRY(grow((void **)&to->w, &to->capw, to->nw, sizeof *to->w));
+    for (size_t i = 0; i < from->nw; i++)
+        if (from->w[i] == w) {
+            from->w[i] = from->w[--from->nw];
+            break;
+        }
+    w->n = to;
+    if (w->q) query_set_txn(w->q, to->t, false);
+    watch_attach(w);
+    return CS_OK;
+}
+
+static int advance_with(cs_notifier *n, cs_txn *nt, bool *moved)
+{
     if (nt->version == n->t->version) {
         cs_txn_end(nt);
         return CS_OK;

@@ -356,6 +356,72 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
+    /// A watch made on a notifier opened at a reader's older version (cs_notifier_open_at) and
+    /// brought to another notifier's version (cs_notifier_advance_to) holds the changes in
+    /// between; handed over (cs_watch_move), it goes on with the other notifier's advances.
+    /// Advancing backwards, or moving between notifiers at different versions, is CS_MISUSE.
+    @Test func watchMadeAtAnOlderVersionCatchesUp() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var dog: UInt32 = 0, toy: UInt32 = 0, name: UInt32 = 0, age: UInt32 = 0, toys: UInt32 = 0
+            try db.write { t in
+                toy = try addTable(t, "Toy")
+                dog = try addTable(t, "Dog")
+                name = try addColumn(t, dog, "name", CS_TYPE_STRING)
+                age = try addColumn(t, dog, "age", CS_TYPE_INT)
+                toys = try addColumn(t, dog, "toys", CS_TYPE_LINK, coll: CS_COLL_LIST, target: toy)
+                _ = try createObj(t, dog)
+            }
+            var reader: OpaquePointer?
+            try must(cs_txn_begin(db.h, Int32(CS_TXN_READ), &reader))
+            defer { cs_txn_end(reader) }
+            var main: OpaquePointer?
+            try must(cs_notifier_open(db.h, &main))
+            defer { cs_notifier_close(main) }
+            try db.write { t in
+                var o = try openObj(t, dog, 0)
+                try must(cs_obj_set_int(&o, age, 3))
+            }
+            try db.write { t in
+                var d = try openObj(t, dog, 0)
+                var l = cs_coll()
+                try must(cs_coll_open(&d, toys, &l))
+                var v = cs_link(toy, try createObj(t, toy).key)
+                try must(cs_list_append(&l, &v))
+            }
+            try advance(main!)
+            #expect(cs_notifier_version(main) == cs_txn_version(reader) + 2)
+            var behind: OpaquePointer?
+            try must(cs_notifier_open_at(db.h, reader, &behind))
+            #expect(cs_notifier_version(behind) == cs_txn_version(reader))
+            var ow: OpaquePointer?, lw: OpaquePointer?
+            try must(cs_watch_object(behind!, dog, 0, nil, 0, Int32(CS_WATCH_SHALLOW), &ow))
+            try must(cs_watch_coll(behind!, dog, 0, toys, nil, 0, Int32(CS_WATCH_DEEP), &lw))
+            #expect(try TakenChange(lw!).initial)
+            #expect(cs_watch_move(ow, main) == CS_MISUSE)
+            var moved = false
+            try must(cs_notifier_advance_to(behind, cs_notifier_txn(main), &moved), "cs_notifier_advance_to")
+            #expect(moved && cs_notifier_version(behind) == cs_notifier_version(main))
+            #expect(cs_notifier_advance_to(behind, reader, &moved) == CS_MISUSE)
+            try must(cs_watch_move(ow, main), "cs_watch_move")
+            try must(cs_watch_move(lw, main), "cs_watch_move")
+            cs_notifier_close(behind)
+            var c = try TakenChange(ow!)
+            #expect(c.columns == [age, toys].sorted() && c.version == cs_notifier_version(main))
+            c = try TakenChange(lw!)
+            #expect(c.insertions == [0] && c.deletions.isEmpty && c.modifications.isEmpty)
+            try db.write { t in
+                var o = try openObj(t, dog, 0)
+                try must(setVal(&o, name, .str("a")))
+            }
+            try advance(main!)
+            #expect(try TakenChange(ow!).columns == [name])
+            #expect(!cs_watch_pending(lw!))
+            cs_watch_free(ow)
+            cs_watch_free(lw)
+        }
+    }
+
     /// Maps report keys; backlinks report an owner unlinked as a deletion.
     @Test func mapsAndBacklinks() throws {
         try withTempDir { dir in

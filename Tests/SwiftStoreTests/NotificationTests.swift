@@ -258,6 +258,124 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// An object observer registered on a Realm that is behind the notifier (another thread's
+    /// commit was computed, this Realm did not refresh) reports every change after the Realm's
+    /// version, as RealmSwift does: the change between the two versions comes first, with the
+    /// old values of the Realm's version. On a run loop and on a queue.
+    @Test(arguments: [false, true])
+    func objectObserverOnABehindRealmReportsTheChangesItMissed(onQueue: Bool) throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>(), keep = Events<Seen>()
+        let queue = DispatchQueue(label: "behind-object")
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            // an observer on a queue of its own keeps the notifier running, so that the next
+            // commit computes a version this Realm does not read
+            f.tokens.append(realm.objects(NToy.self).observe(on: DispatchQueue(label: "keep")) { keep.add(Seen($0)) })
+        }
+        #expect(keep.next() == Seen(initial: true, count: 0))
+        let versions = try f.run { realm -> [UInt64] in
+            f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
+            let versions = [NotifierCore.version(of: realm.core), FileNotifier.running(f.config.path)!.notifiedVersion]
+            let d = realm.objects(NDog.self).first!
+            #expect(d.age == 1)
+            let block = { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) }
+            f.tokens.append(onQueue ? d.observe(on: queue, block) : d.observe(block))
+            return versions
+        }
+        #expect(versions[0] < versions[1])
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        f.writeElsewhere { r in r.objects(NDog.self).first!.name = "b" }
+        #expect(dog.next() == SeenObject(names: ["name"], old: ["a"], new: ["b"]))
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+
+    /// An object another thread deleted after the version the registering Realm reads (a Realm
+    /// behind the notifier, where the object still exists): observing it reports the deletion.
+    @Test(arguments: [false, true])
+    func objectDeletedBeyondABehindRealmIsReportedDeleted(onQueue: Bool) throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>(), keep = Events<Seen>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NToy.self).observe(on: DispatchQueue(label: "keep")) { keep.add(Seen($0)) })
+        }
+        #expect(keep.next() == Seen(initial: true, count: 0))
+        try f.run { realm in
+            f.writeElsewhere { r in r.delete(r.objects(NDog.self).first!) }
+            let d = realm.objects(NDog.self).first!
+            let block = { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) }
+            f.tokens.append(onQueue ? d.observe(on: DispatchQueue(label: "deleted-object"), block) : d.observe(block))
+        }
+        #expect(dog.next() == SeenObject(deleted: true))
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+
+    /// The same behind Realm writing right after registering the object observer: `beginWrite`
+    /// delivers the change in between first, synchronously, with its old values (an object
+    /// observer has no initial notification to fold the write into); the write itself comes
+    /// after, with no old values (a local write, as in RealmSwift).
+    @Test func objectObserverOnABehindRealmGetsTheMissedChangeBeforeItsWrite() throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>(), keep = Events<Seen>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NToy.self).observe(on: DispatchQueue(label: "keep")) { keep.add(Seen($0)) })
+        }
+        #expect(keep.next() == Seen(initial: true, count: 0))
+        let waiting = try f.run { realm -> Int in
+            f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
+            let d = realm.objects(NDog.self).first!
+            f.tokens.append(d.observe { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) })
+            realm.beginWrite()
+            let waiting = dog.waiting
+            d.name = "b"
+            try realm.commitWrite()
+            return waiting
+        }
+        #expect(waiting == 1)
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        #expect(dog.next() == SeenObject(names: ["name"], old: ["nil"], new: ["b"]))
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+
+    /// A List or Results observer registered on a Realm that is behind the notifier: the
+    /// initial notification shows the collection at the version it is delivered at (the
+    /// commit in between included), and the next update follows from there. On a run loop and
+    /// on a queue.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func collectionObserverOnABehindRealm(list: Bool, onQueue: Bool) throws {
+        let f = try Fixture()
+        let seen = Events<Seen>(), keep = Events<Seen>()
+        let queue = DispatchQueue(label: "behind-collection")
+        try f.run { realm in
+            try realm.write {
+                realm.add(NPerson())
+                addDogToPerson(realm, "a")
+            }
+            f.tokens.append(realm.objects(NToy.self).observe(on: DispatchQueue(label: "keep")) { keep.add(Seen($0)) })
+        }
+        #expect(keep.next() == Seen(initial: true, count: 0))
+        let versions = try f.run { realm -> [UInt64] in
+            f.writeElsewhere { r in addDogToPerson(r, "b") }
+            let versions = [NotifierCore.version(of: realm.core), FileNotifier.running(f.config.path)!.notifiedVersion]
+            #expect(realm.objects(NDog.self).count == 1)
+            let q: DispatchQueue? = onQueue ? queue : nil
+            f.tokens.append(list ? realm.objects(NPerson.self).first!.dogs.observe(on: q) { seen.add(Seen($0)) }
+                                 : realm.objects(NDog.self).observe(on: q) { seen.add(Seen($0)) })
+            return versions
+        }
+        #expect(versions[0] < versions[1])
+        #expect(seen.next() == Seen(initial: true, count: 2))
+        f.writeElsewhere { r in addDogToPerson(r, "c") }
+        #expect(seen.next() == Seen(count: 3, ins: [2]))
+        #expect(seen.waiting == 0)
+        try f.finish()
+    }
+
     /// The same race without holding the queue, many times over, for a Results (its watch made
     /// on the notifier thread) and for a List (its watch made on the registering thread):
     /// whichever of the initial delivery and the write comes first, the write is in `.initial`

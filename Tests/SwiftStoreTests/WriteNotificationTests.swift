@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
 import Testing
 import TestSupport
 @testable import SwiftStore
@@ -29,6 +32,48 @@ import TestSupport
         #expect(seen == [0, 0, 1, 1, 1])
         #expect(dogs.next() == Seen(count: 1, ins: [0]))
         #expect(realmEvents.next() == true)
+        try f.finish()
+    }
+
+    /// A delivery that comes while the Realm is in a write transaction waits for the write to
+    /// end, and a write that is cancelled instead of committed (`cancelWrite()`, or a write
+    /// block that throws) is such an end: the pending change set is delivered after it, with no
+    /// other commit needed.
+    @Test(arguments: [false, true])
+    func deliveryDuringAWriteComesAfterTheWriteIsCancelled(throwing: Bool) throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>()
+        try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        let waiting = try f.run { realm -> Int in
+            // a commit lands after beginWrite delivered what was pending: its delivery is
+            // scheduled on this run loop and comes during the write
+            commitBeforeTheWriteLock(f.config) { r in r.create(NDog.self, value: ["name": "a"]) }
+            var waiting = -1
+            let runTheLoopOnce = {
+                // the delivery's timer is due already; this one, due after it, ends the run
+                RunLoop.current.add(Timer(timeInterval: 0, repeats: false) { _ in CFRunLoopStop(CFRunLoopGetCurrent()) },
+                                    forMode: .default)
+                _ = RunLoop.current.run(mode: .default, before: .distantFuture)
+                waiting = dogs.waiting
+            }
+            if throwing {
+                #expect(throws: CancelledWrite.self) {
+                    try realm.write {
+                        runTheLoopOnce()
+                        throw CancelledWrite()
+                    }
+                }
+            } else {
+                realm.beginWrite()
+                runTheLoopOnce()
+                realm.cancelWrite()
+            }
+            return waiting
+        }
+        #expect(waiting == 0)
+        #expect(dogs.next() == Seen(count: 1, ins: [0]))
+        #expect(dogs.waiting == 0)
         try f.finish()
     }
 
@@ -79,6 +124,8 @@ import TestSupport
         try f.finish()
     }
 }
+
+private struct CancelledWrite: Error {}
 
 /// Arms the test hook so that the next write on the file of `config`, once it has delivered what
 /// was pending and before it takes the write lock, waits for `body` to be committed by another

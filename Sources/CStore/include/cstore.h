@@ -1191,6 +1191,20 @@ int cs_notifier_advance(cs_notifier *n, bool *moved);
 uint64_t cs_notifier_version(const cs_notifier *n);
 /** The notifier's read transaction (at cs_notifier_version), for cs_txn_advance_to. */
 const cs_txn *cs_notifier_txn(const cs_notifier *n);
+/** A notifier on `db` at exactly the version `at` reads (a transaction of the same file, not
+ *  writing, which keeps that version pinned until this call returns) instead of the newest: a
+ *  watch made on it starts there, cs_notifier_advance_to brings it to another notifier's
+ *  version with what changed in between, and cs_watch_move hands it over (an observer
+ *  registered through a reader behind the notifier, docs/ARCHITECTURE.md, Change
+ *  notifications). The notifier pins its version itself. */
+int cs_notifier_open_at(cs_db *db, const cs_txn *at, cs_notifier **out);
+/** As cs_notifier_advance, to exactly the version `at` reads (a transaction of the same file,
+ *  not writing) instead of the newest. CS_MISUSE when that version is older than the
+ *  notifier's. */
+int cs_notifier_advance_to(cs_notifier *n, const cs_txn *at, bool *moved);
+/** Moves watch `w`, with what it accumulated, to notifier `to` of the same file, which must be
+ *  at the version w's notifier is at (CS_MISUSE otherwise). */
+int cs_watch_move(cs_watch *w, cs_notifier *to);
 /** Blocks until the file's commit counter differs from `seen`, cs_notifier_wake is called, or
  *  `timeout_ms` passes (CS_BUSY; -1: no limit). Waits on both at once with futex_waitv where the
  *  kernel has it, else in slices of the commit wait. Thread-safe. */

@@ -15,6 +15,16 @@ final class NotifierCore: @unchecked Sendable {
     private let db: OpaquePointer
     private let notifier: OpaquePointer
 
+    /// Whether `close` closes the notifier's handle (a notifier opened at an older version
+    /// borrows its parent's, `watch(from:_:)`).
+    private let ownsHandle: Bool
+
+    private init(borrowing db: OpaquePointer, notifier: OpaquePointer) {
+        self.db = db
+        self.notifier = notifier
+        ownsHandle = false
+    }
+
     init(_ config: Realm.Configuration) throws {
         var opts = cs_options()
         opts.flags = config.readOnly ? UInt32(CS_OPEN_READONLY) : 0
@@ -30,6 +40,7 @@ final class NotifierCore: @unchecked Sendable {
         }
         db = d!
         notifier = n!
+        ownsHandle = true
     }
 
     /// Set by `close`: every later call traps instead of reaching freed memory.
@@ -40,7 +51,7 @@ final class NotifierCore: @unchecked Sendable {
         precondition(!closed, "The notifier was closed twice")
         closed = true
         cs_notifier_close(notifier)
-        cs_db_close(db)
+        if ownsHandle { cs_db_close(db) }
     }
 
     var commitCounter: UInt32 { cs_db_commit_counter(db) }
@@ -72,6 +83,27 @@ final class NotifierCore: @unchecked Sendable {
     func advance(_ core: RealmCore) {
         CoreCall.must(cs_txn_advance_to(core.txn, cs_notifier_txn(notifier)), "Advancing to the notified version")
         core.didMutate()
+    }
+
+    /// A watch made by `make` that starts at the version `core` reads, older than the
+    /// notifier's, and holds the changes from there to the notifier's version, as if it had
+    /// been made then (docs/ARCHITECTURE.md, Change notifications): it is made on a notifier
+    /// opened at `core`'s version on this notifier's handle, which computes the versions in
+    /// between for it alone and hands it over. `core` keeps its version pinned meanwhile. A
+    /// failure gives a watch made at the notifier's version.
+    func watch(from core: RealmCore, _ make: (NotifierCore) -> Watch?) -> Watch? {
+        var t: OpaquePointer?
+        guard follows(core), NotifierCore.version(of: core) < version, cs_notifier_open_at(db, core.txn, &t) == 0,
+              let t else { return make(self) }
+        let behind = NotifierCore(borrowing: db, notifier: t)
+        defer { behind.close() }
+        guard let w = make(behind) else { return nil }
+        var moved = false
+        if cs_notifier_advance_to(t, cs_notifier_txn(notifier), &moved) != 0 || cs_watch_move(w, notifier) != 0 {
+            cs_watch_free(w)
+            return make(self)
+        }
+        return w
     }
 
     // MARK: Watches

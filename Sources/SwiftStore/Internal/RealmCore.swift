@@ -589,6 +589,7 @@ final class RealmCore {
         } catch {
             // The failed commit rolled the write back.
             invalidateDeletedInstances()
+            writeEndedWithoutCommit()
             throw error
         }
         deletedInWrite = []
@@ -617,6 +618,13 @@ final class RealmCore {
         CoreCall.must(cs_txn_rollback(txn), "Cancelling a write transaction")
         asyncWrites?.writeDidEnd()
         invalidateDeletedInstances()
+        writeEndedWithoutCommit()
+    }
+
+    /// A delivery that came during the write waited for it to end; with no commit to schedule
+    /// it again, it is scheduled now (docs/ARCHITECTURE.md, Change notifications).
+    private func writeEndedWithoutCommit() {
+        if ownsHandle, let n = FileNotifier.running(config.path) { n.writeEnded(self) }
     }
 
     /// Keeps the instances deleted in a write that did not commit invalidated: their

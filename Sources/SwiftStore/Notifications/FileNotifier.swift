@@ -55,6 +55,10 @@ final class Registration: @unchecked Sendable {
     /// (`write(withoutNotifying:)`), delivered before what the watch holds. Guarded by the
     /// notifier's lock.
     var carried: [ChangePayload] = []
+    /// Object observers whose watch started at a version the delivering Realm does not read
+    /// (registered through a Realm behind the notifier, delivered on a queue): the file at that
+    /// version, where the first change set's old values are read. Guarded by the notifier's lock.
+    var oldValuesAt: RealmCore?
     var isRealmObserver: Bool { readValues == nil && watchless }
     let watchless: Bool
 
@@ -187,19 +191,40 @@ final class FileNotifier: @unchecked Sendable {
     /// Targets with something to deliver (lock held); marks them scheduled.
     private func dueTargets(moved: Bool) -> [DeliveryTarget] {
         var due: [DeliveryTarget] = []
-        for t in targets.values where !t.scheduled {
-            var any = moved && t.realmObservers > 0
-            if !any {
-                for r in t.registrations {
-                    if let w = r.watch, core.pending(w) || !r.carried.isEmpty { any = true; break }
-                }
-            }
-            if any {
-                t.scheduled = true
-                due.append(t)
-            }
+        for t in targets.values where !t.scheduled && isDue(t, moved: moved) {
+            t.scheduled = true
+            due.append(t)
         }
         return due
+    }
+
+    /// Whether target `t` has something to deliver (lock held): a watch's change set, one held
+    /// back, or, for Realm observers, a version its Realm does not read yet (`moved`).
+    private func isDue(_ t: DeliveryTarget, moved: Bool) -> Bool {
+        if moved && t.realmObservers > 0 { return true }
+        for r in t.registrations {
+            if let w = r.watch, core.pending(w) || !r.carried.isEmpty { return true }
+        }
+        return false
+    }
+
+    /// After a write through `core` ended without a commit (cancelled, or a commit that failed
+    /// and rolled back): a delivery that came during the write found the Realm writing and did
+    /// nothing, and no commit follows to schedule it again, so what is pending is scheduled here
+    /// (docs/ARCHITECTURE.md, Change notifications). A committed write needs none of this: its
+    /// own advance (`committed`) schedules every target with something to deliver.
+    func writeEnded(_ core: RealmCore) {
+        lock.lock()
+        var t = targets[ObjectIdentifier(core)]
+        if t == nil, let q = core.queue, let qt = targets[ObjectIdentifier(q)], qt.core === core { t = qt }
+        guard let t, !closed, !t.scheduled,
+              isDue(t, moved: self.core.follows(core) && NotifierCore.version(of: core) < self.core.version) else {
+            lock.unlock()
+            return
+        }
+        t.scheduled = true
+        lock.unlock()
+        schedule(t)
     }
 
     /// Runs the delivery of `t` on its thread or queue.
@@ -284,8 +309,12 @@ final class FileNotifier: @unchecked Sendable {
         // the old values there (opened at its first delivery, it would read the newest
         // version, the new values). The file is opened outside the lock.
         var fresh: RealmCore?
+        // (and the registering Realm's version frozen, in case the watch starts there and the
+        // queue's Realm reads another version: the first old values are read there)
+        var snapshot: RealmCore?
         if let queue, readValues != nil, makeWatch != nil {
             fresh = RealmCore.makeForQueue(core.config, queue: queue)
+            snapshot = core.frozen()
         }
         lock.lock()
         let t = target(core: core, queue: queue)
@@ -314,14 +343,22 @@ final class FileNotifier: @unchecked Sendable {
                     t.core = made.publish(queue: queue!)
                 }
             }
-            let w = makeWatch(self.core)
+            // an object observer, which has no initial notification, reports every change after
+            // the registering Realm's version: when that Realm is behind the notifier, its watch
+            // starts there with the changes in between (docs/ARCHITECTURE.md, Change
+            // notifications)
+            let start = NotifierCore.version(of: core)
+            let behind = readValues != nil && self.core.follows(core) && start < self.core.version
+            let w = behind ? self.core.watch(from: core, makeWatch) : makeWatch(self.core)
+            // delivered through another Realm (a queue's, at another version or opened later)
+            if behind && t.core !== core { r.oldValuesAt = snapshot }
             r.watch = w
             r.madeOnRegisteringThread = true
             schedule = w != nil && self.core.pending(w!) && !t.scheduled
             if schedule { t.scheduled = true }
         }
         lock.unlock()
-        withExtendedLifetime(fresh) {}
+        withExtendedLifetime((fresh, snapshot)) {}
         if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
@@ -383,6 +420,13 @@ final class FileNotifier: @unchecked Sendable {
         return targets.values.reduce(0) { $0 + $1.registrations.count }
     }
 
+    /// The version the notifier computed last (for tests).
+    var notifiedVersion: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return core.version
+    }
+
     /// Whether `core` has observers here.
     func hasObservers(_ core: RealmCore) -> Bool {
         lock.lock()
@@ -398,14 +442,22 @@ final class FileNotifier: @unchecked Sendable {
     /// through `snapshot` (the file at the version the write started from, which the observer
     /// was given last) when the write moved past other commits; otherwise it has none.
     func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
+        // snapshots no longer needed go after the lock is released
+        var released: [RealmCore?] = []
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            lock.unlock()
+            released = []
+        }
         if closed { return }
         core.advance()
         for tok in tokens {
             guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
-            if let read = r.readValues, let snapshot, !p.columns.isEmpty, !p.deleted { p.oldValues = read(snapshot, p.columns) }
+            let at = r.oldValuesAt ?? snapshot
+            if let read = r.readValues, let at, !p.columns.isEmpty, !p.deleted { p.oldValues = read(at, p.columns) }
+            released.append(r.oldValuesAt)
+            r.oldValuesAt = nil
             if !p.isEmpty { r.carried.append(p) }
         }
     }
@@ -491,9 +543,12 @@ final class FileNotifier: @unchecked Sendable {
         }
         var out: [(Registration, ChangePayload)] = []
         var objects: [Int] = []
+        // snapshots no longer needed, released after the lock
+        var released: [RealmCore] = []
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             guard let w = r.watch else { continue }
-            if beforeWrite && !r.delivered { continue }
+            // (an object observer has no initial change set: what is pending goes before the write)
+            if beforeWrite && !r.delivered && r.readValues == nil { continue }
             // change sets held back by a write that skipped this observer come first (with the
             // old values read when they were held back, if any)
             for p in r.carried {
@@ -504,8 +559,16 @@ final class FileNotifier: @unchecked Sendable {
             guard self.core.pending(w), var p = self.core.take(w) else { continue }
             r.delivered = true
             if let read = r.readValues, !p.columns.isEmpty {
-                p.oldValues = moves ? read(core, p.columns) : nil
+                if let at = r.oldValuesAt {
+                    p.oldValues = read(at, p.columns)
+                } else {
+                    p.oldValues = moves ? read(core, p.columns) : nil
+                }
                 objects.append(out.count)
+            }
+            if let at = r.oldValuesAt {
+                released.append(at)
+                r.oldValuesAt = nil
             }
             if p.isEmpty { continue }
             out.append((r, p))
@@ -516,6 +579,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         let realmObservers = moves ? t.registrations.filter { $0.watchless } : []
         lock.unlock()
+        released = []
         if !out.isEmpty || !realmObservers.isEmpty {
             CoreLog.log(.debug, Category.Storage.notification.rawValue,
                         "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")

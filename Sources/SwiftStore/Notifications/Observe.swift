@@ -367,7 +367,9 @@ extension LinkingObjects: _ObservableAnyCollection {
 
 extension Object {
     /// Calls `block` after every commit that deletes the object or writes one of its managed
-    /// properties (writing a property's current value counts). No initial call.
+    /// properties (writing a property's current value counts), from the version the object's
+    /// Realm reads when `observe` is called: commits that Realm has not refreshed to yet are
+    /// reported too. No initial call.
     ///
     /// - Parameters:
     ///   - keyPaths: the properties to watch ("adopted", "siblings" for insertions and

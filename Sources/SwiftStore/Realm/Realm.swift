@@ -119,7 +119,8 @@ public struct Realm: Equatable {
         try core.commitWrite(withoutNotifying: tokens)
     }
 
-    /// Discards the write transaction's changes. Objects created in it become invalid.
+    /// Discards the write transaction's changes. Objects created in it become invalid. A
+    /// notification that came during the write is delivered after it, as after a commit.
     public func cancelWrite() {
         core.cancelWrite()
     }
