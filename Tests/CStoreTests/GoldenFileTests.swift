@@ -495,7 +495,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
                 cs_keys_free(keys)
             }
             db.close()
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
         }
     }
 
@@ -546,7 +546,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             db.verify("after writing to the version-3 copy")
             #expect(try db.read(lines) == want)
             db.close()
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
             let nodes = try rawNodesOfCopy(copy, dir)
             #expect(nodes.contains { $0.framed } && nodes.contains { !$0.framed && $0.flags == 0 && $0.width == 32 },
                     "framed nodes from the new commit beside plain ones from the version-3 library")
@@ -620,6 +620,35 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             }
             db.verify("after writing to the golden copy")
             db.close()
+            // the first commit made it version 6: the version-5 chunks are the checkpoint of a
+            // delta chain of one node (FORMAT.md §7.1.1), which every reader replays
+            #expect(try headerVersions(copy) == (6, 6), "the first commit makes the file version 6")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
+            #expect(rawDeltaChain(bytes).count == 1, "one delta node on the version-5 chunks")
+            #expect(rawFreeRoot(bytes) != 0, "the version-5 chunks are kept")
+            check(cs_file_verify(copy), "the converted golden file verifies")
+            // commits on it chain delta nodes, then fold them into the chunks
+            let db2 = try DB(copy, flags: 0)
+            var folded = false
+            for i in 0..<3000 where !folded {
+                try db2.write { txn throws in
+                    let t = try findTable(txn, "ByPk")
+                    var o = cs_obj()
+                    try withValue(.int(Int64(100_000 + i))) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create") }
+                }
+                folded = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))).isEmpty
+                if i % 100 == 0 { db2.verify("commit \(i) on the golden copy") }
+            }
+            #expect(folded, "the chain on the golden copy was folded")
+            db2.verify("after the fold on the golden copy")
+            try db2.read { txn throws in
+                let t = try findTable(txn, "ByPk")
+                var key: Int64 = -1
+                let rc = withValue(.int(100_000)) { cs_table_find_primary(txn, t, $0, &key) }
+                #expect(rc == 0 && key == 100_000)
+            }
+            db2.close()
+            check(cs_file_verify(copy), "the golden copy verifies after the fold")
         }
     }
 
@@ -656,7 +685,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             try writeGoldenV2(db)
             let lines = try db.read { try dump($0) + dumpIndexes($0) }
             db.close()
-            #expect(try headerVersions(path) == (5, 5), "the writer's commits make version 5")
+            #expect(try headerVersions(path) == (6, 6), "the writer's commits make version 6")
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)
