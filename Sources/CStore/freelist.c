@@ -1,7 +1,9 @@
 /*
  * freelist.c -- the free list in memory and on disk (docs/FORMAT.md §7.1): a two-level tree of
  * chunks of extents, read from a version's top slots, changed in place by the commit being built
- * (commit.c), which rewrites only the chunks and pages it changed.
+ * (commit.c). On disk the chunks are a checkpoint with a chain of delta nodes on top (§7.1.1):
+ * most commits write one delta node of the extents they removed and added, and a commit that
+ * folds rewrites only the chunks and pages changed since the checkpoint.
  *
  * Cost: finding the chunk of a position is two binary searches; an insertion or a merge changes
  * one chunk of at most a few dozen extents and the aggregates of its page; a commit walks only

@@ -8,18 +8,13 @@
 
 #include "internal.h"
 
-/* Chunks are large so that a commit's frees and placements land in few of them: every chunk a
- * commit touches is a node rewritten, and its old node freed into another chunk (docs/FORMAT.md
- * §7.1 gives the measurements behind these sizes). */
-#ifndef FL_CHUNK_MAX
+/* Chunks are written only by a commit that folds the delta chain (docs/FORMAT.md §7.1.1), many
+ * at once; they are small enough (at most 1,544 bytes) to find holes in a file whose free space
+ * is in small pieces, where chunks of 256 extents went past the end and grew the file (§7.1
+ * gives the measurements). */
 #define FL_CHUNK_MAX 64  /* extents in a chunk written by a commit, at most */
-#endif
-#ifndef FL_CHUNK_FILL
 #define FL_CHUNK_FILL 32 /* extents per piece when a larger one is cut */
-#endif
-#ifndef FL_CHUNK_MIN
 #define FL_CHUNK_MIN 8   /* a rewritten chunk this small joins the rewritten one before it */
-#endif
 #define FL_PAGE_MAX 64   /* chunks in a page written by a commit, at most */
 #define FL_PAGE_FILL 32  /* chunks per piece when a larger one is cut */
 #define FL_PAGE_MIN 8    /* a rewritten page this small joins the rewritten one before it */
@@ -27,8 +22,9 @@
 /* The delta chain (docs/FORMAT.md §7.1.1): a commit writes one delta node of the extents it
  * removed and added instead of rewriting chunks; a commit folds the chain into the chunks (the
  * checkpoint) once it holds more than FL_DELTA_MIN entries and a quarter of the list's extents,
- * or FL_DELTA_NODES nodes, so a fold rewrites at most the whole list once per that many entries
- * and opening replays at most that many. */
+ * or FL_DELTA_NODES nodes, or when the commit frees more than FL_DELTA_BIG extents; so a fold
+ * rewrites at most the whole list once per that many entries, and opening replays at most that
+ * many. A delta node lives until the fold: placement treats it as a cold node (commit.c). */
 #define FL_DELTA_FIXED 5     /* words before a delta node's entries */
 #define FL_DELTA_MIN 4096    /* entries a chain may always hold before a fold */
 #define FL_DELTA_NODES 512   /* nodes a chain holds at most */
@@ -65,7 +61,9 @@ int freelist_read(cs_txn *t, const uint64_t r[3], uint64_t limit, extent **ext, 
  *  its chunk; the chunk becomes dirty (its old node and its page's are freed in l->newver).
  *  An allocation failure is kept in l->err. */
 void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver);
-/** Marks chunk ci of page pi as rewritten by this commit. */
+/** Marks chunk ci of page pi as rewritten by this commit (its old node and its page's are freed);
+ *  in a delta commit (l->delta) it is only changed: its extents are copied first (fl_chunk.orig,
+ *  for the delta node), it is flagged changed since the checkpoint, and no node is freed. */
 void fl_chunk_dirty(freelist *l, uint32_t pi, uint32_t ci);
 /** The page and chunk whose range holds pos. */
 void fl_locate(const freelist *l, uint64_t pos, uint32_t *pi, uint32_t *ci);
