@@ -467,9 +467,10 @@ static void plan_free_list(freelist *l, cplan *p)
 #define PLACE_ROUNDS 8
 /* room left in P1 for what choosing the extent adds (its chunk and page rewritten, and the ones
  * their old nodes join). Its size also keeps P1 from putting cold nodes (P3a) into an extent
- * that only just holds the commit: measured, two chunks of 64 extents instead of FL_CHUNK_MAX
- * made settled one-row commits 5.5-9.5 writes instead of 4 (the cold nodes left in such extents
- * keep later hot parts out of them). */
+ * that only just holds the commit: measured, two chunks of 64 extents instead of 256 (the chunk
+ * size then) made settled one-row commits 5.5-9.5 writes instead of 4 (the cold nodes left in
+ * such extents keep later hot parts out of them). It stays two chunks of 256 extents now that a
+ * delta commit (docs/FORMAT.md §7.1.1) rewrites none and folds write chunks of at most 64. */
 #define PLACE_MARGIN (2 * (8 + 3 * 8 * 256) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
 /* (P3a keeps no margin: what its choice adds to the hot part is seen by the next round) */
 
