@@ -512,6 +512,73 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         }, change: change)
     }
 
+    /// A one-row commit on a file with a free list delta chain (docs/FORMAT.md §7.1.1): it writes
+    /// its delta node with its other nodes, and a cut anywhere before the header leaves the old
+    /// version, whose chain is untouched; a cut after it the new one, whose chain is one longer.
+    @Test func powerCutAtEveryStepOfADeltaCommit() throws {
+        func update(_ txn: OpaquePointer, _ u: Int) throws {
+            let t = try findTable(txn, "T")
+            var o = try openObj(txn, t, Int64((u * 7919) % 2000))
+            try must(cs_obj_set_int(&o, 0, Int64(-u - 1)), "update")
+        }
+        try cutEveryEvent("delta commit", syncs: 1, prepare: { db in
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for i in 0..<2000 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+                }
+            }
+            for u in 0..<40 { try db.write { try update($0, u) } }
+            let chain = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: db.path))))
+            #expect(chain.count >= 10, "the file has a delta chain: \(chain.count) nodes")
+        }, change: { txn in try update(txn, 40) })
+    }
+
+    /// The commit that folds the delta chain into the free-list chunks (docs/FORMAT.md §7.1.1),
+    /// cut at every event: it rewrites the changed chunks and frees the chain's nodes, and the
+    /// old version (its chain and checkpoint) stays whole until the header names the new one.
+    @Test func powerCutAtEveryStepOfAFoldingCommit() throws {
+        func load(_ db: DB) throws {
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for i in 0..<2000 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+                }
+            }
+        }
+        func update(_ txn: OpaquePointer, _ u: Int) throws {
+            let t = try findTable(txn, "T")
+            var o = try openObj(txn, t, Int64((u * 7919) % 2000))
+            try must(cs_obj_set_int(&o, 0, Int64(-u - 1)), "update")
+        }
+        // find the first commit that folds, on a probe file (the commits are deterministic)
+        let probeDir = TempDir()
+        defer { probeDir.remove() }
+        var fold = -1
+        do {
+            let probe = try DB(probeDir.path("probe.cstore"), durability: CS_DURABILITY_FULL)
+            try load(probe)
+            for u in 0..<2000 {
+                try probe.write { try update($0, u) }
+                let chain = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: probe.path))))
+                if chain.isEmpty && u > 0 { fold = u; break }
+            }
+            probe.close()
+        }
+        #expect(fold > 0, "the probe's commits fold the chain")
+        guard fold > 0 else { return }
+        try cutEveryEvent("folding commit", syncs: 1, prepare: { db in
+            try load(db)
+            for u in 0..<fold { try db.write { try update($0, u) } }
+            let chain = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: db.path))))
+            #expect(chain.count > 100, "the file has a long delta chain: \(chain.count) nodes")
+        }, change: { txn in try update(txn, fold) })
+    }
+
     /// A commit that adds a table with a large value: one long write over many pages, torn at
     /// its first and last page boundary. 300 KB is a one-sync commit, 1.5 MB a two-sync one.
     @Test(arguments: [300_000, 1_500_000])
