@@ -915,24 +915,28 @@ int fl_chain_nodes(cs_txn *t, uint64_t head, uint64_t limit, uint64_t **refs, ui
     /* each node is at least FL_DELTA_FIXED words: a chain longer than the file holds is damage */
     if (nodes > limit / (NODE_HDR + 8 * FL_DELTA_FIXED))
         return CORRUPT("free list delta node at %llu counts %llu nodes", (unsigned long long)head, (unsigned long long)nodes);
-    uint64_t *r = malloc(nodes * sizeof *r);
-    if (!r) return NOMEM();
-    uint64_t at = head, k = nodes;
-    int rc = CS_OK;
-    for (;;) {
-        r[--k] = at;
-        if (!k) break;
-        uint64_t want_nodes = k, after = entries - nrem - nadd;
-        at = prev;
-        if ((rc = delta_read(t, at, limit, &h, &prev, &nodes, &entries, &nrem, &nadd)) != CS_OK) break;
-        if (nodes != want_nodes || entries != after) {
-            rc = CORRUPT("free list delta node at %llu does not continue the chain", (unsigned long long)at);
-            break;
+    /* the chain is walked twice: once to check it, before the head's count is trusted with an
+     * allocation (a damaged count must be CS_CORRUPT, not a huge allocation), once to list it.
+     * Each step's count falls by one, so the walk ends. */
+    uint64_t *r = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && !(r = malloc(total * sizeof *r))) return NOMEM();
+        uint64_t at = head, k = total;
+        int rc = delta_read(t, at, limit, &h, &prev, &nodes, &entries, &nrem, &nadd);
+        while (rc == CS_OK) {
+            --k;
+            if (r) r[k] = at;
+            if (!k) break;
+            uint64_t want_nodes = k, after = entries - nrem - nadd;
+            at = prev;
+            if ((rc = delta_read(t, at, limit, &h, &prev, &nodes, &entries, &nrem, &nadd)) != CS_OK) break;
+            if (nodes != want_nodes || entries != after)
+                rc = CORRUPT("free list delta node at %llu does not continue the chain", (unsigned long long)at);
         }
-    }
-    if (rc != CS_OK) {
-        free(r);
-        return rc;
+        if (rc != CS_OK) {
+            free(r);
+            return rc;
+        }
     }
     *refs = r;
     *n = total;
@@ -1004,6 +1008,21 @@ static int replay_chain(cs_txn *t, uint64_t head, uint64_t limit, freelist *l)
     for (uint64_t k = 0; k < n && rc == CS_OK; k++) rc = replay_node(t, refs[k], limit, l);
     free(refs);
     TRY(rc);
+    /* an added extent was checked against its neighbours in its chunk only: the whole list must
+     * still be disjoint (FORMAT.md §7.1.1), across chunks too */
+    uint64_t prev_end = 0;
+    for (uint32_t pi = 0; pi < l->n; pi++)
+        for (uint32_t ci = 0; ci < l->p[pi]->n; ci++) {
+            const fl_chunk *c = l->p[pi]->c[ci];
+            for (uint32_t i = 0; i < c->n; i++) {
+                if (!c->e[i].len) continue;
+                if (c->e[i].pos < prev_end)
+                    return CORRUPT("free list delta chain at %llu adds %llu+%llu, which overlaps a free extent",
+                                   (unsigned long long)head, (unsigned long long)c->e[i].pos,
+                                   (unsigned long long)c->e[i].len);
+                prev_end = c->e[i].pos + c->e[i].len;
+            }
+        }
     /* the changed chunks' aggregates and touching extents */
     for (uint32_t pi = 0; pi < l->n; pi++) {
         fl_page *p = l->p[pi];

@@ -437,6 +437,8 @@ int cs_notifier_advance_to(cs_notifier *n, const cs_txn *at, bool *moved)
 int cs_watch_move(cs_watch *w, cs_notifier *to)
 {
     cs_notifier *from = w->n;
+    if (from->t->f != to->t->f)
+        return cs_fail(CS_MISUSE, 0, "cs_watch_move: the notifiers read different files");
     if (from->t->version != to->t->version)
         return cs_fail(CS_MISUSE, 0, "cs_watch_move: the notifiers read versions %llu and %llu",
                        (unsigned long long)from->t->version, (unsigned long long)to->t->version);

@@ -58,6 +58,28 @@ private func updateOne(_ db: DB, _ u: Int, rows: Int) throws {
     }
 }
 
+/// The checkpoint's chunks in order, each as its lower bound and its extents (position, length;
+/// padding left out), read from the raw bytes (FORMAT.md §7.1).
+private func rawChunks(_ bytes: [UInt8]) -> [(bound: Int, extents: [(Int, Int)])] {
+    func count(_ node: Int) -> Int { Int(bytes[node + 4]) | Int(bytes[node + 5]) << 8 | Int(bytes[node + 6]) << 16 | Int(bytes[node + 7]) << 24 }
+    func el(_ node: Int, _ i: Int) -> Int { rawLE64(bytes, node + 8 + 8 * i) }
+    var out: [(bound: Int, extents: [(Int, Int)])] = []
+    let root = rawFreeRoot(bytes)
+    guard root != 0 else { return out }
+    for p in 0..<count(root) / 2 {
+        let page = el(root, 2 * p + 1)
+        for c in 0..<count(page) / 2 {
+            let bound = el(page, 2 * c) >> 1, chunk = el(page, 2 * c + 1)
+            var extents: [(Int, Int)] = []
+            for k in 0..<count(chunk) / 3 where el(chunk, 3 * k + 1) != 0 {
+                extents.append((el(chunk, 3 * k), el(chunk, 3 * k + 1)))
+            }
+            out.append((bound, extents))
+        }
+    }
+    return out
+}
+
 @Suite struct DeltaChainTests {
     /// Each small commit adds one node to the chain (its element 1 counts the nodes, element 2
     /// the entries, element 0 names the previous head) and keeps the checkpoint's root; once the
@@ -233,6 +255,75 @@ private func updateOne(_ db: DB, _ u: Int, rows: Int) throws {
             try updateOne(db, 99, rows: 3000)
             db.verify()
             db.close()
+        }
+    }
+
+    /// An addition is checked against the whole list, not only its own chunk's extents: one that
+    /// lies after its chunk's last extent but reaches into the next chunk's first is damage
+    /// (CS_CORRUPT), and the writer commits nothing on it.
+    @Test func anAdditionReachingIntoTheNextChunkIsRejected() throws {
+        try withTempDir { dir in
+            let path = dir.path("overlap.cstore")
+            let rows = 20000
+            do {
+                let db = try DB(path)
+                try loadInts(db, rows: rows)
+                // until a fold has left a checkpoint of several chunks and a chain holds additions
+                for u in 0..<4000 {
+                    let bytes = try fileBytes(path)
+                    if rawChunks(bytes).count >= 3 && (rawDeltaChain(bytes).first?.added ?? 0) > 0 { break }
+                    try updateOne(db, u, rows: rows)
+                }
+                db.close()
+            }
+            let pristine = try fileBytes(path)
+            let chunks = rawChunks(pristine)
+            let chain = rawDeltaChain(pristine)
+            try #require(chunks.count >= 3 && !chain.isEmpty && chain[0].added > 0)
+            // the list as the reader sees it once the chain is replayed (oldest node first),
+            // less the head's first addition, which the damage replaces
+            let head = chain[0]
+            let firstAdd = head.ref + 8 + 8 * (5 + 2 * head.removed)
+            var free = Set<[Int]>()
+            for c in chunks { for e in c.extents { free.insert([e.0, e.1]) } }
+            for d in chain.reversed() {
+                for k in 0..<d.removed {
+                    let at = d.ref + 8 + 8 * (5 + 2 * k)
+                    if rawLE64(pristine, at + 8) != 0 { free.remove([rawLE64(pristine, at), rawLE64(pristine, at + 8)]) }
+                }
+                for k in 0..<d.added {
+                    let at = d.ref + 8 + 8 * (5 + 2 * d.removed + 3 * k)
+                    if at != firstAdd && rawLE64(pristine, at + 8) != 0 { free.insert([rawLE64(pristine, at), rawLE64(pristine, at + 8)]) }
+                }
+            }
+            // a boundary whose chunk before it ends with room below the bound, and whose chunk
+            // after it holds an extent
+            var damage: (Int, Int)?
+            for j in 1..<chunks.count {
+                let bound = chunks[j].bound, next = j + 1 < chunks.count ? chunks[j + 1].bound : Int.max
+                let before = free.filter { $0[0] < bound }.map { $0[0] + $0[1] }.max() ?? 4096
+                guard let after = free.filter({ $0[0] >= bound && $0[0] < next }).map({ $0[0] }).min(),
+                      before <= bound - 8 else { continue }
+                damage = (bound - 8, after - (bound - 8) + 8) // from just below the bound into the next chunk's first
+                break
+            }
+            let (pos, len) = try #require(damage)
+            var b = pristine
+            for (at, v) in [(firstAdd, pos), (firstAdd + 8, len)] {
+                for k in 0..<8 { b[at + k] = UInt8((v >> (8 * k)) & 0xff) }
+            }
+            try Data(b).write(to: URL(fileURLWithPath: path))
+            #expect(cs_file_verify(path) == Int32(CS_CORRUPT), "verify: \(lastMessage())")
+            let db = try DB(path, flags: 0)
+            let txn = try db.begin(CS_TXN_WRITE)
+            var o = try openObj(txn, try findTable(txn, "T"), 1)
+            try must(cs_obj_set_int(&o, 0, 12345), "update")
+            let rc = cs_txn_commit(txn)
+            #expect(rc == Int32(CS_CORRUPT), "the commit returned \(codeName(rc))")
+            #expect(lastMessage().contains("overlaps a free extent"), "the commit says \(lastMessage())")
+            _ = cs_txn_end(txn)
+            db.close()
+            #expect(try fileBytes(path) == b, "nothing was written")
         }
     }
 

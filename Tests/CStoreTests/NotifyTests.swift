@@ -422,6 +422,35 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
+    /// A watch moves only between notifiers of one file: another file's notifier at the same
+    /// version number is refused.
+    @Test func aWatchDoesNotMoveToAnotherFilesNotifier() throws {
+        try withTempDir { dir in
+            let a = try DB(dir.path("a.cstore")), b = try DB(dir.path("b.cstore"))
+            var dog: UInt32 = 0
+            try a.write { t in
+                dog = try addTable(t, "Dog")
+                _ = try addColumn(t, dog, "age", CS_TYPE_INT)
+                _ = try createObj(t, dog)
+            }
+            try b.write { t in
+                let d = try addTable(t, "Dog")
+                _ = try addColumn(t, d, "age", CS_TYPE_INT)
+                _ = try createObj(t, d)
+            }
+            var na: OpaquePointer?, nb: OpaquePointer?
+            try must(cs_notifier_open(a.h, &na))
+            defer { cs_notifier_close(na) }
+            try must(cs_notifier_open(b.h, &nb))
+            defer { cs_notifier_close(nb) }
+            #expect(cs_notifier_version(na) == cs_notifier_version(nb))
+            var w: OpaquePointer?
+            try must(cs_watch_object(na!, dog, 0, nil, 0, Int32(CS_WATCH_SHALLOW), &w))
+            #expect(cs_watch_move(w, nb) == CS_MISUSE)
+            cs_watch_free(w)
+        }
+    }
+
     /// Maps report keys; backlinks report an owner unlinked as a deletion.
     @Test func mapsAndBacklinks() throws {
         try withTempDir { dir in
