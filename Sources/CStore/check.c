@@ -246,26 +246,6 @@ static int verify_txn(cs_txn *t)
     uint64_t r[3];
     for (int i = 0; i < 3; i++)
         if ((rc = txn_top_get(t, TOP_FREE_POS + i, &r[i])) != CS_OK) goto out;
-    /* the free list's delta chain (FORMAT.md §7.1.1): the walk saw its head (top slot 3); its
-     * older nodes are named by the packed word 0 of each, which no generic walk follows */
-    if (r[1] && !r[2]) {
-        uint64_t *chain = NULL, nchain = 0;
-        if ((rc = fl_chain_nodes(t, r[1], t->limit, &chain, &nchain)) != CS_OK) goto out;
-        for (uint64_t k = 0; k + 1 < nchain && rc == CS_OK; k++) {
-            node_hdr *h;
-            if ((rc = node_at(t, chain[k], &h)) != CS_OK) break;
-            if (node_checksum(h) != h->check) rc = CORRUPT("checksum mismatch in free list delta node at %llu", (unsigned long long)chain[k]);
-            else rc = add_span(&v, chain[k], node_size_of(h->flags, h->width, h->count));
-        }
-        free(chain);
-        if (rc != CS_OK) goto out;
-        qsort(v.spans, v.n, sizeof(span), cmp_span);
-        for (uint64_t i = 1; i < v.n; i++)
-            if (v.spans[i].pos < v.spans[i - 1].pos + v.spans[i - 1].len) {
-                rc = CORRUPT("nodes at %llu and %llu overlap", (unsigned long long)v.spans[i - 1].pos, (unsigned long long)v.spans[i].pos);
-                goto out;
-            }
-    }
     span *fr = NULL;
     uint64_t nf = 0;
     {

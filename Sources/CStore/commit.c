@@ -344,7 +344,7 @@ static int shrink(cs_txn *t, cs_dbfile *f, uint64_t oldest, uint64_t *end, bool 
 /* Element i of a width-64 packed node (what packed_set does at 64 bits, without its width switch). */
 static inline void put64(uint8_t *p, uint64_t i, int64_t v) { memcpy(p + i * 8, &v, 8); }
 
-enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS, CI_DELTA };
+enum { CI_NODE, CI_CHUNK, CI_ROOT, CI_PAGE, CI_RUNS };
 
 typedef struct citem {
     ref_t slab;    /* the slab node (0 for the free-list nodes and the run list) */
@@ -467,11 +467,10 @@ static void plan_free_list(freelist *l, cplan *p)
 #define PLACE_ROUNDS 8
 /* room left in P1 for what choosing the extent adds (its chunk and page rewritten, and the ones
  * their old nodes join). Its size also keeps P1 from putting cold nodes (P3a) into an extent
- * that only just holds the commit: measured, two chunks of 64 extents instead of 256 (the chunk
- * size then) made settled one-row commits 5.5-9.5 writes instead of 4 (the cold nodes left in
- * such extents keep later hot parts out of them). It stays two chunks of 256 extents now that a
- * delta commit (docs/FORMAT.md §7.1.1) rewrites none and folds write chunks of at most 64. */
-#define PLACE_MARGIN (2 * (8 + 3 * 8 * 256) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
+ * that only just holds the commit: measured, two chunks of 64 extents instead of FL_CHUNK_MAX
+ * made settled one-row commits 5.5-9.5 writes instead of 4 (the cold nodes left in such extents
+ * keep later hot parts out of them). */
+#define PLACE_MARGIN (2 * (8 + 3 * 8 * FL_CHUNK_MAX) + 2 * (8 + 2 * 8 * FL_PAGE_MAX))
 /* (P3a keeps no margin: what its choice adds to the hot part is seen by the next round) */
 
 typedef struct alloc_cur {
@@ -648,42 +647,13 @@ int file_commit(cs_txn *t)
     l->newver = newver;
     l->events = 0;
     l->err = CS_OK;
-    /* the free list's part of the commit (docs/FORMAT.md §7.1.1): a delta node of what the
-     * commit changed, chained to the previous ones, or, once the chain is long (or the file's
-     * free list is the version-1/2 arrays, or the commit shrinks the file, §7.3), a fold that
-     * rewrites the chunks changed since the checkpoint and frees the chain */
-    uint64_t chain_head = 0, chain_nodes = 0, chain_entries = 0, legacy = 0;
-    if ((rc = txn_top_get(t, TOP_FREE_LEN, &chain_head)) != CS_OK || (rc = txn_top_get(t, TOP_FREE_VER, &legacy)) != CS_OK)
-        goto done;
-    if (legacy) chain_head = 0;
-    if ((rc = fl_chain_info(t, chain_head, t->limit, &chain_nodes, &chain_entries)) != CS_OK) goto done;
-    {
-        uint64_t extents = 0;
-        for (uint32_t pi = 0; pi < l->n; pi++)
-            for (uint32_t ci = 0; ci < l->p[pi]->n; ci++) extents += l->p[pi]->c[ci]->n;
-        /* a commit that frees many extents rewrites many chunks anyway: it folds rather than
-         * writing a delta node as large as those chunks, which the next fold would rewrite */
-        bool fold = legacy || t->db->shrink || chain_nodes >= FL_DELTA_NODES || t->nfreed > FL_DELTA_BIG ||
-                    (chain_entries > FL_DELTA_MIN && chain_entries > extents / 4);
-        l->delta = !fold;
-    }
-    /* a fold: the old root (or version-1/2 arrays) and the chain's nodes die with this version;
-     * a delta commit keeps the root, and the chain's head becomes its node's predecessor */
+    /* the old root (or version-1/2 arrays) die with this version */
     ref_t *fs;
-    for (int i = 0; i < 3 && !l->delta; i++) {
+    for (int i = 0; i < 3; i++) {
         if ((rc = txn_top_slot(t, TOP_FREE_POS + i, &fs)) != CS_OK) goto done;
-        if (i == 1 && *fs && !legacy) {
-            uint64_t *chain = NULL, nchain = 0;
-            if ((rc = fl_chain_nodes(t, *fs, t->limit, &chain, &nchain)) != CS_OK) goto done;
-            for (uint64_t k = 0; k < nchain; k++) node_free(t, chain[k]);
-            free(chain);
-        } else if (*fs) {
-            node_free(t, *fs);
-        }
+        if (*fs) node_free(t, *fs);
         *fs = 0;
     }
-    if (!l->delta) fl_fold_start(l);
-    if ((rc = l->err) != CS_OK) goto done;
     ref_t *top_slot;
     if ((rc = txn_top_slot(t, TOP_VERSION, &top_slot)) != CS_OK) goto done; /* makes the top writable */
     /* so does the previous commit's run list */
@@ -707,9 +677,6 @@ int file_commit(cs_txn *t)
 
     /* 4. plan: dirty nodes in post-order, the rewritten free-list nodes and the run list before
      * the top; then choose where it goes, which may rewrite more chunks, and plan again */
-    /* a delta commit's delta node comes first (its size is set below, once per round): it is
-     * placed apart like a cold node, and first in write order it splits no run of the others */
-    if (l->delta) plan_add_kind(&plan, CI_DELTA, NULL, 0);
     collect(t, t->top, &plan, 0);
     if (plan.oom) { rc = NOMEM(); goto done; }
     citem topi = plan.items[plan.n - 1];
@@ -717,28 +684,14 @@ int file_commit(cs_txn *t)
     plan.total -= topi.size;
     uint64_t nodes_n = plan.n, nodes_total = plan.total;
     alloc_cur cur = {.nholes = 0, .last = -1, .end = base_end};
-    uint64_t runs_cap = 0, dholes = 0, rslots = 0, aslots = 0, top_idx = 0;
+    uint64_t runs_cap = 0;
     for (int round = 0;; round++) {
         plan.n = nodes_n;
         plan.total = nodes_total;
-        if (l->delta) {
-            /* each extent placement takes from may cost one more removal and one more addition */
-            fl_delta_count(l, &rslots, &aslots);
-            rslots += dholes;
-            aslots += dholes;
-            /* the delta node lives until the next fold, like a cold node: placed apart (P3a) into
-             * the smallest hole that holds it, so it neither splits the hot part's extent once the
-             * rest of it is freed nor leaves small holes unused */
-            plan.items[0].size = node_size_of(0, 64, FL_DELTA_FIXED + 2 * rslots + 3 * aslots);
-            plan.items[0].cold = true;
-            plan.total += plan.items[0].size;
-        } else {
-            plan_free_list(l, &plan);
-        }
-        runs_cap = 2 * (plan.n + 3); /* at most one run per item (with the run list, the top and a delta node after it) */
+        plan_free_list(l, &plan);
+        runs_cap = 2 * (plan.n + 2); /* at most one run per item */
         plan_add_kind(&plan, CI_RUNS, NULL, node_size_of(0, 64, runs_cap));
         plan_add(&plan, topi.slab, topi.size);
-        top_idx = plan.n - 1;
         if (plan.oom) { rc = NOMEM(); goto done; }
         if (round == PLACE_ROUNDS) break;
         place_choose(f, &cur, &plan, oldest, base_end);
@@ -752,12 +705,6 @@ int file_commit(cs_txn *t)
             fl_chunk_dirty(l, pi, ci);
         }
         if ((rc = l->err) != CS_OK) goto done;
-        if (l->delta) {
-            /* the delta node grows with the extents chosen, and nothing else does */
-            if ((uint64_t)cur.nholes <= dholes) break;
-            dholes = (uint64_t)cur.nholes;
-            continue;
-        }
         if (!newly) break;
         fl_merge_reusable(l, oldest, false);
         if ((rc = fl_reshape(l)) != CS_OK) goto done;
@@ -814,9 +761,7 @@ int file_commit(cs_txn *t)
     /* 6. serialise */
     buf = malloc(plan.total ? plan.total : 8);
     if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto done; }
-    uint64_t runs_pos = 0, delta_pos = 0;
-    for (uint64_t i = 0; i < plan.n; i++)
-        if (plan.items[i].kind == CI_DELTA) delta_pos = plan.items[i].pos;
+    uint64_t runs_pos = 0;
     for (uint64_t i = 0; i < plan.n; i++) {
         citem *it = &plan.items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
@@ -837,18 +782,6 @@ int file_commit(cs_txn *t)
                 a = b;
             }
             cs_assert3(k, <=, runs_cap); /* at most one run per item */
-            dst->check = node_checksum(dst);
-            continue;
-        }
-        if (it->kind == CI_DELTA) {
-            /* the chain's fixed words, then the removed and added extents (§7.1.1) */
-            dst->count = (uint32_t)(FL_DELTA_FIXED + 2 * rslots + 3 * aslots);
-            put64(node_values(dst), 0, (int64_t)chain_head);
-            put64(node_values(dst), 1, (int64_t)(chain_nodes + 1));
-            put64(node_values(dst), 2, (int64_t)(chain_entries + rslots + aslots));
-            put64(node_values(dst), 3, (int64_t)rslots);
-            put64(node_values(dst), 4, (int64_t)aslots);
-            fl_delta_write(l, node_values(dst) + 8 * FL_DELTA_FIXED, rslots, aslots);
             dst->check = node_checksum(dst);
             continue;
         }
@@ -892,14 +825,10 @@ int file_commit(cs_txn *t)
             for (uint32_t j = 0; j < dst->count; j++)
                 if (e[j] && !tagged(e[j]) && IS_SLAB(e[j])) memcpy(&e[j], txn_ptr(t, e[j]) - 8, 8);
         }
-        if (i == top_idx) {
+        if (i == plan.n - 1) {
             uint64_t *e = node_refs(dst);
-            if (l->delta) {
-                e[TOP_FREE_LEN] = delta_pos; /* the checkpoint's root (slot 2) stays */
-            } else {
-                e[TOP_FREE_POS] = root_pos;
-                e[TOP_FREE_LEN] = 0;
-            }
+            e[TOP_FREE_POS] = root_pos;
+            e[TOP_FREE_LEN] = 0;
             e[TOP_FREE_VER] = 0;
             e[TOP_COMMIT_RUNS] = runs_pos;
             e[TOP_SIZE] = tag_int((int64_t)new_logical);
@@ -953,7 +882,7 @@ int file_commit(cs_txn *t)
      * lets them race, and its header slot carries their hash so a torn commit is detected */
     if (!one_sync && (rc = file_sync(f)) != CS_OK) goto done;
     if (!one_sync && syncing) syncs++;
-    uint64_t top_pos = plan.items[top_idx].pos;
+    uint64_t top_pos = plan.items[plan.n - 1].pos;
     int nsel = f->selector ^ 1;
     /* the header covers the version this commit keeps in the other slot and the new one */
     uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
@@ -964,8 +893,6 @@ int file_commit(cs_txn *t)
     if (fmt < FORMAT_FOR) fmt = FORMAT_FOR;
     /* likewise a table node may carry the keying slots of a pk-keyed table (FORMAT.md §6.1) */
     if (fmt < FORMAT_PK_KEYS) fmt = FORMAT_PK_KEYS;
-    /* and either slot's version may have a delta chain (FORMAT.md §7.1.1) */
-    if (fmt < FORMAT_DELTA_FREE) fmt = FORMAT_DELTA_FREE;
     lock_committing(f);
     if ((rc = file_write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
@@ -1004,7 +931,6 @@ int file_commit(cs_txn *t)
     pthread_mutex_unlock(&f->mu);
     t->last_commit_bytes = written;
     t->last_commit_writes = writes;
-
     t->last_commit_syncs = syncs;
 done:
     /* one exit: on failure the cached free list no longer describes any version */

@@ -23,13 +23,12 @@
  * marks when it copies such a node, 5 once a table node may carry the primary-key keying slots,
  * which every commit by this library marks and compaction marks when it copies such a table
  * node (FORMAT.md §2). */
-#define FORMAT_READ 6
-#define FORMAT_WRITE 6
+#define FORMAT_READ 5
+#define FORMAT_WRITE 5
 #define FORMAT_BASE 1
 #define FORMAT_CHUNKED_FREE 3
 #define FORMAT_FOR 4
 #define FORMAT_PK_KEYS 5 /* a table node may have slots TBL_KEYING and TBL_RETIRED (FORMAT.md §6.1) */
-#define FORMAT_DELTA_FREE 6 /* top slot 3 may name a free list delta chain (FORMAT.md §7.1.1) */
 
 /* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
 
@@ -98,7 +97,7 @@ enum {
     TOP_SCHEMA = 0,   /* ref: schema blob */
     TOP_TABLES = 1,   /* ref: table nodes */
     TOP_FREE_POS = 2, /* ref: free extent positions */
-    TOP_FREE_LEN = 3, /* ref: free extent lengths (versions 1-2); version 6: the delta chain's head */
+    TOP_FREE_LEN = 3, /* ref: free extent lengths */
     TOP_FREE_VER = 4, /* ref: version each extent was freed in */
     TOP_SIZE = 5,     /* tagged: logical file size */
     TOP_VERSION = 6,  /* tagged: version number */

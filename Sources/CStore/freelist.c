@@ -1,9 +1,7 @@
 /*
  * freelist.c -- the free list in memory and on disk (docs/FORMAT.md §7.1): a two-level tree of
  * chunks of extents, read from a version's top slots, changed in place by the commit being built
- * (commit.c). On disk the chunks are a checkpoint with a chain of delta nodes on top (§7.1.1):
- * most commits write one delta node of the extents they removed and added, and a commit that
- * folds rewrites only the chunks and pages changed since the checkpoint.
+ * (commit.c), which rewrites only the chunks and pages it changed.
  *
  * Cost: finding the chunk of a position is two binary searches; an insertion or a merge changes
  * one chunk of at most a few dozen extents and the aggregates of its page; a commit walks only
@@ -34,7 +32,6 @@ static void chunk_free(fl_chunk *c)
 {
     if (!c) return;
     free(c->e);
-    free(c->orig);
     free(c);
 }
 
@@ -168,41 +165,10 @@ void fl_chunk_dirty(freelist *l, uint32_t pi, uint32_t ci)
 {
     fl_chunk *c = l->p[pi]->c[ci];
     if (c->dirty) return;
-    if (l->delta) {
-        /* a delta commit (docs/FORMAT.md §7.1.1) writes no chunk: it keeps the extents as they
-         * were, so that it can write what changed, and the checkpoint's node stays in use */
-        free(c->orig);
-        c->orig = NULL;
-        c->norig = 0;
-        if (c->n) {
-            c->orig = malloc(c->n * sizeof *c->orig);
-            if (!c->orig) {
-                if (!l->err) l->err = NOMEM();
-                return;
-            }
-            for (uint32_t i = 0; i < c->n; i++)
-                if (c->e[i].len) c->orig[c->norig++] = c->e[i];
-        }
-        c->dirty = c->ck = true;
-        l->p[pi]->dirty = l->p[pi]->ck = true;
-        l->events++;
-        return;
-    }
     c->dirty = true;
     l->events++;
     page_dirty(l, pi);
     if (c->ref) fl_insert(l, c->ref, c->size, l->newver);
-}
-
-void fl_fold_start(freelist *l)
-{
-    for (uint32_t pi = 0; pi < l->n && !l->err; pi++) {
-        if (!l->p[pi]->ck) continue;
-        for (uint32_t ci = 0; ci < l->p[pi]->n && !l->err; ci++)
-            if (l->p[pi]->c[ci]->ck) fl_chunk_dirty(l, pi, ci);
-        /* a page whose chunks were all dropped by a delta commit's changes is rewritten too */
-        if (!l->err) page_dirty(l, pi);
-    }
 }
 
 /* Appends an extent to the (empty) list: one page with one chunk at 0. */
@@ -216,7 +182,6 @@ static int list_start(freelist *l)
         return NOMEM();
     }
     c->dirty = p->dirty = true;
-    c->ck = p->ck = true;
     p->c[p->n++] = c;
     l->p[l->n++] = p;
     l->events++;
@@ -294,19 +259,6 @@ static bool chunk_merge(fl_chunk *c, uint64_t oldest)
     return merged;
 }
 
-/* Whether chunk_merge would merge two extents of c. */
-static bool chunk_would_merge(const fl_chunk *c, uint64_t oldest)
-{
-    const extent *q = NULL;
-    for (uint32_t i = 0; i < c->n; i++) {
-        const extent *x = &c->e[i];
-        if (!x->len) continue;
-        if (q && q->pos + q->len == x->pos && q->ver <= oldest && x->ver <= oldest) return true;
-        q = x;
-    }
-    return false;
-}
-
 void fl_merge_reusable(freelist *l, uint64_t oldest, bool clean_too)
 {
     /* dirty chunks are rewritten anyway; with clean_too a clean pending one is made dirty when
@@ -320,9 +272,6 @@ void fl_merge_reusable(freelist *l, uint64_t oldest, bool clean_too)
             /* only a pending chunk has touching extents (every change that can make two touch
              * sets it: fl_insert, joining chunks in reshape, reading), so only it can merge */
             if (c->pending && (c->dirty || clean_too) && c->n >= 2) {
-                /* a delta commit keeps the chunk's extents before it changes them */
-                if (l->delta && !c->dirty && chunk_would_merge(c, oldest)) fl_chunk_dirty(l, pi, ci);
-                if (l->err) return;
                 if (chunk_merge(c, oldest) && !c->dirty) fl_chunk_dirty(l, pi, ci);
                 if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
             }
@@ -412,7 +361,6 @@ static int reshape_page(fl_page *p)
 
 int fl_reshape(freelist *l)
 {
-    if (l->delta) return l->err; /* a delta commit keeps the checkpoint's shape */
     for (;;) {
         uint64_t before = l->events;
         uint32_t cap = l->n * 2 + 4, n = 0;
@@ -598,11 +546,6 @@ void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*deci
                 extent *x = &c->e[i];
                 if (!x->len || x->ver <= oldest || x->ver >= newver) continue;
                 if (decide(ctx, x)) {
-                    /* a delta commit keeps the chunk's extents first (it inserts nothing) */
-                    if (!changed && l->delta) {
-                        fl_chunk_dirty(l, pi, ci);
-                        if (l->err) return;
-                    }
                     x->ver = 0;
                     changed = true;
                 }
@@ -742,18 +685,12 @@ void fl_published(freelist *l)
                 if (c->e[i].len) c->e[k++] = c->e[i];
             c->n = k;
             c->dirty = false;
-            if (!l->delta) c->ck = false; /* written: the new checkpoint holds it */
-            free(c->orig);
-            c->orig = NULL;
-            c->norig = 0;
             chunk_aggregate(c);
         }
         p->dirty = false;
-        if (!l->delta) p->ck = false;
         page_aggregate(p);
     }
     l->newver = 0;
-    l->delta = false;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -870,271 +807,17 @@ static int load_tree(cs_txn *t, uint64_t root, uint64_t limit, freelist *l)
     return CS_OK;
 }
 
-/* ---- the delta chain (docs/FORMAT.md §7.1.1) --------------------------------------------- */
-
-static inline uint64_t get64(const node_hdr *h, uint64_t i)
-{
-    uint64_t v;
-    memcpy(&v, (const uint8_t *)h + NODE_HDR + i * 8, 8);
-    return v;
-}
-
-/* Reads delta node `ref` and checks its shape: *prev, *nodes, *entries, *nrem, *nadd receive
- * its fixed words. */
-static int delta_read(cs_txn *t, uint64_t ref, uint64_t limit, node_hdr **out, uint64_t *prev, uint64_t *nodes,
-                      uint64_t *entries, uint64_t *nrem, uint64_t *nadd)
-{
-    if (ref < HDR_SIZE || ref >= limit || (ref & 7))
-        return CORRUPT("free list delta node at %llu lies outside the file", (unsigned long long)ref);
-    node_hdr *h;
-    TRY(node_at(t, ref, &h));
-    if (h->flags != 0 || h->width != 64 || h->count < FL_DELTA_FIXED)
-        return CORRUPT("free list delta node at %llu is malformed", (unsigned long long)ref);
-    *prev = get64(h, 0);
-    *nodes = get64(h, 1);
-    *entries = get64(h, 2);
-    *nrem = get64(h, 3);
-    *nadd = get64(h, 4);
-    if (*nrem > h->count || *nadd > h->count || FL_DELTA_FIXED + 2 * *nrem + 3 * *nadd != h->count || !*nodes ||
-        *entries < *nrem + *nadd || (*prev && (*prev < HDR_SIZE || (*prev & 7) || *nodes == 1)) || (!*prev && *nodes != 1) ||
-        (!*prev && *entries != *nrem + *nadd))
-        return CORRUPT("free list delta node at %llu is malformed (counts)", (unsigned long long)ref);
-    *out = h;
-    return CS_OK;
-}
-
-int fl_chain_nodes(cs_txn *t, uint64_t head, uint64_t limit, uint64_t **refs, uint64_t *n)
-{
-    *refs = NULL;
-    *n = 0;
-    if (!head) return CS_OK;
-    node_hdr *h;
-    uint64_t prev, nodes, entries, nrem, nadd;
-    TRY(delta_read(t, head, limit, &h, &prev, &nodes, &entries, &nrem, &nadd));
-    const uint64_t total = nodes;
-    /* each node is at least FL_DELTA_FIXED words: a chain longer than the file holds is damage */
-    if (nodes > limit / (NODE_HDR + 8 * FL_DELTA_FIXED))
-        return CORRUPT("free list delta node at %llu counts %llu nodes", (unsigned long long)head, (unsigned long long)nodes);
-    /* the chain is walked twice: once to check it, before the head's count is trusted with an
-     * allocation (a damaged count must be CS_CORRUPT, not a huge allocation), once to list it.
-     * Each step's count falls by one, so the walk ends. */
-    uint64_t *r = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1 && !(r = malloc(total * sizeof *r))) return NOMEM();
-        uint64_t at = head, k = total;
-        int rc = delta_read(t, at, limit, &h, &prev, &nodes, &entries, &nrem, &nadd);
-        while (rc == CS_OK) {
-            --k;
-            if (r) r[k] = at;
-            if (!k) break;
-            uint64_t want_nodes = k, after = entries - nrem - nadd;
-            at = prev;
-            if ((rc = delta_read(t, at, limit, &h, &prev, &nodes, &entries, &nrem, &nadd)) != CS_OK) break;
-            if (nodes != want_nodes || entries != after)
-                rc = CORRUPT("free list delta node at %llu does not continue the chain", (unsigned long long)at);
-        }
-        if (rc != CS_OK) {
-            free(r);
-            return rc;
-        }
-    }
-    *refs = r;
-    *n = total;
-    return CS_OK;
-}
-
-/* Marks chunk ci of page pi changed since the checkpoint (a replayed delta). */
-static void replay_touch(freelist *l, uint32_t pi, uint32_t ci)
-{
-    l->p[pi]->c[ci]->ck = l->p[pi]->ck = true;
-}
-
-static int replay_node(cs_txn *t, uint64_t ref, uint64_t limit, freelist *l)
-{
-    node_hdr *h;
-    uint64_t prev, nodes, entries, nrem, nadd;
-    TRY(delta_read(t, ref, limit, &h, &prev, &nodes, &entries, &nrem, &nadd));
-    for (uint64_t k = 0; k < nrem; k++) {
-        uint64_t pos = get64(h, FL_DELTA_FIXED + 2 * k), len = get64(h, FL_DELTA_FIXED + 2 * k + 1);
-        if (!len) continue; /* padding */
-        uint32_t pi, ci, i = 0;
-        fl_chunk *c = NULL;
-        if (l->n) {
-            fl_locate(l, pos, &pi, &ci);
-            c = l->p[pi]->c[ci];
-            i = chunk_first_at(c, pos);
-        }
-        if (!c || i >= c->n || c->e[i].pos != pos || c->e[i].len != len)
-            return CORRUPT("free list delta node at %llu takes %llu+%llu, which is not a free extent", (unsigned long long)ref,
-                           (unsigned long long)pos, (unsigned long long)len);
-        memmove(c->e + i, c->e + i + 1, (c->n - i - 1) * sizeof(extent));
-        c->n--;
-        l->bytes -= len;
-        replay_touch(l, pi, ci);
-    }
-    for (uint64_t k = 0; k < nadd; k++) {
-        uint64_t at = FL_DELTA_FIXED + 2 * nrem + 3 * k;
-        extent x = {get64(h, at), get64(h, at + 1), get64(h, at + 2)};
-        if (!x.len) continue; /* padding */
-        if (x.pos < HDR_SIZE || x.pos > limit || x.len > limit - x.pos || (x.pos & 7) || (x.len & 7))
-            return CORRUPT("free list delta node at %llu adds the invalid extent %llu+%llu", (unsigned long long)ref,
-                           (unsigned long long)x.pos, (unsigned long long)x.len);
-        if (!l->n) {
-            TRY(list_start(l));
-            l->p[0]->dirty = l->p[0]->c[0]->dirty = false; /* read, not being written */
-        }
-        uint32_t pi, ci;
-        fl_locate(l, x.pos, &pi, &ci);
-        fl_chunk *c = l->p[pi]->c[ci];
-        uint32_t i = chunk_first_at(c, x.pos);
-        if ((i > 0 && c->e[i - 1].pos + c->e[i - 1].len > x.pos) || (i < c->n && c->e[i].pos < x.pos + x.len))
-            return CORRUPT("free list delta node at %llu adds %llu+%llu, which overlaps a free extent", (unsigned long long)ref,
-                           (unsigned long long)x.pos, (unsigned long long)x.len);
-        TRY(chunk_reserve(c, c->n + 1));
-        memmove(c->e + i + 1, c->e + i, (c->n - i) * sizeof(extent));
-        c->e[i] = x;
-        c->n++;
-        l->bytes += x.len;
-        replay_touch(l, pi, ci);
-    }
-    return CS_OK;
-}
-
-static int replay_chain(cs_txn *t, uint64_t head, uint64_t limit, freelist *l)
-{
-    uint64_t *refs, n;
-    TRY(fl_chain_nodes(t, head, limit, &refs, &n));
-    int rc = CS_OK;
-    for (uint64_t k = 0; k < n && rc == CS_OK; k++) rc = replay_node(t, refs[k], limit, l);
-    free(refs);
-    TRY(rc);
-    /* an added extent was checked against its neighbours in its chunk only: the whole list must
-     * still be disjoint (FORMAT.md §7.1.1), across chunks too */
-    uint64_t prev_end = 0;
-    for (uint32_t pi = 0; pi < l->n; pi++)
-        for (uint32_t ci = 0; ci < l->p[pi]->n; ci++) {
-            const fl_chunk *c = l->p[pi]->c[ci];
-            for (uint32_t i = 0; i < c->n; i++) {
-                if (!c->e[i].len) continue;
-                if (c->e[i].pos < prev_end)
-                    return CORRUPT("free list delta chain at %llu adds %llu+%llu, which overlaps a free extent",
-                                   (unsigned long long)head, (unsigned long long)c->e[i].pos,
-                                   (unsigned long long)c->e[i].len);
-                prev_end = c->e[i].pos + c->e[i].len;
-            }
-        }
-    /* the changed chunks' aggregates and touching extents */
-    for (uint32_t pi = 0; pi < l->n; pi++) {
-        fl_page *p = l->p[pi];
-        if (!p->ck) continue;
-        for (uint32_t ci = 0; ci < p->n; ci++) {
-            fl_chunk *c = p->c[ci];
-            if (!c->ck) continue;
-            chunk_aggregate(c);
-            c->pending = false;
-            for (uint32_t i = 1; i < c->n; i++) c->pending |= c->e[i - 1].pos + c->e[i - 1].len == c->e[i].pos;
-            p->pending |= c->pending;
-        }
-        page_aggregate(p);
-    }
-    return CS_OK;
-}
-
-int fl_chain_info(cs_txn *t, uint64_t head, uint64_t limit, uint64_t *nodes, uint64_t *entries)
-{
-    *nodes = *entries = 0;
-    if (!head) return CS_OK;
-    node_hdr *h;
-    uint64_t prev, nrem, nadd;
-    return delta_read(t, head, limit, &h, &prev, nodes, entries, &nrem, &nadd);
-}
-
-/* The extents of dirty chunk c that the commit removed and added: a merge walk of its extents
- * as they were (c->orig) and as they are (consumed ones, of length 0, left out). With rem and add
- * NULL only counts. */
-static void chunk_diff(const fl_chunk *c, uint8_t *rem, uint64_t *nrem, uint8_t *add, uint64_t *nadd)
-{
-    uint32_t i = 0, j = 0;
-    const extent *o = c->orig, *e = c->e;
-    for (;;) {
-        while (j < c->n && !e[j].len) j++;
-        bool ho = i < c->norig, he = j < c->n;
-        if (!ho && !he) break;
-        bool drop = false, put = false;
-        if (ho && he && o[i].pos == e[j].pos) {
-            if (o[i].len != e[j].len || o[i].ver != e[j].ver) drop = put = true;
-            else i++, j++;
-        } else if (ho && (!he || o[i].pos < e[j].pos)) {
-            drop = true;
-        } else {
-            put = true;
-        }
-        if (drop) {
-            if (rem) {
-                memcpy(rem + *nrem * 16, &o[i].pos, 8);
-                memcpy(rem + *nrem * 16 + 8, &o[i].len, 8);
-            }
-            ++*nrem;
-            i++;
-        }
-        if (put) {
-            if (add) memcpy(add + *nadd * 24, &e[j], 24);
-            ++*nadd;
-            j++;
-        }
-    }
-}
-
-void fl_delta_count(const freelist *l, uint64_t *nrem, uint64_t *nadd)
-{
-    *nrem = *nadd = 0;
-    for (uint32_t pi = 0; pi < l->n; pi++) {
-        const fl_page *p = l->p[pi];
-        if (!p->dirty) continue;
-        for (uint32_t ci = 0; ci < p->n; ci++)
-            if (p->c[ci]->dirty) chunk_diff(p->c[ci], NULL, nrem, NULL, nadd);
-    }
-}
-
-void fl_delta_write(const freelist *l, uint8_t *vals, uint64_t rslots, uint64_t aslots)
-{
-    uint64_t nr = 0, na = 0;
-    uint8_t *rem = vals, *add = vals + 16 * rslots;
-    for (uint32_t pi = 0; pi < l->n; pi++) {
-        const fl_page *p = l->p[pi];
-        if (!p->dirty) continue;
-        for (uint32_t ci = 0; ci < p->n; ci++) {
-            if (!p->c[ci]->dirty) continue;
-            uint64_t r0 = nr, a0 = na;
-            chunk_diff(p->c[ci], NULL, &nr, NULL, &na);
-            cs_assert3(nr, <=, rslots);
-            cs_assert3(na, <=, aslots);
-            nr = r0;
-            na = a0;
-            chunk_diff(p->c[ci], rem, &nr, add, &na);
-        }
-    }
-    /* the slots left are padding: zero (the caller's buffer is zeroed) */
-}
-
 int fl_load(cs_txn *t, const uint64_t r[3], uint64_t limit, freelist *out)
 {
     memset(out, 0, sizeof *out);
     int rc = CS_OK;
+    if (!r[0]) return (r[1] || r[2]) ? CORRUPT("free list slots inconsistent") : CS_OK;
     if (tagged(r[0]) || tagged(r[1]) || tagged(r[2])) return CORRUPT("free list slots inconsistent");
-    if (r[2]) {
-        /* versions 1 and 2: three arrays */
-        if (!r[0] || !r[1]) return CORRUPT("free list slots inconsistent");
-        rc = load_legacy(t, r, limit, out);
-    } else {
-        /* version 3 on: the checkpoint's chunks, then (version 6) the delta chain */
-        if (r[0]) rc = load_tree(t, r[0], limit, out);
-        if (rc == CS_OK && r[1]) rc = replay_chain(t, r[1], limit, out);
-    }
+    if (r[1] || r[2]) rc = load_legacy(t, r, limit, out);
+    else rc = load_tree(t, r[0], limit, out);
     if (rc != CS_OK) fl_clear(out);
     return rc;
 }
-
 
 int freelist_read(cs_txn *t, const uint64_t r[3], uint64_t limit, extent **ext, uint64_t *n)
 {

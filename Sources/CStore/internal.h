@@ -101,10 +101,6 @@ typedef struct fl_chunk {
     uint64_t maxlen, maxver;
     bool dirty;        /* rewritten by the commit being built (its old node is freed) */
     bool pending;      /* has two touching extents of different versions (merged once both are reusable) */
-    bool ck;           /* changed since the checkpoint (its node on disk is stale; the delta chain,
-                          docs/FORMAT.md §7.1.1, holds the changes; the next fold rewrites it) */
-    extent *orig;      /* a delta commit: the extents as they were when it first changed the chunk */
-    uint32_t norig;    /* how many */
 } fl_chunk;
 
 typedef struct fl_page {
@@ -116,7 +112,6 @@ typedef struct fl_page {
     uint64_t maxlen, maxver;
     bool dirty;        /* rewritten by the commit being built */
     bool pending;      /* some chunk of it is pending */
-    bool ck;           /* some chunk of it changed since the checkpoint */
 } fl_page;
 
 typedef struct freelist {
@@ -129,8 +124,6 @@ typedef struct freelist {
     uint64_t below;    /* while a shrinking commit is built: placement uses only extents that start
                           below this position (0: any), docs/FORMAT.md §7.3 */
     uint64_t avoid_lo, avoid_hi; /* ... and none that starts in [avoid_lo, avoid_hi) */
-    bool delta;        /* the commit being built writes a delta node instead of chunks (§7.1.1):
-                          dirtying a chunk snapshots it and frees no node */
 } freelist;
 
 typedef struct mapping {

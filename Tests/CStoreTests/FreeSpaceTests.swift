@@ -100,8 +100,7 @@ import Testing
     /// before it (everything on the free list then is reusable): while under a sixteenth of the
     /// logical size is, placement puts the commit in one run (FORMAT.md §7.2, cases 1 and 2),
     /// one write and the header; else its hot part in one run, at most two cold nodes (the
-    /// column's leaf, the cluster leaf) and the free list's delta node (FORMAT.md §7.1.1) each
-    /// into a hole of its own, and the header (case 3a).
+    /// column's leaf, the cluster leaf) each into a hole of its own, and the header (case 3a).
     /// Returns whether the commit was one that must be one run.
     @discardableResult
     private func expectFirstUpdateWrites(_ writes: UInt64, _ before: cs_db_stats, _ u: Int,
@@ -111,7 +110,7 @@ import Testing
                     sourceLocation: sourceLocation)
             return true
         }
-        #expect(writes <= 5, "update \(u) with \(before.free_bytes) of \(before.logical_size) bytes free",
+        #expect(writes <= 4, "update \(u) with \(before.free_bytes) of \(before.logical_size) bytes free",
                 sourceLocation: sourceLocation)
         return false
     }
@@ -156,10 +155,9 @@ import Testing
     @Test func manyOneRowCommitsReachASteadySize() throws {
         let writes = try oneRowCommitRun(signed: true, boundEveryTenth: true)
         // Settled, a one-row commit is one run for its hot part, one write per cold node (the
-        // column's leaf and the cluster leaf), one for the free list's delta node (FORMAT.md
-        // §7.1.1), placed apart like a cold node, and the header (FORMAT.md §7.2, case 3a), with
-        // a fold now and then; filling holes node by node (case 3) took 7-9 writes on this file.
-        #expect(writes <= 5.5, "\(writes) writes per one-row commit over the second half")
+        // column's leaf and the cluster leaf) and the header (FORMAT.md §7.2, case 3a); filling
+        // holes node by node (case 3) took 7-9 writes on this file.
+        #expect(writes <= 4.5, "\(writes) writes per one-row commit over the second half")
     }
 
     /// The same run on values r x (c + 1), which a commit frames at 8 or 16 bits per leaf

@@ -10,9 +10,7 @@
 //   nullable columns;
 // - Tests/Fixtures/format-v5.cstore, the version-4 contents plus a pk-keyed table (FORMAT.md
 //   §6.1): objects keyed by their Int primary keys, counter keys for negative and huge ones,
-//   retired keys and a primary key created again after its delete;
-// - Tests/Fixtures/format-v6.cstore, the version-5 contents and six one-row commits, whose free
-//   list is its chunks with a chain of delta nodes on top (FORMAT.md §7.1.1).
+//   retired keys and a primary key created again after its delete.
 // Every later library must open and verify each one, read the same contents and write on top of
 // it. STORE_WRITE_GOLDEN=N rewrites the pair of version N (only ever for a new format version:
 // add a new pair, keep the old ones).
@@ -252,20 +250,6 @@ private func writeGoldenV5(_ db: DB) throws {
         var o = cs_obj()
         try withValue(.int(5)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create 5 again") }
         check(setVal(&o, try findColumn(txn, t, "name"), .str("five again")))
-    }
-}
-
-/// The version-6 golden contents: the version-5 contents, then six one-row commits, each of which
-/// writes a delta node of the free list's changes (FORMAT.md §7.1.1), so the file has a chain of
-/// delta nodes on top of its chunks.
-private func writeGoldenV6(_ db: DB) throws {
-    try writeGoldenV5(db)
-    for i in 0..<6 {
-        try db.write { txn throws in
-            let t = try findTable(txn, "ByPk")
-            var o = try openObj(txn, t, 0)
-            check(setVal(&o, try findColumn(txn, t, "name"), .str("zero, renamed \(i + 1) times")))
-        }
     }
 }
 
@@ -511,7 +495,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
                 cs_keys_free(keys)
             }
             db.close()
-            #expect(try headerVersions(copy) == (6, 6))
+            #expect(try headerVersions(copy) == (5, 5))
         }
     }
 
@@ -562,7 +546,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             db.verify("after writing to the version-3 copy")
             #expect(try db.read(lines) == want)
             db.close()
-            #expect(try headerVersions(copy) == (6, 6))
+            #expect(try headerVersions(copy) == (5, 5))
             let nodes = try rawNodesOfCopy(copy, dir)
             #expect(nodes.contains { $0.framed } && nodes.contains { !$0.framed && $0.flags == 0 && $0.width == 32 },
                     "framed nodes from the new commit beside plain ones from the version-3 library")
@@ -636,77 +620,6 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             }
             db.verify("after writing to the golden copy")
             db.close()
-            // the first commit made it version 6: the version-5 chunks are the checkpoint of a
-            // delta chain of one node (FORMAT.md §7.1.1), which every reader replays
-            #expect(try headerVersions(copy) == (6, 6), "the first commit makes the file version 6")
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
-            #expect(rawDeltaChain(bytes).count == 1, "one delta node on the version-5 chunks")
-            #expect(rawFreeRoot(bytes) != 0, "the version-5 chunks are kept")
-            check(cs_file_verify(copy), "the converted golden file verifies")
-            // commits on it chain delta nodes, then fold them into the chunks
-            let db2 = try DB(copy, flags: 0)
-            var folded = false
-            for i in 0..<3000 where !folded {
-                try db2.write { txn throws in
-                    let t = try findTable(txn, "ByPk")
-                    var o = cs_obj()
-                    try withValue(.int(Int64(100_000 + i))) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create") }
-                }
-                folded = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))).isEmpty
-                if i % 100 == 0 { db2.verify("commit \(i) on the golden copy") }
-            }
-            #expect(folded, "the chain on the golden copy was folded")
-            db2.verify("after the fold on the golden copy")
-            try db2.read { txn throws in
-                let t = try findTable(txn, "ByPk")
-                var key: Int64 = -1
-                let rc = withValue(.int(100_000)) { cs_table_find_primary(txn, t, $0, &key) }
-                #expect(rc == 0 && key == 100_000)
-            }
-            db2.close()
-            check(cs_file_verify(copy), "the golden copy verifies after the fold")
-        }
-    }
-
-    /// The version-6 golden file (format-v6.cstore, written by this library: the version-5
-    /// contents and a delta chain of one-row commits on its free list) opens, verifies (the
-    /// chain replayed), reads as its dump and takes commits that extend the chain.
-    @Test func formatVersionSixStillOpens() throws {
-        let golden = fixtures.appendingPathComponent("format-v6.cstore")
-        let expected = fixtures.appendingPathComponent("format-v6.txt")
-        try writeGoldenIfAsked(6, golden, expected, indexes: true, writeGoldenV6)
-        try withTempDir { dir in
-            let copy = dir.path("v6.cstore")
-            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
-            #expect(try headerVersions(copy) == (6, 6))
-            let chain = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: copy))))
-            #expect(chain.count >= 6, "the golden file has a delta chain: \(chain.count) nodes")
-            check(cs_file_verify(copy), "the golden file verifies")
-            let db = try DB(copy, flags: 0)
-            try expectDump(db, expected, indexes: true)
-            try db.write { txn throws in
-                let t = try findTable(txn, "ByPk")
-                var o = try openObj(txn, t, 0)
-                check(setVal(&o, try findColumn(txn, t, "name"), .str("zero once more")))
-            }
-            db.verify("after writing to the golden copy")
-            db.close()
-            let after = rawDeltaChain([UInt8](try Data(contentsOf: URL(fileURLWithPath: copy))))
-            #expect(after.count == chain.count + 1 && after.first?.prev == chain.first?.ref, "the commit extends the chain")
-            check(cs_file_verify(copy))
-        }
-    }
-
-    @Test func goldenVersionSixContentsAreWhatTheWriterMakes() throws {
-        try withTempDir { dir in
-            let path = dir.path("fresh.cstore")
-            let db = try DB(path)
-            try writeGoldenV6(db)
-            let lines = try db.read { try dump($0) + dumpIndexes($0) }
-            db.close()
-            let want = try String(contentsOf: fixtures.appendingPathComponent("format-v6.txt"), encoding: .utf8)
-                .split(separator: "\n").map(String.init)
-            #expect(lines == want)
         }
     }
 
@@ -743,7 +656,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             try writeGoldenV2(db)
             let lines = try db.read { try dump($0) + dumpIndexes($0) }
             db.close()
-            #expect(try headerVersions(path) == (6, 6), "the writer's commits make version 6")
+            #expect(try headerVersions(path) == (5, 5), "the writer's commits make version 5")
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)

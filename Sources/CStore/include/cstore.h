@@ -85,10 +85,9 @@ int cs_errno(void);
 const char *cs_errpath(void);
 /** A short constant name for an error code ("CS_CORRUPT"). */
 const char *cs_errstr(int code);
-/** The newest file format version this library reads and writes (docs/FORMAT.md): 6. A file is
- *  written in the lowest version that describes it: 1 when new or compacted (2 with an index on
- *  a Mixed column, 4 or 5 when compacted with framed nodes or pk-keyed tables), and 6 from its
- *  first commit on (the free list's delta chain, docs/FORMAT.md §7.1.1); cs_db_stats says which. */
+/** The newest file format version this library reads and writes (docs/FORMAT.md): 2. A file is
+ *  written in the lowest version that describes it: 1, or 2 while it has an index on a Mixed
+ *  column (cs_db_stats says which). */
 uint32_t cs_format_version(void);
 /** The library version, "MAJOR.MINOR.PATCH". */
 const char *cs_library_version(void);
