@@ -384,6 +384,25 @@ static int many_pk_keys(cs_txn *t, uint32_t table, const table_def *td, const ma
     return CS_OK;
 }
 
+/* Starts a leaf's worth of new rows whose keys are keys[0], keys[stride], ... (n of them, in key
+ * order, all past the leaf's): the first through cluster_insert (which splits a full leaf), then
+ * as many more as the leaf has room for appended to its key list. Returns in *ls and *row0 where
+ * the rows start and in *k how many the leaf took. Columns not named stay short of the new rows:
+ * their defaults (cluster.c invariant 2). */
+static int many_leaf_keys(cs_txn *t, uint32_t table, const int64_t *keys, size_t stride, size_t n, ref_t **ls,
+                          uint32_t *row0, size_t *k)
+{
+    TRY(cluster_insert(t, table, keys[0]));
+    TRY(cluster_write_path(t, table, keys[0], ls, row0));
+    *k = n;
+    if (*k > (size_t)(CLUSTER_MAX - *row0)) *k = (size_t)(CLUSTER_MAX - *row0);
+    int64_t more[CLUSTER_MAX];
+    for (size_t j = 1; j < *k; j++) more[j - 1] = keys[j * stride];
+    TRY(node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, **ls)), more, *k - 1));
+    t->short_cols = true;
+    return CS_OK;
+}
+
 /* many_by_key's appends: rows order[2 * i + 1] for i in [from, n), whose keys order[2 * i] are
  * increasing and past every key of the table, a leaf at a time as the counter-key path appends
  * them: the first key of a leaf through cluster_insert, the others appended to its keys, then
@@ -402,17 +421,10 @@ static int many_append_sorted(cs_txn *t, uint32_t table, const many_col *mc, siz
     int rc = CS_OK;
     size_t i = from;
     while (i < n && rc == CS_OK) {
-        int64_t key = order[2 * i];
         ref_t *ls;
         uint32_t row0;
-        if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
-        if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
-        size_t k = n - i;
-        if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
-        int64_t more[CLUSTER_MAX];
-        for (size_t j = 1; j < k; j++) more[j - 1] = order[2 * (i + j)];
-        if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
-        t->short_cols = true; /* columns not named stay short of the new rows (cluster.c invariant 2) */
+        size_t k;
+        if ((rc = many_leaf_keys(t, table, &order[2 * i], 2, n - i, &ls, &row0, &k)) != CS_OK) break;
         for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
             /* this leaf's values of column c in key order, as a column of k rows */
             many_col g = mc[c];
@@ -579,15 +591,8 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
             int64_t key = first + (int64_t)r;
             ref_t *ls;
             uint32_t row0;
-            if ((rc = cluster_insert(t, table, key)) != CS_OK) break;
-            if ((rc = cluster_write_path(t, table, key, &ls, &row0)) != CS_OK) break;
-            size_t k = n - r;
-            if (k > (size_t)(CLUSTER_MAX - row0)) k = (size_t)(CLUSTER_MAX - row0);
-            int64_t more[CLUSTER_MAX];
-            for (size_t i = 1; i < k; i++) more[i - 1] = key + (int64_t)i;
-            if ((rc = node_append_ints(t, cluster_keys_slot((node_hdr *)txn_ptr(t, *ls)), more, k - 1)) != CS_OK) break;
-            /* columns not named stay short of the new rows: their defaults (cluster.c invariant 2) */
-            t->short_cols = true;
+            size_t k;
+            if ((rc = many_leaf_keys(t, table, keys + r, 1, n - r, &ls, &row0, &k)) != CS_OK) break;
             for (size_t c = 0; c < ncols && rc == CS_OK; c++) rc = many_append_col(t, table, ls, row0, &mc[c], r, k);
             if (rc == CS_OK) rc = change_create(t, table, key); /* the first key; the rest below */
             for (size_t i = 1; i < k && rc == CS_OK; i++) rc = change_create(t, table, key + (int64_t)i);
