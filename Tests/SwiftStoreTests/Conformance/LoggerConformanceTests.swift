@@ -112,14 +112,21 @@ struct LoggerConformanceTests {
         var config = dir.config([CfLogged.self])
         config.shouldCompactOnLaunch = { _, _ in true }
         let thread = RunLoopThread()
-        let events = Events<Int>()
+        let events = Events<String>()
         let token = UncheckedBox<NotificationToken?>(nil)
         try thread.sync {
             let realm = try Realm(configuration: config)
             token.value = realm.objects(CfLogged.self).observe { change in
-                if case .update(let r, _, _, _) = change { events.add(r.count) }
+                switch change {
+                case .initial(let r): events.add("initial \(r.count)")
+                case .update(let r, _, _, _): events.add("update \(r.count)")
+                case .error: events.add("error")
+                }
             }
         }
+        // a write made before the initial callback is folded into it, so the write below
+        // waits for it: then it can only come as an update
+        #expect(events.next() == "initial 0")
         let compaction = sink.messages(containing: "Compact").filter { $0.2.contains(path) }
         #expect(compaction.count == 2)
         #expect(compaction.allSatisfy { $0.0 == .info && $0.1 == "Realm.Storage" })
@@ -130,7 +137,7 @@ struct LoggerConformanceTests {
             let r = try! Realm(configuration: writer)
             try! r.write { r.add(CfLogged()) }
         }
-        #expect(events.next() == 1)
+        #expect(events.next() == "update 1")
         let notifier = sink.messages(containing: path).filter { $0.1 == "Realm.Storage.Notification" }
         #expect(notifier.contains { $0.0 == .debug && $0.2.contains("Computed the changes of version") })
         #expect(notifier.contains { $0.0 == .debug && $0.2.contains("Delivering") })
