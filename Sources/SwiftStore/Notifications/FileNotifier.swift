@@ -378,10 +378,25 @@ final class FileNotifier: @unchecked Sendable {
             guard let make = r.maker else { continue }
             r.maker = nil
             if !r.live.load(ordering: .relaxed) { continue }
+            FileNotifier.runMakingHook(path)
             r.watch = make(core)
             r.madeOnRegisteringThread = pthread_equal(r.registeringThread, pthread_self()) != 0
         }
         unmade = rest
+    }
+
+    /// For tests: runs once, on the thread making the watches of new query and collection
+    /// observers of the file at that path, just before it runs a maker (where a query
+    /// observer's initial query runs), so a test can hold a slow initial query there.
+    static let beforeMakingForTesting = Locked<[String: @Sendable () -> Void]>([:])
+    /// Set when `beforeMakingForTesting` was ever used (watch making skips its lock until then).
+    static let makingHooksArmed = Atomic<Bool>(false)
+
+    private static func runMakingHook(_ path: String) {
+        if makingHooksArmed.load(ordering: .relaxed),
+           let hook = beforeMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook()
+        }
     }
 
     private func unregister(_ r: Registration) {
