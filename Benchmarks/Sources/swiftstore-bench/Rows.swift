@@ -36,5 +36,5 @@ func allRows(scaleMax: Int = 10_000_000) -> [Row] {
         freezeRow(),
         commitAsyncRow(),
         sectionedRow(),
-    ] + scaleRows(maxSize: scaleMax)
+    ] + notifyRegisterRows() + scaleRows(maxSize: scaleMax)
 }

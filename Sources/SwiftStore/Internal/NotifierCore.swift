@@ -106,6 +106,30 @@ final class NotifierCore: @unchecked Sendable {
         return w
     }
 
+    /// A notifier at exactly this one's version on its handle (`cs_notifier_open_at`), on
+    /// which watches are made outside FileNotifier's lock: it reads the file through its own
+    /// frozen transaction, so the thread making watches on it needs nothing this notifier's
+    /// callers serialise; `adopt` then hands them over (docs/ARCHITECTURE.md, Change
+    /// notifications). Nil on a failure.
+    func side() -> NotifierCore? {
+        var t: OpaquePointer?
+        guard cs_notifier_open_at(db, cs_notifier_txn(notifier), &t) == 0, let t else { return nil }
+        return NotifierCore(borrowing: db, notifier: t)
+    }
+
+    /// Brings `side` (from `side()`) to this notifier's version, computing what changed in
+    /// between for its watches, and moves `watches` (made on it) here, each with what it
+    /// accumulated. False on a failure: the watches are then freed.
+    func adopt(_ watches: [Watch], from side: NotifierCore) -> Bool {
+        var moved = false
+        var ok = cs_notifier_advance_to(side.notifier, cs_notifier_txn(notifier), &moved) == 0
+        for w in watches {
+            if ok && cs_watch_move(w, notifier) != 0 { ok = false }
+            if !ok { cs_watch_free(w) }
+        }
+        return ok
+    }
+
     // MARK: Watches
 
     private static func keyPaths(_ paths: [[UInt32]]) -> [cs_keypath] {
@@ -120,9 +144,14 @@ final class NotifierCore: @unchecked Sendable {
         }
     }
 
-    private func make(_ paths: [[UInt32]], _ body: (UnsafePointer<cs_keypath>?, Int) -> (Int32, OpaquePointer?)) -> Watch? {
+    /// `gone`: nil (instead of a trap) when the object the watch hangs from does not exist at
+    /// the notifier's version (a collection or backlinks whose owner was deleted before the
+    /// notifier thread made their watch).
+    private func make(_ paths: [[UInt32]], gone: Bool = false,
+                      _ body: (UnsafePointer<cs_keypath>?, Int) -> (Int32, OpaquePointer?)) -> Watch? {
         let kps = NotifierCore.keyPaths(paths)
         let (rc, w) = kps.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+        if gone && rc == Int32(CS_NOTFOUND) { return nil }
         if rc != 0 { preconditionFailure("Cannot observe: \(CoreCall.lastMessage)") }
         return w
     }
@@ -155,9 +184,10 @@ final class NotifierCore: @unchecked Sendable {
         }
     }
 
-    /// A watch over column `col` (a List, Set or Map) of object `key` of `table`.
+    /// A watch over column `col` (a List, Set or Map) of object `key` of `table`; nil when that
+    /// object does not exist at the notifier's version.
     func watchCollection(table: UInt32, key: Int64, col: UInt32, paths: [[UInt32]]) -> Watch? {
-        make(paths) { p, np in
+        make(paths, gone: true) { p, np in
             var w: OpaquePointer?
             return (cs_watch_coll(notifier, table, key, col, p, np, Int32(CS_WATCH_DEEP), &w), w)
         }
@@ -174,9 +204,9 @@ final class NotifierCore: @unchecked Sendable {
     }
 
     /// A watch over the objects of `originTable` linking to object `key` of `table` through
-    /// `originColumn`.
+    /// `originColumn`; nil when that object does not exist at the notifier's version.
     func watchBacklinks(table: UInt32, key: Int64, originTable: UInt32, originColumn: UInt32, paths: [[UInt32]]) -> Watch? {
-        make(paths) { p, np in
+        make(paths, gone: true) { p, np in
             var w: OpaquePointer?
             return (cs_watch_backlinks(notifier, table, key, originTable, originColumn, p, np, Int32(CS_WATCH_DEEP), &w), w)
         }

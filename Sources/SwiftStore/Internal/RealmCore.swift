@@ -175,7 +175,11 @@ final class RealmCore {
         bindClasses()
         anchor.core = .passUnretained(self)
         RealmCore.openPaths.withLock { $0[config.path, default: 0] += 1 }
+        RealmCore.frozenOpens.withLock { $0[path, default: 0] += 1 }
     }
+
+    /// How many frozen instances were made per file (each opens the file once), for tests.
+    static let frozenOpens = Locked<[String: Int]>([:])
 
     /// Frozen instances by file and version: freezing twice at one version gives one instance,
     /// which lives as long as a frozen value (object, collection, Realm) uses it.

@@ -36,8 +36,8 @@ struct ChangePayload {
 final class Registration: @unchecked Sendable {
     /// Guarded by the notifier's lock.
     var watch: OpaquePointer?
-    /// A query observer's watch maker, until the notifier thread runs it (the initial query
-    /// runs there, not on the registering thread). Guarded by the notifier's lock.
+    /// A query or collection observer's watch maker, until the notifier thread runs it (the
+    /// initial query runs there, not on the registering thread). Guarded by the notifier's lock.
     var maker: ((NotifierCore) -> NotifierCore.Watch?)?
     /// The registering thread, and whether the watch was made on it (for tests).
     let registeringThread = pthread_self()
@@ -112,8 +112,12 @@ final class FileNotifier: @unchecked Sendable {
     /// (an actor's task may run late) does nothing.
     private var closed = false
     private var started = false
-    /// Query observers whose watch the notifier thread has not made yet. Guarded by `lock`.
+    /// Query and collection observers whose watch the notifier thread has not made yet.
+    /// Guarded by `lock`.
     private var unmade: [Registration] = []
+    /// Entered (under `lock`, while not stopping) for each batch of watches made outside the
+    /// lock on a side notifier; the thread closing the core notifier waits for it first.
+    private let making = DispatchGroup()
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -178,6 +182,9 @@ final class FileNotifier: @unchecked Sendable {
         FileNotifier.all.withLock { dict in
             if dict[path] === self { dict[path] = nil }
         }
+        // (a refresh() may be making its Realm's new watches on a side notifier that borrows
+        // the core's handle)
+        making.wait()
         lock.lock()
         closed = true
         core.close()
@@ -203,7 +210,8 @@ final class FileNotifier: @unchecked Sendable {
     private func isDue(_ t: DeliveryTarget, moved: Bool) -> Bool {
         if moved && t.realmObservers > 0 { return true }
         for r in t.registrations {
-            if let w = r.watch, core.pending(w) || !r.carried.isEmpty { return true }
+            if !r.carried.isEmpty { return true }
+            if let w = r.watch, core.pending(w) { return true }
         }
         return false
     }
@@ -215,9 +223,7 @@ final class FileNotifier: @unchecked Sendable {
     /// own advance (`committed`) schedules every target with something to deliver.
     func writeEnded(_ core: RealmCore) {
         lock.lock()
-        var t = targets[ObjectIdentifier(core)]
-        if t == nil, let q = core.queue, let qt = targets[ObjectIdentifier(q)], qt.core === core { t = qt }
-        guard let t, !closed, !t.scheduled,
+        guard let t = ownTarget(of: core), !closed, !t.scheduled,
               isDue(t, moved: self.core.follows(core) && NotifierCore.version(of: core) < self.core.version) else {
             lock.unlock()
             return
@@ -259,13 +265,15 @@ final class FileNotifier: @unchecked Sendable {
     /// to deliver; false (doing nothing) once the notifier is stopping. `makingWatches` (the
     /// notifier thread): first makes the watches of new query observers, at the newest version.
     private func advanceAndSchedule(makingWatches: Bool) -> Bool {
+        // (made outside the lock, then caught up to the notifier's version; the advance below
+        // brings them to the newest one with the others)
+        if makingWatches { makeWatches(of: nil) }
         lock.lock()
         if stopping {
             lock.unlock()
             return false
         }
         let moved = core.advance()
-        if makingWatches { makeWatches(of: nil) }
         let due = dueTargets(moved: moved)
         let version = moved ? core.version : 0
         lock.unlock()
@@ -296,9 +304,10 @@ final class FileNotifier: @unchecked Sendable {
     }
 
     /// Registers an observer: `makeWatch` makes its core watch on the notifier (nil for a Realm
-    /// observer). `onNotifierThread` (query observers): the notifier thread makes it, so the
-    /// initial query does not run on the registering thread, and schedules the initial
-    /// delivery; otherwise the watch is made here and the initial delivery scheduled at once.
+    /// observer). `onNotifierThread` (query and collection observers): the notifier thread
+    /// makes it, so the initial query does not run (nor the collection get read) on the
+    /// registering thread, and schedules the initial delivery; otherwise (object and nested
+    /// collection observers) the watch is made here and the initial delivery scheduled at once.
     func register(core: RealmCore, queue: DispatchQueue?,
                   makeWatch: ((NotifierCore) -> NotifierCore.Watch?)?,
                   onNotifierThread: Bool = false,
@@ -309,12 +318,13 @@ final class FileNotifier: @unchecked Sendable {
         // the old values there (opened at its first delivery, it would read the newest
         // version, the new values). The file is opened outside the lock.
         var fresh: RealmCore?
-        // (and the registering Realm's version frozen, in case the watch starts there and the
-        // queue's Realm reads another version: the first old values are read there)
+        // (and, when the registering Realm is behind the notifier, its version frozen: the
+        // watch then starts there, and the queue's Realm reads another version, so the first
+        // old values are read there. Only then: a frozen copy opens the file.)
         var snapshot: RealmCore?
         if let queue, readValues != nil, makeWatch != nil {
             fresh = RealmCore.makeForQueue(core.config, queue: queue)
-            snapshot = core.frozen()
+            if isBehind(core) { snapshot = core.frozen() }
         }
         lock.lock()
         let t = target(core: core, queue: queue)
@@ -350,8 +360,9 @@ final class FileNotifier: @unchecked Sendable {
             let start = NotifierCore.version(of: core)
             let behind = readValues != nil && self.core.follows(core) && start < self.core.version
             let w = behind ? self.core.watch(from: core, makeWatch) : makeWatch(self.core)
-            // delivered through another Realm (a queue's, at another version or opened later)
-            if behind && t.core !== core { r.oldValuesAt = snapshot }
+            // delivered through another Realm (a queue's, at another version or opened later);
+            // (the notifier may have moved past the Realm since `isBehind` said no: frozen here)
+            if behind && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
             r.watch = w
             r.madeOnRegisteringThread = true
             schedule = w != nil && self.core.pending(w!) && !t.scheduled
@@ -365,23 +376,106 @@ final class FileNotifier: @unchecked Sendable {
         return token
     }
 
-    /// Makes the watches of new query observers (of target `t`, or of every target), at the
-    /// notifier's version (lock held).
+    /// Whether `core` reads an older version than the notifier computed (it can only become
+    /// so later, never stop being so: the Realm is on the calling thread and does not move).
+    private func isBehind(_ core: RealmCore) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !closed && self.core.follows(core) && NotifierCore.version(of: core) < self.core.version
+    }
+
+    /// Makes the watches of new query and collection observers (of target `t`, or of every
+    /// target), without holding the lock while they run their initial query or read their
+    /// collection (docs/ARCHITECTURE.md, Change notifications): under the lock, it takes them
+    /// out of `unmade` and opens a side notifier at the core notifier's version; without it,
+    /// it makes their watches on the side notifier; under the lock again, the side notifier
+    /// catches up to the core notifier's version (which other threads' commits may have moved
+    /// meanwhile) and hands the watches over. Deliveries and commits go on meanwhile; the
+    /// observers being made have no watch yet, so nothing is delivered to them. Called without
+    /// the lock.
     private func makeWatches(of t: DeliveryTarget?) {
-        if unmade.isEmpty { return }
+        lock.lock()
+        if unmade.isEmpty || stopping || closed {
+            lock.unlock()
+            return
+        }
+        var batch: [(Registration, (NotifierCore) -> NotifierCore.Watch?)] = []
         var rest: [Registration] = []
         for r in unmade {
             if let t, r.target !== t {
                 rest.append(r)
                 continue
             }
-            guard let make = r.maker else { continue }
-            r.maker = nil
-            if !r.live.load(ordering: .relaxed) { continue }
-            r.watch = make(core)
-            r.madeOnRegisteringThread = pthread_equal(r.registeringThread, pthread_self()) != 0
+            guard let make = r.maker, r.live.load(ordering: .relaxed) else { continue }
+            batch.append((r, make))
         }
         unmade = rest
+        guard !batch.isEmpty else {
+            lock.unlock()
+            return
+        }
+        guard let side = core.side() else {
+            // (no side notifier: made here, under the lock, at the notifier's version)
+            for (r, make) in batch where r.maker != nil {
+                FileNotifier.runMakingHook(path)
+                install(r, make(core))
+            }
+            lock.unlock()
+            return
+        }
+        making.enter()
+        lock.unlock()
+        var made: [(Registration, NotifierCore.Watch?)] = []
+        for (r, make) in batch where r.live.load(ordering: .relaxed) {
+            FileNotifier.runMakingHook(path)
+            made.append((r, make(side)))
+        }
+        lock.lock()
+        let watches = made.compactMap(\.1)
+        if core.adopt(watches, from: side) {
+            for (r, w) in made { install(r, w) }
+        } else {
+            // (the watches were freed: made again here, at the notifier's version)
+            for (r, _) in made { install(r, r.maker.map { $0(core) } ?? nil) }
+        }
+        side.close()
+        lock.unlock()
+        making.leave()
+    }
+
+    /// Gives `r` the watch made for it (lock held), or frees it when `r` was unregistered
+    /// meanwhile. No watch (the collection's owner was deleted before it was made): one
+    /// `.initial`, with the collection read as invalidated, then nothing, as RealmSwift reports
+    /// an invalidated collection (docs/ARCHITECTURE.md, Change notifications).
+    private func install(_ r: Registration, _ w: NotifierCore.Watch?) {
+        guard r.maker != nil, r.live.load(ordering: .relaxed), !closed else {
+            if let w { core.free(w) }
+            return
+        }
+        r.maker = nil
+        r.madeOnRegisteringThread = pthread_equal(r.registeringThread, pthread_self()) != 0
+        if let w {
+            r.watch = w
+        } else {
+            var p = ChangePayload()
+            p.initial = true
+            p.version = core.version
+            r.carried = [p]
+        }
+    }
+
+    /// For tests: runs once, on the thread making the watches of new query and collection
+    /// observers of the file at that path, just before it runs a maker (where a query
+    /// observer's initial query runs), so a test can hold a slow initial query there.
+    static let beforeMakingForTesting = Locked<[String: @Sendable () -> Void]>([:])
+    /// Set when `beforeMakingForTesting` was ever used (watch making skips its lock until then).
+    static let makingHooksArmed = Atomic<Bool>(false)
+
+    private static func runMakingHook(_ path: String) {
+        if makingHooksArmed.load(ordering: .relaxed),
+           let hook = beforeMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook()
+        }
     }
 
     private func unregister(_ r: Registration) {
@@ -431,7 +525,20 @@ final class FileNotifier: @unchecked Sendable {
     func hasObservers(_ core: RealmCore) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return targets[ObjectIdentifier(core)] != nil
+        return ownTarget(of: core) != nil
+    }
+
+    /// The delivery target whose Realm `core` is (lock held): its own (a run loop's or an
+    /// actor's Realm), or, for a Realm confined to a queue, that queue's, whose Realm it is or,
+    /// when the queue's target opened none yet, becomes (it is the queue's cached instance, the
+    /// one the first delivery would open). So `beginWrite` and `refresh()` on a queue's Realm
+    /// deliver that queue's pending notifications, as on a run loop.
+    private func ownTarget(of core: RealmCore) -> DeliveryTarget? {
+        if let t = targets[ObjectIdentifier(core)] { return t }
+        guard let q = core.queue, let t = targets[ObjectIdentifier(q)], t.config.cacheKey == core.config.cacheKey
+        else { return nil }
+        if t.core == nil { t.core = core }
+        return t.core === core ? t : nil
     }
 
     /// Before a write that skips `tokens` commits (the writer holds the write lock, so the
@@ -466,7 +573,7 @@ final class FileNotifier: @unchecked Sendable {
     func hasObjectObservers(_ core: RealmCore) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return targets[ObjectIdentifier(core)]?.registrations.contains { $0.readValues != nil } ?? false
+        return ownTarget(of: core)?.registrations.contains { $0.readValues != nil } ?? false
     }
 
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
@@ -493,13 +600,27 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        self.core.advance()
-        let t = targets[ObjectIdentifier(core)]
-        // refresh() delivers the initial notifications of new query observers too (their
-        // watches made here, at the newest version); a write leaves them for later
-        if let t, !beforeWrite { makeWatches(of: t) }
+        let t = ownTarget(of: core)
         lock.unlock()
         guard let t else { return false }
+        // refresh() delivers the initial notifications of new query and collection observers
+        // too (their watches made here, then brought to the newest version); a write leaves
+        // them for later
+        if !beforeWrite {
+            makeWatches(of: t)
+            // (the notifier thread may be making some of them: they are waited for)
+            lock.lock()
+            let inFlight = t.registrations.contains { $0.maker != nil && $0.live.load(ordering: .relaxed) }
+            lock.unlock()
+            if inFlight { making.wait() }
+        }
+        lock.lock()
+        if closed {
+            lock.unlock()
+            return false
+        }
+        self.core.advance()
+        lock.unlock()
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
 
@@ -546,7 +667,7 @@ final class FileNotifier: @unchecked Sendable {
         // snapshots no longer needed, released after the lock
         var released: [RealmCore] = []
         for r in t.registrations where r.live.load(ordering: .relaxed) {
-            guard let w = r.watch else { continue }
+            if r.watch == nil && r.carried.isEmpty { continue }
             // (an object observer has no initial change set: what is pending goes before the write)
             if beforeWrite && !r.delivered && r.readValues == nil { continue }
             // change sets held back by a write that skipped this observer come first (with the
@@ -554,9 +675,10 @@ final class FileNotifier: @unchecked Sendable {
             for p in r.carried {
                 if r.readValues != nil && !p.columns.isEmpty { objects.append(out.count) }
                 out.append((r, p))
+                r.delivered = true
             }
             r.carried = []
-            guard self.core.pending(w), var p = self.core.take(w) else { continue }
+            guard let w = r.watch, self.core.pending(w), var p = self.core.take(w) else { continue }
             r.delivered = true
             if let read = r.readValues, !p.columns.isEmpty {
                 if let at = r.oldValuesAt {

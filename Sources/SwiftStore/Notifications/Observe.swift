@@ -109,6 +109,12 @@ enum Observation {
         }
     }
 
+    /// Whether `base` is, or is a query over, a collection nested in an AnyRealmValue.
+    static func isNested(_ base: ResultsBase) -> Bool {
+        if case .collection(let c, _) = base.root { return c.isNested }
+        return false
+    }
+
     static func collectionWatch(_ c: ManagedCollection, paths: [[UInt32]]) -> (NotifierCore) -> NotifierCore.Watch? {
         // a collection nested in an AnyRealmValue: compared by content (no key paths: its
         // elements are values of no class)
@@ -145,7 +151,8 @@ enum Observation {
     }
 
     /// Registers a collection observer whose block gets `make(core)` and the payload.
-    /// `onNotifierThread`: a query's watch, made (its initial query run) on the notifier thread.
+    /// `onNotifierThread`: a query's or a collection's watch, made (its initial query run, its
+    /// collection read) on the notifier thread (docs/ARCHITECTURE.md, Change notifications).
     static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (NotifierCore) -> NotifierCore.Watch?,
                          onNotifierThread: Bool = false,
                          _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
@@ -160,17 +167,18 @@ enum Observation {
     static func register(_ base: ResultsBase, paths: [[UInt32]], queue: DispatchQueue?,
                          _ deliver: @escaping (RealmCore, ResultsBase, ChangePayload) -> Void) -> NotificationToken {
         let watch = makeWatch(base, paths: paths)
+        // every watch but a nested collection's (made from the registering thread's accessor)
+        // is made on the notifier thread
+        let onNotifierThread = !isNested(base)
         guard isDerived(base) else {
-            var query = false
-            if case .table = base.root { query = true }
-            return register(core: base.core, queue: queue, watch: watch, onNotifierThread: query) { core, p in
+            return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread) { core, p in
                 let resolved = resolve(base, in: core)
                 if let keys = p.keys { resolved.adoptKeys(keys, version: p.version) }
                 deliver(core, resolved, p)
             }
         }
         let derived = DerivedChanges()
-        return register(core: base.core, queue: queue, watch: watch) { core, p in
+        return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread) { core, p in
             let resolved = resolve(base, in: core)
             if let q = derived.translate(resolved, p) { deliver(core, resolved, q) }
         }
@@ -245,7 +253,8 @@ extension List {
         guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let root = managed.owner.info?.target(column: managed.col)
         let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
-        return Observation.register(core: managed.core, queue: queue, watch: watch) { [self] core, p in
+        return Observation.register(core: managed.core, queue: queue, watch: watch,
+                                    onNotifierThread: !managed.isNested) { [self] core, p in
             let list = managed.owner.core === core ? self : List(managed: Observation.resolve(managed, in: core))
             block(.from(p, list))
         }
@@ -267,7 +276,8 @@ extension MutableSet {
         guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let root = managed.owner.info?.target(column: managed.col)
         let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
-        return Observation.register(core: managed.core, queue: queue, watch: watch) { [self] core, p in
+        return Observation.register(core: managed.core, queue: queue, watch: watch,
+                                    onNotifierThread: !managed.isNested) { [self] core, p in
             let set = managed.owner.core === core ? self : MutableSet(managed: Observation.resolve(managed, in: core))
             block(.from(p, set))
         }
@@ -291,7 +301,8 @@ extension Map {
         guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let root = managed.owner.info?.target(column: managed.col)
         let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
-        return Observation.register(core: managed.core, queue: queue, watch: watch) { [self] core, p in
+        return Observation.register(core: managed.core, queue: queue, watch: watch,
+                                    onNotifierThread: !managed.isNested) { [self] core, p in
             let map = managed.owner.core === core ? self : Map(managed: Observation.resolve(managed, in: core))
             if p.initial {
                 block(.initial(map))

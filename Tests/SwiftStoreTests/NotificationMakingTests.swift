@@ -1,0 +1,254 @@
+import Dispatch
+import Foundation
+import Testing
+import TestSupport
+@testable import SwiftStore
+
+final class NSetOwner: Object {
+    @Persisted var name = ""
+    @Persisted var toys: MutableSet<NToy>
+}
+
+/// Holds the next watch making of a file (on the thread that makes new query and collection
+/// observers' watches, where a query observer's initial query runs) until `release()`:
+/// `entered` is signalled once it is held. It gives up after 30 s, so a test that fails does
+/// not hang.
+final class HoldMaking: @unchecked Sendable {
+    let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(_ path: String) {
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.beforeMakingForTesting.withLock {
+            $0[path] = { [self] in
+                entered.signal()
+                _ = released.wait(timeout: .now() + 30)
+            }
+        }
+    }
+
+    func waitEntered() -> Bool { entered.wait(timeout: .now() + 10) == .success }
+    func release() { released.signal() }
+}
+
+/// Where and when observers' watches are made (docs/ARCHITECTURE.md, Change notifications).
+@Suite struct NotificationMakingTests {
+    /// A query observer's initial query runs without the notifier's lock: while it is held (a
+    /// slow query), another observer of the file still gets the delivery of another thread's
+    /// commit, and that commit does not wait for the query either.
+    @Test func aSlowInitialQueryDoesNotHoldOtherObserversDeliveries() throws {
+        let f = try Fixture()
+        let other = Events<Seen>(), slow = Events<Seen>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            f.tokens.append(realm.objects(NDog.self).observe { other.add(Seen($0)) })
+        }
+        #expect(other.next() == Seen(initial: true, count: 1))
+        let hold = HoldMaking(f.config.path)
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).filter("age > 1").observe { slow.add(Seen($0)) })
+        }
+        #expect(hold.waitEntered())
+        let committed = DispatchSemaphore(value: 0)
+        let config = f.config
+        Thread {
+            let r = try! Realm(configuration: config)
+            try! r.write { r.create(NDog.self, value: ["name": "b", "age": 2]) }
+            committed.signal()
+        }.start()
+        // (the initial query is still held here)
+        let got = other.next(timeout: 10)
+        let commitDone = committed.wait(timeout: .now() + 10) == .success
+        hold.release()
+        #expect(got == Seen(count: 2, ins: [1]))
+        #expect(commitDone)
+        // the held query's watch is made at the version it started from and caught up: the
+        // commit made meanwhile is in its initial state
+        #expect(slow.next() == Seen(initial: true, count: 1))
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "c", "age": 3]) }
+        #expect(slow.next() == Seen(count: 2, ins: [1]))
+        #expect(other.next() == Seen(count: 3, ins: [2]))
+        try f.finish()
+    }
+
+    /// List, MutableSet, Map and LinkingObjects observers (and a query over a List) have their
+    /// watches made on the notifier thread, as query observers do, on a run loop and on a queue,
+    /// and deliver as before.
+    @Test(arguments: [false, true])
+    func collectionWatchesAreMadeOnTheNotifierThread(onQueue: Bool) throws {
+        let f = try Fixture(models: [NToy.self, NDog.self, NPerson.self, NSetOwner.self])
+        let list = Events<Seen>(), filtered = Events<Seen>(), owners = Events<Seen>(), set = Events<Seen>()
+        let map = Events<String>()
+        let queue = onQueue ? DispatchQueue(label: "made-on-notifier") : nil
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                for n in ["a", "b", "c"] { p.dogs.append(NDog(value: ["name": n, "age": 1])) }
+                p.tags["x"] = 1
+                realm.create(NSetOwner.self).toys.insert(NToy(value: ["brand": "t"]))
+            }
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.observe(on: queue) { list.add(Seen($0)) })
+            f.tokens.append(ann.dogs.filter("age > 0").observe(on: queue) { filtered.add(Seen($0)) })
+            f.tokens.append(ann.dogs[0].owners.observe(on: queue) { owners.add(Seen($0)) })
+            f.tokens.append(realm.objects(NSetOwner.self).first!.toys.observe(on: queue) { set.add(Seen($0)) })
+            f.tokens.append(ann.tags.observe(keyPaths: nil, on: queue) { c in
+                switch c {
+                case .initial(let m): map.add("initial \(m.count)")
+                case .update(_, let d, let i, let m): map.add("update \(d) \(i) \(m)")
+                case .error: map.add("error")
+                }
+            })
+        }
+        #expect(list.next() == Seen(initial: true, count: 3))
+        #expect(filtered.next() == Seen(initial: true, count: 3))
+        #expect(owners.next() == Seen(initial: true, count: 1))
+        #expect(set.next() == Seen(initial: true, count: 1))
+        #expect(map.next() == "initial 1")
+        for token in f.tokens { #expect(token.registration?.madeOnRegisteringThread == false) }
+        f.writeElsewhere { r in
+            let ann = r.objects(NPerson.self).first!
+            ann.dogs.append(NDog(value: ["name": "d", "age": 2]))
+            ann.tags["y"] = 2
+            r.objects(NSetOwner.self).first!.toys.insert(NToy(value: ["brand": "u"]))
+        }
+        #expect(list.next() == Seen(count: 4, ins: [3]))
+        #expect(filtered.next() == Seen(count: 4, ins: [3]))
+        // (Ann's `dogs` changed: the default filter covers every property of the elements)
+        #expect(owners.next() == Seen(count: 1, mod: [0]))
+        #expect(set.next()?.count == 2)
+        #expect(map.next() == "update [] [\"y\"] []")
+        try f.finish()
+    }
+
+    /// A List, Map or LinkingObjects whose owner is deleted after registering and before the
+    /// notifier makes its watch gets one `.initial`, with the collection invalidated, and
+    /// nothing after it, as RealmSwift's invalidated-collection observers do
+    /// (docs/ARCHITECTURE.md, Change notifications). On a run loop and on a queue.
+    @Test(arguments: [false, true])
+    func ownerDeletedBeforeTheWatchIsMadeGivesAnInvalidatedInitial(onQueue: Bool) throws {
+        let f = try Fixture()
+        let queue = onQueue ? DispatchQueue(label: "deleted-before-made") : nil
+        let held = Events<Seen>(), list = Events<String>(), map = Events<String>(), owners = Events<String>()
+        func record<C: RealmCollection>(_ e: Events<String>) -> (RealmCollectionChange<C>) -> Void {
+            { c in
+                switch c {
+                case .initial(let x): e.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)")
+                case .update: e.add("update")
+                case .error: e.add("error")
+                }
+            }
+        }
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n])) }
+                p.tags["x"] = 1
+            }
+        }
+        // the notifier thread is held while it makes another observer's watch, so the ones
+        // registered next are made at its next round, after the delete below
+        let hold = HoldMaking(f.config.path)
+        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
+        #expect(hold.waitEntered())
+        try f.run { realm in
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.observe(on: queue, record(list)))
+            f.tokens.append(ann.dogs[0].owners.observe(on: queue, record(owners)))
+            f.tokens.append(ann.tags.observe(keyPaths: nil, on: queue) { c in
+                switch c {
+                case .initial(let m): map.add(m.isInvalidated ? "initial invalidated" : "initial \(m.count)")
+                case .update: map.add("update")
+                case .error: map.add("error")
+                }
+            })
+            try realm.write {
+                realm.delete(ann.dogs[0])
+                realm.delete(ann)
+            }
+        }
+        hold.release()
+        #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(list.next() == "initial invalidated")
+        #expect(owners.next() == "initial invalidated")
+        #expect(map.next() == "initial invalidated")
+        f.writeElsewhere { r in
+            r.create(NToy.self)
+            r.objects(NDog.self).first!.name = "B"
+        }
+        #expect(held.next() == Seen(count: 1, ins: [0]))
+        // (one delivery calls every block of the target: it has ended once the thread or queue
+        // runs the next block)
+        if let queue { queue.sync {} } else { try f.run { _ in } }
+        #expect(list.waiting == 0 && owners.waiting == 0 && map.waiting == 0)
+        try f.finish()
+    }
+
+    /// `beginWrite` on a queue-confined Realm first delivers what that queue's observers were
+    /// not given yet, as on a run loop: another thread's commit is reported on its own, before
+    /// the write, and the write's own change comes in the next change set.
+    @Test func beginWriteOnAQueueRealmDeliversPendingNotificationsFirst() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "queue-begin-write")
+        let seen = Events<Seen>(), object = Events<SeenObject>()
+        let box = UncheckedBox<Realm?>(nil)
+        let config = f.config
+        try queue.sync {
+            let r = try Realm(configuration: config, queue: queue)
+            try r.write { r.create(NDog.self, value: ["name": "a", "age": 1]) }
+            box.value = r
+            f.tokens.append(r.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) })
+            f.tokens.append(r.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                object.add(SeenObject(c))
+            })
+        }
+        #expect(seen.next() == Seen(initial: true, count: 1))
+        try queue.sync {
+            let r = box.value!
+            f.writeElsewhere { w in
+                w.create(NDog.self, value: ["name": "b"])
+                w.objects(NDog.self).first!.age = 2
+            }
+            r.beginWrite()
+            // delivered before the write began, on its own
+            #expect(seen.waiting == 1)
+            #expect(object.waiting == 1)
+            r.create(NDog.self, value: ["name": "c"])
+            r.objects(NDog.self).first!.age = 3
+            try r.commitWrite()
+        }
+        // (each commit also modified the first dog, position 0)
+        #expect(seen.next() == Seen(count: 2, ins: [1], mod: [0]))
+        #expect(object.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        #expect(seen.next() == Seen(count: 3, ins: [2], mod: [0]))
+        // (a write through the delivering Realm: its Realm reads the new values already)
+        #expect(object.next() == SeenObject(names: ["age"], old: ["nil"], new: ["3"]))
+        queue.sync { box.value = nil }
+        try f.finish()
+    }
+
+    /// An object observer registered on a queue through a Realm that is not behind the
+    /// notifier takes no frozen copy of that Realm (a file open each): its first change set's
+    /// old values are read in the queue's Realm.
+    @Test func objectObserversOnAQueueTakeNoFrozenCopyWhenNotBehind() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "no-frozen-copy")
+        let dog = Events<SeenObject>()
+        let path = f.config.path
+        var opened = -1
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+            let before = RealmCore.frozenOpens.withLock { $0[path] ?? 0 }
+            let d = realm.objects(NDog.self).first!
+            for _ in 0..<10 {
+                f.tokens.append(d.observe(on: queue) { (c: ObjectChange<NDog>) in dog.add(SeenObject(c)) })
+            }
+            opened = RealmCore.frozenOpens.withLock { $0[path] ?? 0 } - before
+        }
+        #expect(opened == 0)
+        f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
+        for _ in 0..<10 { #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"])) }
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+}
