@@ -1,8 +1,14 @@
 /*
- * commit.c -- the commit (docs/FORMAT.md §2, Commit protocol) and placement (docs/FORMAT.md §7.2):
- * a write transaction's dirty nodes are placed into free space no live reader can see, written,
- * synced, and made current by the header write (file.c). The free list it updates on the way is
- * freelist.c's.
+ * commit.c -- where and how a commit's bytes reach the disk (docs/FORMAT.md §2, Commit protocol;
+ * §7.2, Placement). What the new version contains the transaction layer decides (txn.c:
+ * txn_stage, txn_plan); this file takes it in stages, each reading only what the one before
+ * decided (file.h lists them):
+ *   file_commit_space  the free list of the new version (freelist.c's tree, changed in place):
+ *                      frees in, backdating, merging, online shrinking (§7.3);
+ *   file_commit_write  place_commit: the plan (the nodes, the rewritten free-list nodes, the run
+ *                      list, the top) and where each item goes; serialise: one buffer;
+ *                      write_durable: file growth, the runs, the syncs and the header;
+ *                      shrink_truncate; publish: the new version becomes the newest.
  *
  * Durability rules (FULL mode), numbered as the tests refer to them:
  *  1. A commit never writes over a byte reachable from the newest committed version, nor from
@@ -24,6 +30,7 @@
 #include "freelist.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 /* ---- free lists ------------------------------------------------------------------------- */
 
@@ -188,7 +195,7 @@ static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver, uint64_t oldest)
 #define SHRINK_ROOM (64u << 10)
 #define SHRINK_CUT_MIN (64u << 10)
 
-/* The step the file grows by when a commit needs more room (file_commit, step 7). */
+/* The step the file grows by when a commit needs more room (grow_to). */
 static uint64_t grow_step(uint64_t size)
 {
     uint64_t step = size / 8;
@@ -339,7 +346,7 @@ static int shrink(cs_txn *t, cs_dbfile *f, uint64_t oldest, uint64_t *end, bool 
     return l->err;
 }
 
-/* ---- stage 1: the free list of the new version ------------------------------------------ */
+/* ---- file_commit_space: the free list of the new version --------------------------------- */
 
 int file_commit_space(cs_txn *t, commit_space *sp)
 {
@@ -391,7 +398,7 @@ void file_commit_end(cs_dbfile *f, int rc)
     f->fl.below = f->fl.avoid_lo = f->fl.avoid_hi = 0;
 }
 
-/* ---- stage 3: the plan ---------------------------------------------------------------------- */
+/* ---- file_commit_write, the plan: what it writes, in write order ------------------------- */
 
 /* Element i of a width-64 packed node (what packed_set does at 64 bits, without its width switch). */
 static inline void put64(uint8_t *p, uint64_t i, int64_t v) { memcpy(p + i * 8, &v, 8); }
@@ -659,7 +666,7 @@ static void place_choose(cs_dbfile *f, alloc_cur *c, cplan *p, uint64_t oldest, 
     }
 }
 
-/* ---- stage 3: where each item goes ------------------------------------------------------ */
+/* ---- file_commit_write, step 1: where each item goes ------------------------------------ */
 
 /* Where placement put the parts the serialisation patches into the top. */
 typedef struct layout {
@@ -755,7 +762,7 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     return CS_OK;
 }
 
-/* ---- stage 4: the bytes ----------------------------------------------------------------- */
+/* ---- step 2: the bytes ------------------------------------------------------------------ */
 
 /* The run list (FORMAT.md §4, top slot 9): the commit's runs in buffer order, (position,
  * length) pairs, padded with zero pairs to `cap` words. */
@@ -771,6 +778,7 @@ static void put_runs(node_hdr *dst, const cplan *plan, uint64_t cap)
         a = b;
     }
     cs_assert3(k, <=, cap); /* at most one run per item */
+    memset(node_values(dst) + k * 8, 0, (cap - k) * 8); /* the padding */
 }
 
 /* A free-list chunk (FORMAT.md §7.1): (position, length, version) triples; the extents
@@ -778,12 +786,15 @@ static void put_runs(node_hdr *dst, const cplan *plan, uint64_t cap)
 static void put_chunk(node_hdr *dst, const fl_chunk *c)
 {
     dst->count = (uint32_t)(3 * c->n);
-    for (uint32_t e = 0; e < c->n; e++) {
-        const extent *x = &c->e[e];
-        put64(node_values(dst), 3 * e, (int64_t)(x->len ? x->pos : 0));
-        put64(node_values(dst), 3 * e + 1, (int64_t)x->len);
-        put64(node_values(dst), 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
-    }
+    /* an extent is the three words in that order: copied whole, then the used-up ones zeroed */
+    _Static_assert(sizeof(extent) == 24 && offsetof(extent, len) == 8 && offsetof(extent, ver) == 16,
+                   "extent is (pos, len, ver)");
+    memcpy(node_values(dst), c->e, (size_t)c->n * sizeof(extent));
+    for (uint32_t e = 0; e < c->n; e++)
+        if (!c->e[e].len) {
+            put64(node_values(dst), 3 * e, 0);
+            put64(node_values(dst), 3 * e + 2, 0);
+        }
 }
 
 /* A free-list page or the root: (tagged lower bound, ref) per chunk of the page, per page of
@@ -822,11 +833,13 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
         const citem *it = &plan->items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
         if (it->kind != CI_NODE) {
-            memset(dst, 0, it->size);
+            /* each put_* writes every word of its node's payload */
+            dst->flags = 0;
             dst->width = 64;
             if (it->kind == CI_RUNS) put_runs(dst, plan, lo->runs_cap);
             else if (it->kind == CI_CHUNK) put_chunk(dst, it->obj);
             else put_page(dst, &t->f->fl, it->kind == CI_PAGE ? it->obj : NULL);
+            cs_assert3(node_size_of(dst->flags, 64, dst->count), ==, it->size);
             dst->check = node_checksum(dst);
             continue;
         }
@@ -851,7 +864,7 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
     return CS_OK;
 }
 
-/* ---- stage 5: the durable write --------------------------------------------------------- */
+/* ---- step 3: the durable write ---------------------------------------------------------- */
 
 /* Makes the file at least `end` bytes long, growing it by a step (grow_step) and allocating the
  * new bytes so a full disk fails here (io.h), before anything is written. */
@@ -944,7 +957,7 @@ static void shrink_truncate(cs_dbfile *f, const commit_space *sp, uint64_t new_e
     f->shrink_cut = sp->cut;
 }
 
-/* ---- stage 6: publishing ---------------------------------------------------------------- */
+/* ---- step 4: publishing ---------------------------------------------------------------- */
 
 static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t end)
 {

@@ -680,12 +680,20 @@ void fl_published(freelist *l)
         for (uint32_t ci = 0; ci < p->n; ci++) {
             fl_chunk *c = p->c[ci];
             if (!c->dirty) continue;
+            /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one pass */
             uint32_t k = 0;
-            for (uint32_t i = 0; i < c->n; i++)
-                if (c->e[i].len) c->e[k++] = c->e[i];
+            uint64_t maxlen = 0, maxver = 0;
+            for (uint32_t i = 0; i < c->n; i++) {
+                extent x = c->e[i];
+                if (!x.len) continue;
+                c->e[k++] = x;
+                if (x.len > maxlen) maxlen = x.len;
+                if (x.ver > maxver) maxver = x.ver;
+            }
             c->n = k;
             c->dirty = false;
-            chunk_aggregate(c);
+            c->maxlen = maxlen;
+            c->maxver = maxver;
         }
         p->dirty = false;
         page_aggregate(p);
