@@ -471,6 +471,9 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
         const uint64_t below = l->below ? l->below : UINT64_MAX;
         const bool avoid = l->avoid_hi > l->avoid_lo;
         uint64_t beat = best ? bl : UINT64_MAX;
+        /* x->len - size < span holds exactly when size <= x->len < beat (unsigned wrap-around):
+         * one branch, taken only by the candidates, for the extents the scan passes over */
+        uint64_t span = beat - size;
         for (uint32_t pi = 0; pi < l->n; pi++) {
             const fl_page *p = l->p[pi];
             if (p->lo >= below) break; /* a shrinking commit: nothing at or past l->below */
@@ -482,7 +485,7 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
                 extent *e = c->e;
                 for (uint32_t i = 0, n = c->n; i < n; i++) {
                     extent *x = &e[i];
-                    if (x->len < size || x->len >= beat) continue;
+                    if (__builtin_expect(x->len - size >= span, 1)) continue;
                     if (x->pos >= below) break;
                     if (x->ver > oldest || (avoid && x->pos >= l->avoid_lo && x->pos < l->avoid_hi)) continue;
                     bool taken = false;
@@ -490,6 +493,7 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
                     if (taken) continue;
                     best = x;
                     bl = beat = x->len;
+                    span = beat - size;
                     if (bl == size) goto found;
                 }
             }
