@@ -691,7 +691,10 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     if (plan->oom) return NOMEM();
     const commit_node *topn = &w->nodes[w->n - 1];
     uint64_t nodes_n = plan->n, nodes_total = plan->total;
-    alloc_cur cur = {.nholes = 0, .last = -1, .end = sp->end};
+    alloc_cur cur; /* its arrays are written before they are read (place_choose, then below) */
+    cur.nholes = 0;
+    cur.last = -1;
+    cur.end = sp->end;
     for (int round = 0;; round++) {
         plan->n = nodes_n;
         plan->total = nodes_total;

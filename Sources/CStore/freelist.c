@@ -235,9 +235,22 @@ void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
  * c->pending telling whether touching extents remain. */
 static bool chunk_merge(fl_chunk *c, uint64_t oldest)
 {
-    uint32_t k = 0;
     bool merged = false, touching = false;
-    for (uint32_t i = 0; i < c->n; i++) {
+    /* up to the first merge every extent stays where it is: only looked at */
+    uint32_t i = 1;
+    for (; i < c->n; i++) {
+        const extent *x = &c->e[i], *q = &c->e[i - 1];
+        if (x->len && q->len && q->pos + q->len == x->pos) {
+            if (q->ver <= oldest && x->ver <= oldest) break;
+            touching = true;
+        }
+    }
+    if (i >= c->n) {
+        c->pending = touching;
+        return false;
+    }
+    uint32_t k = i;
+    for (; i < c->n; i++) {
         extent *x = &c->e[i];
         if (k && x->len) {
             extent *q = &c->e[k - 1];
