@@ -697,10 +697,15 @@ void fl_published(freelist *l)
         for (uint32_t ci = 0; ci < p->n; ci++) {
             fl_chunk *c = p->c[ci];
             if (!c->dirty) continue;
-            /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one pass */
-            uint32_t k = 0;
+            /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one
+             * pass; the extents before the first consumed one stay where they are */
+            uint32_t k = 0, i = 0;
             uint64_t maxlen = 0, maxver = 0;
-            for (uint32_t i = 0; i < c->n; i++) {
+            for (; i < c->n && c->e[i].len; i++) {
+                if (c->e[i].len > maxlen) maxlen = c->e[i].len;
+                if (c->e[i].ver > maxver) maxver = c->e[i].ver;
+            }
+            for (k = i; i < c->n; i++) {
                 extent x = c->e[i];
                 if (!x.len) continue;
                 c->e[k++] = x;
