@@ -498,8 +498,8 @@ static void log_sort_creates(cs_txn *t)
     t->nlog = out;
 }
 
-/* Appends this commit's entry and trims entries no live reader needs (called by file_commit
- * before the dirty nodes are collected). */
+/* Appends this commit's entry and trims entries no live reader needs (called by txn_stage,
+ * before the commit's nodes are listed). */
 int history_append(cs_txn *t, uint64_t newver, uint64_t oldest)
 {
     ref_t blob = 0, pkblob = 0;

@@ -1,8 +1,14 @@
 /*
- * commit.c -- the commit (docs/FORMAT.md §2, Commit protocol) and placement (docs/FORMAT.md §7.2):
- * a write transaction's dirty nodes are placed into free space no live reader can see, written,
- * synced, and made current by the header write (file.c). The free list it updates on the way is
- * freelist.c's.
+ * commit.c -- where and how a commit's bytes reach the disk (docs/FORMAT.md §2, Commit protocol;
+ * §7.2, Placement). What the new version contains the transaction layer decides (txn.c:
+ * txn_stage, txn_plan); this file takes it in stages, each reading only what the one before
+ * decided (file.h lists them):
+ *   file_commit_space  the free list of the new version (freelist.c's tree, changed in place):
+ *                      frees in, backdating, merging, online shrinking (§7.3);
+ *   file_commit_write  place_commit: the plan (the nodes, the rewritten free-list nodes, the run
+ *                      list, the top) and where each item goes; serialise: one buffer;
+ *                      write_durable: file growth, the runs, the syncs and the header;
+ *                      shrink_truncate; publish: the new version becomes the newest.
  *
  * Durability rules (FULL mode), numbered as the tests refer to them:
  *  1. A commit never writes over a byte reachable from the newest committed version, nor from
@@ -24,6 +30,7 @@
 #include "freelist.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 /* ---- free lists ------------------------------------------------------------------------- */
 
@@ -188,7 +195,7 @@ static int backdate(cs_txn *t, cs_dbfile *f, uint64_t newver, uint64_t oldest)
 #define SHRINK_ROOM (64u << 10)
 #define SHRINK_CUT_MIN (64u << 10)
 
-/* The step the file grows by when a commit needs more room (file_commit, step 7). */
+/* The step the file grows by when a commit needs more room (grow_to). */
 static uint64_t grow_step(uint64_t size)
 {
     uint64_t step = size / 8;
@@ -339,7 +346,59 @@ static int shrink(cs_txn *t, cs_dbfile *f, uint64_t oldest, uint64_t *end, bool 
     return l->err;
 }
 
-/* ---- commit ----------------------------------------------------------------------------- */
+/* ---- file_commit_space: the free list of the new version --------------------------------- */
+
+int file_commit_space(cs_txn *t, commit_space *sp)
+{
+    cs_dbfile *f = t->f;
+    freelist *l = &f->fl;
+    uint64_t newver = t->version + 1;
+    pthread_mutex_lock(&f->mu);
+    sp->oldest = file_oldest_live(f, t->version);
+    pthread_mutex_unlock(&f->mu);
+    sp->end = f->logical;
+    sp->cut = false;
+    TRY(free_list_load(t));
+    /* the free list is changed in place from here on: until the commit lands the cache
+     * describes no version (file_commit_end: a failed commit reads it again) */
+    f->free_version = 0;
+    l->newver = newver;
+    l->events = 0;
+    l->err = CS_OK;
+    /* the old root (or version-1/2 arrays) die with this version */
+    ref_t *fs;
+    for (int i = 0; i < 3; i++) {
+        TRY(txn_top_slot(t, TOP_FREE_POS + i, &fs));
+        if (*fs) node_free(t, *fs);
+        *fs = 0;
+    }
+    ref_t *top_slot;
+    TRY(txn_top_slot(t, TOP_VERSION, &top_slot)); /* makes the top writable */
+    /* so does the previous commit's run list */
+    ref_t *runs_slot;
+    TRY(txn_top_slot(t, TOP_COMMIT_RUNS, &runs_slot));
+    if (*runs_slot) node_free(t, *runs_slot);
+    *runs_slot = 0;
+
+    /* what this commit frees goes in with the new version (not reusable yet); each insertion
+     * dirties only the chunk it lands in (and frees that chunk's old node) */
+    for (uint64_t i = 0; i < t->nfreed; i++) fl_insert(l, t->freed[i].pos, t->freed[i].len, newver);
+    TRY(l->err);
+    if (sp->oldest < t->version) TRY(backdate(t, f, newver, sp->oldest));
+    fl_merge_reusable(l, sp->oldest, true);
+    TRY(l->err);
+    /* online shrinking (§7.3): cut the free tail, move the nodes of the last live bytes */
+    if (t->db->shrink) TRY(shrink(t, f, sp->oldest, &sp->end, &sp->cut));
+    return fl_reshape(l);
+}
+
+void file_commit_end(cs_dbfile *f, int rc)
+{
+    if (rc != CS_OK) f->free_version = 0;
+    f->fl.below = f->fl.avoid_lo = f->fl.avoid_hi = 0;
+}
+
+/* ---- file_commit_write, the plan: what it writes, in write order ------------------------- */
 
 /* Element i of a width-64 packed node (what packed_set does at 64 bits, without its width switch). */
 static inline void put64(uint8_t *p, uint64_t i, int64_t v) { memcpy(p + i * 8, &v, 8); }
@@ -353,7 +412,7 @@ typedef struct citem {
     uint64_t size; /* bytes */
     uint64_t pos;  /* file position */
     uint64_t off;  /* offset in the write buffer */
-    bool cold;     /* a cluster leaf or a node below one (collect()); placed apart in P3a */
+    bool cold;     /* commit_node.cold; placed apart in P3a */
     int hole;      /* the extent place_choose put it in: an index into alloc_cur, -1 past the end,
                       -2 none (place() then follows the previous item) */
 } citem;
@@ -386,25 +445,6 @@ static void plan_add_kind(cplan *p, int kind, void *obj, uint64_t size)
         p->items[p->n - 1].kind = kind;
         p->items[p->n - 1].obj = obj;
     }
-}
-
-/* Post-order list of the slab nodes below r (r itself last). `depth` is r's distance from the
- * table list (top slot 1) when r lies below it, else -1 (the top itself: 0): a table node is at
- * 2, a cluster tree's root at 3. A node at depth 3 or more that is not an inner node is a cluster
- * leaf or lies below one (a column's leaf, a collection, an index's nodes): it is *cold*, as a
- * small commit rewrites it again only when it changes that row's leaf again, while the inner
- * nodes, table nodes, history and top above it are rewritten by most commits. */
-static void collect(cs_txn *t, ref_t r, cplan *p, int depth)
-{
-    node_hdr *h = (node_hdr *)txn_ptr(t, r);
-    if (h->flags & NF_REFS) {
-        uint64_t *e = node_refs(h);
-        for (uint32_t i = 0; i < h->count; i++)
-            if (e[i] && !tagged(e[i]) && IS_SLAB(e[i]))
-                collect(t, e[i], p, depth > 0 ? depth + 1 : (depth == 0 && i == TOP_TABLES) ? 1 : -1);
-    }
-    plan_add(p, r, node_size_of(h->flags, h->width, h->count));
-    if (!p->oom && depth >= 3 && !(h->flags & NF_INNER)) p->items[p->n - 1].cold = true;
 }
 
 /* The free-list nodes this commit writes (docs/FORMAT.md §7.1), children before parents: each
@@ -626,75 +666,45 @@ static void place_choose(cs_dbfile *f, alloc_cur *c, cplan *p, uint64_t oldest, 
     }
 }
 
-int file_commit(cs_txn *t)
+/* ---- file_commit_write, step 1: where each item goes ------------------------------------ */
+
+/* Where placement put the parts the serialisation patches into the top. */
+typedef struct layout {
+    uint64_t end;      /* the new logical end */
+    uint64_t root_pos; /* the free list's root (0: the list is empty) */
+    uint64_t runs_pos; /* the run list */
+    uint64_t runs_cap; /* its pairs' capacity: at most one run per item */
+} layout;
+
+/* Plans the commit: the nodes of w without the top, then the free-list nodes, the run list and
+ * the top (plan_free_list), and chooses the extents (place_choose) on the grown plan until the
+ * choice rewrites no further chunk; then gives every item its file position and buffer offset,
+ * shortening the chosen extents. */
+static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what *w, cplan *plan, layout *lo)
 {
-    cs_dbfile *f = t->f;
     freelist *l = &f->fl;
-    uint64_t newver = t->version + 1;
-    int rc = CS_OK;
-    uint8_t *buf = NULL;
-    cplan plan = {0};
-
-    /* what the commit contains (schema blob, change history, nodes) the transaction layer has
-     * staged (txn.c, txn_stage); from here on this file only decides where the bytes go */
-    pthread_mutex_lock(&f->mu);
-    uint64_t oldest = file_oldest_live(f, t->version);
-    pthread_mutex_unlock(&f->mu);
-    if ((rc = free_list_load(t)) != CS_OK) goto done;
-    /* the free list is changed in place from here on: until the commit lands the cache
-     * describes no version (a failed commit reads it again) */
-    f->free_version = 0;
-    l->newver = newver;
-    l->events = 0;
-    l->err = CS_OK;
-    /* the old root (or version-1/2 arrays) die with this version */
-    ref_t *fs;
-    for (int i = 0; i < 3; i++) {
-        if ((rc = txn_top_slot(t, TOP_FREE_POS + i, &fs)) != CS_OK) goto done;
-        if (*fs) node_free(t, *fs);
-        *fs = 0;
+    uint64_t oldest = sp->oldest;
+    for (uint64_t i = 0; i + 1 < w->n; i++) {
+        plan_add(plan, w->nodes[i].slab, w->nodes[i].size);
+        if (!plan->oom) plan->items[plan->n - 1].cold = w->nodes[i].cold;
     }
-    ref_t *top_slot;
-    if ((rc = txn_top_slot(t, TOP_VERSION, &top_slot)) != CS_OK) goto done; /* makes the top writable */
-    /* so does the previous commit's run list */
-    ref_t *runs_slot;
-    if ((rc = txn_top_slot(t, TOP_COMMIT_RUNS, &runs_slot)) != CS_OK) goto done;
-    if (*runs_slot) node_free(t, *runs_slot);
-    *runs_slot = 0;
-
-    /* 3. the free list: what this commit frees goes in with the new version (not reusable yet);
-     * each insertion dirties only the chunk it lands in (and frees that chunk's old node) */
-    for (uint64_t i = 0; i < t->nfreed; i++) fl_insert(l, t->freed[i].pos, t->freed[i].len, newver);
-    if ((rc = l->err) != CS_OK) goto done;
-    if (oldest < t->version && (rc = backdate(t, f, newver, oldest)) != CS_OK) goto done;
-    fl_merge_reusable(l, oldest, true);
-    if ((rc = l->err) != CS_OK) goto done;
-    /* online shrinking (§7.3): cut the free tail, move the nodes of the last live bytes */
-    uint64_t base_end = f->logical;
-    bool shrinking = false;
-    if (t->db->shrink && (rc = shrink(t, f, oldest, &base_end, &shrinking)) != CS_OK) goto done;
-    if ((rc = fl_reshape(l)) != CS_OK) goto done;
-
-    /* 4. plan: dirty nodes in post-order, the rewritten free-list nodes and the run list before
-     * the top; then choose where it goes, which may rewrite more chunks, and plan again */
-    collect(t, t->top, &plan, 0);
-    if (plan.oom) { rc = NOMEM(); goto done; }
-    citem topi = plan.items[plan.n - 1];
-    plan.n--;
-    plan.total -= topi.size;
-    uint64_t nodes_n = plan.n, nodes_total = plan.total;
-    alloc_cur cur = {.nholes = 0, .last = -1, .end = base_end};
-    uint64_t runs_cap = 0;
+    if (plan->oom) return NOMEM();
+    const commit_node *topn = &w->nodes[w->n - 1];
+    uint64_t nodes_n = plan->n, nodes_total = plan->total;
+    alloc_cur cur; /* its arrays are written before they are read (place_choose, then below) */
+    cur.nholes = 0;
+    cur.last = -1;
+    cur.end = sp->end;
     for (int round = 0;; round++) {
-        plan.n = nodes_n;
-        plan.total = nodes_total;
-        plan_free_list(l, &plan);
-        runs_cap = 2 * (plan.n + 2); /* at most one run per item */
-        plan_add_kind(&plan, CI_RUNS, NULL, node_size_of(0, 64, runs_cap));
-        plan_add(&plan, topi.slab, topi.size);
-        if (plan.oom) { rc = NOMEM(); goto done; }
+        plan->n = nodes_n;
+        plan->total = nodes_total;
+        plan_free_list(l, plan);
+        lo->runs_cap = 2 * (plan->n + 2); /* at most one run per item */
+        plan_add_kind(plan, CI_RUNS, NULL, node_size_of(0, 64, lo->runs_cap));
+        plan_add(plan, topn->slab, topn->size);
+        if (plan->oom) return NOMEM();
         if (round == PLACE_ROUNDS) break;
-        place_choose(f, &cur, &plan, oldest, base_end);
+        place_choose(f, &cur, plan, oldest, sp->end);
         /* the extents chosen are rewritten with their chunks; once no further chunk is, the
          * plan is the one the choice was made for */
         int newly = 0;
@@ -704,118 +714,135 @@ int file_commit(cs_txn *t)
             if (!l->p[pi]->c[ci]->dirty) newly++;
             fl_chunk_dirty(l, pi, ci);
         }
-        if ((rc = l->err) != CS_OK) goto done;
+        TRY(l->err);
         if (!newly) break;
         fl_merge_reusable(l, oldest, false);
-        if ((rc = fl_reshape(l)) != CS_OK) goto done;
+        TRY(fl_reshape(l));
     }
     /* a merge may have joined a chosen extent to the one before: fill from its start */
-    {
-        int k = 0, to[PLACE_MAX_HOLES];
-        for (int h = 0; h < cur.nholes; h++) {
-            uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
-            to[h] = -1;
-            for (int g = 0; g < k && to[h] < 0; g++)
-                if (cur.holes[g] == pos) {
-                    to[h] = g;
-                    if (cur.opened[h] < cur.opened[g]) cur.opened[g] = cur.opened[h];
-                }
-            if (to[h] < 0) {
-                cur.opened[k] = cur.opened[h];
-                to[h] = k;
-                cur.holes[k++] = pos;
+    int k = 0, to[PLACE_MAX_HOLES];
+    for (int h = 0; h < cur.nholes; h++) {
+        uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
+        to[h] = -1;
+        for (int g = 0; g < k && to[h] < 0; g++)
+            if (cur.holes[g] == pos) {
+                to[h] = g;
+                if (cur.opened[h] < cur.opened[g]) cur.opened[g] = cur.opened[h];
             }
+        if (to[h] < 0) {
+            cur.opened[k] = cur.opened[h];
+            to[h] = k;
+            cur.holes[k++] = pos;
         }
-        cur.nholes = k;
-        for (uint64_t i = 0; i < plan.n; i++)
-            if (plan.items[i].hole >= 0) plan.items[i].hole = to[plan.items[i].hole];
     }
+    cur.nholes = k;
+    for (uint64_t i = 0; i < plan->n; i++)
+        if (plan->items[i].hole >= 0) plan->items[i].hole = to[plan->items[i].hole];
 
-    /* 5. placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
+    /* placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
      * extents of the chunks it rewrites */
     for (int h = 0; h < cur.nholes; h++) cur.x[h] = fl_extent_at(l, cur.holes[h]);
-    uint64_t off = 0, root_pos = 0;
-    for (uint64_t i = 0; i < plan.n; i++) {
-        citem *it = &plan.items[i];
+    uint64_t off = 0;
+    lo->root_pos = lo->runs_pos = 0;
+    for (uint64_t i = 0; i < plan->n; i++) {
+        citem *it = &plan->items[i];
         it->pos = place(f, &cur, i, it->hole, it->size, oldest);
         it->off = off;
         off += it->size;
         if (it->kind == CI_CHUNK) ((fl_chunk *)it->obj)->ref = it->pos;
         else if (it->kind == CI_PAGE) ((fl_page *)it->obj)->ref = it->pos;
-        else if (it->kind == CI_ROOT) root_pos = it->pos;
-        if (it->slab) {
-            /* remember the file position in the slab block's prefix */
-            uint8_t *b = txn_ptr(t, it->slab) - 8;
-            memcpy(b, &it->pos, 8);
-        }
+        else if (it->kind == CI_ROOT) lo->root_pos = it->pos;
+        else if (it->kind == CI_RUNS) lo->runs_pos = it->pos;
     }
-    uint64_t new_logical = cur.end;
+    lo->end = cur.end;
     /* where P3a of the next commit starts looking: after this commit's top, its last item */
-    f->place_cursor = plan.items[plan.n - 1].pos + plan.items[plan.n - 1].size;
+    f->place_cursor = plan->items[plan->n - 1].pos + plan->items[plan->n - 1].size;
     /* a shrinking commit that had to put nodes past the end found the holes below its window
      * too small for its own nodes: the next SHRINK_PAUSE commits move nothing */
-    if (l->below && new_logical > base_end) f->shrink_pause = SHRINK_PAUSE;
-    cs_assert3(off, ==, plan.total);
-    cs_assert3(new_logical, >=, base_end);
+    if (l->below && lo->end > sp->end) f->shrink_pause = SHRINK_PAUSE;
+    cs_assert3(off, ==, plan->total);
+    cs_assert3(lo->end, >=, sp->end);
+    return CS_OK;
+}
 
-    /* 6. serialise */
-    buf = malloc(plan.total ? plan.total : 8);
-    if (!buf) { rc = cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan.total); goto done; }
-    uint64_t runs_pos = 0;
-    for (uint64_t i = 0; i < plan.n; i++) {
-        citem *it = &plan.items[i];
+/* ---- step 2: the bytes ------------------------------------------------------------------ */
+
+/* The run list (FORMAT.md §4, top slot 9): the commit's runs in buffer order, (position,
+ * length) pairs, padded with zero pairs to `cap` words. */
+static void put_runs(node_hdr *dst, const cplan *plan, uint64_t cap)
+{
+    dst->count = (uint32_t)cap;
+    uint64_t k = 0;
+    for (uint64_t a = 0; a < plan->n;) {
+        uint64_t b = a + 1;
+        while (b < plan->n && plan->items[b].pos == plan->items[b - 1].pos + plan->items[b - 1].size) b++;
+        put64(node_values(dst), k++, (int64_t)plan->items[a].pos);
+        put64(node_values(dst), k++, (int64_t)(plan->items[b - 1].pos + plan->items[b - 1].size - plan->items[a].pos));
+        a = b;
+    }
+    cs_assert3(k, <=, cap); /* at most one run per item */
+    memset(node_values(dst) + k * 8, 0, (cap - k) * 8); /* the padding */
+}
+
+/* A free-list chunk (FORMAT.md §7.1): (position, length, version) triples; the extents
+ * placement used up are padding. */
+static void put_chunk(node_hdr *dst, const fl_chunk *c)
+{
+    dst->count = (uint32_t)(3 * c->n);
+    /* an extent is the three words in that order: copied whole, then the used-up ones zeroed */
+    _Static_assert(sizeof(extent) == 24 && offsetof(extent, len) == 8 && offsetof(extent, ver) == 16,
+                   "extent is (pos, len, ver)");
+    memcpy(node_values(dst), c->e, (size_t)c->n * sizeof(extent));
+    for (uint32_t e = 0; e < c->n; e++)
+        if (!c->e[e].len) {
+            put64(node_values(dst), 3 * e, 0);
+            put64(node_values(dst), 3 * e + 2, 0);
+        }
+}
+
+/* A free-list page or the root: (tagged lower bound, ref) per chunk of the page, per page of
+ * the root. */
+static void put_page(node_hdr *dst, const freelist *l, const fl_page *pg)
+{
+    dst->flags = NF_REFS;
+    uint64_t *e = node_refs(dst);
+    if (pg) {
+        dst->count = (uint32_t)(2 * pg->n);
+        for (uint32_t c = 0; c < pg->n; c++) {
+            e[2 * c] = tag_int((int64_t)pg->c[c]->lo);
+            e[2 * c + 1] = pg->c[c]->ref;
+        }
+    } else {
+        dst->count = (uint32_t)(2 * l->n);
+        for (uint32_t p = 0; p < l->n; p++) {
+            e[2 * p] = tag_int((int64_t)l->p[p]->lo);
+            e[2 * p + 1] = l->p[p]->ref;
+        }
+    }
+}
+
+/* Serialises every item of the plan into one buffer of plan->total bytes, in write order: the
+ * slab nodes with their refs to slab nodes replaced by file positions, the top with its
+ * free-list, run-list, size and version slots set for the new version, and the free-list
+ * nodes and the run list built from what placement left. *out is the caller's to free. */
+static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t newver, uint8_t **out)
+{
+    uint8_t *buf = malloc(plan->total ? plan->total : 8);
+    if (!buf) return cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan->total);
+    /* each slab node's file position, in its block's prefix, for the refs to it */
+    for (uint64_t i = 0; i < plan->n; i++)
+        if (plan->items[i].slab) memcpy(txn_ptr(t, plan->items[i].slab) - 8, &plan->items[i].pos, 8);
+    for (uint64_t i = 0; i < plan->n; i++) {
+        const citem *it = &plan->items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
         if (it->kind != CI_NODE) {
-            memset(dst, 0, it->size);
+            /* each put_* writes every word of its node's payload */
+            dst->flags = 0;
             dst->width = 64;
-        }
-        if (it->kind == CI_RUNS) {
-            /* the runs of this commit, in buffer order: (position, length) pairs */
-            runs_pos = it->pos;
-            dst->count = (uint32_t)runs_cap;
-            uint64_t k = 0;
-            for (uint64_t a = 0; a < plan.n;) {
-                uint64_t b = a + 1;
-                while (b < plan.n && plan.items[b].pos == plan.items[b - 1].pos + plan.items[b - 1].size) b++;
-                put64(node_values(dst), k++, (int64_t)plan.items[a].pos);
-                put64(node_values(dst), k++, (int64_t)(plan.items[b - 1].pos + plan.items[b - 1].size - plan.items[a].pos));
-                a = b;
-            }
-            cs_assert3(k, <=, runs_cap); /* at most one run per item */
-            dst->check = node_checksum(dst);
-            continue;
-        }
-        if (it->kind == CI_CHUNK) {
-            /* (position, length, version) triples; extents placement used up are padding */
-            const fl_chunk *c = it->obj;
-            dst->count = (uint32_t)(3 * c->n);
-            for (uint32_t e = 0; e < c->n; e++) {
-                const extent *x = &c->e[e];
-                put64(node_values(dst), 3 * e, (int64_t)(x->len ? x->pos : 0));
-                put64(node_values(dst), 3 * e + 1, (int64_t)x->len);
-                put64(node_values(dst), 3 * e + 2, (int64_t)(x->len ? x->ver : 0));
-            }
-            dst->check = node_checksum(dst);
-            continue;
-        }
-        if (it->kind == CI_PAGE || it->kind == CI_ROOT) {
-            /* (tagged lower bound, ref) per chunk of a page, per page of the root */
-            dst->flags = NF_REFS;
-            uint64_t *e = node_refs(dst);
-            if (it->kind == CI_PAGE) {
-                const fl_page *pg = it->obj;
-                dst->count = (uint32_t)(2 * pg->n);
-                for (uint32_t c = 0; c < pg->n; c++) {
-                    e[2 * c] = tag_int((int64_t)pg->c[c]->lo);
-                    e[2 * c + 1] = pg->c[c]->ref;
-                }
-            } else {
-                dst->count = (uint32_t)(2 * l->n);
-                for (uint32_t p = 0; p < l->n; p++) {
-                    e[2 * p] = tag_int((int64_t)l->p[p]->lo);
-                    e[2 * p + 1] = l->p[p]->ref;
-                }
-            }
+            if (it->kind == CI_RUNS) put_runs(dst, plan, lo->runs_cap);
+            else if (it->kind == CI_CHUNK) put_chunk(dst, it->obj);
+            else put_page(dst, &t->f->fl, it->kind == CI_PAGE ? it->obj : NULL);
+            cs_assert3(node_size_of(dst->flags, 64, dst->count), ==, it->size);
             dst->check = node_checksum(dst);
             continue;
         }
@@ -825,117 +852,150 @@ int file_commit(cs_txn *t)
             for (uint32_t j = 0; j < dst->count; j++)
                 if (e[j] && !tagged(e[j]) && IS_SLAB(e[j])) memcpy(&e[j], txn_ptr(t, e[j]) - 8, 8);
         }
-        if (i == plan.n - 1) {
+        if (i == plan->n - 1) { /* the top */
             uint64_t *e = node_refs(dst);
-            e[TOP_FREE_POS] = root_pos;
+            e[TOP_FREE_POS] = lo->root_pos;
             e[TOP_FREE_LEN] = 0;
             e[TOP_FREE_VER] = 0;
-            e[TOP_COMMIT_RUNS] = runs_pos;
-            e[TOP_SIZE] = tag_int((int64_t)new_logical);
+            e[TOP_COMMIT_RUNS] = lo->runs_pos;
+            e[TOP_SIZE] = tag_int((int64_t)lo->end);
             e[TOP_VERSION] = tag_int((int64_t)newver);
         }
         dst->check = node_checksum(dst);
     }
+    *out = buf;
+    return CS_OK;
+}
 
-    /* 7. grow the file, write the runs, sync */
-    if (new_logical > f->phys_size) {
-        uint64_t step = f->phys_size / 8;
-        if (step < (1ull << 20)) step = 1ull << 20;
-        if (step > (256ull << 20)) step = 256ull << 20;
-        uint64_t ns = (new_logical + step + 4095) & ~4095ull;
-        if (f->io->ftruncate(f->io->ctx, f->fd, (off_t)ns) != 0) {
-            int e = errno;
-            rc = (e == ENOSPC || e == EDQUOT || e == EFBIG) ? cs_fail(CS_FULL, e, "disk full growing %s", f->path)
-                                                            : cs_fail(CS_IOERR, e, "cannot grow %s: %s", f->path, strerror(e));
-            goto done;
-        }
-        /* the new end is allocated now, so a full disk fails here (io.h) */
-        if ((rc = io_allocate(f->io, f->path, f->fd, f->phys_size, ns - f->phys_size)) != CS_OK) {
-            f->io->ftruncate(f->io->ctx, f->fd, (off_t)f->phys_size);
-            goto done;
-        }
-        f->phys_size = ns;
-        if ((rc = file_map_for(f, ns)) != CS_OK) goto done;
+/* ---- step 3: the durable write ---------------------------------------------------------- */
+
+/* Makes the file at least `end` bytes long, growing it by a step (grow_step) and allocating the
+ * new bytes so a full disk fails here (io.h), before anything is written. */
+static int grow_to(cs_dbfile *f, uint64_t end)
+{
+    if (end <= f->phys_size) return CS_OK;
+    uint64_t ns = (end + grow_step(f->phys_size) + 4095) & ~4095ull;
+    if (f->io->ftruncate(f->io->ctx, f->fd, (off_t)ns) != 0) {
+        int e = errno;
+        return (e == ENOSPC || e == EDQUOT || e == EFBIG) ? cs_fail(CS_FULL, e, "disk full growing %s", f->path)
+                                                          : cs_fail(CS_IOERR, e, "cannot grow %s: %s", f->path, strerror(e));
     }
-    uint64_t written = 0;
-    uint32_t writes = 0, syncs = 0;
-    run_info run = {0, 0, 0};
-    bool one_sync = f->durability == CS_DURABILITY_FULL && plan.total <= ONE_SYNC_MAX;
+    int rc = io_allocate(f->io, f->path, f->fd, f->phys_size, ns - f->phys_size);
+    if (rc != CS_OK) {
+        f->io->ftruncate(f->io->ctx, f->fd, (off_t)f->phys_size);
+        return rc;
+    }
+    f->phys_size = ns;
+    return file_map_for(f, ns);
+}
+
+/* What the durable write did, for cs_txn_last_commit_io. */
+typedef struct io_count {
+    uint64_t bytes;
+    uint32_t writes, syncs;
+} io_count;
+
+/* Writes the buffer (one pwrite per run of items contiguous in the file and the buffer) and
+ * makes it the newest version by the header (durability rules 2-4): a commit of at most
+ * ONE_SYNC_MAX bytes in FULL durability syncs once, after the header, whose slot carries the
+ * hash of its bytes; a larger one syncs its nodes before the header and the header after. */
+static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, const layout *lo, uint64_t newver,
+                         int nsel, uint16_t fmt, io_count *io)
+{
+    TRY(grow_to(f, lo->end));
     bool syncing = f->durability == CS_DURABILITY_FULL;
+    bool one_sync = syncing && plan->total <= ONE_SYNC_MAX;
+    run_info run = {0, 0, 0};
     if (one_sync) {
-        run.pos = runs_pos;
-        run.len = plan.total;
-        run.hash = file_run_hash(buf, plan.total);
+        run.pos = lo->runs_pos;
+        run.len = plan->total;
+        run.hash = file_run_hash(buf, plan->total);
     }
-    for (uint64_t i = 0; i < plan.n;) {
+    for (uint64_t i = 0; i < plan->n;) {
         uint64_t j = i + 1;
-        while (j < plan.n && plan.items[j].pos == plan.items[j - 1].pos + plan.items[j - 1].size &&
-               plan.items[j].off == plan.items[j - 1].off + plan.items[j - 1].size)
+        while (j < plan->n && plan->items[j].pos == plan->items[j - 1].pos + plan->items[j - 1].size &&
+               plan->items[j].off == plan->items[j - 1].off + plan->items[j - 1].size)
             j++;
-        uint64_t len = plan.items[j - 1].off + plan.items[j - 1].size - plan.items[i].off;
-        if ((rc = file_pwrite(f, buf + plan.items[i].off, len, plan.items[i].pos)) != CS_OK) goto done;
-        written += len;
-        writes++;
+        uint64_t len = plan->items[j - 1].off + plan->items[j - 1].size - plan->items[i].off;
+        TRY(file_pwrite(f, buf + plan->items[i].off, len, plan->items[i].pos));
+        io->bytes += len;
+        io->writes++;
         i = j;
     }
     /* two-sync commits make the nodes durable before the header names them; a one-sync commit
      * lets them race, and its header slot carries their hash so a torn commit is detected */
-    if (!one_sync && (rc = file_sync(f)) != CS_OK) goto done;
-    if (!one_sync && syncing) syncs++;
-    uint64_t top_pos = plan.items[plan.n - 1].pos;
-    int nsel = f->selector ^ 1;
-    /* the header covers the version this commit keeps in the other slot and the new one */
-    uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
-    if (t->base_format > fmt) fmt = t->base_format;
-    if (fmt < FORMAT_CHUNKED_FREE) fmt = FORMAT_CHUNKED_FREE; /* the free list is chunked */
-    /* the commit may have packed nodes as frame of reference (cluster_pack), and the other slot's
-     * version may hold some: marked whether or not this one wrote any (FORMAT.md §2) */
-    if (fmt < FORMAT_FOR) fmt = FORMAT_FOR;
-    /* likewise a table node may carry the keying slots of a pk-keyed table (FORMAT.md §6.1) */
-    if (fmt < FORMAT_PK_KEYS) fmt = FORMAT_PK_KEYS;
-    lock_committing(f);
-    if ((rc = file_write_header(f, nsel, top_pos, newver, new_logical, false, one_sync ? &run : NULL, fmt)) != CS_OK) {
-        f->broken = true; /* the header may or may not have reached the disk */
-        goto done;
+    if (!one_sync) {
+        TRY(file_sync(f));
+        if (syncing) io->syncs++;
     }
-    if ((rc = file_sync(f)) != CS_OK) goto done;
-    written += HDR_USED;
-    writes++;
-    if (syncing) syncs++;
+    lock_committing(f);
+    uint64_t top_pos = plan->items[plan->n - 1].pos;
+    int rc = file_write_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt);
+    if (rc != CS_OK) {
+        f->broken = true; /* the header may or may not have reached the disk */
+        return rc;
+    }
+    TRY(file_sync(f));
+    io->bytes += HDR_USED;
+    io->writes++;
+    if (syncing) io->syncs++;
+    return CS_OK;
+}
 
-    /* online shrinking (§7.3): once the header naming the new version is durable, the file is
-     * cut past what both header slots' versions use. No live reader reaches past either logical
-     * end (what lies past the new one was reusable), so no mapping touches the bytes cut. A
-     * commit that cut the tail, or the one after it (the other slot's version is then the
-     * shorter one), truncates when that saves SHRINK_CUT_MIN bytes; any other shrinking commit
-     * only when it saves two growth steps, so a file that grew is never cut back at once. A
-     * failure leaves the file longer, which is harmless: the commit has landed. */
-    uint64_t keep = new_logical > f->logical ? new_logical : f->logical;
+/* Online shrinking (§7.3): once the header naming the new version is durable, the file is cut
+ * past what both header slots' versions use. No live reader reaches past either logical end
+ * (what lies past the new one was reusable), so no mapping touches the bytes cut. A commit that
+ * cut the tail, or the one after it (the other slot's version is then the shorter one),
+ * truncates when that saves SHRINK_CUT_MIN bytes; any other shrinking commit only when it saves
+ * two growth steps, so a file that grew is never cut back at once. A failure leaves the file
+ * longer, which is harmless: the commit has landed. */
+static void shrink_truncate(cs_dbfile *f, const commit_space *sp, uint64_t new_end)
+{
+    uint64_t keep = new_end > f->logical ? new_end : f->logical;
     keep = (keep + 4095) & ~4095ull;
-    if (t->db->shrink && new_logical <= base_end &&
-        f->phys_size >= keep + ((shrinking || f->shrink_cut) ? SHRINK_CUT_MIN : 2 * grow_step(keep)) &&
+    if (new_end <= sp->end &&
+        f->phys_size >= keep + ((sp->cut || f->shrink_cut) ? SHRINK_CUT_MIN : 2 * grow_step(keep)) &&
         f->io->ftruncate(f->io->ctx, f->fd, (off_t)keep) == 0)
         f->phys_size = keep;
+    f->shrink_cut = sp->cut;
+}
 
-    f->shrink_cut = shrinking;
+/* ---- step 4: publishing ---------------------------------------------------------------- */
 
-    /* 8. publish */
+static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t end)
+{
     pthread_mutex_lock(&f->mu);
     f->selector = nsel;
     f->version = newver;
     f->top = top_pos;
-    f->logical = new_logical;
-    fl_published(l);
+    f->logical = end;
+    fl_published(&f->fl);
     f->free_version = newver;
     lock_publish(f);
     pthread_mutex_unlock(&f->mu);
-    t->last_commit_bytes = written;
-    t->last_commit_writes = writes;
-    t->last_commit_syncs = syncs;
-done:
-    /* one exit: on failure the cached free list no longer describes any version */
-    if (rc != CS_OK) f->free_version = 0;
-    l->below = l->avoid_lo = l->avoid_hi = 0;
+}
+
+int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w)
+{
+    cs_dbfile *f = t->f;
+    uint64_t newver = t->version + 1;
+    cplan plan = {0};
+    layout lo;
+    uint8_t *buf = NULL;
+    io_count io = {0, 0, 0};
+    int nsel = f->selector ^ 1;
+    cs_assert(w->n > 0); /* the top at least */
+    int rc = place_commit(f, sp, w, &plan, &lo);
+    if (rc == CS_OK) rc = serialise(t, &plan, &lo, newver, &buf);
+    if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, &io);
+    if (rc == CS_OK) {
+        if (t->db->shrink) shrink_truncate(f, sp, lo.end);
+        else f->shrink_cut = false;
+        publish(f, nsel, newver, plan.items[plan.n - 1].pos, lo.end);
+        t->last_commit_bytes = io.bytes;
+        t->last_commit_writes = io.writes;
+        t->last_commit_syncs = io.syncs;
+    }
     free(buf);
     free(plan.items);
     return rc;

@@ -46,10 +46,53 @@ void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size,
 
 /* ---- commit.c ----------------------------------------------------------------------------- */
 
-/** Writes the write transaction's changes as the next version (durability rules of commit.c):
- *  the free list, the placement of every dirty node, the writes, syncs and the header. What the
- *  version contains (schema blob, change history) the transaction layer has staged before. */
-int file_commit(cs_txn *t);
+/*
+ * A commit in stages (docs/ARCHITECTURE.md, Commit), called in this order by cs_txn_commit:
+ *   txn_stage            (txn.c)    what: the schema blob, the change history
+ *   file_commit_space    (commit.c) the free list of the new version; online shrinking
+ *   txn_plan             (txn.c)    what: the nodes to write, the format version they need
+ *   file_commit_write    (commit.c) where and how: placement, serialisation, the durable write,
+ *                                   publishing the new version
+ *   file_commit_end      (commit.c) after the others, whether they failed or not
+ * Each commit.c stage takes only what the one before it decided.
+ */
+
+/** What file_commit_space decided for the commit. */
+typedef struct commit_space {
+    uint64_t oldest; /* the oldest version a live reader may read (durability rule 1 of commit.c) */
+    uint64_t end;    /* the logical end placement starts from (shrinking may have cut the tail) */
+    bool cut;        /* shrinking cut the free tail (docs/FORMAT.md §7.3) */
+} commit_space;
+
+/** One node of the new version, written from the slab. */
+typedef struct commit_node {
+    ref_t slab;    /* the slab node */
+    uint64_t size; /* bytes */
+    bool cold;     /* a cluster leaf or a node below one: rewritten seldom (placement P3a,
+                      docs/FORMAT.md §7.2) */
+} commit_node;
+
+/** What the new version contains besides the free list (txn_plan): its nodes in post-order,
+ *  the top last, and the format version the header names. */
+typedef struct commit_what {
+    commit_node *nodes; /* in write order */
+    uint64_t n, cap;    /* used, allocated */
+    uint16_t format;    /* FORMAT.md §2: what the new version and the other slot's need */
+} commit_what;
+
+/** Updates the in-memory free list for the next version: the old free-list root and run list
+ *  die with the current version, what the transaction freed goes in (not reusable yet),
+ *  extents no live reader can see are backdated and merged, and a shrinking handle
+ *  (docs/FORMAT.md §7.3) cuts the free tail and moves the nodes of the last live bytes by
+ *  copy-on-write (so txn_plan lists them). The top becomes writable. */
+int file_commit_space(cs_txn *t, commit_space *sp);
+/** Writes the nodes of `w` and the free-list nodes the commit rewrites as the next version
+ *  (durability rules of commit.c): placement, one buffer, the runs, the syncs and the header;
+ *  then publishes the version. */
+int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w);
+/** Ends a commit begun by file_commit_space: on failure (rc) the cached free list no longer
+ *  describes any version, and the next commit reads it again. */
+void file_commit_end(cs_dbfile *f, int rc);
 /** The oldest version a live reader (of any process) may read, `latest` when none is older;
  *  the caller holds f->mu. */
 uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest);

@@ -235,9 +235,22 @@ void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
  * c->pending telling whether touching extents remain. */
 static bool chunk_merge(fl_chunk *c, uint64_t oldest)
 {
-    uint32_t k = 0;
     bool merged = false, touching = false;
-    for (uint32_t i = 0; i < c->n; i++) {
+    /* up to the first merge every extent stays where it is: only looked at */
+    uint32_t i = 1;
+    for (; i < c->n; i++) {
+        const extent *x = &c->e[i], *q = &c->e[i - 1];
+        if (x->len && q->len && q->pos + q->len == x->pos) {
+            if (q->ver <= oldest && x->ver <= oldest) break;
+            touching = true;
+        }
+    }
+    if (i >= c->n) {
+        c->pending = touching;
+        return false;
+    }
+    uint32_t k = i;
+    for (; i < c->n; i++) {
         extent *x = &c->e[i];
         if (k && x->len) {
             extent *q = &c->e[k - 1];
@@ -471,6 +484,9 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
         const uint64_t below = l->below ? l->below : UINT64_MAX;
         const bool avoid = l->avoid_hi > l->avoid_lo;
         uint64_t beat = best ? bl : UINT64_MAX;
+        /* x->len - size < span holds exactly when size <= x->len < beat (unsigned wrap-around):
+         * one branch, taken only by the candidates, for the extents the scan passes over */
+        uint64_t span = beat - size;
         for (uint32_t pi = 0; pi < l->n; pi++) {
             const fl_page *p = l->p[pi];
             if (p->lo >= below) break; /* a shrinking commit: nothing at or past l->below */
@@ -482,7 +498,7 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
                 extent *e = c->e;
                 for (uint32_t i = 0, n = c->n; i < n; i++) {
                     extent *x = &e[i];
-                    if (x->len < size || x->len >= beat) continue;
+                    if (__builtin_expect(x->len - size >= span, 1)) continue;
                     if (x->pos >= below) break;
                     if (x->ver > oldest || (avoid && x->pos >= l->avoid_lo && x->pos < l->avoid_hi)) continue;
                     bool taken = false;
@@ -490,6 +506,7 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
                     if (taken) continue;
                     best = x;
                     bl = beat = x->len;
+                    span = beat - size;
                     if (bl == size) goto found;
                 }
             }
@@ -680,12 +697,25 @@ void fl_published(freelist *l)
         for (uint32_t ci = 0; ci < p->n; ci++) {
             fl_chunk *c = p->c[ci];
             if (!c->dirty) continue;
-            uint32_t k = 0;
-            for (uint32_t i = 0; i < c->n; i++)
-                if (c->e[i].len) c->e[k++] = c->e[i];
+            /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one
+             * pass; the extents before the first consumed one stay where they are */
+            uint32_t k = 0, i = 0;
+            uint64_t maxlen = 0, maxver = 0;
+            for (; i < c->n && c->e[i].len; i++) {
+                if (c->e[i].len > maxlen) maxlen = c->e[i].len;
+                if (c->e[i].ver > maxver) maxver = c->e[i].ver;
+            }
+            for (k = i; i < c->n; i++) {
+                extent x = c->e[i];
+                if (!x.len) continue;
+                c->e[k++] = x;
+                if (x.len > maxlen) maxlen = x.len;
+                if (x.ver > maxver) maxver = x.ver;
+            }
             c->n = k;
             c->dirty = false;
-            chunk_aggregate(c);
+            c->maxlen = maxlen;
+            c->maxver = maxver;
         }
         p->dirty = false;
         page_aggregate(p);

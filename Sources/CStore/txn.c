@@ -1,6 +1,8 @@
 /*
- * txn.c -- transactions: pinning snapshots, promotion to write, commit (commit.c writes it) and
- * rollback. The state diagram is in cstore.h; what a transaction reads is snapshot.c's.
+ * txn.c -- transactions: pinning snapshots, promotion to write, commit and rollback. Of a commit,
+ * this file decides what the new version contains (txn_stage, txn_plan); commit.c decides where
+ * and how its bytes reach the disk. The state diagram is in cstore.h; what a transaction reads is
+ * snapshot.c's.
  *
  * Invariants:
  *  1. A transaction pins the version it reads in f->pins for its whole life; the writer never
@@ -408,7 +410,7 @@ static int end_write(cs_txn *t)
 
 /* Stages what the next version contains besides the nodes already changed: the schema blob
  * when the schema changed, and this write's change records in the history, which keeps what
- * live readers still need (docs/FORMAT.md §5 and §8). Where those bytes go is file_commit's. */
+ * live readers still need (docs/FORMAT.md §5 and §8). Where those bytes go is commit.c's. */
 static int txn_stage(cs_txn *t)
 {
     cs_dbfile *f = t->f;
@@ -431,6 +433,58 @@ static int txn_stage(cs_txn *t)
     return history_append(t, t->version + 1, oldest);
 }
 
+/* Adds node r to the plan: post-order below r, r itself last. `depth` is r's distance from the
+ * table list (top slot 1) when r lies below it, else -1 (the top itself: 0): a table node is at
+ * 2, a cluster tree's root at 3. A node at depth 3 or more that is not an inner node is a cluster
+ * leaf or lies below one (a column's leaf, a collection, an index's nodes): it is *cold*, as a
+ * small commit rewrites it again only when it changes that row's leaf again, while the inner
+ * nodes, table nodes, history and top above it are rewritten by most commits. */
+static int plan_nodes(cs_txn *t, ref_t r, commit_what *w, int depth)
+{
+    node_hdr *h = (node_hdr *)txn_ptr(t, r);
+    if (h->flags & NF_REFS) {
+        uint64_t *e = node_refs(h);
+        for (uint32_t i = 0; i < h->count; i++)
+            if (e[i] && !tagged(e[i]) && IS_SLAB(e[i]))
+                TRY(plan_nodes(t, e[i], w, depth > 0 ? depth + 1 : (depth == 0 && i == TOP_TABLES) ? 1 : -1));
+    }
+    if (w->n == w->cap) {
+        uint64_t nc = w->cap ? w->cap * 2 : 256;
+        commit_node *x = realloc(w->nodes, nc * sizeof *x);
+        if (!x) return NOMEM();
+        w->nodes = x;
+        w->cap = nc;
+    }
+    w->nodes[w->n++] = (commit_node){r, node_size_of(h->flags, h->width, h->count), depth >= 3 && !(h->flags & NF_INNER)};
+    return CS_OK;
+}
+
+/* The format version the header names after this commit (FORMAT.md §2): the header covers the
+ * version the other slot keeps and the new one, so it is the larger of what the base version
+ * needed and what the new version contains. The one place a commit decides it. */
+static uint16_t commit_format(const cs_txn *t)
+{
+    uint16_t fmt = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
+    if (t->base_format > fmt) fmt = t->base_format;
+    if (fmt < FORMAT_CHUNKED_FREE) fmt = FORMAT_CHUNKED_FREE; /* the free list is chunked */
+    /* the commit may have packed nodes as frame of reference (cluster_pack), and the other slot's
+     * version may hold some: marked whether or not this one wrote any (FORMAT.md §2) */
+    if (fmt < FORMAT_FOR) fmt = FORMAT_FOR;
+    /* likewise a table node may carry the keying slots of a pk-keyed table (FORMAT.md §6.1) */
+    if (fmt < FORMAT_PK_KEYS) fmt = FORMAT_PK_KEYS;
+    return fmt;
+}
+
+/* What the new version writes besides the free list: every node this write changed (the slab
+ * nodes reachable from the top, including those the free-list update moved), and the format
+ * version. */
+static int txn_plan(cs_txn *t, commit_what *w)
+{
+    w->n = 0;
+    w->format = commit_format(t);
+    return plan_nodes(t, t->top, w, 0);
+}
+
 int cs_txn_commit(cs_txn *t)
 {
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit: not in a write transaction");
@@ -445,8 +499,18 @@ int cs_txn_commit(cs_txn *t)
     pthread_mutex_unlock(&t->f->mu);
     if (rc == CS_OK) rc = cluster_fill_short(t);
     if (rc == CS_OK) rc = cluster_pack(t);
+    /* the stages of a commit (file.h): what it contains is decided here, where and how the
+     * bytes reach the disk in commit.c */
     if (rc == CS_OK) rc = txn_stage(t);
-    if (rc == CS_OK) rc = file_commit(t);
+    if (rc == CS_OK) {
+        commit_space sp;
+        commit_what w = {0};
+        rc = file_commit_space(t, &sp);
+        if (rc == CS_OK) rc = txn_plan(t, &w);
+        if (rc == CS_OK) rc = file_commit_write(t, &sp, &w);
+        file_commit_end(t->f, rc);
+        free(w.nodes);
+    }
     if (rc != CS_OK) {
         char msg[512];
         int e = cs_errno();
