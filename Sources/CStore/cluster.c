@@ -378,7 +378,7 @@ static inline void prefetch_gap(const cs_txn *t, ref_t prev, ref_t r)
     __builtin_prefetch(t->map + r);
 }
 
-/* The most column sub-nodes of a leaf whose found row a lookup prefetches (the first ones). */
+/* The most column sub-nodes of a leaf whose headers a lookup prefetches (the first ones). */
 #define FIND_PREFETCH_COLS 8
 
 int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row)
