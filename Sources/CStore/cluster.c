@@ -238,12 +238,89 @@ static uint64_t lower_bound(node_hdr *k, int64_t key)
     return lo;
 }
 
-/* Child index for `key` in an inner node: the last child whose first key <= key (0 if none). */
+/* What a descent knows of a node's keys before it reads them: its parent's first key for it (lo)
+ * and, unless it is a rightmost node, the next child's first key (hi); by invariant 1 every key
+ * of the node lies in [lo, hi). Only a guess: a damaged file may break it, so every position it
+ * gives is checked against the node's own keys. */
+typedef struct key_span {
+    int64_t lo, hi;
+    bool known; /* lo and hi are set and lo < hi */
+} key_span;
+
+/* Where key would sit among a node's n keys if they were spread evenly over the span: in a dense
+ * run of keys (counter keys, primary keys 0, 1, 2, ...) that is its position; n when the span
+ * says nothing. */
+HOT_INLINE uint64_t span_guess(const key_span *s, int64_t key, uint64_t n)
+{
+    if (!s->known || key < s->lo || key >= s->hi || n == 0) return n;
+    uint64_t off = (uint64_t)key - (uint64_t)s->lo, span = (uint64_t)s->hi - (uint64_t)s->lo;
+    if (span == n) return off; /* a dense run */
+    /* n < 2^32 (a node's count): within a 32-bit span the product fits 64 bits */
+    uint64_t g = span <= UINT32_MAX ? off * n / span : interpolate(off, span, n);
+    return g < n ? g : n - 1;
+}
+
+/* A key list's elements, read without the node's flags on every access. */
+typedef struct key_vec {
+    const uint8_t *p;
+    uint64_t base, n;
+    uint8_t w;
+} key_vec;
+
+HOT_INLINE key_vec key_vec_of(node_hdr *k)
+{
+    return (key_vec){node_values(k), (uint64_t)node_base(k), k->count, k->width};
+}
+
+HOT_INLINE int64_t key_at(const key_vec *v, uint64_t i) { return (int64_t)(v->base + (uint64_t)packed_get(v->p, v->w, i)); }
+
+/* lower_bound when the span is known: the evenly spread guess is confirmed with its neighbour,
+ * which reads the one or two cache lines around it and no other (lower_bound's interpolation
+ * reads the last key first, a line of its own in a large node); a wrong guess falls back to
+ * lower_bound, so any key distribution gets the exact answer, in O(log n) steps at worst. */
+static uint64_t lower_bound_span(node_hdr *k, int64_t key, const key_span *s)
+{
+    key_vec v = key_vec_of(k);
+    uint64_t g = span_guess(s, key, v.n);
+    if (g < v.n) {
+        if (key_at(&v, g) >= key) {
+            if (g == 0 || key_at(&v, g - 1) < key) return g;
+        } else if (g + 1 == v.n || key_at(&v, g + 1) >= key) {
+            return g + 1;
+        }
+    }
+    return lower_bound(k, key);
+}
+
+/* Child index for `key` in an inner node: the last child whose first key <= key (0 if none).
+ * s is the inner node's span on entry and the child's on return. The evenly spread guess is
+ * taken when its first key and the next one bracket key; else lower_bound decides. */
+static uint64_t child_for_span(node_hdr *first, int64_t key, key_span *s)
+{
+    key_vec v = key_vec_of(first);
+    uint64_t n = v.n, c;
+    uint64_t g = span_guess(s, key, n);
+    int64_t lo, hi = 0;
+    if (g < n && (lo = key_at(&v, g)) <= key && (g + 1 == n || (hi = key_at(&v, g + 1)) > key)) {
+        c = g;
+    } else {
+        uint64_t lb = lower_bound(first, key);
+        c = lb < n && key_at(&v, lb) == key ? lb : lb ? lb - 1 : 0;
+        lo = key_at(&v, c);
+        if (c + 1 < n) hi = key_at(&v, c + 1);
+    }
+    bool has_hi = c + 1 < n || s->known;
+    if (c + 1 == n) hi = s->hi;
+    s->lo = lo;
+    s->hi = hi;
+    s->known = has_hi && lo < hi;
+    return c;
+}
+
 static uint64_t child_for(node_hdr *first, int64_t key)
 {
-    uint64_t lb = lower_bound(first, key);
-    if (lb < first->count && node_get_int(first, lb) == key) return lb;
-    return lb ? lb - 1 : 0;
+    key_span s = {0, 0, false};
+    return child_for_span(first, key, &s);
 }
 
 static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first)
@@ -273,20 +350,72 @@ static int read_step(cs_txn *t, ref_t r, node_hdr **h, node_hdr **first)
     return CS_OK;
 }
 
+/* A hint to the cache to fetch byte `off` of the node at file ref r (docs/ARCHITECTURE.md, The
+ * lookup's cache misses). Nothing is read: a ref outside the snapshot, or a slab ref (a write's
+ * own nodes, recently touched), is skipped, and a wrong guess costs a line of bandwidth. */
+static inline void prefetch_file(const cs_txn *t, ref_t r, uint64_t off)
+{
+    if (r && !IS_SLAB(r) && r < t->limit && off < t->limit - r) __builtin_prefetch(t->map + r + off);
+}
+
+/* How far apart two sibling cluster nodes may lie for prefetch_gap to fetch anything, and the most
+ * bytes it fetches. */
+#define FIND_GAP_MAX 65536
+#define FIND_GAP_FETCH 1024
+
+/* A commit writes a leaf's key list and then its column sub-nodes just before the leaf's refs
+ * node, and siblings one after the other (docs/ARCHITECTURE.md, The lookup's cache misses): the
+ * bytes after a child's previous sibling usually begin with the child's key list. Fetching them
+ * with the child's header makes the key list arrive with it instead of one miss later. Only when
+ * the two lie close and in order; elsewhere nothing is fetched. */
+static inline void prefetch_gap(const cs_txn *t, ref_t prev, ref_t r)
+{
+    if (IS_SLAB(prev) || IS_SLAB(r) || r <= prev || r - prev > FIND_GAP_MAX || r >= t->limit) return;
+    uint64_t end = r - prev > FIND_GAP_FETCH ? prev + FIND_GAP_FETCH : r;
+    for (uint64_t a = prev & ~(uint64_t)63; a < end; a += 64) __builtin_prefetch(t->map + a);
+    /* the child's own header last: issued before the gap's lines, it made the lookups slower
+     * (docs/benchmarks/README.md) */
+    __builtin_prefetch(t->map + r);
+}
+
+/* The most column sub-nodes of a leaf whose headers a lookup prefetches (the first ones). */
+#define FIND_PREFETCH_COLS 8
+
 int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *row)
 {
     ref_t r = root;
+    key_span s = {0, 0, false};
     for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
         if (!r) return CS_NOTFOUND;
-        node_hdr *h, *first;
-        TRY(read_step(t, r, &h, &first));
-        if (first) {
-            r = cluster_inner_child(h, child_for(first, key));
+        node_hdr *h;
+        TRY(node_at(t, r, &h));
+        if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
+        if (h->flags & NF_INNER) {
+            /* the child's ref is fetched while the first keys that confirm it are read */
+            uint64_t g = span_guess(&s, key, cluster_inner_children(h));
+            if (g < cluster_inner_children(h)) __builtin_prefetch(&node_refs(h)[CL_CHILD0 + g]);
+            node_hdr *first;
+            TRY(open_inner(t, h, &first));
+            uint64_t c = child_for_span(first, key, &s);
+            r = cluster_inner_child(h, c);
+            if (c > 0) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
             continue;
         }
+        /* The leaf's key list and its column sub-nodes are fetched together, not one after the
+         * other: the key list's header and, if the leaf is a dense run of 8-bit keys over a
+         * base (FORMAT.md §3), the line holding key's element; the columns' headers. */
+        uint32_t ncols = cluster_leaf_cols(h);
+        if (ncols > FIND_PREFETCH_COLS) ncols = FIND_PREFETCH_COLS;
+        if (h->count >= 1) {
+            ref_t kr = cluster_keys_ref(h);
+            prefetch_file(t, kr, 0);
+            if (s.known && key >= s.lo && (uint64_t)key - (uint64_t)s.lo < CLUSTER_MAX)
+                prefetch_file(t, kr, NODE_HDR + 8 + ((uint64_t)key - (uint64_t)s.lo));
+        }
+        for (uint32_t c = 0; c < ncols; c++) prefetch_file(t, cluster_leaf_col_ref(h, c), 0);
         node_hdr *keys;
         TRY(open_leaf_keys(t, h, &keys));
-        uint64_t i = lower_bound(keys, key);
+        uint64_t i = lower_bound_span(keys, key, &s);
         if (i >= keys->count || node_get_int(keys, i) != key) return CS_NOTFOUND;
         *leaf = h;
         *row = (uint32_t)i;
