@@ -184,6 +184,44 @@ final class HoldMaking: @unchecked Sendable {
         try f.finish()
     }
 
+    /// An observer unregistered while the notifier thread makes its watch: what its block holds
+    /// (here an object that records which thread its deinit runs on; in an app, a Realm or another
+    /// observer's token) is let go on the thread that unregistered, never on the notifier thread,
+    /// whose hold on the observer ends first (docs/ARCHITECTURE.md, Change notifications).
+    @Test func anObserverUnregisteredWhileItsWatchIsMadeIsNotReleasedOnTheNotifierThread() throws {
+        let f = try Fixture()
+        let released = Events<String>()
+        final class Witness: @unchecked Sendable {
+            let events: Events<String>
+            init(_ events: Events<String>) { self.events = events }
+            deinit { events.add(Thread.current.threadDictionary["unregistering"] != nil ? "unregistering" : "other") }
+        }
+        let token = UncheckedBox<NotificationToken?>(nil)
+        let hold = HoldMaking(f.config.path)
+        try f.run { realm in
+            let witness = Witness(released)
+            token.value = realm.objects(NDog.self).observe { _ in withExtendedLifetime(witness) {} }
+        }
+        #expect(hold.waitEntered())
+        let done = DispatchSemaphore(value: 0)
+        let unregistering = Thread {
+            Thread.current.threadDictionary["unregistering"] = true
+            // (the token's deinit unregisters the observer)
+            token.value = nil
+            done.signal()
+        }
+        unregistering.start()
+        // the observer is unregistered (its thread may wait for the watch making to let go)
+        let deadline = Date().addingTimeInterval(10)
+        while (FileNotifier.running(f.config.path)?.observerCount ?? 0) > 0 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        hold.release()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(released.next() == "unregistering")
+        try f.finish()
+    }
+
     /// `beginWrite` on a queue-confined Realm first delivers what that queue's observers were
     /// not given yet, as on a run loop: another thread's commit is reported on its own, before
     /// the write, and the write's own change comes in the next change set.
