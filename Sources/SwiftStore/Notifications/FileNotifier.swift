@@ -47,6 +47,11 @@ final class Registration: @unchecked Sendable {
     /// that what that Realm read (the collection's owner, the queried table) is there. Guarded
     /// by the notifier's lock.
     var version: UInt64 = 0
+    /// The batch of watch making this observer's watch is in (`FileNotifier.makeWatches`), left
+    /// once that batch let go of its references: unregistering waits for it, so the last
+    /// reference to the observer (its block, the Realm it reads) is never dropped on the thread
+    /// making watches. Guarded by the notifier's lock.
+    var batch: DispatchGroup?
     let target: DeliveryTarget
     /// Objects: the values of these columns read through the delivering Realm.
     let readValues: ((RealmCore, [UInt32]) -> [Any?])?
@@ -406,7 +411,9 @@ final class FileNotifier: @unchecked Sendable {
     /// catches up to the core notifier's version (which other threads' commits may have moved
     /// meanwhile) and hands the watches over. Deliveries and commits go on meanwhile; the
     /// observers being made have no watch yet, so nothing is delivered to them. Called without
-    /// the lock.
+    /// the lock. What it holds of the observers (their makers, blocks and Realms) is let go
+    /// after the lock is released, and unregistering waits for that, so no observer's last
+    /// reference goes here.
     private func makeWatches(of t: DeliveryTarget?) {
         lock.lock()
         if unmade.isEmpty || stopping || closed {
@@ -439,8 +446,12 @@ final class FileNotifier: @unchecked Sendable {
             unmade.append(contentsOf: batch.map(\.0))
             lock.unlock()
             for d in due { schedule(d) }
+            batch = []
             return
         }
+        let group = DispatchGroup()
+        group.enter()
+        for (r, _) in batch { r.batch = group }
         guard let side = core.side() else {
             // (no side notifier: made here, under the lock, at the notifier's version)
             let at = core.version
@@ -450,6 +461,8 @@ final class FileNotifier: @unchecked Sendable {
             }
             lock.unlock()
             for d in due { schedule(d) }
+            batch = []
+            group.leave()
             return
         }
         making.enter()
@@ -472,6 +485,11 @@ final class FileNotifier: @unchecked Sendable {
         }
         side.close()
         lock.unlock()
+        // (the observers, their makers and what those hold are let go here, without the lock,
+        // before unregistering may go on)
+        batch = []
+        made = []
+        group.leave()
         making.leave()
     }
 
@@ -521,6 +539,8 @@ final class FileNotifier: @unchecked Sendable {
     private func unregister(_ r: Registration) {
         r.live.store(false, ordering: .sequentiallyConsistent)
         lock.lock()
+        let batch = r.batch
+        r.batch = nil
         if let w = r.watch { core.free(w) }
         r.watch = nil
         r.maker = nil
@@ -533,6 +553,9 @@ final class FileNotifier: @unchecked Sendable {
             dropped = targets.removeValue(forKey: key)
         }
         lock.unlock()
+        // (a batch making this observer's watch lets go of it first, so that the last
+        // reference is not dropped on the thread making watches)
+        batch?.wait()
         withExtendedLifetime(dropped) {}
         release()
     }
