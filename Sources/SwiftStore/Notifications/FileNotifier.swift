@@ -691,8 +691,11 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        self.core.advance()
+        // (an advance that moves schedules the other targets, as any advance does: their Realm
+        // observers get `.didChange` for it; this one delivers here)
+        let due = dueTargets(moved: self.core.advance()).filter { $0 !== t }
         lock.unlock()
+        for d in due { schedule(d) }
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
 
