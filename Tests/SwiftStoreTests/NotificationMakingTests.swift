@@ -267,13 +267,15 @@ final class HoldMaking: @unchecked Sendable {
 
     /// A Realm observer of one Realm gets `.didChange` for a commit that this process's
     /// notifier had not computed (another process's, here one made through another path to the
-    /// file) when another Realm's `refresh()` computes it: when it makes a new List observer's
-    /// watch (`newWatch`: the notifier first advances to the version the registering Realm
-    /// reads), or before it delivers to that Realm's observers. The notifier thread is held in
-    /// another observer's watch making meanwhile, so it finds that version computed when it
-    /// wakes.
-    @Test(arguments: [true, false])
-    func realmObserversGetTheVersionARefreshComputes(newWatch: Bool) throws {
+    /// file) when another Realm computes it: `refresh()` making a new List observer's watch
+    /// ("watch": the notifier first advances to the version the registering Realm reads),
+    /// `refresh()` before it delivers to that Realm's observers ("deliver"), or registering an
+    /// object observer through a Realm that reads that version ("object"). The notifier thread
+    /// is held in another observer's watch making meanwhile, so it finds that version computed
+    /// when it wakes.
+    @Test(arguments: ["watch", "deliver", "object"])
+    func realmObserversGetTheVersionAnotherRealmComputes(_ how: String) throws {
+        let newWatch = how == "watch"
         let f = try Fixture()
         let heldQueue = DispatchQueue(label: "refresh-computes-held")
         let held = Events<Seen>(), changes = Events<String>(), dogs = Events<Seen>(), list = Events<Seen>()
@@ -284,9 +286,9 @@ final class HoldMaking: @unchecked Sendable {
         let config = f.config
         try f.run { realm in
             try realm.write { realm.create(NPerson.self, value: ["name": "Ann"]) }
-            if !newWatch { f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+            if how == "deliver" { f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
         }
-        if !newWatch { #expect(dogs.next() == Seen(initial: true, count: 0)) }
+        if how == "deliver" { #expect(dogs.next() == Seen(initial: true, count: 0)) }
         // a Realm observer on another thread
         let other = RunLoopThread()
         defer { other.stop() }
@@ -302,9 +304,15 @@ final class HoldMaking: @unchecked Sendable {
             try! r.write { r.objects(NPerson.self).first!.dogs.append(NDog(value: ["name": "a"])) }
         }
         try f.run { realm in
+            if how == "object" {
+                // (the Realm, with no observer of its own, reads the new commit; its object
+                // observer's watch starts at that version)
+                realm.refresh()
+                f.tokens.append(realm.objects(NPerson.self).first!.observe { (_: ObjectChange<NPerson>) in })
+                return
+            }
             if newWatch {
-                // (the Realm, with no observer of its own, reads the new commit; its List
-                // observer's watch is made at that version)
+                // (the same, with a List observer, whose watch `refresh()` makes)
                 realm.refresh()
                 f.tokens.append(realm.objects(NPerson.self).first!.dogs.observe { list.add(Seen($0)) })
             }
@@ -312,11 +320,33 @@ final class HoldMaking: @unchecked Sendable {
         }
         if newWatch {
             #expect(list.next() == Seen(initial: true, count: 1))
-        } else {
+        } else if how == "deliver" {
             #expect(dogs.next() == Seen(count: 1, ins: [0]))
         }
         hold.release()
         #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(changes.next() == "didChange")
+        try other.sync { otherToken.invalidate() }
+        try f.finish()
+    }
+
+    /// A Realm observer on another thread gets `.didChange` for a commit that skips a token
+    /// (`write(withoutNotifying:)`), whose version that write's own advance computed.
+    @Test func realmObserversGetACommitThatSkipsAToken() throws {
+        let f = try Fixture()
+        let changes = Events<String>(), dogs = Events<Seen>()
+        let config = f.config
+        let other = RunLoopThread()
+        defer { other.stop() }
+        let otherToken = try other.sync {
+            let r = try Realm(configuration: config)
+            return r.observe { n, _ in changes.add("\(n)") }
+        }
+        try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        try f.run { realm in
+            try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self, value: ["name": "a"]) }
+        }
         #expect(changes.next() == "didChange")
         try other.sync { otherToken.invalidate() }
         try f.finish()
