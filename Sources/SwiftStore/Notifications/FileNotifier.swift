@@ -349,6 +349,9 @@ final class FileNotifier: @unchecked Sendable {
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
         var schedule = false
+        // (targets an advance below made due, scheduled as any advance's: Realm observers get
+        // `.didChange` for the version computed here)
+        var due: [DeliveryTarget] = []
         if let makeWatch, onNotifierThread, !closed {
             // made at the notifier's next round, at the newest version (never older than the
             // registering Realm's), so that a write made before it is in the initial state
@@ -361,7 +364,7 @@ final class FileNotifier: @unchecked Sendable {
             // state
             var from = NotifierCore.version(of: core)
             if let fresh { from = max(from, NotifierCore.version(of: fresh)) }
-            if self.core.version < from { self.core.advance() }
+            if self.core.version < from { due = dueTargets(moved: self.core.advance()) }
             if let made = fresh {
                 if t.core == nil && !closed && self.core.follows(made) {
                     if NotifierCore.version(of: made) < self.core.version { self.core.advance(made) }
@@ -387,6 +390,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.unlock()
         withExtendedLifetime((fresh, snapshot)) {}
+        for d in due { self.schedule(d) }
         if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
@@ -614,13 +618,15 @@ final class FileNotifier: @unchecked Sendable {
     func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
         // snapshots no longer needed go after the lock is released
         var released: [RealmCore?] = []
+        var due: [DeliveryTarget] = []
         lock.lock()
         defer {
             lock.unlock()
             released = []
+            for d in due { schedule(d) }
         }
         if closed { return }
-        core.advance()
+        let moved = core.advance()
         for tok in tokens {
             guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
@@ -630,6 +636,8 @@ final class FileNotifier: @unchecked Sendable {
             r.oldValuesAt = nil
             if !p.isEmpty { r.carried.append(p) }
         }
+        // (scheduled as any advance's: Realm observers get `.didChange` for a version computed here)
+        due = dueTargets(moved: moved)
     }
 
     /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
@@ -642,13 +650,20 @@ final class FileNotifier: @unchecked Sendable {
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
     /// without notifying them), after computing the newest version.
     func skip(_ tokens: [NotificationToken]) {
+        var due: [DeliveryTarget] = []
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            lock.unlock()
+            for d in due { schedule(d) }
+        }
         if closed { return }
-        core.advance()
+        let moved = core.advance()
         for tok in tokens {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
+        // (the commit's version is computed here: its change sets are scheduled here, Realm
+        // observers' `.didChange` too, and `committed()` then finds nothing new)
+        due = dueTargets(moved: moved)
     }
 
     // MARK: Delivery
