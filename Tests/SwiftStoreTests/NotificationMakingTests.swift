@@ -184,6 +184,174 @@ final class HoldMaking: @unchecked Sendable {
         try f.finish()
     }
 
+    /// An observer unregistered while the notifier thread makes its watch: what its block holds
+    /// (here an object that records which thread its deinit runs on; in an app, a Realm or another
+    /// observer's token) is let go on the thread that unregistered, never on the notifier thread,
+    /// whose hold on the observer ends first (docs/ARCHITECTURE.md, Change notifications).
+    @Test func anObserverUnregisteredWhileItsWatchIsMadeIsNotReleasedOnTheNotifierThread() throws {
+        let f = try Fixture()
+        let released = Events<String>()
+        final class Witness: @unchecked Sendable {
+            let events: Events<String>
+            init(_ events: Events<String>) { self.events = events }
+            deinit { events.add(Thread.current.threadDictionary["unregistering"] != nil ? "unregistering" : "other") }
+        }
+        let token = UncheckedBox<NotificationToken?>(nil)
+        let hold = HoldMaking(f.config.path)
+        try f.run { realm in
+            let witness = Witness(released)
+            token.value = realm.objects(NDog.self).observe { _ in withExtendedLifetime(witness) {} }
+        }
+        #expect(hold.waitEntered())
+        let done = DispatchSemaphore(value: 0)
+        let unregistering = Thread {
+            Thread.current.threadDictionary["unregistering"] = true
+            // (the token's deinit unregisters the observer)
+            token.value = nil
+            done.signal()
+        }
+        unregistering.start()
+        // the observer is unregistered (its thread may wait for the watch making to let go)
+        let deadline = Date().addingTimeInterval(10)
+        while (FileNotifier.running(f.config.path)?.observerCount ?? 0) > 0 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        hold.release()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(released.next() == "unregistering")
+        try f.finish()
+    }
+
+    /// `refresh()` inside an observer's block, on the delivering Realm, does nothing (returns
+    /// false, the Realm does not move), as in RealmSwift: another observer of that Realm still
+    /// gets the change set the delivery took for it first, then the next commit's. On a queue
+    /// and on a run loop.
+    @Test(arguments: [true, false])
+    func refreshInsideABlockDoesNothing(onQueue: Bool) throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "refresh-nested")
+        let config = f.config
+        let a = Events<Seen>(), b = Events<Seen>(), refreshed = Events<String>()
+        let box = UncheckedBox<Realm?>(nil)
+        let once = UncheckedBox(false)
+        let register = {
+            let r = onQueue ? try Realm(configuration: config, queue: queue) : f.realm!
+            box.value = r
+            f.tokens.append(r.objects(NDog.self).observe(on: onQueue ? queue : nil) { c in
+                a.add(Seen(c))
+                if case .update = c, !once.value {
+                    once.value = true
+                    onNewThread {
+                        let w = try! Realm(configuration: config)
+                        try! w.write { w.create(NDog.self, value: ["name": "2"]) }
+                    }
+                    let moved = box.value!.refresh()
+                    refreshed.add("\(moved) \(box.value!.objects(NDog.self).count)")
+                }
+            })
+            f.tokens.append(r.objects(NDog.self).observe(on: onQueue ? queue : nil) { b.add(Seen($0)) })
+        }
+        if onQueue { try queue.sync(execute: register) } else { try f.run { _ in try register() } }
+        #expect(a.next() == Seen(initial: true, count: 0))
+        #expect(b.next() == Seen(initial: true, count: 0))
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "1"]) }
+        #expect(a.next()?.insertions == [0])
+        // (the Realm still reads the first commit)
+        #expect(refreshed.next() == "false 1")
+        #expect(b.next()?.insertions == [0])
+        #expect(b.next()?.insertions == [1])
+        #expect(a.next()?.insertions == [1])
+        if onQueue { queue.sync { box.value = nil } } else { box.value = nil }
+        try f.finish()
+    }
+
+    /// A Realm observer of one Realm gets `.didChange` for a commit that this process's
+    /// notifier had not computed (another process's, here one made through another path to the
+    /// file) when another Realm computes it: `refresh()` making a new List observer's watch
+    /// ("watch": the notifier first advances to the version the registering Realm reads),
+    /// `refresh()` before it delivers to that Realm's observers ("deliver"), or registering an
+    /// object observer through a Realm that reads that version ("object"). The notifier thread
+    /// is held in another observer's watch making meanwhile, so it finds that version computed
+    /// when it wakes.
+    @Test(arguments: ["watch", "deliver", "object"])
+    func realmObserversGetTheVersionAnotherRealmComputes(_ how: String) throws {
+        let newWatch = how == "watch"
+        let f = try Fixture()
+        let heldQueue = DispatchQueue(label: "refresh-computes-held")
+        let held = Events<Seen>(), changes = Events<String>(), dogs = Events<Seen>(), list = Events<Seen>()
+        let alias = f.dir.url.deletingLastPathComponent().appendingPathComponent("alias-\(UUID().uuidString)")
+        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: f.dir.url)
+        defer { try? FileManager.default.removeItem(at: alias) }
+        let aliasConfig = Realm.Configuration(fileURL: alias.appendingPathComponent("test.realm"), objectTypes: f.schema)
+        let config = f.config
+        try f.run { realm in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann"]) }
+            if how == "deliver" { f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+        }
+        if how == "deliver" { #expect(dogs.next() == Seen(initial: true, count: 0)) }
+        // a Realm observer on another thread
+        let other = RunLoopThread()
+        defer { other.stop() }
+        let otherToken = try other.sync {
+            let r = try Realm(configuration: config)
+            return r.observe { n, _ in changes.add("\(n)") }
+        }
+        let hold = HoldMaking(config.path)
+        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: heldQueue) { held.add(Seen($0)) }) }
+        #expect(hold.waitEntered())
+        onNewThread {
+            let r = try! Realm(configuration: aliasConfig)
+            try! r.write { r.objects(NPerson.self).first!.dogs.append(NDog(value: ["name": "a"])) }
+        }
+        try f.run { realm in
+            if how == "object" {
+                // (the Realm, with no observer of its own, reads the new commit; its object
+                // observer's watch starts at that version)
+                realm.refresh()
+                f.tokens.append(realm.objects(NPerson.self).first!.observe { (_: ObjectChange<NPerson>) in })
+                return
+            }
+            if newWatch {
+                // (the same, with a List observer, whose watch `refresh()` makes)
+                realm.refresh()
+                f.tokens.append(realm.objects(NPerson.self).first!.dogs.observe { list.add(Seen($0)) })
+            }
+            realm.refresh()
+        }
+        if newWatch {
+            #expect(list.next() == Seen(initial: true, count: 1))
+        } else if how == "deliver" {
+            #expect(dogs.next() == Seen(count: 1, ins: [0]))
+        }
+        hold.release()
+        #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(changes.next() == "didChange")
+        try other.sync { otherToken.invalidate() }
+        try f.finish()
+    }
+
+    /// A Realm observer on another thread gets `.didChange` for a commit that skips a token
+    /// (`write(withoutNotifying:)`), whose version that write's own advance computed.
+    @Test func realmObserversGetACommitThatSkipsAToken() throws {
+        let f = try Fixture()
+        let changes = Events<String>(), dogs = Events<Seen>()
+        let config = f.config
+        let other = RunLoopThread()
+        defer { other.stop() }
+        let otherToken = try other.sync {
+            let r = try Realm(configuration: config)
+            return r.observe { n, _ in changes.add("\(n)") }
+        }
+        try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        try f.run { realm in
+            try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self, value: ["name": "a"]) }
+        }
+        #expect(changes.next() == "didChange")
+        try other.sync { otherToken.invalidate() }
+        try f.finish()
+    }
+
     /// `beginWrite` on a queue-confined Realm first delivers what that queue's observers were
     /// not given yet, as on a run loop: another thread's commit is reported on its own, before
     /// the write, and the write's own change comes in the next change set.

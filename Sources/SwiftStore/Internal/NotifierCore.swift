@@ -119,13 +119,16 @@ final class NotifierCore: @unchecked Sendable {
 
     /// Brings `side` (from `side()`) to this notifier's version, computing what changed in
     /// between for its watches, and moves `watches` (made on it) here, each with what it
-    /// accumulated. False on a failure: the watches are then freed.
+    /// accumulated. False on a failure: the watches are then freed, those already moved here
+    /// too (`cs_watch_free` unlinks a watch from whichever notifier holds it).
     func adopt(_ watches: [Watch], from side: NotifierCore) -> Bool {
         var moved = false
         var ok = cs_notifier_advance_to(side.notifier, cs_notifier_txn(notifier), &moved) == 0
-        for w in watches {
-            if ok && cs_watch_move(w, notifier) != 0 { ok = false }
-            if !ok { cs_watch_free(w) }
+        for w in watches where ok {
+            if cs_watch_move(w, notifier) != 0 { ok = false }
+        }
+        if !ok {
+            for w in watches { cs_watch_free(w) }
         }
         return ok
     }

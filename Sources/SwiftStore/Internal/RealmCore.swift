@@ -645,7 +645,10 @@ final class RealmCore {
         guard let t = _txn else { _ = txn; return true }
         var changed = false
         if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
-            changed = n.deliverNow(self)
+            // (nil: inside a block of a delivery to this Realm, which a refresh does not move,
+            // as in RealmSwift: docs/ARCHITECTURE.md, Change notifications)
+            guard let c = n.deliverNow(self) else { return false }
+            changed = c
         }
         var moved = false
         CoreCall.must(cs_txn_advance(t, &moved), "Refreshing")

@@ -42,6 +42,16 @@ final class Registration: @unchecked Sendable {
     /// The registering thread, and whether the watch was made on it (for tests).
     let registeringThread = pthread_self()
     var madeOnRegisteringThread = false
+    /// The version the registering Realm read when it registered (0 when it reads another file
+    /// than the notifier's): a watch made on the notifier thread starts no older than it, so
+    /// that what that Realm read (the collection's owner, the queried table) is there. Guarded
+    /// by the notifier's lock.
+    var version: UInt64 = 0
+    /// The batch of watch making this observer's watch is in (`FileNotifier.makeWatches`), left
+    /// once that batch let go of its references: unregistering waits for it, so the last
+    /// reference to the observer (its block, the Realm it reads) is never dropped on the thread
+    /// making watches. Guarded by the notifier's lock.
+    var batch: DispatchGroup?
     let target: DeliveryTarget
     /// Objects: the values of these columns read through the delivering Realm.
     let readValues: ((RealmCore, [UInt32]) -> [Any?])?
@@ -86,6 +96,12 @@ final class DeliveryTarget: @unchecked Sendable {
     var registrations: [Registration] = []
     var scheduled = false
     var realmObservers = 0
+    /// Set while a delivery calls the blocks of this target (lock held to change it): a
+    /// `beginWrite` or `refresh()` on the target's Realm inside a block then delivers nothing,
+    /// as in RealmSwift, so each observer gets its change sets in commit order; `deferred`
+    /// records that one was skipped, and the delivery schedules another when it ends.
+    var delivering = false
+    var deferred = false
 
     init(core: RealmCore?, runLoop: RunLoop?, queue: DispatchQueue?, actor: (any Actor)? = nil,
          config: Realm.Configuration) {
@@ -329,12 +345,16 @@ final class FileNotifier: @unchecked Sendable {
         lock.lock()
         let t = target(core: core, queue: queue)
         let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, callback: callback)
+        if !closed && self.core.follows(core) { r.version = NotifierCore.version(of: core) }
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
         var schedule = false
+        // (targets an advance below made due, scheduled as any advance's: Realm observers get
+        // `.didChange` for the version computed here)
+        var due: [DeliveryTarget] = []
         if let makeWatch, onNotifierThread, !closed {
-            // made at the notifier's next advance, at the newest version, so that a write made
-            // before it is in the initial state
+            // made at the notifier's next round, at the newest version (never older than the
+            // registering Realm's), so that a write made before it is in the initial state
             r.maker = makeWatch
             unmade.append(r)
             self.core.wake()
@@ -344,7 +364,7 @@ final class FileNotifier: @unchecked Sendable {
             // state
             var from = NotifierCore.version(of: core)
             if let fresh { from = max(from, NotifierCore.version(of: fresh)) }
-            if self.core.version < from { self.core.advance() }
+            if self.core.version < from { due = dueTargets(moved: self.core.advance()) }
             if let made = fresh {
                 if t.core == nil && !closed && self.core.follows(made) {
                     if NotifierCore.version(of: made) < self.core.version { self.core.advance(made) }
@@ -370,6 +390,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.unlock()
         withExtendedLifetime((fresh, snapshot)) {}
+        for d in due { self.schedule(d) }
         if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
@@ -387,12 +408,16 @@ final class FileNotifier: @unchecked Sendable {
     /// Makes the watches of new query and collection observers (of target `t`, or of every
     /// target), without holding the lock while they run their initial query or read their
     /// collection (docs/ARCHITECTURE.md, Change notifications): under the lock, it takes them
-    /// out of `unmade` and opens a side notifier at the core notifier's version; without it,
-    /// it makes their watches on the side notifier; under the lock again, the side notifier
+    /// out of `unmade`, first brings the core notifier to their registering Realms' versions
+    /// when it is older (another process's commit, or a schema change, which no `committed()`
+    /// computed yet), and opens a side notifier at the core notifier's version; without it, it
+    /// makes their watches on the side notifier; under the lock again, the side notifier
     /// catches up to the core notifier's version (which other threads' commits may have moved
     /// meanwhile) and hands the watches over. Deliveries and commits go on meanwhile; the
     /// observers being made have no watch yet, so nothing is delivered to them. Called without
-    /// the lock.
+    /// the lock. What it holds of the observers (their makers, blocks and Realms) is let go
+    /// after the lock is released, and unregistering waits for that, so no observer's last
+    /// reference goes here.
     private func makeWatches(of t: DeliveryTarget?) {
         lock.lock()
         if unmade.isEmpty || stopping || closed {
@@ -414,17 +439,40 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return
         }
+        // A watch never starts older than its registering Realm's version: an owner or a table
+        // that Realm reads exists there. The advance's change sets are scheduled like any other
+        // (`moved` too: Realm observers get their `.didChange`).
+        let newest = batch.map { $0.0.version }.max() ?? 0
+        var due: [DeliveryTarget] = []
+        if core.version < newest { due = dueTargets(moved: core.advance()) }
+        if core.version < newest {
+            // (the advance failed: made at the next round)
+            unmade.append(contentsOf: batch.map(\.0))
+            lock.unlock()
+            for d in due { schedule(d) }
+            batch = []
+            return
+        }
+        let group = DispatchGroup()
+        group.enter()
+        for (r, _) in batch { r.batch = group }
         guard let side = core.side() else {
             // (no side notifier: made here, under the lock, at the notifier's version)
+            let at = core.version
             for (r, make) in batch where r.maker != nil {
                 FileNotifier.runMakingHook(path)
-                install(r, make(core))
+                install(r, make(core), at: at)
             }
             lock.unlock()
+            for d in due { schedule(d) }
+            batch = []
+            group.leave()
             return
         }
         making.enter()
         lock.unlock()
+        for d in due { schedule(d) }
+        due = []
         var made: [(Registration, NotifierCore.Watch?)] = []
         for (r, make) in batch where r.live.load(ordering: .relaxed) {
             FileNotifier.runMakingHook(path)
@@ -433,23 +481,37 @@ final class FileNotifier: @unchecked Sendable {
         lock.lock()
         let watches = made.compactMap(\.1)
         if core.adopt(watches, from: side) {
-            for (r, w) in made { install(r, w) }
+            let at = side.version
+            for (r, w) in made { install(r, w, at: at) }
         } else {
             // (the watches were freed: made again here, at the notifier's version)
-            for (r, _) in made { install(r, r.maker.map { $0(core) } ?? nil) }
+            for (r, _) in made { install(r, r.maker.map { $0(core) } ?? nil, at: core.version) }
         }
         side.close()
         lock.unlock()
+        // (the observers, their makers and what those hold are let go here, without the lock,
+        // before unregistering may go on)
+        batch = []
+        made = []
+        group.leave()
         making.leave()
     }
 
-    /// Gives `r` the watch made for it (lock held), or frees it when `r` was unregistered
-    /// meanwhile. No watch (the collection's owner was deleted before it was made): one
-    /// `.initial`, with the collection read as invalidated, then nothing, as RealmSwift reports
-    /// an invalidated collection (docs/ARCHITECTURE.md, Change notifications).
-    private func install(_ r: Registration, _ w: NotifierCore.Watch?) {
+    /// Gives `r` the watch made for it at version `at` (lock held), or frees it when `r` was
+    /// unregistered meanwhile. No watch (the collection's owner does not exist at `at`, which
+    /// is no older than the registering Realm's version: it was deleted before the watch was
+    /// made): one `.initial`, with the collection read as invalidated, then nothing, as
+    /// RealmSwift reports an invalidated collection (docs/ARCHITECTURE.md, Change
+    /// notifications). A watch made before the registering Realm's version has no owner to go
+    /// by: it is made again at the next round.
+    private func install(_ r: Registration, _ w: NotifierCore.Watch?, at: UInt64) {
         guard r.maker != nil, r.live.load(ordering: .relaxed), !closed else {
             if let w { core.free(w) }
+            return
+        }
+        if w == nil && at < r.version {
+            unmade.append(r)
+            core.wake()
             return
         }
         r.maker = nil
@@ -481,6 +543,8 @@ final class FileNotifier: @unchecked Sendable {
     private func unregister(_ r: Registration) {
         r.live.store(false, ordering: .sequentiallyConsistent)
         lock.lock()
+        let batch = r.batch
+        r.batch = nil
         if let w = r.watch { core.free(w) }
         r.watch = nil
         r.maker = nil
@@ -493,6 +557,9 @@ final class FileNotifier: @unchecked Sendable {
             dropped = targets.removeValue(forKey: key)
         }
         lock.unlock()
+        // (a batch making this observer's watch lets go of it first, so that the last
+        // reference is not dropped on the thread making watches)
+        batch?.wait()
         withExtendedLifetime(dropped) {}
         release()
     }
@@ -551,13 +618,15 @@ final class FileNotifier: @unchecked Sendable {
     func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
         // snapshots no longer needed go after the lock is released
         var released: [RealmCore?] = []
+        var due: [DeliveryTarget] = []
         lock.lock()
         defer {
             lock.unlock()
             released = []
+            for d in due { schedule(d) }
         }
         if closed { return }
-        core.advance()
+        let moved = core.advance()
         for tok in tokens {
             guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
@@ -567,6 +636,8 @@ final class FileNotifier: @unchecked Sendable {
             r.oldValuesAt = nil
             if !p.isEmpty { r.carried.append(p) }
         }
+        // (scheduled as any advance's: Realm observers get `.didChange` for a version computed here)
+        due = dueTargets(moved: moved)
     }
 
     /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
@@ -579,28 +650,44 @@ final class FileNotifier: @unchecked Sendable {
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
     /// without notifying them), after computing the newest version.
     func skip(_ tokens: [NotificationToken]) {
+        var due: [DeliveryTarget] = []
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            lock.unlock()
+            for d in due { schedule(d) }
+        }
         if closed { return }
-        core.advance()
+        let moved = core.advance()
         for tok in tokens {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
+        // (the commit's version is computed here: its change sets are scheduled here, Realm
+        // observers' `.didChange` too, and `committed()` then finds nothing new)
+        due = dueTargets(moved: moved)
     }
 
     // MARK: Delivery
 
     /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite).
     /// `beforeWrite`: observers whose initial change set was not delivered yet are left out
-    /// (the write is folded into their initial one). Returns whether the Realm moved.
+    /// (the write is folded into their initial one). Returns whether the Realm moved; nil when
+    /// called from a block of a delivery to that target, which then delivers nothing more
+    /// (RealmSwift sends no notifications from a write begun, or a refresh, inside a
+    /// notification block: an observer still to be called gets the change set that delivery
+    /// holds for it first), and then the Realm must not move either (`refresh()` does nothing).
     @discardableResult
-    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> Bool {
+    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> Bool? {
         lock.lock()
         if closed {
             lock.unlock()
             return false
         }
         let t = ownTarget(of: core)
+        if let t, t.delivering {
+            t.deferred = true
+            lock.unlock()
+            return nil
+        }
         lock.unlock()
         guard let t else { return false }
         // refresh() delivers the initial notifications of new query and collection observers
@@ -619,8 +706,11 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        self.core.advance()
+        // (an advance that moves schedules the other targets, as any advance does: their Realm
+        // observers get `.didChange` for it; this one delivers here)
+        let due = dueTargets(moved: self.core.advance()).filter { $0 !== t }
         lock.unlock()
+        for d in due { schedule(d) }
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
 
@@ -640,6 +730,13 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.lock()
         t.scheduled = false
+        if t.delivering {
+            // (a nested run loop's turn inside a block: the delivery being made schedules
+            // another when it ends)
+            t.deferred = true
+            lock.unlock()
+            return false
+        }
         guard !closed, let core = t.core, !core.isInWriteTransaction, self.core.follows(core) else {
             lock.unlock()
             return false
@@ -700,18 +797,27 @@ final class FileNotifier: @unchecked Sendable {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
         let realmObservers = moves ? t.registrations.filter { $0.watchless } : []
+        let calls = !out.isEmpty || !realmObservers.isEmpty
+        if calls { t.delivering = true }
         lock.unlock()
         released = []
-        if !out.isEmpty || !realmObservers.isEmpty {
-            CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                        "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
-        }
+        guard calls else { return moves }
+        CoreLog.log(.debug, Category.Storage.notification.rawValue,
+                    "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
         for (r, p) in out where r.live.load(ordering: .sequentiallyConsistent) {
             r.callback(core, p)
         }
         for r in realmObservers where r.live.load(ordering: .sequentiallyConsistent) {
             r.callback(core, ChangePayload())
         }
+        // what a block's write or refresh skipped (or a nested run loop's delivery) comes next
+        lock.lock()
+        t.delivering = false
+        let again = t.deferred && !t.scheduled && !closed
+        t.deferred = false
+        if again { t.scheduled = true }
+        lock.unlock()
+        if again { schedule(t) }
         return moves
     }
 }
