@@ -402,8 +402,10 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
             continue;
         }
         /* The leaf's key list and its column sub-nodes are fetched together, not one after the
-         * other: the key list's header and, if the leaf is a dense run of 8-bit keys over a
-         * base (FORMAT.md §3), the line holding key's element; the columns' headers. */
+         * other: the key list's header; the line where key's element sits if the leaf is a
+         * dense run of 8-bit keys over a base (FORMAT.md §3), whenever key lies within a leaf's
+         * length of the span's start (for other widths a harmless extra fetch); the columns'
+         * headers. */
         uint32_t ncols = cluster_leaf_cols(h);
         if (ncols > FIND_PREFETCH_COLS) ncols = FIND_PREFETCH_COLS;
         if (h->count >= 1) {
