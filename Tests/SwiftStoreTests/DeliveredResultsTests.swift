@@ -4,6 +4,9 @@ import Testing
 import TestSupport
 @testable import SwiftStore
 
+/// A collection change as plain values (the suite has a `Seen` of its own).
+private typealias CollectionSeen = Seen
+
 /// The Results handed to a collection observer's block take the keys the notifier computed for
 /// the change set (docs/ARCHITECTURE.md, Change notifications) instead of running the query
 /// again, and only when they describe exactly what the block's Realm reads.
@@ -82,25 +85,61 @@ import TestSupport
 
     /// A block that writes moves its Realm past the version of the change set being delivered:
     /// the next block's Results then reads the Realm as it is (its own query), not the keys of
-    /// the older version.
+    /// the older version. The other thread's commit is made once both initial notifications
+    /// came: made before, it would be folded into them (next test), and no update would follow.
     @Test func aWriteInAnEarlierBlockIsSeenByALaterOne() throws {
         let f = try Fixture()
-        let counts = Events<Int>()
+        let initials = Events<Int>(), counts = Events<Int>()
         try f.run { realm in
             try realm.write { realm.create(NDog.self, value: ["name": "a"]) }
             // a filtered query: its count is the length of its keys (a whole table's is not)
             let dogs = realm.objects(NDog.self).filter("name != ''")
             f.tokens.append(dogs.observe { change in
+                if case .initial(let r) = change { initials.add(r.count) }
                 guard case .update = change, realm.objects(NDog.self).count == 2 else { return }
                 try! realm.write { realm.create(NDog.self, value: ["name": "c"]) }
             })
             f.tokens.append(dogs.observe { change in
+                if case .initial(let r) = change { initials.add(r.count) }
                 if case .update(let r, _, _, _) = change { counts.add(r.count) }
             })
         }
+        #expect(initials.next() == 1)
+        #expect(initials.next() == 1)
         f.writeElsewhere { r in r.create(NDog.self, value: ["name": "b"]) }
         // the first block added "c" before the second block ran: its Results holds 3 objects
         #expect(counts.next() == 3)
+        try f.finish()
+    }
+
+    /// Another thread's commit made before the observers' watches are made (held here) is
+    /// folded into their initial notifications, as in RealmSwift: both read it, no update
+    /// follows for it (so the first block, which writes on an update only, does not write),
+    /// and the next commit comes as an update to both.
+    @Test func aCommitBeforeTheInitialNotificationsIsFoldedIntoThem() throws {
+        let f = try Fixture()
+        let seen = Events<String>()
+        let hold = HoldMaking(f.config.path)
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a"]) }
+            let dogs = realm.objects(NDog.self).filter("name != ''")
+            f.tokens.append(dogs.observe { change in
+                seen.add("first \(CollectionSeen(change))")
+                guard case .update = change, realm.objects(NDog.self).count == 2 else { return }
+                try! realm.write { realm.create(NDog.self, value: ["name": "c"]) }
+            })
+            f.tokens.append(dogs.observe { change in seen.add("second \(CollectionSeen(change))") })
+        }
+        #expect(hold.waitEntered())
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "b"]) }
+        hold.release()
+        #expect(seen.next() == "first \(CollectionSeen(initial: true, count: 2))")
+        #expect(seen.next() == "second \(CollectionSeen(initial: true, count: 2))")
+        f.writeElsewhere { r in r.create(NDog.self, value: ["name": "d"]) }
+        #expect(seen.next() == "first \(CollectionSeen(count: 3, ins: [2]))")
+        #expect(seen.next() == "second \(CollectionSeen(count: 3, ins: [2]))")
+        try f.run { realm in #expect(realm.objects(NDog.self).count == 3) }
+        #expect(seen.waiting == 0)
         try f.finish()
     }
 }
