@@ -344,7 +344,7 @@ final class HoldMaking: @unchecked Sendable {
         }
         try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
         #expect(dogs.next() == Seen(initial: true, count: 0))
-        try f.run { realm in
+        _ = try f.run { realm in
             try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self, value: ["name": "a"]) }
         }
         #expect(changes.next() == "didChange")
