@@ -344,7 +344,10 @@ static int mixed_get(cs_txn *t, ref_t r, uint64_t i, cs_value *out)
     TRY(str_get(t, sr, i, CS_TYPE_BINARY, &sv, NULL));
     size_t n = sv.type == CS_TYPE_NULL ? 0 : sv.v.bytes.len;
     switch (ty) {
-    case CS_TYPE_STRING: case CS_TYPE_BINARY: out->v.bytes = sv.v.bytes; return CS_OK;
+    case CS_TYPE_STRING: case CS_TYPE_BINARY:
+        if (sv.type == CS_TYPE_NULL) break; /* writers always store the bytes */
+        out->v.bytes = sv.v.bytes;
+        return CS_OK;
     case CS_TYPE_TIMESTAMP:
         if (n != 4) break;
         out->v.ts.sec = iv;
