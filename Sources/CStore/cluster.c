@@ -293,13 +293,13 @@ static uint64_t lower_bound_span(node_hdr *k, int64_t key, const key_span *s)
 }
 
 /* Child index for `key` in an inner node: the last child whose first key <= key (0 if none).
- * s is the inner node's span on entry and the child's on return. The evenly spread guess is
- * taken when its first key and the next one bracket key; else lower_bound decides. */
-static uint64_t child_for_span(node_hdr *first, int64_t key, key_span *s)
+ * s is the inner node's span on entry and the child's on return; g is span_guess's position for
+ * key (the caller has it already). The evenly spread guess is taken when its first key and the
+ * next one bracket key; else lower_bound decides. */
+static uint64_t child_for_span(node_hdr *first, int64_t key, key_span *s, uint64_t g)
 {
     key_vec v = key_vec_of(first);
     uint64_t n = v.n, c;
-    uint64_t g = span_guess(s, key, n);
     int64_t lo, hi = 0;
     if (g < n && (lo = key_at(&v, g)) <= key && (g + 1 == n || (hi = key_at(&v, g + 1)) > key)) {
         c = g;
@@ -320,7 +320,7 @@ static uint64_t child_for_span(node_hdr *first, int64_t key, key_span *s)
 static uint64_t child_for(node_hdr *first, int64_t key)
 {
     key_span s = {0, 0, false};
-    return child_for_span(first, key, &s);
+    return child_for_span(first, key, &s, span_guess(&s, key, first->count));
 }
 
 static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first)
@@ -395,8 +395,8 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
             uint64_t g = span_guess(&s, key, cluster_inner_children(h));
             if (g < cluster_inner_children(h)) __builtin_prefetch(&node_refs(h)[CL_CHILD0 + g]);
             node_hdr *first;
-            TRY(open_inner(t, h, &first));
-            uint64_t c = child_for_span(first, key, &s);
+            TRY(open_inner(t, h, &first)); /* its count is cluster_inner_children(h), so g holds */
+            uint64_t c = child_for_span(first, key, &s, g);
             r = cluster_inner_child(h, c);
             if (c > 0) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
             continue;

@@ -699,18 +699,15 @@ void fl_published(freelist *l)
             if (!c->dirty) continue;
             /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one
              * pass; the extents before the first consumed one stay where they are */
-            uint32_t k = 0, i = 0;
+            uint32_t k = 0;
             uint64_t maxlen = 0, maxver = 0;
-            for (; i < c->n && c->e[i].len; i++) {
-                if (c->e[i].len > maxlen) maxlen = c->e[i].len;
-                if (c->e[i].ver > maxver) maxver = c->e[i].ver;
-            }
-            for (k = i; i < c->n; i++) {
-                extent x = c->e[i];
-                if (!x.len) continue;
-                c->e[k++] = x;
-                if (x.len > maxlen) maxlen = x.len;
-                if (x.ver > maxver) maxver = x.ver;
+            for (uint32_t i = 0; i < c->n; i++) {
+                const extent *x = &c->e[i];
+                if (!x->len) continue;
+                if (x->len > maxlen) maxlen = x->len;
+                if (x->ver > maxver) maxver = x->ver;
+                if (k != i) c->e[k] = *x;
+                k++;
             }
             c->n = k;
             c->dirty = false;
