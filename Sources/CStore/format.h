@@ -22,13 +22,15 @@
  * frame-of-reference packed (NF_BASE), which every commit by this library marks and compaction
  * marks when it copies such a node, 5 once a table node may carry the primary-key keying slots,
  * which every commit by this library marks and compaction marks when it copies such a table
- * node (FORMAT.md §2). */
-#define FORMAT_READ 5
-#define FORMAT_WRITE 5
+ * node, 6 once a pk-keyed table may keep no index of its primary key (TBLK_NOIDX), likewise
+ * (FORMAT.md §2). */
+#define FORMAT_READ 6
+#define FORMAT_WRITE 6
 #define FORMAT_BASE 1
 #define FORMAT_CHUNKED_FREE 3
 #define FORMAT_FOR 4
 #define FORMAT_PK_KEYS 5 /* a table node may have slots TBL_KEYING and TBL_RETIRED (FORMAT.md §6.1) */
+#define FORMAT_PK_NOIDX 6 /* a pk-keyed table may keep no index of its primary key (TBLK_NOIDX, FORMAT.md §6.1) */
 
 /* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
 
@@ -131,8 +133,11 @@ enum {
 /* Keying flags of a table node's TBL_KEYING slot (FORMAT.md §6.1). */
 enum {
     TBLK_PK = 0x01, /* pk-keyed: an object whose key is below KEY_PK_END has that key as its Int primary key */
+    /* (format 6) with TBLK_PK: every object's key is its Int primary key (the counter never gave
+     * out a key), and the primary key's index is not kept: the cluster keys answer for it */
+    TBLK_NOIDX = 0x02,
 };
-#define TBLK_KNOWN 0x01
+#define TBLK_KNOWN 0x03
 
 /* In a pk-keyed table, keys [0, KEY_PK_END) are primary-key values; keys from the counter
  * (TBL_NEXTKEY) start at KEY_PK_END and stay below 2^62 (a tagged integer's range). */

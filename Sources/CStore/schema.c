@@ -307,7 +307,10 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
     } else {
         TRY(cluster_drop_col(txn, table, col));
     }
+    /* a removed primary key takes the table out of invariant 5 (keying.c): no index to build */
+    if (txn->schema->tables[table].primary == col) TRY(keying_index_back(txn, table, false));
     TRY(index_drop(txn, table, col));
+    s = txn->schema;
     c = &s->tables[table].cols[col];
     col_clear_def(c);
     if (s->tables[table].primary == col) s->tables[table].primary = CS_NONE;
@@ -332,6 +335,10 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     td = &txn->schema->tables[table];
     uint32_t old = td->primary;
     if (old == col) return CS_OK;
+    /* the old primary key's index comes back (keying.c invariant 5): it stays when the column
+     * is indexed, and a table without a primary key gives out counter keys */
+    TRY(keying_index_back(txn, table, true));
+    td = &txn->schema->tables[table];
     if (col != CS_NONE) {
         /* build the unique index first: on a duplicate nothing changes (the column keeps its
          * own index, the old primary key stays) */

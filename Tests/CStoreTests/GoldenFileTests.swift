@@ -495,7 +495,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
                 cs_keys_free(keys)
             }
             db.close()
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
         }
     }
 
@@ -546,7 +546,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             db.verify("after writing to the version-3 copy")
             #expect(try db.read(lines) == want)
             db.close()
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
             let nodes = try rawNodesOfCopy(copy, dir)
             #expect(nodes.contains { $0.framed } && nodes.contains { !$0.framed && $0.flags == 0 && $0.width == 32 },
                     "framed nodes from the new commit beside plain ones from the version-3 library")
@@ -592,7 +592,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
         try withTempDir { dir in
             let copy = dir.path("v5.cstore")
             try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
             check(cs_file_verify(copy), "the golden file verifies")
             let db = try DB(copy, flags: 0)
             try expectDump(db, expected, indexes: true)
@@ -656,7 +656,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             try writeGoldenV2(db)
             let lines = try db.read { try dump($0) + dumpIndexes($0) }
             db.close()
-            #expect(try headerVersions(path) == (5, 5), "the writer's commits make version 5")
+            #expect(try headerVersions(path) == (6, 6), "the writer's commits make version 6")
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)

@@ -72,7 +72,7 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
             db.verify("after the inserts")
             try db.reopen()
             try checkAll("reopened")
-            #expect(try fileFormatVersions(db.path) == (5, 5), "a file with a pk-keyed table is format 5")
+            #expect(try fileFormatVersions(db.path) == (6, 6), "a file with a pk-keyed table is format 6")
         }
     }
 
