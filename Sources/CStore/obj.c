@@ -531,8 +531,11 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
     int rc = CS_OK;
     bool per_row = false; /* links and Mixed values: object by object, through cs_obj_set */
     bool indexed = false; /* every new row needs its index entries */
+    bool pk_unindexed = false; /* the primary key keeps no index (keying.c invariant 5) */
+    if (td->primary != CS_NONE) rc = keying_pk_unindexed(t, table, &pk_unindexed);
     for (uint32_t c = 0; c < td->ncols; c++)
-        if (td->cols[c].live && (td->cols[c].flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && td->cols[c].coll == CS_COLL_NONE)
+        if (td->cols[c].live && (td->cols[c].flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && td->cols[c].coll == CS_COLL_NONE &&
+            !(pk_unindexed && c == td->primary))
             indexed = true;
     const many_col *pmc = NULL;
     for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
@@ -571,7 +574,10 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
     }
     /* a counter key ends "every key is its primary key": the index comes back first (keying.c
      * invariant 5) */
-    if (rc == CS_OK && pmc && ncounter > 0) rc = keying_index_back(t, table, true);
+    if (rc == CS_OK && pmc && ncounter > 0 && pk_unindexed) {
+        rc = keying_index_back(t, table, true);
+        indexed = true;
+    }
     if (rc == CS_OK && first_key) *first_key = n ? keys[0] : first;
     if (rc == CS_OK && keys_out && n) memcpy(keys_out, keys, n * sizeof *keys);
     if (rc != CS_OK || per_row) {

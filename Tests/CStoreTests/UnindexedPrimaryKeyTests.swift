@@ -233,8 +233,8 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64) -> Int64? {
             let restored = dir.path("restored.cstore")
             try must(cs_backup_restore(backup, restored, nil, 0, nil, nil, nil), "restore")
             for path in [copy, restored] {
-                #expect(try fileFormatVersions(path).0 == 6, path)
-                #expect(try keyingFlags(path, c.t) == 3, path)
+                #expect(try fileFormatVersions(path).0 == 6, "\(path)")
+                #expect(try keyingFlags(path, c.t) == 3, "\(path)")
                 let d = try DB(path)
                 d.verify(path)
                 try d.write { txn throws in
