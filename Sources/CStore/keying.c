@@ -213,6 +213,25 @@ int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col)
     return CS_OK;
 }
 
+int keying_pk_keys_are_values(cs_txn *t, uint32_t table, uint32_t col, bool *yes)
+{
+    *yes = false;
+    col_def *c;
+    TRY(txn_col(t, table, col, NULL, &c));
+    if (c->type != CS_TYPE_INT || c->coll != CS_COLL_NONE) return CS_OK;
+    int64_t flags, next, count;
+    ref_t retired;
+    TRY(table_keying(t, table, &flags, &retired));
+    TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
+    if (!(flags & TBLK_PK)) {
+        TRY(table_get_meta(t, table, TBL_COUNT, &count));
+        *yes = next == 0 && count == 0;
+        return CS_OK;
+    }
+    if (next != KEY_PK_END) return CS_OK;
+    return keys_are_pks(t, table, col, yes);
+}
+
 int keying_pk_unindexed(cs_txn *t, uint32_t table, bool *unindexed)
 {
     int64_t flags;
