@@ -31,6 +31,31 @@ final class HoldMaking: @unchecked Sendable {
     func release() { released.signal() }
 }
 
+/// Another path to a fixture's file (a symbolic link to its folder, removed with this value): a
+/// commit through it calls no `committed()` on the notifier of the fixture's path, which sees it
+/// only when its thread wakes and advances, as it sees another process's commit.
+final class OtherHandle: @unchecked Sendable {
+    let config: Realm.Configuration
+    private let link: URL
+
+    init(_ f: Fixture) throws {
+        link = f.dir.url.deletingLastPathComponent().appendingPathComponent("alias-\(UUID().uuidString)")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: f.dir.url)
+        config = Realm.Configuration(fileURL: link.appendingPathComponent("test.realm"), objectTypes: f.schema)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: link) }
+
+    /// Commits `body` through this path on a new thread, and waits for it.
+    func write(_ body: @escaping @Sendable (Realm) -> Void) {
+        let config = self.config
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            try! r.write { body(r) }
+        }
+    }
+}
+
 /// Where and when observers' watches are made (docs/ARCHITECTURE.md, Change notifications).
 @Suite struct NotificationMakingTests {
     /// A query observer's initial query runs without the notifier's lock: while it is held (a

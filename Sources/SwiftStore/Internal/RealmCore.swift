@@ -286,6 +286,10 @@ final class RealmCore {
     deinit {
         for p in nameStrings { free(p) }
         anchor.core = nil
+        if RealmCore.deinitHooksArmed.load(ordering: .relaxed),
+           let hook = RealmCore.deinitForTesting.withLock({ $0[config.path] }) {
+            hook(queue)
+        }
         guard ownsHandle else {
             if ownsTxn, let t = _txn { cs_txn_end(t) }
             return
@@ -568,6 +572,13 @@ final class RealmCore {
         CoreCall.must(rc, "Beginning a write transaction")
         mutations &+= 1
     }
+
+    /// For tests: runs in the `deinit` of every instance of that path, with the queue it is
+    /// confined to (where, on which thread, a Realm is let go: docs/ARCHITECTURE.md, Change
+    /// notifications).
+    static let deinitForTesting = Locked<[String: @Sendable (DispatchQueue?) -> Void]>([:])
+    /// Set when `deinitForTesting` was ever used (`deinit` skips its lock until then).
+    static let deinitHooksArmed = Atomic<Bool>(false)
 
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
     /// notifications were delivered and before the write lock is taken (a commit landing there).

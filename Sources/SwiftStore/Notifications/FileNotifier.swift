@@ -102,6 +102,9 @@ final class DeliveryTarget: @unchecked Sendable {
     /// records that one was skipped, and the delivery schedules another when it ends.
     var delivering = false
     var deferred = false
+    /// Set (lock held) when the target's last observer is unregistered and the target leaves
+    /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
+    var dropped = false
 
     init(core: RealmCore?, runLoop: RunLoop?, queue: DispatchQueue?, actor: (any Actor)? = nil,
          config: Realm.Configuration) {
@@ -113,13 +116,51 @@ final class DeliveryTarget: @unchecked Sendable {
     }
 }
 
+/// A reference handed to a block that runs on a delivery target's thread, queue or actor,
+/// taken out there, so that it is let go there and not on the thread that ends the block's
+/// task or releases its timer.
+private final class Box<T: AnyObject>: @unchecked Sendable {
+    private var value: T?
+    init(_ value: T) { self.value = value }
+    /// Takes `value`'s reference, leaving nil there, so that the box holds the only one the
+    /// caller had.
+    init(taking value: inout T?) { swap(&self.value, &value) }
+    /// The value, once; a call whose result is unused lets go of it at once.
+    @discardableResult
+    func take() -> T? {
+        defer { value = nil }
+        return value
+    }
+}
+
+/// The notifier's lock, which knows the thread holding it (for tests: where a Realm is let go).
+final class NotifierLock: @unchecked Sendable {
+    private let base = NSLock()
+    private let owner = Atomic<UInt>(0)
+
+    func lock() {
+        base.lock()
+        owner.store(NotifierLock.me, ordering: .relaxed)
+    }
+
+    func unlock() {
+        owner.store(0, ordering: .relaxed)
+        base.unlock()
+    }
+
+    /// Whether the calling thread holds the lock.
+    var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == NotifierLock.me }
+
+    private static var me: UInt { UInt(bitPattern: Int(bitPattern: unsafeBitCast(pthread_self(), to: UInt.self))) }
+}
+
 /// The notifier of one file in this process (docs/ARCHITECTURE.md, Change notifications): a
 /// thread that waits for commits (any process's), computes every watch's change set once per
 /// version through the core's notifier, and schedules delivery on each target.
 final class FileNotifier: @unchecked Sendable {
     let path: String
     private let core: NotifierCore
-    private let lock = NSLock()
+    private let lock = NotifierLock()
     /// Guarded by `lock`.
     private var targets: [ObjectIdentifier: DeliveryTarget] = [:]
     private var users = 0
@@ -208,17 +249,27 @@ final class FileNotifier: @unchecked Sendable {
         stopped.signal()
     }
 
+    /// Whether the calling thread holds the notifier's lock (for tests).
+    var lockIsHeldByCurrentThread: Bool { lock.isHeldByCurrentThread }
+
     /// Signalled once the thread has closed the core notifier (for tests).
     let stopped = DispatchSemaphore(value: 0)
 
-    /// Targets with something to deliver (lock held); marks them scheduled.
-    private func dueTargets(moved: Bool) -> [DeliveryTarget] {
-        var due: [DeliveryTarget] = []
-        for t in targets.values where !t.scheduled && isDue(t, moved: moved) {
+    /// Schedules the targets with something to deliver (lock held), but `except`; returns how
+    /// many. Scheduling under the lock keeps every reference to a target in its delivery (a
+    /// timer, a queue's block, an actor's task, released on the target), so no list of targets
+    /// outlives the lock on the thread that computed them: an observer unregistered meanwhile
+    /// never has its target, and the Realm the target holds, let go on the notifier thread or
+    /// a committing thread (docs/ARCHITECTURE.md, Change notifications).
+    @discardableResult
+    private func scheduleDue(moved: Bool, except: DeliveryTarget? = nil) -> Int {
+        var count = 0
+        for t in targets.values where t !== except && !t.scheduled && isDue(t, moved: moved) {
             t.scheduled = true
-            due.append(t)
+            schedule(t)
+            count += 1
         }
-        return due
+        return count
     }
 
     /// Whether target `t` has something to deliver (lock held): a watch's change set, one held
@@ -245,17 +296,25 @@ final class FileNotifier: @unchecked Sendable {
             return
         }
         t.scheduled = true
-        lock.unlock()
         schedule(t)
+        lock.unlock()
     }
 
-    /// Runs the delivery of `t` on its thread or queue.
+    /// Runs the delivery of `t` on its thread or queue (called with the lock held: see
+    /// `scheduleDue`). What the delivery holds of `t` is let go there.
     private func schedule(_ t: DeliveryTarget) {
         if let q = t.queue {
             q.async { [self] in deliver(t) }
         } else if let a = t.actor {
-            // on a thread of the notifier's own, not the concurrent pool (DeliveryExecutor)
-            Task(executorPreference: DeliveryExecutor.shared) { await FileNotifier.run(on: a) { [self] in deliver(t) } }
+            // on a thread of the notifier's own, not the concurrent pool (DeliveryExecutor);
+            // the task's reference to the target is taken and let go on the actor, not on the
+            // thread that ends the task
+            let box = Box(t)
+            Task(executorPreference: DeliveryExecutor.shared) {
+                await FileNotifier.run(on: a) { [self] in
+                    if let t = box.take() { deliver(t) }
+                }
+            }
         } else if let rl = t.runLoop {
             let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in deliver(t) }
             rl.add(timer, forMode: .common)
@@ -290,14 +349,14 @@ final class FileNotifier: @unchecked Sendable {
             return false
         }
         let moved = core.advance()
-        let due = dueTargets(moved: moved)
+        let due = scheduleDue(moved: moved)
         let version = moved ? core.version : 0
         lock.unlock()
         if moved {
             CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                        "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
+                        "Computed the changes of version \(version) of '\(path)': \(due) observing Realm(s) to notify")
         }
-        for t in due { schedule(t) }
+        if makingWatches { FileNotifier.runScheduledHook(path) }
         return true
     }
 
@@ -348,10 +407,8 @@ final class FileNotifier: @unchecked Sendable {
         if !closed && self.core.follows(core) { r.version = NotifierCore.version(of: core) }
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
-        var schedule = false
-        // (targets an advance below made due, scheduled as any advance's: Realm observers get
-        // `.didChange` for the version computed here)
-        var due: [DeliveryTarget] = []
+        // (targets an advance below made due are scheduled as any advance's: Realm observers
+        // get `.didChange` for the version computed here)
         if let makeWatch, onNotifierThread, !closed {
             // made at the notifier's next round, at the newest version (never older than the
             // registering Realm's), so that a write made before it is in the initial state
@@ -364,7 +421,7 @@ final class FileNotifier: @unchecked Sendable {
             // state
             var from = NotifierCore.version(of: core)
             if let fresh { from = max(from, NotifierCore.version(of: fresh)) }
-            if self.core.version < from { due = dueTargets(moved: self.core.advance()) }
+            if self.core.version < from { scheduleDue(moved: self.core.advance()) }
             if let made = fresh {
                 if t.core == nil && !closed && self.core.follows(made) {
                     if NotifierCore.version(of: made) < self.core.version { self.core.advance(made) }
@@ -385,13 +442,13 @@ final class FileNotifier: @unchecked Sendable {
             if behind && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
             r.watch = w
             r.madeOnRegisteringThread = true
-            schedule = w != nil && self.core.pending(w!) && !t.scheduled
-            if schedule { t.scheduled = true }
+            if w != nil && self.core.pending(w!) && !t.scheduled {
+                t.scheduled = true
+                schedule(t)
+            }
         }
         lock.unlock()
         withExtendedLifetime((fresh, snapshot)) {}
-        for d in due { self.schedule(d) }
-        if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
         return token
@@ -443,13 +500,11 @@ final class FileNotifier: @unchecked Sendable {
         // that Realm reads exists there. The advance's change sets are scheduled like any other
         // (`moved` too: Realm observers get their `.didChange`).
         let newest = batch.map { $0.0.version }.max() ?? 0
-        var due: [DeliveryTarget] = []
-        if core.version < newest { due = dueTargets(moved: core.advance()) }
+        if core.version < newest { scheduleDue(moved: core.advance()) }
         if core.version < newest {
             // (the advance failed: made at the next round)
             unmade.append(contentsOf: batch.map(\.0))
             lock.unlock()
-            for d in due { schedule(d) }
             batch = []
             return
         }
@@ -464,15 +519,12 @@ final class FileNotifier: @unchecked Sendable {
                 install(r, make(core), at: at)
             }
             lock.unlock()
-            for d in due { schedule(d) }
             batch = []
             group.leave()
             return
         }
         making.enter()
         lock.unlock()
-        for d in due { schedule(d) }
-        due = []
         var made: [(Registration, NotifierCore.Watch?)] = []
         for (r, make) in batch where r.live.load(ordering: .relaxed) {
             FileNotifier.runMakingHook(path)
@@ -533,6 +585,17 @@ final class FileNotifier: @unchecked Sendable {
     /// Set when `beforeMakingForTesting` was ever used (watch making skips its lock until then).
     static let makingHooksArmed = Atomic<Bool>(false)
 
+    /// For tests: runs once on the notifier thread of the file at that path, after a round of
+    /// its loop scheduled what was due and released the lock.
+    static let afterSchedulingForTesting = Locked<[String: @Sendable () -> Void]>([:])
+
+    private static func runScheduledHook(_ path: String) {
+        if makingHooksArmed.load(ordering: .relaxed),
+           let hook = afterSchedulingForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook()
+        }
+    }
+
     private static func runMakingHook(_ path: String) {
         if makingHooksArmed.load(ordering: .relaxed),
            let hook = beforeMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
@@ -553,15 +616,41 @@ final class FileNotifier: @unchecked Sendable {
         t.registrations.removeAll { $0 === r }
         if r.watchless { t.realmObservers -= 1 }
         var dropped: DeliveryTarget?
+        var droppedRealm: RealmCore?
         if t.registrations.isEmpty, let key = targets.first(where: { $0.value === t })?.key {
             dropped = targets.removeValue(forKey: key)
+            t.dropped = true
+            droppedRealm = t.core
+            t.core = nil
         }
         lock.unlock()
         // (a batch making this observer's watch lets go of it first, so that the last
         // reference is not dropped on the thread making watches)
         batch?.wait()
+        // the target's Realm goes on the target's own thread (docs/ARCHITECTURE.md, Change
+        // notifications)
+        if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, on: t) }
         withExtendedLifetime(dropped) {}
         release()
+    }
+
+    /// Lets go of `realm`, the Realm of the dropped target `t`, on the target's own thread, as
+    /// RealmSwift releases a confined Realm: in a block on its queue, on its actor, or in a
+    /// timer on its run loop when the caller is another thread (here otherwise). The last
+    /// reference to a Realm (another thread may open it from its cache meanwhile) is then never
+    /// dropped on the thread that unregistered its observer, the notifier thread, or under the
+    /// lock.
+    private static func letGo(_ realm: inout RealmCore?, on t: DeliveryTarget) {
+        let onOwnThread = realm?.isOnOwnerThread ?? true
+        let box = Box(taking: &realm)
+        if let q = t.queue {
+            q.async { _ = box.take() }
+        } else if let a = t.actor {
+            Task(executorPreference: DeliveryExecutor.shared) { await FileNotifier.run(on: a) { _ = box.take() } }
+        } else if let rl = t.runLoop, !onOwnThread {
+            rl.add(Timer(timeInterval: 0, repeats: false) { _ in _ = box.take() }, forMode: .common)
+        }
+        // (otherwise the box, the last reference, goes here, on the Realm's own thread)
     }
 
     /// Calls the Realm observers of `core` with `.didChange` (after a commit through it).
@@ -618,12 +707,10 @@ final class FileNotifier: @unchecked Sendable {
     func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
         // snapshots no longer needed go after the lock is released
         var released: [RealmCore?] = []
-        var due: [DeliveryTarget] = []
         lock.lock()
         defer {
             lock.unlock()
             released = []
-            for d in due { schedule(d) }
         }
         if closed { return }
         let moved = core.advance()
@@ -637,7 +724,7 @@ final class FileNotifier: @unchecked Sendable {
             if !p.isEmpty { r.carried.append(p) }
         }
         // (scheduled as any advance's: Realm observers get `.didChange` for a version computed here)
-        due = dueTargets(moved: moved)
+        scheduleDue(moved: moved)
     }
 
     /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
@@ -650,12 +737,8 @@ final class FileNotifier: @unchecked Sendable {
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
     /// without notifying them), after computing the newest version.
     func skip(_ tokens: [NotificationToken]) {
-        var due: [DeliveryTarget] = []
         lock.lock()
-        defer {
-            lock.unlock()
-            for d in due { schedule(d) }
-        }
+        defer { lock.unlock() }
         if closed { return }
         let moved = core.advance()
         for tok in tokens {
@@ -663,7 +746,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         // (the commit's version is computed here: its change sets are scheduled here, Realm
         // observers' `.didChange` too, and `committed()` then finds nothing new)
-        due = dueTargets(moved: moved)
+        scheduleDue(moved: moved)
     }
 
     // MARK: Delivery
@@ -708,9 +791,8 @@ final class FileNotifier: @unchecked Sendable {
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
-        let due = dueTargets(moved: self.core.advance()).filter { $0 !== t }
+        scheduleDue(moved: self.core.advance(), except: t)
         lock.unlock()
-        for d in due { schedule(d) }
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
 
@@ -720,12 +802,16 @@ final class FileNotifier: @unchecked Sendable {
     func deliver(_ t: DeliveryTarget, force: Bool = false, beforeWrite: Bool = false) -> Bool {
         // (an object observer's registration may have set a queue's Realm from its thread)
         lock.lock()
+        if t.dropped {
+            lock.unlock()
+            return false
+        }
         let unopened = t.queue != nil && t.core == nil
         lock.unlock()
         if unopened {
             guard let c = try? RealmCore.open(t.config, queue: t.queue) else { return false }
             lock.lock()
-            if t.core == nil { t.core = c }
+            if t.core == nil && !t.dropped { t.core = c }
             lock.unlock()
         }
         lock.lock()
@@ -796,7 +882,7 @@ final class FileNotifier: @unchecked Sendable {
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
-        let realmObservers = moves ? t.registrations.filter { $0.watchless } : []
+        var realmObservers = moves ? t.registrations.filter { $0.watchless } : []
         let calls = !out.isEmpty || !realmObservers.isEmpty
         if calls { t.delivering = true }
         lock.unlock()
@@ -810,14 +896,20 @@ final class FileNotifier: @unchecked Sendable {
         for r in realmObservers where r.live.load(ordering: .sequentiallyConsistent) {
             r.callback(core, ChangePayload())
         }
+        // (an observer unregistered meanwhile, its token released in a block, may have its last
+        // reference here: let go now, on the target's thread, not under the lock below)
+        out = []
+        realmObservers = []
         // what a block's write or refresh skipped (or a nested run loop's delivery) comes next
         lock.lock()
         t.delivering = false
         let again = t.deferred && !t.scheduled && !closed
         t.deferred = false
-        if again { t.scheduled = true }
+        if again {
+            t.scheduled = true
+            schedule(t)
+        }
         lock.unlock()
-        if again { schedule(t) }
         return moves
     }
 }

@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+import Testing
+import TestSupport
+@testable import SwiftStore
+
+/// Records where the Realms of a file confined to one queue are let go (their `deinit`): on
+/// that queue, on the notifier thread, or on another thread, and whether the notifier's lock
+/// was held then.
+final class ReleaseProbe: @unchecked Sendable {
+    let events = Events<String>()
+    private let path: String
+
+    init(path: String, queue: DispatchQueue, notifier: FileNotifier) {
+        self.path = path
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let events = self.events
+        RealmCore.deinitHooksArmed.store(true, ordering: .relaxed)
+        RealmCore.deinitForTesting.withLock {
+            $0[path] = { confinedTo in
+                guard confinedTo === queue else { return }
+                var place = DispatchQueue.getSpecific(key: key) == true ? "queue"
+                    : Thread.current.name == "SwiftStore notifier" ? "notifier thread" : "other thread"
+                if notifier.lockIsHeldByCurrentThread { place += " under the lock" }
+                events.add(place)
+            }
+        }
+    }
+
+    func stop() {
+        RealmCore.deinitForTesting.withLock { $0[path] = nil }
+    }
+}
+
+/// Where the notifier lets go of what it holds of observers and delivery targets
+/// (docs/ARCHITECTURE.md, Change notifications): a Realm is let go on its own thread or queue,
+/// never on the notifier thread, never under the notifier's lock.
+@Suite struct NotificationReleaseTests {
+    /// A queue observer whose token is released on another thread: the queue's Realm, which
+    /// only its delivery target held, is let go on the queue, not on the releasing thread.
+    @Test func aQueueTargetsRealmIsLetGoOnItsQueue() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "release-on-queue")
+        let seen = Events<Seen>()
+        let token = UncheckedBox<NotificationToken?>(nil)
+        try f.run { realm in token.value = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) } }
+        #expect(seen.next() == Seen(initial: true, count: 0))
+        let notifier = try #require(FileNotifier.running(f.config.path))
+        let probe = ReleaseProbe(path: f.config.path, queue: queue, notifier: notifier)
+        defer { probe.stop() }
+        // (the initial delivery's block has ended and been let go)
+        queue.sync {}
+        queue.sync {}
+        // (the token released: the observer goes, with all it holds)
+        try f.run { _ in token.value = nil }
+        #expect(probe.events.next(timeout: 5) == "queue")
+        try f.finish()
+    }
+
+    /// The notifier thread computes another handle's commit and schedules a queue observer's
+    /// delivery; the observer's token is released before that round of the thread ends, and the
+    /// delivery runs (finding nothing) and ends. What the notifier thread kept of the round, and
+    /// what the delivery's block kept, is let go after the queue ran the block (on the notifier
+    /// thread, or on the thread that ran the block once it left the queue): neither may hold the
+    /// queue's Realm last.
+    @Test func aTargetScheduledByTheNotifierThreadIsNotLetGoOffItsQueue() throws {
+        let f = try Fixture()
+        let other = try OtherHandle(f)
+        let queue = DispatchQueue(label: "release-scheduled")
+        let seen = Events<Seen>()
+        let token = UncheckedBox<NotificationToken?>(nil)
+        try f.run { realm in token.value = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) } }
+        #expect(seen.next() == Seen(initial: true, count: 0))
+        let notifier = try #require(FileNotifier.running(f.config.path))
+        let probe = ReleaseProbe(path: f.config.path, queue: queue, notifier: notifier)
+        defer { probe.stop() }
+        // the notifier thread waits once it scheduled the deliveries of the round that computed
+        // the commit below
+        let path = f.config.path
+        let entered = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        let before = notifier.notifiedVersion
+        let hold = UncheckedBox<(@Sendable () -> Void)?>(nil)
+        hold.value = {
+            if notifier.notifiedVersion <= before {
+                FileNotifier.afterSchedulingForTesting.withLock { $0[path] = hold.value }
+                return
+            }
+            entered.signal()
+            _ = go.wait(timeout: .now() + 30)
+        }
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.afterSchedulingForTesting.withLock { $0[path] = hold.value }
+        other.write { r in r.create(NDog.self, value: ["name": "a"]) }
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        hold.value = nil
+        try f.run { _ in token.value = nil }
+        queue.sync {}
+        go.signal()
+        #expect(probe.events.next(timeout: 5) == "queue")
+        try f.finish()
+    }
+}
