@@ -102,6 +102,11 @@ final class DeliveryTarget: @unchecked Sendable {
     /// records that one was skipped, and the delivery schedules another when it ends.
     var delivering = false
     var deferred = false
+    /// Set (lock held to change it) while the Realm observers' blocks of this target run: a
+    /// Realm notification raised meanwhile (a `refresh()` or a commit in such a block) is not
+    /// sent, as RealmSwift's Realm sends none from inside one of its notification blocks
+    /// (docs/ARCHITECTURE.md, Change notifications). Only the target's thread sets it.
+    var notifyingRealmObservers = false
     /// Set (lock held) when the target's last observer is unregistered and the target leaves
     /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
     var dropped = false
@@ -653,14 +658,42 @@ final class FileNotifier: @unchecked Sendable {
         // (otherwise the box, the last reference, goes here, on the Realm's own thread)
     }
 
-    /// Calls the Realm observers of `core` with `.didChange` (after a commit through it).
+    /// Calls the Realm observers of `core` with `.didChange` (after a commit through it). As in
+    /// realm-core, this is not a delivery (`delivering` stays unset): `refresh()` and
+    /// `beginWrite` in these blocks move the Realm and deliver collection change sets.
     func realmDidChange(_ core: RealmCore) {
         lock.lock()
-        let observers = targets[ObjectIdentifier(core)]?.registrations.filter { $0.watchless } ?? []
-        lock.unlock()
-        for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, ChangePayload())
+        guard let t = targets[ObjectIdentifier(core)] else {
+            lock.unlock()
+            return
         }
+        let observers = t.registrations.filter { $0.watchless }
+        lock.unlock()
+        notifyRealmObservers(observers, of: t, core, .didChange)
+    }
+
+    /// Calls `observers`, Realm observers of `t`, with `notification` on the target's thread,
+    /// unless a Realm observer's block of `t` is running (a `refresh()` or a commit inside one):
+    /// that notification is not sent, as RealmSwift's Realm sends none from inside its
+    /// notification blocks; the blocks never nest (docs/ARCHITECTURE.md, Change notifications).
+    private func notifyRealmObservers(_ observers: [Registration], of t: DeliveryTarget, _ core: RealmCore,
+                                      _ notification: Realm.Notification) {
+        if observers.isEmpty { return }
+        lock.lock()
+        if t.notifyingRealmObservers {
+            lock.unlock()
+            return
+        }
+        t.notifyingRealmObservers = true
+        lock.unlock()
+        var p = ChangePayload()
+        p.realmNotification = notification
+        for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
+            r.callback(core, p)
+        }
+        lock.lock()
+        t.notifyingRealmObservers = false
+        lock.unlock()
     }
 
     /// How many observers are registered (for tests).
@@ -836,13 +869,11 @@ final class FileNotifier: @unchecked Sendable {
         }
         let moves = rv < nv
         if moves && !core.autorefresh && !force {
+            // (as realm-core's, outside a delivery: `refresh()` in these blocks moves the Realm
+            // and delivers)
             let observers = t.registrations.filter { $0.watchless && $0.live.load(ordering: .relaxed) }
             lock.unlock()
-            for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
-                var p = ChangePayload()
-                p.realmNotification = .refreshRequired
-                r.callback(core, p)
-            }
+            notifyRealmObservers(observers, of: t, core, .refreshRequired)
             return false
         }
         var out: [(Registration, ChangePayload)] = []
@@ -893,9 +924,7 @@ final class FileNotifier: @unchecked Sendable {
         for (r, p) in out where r.live.load(ordering: .sequentiallyConsistent) {
             r.callback(core, p)
         }
-        for r in realmObservers where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, ChangePayload())
-        }
+        notifyRealmObservers(realmObservers, of: t, core, .didChange)
         // (an observer unregistered meanwhile, its token released in a block, may have its last
         // reference here: let go now, on the target's thread, not under the lock below)
         out = []
