@@ -209,6 +209,123 @@ final class OtherHandle: @unchecked Sendable {
         try f.finish()
     }
 
+    /// A List, LinkingObjects and Map whose owner is deleted after their watches were made on
+    /// the side notifier and before they are handed over under the lock (the side notifier then
+    /// catches up past the delete): one `.initial`, with the collection invalidated, and nothing
+    /// after it, as when the owner is deleted before the watch is made. On a run loop and on a
+    /// queue.
+    @Test(arguments: [false, true])
+    func ownerDeletedBetweenMakingAndHandOverGivesAnInvalidatedInitial(onQueue: Bool) throws {
+        let f = try Fixture()
+        let queue = onQueue ? DispatchQueue(label: "deleted-before-hand-over") : nil
+        let held = Events<Seen>(), list = Events<String>(), owners = Events<String>(), map = Events<String>()
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n])) }
+                p.tags["x"] = 1
+            }
+        }
+        // the three observers' watches are made in one batch (the notifier thread is held in
+        // another observer's making while they register), which waits before its hand-over
+        let path = f.config.path
+        let entered = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        let afterMaking = UncheckedBox<(@Sendable (Int) -> Void)?>(nil)
+        afterMaking.value = { count in
+            if count < 3 {
+                FileNotifier.afterMakingForTesting.withLock { $0[path] = afterMaking.value }
+                return
+            }
+            entered.signal()
+            _ = go.wait(timeout: .now() + 30)
+        }
+        FileNotifier.afterMakingForTesting.withLock { $0[path] = afterMaking.value }
+        let hold = HoldMaking(path)
+        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
+        #expect(hold.waitEntered())
+        try f.run { realm in
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.observe(on: queue) { c in
+                if case .initial(let x) = c { list.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { list.add("update") }
+            })
+            f.tokens.append(ann.dogs[0].owners.observe(on: queue) { c in
+                if case .initial(let x) = c { owners.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { owners.add("update") }
+            })
+            f.tokens.append(ann.tags.observe(keyPaths: nil, on: queue) { c in
+                if case .initial(let m) = c { map.add(m.isInvalidated ? "initial invalidated" : "initial \(m.count)") } else { map.add("update") }
+            })
+        }
+        hold.release()
+        #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        afterMaking.value = nil
+        // (made: the owners existed at the side notifier's version)
+        f.writeElsewhere { r in
+            let ann = r.objects(NPerson.self).first!
+            r.delete(ann.dogs[0])
+            r.delete(ann)
+        }
+        go.signal()
+        #expect(list.next() == "initial invalidated")
+        #expect(owners.next() == "initial invalidated")
+        #expect(map.next() == "initial invalidated")
+        // (their watches were handed over: made while the owners existed)
+        try f.run { _ in for token in f.tokens.suffix(3) { #expect(token.registration?.watch != nil) } }
+        f.writeElsewhere { r in
+            r.create(NToy.self)
+            r.objects(NDog.self).first!.name = "B"
+        }
+        #expect(held.next() == Seen(count: 1, ins: [0]))
+        if let queue { queue.sync {} } else { try f.run { _ in } }
+        #expect(list.waiting == 0 && owners.waiting == 0 && map.waiting == 0, "\(list.all) \(owners.all) \(map.all)")
+        try f.finish()
+    }
+
+    /// A query over a List (`filter`) and over LinkingObjects (`sorted`) whose owner is deleted
+    /// before the notifier makes their watch: one `.initial`, with the results invalidated, as the
+    /// List's and the LinkingObjects' own observers get, and nothing after it. On a run loop and
+    /// on a queue.
+    @Test(arguments: [false, true])
+    func derivedQueryOverADeletedOwnerGivesAnInvalidatedInitial(onQueue: Bool) throws {
+        let f = try Fixture()
+        let queue = onQueue ? DispatchQueue(label: "derived-deleted-before-made") : nil
+        let held = Events<Seen>(), filtered = Events<String>(), sorted = Events<String>()
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n, "age": 1])) }
+            }
+        }
+        let hold = HoldMaking(f.config.path)
+        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
+        #expect(hold.waitEntered())
+        try f.run { realm in
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.filter("age > 0").observe(on: queue) { c in
+                if case .initial(let x) = c { filtered.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { filtered.add("update") }
+            })
+            f.tokens.append(ann.dogs[0].owners.sorted(byKeyPath: "name").observe(on: queue) { c in
+                if case .initial(let x) = c { sorted.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { sorted.add("update") }
+            })
+            try realm.write {
+                realm.delete(ann.dogs[0])
+                realm.delete(ann)
+            }
+        }
+        hold.release()
+        #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(filtered.next() == "initial invalidated")
+        #expect(sorted.next() == "initial invalidated")
+        f.writeElsewhere { r in
+            r.create(NToy.self)
+            r.objects(NDog.self).first!.age = 2
+        }
+        #expect(held.next() == Seen(count: 1, ins: [0]))
+        if let queue { queue.sync {} } else { try f.run { _ in } }
+        #expect(filtered.waiting == 0 && sorted.waiting == 0, "\(filtered.all) \(sorted.all)")
+        try f.finish()
+    }
+
     /// An observer unregistered while the notifier thread makes its watch: what its block holds
     /// (here an object that records which thread its deinit runs on; in an app, a Realm or another
     /// observer's token) is let go on the thread that unregistered, never on the notifier thread,

@@ -535,6 +535,7 @@ final class FileNotifier: @unchecked Sendable {
             FileNotifier.runMakingHook(path)
             made.append((r, make(side)))
         }
+        FileNotifier.runMadeHook(path, made.count)
         lock.lock()
         let watches = made.compactMap(\.1)
         if core.adopt(watches, from: side) {
@@ -589,6 +590,18 @@ final class FileNotifier: @unchecked Sendable {
     static let beforeMakingForTesting = Locked<[String: @Sendable () -> Void]>([:])
     /// Set when `beforeMakingForTesting` was ever used (watch making skips its lock until then).
     static let makingHooksArmed = Atomic<Bool>(false)
+
+    /// For tests: runs once, on the thread making the watches of new query and collection
+    /// observers of the file at that path, once a batch's watches were made on the side notifier
+    /// and before they are handed over under the lock, with how many there are.
+    static let afterMakingForTesting = Locked<[String: @Sendable (Int) -> Void]>([:])
+
+    private static func runMadeHook(_ path: String, _ count: Int) {
+        if makingHooksArmed.load(ordering: .relaxed),
+           let hook = afterMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook(count)
+        }
+    }
 
     /// For tests: runs once on the notifier thread of the file at that path, after a round of
     /// its loop scheduled what was due and released the lock.
