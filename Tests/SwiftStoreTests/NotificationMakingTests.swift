@@ -56,6 +56,19 @@ final class OtherHandle: @unchecked Sendable {
     }
 }
 
+extension Fixture {
+    /// Holds the notifier thread in the watch making of a new observer of NToy, registered
+    /// through the fixture's Realm on `queue` (nil: the fixture's run loop) with its change sets
+    /// in `held`, and returns once it is held: observers registered next are made in the thread's
+    /// next batch, after `release()`.
+    func holdWatchMaking(on queue: DispatchQueue?, _ held: Events<Seen>) throws -> HoldMaking {
+        let hold = HoldMaking(config.path)
+        try run { realm in self.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
+        #expect(hold.waitEntered())
+        return hold
+    }
+}
+
 /// Where and when observers' watches are made (docs/ARCHITECTURE.md, Change notifications).
 @Suite struct NotificationMakingTests {
     /// A query observer's initial query runs without the notifier's lock: while it is held (a
@@ -173,9 +186,7 @@ final class OtherHandle: @unchecked Sendable {
         }
         // the notifier thread is held while it makes another observer's watch, so the ones
         // registered next are made at its next round, after the delete below
-        let hold = HoldMaking(f.config.path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
+        let hold = try f.holdWatchMaking(on: queue, held)
         try f.run { realm in
             let ann = realm.objects(NPerson.self).first!
             f.tokens.append(ann.dogs.observe(on: queue, record(list)))
@@ -240,9 +251,7 @@ final class OtherHandle: @unchecked Sendable {
             _ = go.wait(timeout: .now() + 30)
         }
         FileNotifier.afterMakingForTesting.withLock { $0[path] = afterMaking.value }
-        let hold = HoldMaking(path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
+        let hold = try f.holdWatchMaking(on: queue, held)
         try f.run { realm in
             let ann = realm.objects(NPerson.self).first!
             f.tokens.append(ann.dogs.observe(on: queue) { c in
@@ -296,9 +305,7 @@ final class OtherHandle: @unchecked Sendable {
                 for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n, "age": 1])) }
             }
         }
-        let hold = HoldMaking(f.config.path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
+        let hold = try f.holdWatchMaking(on: queue, held)
         try f.run { realm in
             let ann = realm.objects(NPerson.self).first!
             f.tokens.append(ann.dogs.filter("age > 0").observe(on: queue) { c in
@@ -421,10 +428,7 @@ final class OtherHandle: @unchecked Sendable {
         let f = try Fixture()
         let heldQueue = DispatchQueue(label: "refresh-computes-held")
         let held = Events<Seen>(), changes = Events<String>(), dogs = Events<Seen>(), list = Events<Seen>()
-        let alias = f.dir.url.deletingLastPathComponent().appendingPathComponent("alias-\(UUID().uuidString)")
-        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: f.dir.url)
-        defer { try? FileManager.default.removeItem(at: alias) }
-        let aliasConfig = Realm.Configuration(fileURL: alias.appendingPathComponent("test.realm"), objectTypes: f.schema)
+        let handle = try OtherHandle(f)
         let config = f.config
         try f.run { realm in
             try realm.write { realm.create(NPerson.self, value: ["name": "Ann"]) }
@@ -438,13 +442,8 @@ final class OtherHandle: @unchecked Sendable {
             let r = try Realm(configuration: config)
             return r.observe { n, _ in changes.add("\(n)") }
         }
-        let hold = HoldMaking(config.path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: heldQueue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
-        onNewThread {
-            let r = try! Realm(configuration: aliasConfig)
-            try! r.write { r.objects(NPerson.self).first!.dogs.append(NDog(value: ["name": "a"])) }
-        }
+        let hold = try f.holdWatchMaking(on: heldQueue, held)
+        handle.write { r in r.objects(NPerson.self).first!.dogs.append(NDog(value: ["name": "a"])) }
         try f.run { realm in
             if how == "object" {
                 // (the Realm, with no observer of its own, reads the new commit; its object

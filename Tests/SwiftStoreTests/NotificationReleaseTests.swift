@@ -37,17 +37,25 @@ final class ReleaseProbe: @unchecked Sendable {
 /// (docs/ARCHITECTURE.md, Change notifications): a Realm is let go on its own thread or queue,
 /// never on the notifier thread, never under the notifier's lock.
 @Suite struct NotificationReleaseTests {
-    /// A queue observer whose token is released on another thread: the queue's Realm, which
-    /// only its delivery target held, is let go on the queue, not on the releasing thread.
-    @Test func aQueueTargetsRealmIsLetGoOnItsQueue() throws {
+    /// A fixture with an observer of NDog on a new queue, registered through the fixture's
+    /// Realm, whose initial notification was delivered; its token (released by setting the box's
+    /// value to nil); a probe of where the queue's Realms are let go.
+    private func queueObserver(_ label: String) throws
+        -> (Fixture, DispatchQueue, UncheckedBox<NotificationToken?>, ReleaseProbe) {
         let f = try Fixture()
-        let queue = DispatchQueue(label: "release-on-queue")
+        let queue = DispatchQueue(label: label)
         let seen = Events<Seen>()
         let token = UncheckedBox<NotificationToken?>(nil)
         try f.run { realm in token.value = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) } }
         #expect(seen.next() == Seen(initial: true, count: 0))
         let notifier = try #require(FileNotifier.running(f.config.path))
-        let probe = ReleaseProbe(path: f.config.path, queue: queue, notifier: notifier)
+        return (f, queue, token, ReleaseProbe(path: f.config.path, queue: queue, notifier: notifier))
+    }
+
+    /// A queue observer whose token is released on another thread: the queue's Realm, which
+    /// only its delivery target held, is let go on the queue, not on the releasing thread.
+    @Test func aQueueTargetsRealmIsLetGoOnItsQueue() throws {
+        let (f, queue, token, probe) = try queueObserver("release-on-queue")
         defer { probe.stop() }
         // (the initial delivery's block has ended and been let go)
         queue.sync {}
@@ -65,16 +73,10 @@ final class ReleaseProbe: @unchecked Sendable {
     /// thread, or on the thread that ran the block once it left the queue): neither may hold the
     /// queue's Realm last.
     @Test func aTargetScheduledByTheNotifierThreadIsNotLetGoOffItsQueue() throws {
-        let f = try Fixture()
-        let other = try OtherHandle(f)
-        let queue = DispatchQueue(label: "release-scheduled")
-        let seen = Events<Seen>()
-        let token = UncheckedBox<NotificationToken?>(nil)
-        try f.run { realm in token.value = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) } }
-        #expect(seen.next() == Seen(initial: true, count: 0))
-        let notifier = try #require(FileNotifier.running(f.config.path))
-        let probe = ReleaseProbe(path: f.config.path, queue: queue, notifier: notifier)
+        let (f, queue, token, probe) = try queueObserver("release-scheduled")
         defer { probe.stop() }
+        let other = try OtherHandle(f)
+        let notifier = try #require(FileNotifier.running(f.config.path))
         // the notifier thread waits once it scheduled the deliveries of the round that computed
         // the commit below
         let path = f.config.path
