@@ -102,4 +102,35 @@ final class ReleaseProbe: @unchecked Sendable {
         #expect(probe.events.next(timeout: 5) == "queue")
         try f.finish()
     }
+
+    /// A run-loop observer whose token is released on another thread, through a Realm that its
+    /// thread no longer holds: the Realm, which the observer and its delivery target held last,
+    /// is let go on its own thread (its run loop), not on the releasing thread.
+    @Test func aRunLoopTargetsRealmIsLetGoOnItsThread() throws {
+        let dir = TempDir()
+        let config = dir.config([NToy.self, NDog.self, NPerson.self])
+        let owner = RunLoopThread()
+        defer { owner.stop() }
+        let seen = Events<Seen>(), released = Events<String>()
+        let token = UncheckedBox<NotificationToken?>(nil)
+        try owner.sync {
+            Thread.current.threadDictionary["owner"] = true
+            let realm = try Realm(configuration: config)
+            token.value = realm.objects(NDog.self).observe { seen.add(Seen($0)) }
+        }
+        #expect(seen.next() == Seen(initial: true, count: 0))
+        let path = config.path
+        RealmCore.deinitHooksArmed.store(true, ordering: .relaxed)
+        RealmCore.deinitForTesting.withLock {
+            $0[path] = { _ in released.add(Thread.current.threadDictionary["owner"] != nil ? "own thread" : "other thread") }
+        }
+        defer { RealmCore.deinitForTesting.withLock { $0[path] = nil } }
+        // (the owner's run loop is busy while the token goes, then runs again)
+        let busy = DispatchSemaphore(value: 0), free = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { try? owner.sync { busy.signal(); free.wait() } }
+        busy.wait()
+        token.value = nil
+        free.signal()
+        #expect(released.next(timeout: 5) == "own thread")
+    }
 }
