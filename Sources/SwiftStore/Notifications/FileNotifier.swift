@@ -55,8 +55,10 @@ final class Registration: @unchecked Sendable {
     let target: DeliveryTarget
     /// Objects: the values of these columns read through the delivering Realm.
     let readValues: ((RealmCore, [UInt32]) -> [Any?])?
-    /// Runs on the target with the delivering Realm (nil payload: a Realm notification).
-    let callback: (RealmCore, ChangePayload) -> Void
+    /// Runs on the target with the delivering Realm. Guarded by the notifier's lock: deliveries
+    /// copy it under the lock, and unregistering takes it out, so that it (and the Realm its
+    /// collection holds) goes on the target's thread, whatever still holds the registration.
+    var callback: ((RealmCore, ChangePayload) -> Void)?
     let live = Atomic<Bool>(true)
     /// Whether the watch's first change set (the initial one) was taken. Guarded by the
     /// notifier's lock.
@@ -110,11 +112,15 @@ final class DeliveryTarget: @unchecked Sendable {
     /// Set (lock held) when the target's last observer is unregistered and the target leaves
     /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
     var dropped = false
+    /// A run loop's thread: where what is let go of the target from another thread waits for
+    /// the run loop, or for the thread's end when its run loop no longer turns.
+    let inbox: ThreadInbox?
 
     init(core: RealmCore?, runLoop: RunLoop?, queue: DispatchQueue?, actor: (any Actor)? = nil,
          config: Realm.Configuration) {
         self.core = core
         self.runLoop = runLoop
+        inbox = runLoop != nil ? ThreadInbox.current : nil
         self.queue = queue
         self.actor = actor
         self.config = config
@@ -136,6 +142,63 @@ private final class Box<T: AnyObject>: @unchecked Sendable {
         defer { value = nil }
         return value
     }
+}
+
+/// What other threads let go of a thread's delivery targets (their Realms, their observers),
+/// let go on that thread: by a timer on its run loop, or when the thread ends, if its run loop
+/// never turns again (a timer added to it would never fire, and the Realm would stay open).
+final class ThreadInbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Any] = []
+    private var ended = false
+
+    /// Takes `realm` and `held`, leaving nil and nothing there (under the inbox's lock, so that a
+    /// drain running meanwhile never leaves the caller's reference the last one), unless the
+    /// thread has ended (false: nothing of the thread can take the Realm from its cache any
+    /// more, and the caller lets go of it).
+    func add(taking realm: inout RealmCore?, _ held: inout [Any]) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if ended { return false }
+        items.append(realm as Any)
+        items.append(held)
+        realm = nil
+        held = []
+        return true
+    }
+
+    /// Lets go of what was added (on the inbox's thread).
+    func drain(ending: Bool = false) {
+        lock.lock()
+        if ending { ended = true }
+        let taken = items
+        items = []
+        lock.unlock()
+        withExtendedLifetime(taken) {}
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { p in
+            guard let p else { return }
+            Unmanaged<ThreadInbox>.fromOpaque(p).takeRetainedValue().drain(ending: true)
+        }
+        return key
+    }()
+
+    /// The calling thread's inbox (drained when the thread ends).
+    static var current: ThreadInbox {
+        if let p = pthread_getspecific(key) { return Unmanaged<ThreadInbox>.fromOpaque(p).takeUnretainedValue() }
+        let inbox = ThreadInbox()
+        pthread_setspecific(key, Unmanaged.passRetained(inbox).toOpaque())
+        return inbox
+    }
+}
+
+/// References (an observer's block and maker) taken from their owner, to be let go with this.
+private final class Held {
+    private var items: [Any] = []
+    init(taking items: inout [Any]) { swap(&self.items, &items) }
 }
 
 /// The notifier's lock, which knows the thread holding it (for tests: where a Realm is let go).
@@ -628,6 +691,10 @@ final class FileNotifier: @unchecked Sendable {
         r.batch = nil
         if let w = r.watch { core.free(w) }
         r.watch = nil
+        // (what may hold the Realm goes with it, on the target's thread; `r` itself may be let
+        // go anywhere)
+        var held: [Any] = [r.callback as Any, r.maker as Any]
+        r.callback = nil
         r.maker = nil
         unmade.removeAll { $0 === r }
         let t = r.target
@@ -647,7 +714,8 @@ final class FileNotifier: @unchecked Sendable {
         batch?.wait()
         // the target's Realm goes on the target's own thread (docs/ARCHITECTURE.md, Change
         // notifications)
-        if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, on: t) }
+        if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, with: &held, on: t) }
+        held = []
         withExtendedLifetime(dropped) {}
         release()
     }
@@ -658,15 +726,23 @@ final class FileNotifier: @unchecked Sendable {
     /// reference to a Realm (another thread may open it from its cache meanwhile) is then never
     /// dropped on the thread that unregistered its observer, the notifier thread, or under the
     /// lock.
-    private static func letGo(_ realm: inout RealmCore?, on t: DeliveryTarget) {
+    private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget) {
         let onOwnThread = realm?.isOnOwnerThread ?? true
-        let box = Box(taking: &realm)
+        // (the observer's block and maker go with it: they may hold the same Realm, through
+        // their collection)
         if let q = t.queue {
-            q.async { _ = box.take() }
+            let box = Box(taking: &realm), observer = Box(Held(taking: &held))
+            q.async { _ = box.take(); _ = observer.take() }
         } else if let a = t.actor {
-            Task(executorPreference: DeliveryExecutor.shared) { await FileNotifier.run(on: a) { _ = box.take() } }
-        } else if let rl = t.runLoop, !onOwnThread {
-            rl.add(Timer(timeInterval: 0, repeats: false) { _ in _ = box.take() }, forMode: .common)
+            let box = Box(taking: &realm), observer = Box(Held(taking: &held))
+            Task(executorPreference: DeliveryExecutor.shared) {
+                await FileNotifier.run(on: a) { _ = box.take(); _ = observer.take() }
+            }
+        } else if let rl = t.runLoop, !onOwnThread, let inbox = t.inbox {
+            // (an ended thread's inbox takes nothing: its Realm goes here)
+            if inbox.add(taking: &realm, &held) {
+                rl.add(Timer(timeInterval: 0, repeats: false) { _ in inbox.drain() }, forMode: .common)
+            }
         }
         // (otherwise the box, the last reference, goes here, on the Realm's own thread)
     }
@@ -698,11 +774,12 @@ final class FileNotifier: @unchecked Sendable {
             return
         }
         t.notifyingRealmObservers = true
+        let blocks = observers.map { $0.callback }
         lock.unlock()
         var p = ChangePayload()
         p.realmNotification = notification
-        for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, p)
+        for (r, block) in zip(observers, blocks) where r.live.load(ordering: .sequentiallyConsistent) {
+            block?(core, p)
         }
         lock.lock()
         t.notifyingRealmObservers = false
@@ -927,6 +1004,7 @@ final class FileNotifier: @unchecked Sendable {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
         var realmObservers = moves ? t.registrations.filter { $0.watchless } : []
+        var blocks = out.map { $0.0.callback }
         let calls = !out.isEmpty || !realmObservers.isEmpty
         if calls { t.delivering = true }
         lock.unlock()
@@ -934,13 +1012,14 @@ final class FileNotifier: @unchecked Sendable {
         guard calls else { return moves }
         CoreLog.log(.debug, Category.Storage.notification.rawValue,
                     "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
-        for (r, p) in out where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, p)
+        for ((r, p), block) in zip(out, blocks) where r.live.load(ordering: .sequentiallyConsistent) {
+            block?(core, p)
         }
         notifyRealmObservers(realmObservers, of: t, core, .didChange)
         // (an observer unregistered meanwhile, its token released in a block, may have its last
         // reference here: let go now, on the target's thread, not under the lock below)
         out = []
+        blocks = []
         realmObservers = []
         // what a block's write or refresh skipped (or a nested run loop's delivery) comes next
         lock.lock()
