@@ -86,4 +86,40 @@ import TestSupport
         #expect(events.next() == "dogs 5 +[4]")
         try f.finish()
     }
+
+    /// A Realm observer's `.didChange` block releases the Realm's last token (its delivery
+    /// target leaves the notifier), registers a new Realm observer on the same Realm and calls
+    /// `refresh()` over another thread's commit: the new observer gets no `.didChange` nested in
+    /// the old block either (the Realm, not the target, is sending notifications), and gets the
+    /// next commit's.
+    @Test func aNewObserverRegisteredInsideADidChangeGetsNoNestedDidChange() throws {
+        let f = try Fixture()
+        let events = Events<String>()
+        let config = f.config
+        let first = UncheckedBox<NotificationToken?>(nil), second = UncheckedBox<NotificationToken?>(nil)
+        try f.run { realm in
+            first.value = realm.observe { _, r in
+                guard first.value != nil else { return }
+                events.add("first didChange")
+                first.value = nil
+                second.value = r.observe { n, _ in events.add("second \(n)") }
+                onNewThread {
+                    let w = try! Realm(configuration: config)
+                    try! w.write { w.create(NDog.self, value: ["name": "other"]) }
+                }
+                events.add("refresh \(r.refresh()) \(r.objects(NDog.self).count)")
+            }
+        }
+        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a"]) } }
+        #expect(events.next() == "first didChange")
+        #expect(events.next() == "refresh true 2")
+        // (nothing else comes: round trips through the thread's run loop)
+        try f.run { _ in }
+        try f.run { _ in }
+        #expect(events.waiting == 0, "\(events.all)")
+        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "b"]) } }
+        #expect(events.next() == "second didChange")
+        try f.run { _ in second.value = nil }
+        try f.finish()
+    }
 }
