@@ -66,6 +66,12 @@ final class RealmCore {
     let anchor = Anchor()
     /// Whether notifications move this instance to the newest version (`Realm.autorefresh`).
     var autorefresh = true
+    /// Set while the blocks of this Realm's Realm observers run (`FileNotifier`, notifier's lock
+    /// held to change it; only the Realm's own thread, queue or actor sets it): a Realm
+    /// notification raised meanwhile is not sent, also to an observer registered in such a block
+    /// on a new delivery target, as RealmSwift's Realm sends none from inside one of its
+    /// notification blocks (docs/ARCHITECTURE.md, Change notifications).
+    var notifyingRealmObservers = false
     /// Whether this is a frozen Realm: a read transaction pinned at one version
     /// (`cs_txn_freeze`), never moved or written, readable from any thread at once
     /// (docs/ARCHITECTURE.md, Frozen snapshots).

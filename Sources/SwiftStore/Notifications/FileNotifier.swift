@@ -104,11 +104,6 @@ final class DeliveryTarget: @unchecked Sendable {
     /// records that one was skipped, and the delivery schedules another when it ends.
     var delivering = false
     var deferred = false
-    /// Set (lock held to change it) while the Realm observers' blocks of this target run: a
-    /// Realm notification raised meanwhile (a `refresh()` or a commit in such a block) is not
-    /// sent, as RealmSwift's Realm sends none from inside one of its notification blocks
-    /// (docs/ARCHITECTURE.md, Change notifications). Only the target's thread sets it.
-    var notifyingRealmObservers = false
     /// Set (lock held) when the target's last observer is unregistered and the target leaves
     /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
     var dropped = false
@@ -762,18 +757,19 @@ final class FileNotifier: @unchecked Sendable {
     }
 
     /// Calls `observers`, Realm observers of `t`, with `notification` on the target's thread,
-    /// unless a Realm observer's block of `t` is running (a `refresh()` or a commit inside one):
+    /// unless a Realm observer's block of `core` is running (a `refresh()` or a commit inside one,
+    /// also for observers registered there on a new target):
     /// that notification is not sent, as RealmSwift's Realm sends none from inside its
     /// notification blocks; the blocks never nest (docs/ARCHITECTURE.md, Change notifications).
     private func notifyRealmObservers(_ observers: [Registration], of t: DeliveryTarget, _ core: RealmCore,
                                       _ notification: Realm.Notification) {
         if observers.isEmpty { return }
         lock.lock()
-        if t.notifyingRealmObservers {
+        if core.notifyingRealmObservers {
             lock.unlock()
             return
         }
-        t.notifyingRealmObservers = true
+        core.notifyingRealmObservers = true
         let blocks = observers.map { $0.callback }
         lock.unlock()
         var p = ChangePayload()
@@ -782,7 +778,7 @@ final class FileNotifier: @unchecked Sendable {
             block?(core, p)
         }
         lock.lock()
-        t.notifyingRealmObservers = false
+        core.notifyingRealmObservers = false
         lock.unlock()
     }
 
