@@ -715,12 +715,13 @@ final class FileNotifier: @unchecked Sendable {
         release()
     }
 
-    /// Lets go of `realm`, the Realm of the dropped target `t`, on the target's own thread, as
-    /// RealmSwift releases a confined Realm: in a block on its queue, on its actor, or in a
-    /// timer on its run loop when the caller is another thread (here otherwise). The last
-    /// reference to a Realm (another thread may open it from its cache meanwhile) is then never
-    /// dropped on the thread that unregistered its observer, the notifier thread, or under the
-    /// lock.
+    /// Lets go of `realm`, the Realm of the dropped target `t`, and of `held` (what of its last
+    /// observer may hold it) on the target's own thread: in a block on its queue, on its actor,
+    /// or through its run loop thread's inbox when the caller is another thread (here otherwise,
+    /// and when that thread has ended). The caches hold Realms unretained, so the last reference
+    /// to a Realm (its own thread may take it from its cache meanwhile) is then never dropped on
+    /// the thread that unregistered its observer, the notifier thread, or under the lock
+    /// (docs/ARCHITECTURE.md, Change notifications).
     private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget) {
         let onOwnThread = realm?.isOnOwnerThread ?? true
         // (the observer's block and maker go with it: they may hold the same Realm, through
