@@ -207,11 +207,14 @@ final class ReleaseProbe: @unchecked Sendable {
         let dir = TempDir()
         let config = dir.config([NToy.self, NDog.self, NPerson.self])
         let token = UncheckedBox<NotificationToken?>(nil)
+        let registered = DispatchSemaphore(value: 0)
         let thread = Thread {
             let realm = try! Realm(configuration: config)
             token.value = realm.observe { _, _ in }
+            registered.signal()
         }
         thread.start()
+        #expect(registered.wait(timeout: .now() + 10) == .success)
         // (the thread has ended, or is ending: either way nothing turns its run loop again)
         let started = Date()
         while !thread.isFinished && Date().timeIntervalSince(started) < 10 { usleep(1000) }
