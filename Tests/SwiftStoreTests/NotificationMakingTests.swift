@@ -31,6 +31,44 @@ final class HoldMaking: @unchecked Sendable {
     func release() { released.signal() }
 }
 
+/// Another path to a fixture's file (a symbolic link to its folder, removed with this value): a
+/// commit through it calls no `committed()` on the notifier of the fixture's path, which sees it
+/// only when its thread wakes and advances, as it sees another process's commit.
+final class OtherHandle: @unchecked Sendable {
+    let config: Realm.Configuration
+    private let link: URL
+
+    init(_ f: Fixture) throws {
+        link = f.dir.url.deletingLastPathComponent().appendingPathComponent("alias-\(UUID().uuidString)")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: f.dir.url)
+        config = Realm.Configuration(fileURL: link.appendingPathComponent("test.realm"), objectTypes: f.schema)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: link) }
+
+    /// Commits `body` through this path on a new thread, and waits for it.
+    func write(_ body: @escaping @Sendable (Realm) -> Void) {
+        let config = self.config
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            try! r.write { body(r) }
+        }
+    }
+}
+
+extension Fixture {
+    /// Holds the notifier thread in the watch making of a new observer of NToy, registered
+    /// through the fixture's Realm on `queue` (nil: the fixture's run loop) with its change sets
+    /// in `held`, and returns once it is held: observers registered next are made in the thread's
+    /// next batch, after `release()`.
+    func holdWatchMaking(on queue: DispatchQueue?, _ held: Events<Seen>) throws -> HoldMaking {
+        let hold = HoldMaking(config.path)
+        try run { realm in self.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
+        #expect(hold.waitEntered())
+        return hold
+    }
+}
+
 /// Where and when observers' watches are made (docs/ARCHITECTURE.md, Change notifications).
 @Suite struct NotificationMakingTests {
     /// A query observer's initial query runs without the notifier's lock: while it is held (a
@@ -148,9 +186,7 @@ final class HoldMaking: @unchecked Sendable {
         }
         // the notifier thread is held while it makes another observer's watch, so the ones
         // registered next are made at its next round, after the delete below
-        let hold = HoldMaking(f.config.path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
+        let hold = try f.holdWatchMaking(on: queue, held)
         try f.run { realm in
             let ann = realm.objects(NPerson.self).first!
             f.tokens.append(ann.dogs.observe(on: queue, record(list)))
@@ -184,6 +220,119 @@ final class HoldMaking: @unchecked Sendable {
         try f.finish()
     }
 
+    /// A List, LinkingObjects and Map whose owner is deleted after their watches were made on
+    /// the side notifier and before they are handed over under the lock (the side notifier then
+    /// catches up past the delete): one `.initial`, with the collection invalidated, and nothing
+    /// after it, as when the owner is deleted before the watch is made. On a run loop and on a
+    /// queue.
+    @Test(arguments: [false, true])
+    func ownerDeletedBetweenMakingAndHandOverGivesAnInvalidatedInitial(onQueue: Bool) throws {
+        let f = try Fixture()
+        let queue = onQueue ? DispatchQueue(label: "deleted-before-hand-over") : nil
+        let held = Events<Seen>(), list = Events<String>(), owners = Events<String>(), map = Events<String>()
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n])) }
+                p.tags["x"] = 1
+            }
+        }
+        // the three observers' watches are made in one batch (the notifier thread is held in
+        // another observer's making while they register), which waits before its hand-over
+        let path = f.config.path
+        let entered = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        let afterMaking = UncheckedBox<(@Sendable (Int) -> Void)?>(nil)
+        afterMaking.value = { count in
+            if count < 3 {
+                FileNotifier.afterMakingForTesting.withLock { $0[path] = afterMaking.value }
+                return
+            }
+            entered.signal()
+            _ = go.wait(timeout: .now() + 30)
+        }
+        FileNotifier.afterMakingForTesting.withLock { $0[path] = afterMaking.value }
+        let hold = try f.holdWatchMaking(on: queue, held)
+        try f.run { realm in
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.observe(on: queue) { c in
+                if case .initial(let x) = c { list.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { list.add("update") }
+            })
+            f.tokens.append(ann.dogs[0].owners.observe(on: queue) { c in
+                if case .initial(let x) = c { owners.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { owners.add("update") }
+            })
+            f.tokens.append(ann.tags.observe(keyPaths: nil, on: queue) { c in
+                if case .initial(let m) = c { map.add(m.isInvalidated ? "initial invalidated" : "initial \(m.count)") } else { map.add("update") }
+            })
+        }
+        hold.release()
+        #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        afterMaking.value = nil
+        // (made: the owners existed at the side notifier's version)
+        f.writeElsewhere { r in
+            let ann = r.objects(NPerson.self).first!
+            r.delete(ann.dogs[0])
+            r.delete(ann)
+        }
+        go.signal()
+        #expect(list.next() == "initial invalidated")
+        #expect(owners.next() == "initial invalidated")
+        #expect(map.next() == "initial invalidated")
+        // (their watches were handed over: made while the owners existed)
+        try f.run { _ in for token in f.tokens.suffix(3) { #expect(token.registration?.watch != nil) } }
+        f.writeElsewhere { r in
+            r.create(NToy.self)
+            r.objects(NDog.self).first!.name = "B"
+        }
+        #expect(held.next() == Seen(count: 1, ins: [0]))
+        if let queue { queue.sync {} } else { try f.run { _ in } }
+        #expect(list.waiting == 0 && owners.waiting == 0 && map.waiting == 0, "\(list.all) \(owners.all) \(map.all)")
+        try f.finish()
+    }
+
+    /// A query over a List (`filter`) and over LinkingObjects (`sorted`) whose owner is deleted
+    /// before the notifier makes their watch: one `.initial`, with the results invalidated, as the
+    /// List's and the LinkingObjects' own observers get, and nothing after it. On a run loop and
+    /// on a queue.
+    @Test(arguments: [false, true])
+    func derivedQueryOverADeletedOwnerGivesAnInvalidatedInitial(onQueue: Bool) throws {
+        let f = try Fixture()
+        let queue = onQueue ? DispatchQueue(label: "derived-deleted-before-made") : nil
+        let held = Events<Seen>(), filtered = Events<String>(), sorted = Events<String>()
+        try f.run { realm in
+            try realm.write {
+                let p = realm.create(NPerson.self, value: ["name": "Ann"])
+                for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n, "age": 1])) }
+            }
+        }
+        let hold = try f.holdWatchMaking(on: queue, held)
+        try f.run { realm in
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.filter("age > 0").observe(on: queue) { c in
+                if case .initial(let x) = c { filtered.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { filtered.add("update") }
+            })
+            f.tokens.append(ann.dogs[0].owners.sorted(byKeyPath: "name").observe(on: queue) { c in
+                if case .initial(let x) = c { sorted.add(x.isInvalidated ? "initial invalidated" : "initial \(x.count)") } else { sorted.add("update") }
+            })
+            try realm.write {
+                realm.delete(ann.dogs[0])
+                realm.delete(ann)
+            }
+        }
+        hold.release()
+        #expect(held.next() == Seen(initial: true, count: 0))
+        #expect(filtered.next() == "initial invalidated")
+        #expect(sorted.next() == "initial invalidated")
+        f.writeElsewhere { r in
+            r.create(NToy.self)
+            r.objects(NDog.self).first!.age = 2
+        }
+        #expect(held.next() == Seen(count: 1, ins: [0]))
+        if let queue { queue.sync {} } else { try f.run { _ in } }
+        #expect(filtered.waiting == 0 && sorted.waiting == 0, "\(filtered.all) \(sorted.all)")
+        try f.finish()
+    }
+
     /// An observer unregistered while the notifier thread makes its watch: what its block holds
     /// (here an object that records which thread its deinit runs on; in an app, a Realm or another
     /// observer's token) is let go on the thread that unregistered, never on the notifier thread,
@@ -194,11 +343,15 @@ final class HoldMaking: @unchecked Sendable {
         final class Witness: @unchecked Sendable {
             let events: Events<String>
             init(_ events: Events<String>) { self.events = events }
-            deinit { events.add(Thread.current.threadDictionary["unregistering"] != nil ? "unregistering" : "other") }
+            deinit {
+                let d = Thread.current.threadDictionary
+                events.add(d["owner"] != nil ? "own thread" : d["unregistering"] != nil ? "unregistering" : "other")
+            }
         }
         let token = UncheckedBox<NotificationToken?>(nil)
         let hold = HoldMaking(f.config.path)
         try f.run { realm in
+            Thread.current.threadDictionary["owner"] = true
             let witness = Witness(released)
             token.value = realm.objects(NDog.self).observe { _ in withExtendedLifetime(witness) {} }
         }
@@ -218,7 +371,8 @@ final class HoldMaking: @unchecked Sendable {
         }
         hold.release()
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(released.next() == "unregistering")
+        // (the block goes with the observer's Realm, on the observer's own thread)
+        #expect(released.next() == "own thread")
         try f.finish()
     }
 
@@ -279,10 +433,7 @@ final class HoldMaking: @unchecked Sendable {
         let f = try Fixture()
         let heldQueue = DispatchQueue(label: "refresh-computes-held")
         let held = Events<Seen>(), changes = Events<String>(), dogs = Events<Seen>(), list = Events<Seen>()
-        let alias = f.dir.url.deletingLastPathComponent().appendingPathComponent("alias-\(UUID().uuidString)")
-        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: f.dir.url)
-        defer { try? FileManager.default.removeItem(at: alias) }
-        let aliasConfig = Realm.Configuration(fileURL: alias.appendingPathComponent("test.realm"), objectTypes: f.schema)
+        let handle = try OtherHandle(f)
         let config = f.config
         try f.run { realm in
             try realm.write { realm.create(NPerson.self, value: ["name": "Ann"]) }
@@ -296,13 +447,8 @@ final class HoldMaking: @unchecked Sendable {
             let r = try Realm(configuration: config)
             return r.observe { n, _ in changes.add("\(n)") }
         }
-        let hold = HoldMaking(config.path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: heldQueue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
-        onNewThread {
-            let r = try! Realm(configuration: aliasConfig)
-            try! r.write { r.objects(NPerson.self).first!.dogs.append(NDog(value: ["name": "a"])) }
-        }
+        let hold = try f.holdWatchMaking(on: heldQueue, held)
+        handle.write { r in r.objects(NPerson.self).first!.dogs.append(NDog(value: ["name": "a"])) }
         try f.run { realm in
             if how == "object" {
                 // (the Realm, with no observer of its own, reads the new commit; its object

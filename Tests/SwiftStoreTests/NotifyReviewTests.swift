@@ -17,19 +17,11 @@ import TestSupport
         let f = try Fixture()
         let queue = DispatchQueue(label: "review-held")
         let held = Events<Seen>(), list = Events<String>(), owners = Events<String>()
-        let alias = f.dir.url.deletingLastPathComponent().appendingPathComponent("alias-\(UUID().uuidString)")
-        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: f.dir.url)
-        defer { try? FileManager.default.removeItem(at: alias) }
-        let aliasConfig = Realm.Configuration(fileURL: alias.appendingPathComponent("test.realm"), objectTypes: f.schema)
-        let hold = HoldMaking(f.config.path)
-        try f.run { realm in f.tokens.append(realm.objects(NToy.self).observe(on: queue) { held.add(Seen($0)) }) }
-        #expect(hold.waitEntered())
-        onNewThread {
-            let r = try! Realm(configuration: aliasConfig)
-            try! r.write {
-                let p = r.create(NPerson.self, value: ["name": "Ann"])
-                for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n])) }
-            }
+        let other = try OtherHandle(f)
+        let hold = try f.holdWatchMaking(on: queue, held)
+        other.write { r in
+            let p = r.create(NPerson.self, value: ["name": "Ann"])
+            for n in ["a", "b"] { p.dogs.append(NDog(value: ["name": n])) }
         }
         try f.run { realm in
             realm.refresh()

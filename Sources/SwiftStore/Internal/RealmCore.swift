@@ -66,6 +66,12 @@ final class RealmCore {
     let anchor = Anchor()
     /// Whether notifications move this instance to the newest version (`Realm.autorefresh`).
     var autorefresh = true
+    /// Set while the blocks of this Realm's Realm observers run (`FileNotifier`, notifier's lock
+    /// held to change it; only the Realm's own thread, queue or actor sets it): a Realm
+    /// notification raised meanwhile is not sent, also to an observer registered in such a block
+    /// on a new delivery target, as RealmSwift's Realm sends none from inside one of its
+    /// notification blocks (docs/ARCHITECTURE.md, Change notifications).
+    var notifyingRealmObservers = false
     /// Whether this is a frozen Realm: a read transaction pinned at one version
     /// (`cs_txn_freeze`), never moved or written, readable from any thread at once
     /// (docs/ARCHITECTURE.md, Frozen snapshots).
@@ -286,6 +292,10 @@ final class RealmCore {
     deinit {
         for p in nameStrings { free(p) }
         anchor.core = nil
+        if RealmCore.deinitHooksArmed.load(ordering: .relaxed),
+           let hook = RealmCore.deinitForTesting.withLock({ $0[config.path] }) {
+            hook(queue)
+        }
         guard ownsHandle else {
             if ownsTxn, let t = _txn { cs_txn_end(t) }
             return
@@ -568,6 +578,13 @@ final class RealmCore {
         CoreCall.must(rc, "Beginning a write transaction")
         mutations &+= 1
     }
+
+    /// For tests: runs in the `deinit` of every instance of that path, with the queue it is
+    /// confined to (where, on which thread, a Realm is let go: docs/ARCHITECTURE.md, Change
+    /// notifications).
+    static let deinitForTesting = Locked<[String: @Sendable (DispatchQueue?) -> Void]>([:])
+    /// Set when `deinitForTesting` was ever used (`deinit` skips its lock until then).
+    static let deinitHooksArmed = Atomic<Bool>(false)
 
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
     /// notifications were delivered and before the write lock is taken (a commit landing there).

@@ -22,8 +22,14 @@ open class NotificationToken: @unchecked Sendable {
         lock.lock()
         let s = stop
         stop = nil
+        // (the token keeps nothing of its observer once stopped: the observer, its block and the
+        // Realm the block reads go with the notifier's last reference, on the observer's own
+        // thread; docs/ARCHITECTURE.md, Change notifications)
+        let r = registration
+        registration = nil
         lock.unlock()
         s?()
+        withExtendedLifetime(r) {}
     }
 
     deinit {

@@ -55,8 +55,10 @@ final class Registration: @unchecked Sendable {
     let target: DeliveryTarget
     /// Objects: the values of these columns read through the delivering Realm.
     let readValues: ((RealmCore, [UInt32]) -> [Any?])?
-    /// Runs on the target with the delivering Realm (nil payload: a Realm notification).
-    let callback: (RealmCore, ChangePayload) -> Void
+    /// Runs on the target with the delivering Realm. Guarded by the notifier's lock: deliveries
+    /// copy it under the lock, and unregistering takes it out, so that it (and the Realm its
+    /// collection holds) goes on the target's thread, whatever still holds the registration.
+    var callback: ((RealmCore, ChangePayload) -> Void)?
     let live = Atomic<Bool>(true)
     /// Whether the watch's first change set (the initial one) was taken. Guarded by the
     /// notifier's lock.
@@ -102,15 +104,117 @@ final class DeliveryTarget: @unchecked Sendable {
     /// records that one was skipped, and the delivery schedules another when it ends.
     var delivering = false
     var deferred = false
+    /// Set (lock held) when the target's last observer is unregistered and the target leaves
+    /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
+    var dropped = false
+    /// A run loop's thread: where what is let go of the target from another thread waits for
+    /// the run loop, or for the thread's end when its run loop no longer turns.
+    let inbox: ThreadInbox?
 
     init(core: RealmCore?, runLoop: RunLoop?, queue: DispatchQueue?, actor: (any Actor)? = nil,
          config: Realm.Configuration) {
         self.core = core
         self.runLoop = runLoop
+        inbox = runLoop != nil ? ThreadInbox.current : nil
         self.queue = queue
         self.actor = actor
         self.config = config
     }
+}
+
+/// A reference handed to a block that runs on a delivery target's thread, queue or actor,
+/// taken out there, so that it is let go there and not on the thread that ends the block's
+/// task or releases its timer.
+private final class Box<T: AnyObject>: @unchecked Sendable {
+    private var value: T?
+    init(_ value: T) { self.value = value }
+    /// Takes `value`'s reference, leaving nil there, so that the box holds the only one the
+    /// caller had.
+    init(taking value: inout T?) { swap(&self.value, &value) }
+    /// The value, once; a call whose result is unused lets go of it at once.
+    @discardableResult
+    func take() -> T? {
+        defer { value = nil }
+        return value
+    }
+}
+
+/// What other threads let go of a thread's delivery targets (their Realms, their observers),
+/// let go on that thread: by a timer on its run loop, or when the thread ends, if its run loop
+/// never turns again (a timer added to it would never fire, and the Realm would stay open).
+final class ThreadInbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Any] = []
+    private var ended = false
+
+    /// Takes `realm` and `held`, leaving nil and nothing there (under the inbox's lock, so that a
+    /// drain running meanwhile never leaves the caller's reference the last one), unless the
+    /// thread has ended (false: nothing of the thread can take the Realm from its cache any
+    /// more, and the caller lets go of it).
+    func add(taking realm: inout RealmCore?, _ held: inout [Any]) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if ended { return false }
+        items.append(realm as Any)
+        items.append(held)
+        realm = nil
+        held = []
+        return true
+    }
+
+    /// Lets go of what was added (on the inbox's thread).
+    func drain(ending: Bool = false) {
+        lock.lock()
+        if ending { ended = true }
+        let taken = items
+        items = []
+        lock.unlock()
+        withExtendedLifetime(taken) {}
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { p in
+            guard let p else { return }
+            Unmanaged<ThreadInbox>.fromOpaque(p).takeRetainedValue().drain(ending: true)
+        }
+        return key
+    }()
+
+    /// The calling thread's inbox (drained when the thread ends).
+    static var current: ThreadInbox {
+        if let p = pthread_getspecific(key) { return Unmanaged<ThreadInbox>.fromOpaque(p).takeUnretainedValue() }
+        let inbox = ThreadInbox()
+        pthread_setspecific(key, Unmanaged.passRetained(inbox).toOpaque())
+        return inbox
+    }
+}
+
+/// References (an observer's block and maker) taken from their owner, to be let go with this.
+private final class Held {
+    private var items: [Any] = []
+    init(taking items: inout [Any]) { swap(&self.items, &items) }
+}
+
+/// The notifier's lock, which knows the thread holding it (for tests: where a Realm is let go).
+final class NotifierLock: @unchecked Sendable {
+    private let base = NSLock()
+    private let owner = Atomic<UInt>(0)
+
+    func lock() {
+        base.lock()
+        owner.store(NotifierLock.me, ordering: .relaxed)
+    }
+
+    func unlock() {
+        owner.store(0, ordering: .relaxed)
+        base.unlock()
+    }
+
+    /// Whether the calling thread holds the lock.
+    var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == NotifierLock.me }
+
+    private static var me: UInt { UInt(bitPattern: Int(bitPattern: unsafeBitCast(pthread_self(), to: UInt.self))) }
 }
 
 /// The notifier of one file in this process (docs/ARCHITECTURE.md, Change notifications): a
@@ -119,7 +223,7 @@ final class DeliveryTarget: @unchecked Sendable {
 final class FileNotifier: @unchecked Sendable {
     let path: String
     private let core: NotifierCore
-    private let lock = NSLock()
+    private let lock = NotifierLock()
     /// Guarded by `lock`.
     private var targets: [ObjectIdentifier: DeliveryTarget] = [:]
     private var users = 0
@@ -208,17 +312,27 @@ final class FileNotifier: @unchecked Sendable {
         stopped.signal()
     }
 
+    /// Whether the calling thread holds the notifier's lock (for tests).
+    var lockIsHeldByCurrentThread: Bool { lock.isHeldByCurrentThread }
+
     /// Signalled once the thread has closed the core notifier (for tests).
     let stopped = DispatchSemaphore(value: 0)
 
-    /// Targets with something to deliver (lock held); marks them scheduled.
-    private func dueTargets(moved: Bool) -> [DeliveryTarget] {
-        var due: [DeliveryTarget] = []
-        for t in targets.values where !t.scheduled && isDue(t, moved: moved) {
+    /// Schedules the targets with something to deliver (lock held), but `except`; returns how
+    /// many. Scheduling under the lock keeps every reference to a target in its delivery (a
+    /// timer, a queue's block, an actor's task, released on the target), so no list of targets
+    /// outlives the lock on the thread that computed them: an observer unregistered meanwhile
+    /// never has its target, and the Realm the target holds, let go on the notifier thread or
+    /// a committing thread (docs/ARCHITECTURE.md, Change notifications).
+    @discardableResult
+    private func scheduleDue(moved: Bool, except: DeliveryTarget? = nil) -> Int {
+        var count = 0
+        for t in targets.values where t !== except && !t.scheduled && isDue(t, moved: moved) {
             t.scheduled = true
-            due.append(t)
+            schedule(t)
+            count += 1
         }
-        return due
+        return count
     }
 
     /// Whether target `t` has something to deliver (lock held): a watch's change set, one held
@@ -245,17 +359,25 @@ final class FileNotifier: @unchecked Sendable {
             return
         }
         t.scheduled = true
-        lock.unlock()
         schedule(t)
+        lock.unlock()
     }
 
-    /// Runs the delivery of `t` on its thread or queue.
+    /// Runs the delivery of `t` on its thread or queue (called with the lock held: see
+    /// `scheduleDue`). What the delivery holds of `t` is let go there.
     private func schedule(_ t: DeliveryTarget) {
         if let q = t.queue {
             q.async { [self] in deliver(t) }
         } else if let a = t.actor {
-            // on a thread of the notifier's own, not the concurrent pool (DeliveryExecutor)
-            Task(executorPreference: DeliveryExecutor.shared) { await FileNotifier.run(on: a) { [self] in deliver(t) } }
+            // on a thread of the notifier's own, not the concurrent pool (DeliveryExecutor);
+            // the task's reference to the target is taken and let go on the actor, not on the
+            // thread that ends the task
+            let box = Box(t)
+            Task(executorPreference: DeliveryExecutor.shared) {
+                await FileNotifier.run(on: a) { [self] in
+                    if let t = box.take() { deliver(t) }
+                }
+            }
         } else if let rl = t.runLoop {
             let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in deliver(t) }
             rl.add(timer, forMode: .common)
@@ -290,14 +412,14 @@ final class FileNotifier: @unchecked Sendable {
             return false
         }
         let moved = core.advance()
-        let due = dueTargets(moved: moved)
+        let due = scheduleDue(moved: moved)
         let version = moved ? core.version : 0
         lock.unlock()
         if moved {
             CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                        "Computed the changes of version \(version) of '\(path)': \(due.count) observing Realm(s) to notify")
+                        "Computed the changes of version \(version) of '\(path)': \(due) observing Realm(s) to notify")
         }
-        for t in due { schedule(t) }
+        if makingWatches { FileNotifier.runScheduledHook(path) }
         return true
     }
 
@@ -348,10 +470,8 @@ final class FileNotifier: @unchecked Sendable {
         if !closed && self.core.follows(core) { r.version = NotifierCore.version(of: core) }
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
-        var schedule = false
-        // (targets an advance below made due, scheduled as any advance's: Realm observers get
-        // `.didChange` for the version computed here)
-        var due: [DeliveryTarget] = []
+        // (targets an advance below made due are scheduled as any advance's: Realm observers
+        // get `.didChange` for the version computed here)
         if let makeWatch, onNotifierThread, !closed {
             // made at the notifier's next round, at the newest version (never older than the
             // registering Realm's), so that a write made before it is in the initial state
@@ -364,7 +484,7 @@ final class FileNotifier: @unchecked Sendable {
             // state
             var from = NotifierCore.version(of: core)
             if let fresh { from = max(from, NotifierCore.version(of: fresh)) }
-            if self.core.version < from { due = dueTargets(moved: self.core.advance()) }
+            if self.core.version < from { scheduleDue(moved: self.core.advance()) }
             if let made = fresh {
                 if t.core == nil && !closed && self.core.follows(made) {
                     if NotifierCore.version(of: made) < self.core.version { self.core.advance(made) }
@@ -385,13 +505,13 @@ final class FileNotifier: @unchecked Sendable {
             if behind && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
             r.watch = w
             r.madeOnRegisteringThread = true
-            schedule = w != nil && self.core.pending(w!) && !t.scheduled
-            if schedule { t.scheduled = true }
+            if w != nil && self.core.pending(w!) && !t.scheduled {
+                t.scheduled = true
+                schedule(t)
+            }
         }
         lock.unlock()
         withExtendedLifetime((fresh, snapshot)) {}
-        for d in due { self.schedule(d) }
-        if schedule { self.schedule(t) }
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
         return token
@@ -443,13 +563,11 @@ final class FileNotifier: @unchecked Sendable {
         // that Realm reads exists there. The advance's change sets are scheduled like any other
         // (`moved` too: Realm observers get their `.didChange`).
         let newest = batch.map { $0.0.version }.max() ?? 0
-        var due: [DeliveryTarget] = []
-        if core.version < newest { due = dueTargets(moved: core.advance()) }
+        if core.version < newest { scheduleDue(moved: core.advance()) }
         if core.version < newest {
             // (the advance failed: made at the next round)
             unmade.append(contentsOf: batch.map(\.0))
             lock.unlock()
-            for d in due { schedule(d) }
             batch = []
             return
         }
@@ -464,20 +582,18 @@ final class FileNotifier: @unchecked Sendable {
                 install(r, make(core), at: at)
             }
             lock.unlock()
-            for d in due { schedule(d) }
             batch = []
             group.leave()
             return
         }
         making.enter()
         lock.unlock()
-        for d in due { schedule(d) }
-        due = []
         var made: [(Registration, NotifierCore.Watch?)] = []
         for (r, make) in batch where r.live.load(ordering: .relaxed) {
             FileNotifier.runMakingHook(path)
             made.append((r, make(side)))
         }
+        FileNotifier.runMadeHook(path, made.count)
         lock.lock()
         let watches = made.compactMap(\.1)
         if core.adopt(watches, from: side) {
@@ -533,6 +649,29 @@ final class FileNotifier: @unchecked Sendable {
     /// Set when `beforeMakingForTesting` was ever used (watch making skips its lock until then).
     static let makingHooksArmed = Atomic<Bool>(false)
 
+    /// For tests: runs once, on the thread making the watches of new query and collection
+    /// observers of the file at that path, once a batch's watches were made on the side notifier
+    /// and before they are handed over under the lock, with how many there are.
+    static let afterMakingForTesting = Locked<[String: @Sendable (Int) -> Void]>([:])
+
+    private static func runMadeHook(_ path: String, _ count: Int) {
+        if makingHooksArmed.load(ordering: .relaxed),
+           let hook = afterMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook(count)
+        }
+    }
+
+    /// For tests: runs once on the notifier thread of the file at that path, after a round of
+    /// its loop scheduled what was due and released the lock.
+    static let afterSchedulingForTesting = Locked<[String: @Sendable () -> Void]>([:])
+
+    private static func runScheduledHook(_ path: String) {
+        if makingHooksArmed.load(ordering: .relaxed),
+           let hook = afterSchedulingForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook()
+        }
+    }
+
     private static func runMakingHook(_ path: String) {
         if makingHooksArmed.load(ordering: .relaxed),
            let hook = beforeMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
@@ -547,31 +686,101 @@ final class FileNotifier: @unchecked Sendable {
         r.batch = nil
         if let w = r.watch { core.free(w) }
         r.watch = nil
+        // (what may hold the Realm goes with it, on the target's thread; `r` itself may be let
+        // go anywhere)
+        var held: [Any] = [r.callback as Any, r.maker as Any]
+        r.callback = nil
         r.maker = nil
         unmade.removeAll { $0 === r }
         let t = r.target
         t.registrations.removeAll { $0 === r }
         if r.watchless { t.realmObservers -= 1 }
         var dropped: DeliveryTarget?
+        var droppedRealm: RealmCore?
         if t.registrations.isEmpty, let key = targets.first(where: { $0.value === t })?.key {
             dropped = targets.removeValue(forKey: key)
+            t.dropped = true
+            droppedRealm = t.core
+            t.core = nil
         }
         lock.unlock()
         // (a batch making this observer's watch lets go of it first, so that the last
         // reference is not dropped on the thread making watches)
         batch?.wait()
+        // the target's Realm goes on the target's own thread (docs/ARCHITECTURE.md, Change
+        // notifications)
+        if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, with: &held, on: t) }
+        held = []
         withExtendedLifetime(dropped) {}
         release()
     }
 
-    /// Calls the Realm observers of `core` with `.didChange` (after a commit through it).
+    /// Lets go of `realm`, the Realm of the dropped target `t`, and of `held` (what of its last
+    /// observer may hold it) on the target's own thread: in a block on its queue, on its actor,
+    /// or through its run loop thread's inbox when the caller is another thread (here otherwise,
+    /// and when that thread has ended). The caches hold Realms unretained, so the last reference
+    /// to a Realm (its own thread may take it from its cache meanwhile) is then never dropped on
+    /// the thread that unregistered its observer, the notifier thread, or under the lock
+    /// (docs/ARCHITECTURE.md, Change notifications).
+    private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget) {
+        let onOwnThread = realm?.isOnOwnerThread ?? true
+        // (the observer's block and maker go with it: they may hold the same Realm, through
+        // their collection)
+        if let q = t.queue {
+            let box = Box(taking: &realm), observer = Box(Held(taking: &held))
+            q.async { _ = box.take(); _ = observer.take() }
+        } else if let a = t.actor {
+            let box = Box(taking: &realm), observer = Box(Held(taking: &held))
+            Task(executorPreference: DeliveryExecutor.shared) {
+                await FileNotifier.run(on: a) { _ = box.take(); _ = observer.take() }
+            }
+        } else if let rl = t.runLoop, !onOwnThread, let inbox = t.inbox {
+            // (an ended thread's inbox takes nothing: its Realm goes here)
+            if inbox.add(taking: &realm, &held) {
+                rl.add(Timer(timeInterval: 0, repeats: false) { _ in inbox.drain() }, forMode: .common)
+            }
+        }
+        // (otherwise the box, the last reference, goes here, on the Realm's own thread)
+    }
+
+    /// Calls the Realm observers of `core` with `.didChange` (after a commit through it). As in
+    /// realm-core, this is not a delivery (`delivering` stays unset): `refresh()` and
+    /// `beginWrite` in these blocks move the Realm and deliver collection change sets.
     func realmDidChange(_ core: RealmCore) {
         lock.lock()
-        let observers = targets[ObjectIdentifier(core)]?.registrations.filter { $0.watchless } ?? []
-        lock.unlock()
-        for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, ChangePayload())
+        guard let t = targets[ObjectIdentifier(core)] else {
+            lock.unlock()
+            return
         }
+        let observers = t.registrations.filter { $0.watchless }
+        lock.unlock()
+        notifyRealmObservers(observers, of: t, core, .didChange)
+    }
+
+    /// Calls `observers`, Realm observers of `t`, with `notification` on the target's thread,
+    /// unless a Realm observer's block of `core` is running (a `refresh()` or a commit inside one,
+    /// also for observers registered there on a new target):
+    /// that notification is not sent, as RealmSwift's Realm sends none from inside its
+    /// notification blocks; the blocks never nest (docs/ARCHITECTURE.md, Change notifications).
+    private func notifyRealmObservers(_ observers: [Registration], of t: DeliveryTarget, _ core: RealmCore,
+                                      _ notification: Realm.Notification) {
+        if observers.isEmpty { return }
+        lock.lock()
+        if core.notifyingRealmObservers {
+            lock.unlock()
+            return
+        }
+        core.notifyingRealmObservers = true
+        let blocks = observers.map { $0.callback }
+        lock.unlock()
+        var p = ChangePayload()
+        p.realmNotification = notification
+        for (r, block) in zip(observers, blocks) where r.live.load(ordering: .sequentiallyConsistent) {
+            block?(core, p)
+        }
+        lock.lock()
+        core.notifyingRealmObservers = false
+        lock.unlock()
     }
 
     /// How many observers are registered (for tests).
@@ -618,12 +827,10 @@ final class FileNotifier: @unchecked Sendable {
     func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
         // snapshots no longer needed go after the lock is released
         var released: [RealmCore?] = []
-        var due: [DeliveryTarget] = []
         lock.lock()
         defer {
             lock.unlock()
             released = []
-            for d in due { schedule(d) }
         }
         if closed { return }
         let moved = core.advance()
@@ -637,7 +844,7 @@ final class FileNotifier: @unchecked Sendable {
             if !p.isEmpty { r.carried.append(p) }
         }
         // (scheduled as any advance's: Realm observers get `.didChange` for a version computed here)
-        due = dueTargets(moved: moved)
+        scheduleDue(moved: moved)
     }
 
     /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
@@ -650,12 +857,8 @@ final class FileNotifier: @unchecked Sendable {
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
     /// without notifying them), after computing the newest version.
     func skip(_ tokens: [NotificationToken]) {
-        var due: [DeliveryTarget] = []
         lock.lock()
-        defer {
-            lock.unlock()
-            for d in due { schedule(d) }
-        }
+        defer { lock.unlock() }
         if closed { return }
         let moved = core.advance()
         for tok in tokens {
@@ -663,7 +866,7 @@ final class FileNotifier: @unchecked Sendable {
         }
         // (the commit's version is computed here: its change sets are scheduled here, Realm
         // observers' `.didChange` too, and `committed()` then finds nothing new)
-        due = dueTargets(moved: moved)
+        scheduleDue(moved: moved)
     }
 
     // MARK: Delivery
@@ -708,9 +911,8 @@ final class FileNotifier: @unchecked Sendable {
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
-        let due = dueTargets(moved: self.core.advance()).filter { $0 !== t }
+        scheduleDue(moved: self.core.advance(), except: t)
         lock.unlock()
-        for d in due { schedule(d) }
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
 
@@ -720,12 +922,16 @@ final class FileNotifier: @unchecked Sendable {
     func deliver(_ t: DeliveryTarget, force: Bool = false, beforeWrite: Bool = false) -> Bool {
         // (an object observer's registration may have set a queue's Realm from its thread)
         lock.lock()
+        if t.dropped {
+            lock.unlock()
+            return false
+        }
         let unopened = t.queue != nil && t.core == nil
         lock.unlock()
         if unopened {
             guard let c = try? RealmCore.open(t.config, queue: t.queue) else { return false }
             lock.lock()
-            if t.core == nil { t.core = c }
+            if t.core == nil && !t.dropped { t.core = c }
             lock.unlock()
         }
         lock.lock()
@@ -750,13 +956,11 @@ final class FileNotifier: @unchecked Sendable {
         }
         let moves = rv < nv
         if moves && !core.autorefresh && !force {
+            // (as realm-core's, outside a delivery: `refresh()` in these blocks moves the Realm
+            // and delivers)
             let observers = t.registrations.filter { $0.watchless && $0.live.load(ordering: .relaxed) }
             lock.unlock()
-            for r in observers where r.live.load(ordering: .sequentiallyConsistent) {
-                var p = ChangePayload()
-                p.realmNotification = .refreshRequired
-                r.callback(core, p)
-            }
+            notifyRealmObservers(observers, of: t, core, .refreshRequired)
             return false
         }
         var out: [(Registration, ChangePayload)] = []
@@ -796,7 +1000,8 @@ final class FileNotifier: @unchecked Sendable {
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
-        let realmObservers = moves ? t.registrations.filter { $0.watchless } : []
+        var realmObservers = moves ? t.registrations.filter { $0.watchless } : []
+        var blocks = out.map { $0.0.callback }
         let calls = !out.isEmpty || !realmObservers.isEmpty
         if calls { t.delivering = true }
         lock.unlock()
@@ -804,20 +1009,25 @@ final class FileNotifier: @unchecked Sendable {
         guard calls else { return moves }
         CoreLog.log(.debug, Category.Storage.notification.rawValue,
                     "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
-        for (r, p) in out where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, p)
+        for ((r, p), block) in zip(out, blocks) where r.live.load(ordering: .sequentiallyConsistent) {
+            block?(core, p)
         }
-        for r in realmObservers where r.live.load(ordering: .sequentiallyConsistent) {
-            r.callback(core, ChangePayload())
-        }
+        notifyRealmObservers(realmObservers, of: t, core, .didChange)
+        // (an observer unregistered meanwhile, its token released in a block, may have its last
+        // reference here: let go now, on the target's thread, not under the lock below)
+        out = []
+        blocks = []
+        realmObservers = []
         // what a block's write or refresh skipped (or a nested run loop's delivery) comes next
         lock.lock()
         t.delivering = false
         let again = t.deferred && !t.scheduled && !closed
         t.deferred = false
-        if again { t.scheduled = true }
+        if again {
+            t.scheduled = true
+            schedule(t)
+        }
         lock.unlock()
-        if again { schedule(t) }
         return moves
     }
 }

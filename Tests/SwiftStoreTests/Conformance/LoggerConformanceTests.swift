@@ -13,14 +13,23 @@ final class CfLogged: Object {
 
 /// Collects messages (from any thread).
 final class CfLogSink: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var entries: [(LogLevel, String, String)] = []
     func add(_ level: LogLevel, _ category: String, _ message: String) {
-        lock.lock(); entries.append((level, category, message)); lock.unlock()
+        lock.lock(); entries.append((level, category, message)); lock.broadcast(); lock.unlock()
     }
     func messages(containing text: String) -> [(LogLevel, String, String)] {
         lock.lock(); defer { lock.unlock() }
         return entries.filter { $0.2.contains(text) }
+    }
+    /// Waits (up to `timeout` seconds) until a message satisfying `match` was logged; whether one was.
+    func wait(timeout: TimeInterval = 10, for match: ((LogLevel, String, String)) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock(); defer { lock.unlock() }
+        while !entries.contains(where: match) {
+            if !lock.wait(until: deadline) { return entries.contains(where: match) }
+        }
+        return true
     }
 }
 
@@ -138,9 +147,14 @@ struct LoggerConformanceTests {
             try! r.write { r.add(CfLogged()) }
         }
         #expect(events.next() == "update 1")
-        let notifier = sink.messages(containing: path).filter { $0.1 == "Realm.Storage.Notification" }
-        #expect(notifier.contains { $0.0 == .debug && $0.2.contains("Computed the changes of version") })
-        #expect(notifier.contains { $0.0 == .debug && $0.2.contains("Delivering") })
+        // (the thread that computed the changes, the notifier's or the committer's, logs that
+        // after it scheduled the delivery, outside the notifier's lock: the line may come after
+        // the delivery's)
+        func notifierLine(_ text: String) -> ((LogLevel, String, String)) -> Bool {
+            { $0.0 == .debug && $0.1 == "Realm.Storage.Notification" && $0.2.contains(path) && $0.2.contains(text) }
+        }
+        #expect(sink.wait(for: notifierLine("Computed the changes of version")))
+        #expect(sink.wait(for: notifierLine("Delivering")))
         try thread.sync { token.value?.invalidate() }
         thread.stop()
     }
