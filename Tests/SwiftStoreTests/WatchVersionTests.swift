@@ -4,8 +4,9 @@ import Testing
 import TestSupport
 @testable import SwiftStore
 
-/// Review tests for the notify4 branch (watches made off the lock, on the notifier thread).
-@Suite struct NotifyReviewTests {
+/// Watches made off the notifier's lock, on the notifier thread: never older than the
+/// registering Realm's version.
+@Suite struct WatchVersionTests {
     /// A List (and a LinkingObjects) observer registered through a Realm that reads a version the notifier has not
     /// computed yet (another process's commit, which this process's notifier sees only when its
     /// thread wakes and advances; here a commit through another path to the same file, which
