@@ -199,6 +199,8 @@ struct cs_dbfile {
                                 next-fit search for the next commit's hot part starts there
                                 (commit.c, P3a); in memory only, 0 after opening */
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
+    int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
+    uint64_t jsize;          /* its size as this process last saw it */
 };
 
 struct cs_db {

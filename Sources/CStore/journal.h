@@ -1,0 +1,68 @@
+/*
+ * journal.h -- the commit journal `<file>.journal` (journal.c, docs/FORMAT.md §13): a durable
+ * commit of at most ONE_SYNC_MAX bytes appends one record (its runs and the header) to the
+ * journal and syncs only the journal; its in-place writes to the database file stay in the page
+ * cache until a checkpoint syncs the database file and empties the journal. Opening replays the
+ * records a power cut left.
+ */
+#ifndef CSTORE_JOURNAL_H
+#define CSTORE_JOURNAL_H
+
+#include "internal.h"
+
+/** The journal's shared state, in the lock file (docs/FORMAT.md §9, offsets 64-103); every
+ *  field changes only under the writer lock, or under the join lock while alone. */
+typedef struct journal_shared {
+    uint64_t gen;   /* generation of the journal's current header (0: not started this session) */
+    uint64_t end;   /* end of the last published record (JOURNAL_HDR: none) */
+    uint64_t id;    /* the database's journal id (docs/FORMAT.md §2, header bytes 144-159) */
+    uint64_t base;  /* the version the database file held durably at the last checkpoint */
+    uint32_t flags; /* JS_RECORDS | JS_UNJOURNALED */
+    uint32_t zero;
+} journal_shared;
+
+enum {
+    JS_RECORDS = 1,     /* a record was written since the last checkpoint (published or not) */
+    JS_UNJOURNALED = 2, /* a commit wrote in place without a record since the last checkpoint */
+};
+
+/** One run of a commit: `len` bytes of the commit's buffer at `off` go to `pos` in the file. */
+typedef struct journal_run {
+    uint64_t pos, len;
+    const uint8_t *src;
+} journal_run;
+
+/** At open, before the header is read: when no other process has the file open, replays the
+ *  journal's valid records onto the database file, syncs it and resets the journal. A read-only
+ *  opener that finds records gets CS_READONLY; a journal whose records belong to another file
+ *  is refused (CS_CORRUPT). */
+int journal_recover_open(cs_dbfile *f, bool readonly);
+
+/** Before a commit's first write, under the writer lock: checkpoints when the commit needs it
+ *  (docs/FORMAT.md §13, Checkpoints). `journaled`: the commit will append a record of
+ *  `reclen` bytes. */
+int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen);
+/** The size of the record of a commit with these runs. */
+uint64_t journal_record_size(const journal_run *runs, uint32_t n);
+/** Appends the record of a commit producing `version` and syncs the journal; *end gets the
+ *  offset the shared end moves to when the commit publishes (journal_published). */
+int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, uint64_t *end);
+/** After the commit's version is published: the shared end moves past its record (end 0: the
+ *  commit was not journaled; NOSYNC and MEMORY commits mark the journal JS_UNJOURNALED). */
+void journal_published(cs_dbfile *f, uint64_t end, bool unjournaled);
+/** Checkpoint: syncs the database file, then resets the journal durably (a new generation).
+ *  The caller holds the writer lock or is alone. */
+int journal_checkpoint(cs_dbfile *f);
+/** At the last close in the last process (under the join lock): a checkpoint when records
+ *  were written, so a clean shutdown leaves an empty journal. */
+void journal_last_close(cs_dbfile *f);
+/** Closes the journal's descriptor. */
+void journal_close(cs_dbfile *f);
+/** `<path>.journal`, malloc'd (NULL when out of memory). */
+char *journal_path(const char *path);
+
+/** What `swiftstore info` shows: records pending in the journal of `path` (read without
+ *  locks), its generation and end. CS_NOTFOUND when there is no journal. */
+int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *bytes);
+
+#endif
