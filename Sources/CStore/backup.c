@@ -381,7 +381,7 @@ int cs_backup_restore(const char *in, const char *path, const cs_options *opts, 
         if (orc == CS_OK) {
             if ((rc = file_claim(db->f)) == CS_OK) rc = lock_take_alone(db->f);
             /* the journal is emptied before the file is replaced (FORMAT.md §13) */
-            if (rc == CS_OK) rc = journal_checkpoint(db->f);
+            if (rc == CS_OK) rc = journal_checkpoint_records(db->f);
             if (rc != CS_OK) goto fail_tmp;
         } else if (orc != CS_CORRUPT && orc != CS_NOTFOUND) {
             rc = orc; /* a file that is not a database is replaced; any other failure stops */

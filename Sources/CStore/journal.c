@@ -84,12 +84,35 @@ static uint64_t header_check(const jheader *h)
     return x | 1;
 }
 
-/* The check of a record: file_run_hash of its bytes with the check word zero, seeded by the
- * generation and the id. */
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+/* The check of a record: a 64-bit hash of its bytes with the check word zero (len a multiple
+ * of 8), seeded by the generation and the id. Two lanes of xxHash64's round (the rotation
+ * carries every bit of a word into the low bits, so a flipped high bit cannot cancel out),
+ * then its final mix. */
 static uint64_t record_check(const uint8_t *rec, uint64_t len, uint64_t gen, uint64_t id)
 {
-    uint64_t h = file_run_hash(rec, len);
-    h = mix(mix(h ^ 0x9e3779b97f4a7c15ull, gen), id);
+    const uint64_t P1 = 0x9e3779b185ebca87ull, P2 = 0xc2b2ae3d27d4eb4full;
+    uint64_t a = gen ^ P1, b = id ^ P2;
+    uint64_t i = 0;
+    for (; i + 16 <= len; i += 16) {
+        uint64_t w0, w1;
+        memcpy(&w0, rec + i, 8);
+        memcpy(&w1, rec + i + 8, 8);
+        a = rotl(a + w0 * P2, 31) * P1;
+        b = rotl(b + w1 * P2, 31) * P1;
+    }
+    if (i + 8 <= len) {
+        uint64_t w;
+        memcpy(&w, rec + i, 8);
+        a = rotl(a + w * P2, 31) * P1;
+    }
+    uint64_t h = rotl(a, 7) + rotl(b, 18) + len;
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= 0x165667b19e3779f9ull;
+    h ^= h >> 32;
     return h | 1;
 }
 
@@ -422,6 +445,12 @@ static int checkpoint(cs_dbfile *f, bool closing)
 }
 
 int journal_checkpoint(cs_dbfile *f) { return checkpoint(f, false); }
+
+int journal_checkpoint_records(cs_dbfile *f)
+{
+    journal_shared *s = shared(f);
+    return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
+}
 
 int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen)
 {

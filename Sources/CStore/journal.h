@@ -53,6 +53,9 @@ void journal_published(cs_dbfile *f, uint64_t end, bool unjournaled);
 /** Checkpoint: syncs the database file, then resets the journal durably (a new generation).
  *  The caller holds the writer lock or is alone. */
 int journal_checkpoint(cs_dbfile *f);
+/** A checkpoint when the journal holds records (compaction and restore: a journal left with
+ *  records would belong to a file no path names). */
+int journal_checkpoint_records(cs_dbfile *f);
 /** At the last close in the last process (under the join lock): a checkpoint when records
  *  were written, so a clean shutdown leaves an empty journal. */
 void journal_last_close(cs_dbfile *f);

@@ -103,14 +103,15 @@ final class PowerCutIO {
         x.fdatasync = { ctx, fd in
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
             if me.otherFDs.contains(fd) { return Glibc.fdatasync(fd) }
+            // after a sync the disk holds the file's bytes, other processes' writes included
             if me.journalFDs.contains(fd) {
                 guard me.event(.jsync) else { errno = EIO; return -1 }
-                me.jsynced = PowerCutIO.apply(me.jpending, to: me.jsynced)
+                me.jsynced = PowerCutIO.contents(fd) ?? PowerCutIO.apply(me.jpending, to: me.jsynced)
                 me.jpending = []
                 return Glibc.fdatasync(fd)
             }
             guard me.event(.sync) else { errno = EIO; return -1 }
-            me.synced = PowerCutIO.apply(me.pending, to: me.synced)
+            me.synced = PowerCutIO.contents(fd) ?? PowerCutIO.apply(me.pending, to: me.synced)
             me.pending = []
             return Glibc.fdatasync(fd)
         }
@@ -145,6 +146,15 @@ final class PowerCutIO {
     /// The disk state if the power went now (for a cut after the last event).
     func cutNow() { if cut == nil { cut = (synced, pending, jsynced, jpending) } }
 
+    /// The bytes of the file open at `fd`.
+    static func contents(_ fd: Int32) -> [UInt8]? {
+        var st = stat()
+        guard Glibc.fstat(fd, &st) == 0 else { return nil }
+        var d = [UInt8](repeating: 0, count: Int(st.st_size))
+        let n = d.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, $0.count, 0) }
+        return n == d.count ? d : nil
+    }
+
     static func apply(_ ops: [Op], to image: [UInt8]) -> [UInt8] {
         var d = image
         for op in ops { apply(op, to: &d) }
@@ -161,10 +171,10 @@ final class PowerCutIO {
         }
     }
 
-    func open(_ path: String, flags: Int = 0) throws -> OpaquePointer {
+    func open(_ path: String, flags: Int = 0, durability: cs_durability = CS_DURABILITY_FULL) throws -> OpaquePointer {
         var opts = cs_options()
         opts.flags = UInt32(flags)
-        opts.durability = CS_DURABILITY_FULL
+        opts.durability = durability
         opts.io = UnsafePointer(io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "cs_db_open through the power-cut cs_io")
@@ -175,7 +185,7 @@ final class PowerCutIO {
 /// The disk images a power cut may leave, given the synced image and the unsynced operations.
 /// `light`: fewer random variants per cut (for commits with many events, outside the full
 /// campaign).
-private func powerCutImages(_ synced: [UInt8], _ pending: [PowerCutIO.Op],
+func powerCutImages(_ synced: [UInt8], _ pending: [PowerCutIO.Op],
                             _ rng: inout SeededRNG, light: Bool) -> [(String, [UInt8])] {
     let page = 4096
     var out: [(String, [UInt8])] = [("none of the unsynced writes", synced)]
