@@ -558,3 +558,9 @@ int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *b
     journal_close(&f);
     return CS_OK;
 }
+
+int cs_file_journal_info(const char *path, uint64_t *records, uint64_t *bytes)
+{
+    uint64_t gen;
+    return journal_peek(path, records, &gen, bytes);
+}

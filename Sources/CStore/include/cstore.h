@@ -361,6 +361,15 @@ int cs_db_verify(cs_db *db);
  */
 int cs_file_verify(const char *path);
 
+/**
+ * The commit journal of the database at `path` (`<path>.journal`, docs/FORMAT.md §13), read
+ * without locks: *records gets the number of valid records since its last checkpoint and *bytes
+ * their size. Records are normal while a process has the file open (its commits since the last
+ * checkpoint); with no process there they are commits a crash left, which the next read-write
+ * open replays. CS_NOTFOUND when there is no journal.
+ */
+int cs_file_journal_info(const char *path, uint64_t *records, uint64_t *bytes);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Compaction and copies (docs/FORMAT.md §11)                                               */
 /* ---------------------------------------------------------------------------------------- */

@@ -148,6 +148,10 @@ struct Info: ParsableCommand {
             // the header's newest slot was passed over: the file opened at an older version
             report["rejectedCommit"] = ["version": Int(rejected.version), "reason": rejected.reason]
         }
+        // the commit journal (docs/FORMAT.md §13): commits since its last checkpoint
+        var journalRecords: UInt64 = 0, journalBytes: UInt64 = 0
+        let hasJournal = cs_file_journal_info(file, &journalRecords, &journalBytes) == 0
+        report["journalRecords"] = Int(journalRecords)
         if json {
             print(jsonString(report))
             return
@@ -157,6 +161,9 @@ struct Info: ParsableCommand {
         print("version:       \(stats.version)")
         if let rejected {
             print("rejected:      a newer commit (version \(rejected.version)) was rejected: \(rejected.reason)")
+        }
+        if hasJournal {
+            print("journal:       \(journalRecords) commits (\(journalBytes) bytes) since its last checkpoint")
         }
         print("file size:     \(stats.file_size) bytes")
         print("logical size:  \(stats.logical_size) bytes")
