@@ -941,7 +941,7 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     uint64_t reclen = journal_record_size(runs, nruns + 1);
     /* a checkpoint, when the commit needs one, comes before any write of it (journal.c
      * invariant 2); the header is built after it (a first checkpoint sets the file's id) */
-    int rc = journal_before_commit(f, journaled, reclen);
+    int rc = journal_before_commit(f, journaled, reclen, newver);
     if (rc == CS_OK) rc = grow_to(f, lo->end);
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
     if (rc == CS_OK && journaled) {
@@ -1001,7 +1001,7 @@ static void shrink_truncate(cs_dbfile *f, const commit_space *sp, uint64_t new_e
 static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t end, uint64_t jend)
 {
     /* journal.c invariant 3: the shared end moves past the record only now */
-    journal_published(f, jend, f->durability != CS_DURABILITY_FULL);
+    journal_published(f, jend, newver);
     pthread_mutex_lock(&f->mu);
     f->selector = nsel;
     f->version = newver;

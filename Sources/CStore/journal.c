@@ -441,6 +441,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
     s->base = base;
     s->end = JOURNAL_HDR;
     s->flags = 0;
+    s->last = base;
     return CS_OK;
 }
 
@@ -452,12 +453,15 @@ int journal_checkpoint_records(cs_dbfile *f)
     return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
 }
 
-int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen)
+int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen, uint64_t version)
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
     if (journaled) {
-        if (!s->gen || (s->flags & JS_UNJOURNALED) || s->end + reclen > JOURNAL_LIMIT) TRY(journal_checkpoint(f));
+        /* the record must follow the last one (or the checkpoint's base) in the version sequence
+         * (invariant 1): a version made without a record in between needs a checkpoint */
+        if (!s->gen || (s->flags & JS_UNJOURNALED) || s->last + 1 != version || s->end + reclen > JOURNAL_LIMIT)
+            TRY(journal_checkpoint(f));
         return jopen(f, true);
     }
     /* a commit in place: no older record may be replayed over it */
@@ -512,12 +516,16 @@ int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t v
     return rc;
 }
 
-void journal_published(cs_dbfile *f, uint64_t end, bool unjournaled)
+void journal_published(cs_dbfile *f, uint64_t end, uint64_t version)
 {
     journal_shared *s = shared(f);
     if (!s) return;
-    if (end) __atomic_store_n(&s->end, end, __ATOMIC_RELEASE);
-    if (unjournaled) s->flags |= JS_UNJOURNALED;
+    if (end) {
+        __atomic_store_n(&s->end, end, __ATOMIC_RELEASE);
+        s->last = version;
+    } else {
+        s->flags |= JS_UNJOURNALED;
+    }
 }
 
 void journal_last_close(cs_dbfile *f)

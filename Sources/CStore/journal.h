@@ -19,6 +19,7 @@ typedef struct journal_shared {
     uint64_t base;  /* the version the database file held durably at the last checkpoint */
     uint32_t flags; /* JS_RECORDS | JS_UNJOURNALED */
     uint32_t zero;
+    uint64_t last;  /* the version of the last published record (base: none since) */
 } journal_shared;
 
 enum {
@@ -41,15 +42,15 @@ int journal_recover_open(cs_dbfile *f, bool readonly);
 /** Before a commit's first write, under the writer lock: checkpoints when the commit needs it
  *  (docs/FORMAT.md §13, Checkpoints). `journaled`: the commit will append a record of
  *  `reclen` bytes. */
-int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen);
+int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen, uint64_t version);
 /** The size of the record of a commit with these runs. */
 uint64_t journal_record_size(const journal_run *runs, uint32_t n);
 /** Appends the record of a commit producing `version` and syncs the journal; *end gets the
  *  offset the shared end moves to when the commit publishes (journal_published). */
 int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, uint64_t *end);
-/** After the commit's version is published: the shared end moves past its record (end 0: the
- *  commit was not journaled; NOSYNC and MEMORY commits mark the journal JS_UNJOURNALED). */
-void journal_published(cs_dbfile *f, uint64_t end, bool unjournaled);
+/** After the commit of `version` is published: the shared end moves past its record (end 0:
+ *  the commit was not journaled, which marks the journal JS_UNJOURNALED). */
+void journal_published(cs_dbfile *f, uint64_t end, uint64_t version);
 /** Checkpoint: syncs the database file, then resets the journal durably (a new generation).
  *  The caller holds the writer lock or is alone. */
 int journal_checkpoint(cs_dbfile *f);

@@ -84,7 +84,7 @@ struct lock_file {
     journal_shared journal; /* the commit journal's state (journal.h) */
 };
 
-_Static_assert(offsetof(struct lock_file, journal) == 64 && sizeof(journal_shared) == 40, "lock file layout");
+_Static_assert(offsetof(struct lock_file, journal) == 64 && sizeof(journal_shared) == 48, "lock file layout");
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
 /* (the range fields follow the pin so the layout-1 prefix of a slot keeps its meaning) */

@@ -400,6 +400,26 @@ import Glibc
         #expect(r?.0 == v && r?.1 == 45 + 16)
     }
 
+    /// A journaled commit, a commit over 1 MiB (two syncs, no record: it checkpoints first),
+    /// then a journaled one and a power cut: the last record follows a version made without a
+    /// record, so it must checkpoint too, or the replay would stop at it (its version would not
+    /// follow the journal's base).
+    @Test func aJournaledCommitAfterALargeOne() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try prepare(a)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
+        let h = try pio.open(a)
+        try commit(h, 1)
+        try commit(h, 2, bytes: 1_500_000)
+        let v = try commit(h, 3)
+        pio.cutNow()
+        _ = cs_db_close(h)
+        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the large commit")
+        #expect(r?.0 == v && r?.1 == 45 + 6)
+    }
+
     /// A journaled commit, NOSYNC commits by another process (which checkpoint first, since the
     /// journal holds a record), then a journaled commit here (which checkpoints again) and a
     /// power cut: everything is there, and no old record is replayed over the NOSYNC commits.
