@@ -474,7 +474,9 @@ import Glibc
         let dbImage = pio.synced
         let children = try (0..<2).map { try Child(["commit-loop", path, dir.path("log-\($0)"), "25"], in: dir) }
         for c in children { #expect(c.wait(seconds: 120), "the writer finished") }
-        let journal = PowerCutIO.contents(Glibc.open(path + ".journal", O_RDONLY)) ?? []
+        let jfd = Glibc.open(path + ".journal", O_RDONLY)
+        let journal = PowerCutIO.contents(jfd) ?? []
+        Glibc.close(jfd)
         _ = cs_db_close(h)
         let image = dir.path("image.cstore")
         for p in [image, image + ".lock", image + ".journal"] { try? FileManager.default.removeItem(atPath: p) }

@@ -75,7 +75,7 @@ final class PowerCutIO {
             let p = String(cString: path!)
             if fd >= 0 && p.hasSuffix(".journal") {
                 me.journalFDs.insert(fd)
-                if me.jsynced.isEmpty, let d = FileManager.default.contents(atPath: p) { me.jsynced = [UInt8](d) }
+                if me.jsynced.isEmpty, let d = PowerCutIO.contents(fd) { me.jsynced = d }
             } else if fd >= 0 && p.hasSuffix(".lock") {
                 me.otherFDs.insert(fd)
             }
