@@ -531,14 +531,17 @@ void journal_published(cs_dbfile *f, uint64_t end, uint64_t version)
 void journal_last_close(cs_dbfile *f)
 {
     journal_shared *s = shared(f);
-    if (!s || f->fd < 0 || f->readonly) return;
-    if (f->durability == CS_DURABILITY_MEMORY) {
+    if (!s || f->fd < 0) return;
+    if (f->durability == CS_DURABILITY_MEMORY && !f->readonly) {
         char *jp = journal_path(f->path);
         if (jp) unlink(jp);
         free(jp);
         return;
     }
-    if ((s->flags & JS_RECORDS) && !f->broken) checkpoint(f, true);
+    /* a read-only process that closes last checkpoints too (its descriptor can be synced; the
+     * header's version bytes stay as they are), so records of writers that closed before it do
+     * not make the next read-only open refuse the file */
+    if ((s->flags & JS_RECORDS) && !f->broken) checkpoint(f, !f->readonly);
 }
 
 /* ---- for the tool -------------------------------------------------------------------------- */

@@ -234,6 +234,29 @@ import Glibc
         #expect(check(cs_file_verify(path)))
     }
 
+    /// A writer process commits and closes while this process holds the file read-only; this
+    /// process then closes last: its close checkpoints, so the next read-only open finds no
+    /// record to recover.
+    @Test func aReadOnlyProcessClosingLastCheckpoints() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let (rc, ro) = openRaw(path, flags: CS_OPEN_READONLY)
+        try must(rc, "read-only open")
+        try runChild(["commit-loop", path, dir.path("log"), "5"], in: dir)
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 5,
+                "the writer's records are there while this process has the file open: \(records)")
+        _ = cs_db_close(ro!)
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0,
+                "the last close checkpointed: \(records)")
+        let (rc2, ro2) = openRaw(path, flags: CS_OPEN_READONLY)
+        #expect(rc2 == Int32(CS_OK), "\(codeName(rc2)): \(lastMessage())")
+        if let ro2 { _ = cs_db_close(ro2) }
+        #expect(check(cs_file_verify(path)))
+    }
+
     /// The checkpoint at the last close, cut at each of its writes and syncs: the file holds
     /// the last commit whatever reached the disk, and a clean close leaves no record.
     @Test func powerCutDuringTheCheckpointAtClose() throws {
