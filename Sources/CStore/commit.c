@@ -901,10 +901,12 @@ typedef struct io_count {
 
 /* Writes the buffer (one pwrite per run of items contiguous in the file and the buffer) and
  * makes it the newest version by the header (durability rules 2-5):
- *  - FULL, at most ONE_SYNC_MAX bytes (a journaled commit, docs/FORMAT.md §13): one record of
- *    the runs and the header is appended to the journal, which alone is synced; then the runs
- *    and the header are written in place, unsynced (a checkpoint syncs them later). The header
- *    slot still carries the one-sync hash of the runs;
+ *  - FULL, at most ONE_SYNC_MAX bytes (a journaled commit, docs/FORMAT.md §13): the runs are
+ *    written in place, then one record of the runs and the header is appended to the journal,
+ *    which alone is synced (the commit point), then the header is written in place; the
+ *    database file is not synced (a checkpoint syncs it later). The header slot still carries
+ *    the one-sync hash of the runs. A failed header write marks the file broken: the commit
+ *    has landed, but this process's view of the file no longer matches it;
  *  - FULL, larger: a checkpoint first, then the nodes synced before the header and the header
  *    after (two syncs);
  *  - NOSYNC and MEMORY: a checkpoint first when the journal holds records, then everything in
@@ -944,16 +946,18 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     int rc = journal_before_commit(f, journaled, reclen, newver);
     if (rc == CS_OK) rc = grow_to(f, lo->end);
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
+    /* the runs go into free space first: a commit that fails before its record is durable has
+     * written nothing any version reaches */
+    for (uint32_t k = 0; rc == CS_OK && k < nruns; k++) {
+        rc = file_pwrite(f, runs[k].src, runs[k].len, runs[k].pos);
+        io->bytes += runs[k].len;
+        io->writes++;
+    }
     if (rc == CS_OK && journaled) {
         rc = journal_append(f, runs, nruns + 1, newver, jend);
         io->bytes += reclen;
         io->writes++;
         io->syncs++;
-    }
-    for (uint32_t k = 0; rc == CS_OK && k < nruns; k++) {
-        rc = file_pwrite(f, runs[k].src, runs[k].len, runs[k].pos);
-        io->bytes += runs[k].len;
-        io->writes++;
     }
     free(runs);
     TRY(rc);
