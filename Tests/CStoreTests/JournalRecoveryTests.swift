@@ -1,0 +1,150 @@
+// Recovery tests of the commit journal (docs/FORMAT.md §13): the format version a power cut
+// leaves on disk while records are pending, replay onto an older copy of the same file, and a
+// FULL commit when the journal cannot be created.
+
+import CStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct JournalRecoveryTests {
+    private func prepare(_ path: String) throws {
+        let db = try DB(path, durability: CS_DURABILITY_FULL)
+        try db.write { txn throws in
+            let t = try addTable(txn, "T")
+            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+            for i in 0..<10 {
+                var o = try createObj(txn, t)
+                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+            }
+        }
+        db.close()
+    }
+
+    @discardableResult
+    private func commit(_ h: OpaquePointer, _ v: Int64) throws -> UInt64 {
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        let table = try findTable(t!, "T")
+        var o = try createObj(t!, table)
+        try must(cs_obj_set_int(&o, 0, v), "set v")
+        try must(cs_txn_commit(t!), "commit \(v)")
+        let version = cs_txn_version(t!)
+        check(cs_txn_end(t))
+        return version
+    }
+
+    private func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
+
+    /// FORMAT.md §2 says a version-5 library refuses a file whose journal may hold commits
+    /// (format version 6). After a power cut that lost the unsynced in-place header write, the
+    /// durable header must already say 6, or an older library opens the checkpoint's version:
+    /// acknowledged commits are lost, and its own commits are later clobbered by the replay.
+    @Test func theDurableHeaderSaysTheJournalFormatWhileTheJournalHoldsRecords() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(u16(clean, 8) == 5, "a cleanly closed file is version 5")
+        let pio = PowerCutIO(disk: clean)
+        let h = try pio.open(path)
+        try commit(h, 100)
+        try commit(h, 200)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(state.jsynced.count > 4096 + 64, "the journal holds the records")
+        #expect(u16(state.synced, 8) >= 6 && u16(state.synced, 10) >= 6,
+                "the synced header says read \(u16(state.synced, 8)) / write \(u16(state.synced, 10)) while the journal holds acknowledged commits")
+    }
+
+    /// A copy of the file taken earlier (same journal id, an older version than the journal's
+    /// base) put back over the file after a crash: replaying the journal onto it makes a
+    /// version whose older nodes are missing. The open must refuse (or skip the replay), never
+    /// open a torn version.
+    @Test func replayOntoAnOlderCopyOfTheSameFileIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let older = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        do {
+            let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+            try must(rc, "open")
+            for i in 1...3 {
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+                let table = try findTable(t!, "T")
+                for k in 0..<3000 {
+                    var o = try createObj(t!, table)
+                    try must(cs_obj_set_int(&o, 0, Int64(i * 10000 + k)), "set v")
+                }
+                try must(cs_txn_commit(t!), "commit bulk \(i)")
+                check(cs_txn_end(t))
+            }
+            _ = cs_db_close(h)
+        }
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 7)
+        try commit(h, 8)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let img = dir.path("b.cstore")
+        try Data(older).write(to: URL(fileURLWithPath: img))
+        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        if rc == Int32(CS_OK), let h2 {
+            defer { _ = cs_db_close(h2) }
+            let vrc = cs_db_verify(h2)
+            #expect(vrc == Int32(CS_OK), "replay onto an older copy opened a torn version: \(codeName(vrc)) \(lastMessage())")
+        }
+    }
+
+    /// A journal that cannot be created (read-only directory with an existing lock file,
+    /// EACCES): before the journal a FULL commit worked there; now it must either still work
+    /// (falling back to in-place one-sync commits) or the open must fail clearly.
+    @Test func aFullCommitWhenTheJournalCannotBeCreated() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
+        defer { io.deallocate() }
+        var x = cs_io()
+        x.open = { _, p, flags, mode in
+            // a read-only directory: an existing journal opens; creating one is refused
+            if String(cString: p!).hasSuffix(".journal") && flags & O_CREAT != 0
+                && access(p!, F_OK) != 0 { errno = EACCES; return -1 }
+            return Glibc.open(p!, flags, mode)
+        }
+        x.close = { _, fd in Glibc.close(fd) }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { _, fd, buf, n, off in Glibc.pwrite(fd, buf, n, off) }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(io)
+        var h: OpaquePointer?
+        let orc = cs_db_open(path, &opts, &h)
+        guard orc == Int32(CS_OK), let h else { return } // failing the open clearly is acceptable
+        defer { _ = cs_db_close(h) }
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        let table = try findTable(t!, "T")
+        var o = try createObj(t!, table)
+        try must(cs_obj_set_int(&o, 0, 42), "set")
+        let crc = cs_txn_commit(t!)
+        _ = cs_txn_end(t)
+        #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
+    }
+}
