@@ -938,12 +938,12 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     }
     uint8_t hdr[HDR_USED];
     uint64_t top_pos = plan->items[plan->n - 1].pos;
-    if (journaled && fmt < FORMAT_JOURNAL) fmt = FORMAT_JOURNAL;
     runs[nruns] = (journal_run){0, HDR_USED, hdr};
     uint64_t reclen = journal_record_size(runs, nruns + 1);
     /* a checkpoint, when the commit needs one, comes before any write of it (journal.c
      * invariant 2); the header is built after it (a first checkpoint sets the file's id) */
-    int rc = journal_before_commit(f, journaled, reclen, newver);
+    int rc = journal_before_commit(f, &journaled, reclen, newver);
+    if (journaled && fmt < FORMAT_JOURNAL) fmt = FORMAT_JOURNAL;
     if (rc == CS_OK) rc = grow_to(f, lo->end);
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
     /* the runs go into free space first: a commit that fails before its record is durable has

@@ -357,6 +357,17 @@ int file_build_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uin
     return CS_OK;
 }
 
+uint64_t file_header_newest_version(cs_dbfile *f)
+{
+    file_hdr h;
+    if (f->io->pread(f->io->ctx, f->fd, &h, sizeof h, 0) != (ssize_t)sizeof h) return 0;
+    if (memcmp(h.magic, HDR_MAGIC, 8) != 0) return 0;
+    uint64_t v = 0;
+    for (int s = 0; s < 2; s++)
+        if (h.slot[s].check == slot_check(&h.slot[s], s) && h.slot[s].version > v) v = h.slot[s].version;
+    return v;
+}
+
 int file_put_header(cs_dbfile *f, const void *img, uint64_t version)
 {
     f->hdr_version = 0;

@@ -45,6 +45,9 @@ int file_build_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uin
                       const run_info *run, uint16_t fmt, void *out);
 /** Writes a header built by file_build_header for `version` and keeps its image. */
 int file_put_header(cs_dbfile *f, const void *img, uint64_t version);
+/** The highest version named by a header slot whose own check passes (its commit's bytes are
+ *  not checked): 0 when the header cannot be read. */
+uint64_t file_header_newest_version(cs_dbfile *f);
 /** The check kept beside the journal id in the header (FORMAT.md §2, bytes 152-159). */
 uint64_t file_id_check(uint64_t id);
 

@@ -374,6 +374,17 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
                      f->path, (long long)n, (unsigned long long)h.id, (unsigned long long)id);
         goto done;
     }
+    /* the records start at h.base: the file must hold a version from base to the last record
+     * (an older copy put back, or commits made by a library that ignored the journal, would be
+     * torn by the replay) */
+    uint64_t dv = file_header_newest_version(f);
+    if (dv < h.base || dv > last) {
+        rc = cs_fail(CS_CORRUPT, 0,
+                     "the journal %s.journal holds commits %llu to %llu, but the file holds version %llu "
+                     "(an older or newer copy of the file?); move the journal away to open the file",
+                     f->path, (unsigned long long)h.base + 1, (unsigned long long)last, (unsigned long long)dv);
+        goto done;
+    }
     if (readonly) {
         rc = cs_fail(CS_READONLY, 0,
                      "%s has %lld commits in its journal to recover after a crash; open it read-write once",
@@ -416,6 +427,16 @@ static int checkpoint(cs_dbfile *f, bool closing)
             if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
         }
     }
+    if (!closing && !f->readonly) {
+        /* records may follow this checkpoint: the durable header must already say FORMAT_JOURNAL
+         * (a version-5 library must refuse the file while they are pending, FORMAT.md §2) */
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && (fmt[0] < FORMAT_JOURNAL || fmt[1] < FORMAT_JOURNAL)) {
+            fmt[0] = fmt[1] = FORMAT_JOURNAL;
+            TRY(file_pwrite(f, fmt, 4, 8));
+            if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
+        }
+    }
     uint64_t id = s->id;
     if (!id) {
         /* the first checkpoint of a session: the file's id, or a new one written into its
@@ -453,11 +474,21 @@ int journal_checkpoint_records(cs_dbfile *f)
     return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
 }
 
-int journal_before_commit(cs_dbfile *f, bool journaled, uint64_t reclen, uint64_t version)
+int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
-    if (journaled) {
+    if (*journaled) {
+        /* a journal this process cannot open (an unwritable directory): while no record is
+         * pending the commit is made the way it was before the journal, in place with one sync */
+        if (f->jfd < 0 && !(s->flags & JS_RECORDS)) {
+            int rc = jopen(f, true);
+            if (rc == CS_PERM) {
+                *journaled = false;
+                return CS_OK;
+            }
+            TRY(rc);
+        }
         /* the record must follow the last one (or the checkpoint's base) in the version sequence
          * (invariant 1): a version made without a record in between needs a checkpoint */
         if (!s->gen || (s->flags & JS_UNJOURNALED) || s->last + 1 != version || s->end + reclen > JOURNAL_LIMIT)

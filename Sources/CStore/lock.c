@@ -411,7 +411,21 @@ int lock_join_alone(const char *path, bool create, int *fd, bool *alone)
 {
     *alone = true;
     TRY(lock_creation_begin(path, create, fd));
-    if (*fd >= 0) *alone = ofd(*fd, F_OFD_SETLK, F_WRLCK, LK_USERS) == 0;
+    if (*fd >= 0) {
+        *alone = ofd(*fd, F_OFD_SETLK, F_WRLCK, LK_USERS) == 0;
+        return CS_OK;
+    }
+    /* a lock file this process may not write (a read-only opener of another user's file) still
+     * says whether others have the file open: testing for a conflicting lock needs no write
+     * access, and only a missing lock file means no other process */
+    char *lp = lock_path(path);
+    if (!lp) return NOMEM();
+    int d = open(lp, O_RDONLY | O_CLOEXEC);
+    free(lp);
+    if (d >= 0) {
+        if (ofd(d, F_OFD_GETLK, F_WRLCK, LK_USERS) != 0) *alone = false;
+        close(d);
+    }
     return CS_OK;
 }
 
