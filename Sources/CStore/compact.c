@@ -82,6 +82,7 @@ typedef struct plan {
     uint32_t ntables;
     cs_space_info *space;  /* cs_txn_space: bytes per part (NULL when not counting) */
     bool keyed_tables;     /* a table node has the keying slots (format 5, FORMAT.md §6.1) */
+    bool unindexed_pks;    /* a table keeps no index of its primary key (format 6, FORMAT.md §6.1) */
 } plan;
 
 #define MAX_DEPTH 256
@@ -259,6 +260,8 @@ static int plan_version(plan *p)
             TRY(plan_node(p, tn, &th));
             if (!(th->flags & NF_REFS) || th->count < TBL_SLOTS) return CORRUPT("table node %llu malformed", (unsigned long long)tn);
             if (th->count > TBL_SLOTS) p->keyed_tables = true;
+            if (th->count > TBL_KEYING && tagged(node_refs(th)[TBL_KEYING]) && (untag(node_refs(th)[TBL_KEYING]) & TBLK_NOIDX))
+                p->unindexed_pks = true;
             mark = p->next;
             TRY(plan_assign(p, tn, node_size_of(th->flags, th->width, th->count), &fresh));
             if (!fresh) continue;
@@ -354,6 +357,7 @@ int compact_stream(cs_txn *t, compact_sink sink, void *ctx, cs_progress progress
         if (h->flags & NF_BASE) fmt = FORMAT_FOR; /* a frame-of-reference node (FORMAT.md §3) */
     }
     if (p.keyed_tables) fmt = FORMAT_PK_KEYS; /* a table node with the keying slots (FORMAT.md §6.1) */
+    if (p.unindexed_pks) fmt = FORMAT_PK_NOIDX; /* a primary key without its index (FORMAT.md §6.1) */
     memset(o.b, 0, HDR_SIZE);
     file_fresh_header(o.b, plan_get(&p, t->top), t->version, logical, fmt);
     o.n = HDR_SIZE;

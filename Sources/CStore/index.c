@@ -17,6 +17,9 @@
  *  3. In a unique index no two entries share the value part.
  *  4. A Mixed index keys the value as stored (cluster_leaf_get, what obj_get_stored reads), never
  *     the null a dangling link reads as.
+ *  5. Except the primary key of a table that keeps no index of it (TBLK_NOIDX, keying.c invariant
+ *     5): its tree is absent and the table's cluster keys, which are exactly its primary keys,
+ *     answer in its place (pk_* below): lookups, uniqueness, the query engine's ranges.
  */
 #include "node.h"
 #include "leaf.h"
@@ -627,6 +630,18 @@ static int contains(cs_txn *t, ref_t root, const uint8_t *p, size_t n, size_t fl
 
 /* ---- the table's indexes ---------------------------------------------------------------- */
 
+/* Whether column col is the primary key of a table that keeps no index of it (invariant 5). */
+static int pk_unindexed(cs_txn *t, uint32_t table, uint32_t col, bool *out)
+{
+    *out = false;
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    if (td->primary != col || col == CS_NONE) return CS_OK;
+    return keying_pk_unindexed(t, table, out);
+}
+
+static int pk_find(cs_txn *t, uint32_t table, const cs_value *value, int64_t *key);
+
 static int index_root_find(cs_txn *t, uint32_t table, uint32_t col, ref_t *root);
 
 /* Read-only root of column col's index (0 when empty or absent). */
@@ -736,6 +751,9 @@ int index_update(cs_txn *t, uint32_t table, uint32_t col, int64_t key, const cs_
     table_def *td;
     TRY(txn_table(t, table, &td));
     if (col >= td->ncols || !is_indexed(&td->cols[col])) return CS_OK;
+    bool unindexed;
+    TRY(pk_unindexed(t, table, col, &unindexed));
+    if (unindexed) return CS_OK;
     bool mixed = td->cols[col].type == CS_TYPE_MIXED;
     if (old) {
         uint8_t *a, *b;
@@ -765,8 +783,14 @@ int index_row_values(cs_txn *t, uint32_t table, int64_t key, bool insert, size_t
 {
     table_def *td;
     TRY(txn_table(t, table, &td));
+    uint32_t skip = CS_NONE; /* the primary key when its index is not kept (invariant 5) */
+    if (td->primary != CS_NONE && is_indexed(&td->cols[td->primary])) {
+        bool unindexed;
+        TRY(keying_pk_unindexed(t, table, &unindexed));
+        if (unindexed) skip = td->primary;
+    }
     for (uint32_t c = 0; c < td->ncols; c++) {
-        if (!is_indexed(&td->cols[c])) continue;
+        if (!is_indexed(&td->cols[c]) || c == skip) continue;
         bool mixed = td->cols[c].type == CS_TYPE_MIXED;
         cs_value v;
         size_t given = nv;
@@ -890,6 +914,9 @@ int cs_index_find(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *val
     bool mixed = c->type == CS_TYPE_MIXED;
     if (!mixed && value->type != CS_TYPE_NULL && value->type != (cs_type)c->type)
         return cs_fail(CS_TYPE, 0, "a value of type %d cannot match property '%s'", (int)value->type, c->name);
+    bool unindexed;
+    TRY(pk_unindexed(txn, table, col, &unindexed));
+    if (unindexed) return pk_find(txn, table, value, key);
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     probe pr;
@@ -917,6 +944,10 @@ int cs_table_find_primary(cs_txn *txn, uint32_t table, const cs_value *value, in
             return CS_OK;
         }
         if (krc != CS_NOTFOUND) return krc;
+        /* without the index every object is at its key: not there, not anywhere (invariant 5) */
+        bool unindexed;
+        TRY(keying_pk_unindexed(txn, table, &unindexed));
+        if (unindexed) return cs_fail(CS_NOTFOUND, 0, "no '%s' with that primary key", td->name);
     }
     int rc = cs_index_find(txn, table, td->primary, value, key);
     if (rc == CS_NOTFOUND) return cs_fail(CS_NOTFOUND, 0, "no '%s' with that primary key", td->name);
@@ -945,12 +976,77 @@ static int collect_key(void *vctx, const uint8_t *e, size_t en, int64_t key)
     return CS_OK;
 }
 
+/* ---- a primary key without its index (invariant 5): the cluster keys answer -------------- */
+
+/* The smallest p in [0, KEY_PK_END] whose entry (encode(p) || be64(p)) is >= the bound b (bn
+ * bytes); KEY_PK_END when none is. Entries grow with p, so one binary search. */
+static int64_t pk_bound(const uint8_t *b, size_t bn)
+{
+    int64_t lo = 0, hi = KEY_PK_END;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        uint8_t e[32];
+        cs_value v = cs_int(mid);
+        size_t n = index_key_into(&v, false, e);
+        index_put_be64(e + n, (uint64_t)mid);
+        if (cmp_bytes(e, n + 8, b, bn) >= 0) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Adds to ctx the key of every object whose entry would lie in [lo, hi) (NULL: unbounded), in
+ * key order: the table's keys in [pk_bound(lo), pk_bound(hi)). */
+static int pk_collect(cs_txn *t, uint32_t table, const uint8_t *lo, size_t lon, const uint8_t *hi, size_t hin,
+                      collect_ctx *ctx)
+{
+    int64_t from = lo ? pk_bound(lo, lon) : 0, to = hi ? pk_bound(hi, hin) : KEY_PK_END;
+    if (from >= to) return CS_OK;
+    cs_iter it;
+    cluster_iter_init(&it, t, table);
+    it.next_key = from;
+    int64_t key;
+    node_hdr *leaf;
+    uint32_t row;
+    int rc;
+    while ((rc = cluster_iter_next(&it, &key, &leaf, &row)) == CS_OK && key < to) {
+        rc = collect_key(ctx, NULL, 0, key);
+        if (rc != CS_OK) return rc;
+    }
+    return rc == CS_NOTFOUND || rc == CS_OK ? CS_OK : rc;
+}
+
+/* cs_index_find of an Int primary key without its index: the object with key p, if live. */
+static int pk_find(cs_txn *t, uint32_t table, const cs_value *value, int64_t *key)
+{
+    if (value->type != CS_TYPE_INT || value->v.i < 0 || value->v.i >= KEY_PK_END) return CS_NOTFOUND;
+    ref_t root;
+    TRY(table_root(t, table, &root));
+    node_hdr *leaf;
+    uint32_t row;
+    TRY(cluster_find(t, root, value->v.i, &leaf, &row));
+    *key = value->v.i;
+    return CS_OK;
+}
+
 int cs_index_find_all(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *value, int64_t **keys, size_t *count)
 {
     col_def *c;
     TRY(indexed_col(txn, table, col, &c));
     *keys = NULL;
     *count = 0;
+    bool unindexed;
+    TRY(pk_unindexed(txn, table, col, &unindexed));
+    if (unindexed) {
+        int64_t k;
+        int rc = pk_find(txn, table, value, &k);
+        if (rc == CS_NOTFOUND) return CS_OK;
+        TRY(rc);
+        if (!(*keys = malloc(sizeof **keys))) return NOMEM();
+        (*keys)[0] = k;
+        *count = 1;
+        return CS_OK;
+    }
     ref_t root;
     TRY(index_root(txn, table, col, &root));
     if (!root) return CS_OK;
@@ -974,9 +1070,11 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     *count = 0;
     if (c->type == CS_TYPE_MIXED)
         return cs_fail(CS_MISUSE, 0, "the index of the Mixed property '%s' answers equality only", c->name);
-    ref_t root;
-    TRY(index_root(txn, table, col, &root));
-    if (!root) return CS_OK;
+    bool unindexed;
+    TRY(pk_unindexed(txn, table, col, &unindexed));
+    ref_t root = 0;
+    if (!unindexed) TRY(index_root(txn, table, col, &root));
+    if (!root && !unindexed) return CS_OK;
     /* numbers of another type bound an Int index by numeric value (cs_value_compare) */
     cs_value lo2, hi2;
     if (c->type == CS_TYPE_INT) {
@@ -1020,7 +1118,8 @@ int cs_index_range(cs_txn *txn, uint32_t table, uint32_t col, const cs_value *lo
     }
     collect_ctx ctx = {NULL, 0, 0, NULL, 0};
     bool stop = false;
-    if (rc == CS_OK) rc = scan_rec(txn, root, lp, ln, hp, hn, fixed_entry_len((cs_type)c->type), collect_key, &ctx, &stop, 0);
+    if (rc == CS_OK && unindexed) rc = pk_collect(txn, table, lp, ln, hp, hn, &ctx);
+    else if (rc == CS_OK) rc = scan_rec(txn, root, lp, ln, hp, hn, fixed_entry_len((cs_type)c->type), collect_key, &ctx, &stop, 0);
     free(lp);
     free(hp);
     if (rc != CS_OK) { free(ctx.keys); return rc; }
@@ -1034,6 +1133,9 @@ void cs_keys_free(int64_t *keys) { free(keys); }
 /* Checks that an index holds exactly one entry per object with its current value. */
 int index_verify(cs_txn *t, uint32_t table, uint32_t col)
 {
+    bool unindexed;
+    TRY(pk_unindexed(t, table, col, &unindexed));
+    if (unindexed) return CS_OK; /* keying_verify checks invariant 5 */
     ref_t root;
     TRY(index_root(t, table, col, &root));
     col_def *cd;
@@ -1087,14 +1189,17 @@ int index_collect(cs_txn *t, uint32_t table, uint32_t col, const irange *r, size
     col_def *c;
     TRY(txn_col(t, table, col, NULL, &c));
     size_t flen = fixed_entry_len((cs_type)c->type);
-    ref_t root;
-    TRY(index_root(t, table, col, &root));
-    if (!root) return CS_OK;
+    bool unindexed;
+    TRY(pk_unindexed(t, table, col, &unindexed));
+    ref_t root = 0;
+    if (!unindexed) TRY(index_root(t, table, col, &root));
+    if (!root && !unindexed) return CS_OK;
     collect_ctx ctx = {NULL, 0, 0, NULL, 0};
     int rc = CS_OK;
     for (size_t i = 0; i < nr && rc == CS_OK; i++) {
         bool stop = false;
-        rc = scan_rec(t, root, r[i].lo, r[i].lon, r[i].hi, r[i].hin, flen, collect_key, &ctx, &stop, 0);
+        if (unindexed) rc = pk_collect(t, table, r[i].lo, r[i].lon, r[i].hi, r[i].hin, &ctx);
+        else rc = scan_rec(t, root, r[i].lo, r[i].lon, r[i].hi, r[i].hin, flen, collect_key, &ctx, &stop, 0);
     }
     if (rc != CS_OK) { free(ctx.keys); return rc; }
     if (ctx.n > 1) {

@@ -412,7 +412,7 @@ done:
 
 /* ---- checkpoints and commits ------------------------------------------------------------ */
 
-/* `closing`: the last close; a header marked FORMAT_JOURNAL is marked FORMAT_PK_KEYS again (the
+/* `closing`: the last close; a header marked FORMAT_JOURNAL is marked FORMAT_RESTING again (the
  * journal is empty after it), so older libraries open a cleanly closed file. */
 static int checkpoint(cs_dbfile *f, bool closing)
 {
@@ -422,7 +422,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
     if (closing) {
         uint16_t fmt[2];
         if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
-            fmt[0] = fmt[1] = FORMAT_PK_KEYS;
+            fmt[0] = fmt[1] = FORMAT_RESTING;
             TRY(file_pwrite(f, fmt, 4, 8));
             if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
         }

@@ -17,6 +17,12 @@
  *  4. Only an object with a counter key breaks "p is live at key p or nowhere", and every counter
  *     key moves TBL_NEXTKEY past KEY_PK_END: while it is still KEY_PK_END, an object with primary
  *     key p exists exactly when key p is live (keying_keys_are_pks).
+ *  5. TBLK_NOIDX (format 6) is set only with TBLK_PK, an Int primary key and TBL_NEXTKEY at
+ *     KEY_PK_END: by invariant 4 the table's keys are exactly its primary keys, so the primary
+ *     key's index is not kept (index.c answers its lookups and ranges from the cluster keys). It
+ *     is cleared, and the index built, before a counter key is given out (keying_index_back), and
+ *     whenever the primary key changes; it is set again when a primary key is set on a table
+ *     whose keys are all its values.
  */
 #include "node.h"
 #include "leaf.h"
@@ -26,6 +32,7 @@
 #include "snapshot.h"
 #include "obj.h"
 #include "keying.h"
+#include "index.h"
 
 static leaf_spec retired_spec(void) { return leaf_spec_of(CS_TYPE_INT, false, CS_NONE); }
 
@@ -171,15 +178,30 @@ int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col)
         TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
         TRY(table_get_meta(t, table, TBL_COUNT, &count));
         if (next != 0 || count != 0) return CS_OK;
+        /* no object yet: every key will be its primary key, the index is not kept (invariant 5) */
+        TRY(index_drop(t, table, col));
         ref_t *slot;
         TRY(table_keying_slots(t, table, &slot));
-        slot[TBL_KEYING - TBL_RETIRED] = tag_int(TBLK_PK);
+        slot[TBL_KEYING - TBL_RETIRED] = tag_int(TBLK_PK | TBLK_NOIDX);
+        t->epoch++;
         return table_set_meta(t, table, TBL_NEXTKEY, KEY_PK_END);
     }
     if (col == CS_NONE) return CS_OK; /* invariant 1 waits for the next primary key */
     bool ok;
     TRY(keys_are_pks(t, table, col, &ok));
-    if (ok) return CS_OK;
+    if (ok) {
+        /* the keys are exactly the Int primary keys again: the index goes (invariant 5) */
+        col_def *c;
+        TRY(txn_col(t, table, col, NULL, &c));
+        TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
+        if (c->type != CS_TYPE_INT || c->coll != CS_COLL_NONE || next != KEY_PK_END || (flags & TBLK_NOIDX)) return CS_OK;
+        TRY(index_drop(t, table, col));
+        ref_t *slot;
+        TRY(table_keying_slots(t, table, &slot));
+        slot[TBL_KEYING - TBL_RETIRED] = tag_int(flags | TBLK_NOIDX);
+        t->epoch++;
+        return CS_OK;
+    }
     /* the keying is dropped: the table allocates from the counter alone from now on */
     ref_t *slot;
     TRY(table_keying_slots(t, table, &slot));
@@ -188,6 +210,50 @@ int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col)
     slot[TBL_KEYING - TBL_RETIRED] = tag_int(0);
     if (r) node_free_tree(t, r);
     t->epoch++;
+    return CS_OK;
+}
+
+int keying_pk_keys_are_values(cs_txn *t, uint32_t table, uint32_t col, bool *yes)
+{
+    *yes = false;
+    col_def *c;
+    TRY(txn_col(t, table, col, NULL, &c));
+    if (c->type != CS_TYPE_INT || c->coll != CS_COLL_NONE) return CS_OK;
+    int64_t flags, next, count;
+    ref_t retired;
+    TRY(table_keying(t, table, &flags, &retired));
+    TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
+    if (!(flags & TBLK_PK)) {
+        TRY(table_get_meta(t, table, TBL_COUNT, &count));
+        *yes = next == 0 && count == 0;
+        return CS_OK;
+    }
+    if (next != KEY_PK_END) return CS_OK;
+    return keys_are_pks(t, table, col, yes);
+}
+
+int keying_pk_unindexed(cs_txn *t, uint32_t table, bool *unindexed)
+{
+    int64_t flags;
+    ref_t retired;
+    TRY(table_keying(t, table, &flags, &retired));
+    *unindexed = (flags & TBLK_NOIDX) != 0;
+    return CS_OK;
+}
+
+int keying_index_back(cs_txn *t, uint32_t table, bool build)
+{
+    int64_t flags;
+    ref_t retired;
+    TRY(table_keying(t, table, &flags, &retired));
+    if (!(flags & TBLK_NOIDX)) return CS_OK;
+    ref_t *slot;
+    TRY(table_keying_slots(t, table, &slot));
+    slot[TBL_KEYING - TBL_RETIRED] = tag_int(flags & ~(int64_t)TBLK_NOIDX);
+    t->epoch++;
+    table_def *td;
+    TRY(txn_table(t, table, &td));
+    if (build && td->primary != CS_NONE) TRY(index_build(t, table, td->primary, true));
     return CS_OK;
 }
 
@@ -200,12 +266,23 @@ int keying_verify(cs_txn *t, uint32_t table)
     TRY(txn_table(t, table, &td));
     if (!(flags & TBLK_PK)) {
         if (retired) return CORRUPT("table '%s' is not pk-keyed but has retired keys", td->name);
+        if (flags & TBLK_NOIDX) return CORRUPT("table '%s' is not pk-keyed but keeps no primary-key index", td->name);
         return CS_OK;
     }
     int64_t next;
     TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
     if (next < KEY_PK_END || next > KEY_END)
         return CORRUPT("pk-keyed table '%s' has the next key %lld outside [2^61, 2^62]", td->name, (long long)next);
+    if (flags & TBLK_NOIDX) {
+        /* invariant 5 */
+        if (td->primary == CS_NONE || td->cols[td->primary].type != CS_TYPE_INT)
+            return CORRUPT("table '%s' keeps no primary-key index but has no Int primary key", td->name);
+        if (next != KEY_PK_END)
+            return CORRUPT("table '%s' keeps no primary-key index but gave out counter keys", td->name);
+        ref_t iroot;
+        TRY(index_root(t, table, td->primary, &iroot));
+        if (iroot) return CORRUPT("table '%s' keeps no primary-key index but has an index tree for it", td->name);
+    }
     if (retired) {
         leaf_spec s = retired_spec();
         uint64_t n;

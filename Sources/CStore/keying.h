@@ -28,9 +28,21 @@ int keying_find(cs_txn *t, uint32_t table, int64_t pk, node_hdr **leaf, uint32_t
  *  every object with a key below KEY_PK_END has that key as its value of `col` (else its
  *  keying is dropped for good: it behaves as a table that never had it). */
 int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col);
+/** Whether making Int column `col` the primary key of `table` would leave the table keeping no
+ *  index of it (invariant 5): the table never held an object, or it is pk-keyed, its counter
+ *  never gave out a key and every object's value of `col` is its key (so the values are unique). */
+int keying_pk_keys_are_values(cs_txn *t, uint32_t table, uint32_t col, bool *yes);
+/** Whether `table` keeps no index of its primary key (TBLK_NOIDX, invariant 5): every object's
+ *  key is its Int primary key, so the cluster keys answer what the index would (index.c). */
+int keying_pk_unindexed(cs_txn *t, uint32_t table, bool *unindexed);
+/** Ends TBLK_NOIDX before something breaks invariant 5 (a counter key given out, the primary
+ *  key changed or its column removed): the flag is cleared and, when `build`, the primary key's
+ *  index is built from the objects. A no-op for a table without the flag. */
+int keying_index_back(cs_txn *t, uint32_t table, bool build);
 /** verify: the table's keying slots (flags known, retired keys strictly increasing, below
  *  KEY_PK_END and not live, the counter at or past KEY_PK_END, every object with a key below
- *  KEY_PK_END having that key as its Int primary key). */
+ *  KEY_PK_END having that key as its Int primary key; with TBLK_NOIDX, an Int primary key, the
+ *  counter at KEY_PK_END and no index tree for it). */
 int keying_verify(cs_txn *t, uint32_t table);
 
 #endif

@@ -176,6 +176,14 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, con
     uint64_t *m = node_refs((node_hdr *)txn_ptr(t, *ts));
     if (!tagged(m[TBL_NEXTKEY]) || !tagged(m[TBL_COUNT])) return CORRUPT("table %u meta slots are not numbers", table);
     int64_t next = untag(m[TBL_NEXTKEY]), count = untag(m[TBL_COUNT]);
+    if (own < 0 && ((node_hdr *)txn_ptr(t, *ts))->count > TBL_KEYING && tagged(m[TBL_KEYING]) &&
+        (untag(m[TBL_KEYING]) & TBLK_NOIDX)) {
+        /* a counter key ends "every key is its primary key": the index comes back first
+         * (keying.c invariant 5) */
+        TRY(keying_index_back(t, table, true));
+        TRY(table_node_slot(t, table, &ts));
+        m = node_refs((node_hdr *)txn_ptr(t, *ts));
+    }
     int64_t key = own >= 0 ? own : next;
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
     TRY(cluster_insert(t, table, key));
@@ -523,8 +531,11 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
     int rc = CS_OK;
     bool per_row = false; /* links and Mixed values: object by object, through cs_obj_set */
     bool indexed = false; /* every new row needs its index entries */
+    bool pk_unindexed = false; /* the primary key keeps no index (keying.c invariant 5) */
+    if (td->primary != CS_NONE) rc = keying_pk_unindexed(t, table, &pk_unindexed);
     for (uint32_t c = 0; c < td->ncols; c++)
-        if (td->cols[c].live && (td->cols[c].flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && td->cols[c].coll == CS_COLL_NONE)
+        if (td->cols[c].live && (td->cols[c].flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) && td->cols[c].coll == CS_COLL_NONE &&
+            !(pk_unindexed && c == td->primary))
             indexed = true;
     const many_col *pmc = NULL;
     for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
@@ -560,6 +571,12 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         if (pmc) rc = many_pk_keys(t, table, td, pmc, n, keys, &ncounter);
         else
             for (size_t r = 0; r < n; r++) keys[r] = first + (int64_t)r;
+    }
+    /* a counter key ends "every key is its primary key": the index comes back first (keying.c
+     * invariant 5) */
+    if (rc == CS_OK && pmc && ncounter > 0 && pk_unindexed) {
+        rc = keying_index_back(t, table, true);
+        indexed = true;
     }
     if (rc == CS_OK && first_key) *first_key = n ? keys[0] : first;
     if (rc == CS_OK && keys_out && n) memcpy(keys_out, keys, n * sizeof *keys);

@@ -307,7 +307,10 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
     } else {
         TRY(cluster_drop_col(txn, table, col));
     }
+    /* a removed primary key takes the table out of invariant 5 (keying.c): no index to build */
+    if (txn->schema->tables[table].primary == col) TRY(keying_index_back(txn, table, false));
     TRY(index_drop(txn, table, col));
+    s = txn->schema;
     c = &s->tables[table].cols[col];
     col_clear_def(c);
     if (s->tables[table].primary == col) s->tables[table].primary = CS_NONE;
@@ -332,9 +335,14 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     td = &txn->schema->tables[table];
     uint32_t old = td->primary;
     if (old == col) return CS_OK;
-    if (col != CS_NONE) {
+    /* a column whose values are the table's keys is unique without a check and will keep no
+     * index (keying.c invariant 5): building one only to drop it costs a pass over the objects */
+    bool keyed = false;
+    if (col != CS_NONE) TRY(keying_pk_keys_are_values(txn, table, col, &keyed));
+    td = &txn->schema->tables[table];
+    if (col != CS_NONE && !keyed) {
         /* build the unique index first: on a duplicate nothing changes (the column keeps its
-         * own index, the old primary key stays) */
+         * own index, the old primary key stays, still without its index when it had none) */
         int rc = index_build(txn, table, col, true);
         if (rc != CS_OK) {
             td = &txn->schema->tables[table];
@@ -344,6 +352,10 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
         }
         td = &txn->schema->tables[table];
     }
+    /* the old primary key's index comes back (keying.c invariant 5) when the column stays
+     * indexed on its own; else it would be dropped just below */
+    if (old != CS_NONE) TRY(keying_index_back(txn, table, (td->cols[old].flags & CS_COL_INDEXED) != 0));
+    td = &txn->schema->tables[table];
     if (old != CS_NONE) {
         td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
         if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));

@@ -472,6 +472,10 @@ static uint16_t commit_format(const cs_txn *t)
     if (fmt < FORMAT_FOR) fmt = FORMAT_FOR;
     /* likewise a table node may carry the keying slots of a pk-keyed table (FORMAT.md §6.1) */
     if (fmt < FORMAT_PK_KEYS) fmt = FORMAT_PK_KEYS;
+    /* and a pk-keyed table may keep no index of its primary key (TBLK_NOIDX, FORMAT.md §6.1) */
+    if (fmt < FORMAT_PK_NOIDX) fmt = FORMAT_PK_NOIDX;
+    /* the journal's FORMAT_JOURNAL is added by the commit that writes a record (commit.c) */
+    _Static_assert(FORMAT_RESTING == FORMAT_PK_NOIDX, "a closed file rests at what every commit marks");
     return fmt;
 }
 

@@ -511,7 +511,7 @@ private func compactCopy(_ db: DB, _ path: String) throws {
                 var o = try createObj(txn, t)
                 check(setVal(&o, 0, .str("one")))
             }
-            #expect(try fileFormatVersions(path) == (5, 5), "every commit marks version 5 (FORMAT.md §2)")
+            #expect(try fileFormatVersions(path) == (6, 6), "every commit marks version 6 (FORMAT.md §2)")
             let copy = dir.path("v-copy.cstore")
             try compactCopy(db, copy)
             #expect(try rawNodes(copy).allSatisfy { !$0.framed })

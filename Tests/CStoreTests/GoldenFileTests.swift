@@ -11,6 +11,9 @@
 // - Tests/Fixtures/format-v5.cstore, the version-4 contents plus a pk-keyed table (FORMAT.md
 //   §6.1): objects keyed by their Int primary keys, counter keys for negative and huge ones,
 //   retired keys and a primary key created again after its delete.
+// - Tests/Fixtures/format-v6.cstore, the version-5 contents plus a pk-keyed table that keeps no
+//   index of its Int primary key (FORMAT.md §6.1, keying flag 0x02), loaded in scattered key
+//   order, with some keys retired.
 // Every later library must open and verify each one, read the same contents and write on top of
 // it. STORE_WRITE_GOLDEN=N rewrites the pair of version N (only ever for a new format version:
 // add a new pair, keep the old ones).
@@ -250,6 +253,35 @@ private func writeGoldenV5(_ db: DB) throws {
         var o = cs_obj()
         try withValue(.int(5)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create 5 again") }
         check(setVal(&o, try findColumn(txn, t, "name"), .str("five again")))
+    }
+}
+
+/// The primary keys of the version-6 table "NoPkIndex": 0..<600 in the order 7919·i mod 600.
+private let goldenV6Pks: [Int64] = (0..<600).map { Int64(($0 * 7919) % 600) }
+
+/// The golden contents of format version 6: those of version 5, then a table whose Int primary
+/// key was set while it was empty and that never gave out a counter key, so it keeps no index of
+/// its primary key (FORMAT.md §6.1, flag 0x02); then a commit that deletes some of its objects
+/// (their keys are retired, the flag stays).
+private func writeGoldenV6(_ db: DB) throws {
+    try writeGoldenV5(db)
+    try db.write { txn throws in
+        let t = try addTable(txn, "NoPkIndex")
+        let id = try addColumn(txn, t, "id", CS_TYPE_INT)
+        let v = try addColumn(txn, t, "v", CS_TYPE_INT)
+        check(cs_table_set_primary_key(txn, t, id))
+        for pk in goldenV6Pks {
+            var o = cs_obj()
+            try withValue(.int(pk)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create \(pk)") }
+            check(cs_obj_set_int(&o, v, pk * 3))
+        }
+    }
+    try db.write { txn throws in
+        let t = try findTable(txn, "NoPkIndex")
+        for k in stride(from: 100, to: 200, by: 10) {
+            var o = try openObj(txn, t, Int64(k))
+            check(cs_obj_delete(&o))
+        }
     }
 }
 
@@ -495,7 +527,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
                 cs_keys_free(keys)
             }
             db.close()
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
         }
     }
 
@@ -546,7 +578,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             db.verify("after writing to the version-3 copy")
             #expect(try db.read(lines) == want)
             db.close()
-            #expect(try headerVersions(copy) == (5, 5))
+            #expect(try headerVersions(copy) == (6, 6))
             let nodes = try rawNodesOfCopy(copy, dir)
             #expect(nodes.contains { $0.framed } && nodes.contains { !$0.framed && $0.flags == 0 && $0.width == 32 },
                     "framed nodes from the new commit beside plain ones from the version-3 library")
@@ -623,6 +655,58 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
         }
     }
 
+    @Test func formatVersionSixStillOpens() throws {
+        let golden = fixtures.appendingPathComponent("format-v6.cstore")
+        let expected = fixtures.appendingPathComponent("format-v6.txt")
+        try writeGoldenIfAsked(6, golden, expected, indexes: true, writeGoldenV6)
+        try withTempDir { dir in
+            let copy = dir.path("v6.cstore")
+            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
+            #expect(try headerVersions(copy) == (6, 6))
+            check(cs_file_verify(copy), "the golden file verifies")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))
+            let db = try DB(copy, flags: 0)
+            let t = try db.read { try findTable($0, "NoPkIndex") }
+            #expect(rawLE64(bytes, rawTableNode(bytes, t) + 8 + 8 * 4) == (3 << 1) | 1, "pk-keyed, no primary-key index")
+            try expectDump(db, expected, indexes: true)
+            func find(_ txn: OpaquePointer, _ pk: Int64) -> Int64? {
+                var key: Int64 = -1
+                let rc = withValue(.int(pk)) { cs_table_find_primary(txn, t, $0, &key) }
+                return rc == 0 ? key : nil
+            }
+            try db.read { txn throws in
+                #expect(find(txn, 0) == 0 && find(txn, 599) == 599 && find(txn, 110) == nil && find(txn, 600) == nil)
+                #expect(try queryKeys(txn, t, "id BETWEEN {95, 125}") == [95, 96, 97, 98, 99, 101, 102, 103, 104, 105, 106, 107,
+                                                                          108, 109, 111, 112, 113, 114, 115, 116, 117, 118, 119, 121,
+                                                                          122, 123, 124, 125])
+            }
+            try db.write { txn throws in
+                var o = cs_obj()
+                try withValue(.int(110)) { p in try must(cs_obj_create_primary(txn, t, p, &o), "create 110") }
+                let k110 = o.key
+                #expect(k110 >= 1 << 61, "110 was retired in the golden file: a counter key, the index back")
+                var dup = cs_obj()
+                withValue(.int(7)) { p in expectCode(cs_obj_create_primary(txn, t, p, &dup), CS_CONSTRAINT, "7 exists") }
+                #expect(find(txn, 110) == k110 && find(txn, 7) == 7)
+            }
+            db.verify("after writing to the golden copy")
+            db.close()
+        }
+    }
+
+    @Test func goldenVersionSixContentsAreWhatTheWriterMakes() throws {
+        try withTempDir { dir in
+            let path = dir.path("fresh.cstore")
+            let db = try DB(path)
+            try writeGoldenV6(db)
+            let lines = try db.read { try dump($0) + dumpIndexes($0) }
+            db.close()
+            let want = try String(contentsOf: fixtures.appendingPathComponent("format-v6.txt"), encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(lines == want)
+        }
+    }
+
     @Test func goldenVersionFiveContentsAreWhatTheWriterMakes() throws {
         try withTempDir { dir in
             let path = dir.path("fresh.cstore")
@@ -656,7 +740,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             try writeGoldenV2(db)
             let lines = try db.read { try dump($0) + dumpIndexes($0) }
             db.close()
-            #expect(try headerVersions(path) == (5, 5), "the writer's commits make version 5")
+            #expect(try headerVersions(path) == (6, 6), "the writer's commits make version 6")
             let want = try String(contentsOf: fixtures.appendingPathComponent("format-v2.txt"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
             #expect(lines == want)

@@ -283,14 +283,14 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
                 }
             }
             // Every commit writes a chunked free list and may write framed nodes and pk-keyed table
-            // nodes, which is format version 5 (FORMAT.md §2); version 5 includes Mixed indexes, so
-            // from here on the file stays 5.
-            #expect(try le16(path, 8) == 5 && le16(path, 10) == 5, "a committed file is format version 5")
+            // nodes with or without a primary-key index, which is format version 6 (FORMAT.md §2);
+            // version 6 includes Mixed indexes, so from here on the file stays 6.
+            #expect(try le16(path, 8) == 6 && le16(path, 10) == 6, "a committed file is format version 6")
             // Building the index on the populated column.
             try db.write { txn throws in check(cs_column_set_indexed(txn, t, m, true)) }
             db.verify("after building the Mixed index")
-            #expect(try le16(path, 8) == 5 && le16(path, 10) == 5, "version 5 holds a Mixed index too")
-            #expect(try db.stats().read_format == 5)
+            #expect(try le16(path, 8) == 6 && le16(path, 10) == 6, "version 6 holds a Mixed index too")
+            #expect(try db.stats().read_format == 6)
             try db.read { txn throws in
                 func expectKeys(_ v: Val, _ want: [Int], sourceLocation: SourceLocation = #_sourceLocation) throws {
                     let (k, p) = try plan(txn, t, "m == $0", [.v(v)])
@@ -359,11 +359,11 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
             // Reopening keeps it (and the version).
             try db.reopen()
             try db.read { txn throws in #expect(try plan(txn, t, "m == 5.0", []).0 == [keys[3]]) }
-            // Dropping the index: the file stays version 5 (its free list is chunked).
+            // Dropping the index: the file stays version 6 (its free list is chunked).
             try db.write { txn throws in check(cs_column_set_indexed(txn, t, m, false)) }
-            #expect(try le16(path, 8) == 5)
+            #expect(try le16(path, 8) == 6)
             try db.write { txn throws in var o = try createObj(txn, t); check(setVal(&o, tag, .int(1))) }
-            #expect(try le16(path, 8) == 5 && le16(path, 10) == 5, "a committed file is version 5")
+            #expect(try le16(path, 8) == 6 && le16(path, 10) == 6, "a committed file is version 6")
             try db.read { txn throws in
                 let (k, p) = try plan(txn, t, "m == 5", [])
                 #expect(k == [keys[3]] && p.kind != CS_PLAN_INDEX.rawValue)
@@ -376,11 +376,11 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
                 #expect(try plan(txn, t, "m2 == 3.0", []).0 == [keys[4]])
                 #expect(try plan(txn, t, "m2 == nil", []).0.count == Int(try tableCount(txn, t)) - 1)
             }
-            #expect(try le16(path, 8) == 5)
+            #expect(try le16(path, 8) == 6)
             db.verify("after adding an indexed Mixed column")
             try db.write { txn throws in check(cs_column_remove(txn, t, try findColumn(txn, t, "m2"))) }
             try db.write { txn throws in _ = try createObj(txn, t) }
-            #expect(try le16(path, 8) == 5)
+            #expect(try le16(path, 8) == 6)
             db.verify("after removing it")
             db.close()
         }
@@ -399,18 +399,18 @@ private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 1
             #expect(try le16(copy, 8) == 1)
             let db = try DB(copy, flags: 0)
             try db.write { txn throws in _ = try createObj(txn, try findTable(txn, "Target")) }
-            #expect(try le16(copy, 8) == 5 && le16(copy, 10) == 5, "a written version-1 file becomes version 5")
+            #expect(try le16(copy, 8) == 6 && le16(copy, 10) == 6, "a written version-1 file becomes version 6")
             try db.write { txn throws in
                 let owner = try findTable(txn, "Owner")
                 check(cs_column_set_indexed(txn, owner, try findColumn(txn, owner, "mixed"), true))
             }
-            #expect(try le16(copy, 8) == 5 && le16(copy, 10) == 5)
+            #expect(try le16(copy, 8) == 6 && le16(copy, 10) == 6)
             db.verify("the golden copy with a Mixed index")
             db.close()
-            // This library opens it; one that reads up to version 4 refuses read version 5, as
+            // This library opens it; one that reads up to version 5 refuses read version 6, as
             // FormatTests.newerReadVersionIsVersionError shows for cs_format_version() + 1.
-            // (Version 6 marks a file while its journal may hold commits: FORMAT.md §13.)
-            #expect(cs_format_version() == 6)
+            // (Version 7 marks a file while its journal may hold commits: FORMAT.md §13.)
+            #expect(cs_format_version() == 7)
             check(cs_file_verify(copy))
         }
     }

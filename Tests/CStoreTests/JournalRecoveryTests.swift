@@ -39,9 +39,9 @@ import Glibc
 
     private func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
 
-    /// FORMAT.md §2 says a version-5 library refuses a file whose journal may hold commits
-    /// (format version 6). After a power cut that lost the unsynced in-place header write, the
-    /// durable header must already say 6, or an older library opens the checkpoint's version:
+    /// FORMAT.md §2 says a version-6 library refuses a file whose journal may hold commits
+    /// (format version 7). After a power cut that lost the unsynced in-place header write, the
+    /// durable header must already say 7, or an older library opens the checkpoint's version:
     /// acknowledged commits are lost, and its own commits are later clobbered by the replay.
     @Test func theDurableHeaderSaysTheJournalFormatWhileTheJournalHoldsRecords() throws {
         let dir = TempDir()
@@ -49,7 +49,7 @@ import Glibc
         let path = dir.path("a.cstore")
         try prepare(path)
         let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(u16(clean, 8) == 5, "a cleanly closed file is version 5")
+        #expect(u16(clean, 8) == 6, "a cleanly closed file rests at version 6")
         let pio = PowerCutIO(disk: clean)
         let h = try pio.open(path)
         try commit(h, 100)
@@ -58,7 +58,7 @@ import Glibc
         let state = pio.cut!
         _ = cs_db_close(h)
         #expect(state.jsynced.count > 4096 + 64, "the journal holds the records")
-        #expect(u16(state.synced, 8) >= 6 && u16(state.synced, 10) >= 6,
+        #expect(u16(state.synced, 8) == 7 && u16(state.synced, 10) == 7,
                 "the synced header says read \(u16(state.synced, 8)) / write \(u16(state.synced, 10)) while the journal holds acknowledged commits")
     }
 

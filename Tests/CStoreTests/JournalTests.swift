@@ -297,11 +297,11 @@ import Glibc
                 }
             }
         }
-        // after a clean close: format version 5 and no record
+        // after a clean close: the resting format version (6) and no record
         let (pio, v) = try run(Int.max)
         let r = try reopen(dir, pio.synced, pio.jsynced, "clean close")
         #expect(r?.0 == v)
-        #expect(pio.synced[8] == 5 && pio.synced[10] == 5, "a cleanly closed file is version 5")
+        #expect(pio.synced[8] == 6 && pio.synced[10] == 6, "a cleanly closed file rests at version 6")
         let alone = try reopen(dir, pio.synced, nil, "clean close, without the journal")
         #expect(alone?.0 == v, "a clean close leaves everything in the database file")
         print("journal close checkpoint: \(events.count) events, \(images) images")

@@ -72,7 +72,7 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
             db.verify("after the inserts")
             try db.reopen()
             try checkAll("reopened")
-            #expect(try fileFormatVersions(db.path) == (5, 5), "a file with a pk-keyed table is format 5")
+            #expect(try fileFormatVersions(db.path) == (6, 6), "a file with a pk-keyed table is format 6")
         }
     }
 
@@ -479,7 +479,7 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64, sourceLocati
             func le64(_ at: Int) -> Int { rawLE64(bytes, at) }
             let tableNode = rawTableNode(bytes, t)
             #expect(Int(bytes[tableNode + 4]) | Int(bytes[tableNode + 5]) << 8 == 6, "the table node has the keying slots")
-            #expect(le64(tableNode + 8 + 8 * 4) == (1 << 1) | 1, "flags: pk-keyed (tagged 1)")
+            #expect(le64(tableNode + 8 + 8 * 4) == (3 << 1) | 1, "flags: pk-keyed, no primary-key index (tagged 3)")
             let retired = le64(tableNode + 8 + 8 * 5)
             #expect(retired > 4096 && retired % 8 == 0)
             #expect(bytes[retired + 2] == 0 && bytes[retired + 3] == 8 && bytes[retired + 4] == 2,

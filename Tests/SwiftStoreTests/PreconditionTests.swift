@@ -59,6 +59,20 @@ import Testing
         expectMessage(result, "Attempting to create an object of type 'Person' with an existing primary key value 'Ann'.")
     }
 
+    /// The same with an Int primary key that is the object key and has no index (docs/FORMAT.md
+    /// §6.1): the cluster key is the uniqueness check.
+    @Test func aDuplicateIntPrimaryKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config([KeyedItem.self]))
+            try! realm.write {
+                realm.add(KeyedItem(value: ["id": 41, "name": "a"]))
+                realm.add(KeyedItem(value: ["id": 41, "name": "b"]))
+            }
+        }
+        expectMessage(result, "Attempting to create an object of type 'KeyedItem' with an existing primary key value '41'.")
+    }
+
     @Test func changingAPrimaryKeyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let dir = TempDir()

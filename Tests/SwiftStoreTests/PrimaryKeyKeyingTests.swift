@@ -55,6 +55,53 @@ final class KeyedItem: Object {
         #expect(again.object(ofType: KeyedItem.self, forPrimaryKey: 2)?.name == "new")
     }
 
+    /// A new class with an Int primary key keeps no index of it (docs/FORMAT.md §6.1): queries on
+    /// the primary key (==, IN, ranges), sorting by it and a collection observer's change sets
+    /// answer as a scan of another property holding the same values does, before and after the
+    /// first counter key (a re-added deleted id, a negative id) brings the index back.
+    @Test func queriesSortingAndNotificationsOnAnUnindexedPrimaryKey() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([KeyedItem.self]))
+        let n = 2000
+        try realm.write {
+            for i in 0..<n { let id = (i * 7919) % n; realm.add(KeyedItem(value: ["id": id, "name": "\(id)"])) }
+        }
+        func check(_ phase: String) {
+            let all = Array(realm.objects(KeyedItem.self))
+            func ids(_ pred: (Int) -> Bool) -> [Int] { all.map(\.id).filter(pred).sorted() }
+            let cases: [(String, (Int) -> Bool)] = [
+                ("id == 5", { $0 == 5 }), ("id == -5", { $0 == -5 }), ("id IN {1, 99, 1999, 4000, -5}", { [1, 99, 1999, -5].contains($0) }),
+                ("id < 10", { $0 < 10 }), ("id >= 1990", { $0 >= 1990 }), ("id BETWEEN {100, 120}", { (100...120).contains($0) }),
+                ("id > 500 AND id <= 510", { $0 > 500 && $0 <= 510 }),
+            ]
+            for (q, pred) in cases {
+                #expect(realm.objects(KeyedItem.self).filter(q).map(\.id).sorted() == ids(pred), "\(phase): \(q)")
+            }
+            let sorted = realm.objects(KeyedItem.self).filter("id >= 1000").sorted(byKeyPath: "id", ascending: false).map(\.id)
+            #expect(Array(sorted) == ids { $0 >= 1000 }.reversed(), "\(phase): sorted")
+            for id in [0, 1234, 1999] { #expect(realm.object(ofType: KeyedItem.self, forPrimaryKey: id)?.name == "\(id)", "\(phase): \(id)") }
+        }
+        check("no index")
+        let events = Events<Seen>()
+        let token = realm.objects(KeyedItem.self).filter("id > 1990").observe(on: DispatchQueue(label: "unindexed-pk")) {
+            events.add(Seen($0))
+        }
+        #expect(events.next() == Seen(initial: true, count: 9))
+        try realm.write {
+            realm.delete(realm.object(ofType: KeyedItem.self, forPrimaryKey: 1995)!)
+            realm.add(KeyedItem(value: ["id": 5000, "name": "5000"]))
+        }
+        #expect(events.next() == Seen(count: 9, del: [4], ins: [8]), "1995 deleted, 5000 added")
+        token.invalidate()
+        try realm.write {
+            realm.add(KeyedItem(value: ["id": 1995, "name": "1995"])) // a retired key: a counter key
+            realm.add(KeyedItem(value: ["id": -5, "name": "-5"]))
+        }
+        check("index back")
+        let again = try Realm(configuration: dir.config([KeyedItem.self]))
+        #expect(again.objects(KeyedItem.self).filter("id IN {1995, -5, 5000}").count == 3)
+    }
+
     /// A migration turns primary keys off and on: objects keep their keys and stay found.
     @Test func aMigrationKeepsLookupsWorking() throws {
         let dir = TempDir()

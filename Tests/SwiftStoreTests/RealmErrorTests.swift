@@ -128,7 +128,7 @@ private func truncate(_ url: URL, to size: UInt64) throws {
     @Test func unsupportedFileFormatVersionForANewerReadVersion() throws {
         let dir = TempDir()
         let config = try makeFile(dir)
-        #expect(try bytes(dir.file(), at: 8, count: 4) == [5, 0, 5, 0]) // FORMAT.md §2: committed, so 5
+        #expect(try bytes(dir.file(), at: 8, count: 4) == [6, 0, 6, 0]) // FORMAT.md §2: committed, so 6
         try patch(dir.file(), at: 8, [99, 0])
         var caught = false
         do {

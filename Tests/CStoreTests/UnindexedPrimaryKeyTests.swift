@@ -1,0 +1,298 @@
+// An Int primary key without its index (docs/FORMAT.md §6.1, TBLK_NOIDX; docs/ARCHITECTURE.md,
+// Primary keys as object keys): while every object's key is its Int primary key, the table's
+// cluster keys answer what the primary key's index would (lookups, uniqueness, the query
+// engine's ==, IN and ranges), so the index is not kept. The first counter key, a change of the
+// primary key or the removal of its column bring the index back; setting the primary key again
+// on a table whose keys are its values drops it again.
+import CStore
+import Foundation
+import Testing
+
+private let pkEnd: Int64 = 1 << 61
+
+/// A table "U" with an Int primary key "id" set while empty, an Int "v" holding the same value
+/// as "id" (no index: the scanned oracle of every query on "id") and a String "s".
+private func makeTable(_ txn: OpaquePointer) throws -> (t: UInt32, id: UInt32, v: UInt32, s: UInt32) {
+    let t = try addTable(txn, "U")
+    let id = try addColumn(txn, t, "id", CS_TYPE_INT)
+    let v = try addColumn(txn, t, "v", CS_TYPE_INT)
+    let s = try addColumn(txn, t, "s", CS_TYPE_STRING)
+    try must(cs_table_set_primary_key(txn, t, id), "cs_table_set_primary_key")
+    return (t, id, v, s)
+}
+
+private func create(_ txn: OpaquePointer, _ c: (t: UInt32, id: UInt32, v: UInt32, s: UInt32), _ pk: Int64) throws -> Int64 {
+    var o = cs_obj()
+    var p = cs_int(pk)
+    try must(cs_obj_create_primary(txn, c.t, &p, &o), "cs_obj_create_primary(\(pk))")
+    try must(cs_obj_set_int(&o, c.v, pk), "set v")
+    return o.key
+}
+
+/// The table's keying flags as the file holds them (slot 4 of its table node, untagged).
+private func keyingFlags(_ path: String, _ t: UInt32) throws -> Int {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    let node = rawTableNode(bytes, t)
+    let count = Int(bytes[node + 4]) | Int(bytes[node + 5]) << 8
+    if count <= 4 { return 0 }
+    return rawLE64(bytes, node + 8 + 8 * 4) >> 1
+}
+
+/// Every query on "id" against the same query on "v" (scanned): the same keys, and the plan says
+/// "id" was answered as an index (its cluster keys when the index is not kept).
+private func expectQueriesAgree(_ txn: OpaquePointer, _ c: (t: UInt32, id: UInt32, v: UInt32, s: UInt32), _ what: String,
+                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let conds = ["== 0", "== 7", "== 123456", "== -1", "IN {3, 9, 100, 5000, -4}", "< 50", "<= 50", "> 990",
+                 ">= 990", "BETWEEN {10, 20}", "> -5", "< 0", "== 2305843009213693951", ">= 2305843009213693952"]
+    for cond in conds {
+        let (a, pa) = try keysAndPlan(txn, c.t, "id \(cond)", [])
+        let b = try queryKeys(txn, c.t, "v \(cond)")
+        #expect(a == b, "\(what): id \(cond) gave \(a.count) keys, v \(cond) \(b.count)", sourceLocation: sourceLocation)
+        #expect(pa.kind == CS_PLAN_INDEX.rawValue && pa.col == c.id, "\(what): id \(cond) planned as \(pa.kind)",
+                sourceLocation: sourceLocation)
+    }
+    let sortedA = try queryKeys(txn, c.t, "id > 100 SORT(id DESC)")
+    let sortedB = try queryKeys(txn, c.t, "v > 100 SORT(v DESC)")
+    #expect(sortedA == sortedB, "\(what): sorted by id", sourceLocation: sourceLocation)
+}
+
+private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64) -> Int64? {
+    var p = cs_int(pk)
+    var key: Int64 = -1
+    let rc = cs_table_find_primary(txn, t, &p, &key)
+    return rc == 0 ? key : nil
+}
+
+@Suite struct UnindexedPrimaryKeyTests {
+    /// A new table with an Int primary key keeps no index of it (flags pk-keyed and no index,
+    /// format 6); lookups, cs_index_find/_find_all/_range, queries and the uniqueness checks of
+    /// single and batched creates all answer from the cluster keys, in the write, after the
+    /// commit and after reopening; verify passes.
+    @Test func aNewIntPrimaryKeyKeepsNoIndex() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), s: UInt32(0))
+            let n: Int64 = 1000
+            try db.write { txn throws in
+                c = try makeTable(txn)
+                for i in 0..<n { #expect(try create(txn, c, (i * 7919) % n) == (i * 7919) % n) }
+                try expectQueriesAgree(txn, c, "in the write")
+            }
+            func lookups(_ phase: String) throws {
+                try db.read { txn throws in
+                    for pk: Int64 in [0, 1, 500, 999] {
+                        #expect(findPk(txn, c.t, pk) == pk, "\(phase): find \(pk)")
+                        var key: Int64 = -1
+                        try withValue(.int(pk)) { p in try must(cs_index_find(txn, c.t, c.id, p, &key), "cs_index_find") }
+                        #expect(key == pk)
+                        var keys: UnsafeMutablePointer<Int64>?
+                        var cnt = 0
+                        try withValue(.int(pk)) { p in try must(cs_index_find_all(txn, c.t, c.id, p, &keys, &cnt), "find_all") }
+                        #expect(cnt == 1 && keys?[0] == pk, "\(phase): find_all \(pk)")
+                        cs_keys_free(keys)
+                    }
+                    for pk: Int64 in [-1, 1000, pkEnd - 1, pkEnd, Int64.max] {
+                        #expect(findPk(txn, c.t, pk) == nil, "\(phase): absent \(pk)")
+                        var key: Int64 = -1
+                        try withValue(.int(pk)) { p in expectCode(cs_index_find(txn, c.t, c.id, p, &key), CS_NOTFOUND, "absent") }
+                    }
+                    var keys: UnsafeMutablePointer<Int64>?
+                    var cnt = 0
+                    try withValue(.int(10)) { lo in
+                        try withValue(.double(19.5)) { hi in
+                            try must(cs_index_range(txn, c.t, c.id, lo, hi, &keys, &cnt), "cs_index_range")
+                        }
+                    }
+                    #expect(cnt == 10 && keys?[0] == 10 && keys?[9] == 19, "\(phase): range [10, 19.5]")
+                    cs_keys_free(keys)
+                    try expectQueriesAgree(txn, c, phase)
+                }
+            }
+            try lookups("read")
+            try db.write { txn throws in
+                var o = cs_obj()
+                var p = cs_int(500)
+                expectCode(cs_obj_create_primary(txn, c.t, &p, &o), CS_CONSTRAINT, "a duplicate")
+                try withValues([.int(2000), .int(7)]) { vals in
+                    var cols = [c.id]
+                    expectCode(cs_obj_create_many_keys(txn, c.t, 2, 1, &cols, vals, nil), CS_CONSTRAINT, "a batch with a duplicate")
+                }
+                #expect(findPk(txn, c.t, 2000) == nil, "the refused batch created nothing")
+            }
+            db.verify("unindexed")
+            try db.reopen()
+            try lookups("reopened")
+            db.close()
+            #expect(try keyingFlags(db.path, c.t) == 3, "pk-keyed and no index")
+            #expect(try fileFormatVersions(db.path) == (6, 6))
+        }
+    }
+
+    /// A retired primary key created again takes a counter key: the index is built first and
+    /// kept from then on (flags back to pk-keyed alone), and everything answers through it. A
+    /// batch holding a negative primary key does the same.
+    @Test func aCounterKeyBringsTheIndexBack() throws {
+        for batch in [false, true] {
+            try withTempDir { dir in
+                let db = try DB(dir.path())
+                var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), s: UInt32(0))
+                try db.write { txn throws in
+                    c = try makeTable(txn)
+                    for pk: Int64 in 0..<1000 { _ = try create(txn, c, pk) }
+                    var o = try openObj(txn, c.t, 7)
+                    try must(cs_obj_delete(&o), "delete 7")
+                }
+                db.close()
+                #expect(try keyingFlags(db.path, c.t) == 3)
+                try db.reopen()
+                try db.write { txn throws in
+                    if batch {
+                        try withValues([.int(-4), .int(5000), .int(-4), .int(5000)]) { vals in
+                            var cols = [c.id, c.v]
+                            var keys = [Int64](repeating: 0, count: 2)
+                            try must(cs_obj_create_many_keys(txn, c.t, 2, 2, &cols, vals, &keys), "batch")
+                            #expect(keys[0] == pkEnd && keys[1] == 5000)
+                        }
+                        _ = try create(txn, c, 7)
+                    } else {
+                        #expect(try create(txn, c, 7) == pkEnd, "7 was retired: a counter key")
+                        _ = try create(txn, c, -4)
+                    }
+                    var o = cs_obj()
+                    var p = cs_int(500)
+                    expectCode(cs_obj_create_primary(txn, c.t, &p, &o), CS_CONSTRAINT, "a duplicate, through the index")
+                    try expectQueriesAgree(txn, c, "after the index came back")
+                }
+                db.verify("the index came back")
+                db.close()
+                #expect(try keyingFlags(db.path, c.t) == 1, "pk-keyed, the index kept")
+                try db.reopen()
+                try db.read { txn throws in
+                    #expect(findPk(txn, c.t, 7) != nil && findPk(txn, c.t, -4) != nil && findPk(txn, c.t, 8) == 8)
+                    try expectQueriesAgree(txn, c, "reopened")
+                }
+            }
+        }
+    }
+
+    /// Turning the primary key off brings its index back (kept when the column is indexed on
+    /// its own); setting it again on objects whose keys are their values drops it again; a
+    /// removed primary-key column clears the flag. Verify passes after each step.
+    @Test func primaryKeyChangesBringTheIndexBackOrDropIt() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), s: UInt32(0))
+            try db.write { txn throws in
+                c = try makeTable(txn)
+                for pk: Int64 in 0..<300 { _ = try create(txn, c, (pk * 7) % 300) }
+            }
+            try db.write { txn throws in
+                try must(cs_column_set_indexed(txn, c.t, c.id, true), "index id on its own")
+                try must(cs_table_set_primary_key(txn, c.t, CS_NONE), "pk off")
+                let (k, p) = try keysAndPlan(txn, c.t, "id == 42", [])
+                #expect(k == [42] && p.kind == CS_PLAN_INDEX.rawValue, "the column's own index answers")
+            }
+            db.verify("pk off, id indexed")
+            db.close()
+            #expect(try keyingFlags(db.path, c.t) == 1)
+            try db.reopen()
+            try db.write { txn throws in
+                try must(cs_table_set_primary_key(txn, c.t, c.id), "pk on again")
+                try expectQueriesAgree(txn, c, "pk on again")
+            }
+            db.verify("pk on again")
+            db.close()
+            #expect(try keyingFlags(db.path, c.t) == 3, "the keys are the values: no index again")
+            try db.reopen()
+            try db.write { txn throws in
+                try must(cs_column_remove(txn, c.t, c.id), "remove id")
+                var o = try createObj(txn, c.t)
+                #expect(o.key >= pkEnd, "no primary key: a counter key")
+                try must(cs_obj_set_int(&o, c.v, -1), "set v")
+            }
+            db.verify("pk column removed")
+            db.close()
+            #expect(try keyingFlags(db.path, c.t) == 1)
+        }
+    }
+
+    /// Compaction and backups copy the flag: the copy is format 6, verifies, answers lookups and
+    /// queries and still refuses a duplicate.
+    @Test func compactionAndBackupKeepTheUnindexedKey() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), s: UInt32(0))
+            try db.write { txn throws in
+                c = try makeTable(txn)
+                for pk: Int64 in 0..<500 { _ = try create(txn, c, (pk * 13) % 500) }
+            }
+            let copy = dir.path("copy.cstore")
+            try db.read { txn throws in try must(cs_txn_write_copy(txn, copy, nil, nil), "write copy") }
+            let backup = dir.path("b.csbackup")
+            try must(cs_backup_write(db.h, backup, nil, nil, nil), "backup")
+            let restored = dir.path("restored.cstore")
+            try must(cs_backup_restore(backup, restored, nil, 0, nil, nil, nil), "restore")
+            for path in [copy, restored] {
+                #expect(try fileFormatVersions(path).0 == 6, "\(path)")
+                #expect(try keyingFlags(path, c.t) == 3, "\(path)")
+                let d = try DB(path)
+                d.verify(path)
+                try d.write { txn throws in
+                    #expect(findPk(txn, c.t, 77) == 77)
+                    try expectQueriesAgree(txn, c, path)
+                    var o = cs_obj()
+                    var p = cs_int(77)
+                    expectCode(cs_obj_create_primary(txn, c.t, &p, &o), CS_CONSTRAINT, "a duplicate in \(path)")
+                }
+                d.close()
+            }
+        }
+    }
+
+    /// verify refuses the flag where invariant 5 does not hold: a table that gave out counter
+    /// keys marked as keeping no index.
+    @Test func verifyRefusesTheFlagWithCounterKeys() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let db = try DB(path)
+            var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), s: UInt32(0))
+            try db.write { txn throws in
+                c = try makeTable(txn)
+                for pk: Int64 in [1, 2, -3] { _ = try create(txn, c, pk) }
+            }
+            for i in 0..<2 {
+                try db.write { txn throws in _ = try createObj(txn, try addTable(txn, "Other\(i)")) }
+            }
+            db.verify("healthy")
+            db.close()
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let node = rawTableNode(bytes, c.t)
+            #expect(rawLE64(bytes, node + 8 + 8 * 4) == (1 << 1) | 1, "pk-keyed, indexed")
+            bytes[node + 8 + 8 * 4] = (3 << 1) | 1
+            let count = Int(bytes[node + 4]) | Int(bytes[node + 5]) << 8
+            let sum = checksum(bytes, at: node, payload: 8 * count)
+            bytes[node] = UInt8(sum & 0xFF)
+            bytes[node + 1] = UInt8(sum >> 8)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            expectCode(cs_file_verify(path), CS_CORRUPT, "cs_file_verify of the flag with counter keys")
+            #expect(lastMessage().contains("no primary-key index"), "the message: \(lastMessage())")
+        }
+    }
+}
+
+/// A node's check (docs/FORMAT.md §3) as the writer computes it, for `payload` bytes at `at`.
+private func checksum(_ b: [UInt8], at: Int, payload: Int) -> UInt16 {
+    func le(_ i: Int, _ n: Int) -> UInt64 { (0..<n).reduce(UInt64(0)) { $0 | UInt64(b[i + $1]) << (8 * UInt64($1)) } }
+    let flags = UInt64(b[at + 2]), width = UInt64(b[at + 3]), count = le(at + 4, 4)
+    let words = (payload + 7) / 8
+    var a: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ (flags << 40) ^ (width << 32) ^ count
+    var s: UInt64 = 0
+    for i in 0..<words {
+        let w = le(at + 8 + i * 8, 8)
+        a = (a ^ w) &* 0x1_0000_0001_b3
+        s = s &+ (w ^ (a >> 29))
+    }
+    a ^= s &* 0xff51_afd7_ed55_8ccd
+    a ^= a >> 33
+    return UInt16(truncatingIfNeeded: a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48))
+}
