@@ -147,4 +147,101 @@ import Glibc
         _ = cs_txn_end(t)
         #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
     }
+
+    private func objectCount(_ h: OpaquePointer) throws -> UInt64 {
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+        defer { _ = cs_txn_end(t) }
+        var n: UInt64 = 0
+        try must(cs_table_count(t!, try findTable(t!, "T"), &n), "count")
+        return n
+    }
+
+    /// The header write of a journaled commit follows its commit point (the journal's sync,
+    /// FORMAT.md §13): when it fails, the commit is durable, so it reports success; the process
+    /// refuses further commits (with the header write's error) until the file is reopened, and
+    /// the reopen replays the commit.
+    @Test func aCommitWhoseHeaderWriteFailsAfterTheCommitPointSucceeds() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        try commit(h!, 100)
+        fio.armed = true
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+        var o = try createObj(t!, try findTable(t!, "T"))
+        try must(cs_obj_set_int(&o, 0, 200), "set v")
+        let crc = cs_txn_commit(t!)
+        _ = cs_txn_end(t)
+        #expect(fio.failed == 1, "the header write failed")
+        #expect(crc == Int32(CS_OK), "a durable commit reported \(codeName(crc)) \(lastMessage())")
+        #expect(try objectCount(h!) == 12, "this process reads the commit")
+        var t2: OpaquePointer?
+        var rc = cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t2)
+        if rc == Int32(CS_OK) {
+            var o2 = try createObj(t2!, try findTable(t2!, "T"))
+            try must(cs_obj_set_int(&o2, 0, 300), "set v")
+            rc = cs_txn_commit(t2!)
+            _ = cs_txn_end(t2)
+        }
+        #expect(rc == Int32(CS_FULL), "the next commit is refused with the header write's error: \(codeName(rc))")
+        _ = cs_db_close(h)
+        let (orc, h2) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(orc, "reopen")
+        defer { _ = cs_db_close(h2) }
+        #expect(try objectCount(h2!) == 12, "the reopen replays the commit")
+        #expect(cs_db_verify(h2!) == Int32(CS_OK), "\(lastMessage())")
+    }
+}
+
+/// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
+/// commit's header write) with ENOSPC.
+final class HeaderWriteFailIO: @unchecked Sendable {
+    var armed = false
+    var failed = 0
+    var journalFds = Set<Int32>()
+    let io: UnsafeMutablePointer<cs_io>
+
+    init() {
+        io = .allocate(capacity: 1)
+        var x = cs_io()
+        x.open = { ctx, p, flags, mode in
+            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            let fd = Glibc.open(p!, flags, mode)
+            if fd >= 0 && String(cString: p!).hasSuffix(".journal") { me.journalFds.insert(fd) }
+            return fd
+        }
+        x.close = { ctx, fd in
+            Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue().journalFds.remove(fd)
+            return Glibc.close(fd)
+        }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { ctx, fd, buf, n, off in
+            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.armed && off == 0 && n == 192 && !me.journalFds.contains(fd) {
+                me.armed = false
+                me.failed += 1
+                errno = ENOSPC
+                return -1
+            }
+            return Glibc.pwrite(fd, buf, n, off)
+        }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        io.deinitialize(count: 1)
+        io.deallocate()
+    }
 }
