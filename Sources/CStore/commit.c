@@ -906,7 +906,8 @@ typedef struct io_count {
  *    which alone is synced (the commit point), then the header is written in place; the
  *    database file is not synced (a checkpoint syncs it later). The header slot still carries
  *    the one-sync hash of the runs. A failed header write marks the file broken: the commit
- *    has landed, but this process's view of the file no longer matches it;
+ *    has landed (its record is durable), so it reports success and the journal is marked for the
+ *    next checkpoint to write the records again (FORMAT.md §13, Commit step 4);
  *  - FULL, larger: a checkpoint first, then the nodes synced before the header and the header
  *    after (two syncs);
  *  - NOSYNC and MEMORY: a checkpoint first when the journal holds records, then everything in
@@ -971,7 +972,15 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     rc = file_put_header(f, hdr, newver);
     if (rc != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
-        return rc;
+        if (!journaled) return rc;
+        /* past the commit point: the record is durable and a reopen replays it, so the commit
+         * has happened and says so; this process stops writing (broken), and the next
+         * checkpoint, in whichever process, writes the records again before it syncs the
+         * database file (journal.c) */
+        journal_header_lost(f);
+        f->header_lost = rc;
+        f->header_lost_errno = cs_errno() ? cs_errno() : EIO;
+        return CS_OK;
     }
     io->bytes += HDR_USED;
     io->writes++;

@@ -166,6 +166,9 @@ struct cs_dbfile {
     int fd;                  /* the one descriptor */
     bool readonly;           /* opened without write access */
     bool broken;             /* a sync failed: writes refused until reopened */
+    int header_lost;         /* the error (and header_lost_errno) of a journaled commit's failed
+                              * header write, which made the file broken; 0: none */
+    int header_lost_errno;
     bool compacting;         /* cs_db_compact owns the file: no other handle may share it */
     cs_durability durability; /* of the first open */
     const cs_io *io;         /* system calls */

@@ -259,7 +259,10 @@ static int jgrow(cs_dbfile *f, uint64_t size)
  * each. Returns the number of valid records, or a negative error code. */
 typedef int (*apply_fn)(cs_dbfile *f, const uint8_t *rec, const jrecord *r);
 
-static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t *last_version, uint64_t *end)
+/* The valid records from JOURNAL_HDR on, up to version `upto` at most; `apply` is called on
+ * each. Returns their number, or -error. */
+static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upto, uint64_t *last_version,
+                    uint64_t *end)
 {
     uint64_t off = JOURNAL_HDR, expect = h->base + 1;
     int64_t n = 0;
@@ -270,7 +273,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t *la
         jrecord r;
         if (off + JREC_HDR > f->jsize) break;
         if (f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off) != (ssize_t)JREC_HDR) break;
-        if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect) break;
+        if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect || r.version > upto) break;
         if (r.length < JREC_HDR || (r.length & 7) || r.length > f->jsize - off ||
             r.length > JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8 ||
             (uint64_t)r.nruns * 16 > r.length - JREC_HDR || r.data > r.length - JREC_HDR - (uint64_t)r.nruns * 16)
@@ -360,7 +363,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     jheader h;
     if (!read_jheader(f, &h)) goto done;
     uint64_t last, end;
-    int64_t n = walk(f, &h, NULL, &last, &end);
+    int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
     if (n < 0) {
         rc = (int)-n;
         goto done;
@@ -394,7 +397,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     /* the journal was opened read-only above: reopen it for the reset */
     journal_close(f);
     if ((rc = jopen(f, true)) != CS_OK) goto done;
-    int64_t m = walk(f, &h, apply_record, &last, &end);
+    int64_t m = walk(f, &h, apply_record, UINT64_MAX, &last, &end);
     if (m != n) {
         rc = m < 0 ? (int)-m : cs_fail(CS_IOERR, EIO, "the journal of %s changed while it was replayed", f->path);
         goto done;
@@ -419,6 +422,19 @@ static int checkpoint(cs_dbfile *f, bool closing)
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
     TRY(jopen(f, true));
+    if (s->flags & JS_HEADER_LOST) {
+        /* a commit's header write failed after its record was synced (commit.c write_durable):
+         * the published records, written again, put the newest version's header in place (the
+         * other bytes they hold are already there, the last writer winning as in a replay) */
+        jheader h;
+        uint64_t last = 0, end;
+        int64_t n = read_jheader(f, &h) && h.gen == s->gen ? walk(f, &h, apply_record, s->last, &last, &end) : 0;
+        if (n < 0) return (int)-n;
+        if (last != s->last)
+            return cs_fail(CS_IOERR, EIO, "the journal of %s no longer holds the commit whose header write failed",
+                           f->path);
+        f->hdr_version = 0; /* the header on disk is the record's */
+    }
     if (closing) {
         uint16_t fmt[2];
         if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
@@ -468,6 +484,12 @@ static int checkpoint(cs_dbfile *f, bool closing)
 
 int journal_checkpoint(cs_dbfile *f) { return checkpoint(f, false); }
 
+void journal_header_lost(cs_dbfile *f)
+{
+    journal_shared *s = shared(f);
+    if (s) s->flags |= JS_HEADER_LOST;
+}
+
 int journal_checkpoint_records(cs_dbfile *f)
 {
     journal_shared *s = shared(f);
@@ -491,7 +513,8 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
         }
         /* the record must follow the last one (or the checkpoint's base) in the version sequence
          * (invariant 1): a version made without a record in between needs a checkpoint */
-        if (!s->gen || (s->flags & JS_UNJOURNALED) || s->last + 1 != version || s->end + reclen > JOURNAL_LIMIT)
+        if (!s->gen || (s->flags & (JS_UNJOURNALED | JS_HEADER_LOST)) || s->last + 1 != version ||
+            s->end + reclen > JOURNAL_LIMIT)
             TRY(journal_checkpoint(f));
         return jopen(f, true);
     }
@@ -590,7 +613,7 @@ int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *b
     jheader h;
     if (read_jheader(&f, &h)) {
         uint64_t last, end;
-        int64_t n = walk(&f, &h, NULL, &last, &end);
+        int64_t n = walk(&f, &h, NULL, UINT64_MAX, &last, &end);
         if (n > 0) {
             *records = (uint64_t)n;
             *bytes = end - JOURNAL_HDR;

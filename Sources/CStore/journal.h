@@ -17,7 +17,7 @@ typedef struct journal_shared {
     uint64_t end;   /* end of the last published record (JOURNAL_HDR: none) */
     uint64_t id;    /* the database's journal id (docs/FORMAT.md §2, header bytes 144-159) */
     uint64_t base;  /* the version the database file held durably at the last checkpoint */
-    uint32_t flags; /* JS_RECORDS | JS_UNJOURNALED */
+    uint32_t flags; /* JS_RECORDS | JS_UNJOURNALED | JS_HEADER_LOST */
     uint32_t zero;
     uint64_t last;  /* the version of the last published record (base: none since) */
 } journal_shared;
@@ -25,6 +25,9 @@ typedef struct journal_shared {
 enum {
     JS_RECORDS = 1,     /* a record was written since the last checkpoint (published or not) */
     JS_UNJOURNALED = 2, /* a commit wrote in place without a record since the last checkpoint */
+    JS_HEADER_LOST = 4, /* a journaled commit's in-place header write failed after its record was
+                         * synced: the database file's header may not name the newest version,
+                         * so the next checkpoint writes the records again first */
 };
 
 /** One run of a commit: `len` bytes of the commit's buffer at `off` go to `pos` in the file. */
@@ -52,6 +55,10 @@ int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t v
 /** After the commit of `version` is published: the shared end moves past its record (end 0:
  *  the commit was not journaled, which marks the journal JS_UNJOURNALED). */
 void journal_published(cs_dbfile *f, uint64_t end, uint64_t version);
+/** A journaled commit whose record is durable failed to write its header in place: marks the
+ *  journal JS_HEADER_LOST (the next commit of any process checkpoints, and the checkpoint
+ *  writes the published records again before it syncs the database file). */
+void journal_header_lost(cs_dbfile *f);
 /** Checkpoint: syncs the database file, then resets the journal durably (a new generation).
  *  The caller holds the writer lock or is alone. */
 int journal_checkpoint(cs_dbfile *f);

@@ -536,6 +536,17 @@ final class RealmCore {
     // MARK: Transactions
 
     func beginWrite() {
+        CoreCall.must(promote(), "Beginning a write transaction")
+    }
+
+    /// `beginWrite` for `Realm.write`, which may throw: a file this process may no longer write
+    /// (a failed sync, or a commit's failed header write after its commit point, until it is
+    /// reopened) is a thrown error rather than a trap.
+    func beginWriteThrowing() throws {
+        try CoreCall.check(promote(), "Beginning a write transaction", url: url)
+    }
+
+    private func promote() -> Int32 {
         verifyThread()
         if isFrozen { preconditionFailure("Can't perform transactions on a frozen Realm") }
         if config.readOnly { preconditionFailure("Can't perform transactions on read-only Realms.") }
@@ -565,8 +576,8 @@ final class RealmCore {
             }
             cs_txn_end(pin)
         }
-        CoreCall.must(rc, "Beginning a write transaction")
-        mutations &+= 1
+        if rc == 0 { mutations &+= 1 }
+        return rc
     }
 
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
