@@ -199,6 +199,51 @@ import Glibc
         #expect(try objectCount(h2!) == 12, "the reopen replays the commit")
         #expect(cs_db_verify(h2!) == Int32(CS_OK), "\(lastMessage())")
     }
+
+    /// A read-only opener alone with a crash's records that may not write the database file
+    /// (EACCES on a read-write open of it) cannot recover them: the open fails with
+    /// CS_READONLY, names what to do, and leaves the file and its journal as they were.
+    @Test func aReadOnlyOpenThatCannotWriteTheFileIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 100)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let img = dir.path("b.cstore")
+        try Data(state.synced).write(to: URL(fileURLWithPath: img))
+        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
+        defer { io.deallocate() }
+        var x = cs_io()
+        x.open = { _, p, flags, mode in
+            // a file of another user: it opens for reading only
+            if String(cString: p!).hasSuffix(".cstore") && flags & O_ACCMODE != O_RDONLY { errno = EACCES; return -1 }
+            return Glibc.open(p!, flags, mode)
+        }
+        x.close = { _, fd in Glibc.close(fd) }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { _, fd, buf, n, off in Glibc.pwrite(fd, buf, n, off) }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        var opts = cs_options()
+        opts.flags = UInt32(CS_OPEN_READONLY)
+        opts.io = UnsafePointer(io)
+        var ro: OpaquePointer?
+        let rc = cs_db_open(img, &opts, &ro)
+        if let ro { _ = cs_db_close(ro) }
+        #expect(rc == Int32(CS_READONLY), "\(codeName(rc)) \(lastMessage())")
+        #expect(lastMessage().contains("cannot write"), "\(lastMessage())")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == state.synced, "the file is unchanged")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(img, &records, &bytes) == Int32(CS_OK) && records == 1, "the record is kept: \(records)")
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a

@@ -326,6 +326,13 @@ typedef struct cs_db_stats {
  */
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap);
 
+/**
+ * The number of commits the open of this file in this process replayed from its journal (a crash
+ * left them there, docs/FORMAT.md §13, Recovery): 0 when it replayed none. A read-only open that
+ * is alone and may write the file and its journal replays them as a read-write open does.
+ */
+uint64_t cs_db_recovered_commits(cs_db *db);
+
 /** Fills `out` from the newest version (walks every node to count used bytes). */
 int cs_db_stats_get(cs_db *db, cs_db_stats *out);
 
@@ -360,6 +367,9 @@ int cs_db_verify(cs_db *db);
  * rejected (cs_db_rejected_commit): that commit is lost.
  */
 int cs_file_verify(const char *path);
+/** cs_file_verify, also giving the number of commits the open replayed from the journal after a
+ *  crash (cs_db_recovered_commits); `recovered` may be NULL. */
+int cs_file_verify_recovered(const char *path, uint64_t *recovered);
 
 /**
  * The commit journal of the database at `path` (`<path>.journal`, docs/FORMAT.md §13), read
