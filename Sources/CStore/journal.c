@@ -349,7 +349,7 @@ static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint
 
 int journal_recover_open(cs_dbfile *f, bool readonly)
 {
-    int lfd = -1;
+    int lfd = -1, wfd = -1, rofd = -1;
     bool alone = true;
     TRY(lock_join_alone(f->path, !readonly, &lfd, &alone));
     int rc = CS_OK;
@@ -389,25 +389,57 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         goto done;
     }
     if (readonly) {
-        rc = cs_fail(CS_READONLY, 0,
-                     "%s has %lld commits in its journal to recover after a crash; open it read-write once",
-                     f->path, (long long)n);
-        goto done;
+        /* a read-only opener recovers as a read-write one would (as SQLite does for a hot
+         * journal) when it can hold the join lock and write the file and the journal: replay
+         * restores acknowledged commits, it changes nothing a user wrote */
+        if (lfd < 0) {
+            bool still = false;
+            if (lock_join_alone(f->path, true, &lfd, &still) != CS_OK) lfd = -1;
+            else if (!still) goto done; /* another process joined: it decides */
+        }
+        if (lfd >= 0) wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+        journal_close(f);
+        if (wfd < 0 || jopen(f, true) != CS_OK) {
+            rc = cs_fail(CS_READONLY, 0,
+                         "%s has %lld commits in its journal to recover after a crash, and this process cannot "
+                         "write the file, its journal or its lock file; open it once by a user who may write "
+                         "them (a read-write open, or a read-only one such as `swiftstore verify`, recovers)",
+                         f->path, (long long)n);
+            goto done;
+        }
+        rofd = f->fd;
+        f->fd = wfd;
+    } else {
+        /* the journal was opened read-only above: reopen it for the reset */
+        journal_close(f);
+        if ((rc = jopen(f, true)) != CS_OK) goto done;
     }
-    /* the journal was opened read-only above: reopen it for the reset */
-    journal_close(f);
-    if ((rc = jopen(f, true)) != CS_OK) goto done;
     int64_t m = walk(f, &h, apply_record, UINT64_MAX, &last, &end);
     if (m != n) {
         rc = m < 0 ? (int)-m : cs_fail(CS_IOERR, EIO, "the journal of %s changed while it was replayed", f->path);
         goto done;
     }
+    if (readonly) {
+        /* the journal is empty after this and a read-only opener commits nothing: the file
+         * rests at FORMAT_RESTING as after a clean close (FORMAT.md §2) */
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
+            fmt[0] = fmt[1] = FORMAT_RESTING;
+            if ((rc = file_pwrite(f, fmt, 4, 8)) != CS_OK) goto done;
+        }
+    }
     if ((rc = dbsync(f)) != CS_OK) goto done;
     uint64_t gen;
     if ((rc = reset(f, h.gen, h.id, last, &gen)) != CS_OK) goto done;
-    log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Recovered %lld commits from the journal of %s (version %llu)",
-               (long long)n, f->path, (unsigned long long)last);
+    f->recovered = (uint64_t)n;
+    log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Recovered %lld commits from the journal of %s (version %llu)%s",
+               (long long)n, f->path, (unsigned long long)last, readonly ? " by a read-only open" : "");
 done:
+    if (rofd >= 0) {
+        f->fd = rofd;
+        f->broken = false; /* a failed sync above concerned the descriptor closed here */
+    }
+    if (wfd >= 0) f->io->close(f->io->ctx, wfd);
     journal_close(f);
     lock_creation_end(lfd);
     return rc;
