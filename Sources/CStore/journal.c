@@ -42,6 +42,10 @@
 #define RECORD_MAGIC "CSJREC\r\n"
 #define JOURNAL_LAYOUT 1u
 #define JREC_HDR 64u
+/* The longest record replay accepts (FORMAT.md §13, Layout): a commit whose record would be
+ * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
+ * commit is one replay stops at. */
+#define JREC_MAX (JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8)
 #define JOURNAL_GROW (1ull << 20)
 
 typedef struct jheader {
@@ -275,7 +279,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
         if (f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off) != (ssize_t)JREC_HDR) break;
         if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect || r.version > upto) break;
         if (r.length < JREC_HDR || (r.length & 7) || r.length > f->jsize - off ||
-            r.length > JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8 ||
+            r.length > JREC_MAX ||
             (uint64_t)r.nruns * 16 > r.length - JREC_HDR || r.data > r.length - JREC_HDR - (uint64_t)r.nruns * 16)
             break;
         if (r.length > cap) {
@@ -532,6 +536,9 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
+    /* a record replay would refuse (at most 1 MiB of data, but in more runs than its bound
+     * allows: a commit scattered over many small holes) is never written */
+    if (*journaled && reclen > JREC_MAX) *journaled = false;
     if (*journaled) {
         /* a journal this process cannot open (an unwritable directory): while no record is
          * pending the commit is made the way it was before the journal, in place with one sync */
