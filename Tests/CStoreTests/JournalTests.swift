@@ -246,7 +246,8 @@ import Glibc
 
     /// A writer process commits and closes while this process holds the file read-only; this
     /// process then closes last: its close checkpoints, so the next read-only open finds no
-    /// record to recover.
+    /// record to recover, and, since it may write the file, gives back the resting format
+    /// version as a writer's last close does.
     @Test func aReadOnlyProcessClosingLastCheckpoints() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -261,6 +262,8 @@ import Glibc
         _ = cs_db_close(ro!)
         #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0,
                 "the last close checkpointed: \(records)")
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(12))
+        #expect(header[8] == 6 && header[10] == 6, "a cleanly closed file is version 6: \(header[8])/\(header[10])")
         let (rc2, ro2) = openRaw(path, flags: CS_OPEN_READONLY)
         #expect(rc2 == Int32(CS_OK), "\(codeName(rc2)): \(lastMessage())")
         if let ro2 { _ = cs_db_close(ro2) }
