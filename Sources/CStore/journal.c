@@ -631,10 +631,25 @@ void journal_last_close(cs_dbfile *f)
         free(jp);
         return;
     }
-    /* a read-only process that closes last checkpoints too (its descriptor can be synced; the
-     * header's version bytes stay as they are), so records of writers that closed before it do
-     * not make the next read-only open refuse the file */
-    if ((s->flags & JS_RECORDS) && !f->broken) checkpoint(f, !f->readonly);
+    /* a read-only process that closes last checkpoints too (its descriptor can be synced), so
+     * records of writers that closed before it do not make the next read-only open refuse the
+     * file; when it may write the file it also gives back the resting format version, else the
+     * header's version bytes stay as they are */
+    if (!(s->flags & JS_RECORDS) || f->broken) return;
+    if (!f->readonly) {
+        checkpoint(f, true);
+        return;
+    }
+    int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+    if (wfd < 0) {
+        checkpoint(f, false);
+        return;
+    }
+    int rofd = f->fd;
+    f->fd = wfd;
+    checkpoint(f, true);
+    f->fd = rofd;
+    f->io->close(f->io->ctx, wfd);
 }
 
 /* ---- for the tool -------------------------------------------------------------------------- */
