@@ -244,6 +244,30 @@ import Glibc
         var records: UInt64 = 0, bytes: UInt64 = 0
         #expect(cs_file_journal_info(img, &records, &bytes) == Int32(CS_OK) && records == 1, "the record is kept: \(records)")
     }
+
+    /// A file named like the journal that is not one (a user's file) is never overwritten: the
+    /// commit that would start the journal fails clearly and leaves it as it was.
+    @Test func aFileInTheJournalsPlaceIsNeverOverwritten() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let notes = Data("notes kept beside the database\n".utf8)
+        try notes.write(to: URL(fileURLWithPath: path + ".journal"))
+        let (orc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(orc, "open")
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+        var o = try createObj(t!, try findTable(t!, "T"))
+        try must(cs_obj_set_int(&o, 0, 1), "set v")
+        let crc = cs_txn_commit(t!)
+        let message = lastMessage()
+        _ = cs_txn_end(t)
+        _ = cs_db_close(h)
+        #expect(crc == Int32(CS_EXISTS), "\(codeName(crc)) \(message)")
+        #expect(message.contains("not a journal"), "\(message)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + ".journal")) == notes, "the file is unchanged")
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
