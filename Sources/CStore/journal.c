@@ -344,6 +344,19 @@ static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint
     h.id = id;
     h.base = base;
     h.check = header_check(&h);
+    /* a file in the journal's place that is not one (neither the magic, valid or not, nor the
+     * zeros of a journal whose first header was never written) belongs to someone else */
+    if (f->jsize > 0) {
+        uint8_t first[8] = {0};
+        static const uint8_t zero[8];
+        ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
+        if (got < 0) return jfail_io(f, "read", errno);
+        if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
+            return cs_fail(CS_EXISTS, EEXIST,
+                           "%s.journal exists and is not a journal; the commit journal needs that name: "
+                           "move the file away (it was left as it is)",
+                           f->path);
+    }
     TRY(jgrow(f, JOURNAL_HDR + JOURNAL_GROW));
     TRY(jwrite(f, &h, sizeof h, 0));
     TRY(jsync(f));
