@@ -268,6 +268,41 @@ import Glibc
         #expect(message.contains("not a journal"), "\(message)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + ".journal")) == notes, "the file is unchanged")
     }
+
+    /// A file whose header says its newest commits may be in the journal (format 7) opened
+    /// alone without its journal (moved away, or the file copied without it after a crash):
+    /// commits made durable only in the journal are lost, and the open says so as it does for a
+    /// rejected commit (cs_db_rejected_commit, which `swiftstore verify` and
+    /// Realm.discardedCommit report).
+    @Test func aJournaledFileOpenedWithoutItsJournalReportsTheLoss() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 100)
+        try commit(h, 200)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(u16(state.synced, 8) == 7)
+        let img = dir.path("b.cstore")
+        try Data(state.synced).write(to: URL(fileURLWithPath: img))
+        let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(rc, "open without the journal")
+        var version: UInt64 = 0, opened: UInt64 = 0
+        var why = [CChar](repeating: 0, count: 256)
+        let rejected = cs_db_rejected_commit(h2!, &version, &opened, &why, why.count)
+        let reason = String(cString: why)
+        #expect(rejected, "the loss is reported")
+        #expect(opened == cs_db_version(h2!) && version == opened + 1, "\(version) \(opened)")
+        #expect(reason.contains("journal"), "\(reason)")
+        #expect(cs_file_verify(img) == Int32(CS_CORRUPT), "verify reports the loss while the header claims a journal")
+        try commit(h2!, 300)
+        _ = cs_db_close(h2)
+        #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
