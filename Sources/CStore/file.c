@@ -688,6 +688,15 @@ uint64_t cs_db_recovered_commits(cs_db *db) { return db->f->recovered; }
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap)
 {
     cs_dbfile *f = db->f;
+    if (!f->rejected.rejected && f->journal_lost) {
+        if (version) *version = f->journal_lost + 1;
+        if (opened) *opened = f->journal_lost;
+        if (why && cap)
+            snprintf(why, cap, "the header says the newest commits may be in the journal (format %u), but %s.journal "
+                               "is missing: commits after version %llu made durable only in it are lost",
+                     (unsigned)FORMAT_JOURNAL, f->path, (unsigned long long)f->journal_lost);
+        return true;
+    }
     if (!f->rejected.rejected) return false;
     if (version) *version = f->rejected.version;
     if (opened) *opened = f->rejected.opened;

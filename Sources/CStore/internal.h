@@ -197,6 +197,8 @@ struct cs_dbfile {
     uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
     rejected_slot rejected;  /* set at open when the newest header slot was not used */
     uint64_t recovered;      /* commits the open replayed from the journal (FORMAT.md §13) */
+    uint64_t journal_lost;   /* an alone open found the header at FORMAT_JOURNAL and no journal:
+                              * the version it opened (commits after it may be lost); 0: none */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
     bool shrink_cut;         /* this process's last commit cut the file's free tail (commit.c) */
     uint64_t place_cursor;   /* where this process's last commit ended (its top): placement's

@@ -374,6 +374,17 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     rc = jopen(f, false);
     if (rc == CS_NOTFOUND) {
         rc = CS_OK;
+        /* the header says the newest commits may be in the journal, and there is none (moved
+         * away, or the file copied without it): commits made durable only there are lost */
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL) {
+            f->journal_lost = file_header_newest_version(f);
+            if (f->journal_lost)
+                log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
+                           "%s says its newest commits may be in its journal, but %s.journal is missing: "
+                           "commits after version %llu may be lost",
+                           f->path, f->path, (unsigned long long)f->journal_lost);
+        }
         goto done;
     }
     if (rc != CS_OK) goto done;

@@ -323,6 +323,8 @@ typedef struct cs_db_stats {
  * opened an older, intact version instead (docs/FORMAT.md §2, What damage leads to). Fills the
  * version that slot claims, the version opened, and the reason as text (NUL-terminated, at most
  * `cap` bytes); any pointer may be NULL. The note lasts while the file stays open in this process.
+ * Also true when the header says its newest commits may be in the journal (format 7) and the open
+ * found no journal (docs/FORMAT.md §13, Recovery): `version` is then the opened version + 1.
  */
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap);
 
