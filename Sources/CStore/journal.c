@@ -505,7 +505,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
     }
     if (!closing && !f->readonly) {
         /* records may follow this checkpoint: the durable header must already say FORMAT_JOURNAL
-         * (a version-5 library must refuse the file while they are pending, FORMAT.md §2) */
+         * (a version-6 library must refuse the file while they are pending, FORMAT.md §2) */
         uint16_t fmt[2];
         if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && (fmt[0] < FORMAT_JOURNAL || fmt[1] < FORMAT_JOURNAL)) {
             fmt[0] = fmt[1] = FORMAT_JOURNAL;
