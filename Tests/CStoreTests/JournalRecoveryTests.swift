@@ -303,6 +303,65 @@ import Glibc
         _ = cs_db_close(h2)
         #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
     }
+
+    /// A commit whose header write failed after its commit point, in a process that then
+    /// closes while another keeps the file open: the other process's last close checkpoints,
+    /// and that checkpoint must put the commit's header in place before it syncs the file and
+    /// empties the journal, or the acknowledged commit would be lost.
+    @Test func anotherProcessClosingLastPutsTheFailedHeaderInPlace() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        // one commit as cstore-testchild commit-loop makes it (its checker accepts it)
+        func increment() throws -> Int32 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            defer { _ = cs_txn_end(t) }
+            let s = try ChildSchema(t!)
+            var c = try openObj(t!, s.counter, s.counterKey)
+            let k = try getInt(&c, s.n) + 1
+            try must(cs_obj_set_int(&c, s.n, k), "set n")
+            try must(cs_obj_set_int(&c, s.sum, try getInt(&c, s.sum) + k), "set sum")
+            var r = try createObj(t!, s.rows)
+            try must(cs_obj_set_int(&r, s.writer, 1), "set writer")
+            try must(cs_obj_set_int(&r, s.seq, k), "set seq")
+            let payload = childPayload(k)
+            var v = cs_value()
+            v.type = CS_TYPE_BINARY
+            let rc = payload.withUnsafeBytes { buf -> Int32 in
+                v.v.bytes.ptr = UnsafeRawPointer(buf.baseAddress!)
+                v.v.bytes.len = buf.count
+                return cs_obj_set(&r, s.payload, &v)
+            }
+            try must(rc, "set payload")
+            return cs_txn_commit(t!)
+        }
+        try must(increment(), "the first commit")
+        let stop = dir.path("stop")
+        let checker = try Child(["check", path, stop], in: dir)
+        #expect(waitUntil(seconds: 30) { var n = 0; return cs_db_pins(h!, nil, 0, &n) == 0 && n > 0 }, "the checker joined")
+        fio.armed = true
+        #expect(try increment() == Int32(CS_OK), "\(lastMessage())")
+        #expect(fio.failed == 1, "the header write failed")
+        _ = cs_db_close(h) // broken: no checkpoint here, and not the last close
+        FileManager.default.createFile(atPath: stop, contents: nil)
+        #expect(checker.wait(seconds: 60) && checker.succeeded, "\(checker.summary)")
+        var records: UInt64 = 9, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0, "the last close checkpointed: \(records)")
+        // the database file alone holds both commits
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        let db = try DB(path, flags: 0)
+        let n = try db.read { try ChildSchema($0).counterValues($0).n }
+        db.close()
+        #expect(n == 2, "the commits in the database file: \(n)")
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
