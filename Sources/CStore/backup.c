@@ -17,6 +17,7 @@
 #include "compact.h"
 #include "file.h"
 #include "lock.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -379,10 +380,18 @@ int cs_backup_restore(const char *in, const char *path, const cs_options *opts, 
         int orc = cs_db_open(path, &o, &db);
         if (orc == CS_OK) {
             if ((rc = file_claim(db->f)) == CS_OK) rc = lock_take_alone(db->f);
+            /* the journal is emptied before the file is replaced (FORMAT.md §13) */
+            if (rc == CS_OK) rc = journal_checkpoint_records(db->f);
             if (rc != CS_OK) goto fail_tmp;
         } else if (orc != CS_CORRUPT && orc != CS_NOTFOUND) {
             rc = orc; /* a file that is not a database is replaced; any other failure stops */
             goto fail_tmp;
+        } else {
+            /* no database to checkpoint: a journal beside it belongs to nothing the path will
+             * name (and would be refused by the restored file's id) */
+            char *jp = journal_path(path);
+            if (jp) compact_io_unlink(io, jp);
+            free(jp);
         }
     }
     if (compact_io_rename(io, tmp, path) != 0) {

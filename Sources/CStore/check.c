@@ -328,13 +328,17 @@ int cs_db_verify(cs_db *db)
     return CS_OK;
 }
 
-int cs_file_verify(const char *path)
+int cs_file_verify(const char *path) { return cs_file_verify_recovered(path, NULL); }
+
+int cs_file_verify_recovered(const char *path, uint64_t *recovered)
 {
+    if (recovered) *recovered = 0;
     cs_options o;
     memset(&o, 0, sizeof o);
     o.flags = CS_OPEN_READONLY;
     cs_db *db;
     TRY(cs_db_open(path, &o, &db));
+    if (recovered) *recovered = cs_db_recovered_commits(db);
     int rc = cs_db_verify(db);
     char msg[512];
     snprintf(msg, sizeof msg, "%s", cs_errmsg());

@@ -19,6 +19,9 @@
  *  3. The header write puts the new top into the slot the current version does not use and flips
  *     the selector in the same write; the unused slot is never the one being read.
  *  4. A failed sync marks the file broken (file.c invariant 3).
+ *  5. A journaled commit (FULL, at most ONE_SYNC_MAX bytes) is durable once its journal record
+ *     is synced; its in-place writes are made durable by a checkpoint (journal.c), which comes
+ *     before any commit that writes in place without a record.
  */
 #include "node.h"
 #include "schema.h"
@@ -28,6 +31,7 @@
 #include "file.h"
 #include "io.h"
 #include "freelist.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -896,32 +900,68 @@ typedef struct io_count {
 } io_count;
 
 /* Writes the buffer (one pwrite per run of items contiguous in the file and the buffer) and
- * makes it the newest version by the header (durability rules 2-4): a commit of at most
- * ONE_SYNC_MAX bytes in FULL durability syncs once, after the header, whose slot carries the
- * hash of its bytes; a larger one syncs its nodes before the header and the header after. */
+ * makes it the newest version by the header (durability rules 2-5):
+ *  - FULL, at most ONE_SYNC_MAX bytes (a journaled commit, docs/FORMAT.md §13): the runs are
+ *    written in place, then one record of the runs and the header is appended to the journal,
+ *    which alone is synced (the commit point), then the header is written in place; the
+ *    database file is not synced (a checkpoint syncs it later). The header slot still carries
+ *    the one-sync hash of the runs. A failed header write marks the file broken: the commit
+ *    has landed (its record is durable), so it reports success and the journal is marked for the
+ *    next checkpoint to write the records again (FORMAT.md §13, Commit step 4);
+ *  - FULL, larger: a checkpoint first, then the nodes synced before the header and the header
+ *    after (two syncs);
+ *  - NOSYNC and MEMORY: a checkpoint first when the journal holds records, then everything in
+ *    place, unsynced. */
 static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, const layout *lo, uint64_t newver,
-                         int nsel, uint16_t fmt, io_count *io)
+                         int nsel, uint16_t fmt, io_count *io, uint64_t *jend)
 {
-    TRY(grow_to(f, lo->end));
     bool syncing = f->durability == CS_DURABILITY_FULL;
     bool one_sync = syncing && plan->total <= ONE_SYNC_MAX;
+    bool journaled = one_sync && f->lk;
     run_info run = {0, 0, 0};
     if (one_sync) {
         run.pos = lo->runs_pos;
         run.len = plan->total;
         run.hash = file_run_hash(buf, plan->total);
     }
+    /* the runs: items contiguous in the file and the buffer, then the header */
+    journal_run *runs = malloc((plan->n + 1) * sizeof *runs);
+    if (!runs) return NOMEM();
+    uint32_t nruns = 0;
     for (uint64_t i = 0; i < plan->n;) {
         uint64_t j = i + 1;
         while (j < plan->n && plan->items[j].pos == plan->items[j - 1].pos + plan->items[j - 1].size &&
                plan->items[j].off == plan->items[j - 1].off + plan->items[j - 1].size)
             j++;
         uint64_t len = plan->items[j - 1].off + plan->items[j - 1].size - plan->items[i].off;
-        TRY(file_pwrite(f, buf + plan->items[i].off, len, plan->items[i].pos));
-        io->bytes += len;
-        io->writes++;
+        runs[nruns++] = (journal_run){plan->items[i].pos, len, buf + plan->items[i].off};
         i = j;
     }
+    uint8_t hdr[HDR_USED];
+    uint64_t top_pos = plan->items[plan->n - 1].pos;
+    runs[nruns] = (journal_run){0, HDR_USED, hdr};
+    uint64_t reclen = journal_record_size(runs, nruns + 1);
+    /* a checkpoint, when the commit needs one, comes before any write of it (journal.c
+     * invariant 2); the header is built after it (a first checkpoint sets the file's id) */
+    int rc = journal_before_commit(f, &journaled, reclen, newver);
+    if (journaled && fmt < FORMAT_JOURNAL) fmt = FORMAT_JOURNAL;
+    if (rc == CS_OK) rc = grow_to(f, lo->end);
+    if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
+    /* the runs go into free space first: a commit that fails before its record is durable has
+     * written nothing any version reaches */
+    for (uint32_t k = 0; rc == CS_OK && k < nruns; k++) {
+        rc = file_pwrite(f, runs[k].src, runs[k].len, runs[k].pos);
+        io->bytes += runs[k].len;
+        io->writes++;
+    }
+    if (rc == CS_OK && journaled) {
+        rc = journal_append(f, runs, nruns + 1, newver, jend);
+        io->bytes += reclen;
+        io->writes++;
+        io->syncs++;
+    }
+    free(runs);
+    TRY(rc);
     /* two-sync commits make the nodes durable before the header names them; a one-sync commit
      * lets them race, and its header slot carries their hash so a torn commit is detected */
     if (!one_sync) {
@@ -929,16 +969,25 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         if (syncing) io->syncs++;
     }
     lock_committing(f);
-    uint64_t top_pos = plan->items[plan->n - 1].pos;
-    int rc = file_write_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt);
+    rc = file_put_header(f, hdr, newver);
     if (rc != CS_OK) {
         f->broken = true; /* the header may or may not have reached the disk */
-        return rc;
+        if (!journaled) return rc;
+        /* past the commit point: the record is durable and a reopen replays it, so the commit
+         * has happened and says so; this process stops writing (broken), and the next
+         * checkpoint, in whichever process, writes the records again before it syncs the
+         * database file (journal.c) */
+        journal_header_lost(f);
+        f->header_lost = rc;
+        f->header_lost_errno = cs_errno() ? cs_errno() : EIO;
+        return CS_OK;
     }
-    TRY(file_sync(f));
     io->bytes += HDR_USED;
     io->writes++;
-    if (syncing) io->syncs++;
+    if (!journaled) {
+        TRY(file_sync(f));
+        if (syncing) io->syncs++;
+    }
     return CS_OK;
 }
 
@@ -962,8 +1011,10 @@ static void shrink_truncate(cs_dbfile *f, const commit_space *sp, uint64_t new_e
 
 /* ---- step 4: publishing ---------------------------------------------------------------- */
 
-static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t end)
+static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t end, uint64_t jend)
 {
+    /* journal.c invariant 3: the shared end moves past the record only now */
+    journal_published(f, jend, newver);
     pthread_mutex_lock(&f->mu);
     f->selector = nsel;
     f->version = newver;
@@ -983,15 +1034,16 @@ int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w)
     layout lo;
     uint8_t *buf = NULL;
     io_count io = {0, 0, 0};
+    uint64_t jend = 0;
     int nsel = f->selector ^ 1;
     cs_assert(w->n > 0); /* the top at least */
     int rc = place_commit(f, sp, w, &plan, &lo);
     if (rc == CS_OK) rc = serialise(t, &plan, &lo, newver, &buf);
-    if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, &io);
+    if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, &io, &jend);
     if (rc == CS_OK) {
         if (t->db->shrink) shrink_truncate(f, sp, lo.end);
         else f->shrink_cut = false;
-        publish(f, nsel, newver, plan.items[plan.n - 1].pos, lo.end);
+        publish(f, nsel, newver, plan.items[plan.n - 1].pos, lo.end, jend);
         t->last_commit_bytes = io.bytes;
         t->last_commit_writes = io.writes;
         t->last_commit_syncs = io.syncs;

@@ -26,6 +26,7 @@
 #include "snapshot.h"
 #include "index.h"
 #include "lock.h"
+#include "journal.h"
 #include "file.h"
 
 #include <errno.h>
@@ -505,6 +506,9 @@ int cs_db_compact(const char *path, const cs_options *opts, cs_progress progress
     cs_txn *t = NULL;
     int rc = file_claim(f);
     if (rc == CS_OK) rc = lock_take_alone(f);
+    /* the journal is emptied before the file is replaced: its records would belong to a file
+     * no path names (FORMAT.md §13, Checkpoints) */
+    if (rc == CS_OK && !f->readonly) rc = journal_checkpoint_records(f);
     if (rc != CS_OK) goto done;
     struct stat st;
     if (io->fstat(io->ctx, f->fd, &st) != 0) { rc = cs_fail(CS_IOERR, errno, "cannot stat %s", path); goto done; }

@@ -39,6 +39,11 @@
 
 /* Commits of at most this many bytes are made durable with one sync (docs/FORMAT.md §2). */
 #define ONE_SYNC_MAX (1u << 20)
+/* A journaled commit whose record would end past this offset of the journal checkpoints first
+ * (FORMAT.md §13; the figure is measured in docs/benchmarks/README.md, Commit journal). */
+#ifndef JOURNAL_LIMIT /* a build may choose another figure (the measurement did) */
+#define JOURNAL_LIMIT (16ull << 20)
+#endif
 
 /* How often an opener reads the header again when other processes' commits keep changing it
  * under its checks (file.c, read_header_settled); after the first few tries it waits 1 ms

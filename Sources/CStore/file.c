@@ -25,6 +25,7 @@
 #include "file.h"
 #include "log.h"
 #include "io.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +74,9 @@ typedef struct file_hdr {
     uint8_t selector;    /* slot in use: 0 or 1 */
     uint8_t reserved[3]; /* zero */
     hdr_slot slot[2];    /* the two top-ref slots */
-    uint8_t tail[48];    /* zero */
+    uint64_t id;         /* the journal id (FORMAT.md §2; 0: none yet) */
+    uint64_t id_check;   /* file_id_check(id) */
+    uint8_t tail[32];    /* zero */
 } file_hdr;
 
 _Static_assert(sizeof(file_hdr) == HDR_USED, "header layout");
@@ -88,6 +91,13 @@ static uint64_t slot_check(const hdr_slot *s, int which)
         h ^= h >> 31;
     }
     return h | 1; /* never 0, so a zeroed slot never checks */
+}
+
+uint64_t file_id_check(uint64_t id)
+{
+    uint64_t h = (id ^ 0x6a6f75726e616c21ull) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+    return h | 1;
 }
 
 /* A 64-bit hash of a commit's bytes (n is a multiple of 8). */
@@ -236,6 +246,14 @@ int file_writer_acquire(cs_dbfile *f)
         return rc;
     }
     lock_writer_recovered(f, v, top, lg, sel);
+    /* the dead writer's record lies at the shared end, unpublished, and its in-place writes
+     * are in the page cache: a checkpoint makes them durable before the next record
+     * overwrites it (journal.c invariant 3) */
+    journal_shared *js = lock_journal(f);
+    if (js && (js->flags & JS_RECORDS) && (rc = journal_checkpoint(f)) != CS_OK) {
+        lock_writer_release(f);
+        return rc;
+    }
     return CS_OK;
 }
 
@@ -298,8 +316,8 @@ void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size,
 
 /* `fmt` is the format version both slots' versions need (FORMAT.md §2): the header says it
  * for read and write alike. */
-int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
-                        const run_info *run, uint16_t fmt)
+int file_build_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
+                      const run_info *run, uint16_t fmt, void *out)
 {
     /* invariant 2: the slot written is never the one the current version is read from */
     cs_assert(sel == 0 || sel == 1);
@@ -328,11 +346,43 @@ int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uin
     h.slot[sel].run_hash = run ? run->hash : 0;
     h.slot[sel].check = slot_check(&h.slot[sel], sel);
     h.selector = (uint8_t)sel;
+    /* the journal id of the file stays in every header written (FORMAT.md §13) */
+    journal_shared *js = lock_journal(f);
+    uint64_t id = js ? __atomic_load_n(&js->id, __ATOMIC_RELAXED) : 0;
+    if (id) {
+        h.id = id;
+        h.id_check = file_id_check(id);
+    }
+    memcpy(out, &h, sizeof h);
+    return CS_OK;
+}
+
+uint64_t file_header_newest_version(cs_dbfile *f)
+{
+    file_hdr h;
+    if (f->io->pread(f->io->ctx, f->fd, &h, sizeof h, 0) != (ssize_t)sizeof h) return 0;
+    if (memcmp(h.magic, HDR_MAGIC, 8) != 0) return 0;
+    uint64_t v = 0;
+    for (int s = 0; s < 2; s++)
+        if (h.slot[s].check == slot_check(&h.slot[s], s) && h.slot[s].version > v) v = h.slot[s].version;
+    return v;
+}
+
+int file_put_header(cs_dbfile *f, const void *img, uint64_t version)
+{
     f->hdr_version = 0;
-    TRY(file_pwrite(f, &h, sizeof h, 0));
-    memcpy(f->hdr_img, &h, sizeof h);
+    TRY(file_pwrite(f, img, HDR_USED, 0));
+    memcpy(f->hdr_img, img, HDR_USED);
     f->hdr_version = version;
     return CS_OK;
+}
+
+int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
+                      const run_info *run, uint16_t fmt)
+{
+    file_hdr h;
+    TRY(file_build_header(f, sel, top, version, size, fresh, run, fmt, &h));
+    return file_put_header(f, &h, version);
 }
 
 /* ---- mapping ---------------------------------------------------------------------------- */
@@ -421,6 +471,7 @@ static bool dbfile_free(cs_dbfile *f)
     }
     for (int k = 0; k < SLAB_REGIONS; k++)
         if (f->slab.region[k]) munmap(f->slab.region[k], (uint64_t)1 << (20 + k));
+    journal_close(f);
     if (f->fd >= 0) f->io->close(f->io->ctx, f->fd);
     schema_release(f->schema_cache);
     pthread_mutex_destroy(&f->mu);
@@ -487,6 +538,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     if (!f) { rc = NOMEM(); goto fail_fd; }
     f->refs = 1;
     f->lfd = -1;
+    f->jfd = -1;
     f->slot = -1;
     f->dev = st.st_dev;
     f->ino = st.st_ino;
@@ -513,6 +565,9 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
         if (rc != CS_OK) goto fail_f;
         phys = (uint64_t)st.st_size;
     }
+    /* a power cut may have left commits in the journal: replayed before the header is read,
+     * when no other process has the file open (FORMAT.md §13, Recovery) */
+    if ((rc = journal_recover_open(f, ro)) != CS_OK) goto fail_f;
     file_hdr h;
     int sel;
     if ((rc = read_header_settled(f, &phys, &h, &sel, &f->rejected)) != CS_OK) goto fail_f;
@@ -628,9 +683,20 @@ uint64_t cs_db_version(cs_db *db)
 
 const char *cs_db_path(cs_db *db) { return db->path; }
 
+uint64_t cs_db_recovered_commits(cs_db *db) { return db->f->recovered; }
+
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap)
 {
     cs_dbfile *f = db->f;
+    if (!f->rejected.rejected && f->journal_lost) {
+        if (version) *version = f->journal_lost + 1;
+        if (opened) *opened = f->journal_lost;
+        if (why && cap)
+            snprintf(why, cap, "the header says the newest commits may be in the journal (format %u), but %s.journal "
+                               "is missing: commits after version %llu made durable only in it are lost",
+                     (unsigned)FORMAT_JOURNAL, f->path, (unsigned long long)f->journal_lost);
+        return true;
+    }
     if (!f->rejected.rejected) return false;
     if (version) *version = f->rejected.version;
     if (opened) *opened = f->rejected.opened;

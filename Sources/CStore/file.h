@@ -40,6 +40,17 @@ uint64_t file_run_hash(const uint8_t *p, uint64_t n);
 int file_write_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
                       const run_info *run, uint16_t fmt);
 
+/** The header file_write_header writes, built into `out` (HDR_USED bytes), not written. */
+int file_build_header(cs_dbfile *f, int sel, uint64_t top, uint64_t version, uint64_t size, bool fresh,
+                      const run_info *run, uint16_t fmt, void *out);
+/** Writes a header built by file_build_header for `version` and keeps its image. */
+int file_put_header(cs_dbfile *f, const void *img, uint64_t version);
+/** The highest version named by a header slot whose own check passes (its commit's bytes are
+ *  not checked): 0 when the header cannot be read. */
+uint64_t file_header_newest_version(cs_dbfile *f);
+/** The check kept beside the journal id in the header (FORMAT.md §2, bytes 152-159). */
+uint64_t file_id_check(uint64_t id);
+
 /** The HDR_USED bytes of a header whose slot 0, selected, names (top, version, size), written
  *  with two syncs (no run to check); slot 1 is zero. `fmt` as for file_write_header. */
 void file_fresh_header(void *out, uint64_t top, uint64_t version, uint64_t size, uint16_t fmt);

@@ -23,14 +23,25 @@
  * marks when it copies such a node, 5 once a table node may carry the primary-key keying slots,
  * which every commit by this library marks and compaction marks when it copies such a table
  * node, 6 once a pk-keyed table may keep no index of its primary key (TBLK_NOIDX), likewise
- * (FORMAT.md §2). */
-#define FORMAT_READ 6
-#define FORMAT_WRITE 6
+ * (FORMAT.md §2); 7 while the newest commits may be in the journal `<file>.journal` and only a
+ * library that replays it may open the file (FORMAT.md §13): a checkpoint that records may
+ * follow and every journaled commit mark it, and the checkpoint at the last close marks the file
+ * FORMAT_RESTING again. */
+#define FORMAT_READ 7
+#define FORMAT_WRITE 7
 #define FORMAT_BASE 1
 #define FORMAT_CHUNKED_FREE 3
 #define FORMAT_FOR 4
 #define FORMAT_PK_KEYS 5 /* a table node may have slots TBL_KEYING and TBL_RETIRED (FORMAT.md §6.1) */
 #define FORMAT_PK_NOIDX 6 /* a pk-keyed table may keep no index of its primary key (TBLK_NOIDX, FORMAT.md §6.1) */
+/* The version every commit of this library marks when its journal holds none of the file's
+ * commits (FORMAT.md §2): the version a closed file rests at. */
+#define FORMAT_RESTING FORMAT_PK_NOIDX
+#define FORMAT_JOURNAL 7 /* the journal may hold the newest commits (FORMAT.md §13) */
+/* The journal id (FORMAT.md §2, header bytes 144-159): the id and its check. */
+#define HDR_ID_OFF 144u
+/* The journal's header block; records start after it (FORMAT.md §13). */
+#define JOURNAL_HDR 4096u
 
 /* ---- nodes (FORMAT.md §3) ----------------------------------------------------------------- */
 

@@ -166,6 +166,9 @@ struct cs_dbfile {
     int fd;                  /* the one descriptor */
     bool readonly;           /* opened without write access */
     bool broken;             /* a sync failed: writes refused until reopened */
+    int header_lost;         /* the error (and header_lost_errno) of a journaled commit's failed
+                              * header write, which made the file broken; 0: none */
+    int header_lost_errno;
     bool compacting;         /* cs_db_compact owns the file: no other handle may share it */
     cs_durability durability; /* of the first open */
     const cs_io *io;         /* system calls */
@@ -193,12 +196,17 @@ struct cs_dbfile {
     uint64_t published_hi;   /* the newest pinned version as last published */
     uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
     rejected_slot rejected;  /* set at open when the newest header slot was not used */
+    uint64_t recovered;      /* commits the open replayed from the journal (FORMAT.md §13) */
+    uint64_t journal_lost;   /* an alone open found the header at FORMAT_JOURNAL and no journal:
+                              * the version it opened (commits after it may be lost); 0: none */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
     bool shrink_cut;         /* this process's last commit cut the file's free tail (commit.c) */
     uint64_t place_cursor;   /* where this process's last commit ended (its top): placement's
                                 next-fit search for the next commit's hot part starts there
                                 (commit.c, P3a); in memory only, 0 after opening */
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
+    int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
+    uint64_t jsize;          /* its size as this process last saw it */
 };
 
 struct cs_db {

@@ -25,9 +25,11 @@
  */
 #include "lock.h"
 #include "file.h"
+#include "journal.h"
 #include "io.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -37,7 +39,7 @@
 #include <unistd.h>
 
 #define LOCK_MAGIC "CSLOCK\r\n"
-#define LOCK_LAYOUT 2u
+#define LOCK_LAYOUT 3u /* 3: the journal's shared state at 64 (FORMAT.md §9) */
 #define LOCK_SLOTS 512u
 #define LOCK_HDR 4096u
 
@@ -79,7 +81,10 @@ struct lock_file {
     uint32_t committing; /* 1 while a header write may be in flight */
     uint32_t counter;   /* commits so far (futex word) */
     uint32_t slots_used; /* one past the highest slot ever claimed (scans stop there) */
+    journal_shared journal; /* the commit journal's state (journal.h) */
 };
+
+_Static_assert(offsetof(struct lock_file, journal) == 64 && sizeof(journal_shared) == 48, "lock file layout");
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
 /* (the range fields follow the pin so the layout-1 prefix of a slot keeps its meaning) */
@@ -163,6 +168,11 @@ void lock_committing(cs_dbfile *f)
 uint32_t lock_commit_counter(cs_dbfile *f)
 {
     return f->lk ? __atomic_load_n(&((struct lock_file *)f->lk)->counter, __ATOMIC_SEQ_CST) : 0;
+}
+
+journal_shared *lock_journal(cs_dbfile *f)
+{
+    return f->lk ? &((struct lock_file *)f->lk)->journal : NULL;
 }
 
 uint32_t *lock_commit_word(cs_dbfile *f)
@@ -397,6 +407,28 @@ int lock_creation_begin(const char *path, bool create, int *fd)
     return CS_OK;
 }
 
+int lock_join_alone(const char *path, bool create, int *fd, bool *alone)
+{
+    *alone = true;
+    TRY(lock_creation_begin(path, create, fd));
+    if (*fd >= 0) {
+        *alone = ofd(*fd, F_OFD_SETLK, F_WRLCK, LK_USERS) == 0;
+        return CS_OK;
+    }
+    /* a lock file this process may not write (a read-only opener of another user's file) still
+     * says whether others have the file open: testing for a conflicting lock needs no write
+     * access, and only a missing lock file means no other process */
+    char *lp = lock_path(path);
+    if (!lp) return NOMEM();
+    int d = open(lp, O_RDONLY | O_CLOEXEC);
+    free(lp);
+    if (d >= 0) {
+        if (ofd(d, F_OFD_GETLK, F_WRLCK, LK_USERS) != 0) *alone = false;
+        close(d);
+    }
+    return CS_OK;
+}
+
 void lock_creation_end(int fd)
 {
     if (fd >= 0) close(fd); /* drops LK_INIT with the descriptor */
@@ -535,6 +567,7 @@ bool lock_close(cs_dbfile *f)
     bool alone = false;
     if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) == 0) {
         alone = lock_alone(f);
+        if (alone) journal_last_close(f);
         if (f->slot >= 0) {
             lock_slot *s = &slots(f)[f->slot];
             __atomic_store_n(&s->pin, 0, __ATOMIC_SEQ_CST);

@@ -15,6 +15,12 @@ bool lock_close(cs_dbfile *f);
 int lock_creation_begin(const char *path, bool create, int *fd);
 /** Drops what lock_creation_begin took. */
 void lock_creation_end(int fd);
+/** Takes the lock file's set-up lock as lock_creation_begin does and says whether no other
+ *  process has the file open (*alone; true without a lock file). Release with
+ *  lock_creation_end. */
+int lock_join_alone(const char *path, bool create, int *fd, bool *alone);
+/** The journal's shared state in the lock file (NULL without one). */
+struct journal_shared *lock_journal(cs_dbfile *f);
 void lock_read_latest(cs_dbfile *f);
 uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);

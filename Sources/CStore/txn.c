@@ -327,6 +327,11 @@ int cs_txn_promote(cs_txn *t)
     if (t->frozen) return cs_fail(CS_MISUSE, 0, "a frozen transaction cannot write");
     if (t->writing) return cs_fail(CS_MISUSE, 0, "the transaction is already writing");
     if (t->db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", t->db->path);
+    if (t->f->broken && t->f->header_lost)
+        return cs_fail(t->f->header_lost, t->f->header_lost_errno,
+                       "%s: a commit's header write failed after the commit was made durable in the journal (%s); "
+                       "reopen the file to write",
+                       t->db->path, strerror(t->f->header_lost_errno));
     if (t->f->broken) return cs_fail(CS_IOERR, EIO, "%s had a failed sync; reopen it to write", t->db->path);
     pthread_mutex_lock(&t->f->write_mu);
     int rc = file_writer_acquire(t->f);
@@ -474,6 +479,8 @@ static uint16_t commit_format(const cs_txn *t)
     if (fmt < FORMAT_PK_KEYS) fmt = FORMAT_PK_KEYS;
     /* and a pk-keyed table may keep no index of its primary key (TBLK_NOIDX, FORMAT.md §6.1) */
     if (fmt < FORMAT_PK_NOIDX) fmt = FORMAT_PK_NOIDX;
+    /* the journal's FORMAT_JOURNAL is added by the commit that writes a record (commit.c) */
+    _Static_assert(FORMAT_RESTING == FORMAT_PK_NOIDX, "a closed file rests at what every commit marks");
     return fmt;
 }
 

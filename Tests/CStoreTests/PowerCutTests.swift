@@ -8,6 +8,10 @@
 // new one once the commit's last sync returned. Commits of at most 1 MiB sync once (data and
 // header together; the header's hash of the written bytes must reject a header that reached
 // the disk without all of its data), larger ones twice (data, then header).
+// A durable commit of at most 1 MiB is journaled (docs/FORMAT.md §13): one record appended to
+// `<file>.journal` and synced, then the in-place writes unsynced. The model keeps the journal's
+// disk state too, and each disk image of the database file is reopened with an image of the
+// journal: synced only, with its unsynced writes, or with the last one torn.
 
 import CStore
 import Foundation
@@ -28,25 +32,36 @@ final class PowerCutIO {
     }
 
     enum Event: Equatable, CustomStringConvertible {
-        case write(Int, Int) // offset, length
+        case write(Int, Int) // offset, length (the database file)
         case sync
         case truncate(Int)
+        case jwrite(Int, Int) // the journal
+        case jsync
 
         var description: String {
             switch self {
             case .write(let off, let n): return "write(\(n) bytes at \(off))"
             case .sync: return "fdatasync"
             case .truncate(let n): return "ftruncate(\(n))"
+            case .jwrite(let off, let n): return "journal write(\(n) bytes at \(off))"
+            case .jsync: return "journal fdatasync"
             }
         }
     }
 
     var synced: [UInt8]
     var pending: [Op] = []
+    /// The journal's model (empty: no journal yet).
+    var jsynced: [UInt8] = []
+    var jpending: [Op] = []
+    /// Descriptors of journal files (`<file>.journal`), and of files the model ignores (the
+    /// lock file).
+    var journalFDs = Set<Int32>()
+    var otherFDs = Set<Int32>()
     var armed = false
     var events: [Event] = []
     var cutBefore = Int.max
-    private(set) var cut: (synced: [UInt8], pending: [Op])?
+    private(set) var cut: (synced: [UInt8], pending: [Op], jsynced: [UInt8], jpending: [Op])?
     let io: UnsafeMutablePointer<cs_io>
 
     /// `disk`: the file's bytes when it is opened (taken as synced).
@@ -54,22 +69,49 @@ final class PowerCutIO {
         synced = disk
         io = .allocate(capacity: 1)
         var x = cs_io()
-        x.open = { _, path, flags, mode in Glibc.open(path!, flags, mode) }
-        x.close = { _, fd in Glibc.close(fd) }
+        x.open = { ctx, path, flags, mode in
+            let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
+            let fd = Glibc.open(path!, flags, mode)
+            let p = String(cString: path!)
+            if fd >= 0 && p.hasSuffix(".journal") {
+                me.journalFDs.insert(fd)
+                if me.jsynced.isEmpty, let d = PowerCutIO.contents(fd) { me.jsynced = d }
+            } else if fd >= 0 && p.hasSuffix(".lock") {
+                me.otherFDs.insert(fd)
+            }
+            return fd
+        }
+        x.close = { ctx, fd in
+            let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
+            me.journalFDs.remove(fd)
+            me.otherFDs.remove(fd)
+            return Glibc.close(fd)
+        }
         x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
         x.pwrite = { ctx, fd, buf, n, off in
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
-            guard me.event(.write(Int(off), n)) else { errno = EIO; return -1 }
+            if me.otherFDs.contains(fd) { return Glibc.pwrite(fd, buf, n, off) }
+            let j = me.journalFDs.contains(fd)
+            guard me.event(j ? .jwrite(Int(off), n) : .write(Int(off), n)) else { errno = EIO; return -1 }
             let r = Glibc.pwrite(fd, buf, n, off)
             if r > 0 {
-                me.pending.append(.write(Int(off), Array(UnsafeRawBufferPointer(start: buf, count: r))))
+                let op = Op.write(Int(off), Array(UnsafeRawBufferPointer(start: buf, count: r)))
+                if j { me.jpending.append(op) } else { me.pending.append(op) }
             }
             return r
         }
         x.fdatasync = { ctx, fd in
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.otherFDs.contains(fd) { return Glibc.fdatasync(fd) }
+            // after a sync the disk holds the file's bytes, other processes' writes included
+            if me.journalFDs.contains(fd) {
+                guard me.event(.jsync) else { errno = EIO; return -1 }
+                me.jsynced = PowerCutIO.contents(fd) ?? PowerCutIO.apply(me.jpending, to: me.jsynced)
+                me.jpending = []
+                return Glibc.fdatasync(fd)
+            }
             guard me.event(.sync) else { errno = EIO; return -1 }
-            me.synced = PowerCutIO.apply(me.pending, to: me.synced)
+            me.synced = PowerCutIO.contents(fd) ?? PowerCutIO.apply(me.pending, to: me.synced)
             me.pending = []
             return Glibc.fdatasync(fd)
         }
@@ -94,7 +136,7 @@ final class PowerCutIO {
         if cut != nil { return false }
         guard armed else { return true }
         if events.count == cutBefore {
-            cut = (synced, pending)
+            cut = (synced, pending, jsynced, jpending)
             return false
         }
         events.append(e)
@@ -102,7 +144,16 @@ final class PowerCutIO {
     }
 
     /// The disk state if the power went now (for a cut after the last event).
-    func cutNow() { if cut == nil { cut = (synced, pending) } }
+    func cutNow() { if cut == nil { cut = (synced, pending, jsynced, jpending) } }
+
+    /// The bytes of the file open at `fd`.
+    static func contents(_ fd: Int32) -> [UInt8]? {
+        var st = stat()
+        guard Glibc.fstat(fd, &st) == 0 else { return nil }
+        var d = [UInt8](repeating: 0, count: Int(st.st_size))
+        let n = d.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, $0.count, 0) }
+        return n == d.count ? d : nil
+    }
 
     static func apply(_ ops: [Op], to image: [UInt8]) -> [UInt8] {
         var d = image
@@ -120,10 +171,10 @@ final class PowerCutIO {
         }
     }
 
-    func open(_ path: String, flags: Int = 0) throws -> OpaquePointer {
+    func open(_ path: String, flags: Int = 0, durability: cs_durability = CS_DURABILITY_FULL) throws -> OpaquePointer {
         var opts = cs_options()
         opts.flags = UInt32(flags)
-        opts.durability = CS_DURABILITY_FULL
+        opts.durability = durability
         opts.io = UnsafePointer(io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "cs_db_open through the power-cut cs_io")
@@ -134,7 +185,7 @@ final class PowerCutIO {
 /// The disk images a power cut may leave, given the synced image and the unsynced operations.
 /// `light`: fewer random variants per cut (for commits with many events, outside the full
 /// campaign).
-private func powerCutImages(_ synced: [UInt8], _ pending: [PowerCutIO.Op],
+func powerCutImages(_ synced: [UInt8], _ pending: [PowerCutIO.Op],
                             _ rng: inout SeededRNG, light: Bool) -> [(String, [UInt8])] {
     let page = 4096
     var out: [(String, [UInt8])] = [("none of the unsynced writes", synced)]
@@ -201,6 +252,21 @@ private func powerCutImages(_ synced: [UInt8], _ pending: [PowerCutIO.Op],
     return out
 }
 
+/// The journal images a power cut may leave: the synced state, all unsynced writes, and the
+/// last unsynced write torn at a page boundary (a prefix of it).
+func journalImages(_ synced: [UInt8], _ pending: [PowerCutIO.Op]) -> [(String, [UInt8])] {
+    var out: [(String, [UInt8])] = [("the journal as synced", synced)]
+    if pending.isEmpty { return out }
+    out.append(("the journal with its unsynced writes", PowerCutIO.apply(pending, to: synced)))
+    if case .write(let off, let bytes) = pending[pending.count - 1], bytes.count > 4096 {
+        var d = PowerCutIO.apply(Array(pending.dropLast()), to: synced)
+        let boundary = (off / 4096 + 1) * 4096
+        PowerCutIO.apply(.write(off, Array(bytes[..<(boundary - off)])), to: &d)
+        out.append(("the journal with its last write torn at \(boundary)", d))
+    }
+    return out
+}
+
 /// A digest of everything reachable in the newest version: tables, keys and values.
 func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     var h: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -256,6 +322,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         func run(cutBefore cut: Int) throws -> (PowerCutIO, Int32) {
             let path = dir.path("run.cstore")
             try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + ".journal")
             try Data(pristine).write(to: URL(fileURLWithPath: path))
             let pio = PowerCutIO(disk: pristine)
             let h = try pio.open(path, flags: flags)
@@ -277,21 +344,38 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         let events = counter.events
         let newDigest = try DB(dir.path("run.cstore"), flags: 0).read { try contentDigest($0) }
         #expect(newDigest != oldDigest, "\(name): the commit changes the content")
-        // FULL (FORMAT.md §2): the data, a sync unless the commit is one-sync, the header
-        // write at 0, a sync; a shrinking commit then truncates the file (§7.3).
+        // FULL (FORMAT.md §2, §13): a one-sync commit is journaled: its record appended to the
+        // journal and synced, then its runs and the header write at 0 in place, unsynced; a
+        // two-sync commit writes the data, syncs, writes the header and syncs. A shrinking
+        // commit then truncates the file (§7.3).
         let n = events.count
         let headerWrite = events.lastIndex { if case .write(0, let len) = $0 { return len <= 4096 }; return false } ?? -1
-        let tail = truncates ? 3 : 2
-        #expect(headerWrite > 0 && headerWrite == n - tail && events[n - tail + 1] == .sync,
-                "\(name): the commit ends with the header write and a sync: \(events)")
+        let journalSync = events.lastIndex(of: .jsync) ?? -1
+        // the last event at which the old version must survive, the first after which the new must
+        var lastOld = headerWrite, firstNew = n
+        if syncs == 1 {
+            let tail = truncates ? 2 : 1
+            #expect(headerWrite > 0 && headerWrite == n - tail, "\(name): the commit ends with the header write: \(events)")
+            #expect(journalSync > 0 && journalSync < headerWrite, "\(name): the journal is synced before the in-place writes: \(events)")
+            if journalSync > 0, case .jwrite = events[journalSync - 1] {} else {
+                Issue.record("\(name): the journal's sync follows the record's write: \(events)")
+            }
+            #expect(!events[max(journalSync, 0)...].contains(.sync), "\(name): the database file is not synced after the record: \(events)")
+            lastOld = journalSync - 1
+            firstNew = journalSync + 1
+        } else {
+            let tail = truncates ? 3 : 2
+            #expect(headerWrite > 0 && headerWrite == n - tail && events[n - tail + 1] == .sync,
+                    "\(name): the commit ends with the header write and a sync: \(events)")
+            let syncsBefore = events.prefix(max(headerWrite, 0)).filter { $0 == .sync }.count
+            #expect(syncsBefore >= 1 && headerWrite > 0 && events[headerWrite - 1] == .sync,
+                    "\(name): the data is synced just before the header: \(events)")
+        }
         if truncates {
             let cut: Bool
             if case .truncate(let size) = events[n - 1] { cut = size < pristine.count } else { cut = false }
             #expect(cut, "\(name): the commit ends by making the file shorter: \(events)")
         }
-        let syncsBefore = events.prefix(max(headerWrite, 0)).filter { $0 == .sync }.count
-        #expect(syncsBefore == syncs - 1, "\(name): a \(syncs)-sync commit: \(events)")
-        if syncs == 2 { #expect(headerWrite > 0 && events[headerWrite - 1] == .sync, "\(name): the data is synced just before the header: \(events)") }
 
         var rng = SeededRNG(seed: stableSeed("power cut \(name)"))
         var images = 0
@@ -300,14 +384,26 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             let (pio, rc) = try run(cutBefore: cut)
             if cut == n { check(rc, "\(name): the commit with the power cut after its last event") }
             else if truncates && cut == n - 1 { check(rc, "\(name): the commit whose truncation failed has landed") }
+            else if syncs == 1 && cut > journalSync {
+                // past the commit point (the journal's sync): the commit is durable and says so
+                check(rc, "\(name): the commit cut after its journal's sync has landed")
+            }
             else { #expect(rc != Int32(CS_OK), "\(name): the commit cut before event \(cut) failed") }
             guard let state = pio.cut else { Issue.record("\(name): no cut state"); continue }
-            for (desc, image) in powerCutImages(state.synced, state.pending, &rng, light: n > 20 && !fullCampaign) {
+            let journals = journalImages(state.jsynced, state.jpending)
+            var combos: [(String, [UInt8], String, [UInt8])] = []
+            for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: n > 20 && !fullCampaign).enumerated() {
+                if k == 0 { for (jd, j) in journals { combos.append((desc, image, jd, j)) } }
+                else { let (jd, j) = journals[k % journals.count]; combos.append((desc, image, jd, j)) }
+            }
+            for (desc, image, jdesc, journal) in combos {
                 images += 1
-                let what = "\(name): power cut before event \(cut) of \(n) (\(cut < n ? events[cut].description : "after the last")), disk has \(desc)"
+                let what = "\(name): power cut before event \(cut) of \(n) (\(cut < n ? events[cut].description : "after the last")), disk has \(desc), \(jdesc)"
                 let path = dir.path("image.cstore")
                 try? FileManager.default.removeItem(atPath: path)
+                try? FileManager.default.removeItem(atPath: path + ".lock")
                 try Data(image).write(to: URL(fileURLWithPath: path))
+                try Data(journal).write(to: URL(fileURLWithPath: path + ".journal"))
                 let (orc, oh) = openRaw(path, flags: 0)
                 guard orc == Int32(CS_OK), let oh else {
                     Issue.record("\(what): open returned \(codeName(orc)): \(lastMessage())")
@@ -327,11 +423,11 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 #expect(isOld || isNew, "\(what): the file holds neither the old nor the new version")
                 if isOld { sawOld += 1 }
                 if isNew { sawNew += 1 }
-                if cut <= headerWrite { #expect(isOld, "\(what): the header was not written, so the old version") }
-                if desc.hasPrefix("the header write alone") || desc.hasPrefix("all unsynced writes but page") {
+                if cut <= lastOld { #expect(isOld, "\(what): the commit point was not reached, so the old version") }
+                if syncs == 2 && (desc.hasPrefix("the header write alone") || desc.hasPrefix("all unsynced writes but page")) {
                     #expect(isOld, "\(what): the header reached the disk without all of the commit's data, so the old version")
                 }
-                if cut == n { #expect(isNew, "\(what): the commit returned, so the new version") }
+                if cut >= firstNew || cut == n { #expect(isNew, "\(what): the commit's record was synced, so the new version") }
                 // The file takes commits again (checked on a third of the images, to save time).
                 if !isNew && images % 3 != 0 {
                     db.close()
@@ -486,6 +582,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: db.path)))
                 try? FileManager.default.removeItem(atPath: probe)
                 try? FileManager.default.removeItem(atPath: probe + ".lock")
+                try? FileManager.default.removeItem(atPath: probe + ".journal")
                 try Data(bytes).write(to: URL(fileURLWithPath: probe))
                 let pio = PowerCutIO(disk: bytes)
                 let h = try pio.open(probe, flags: CS_OPEN_SHRINK)
@@ -494,9 +591,10 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 try change(t!)
                 pio.armed = true
                 try must(cs_txn_commit(t!), "the commit on a copy")
+                let events = pio.events // the commit's, without the close's checkpoint
                 check(cs_txn_end(t))
                 _ = cs_db_close(h)
-                if case .truncate = pio.events.last {
+                if case .truncate = events.last {
                     ready = true
                     break
                 }
@@ -508,6 +606,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             }
             try? FileManager.default.removeItem(atPath: probe)
             try? FileManager.default.removeItem(atPath: probe + ".lock")
+            try? FileManager.default.removeItem(atPath: probe + ".journal")
             #expect(ready, "the shrinking commits reach a state where the next one truncates")
         }, change: change)
     }

@@ -6,10 +6,11 @@ import Testing
 import Glibc
 #endif
 
-/// A cs_io that passes every call to the system and keeps, for the database file, the bytes a
-/// power cut would leave: writes are pending until a sync of the file applies them to `synced`.
-/// Each sync also records the image before it and the writes it made durable, so a test can
-/// rebuild the file as a cut at any point of that sync's commit would leave it.
+/// A cs_io that passes every call to the system and keeps, for the database file and its commit
+/// journal (`<file>.journal`, docs/FORMAT.md §13), the bytes a power cut would leave: writes are
+/// pending until a sync of their file applies them. Each sync also records its file's image
+/// before it, the writes it made durable and the other file's synced image, so a test can
+/// rebuild both files as a cut at any point of that sync would leave them.
 final class PowerCutImageIO: @unchecked Sendable {
     enum Op {
         case write(off: Int, bytes: [UInt8])
@@ -17,8 +18,10 @@ final class PowerCutImageIO: @unchecked Sendable {
     }
 
     struct Sync {
+        let journal: Bool   // a sync of the journal (else of the database file)
         let before: [UInt8]
         let ops: [Op]
+        let other: [UInt8]  // the other file's synced image then
     }
 
     let io: UnsafeMutablePointer<cs_io>
@@ -27,6 +30,9 @@ final class PowerCutImageIO: @unchecked Sendable {
     private var fds: Set<Int32> = []
     private var pending: [Op] = []
     private var image: [UInt8]
+    private var jfds: Set<Int32> = []
+    private var jpending: [Op] = []
+    private var jimage: [UInt8] = []
     private var log: [Sync] = []
 
     /// Tracks the database file at `path`, whose durable bytes are `initial`.
@@ -39,11 +45,15 @@ final class PowerCutImageIO: @unchecked Sendable {
             let fd = Glibc.open(p!, flags, mode)
             let me = Unmanaged<PowerCutImageIO>.fromOpaque(ctx!).takeUnretainedValue()
             if fd >= 0 && String(cString: p!) == me.path { _ = me.locked { me.fds.insert(fd) } }
+            if fd >= 0 && String(cString: p!) == me.path + ".journal" { _ = me.locked { me.jfds.insert(fd) } }
             return fd
         }
         x.close = { ctx, fd in
             let me = Unmanaged<PowerCutImageIO>.fromOpaque(ctx!).takeUnretainedValue()
-            me.locked { _ = me.fds.remove(fd) }
+            me.locked {
+                _ = me.fds.remove(fd)
+                _ = me.jfds.remove(fd)
+            }
             return Glibc.close(fd)
         }
         x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
@@ -52,7 +62,10 @@ final class PowerCutImageIO: @unchecked Sendable {
             let me = Unmanaged<PowerCutImageIO>.fromOpaque(ctx!).takeUnretainedValue()
             if w > 0 {
                 let bytes = Array(UnsafeRawBufferPointer(start: buf, count: w))
-                me.locked { if me.fds.contains(fd) { me.pending.append(.write(off: Int(off), bytes: bytes)) } }
+                me.locked {
+                    if me.fds.contains(fd) { me.pending.append(.write(off: Int(off), bytes: bytes)) }
+                    if me.jfds.contains(fd) { me.jpending.append(.write(off: Int(off), bytes: bytes)) }
+                }
             }
             return w
         }
@@ -61,8 +74,13 @@ final class PowerCutImageIO: @unchecked Sendable {
             let r = Glibc.fdatasync(fd)
             if r == 0 {
                 me.locked {
+                    if me.jfds.contains(fd) {
+                        me.log.append(Sync(journal: true, before: me.jimage, ops: me.jpending, other: me.image))
+                        for op in me.jpending { PowerCutImageIO.apply(op, to: &me.jimage) }
+                        me.jpending = []
+                    }
                     guard me.fds.contains(fd) else { return }
-                    me.log.append(Sync(before: me.image, ops: me.pending))
+                    me.log.append(Sync(journal: false, before: me.image, ops: me.pending, other: me.jimage))
                     for op in me.pending { PowerCutImageIO.apply(op, to: &me.image) }
                     me.pending = []
                 }
@@ -96,8 +114,9 @@ final class PowerCutImageIO: @unchecked Sendable {
         }
     }
 
-    /// What a power cut now would leave of the database file.
+    /// What a power cut now would leave of the database file and of the journal.
     var syncedImage: [UInt8] { locked { image } }
+    var syncedJournal: [UInt8] { locked { jimage } }
     /// The syncs made so far.
     var syncs: [Sync] { locked { log } }
 
@@ -113,12 +132,14 @@ final class PowerCutImageIO: @unchecked Sendable {
 /// Power cuts over the commits of grouped asynchronous writes, through the I/O layer.
 @Suite struct GroupCommitPowerCutTests {
     /// The names of the Dogs in a file holding `image` (nil when it does not open).
-    static func names(in image: [UInt8], dir: TempDir, _ n: Int) -> Set<String>? {
+    static func names(in image: [UInt8], journal: [UInt8], dir: TempDir, _ n: Int) -> Set<String>? {
         let url = dir.file("cut\(n).realm")
-        guard (try? Data(image).write(to: url)) != nil else { return nil }
+        guard (try? Data(image).write(to: url)) != nil,
+              (try? Data(journal).write(to: URL(fileURLWithPath: url.path + ".journal"))) != nil else { return nil }
         defer {
             try? FileManager.default.removeItem(at: url)
             try? FileManager.default.removeItem(atPath: url.path + ".lock")
+            try? FileManager.default.removeItem(atPath: url.path + ".journal")
         }
         let config = Realm.Configuration(fileURL: url, objectTypes: objectModels)
         guard let realm = try? Realm(configuration: config) else { return nil }
@@ -144,7 +165,7 @@ final class PowerCutImageIO: @unchecked Sendable {
         }
         let firstSyncs = io.syncs.count
         // per completion: the names completed by then and the image a cut would leave
-        let cuts = UncheckedBox<[(Set<String>, [UInt8])]>([])
+        let cuts = UncheckedBox<[(Set<String>, [UInt8], [UInt8])]>([])
         let done = Events<Int>()
         let groups = 4, perGroup = 8
         for g in 0..<groups {
@@ -154,7 +175,7 @@ final class PowerCutImageIO: @unchecked Sendable {
                     let name = "g\(g)-\(i)"
                     realm.writeAsync({ realm.add(Dog(value: ["name": name, "age": i])) }) { error in
                         let completed = Set((0...g).flatMap { k in (0..<(k == g ? i + 1 : perGroup)).map { "g\(k)-\($0)" } })
-                        cuts.value.append((completed, io.syncedImage))
+                        cuts.value.append((completed, io.syncedImage, io.syncedJournal))
                         done.add(error == nil ? 1 : 0)
                     }
                 }
@@ -163,8 +184,8 @@ final class PowerCutImageIO: @unchecked Sendable {
         }
         try thread.sync { _ = try Realm(configuration: config).objects(Dog.self).count }
 
-        for (n, (completed, image)) in cuts.value.enumerated() {
-            guard let found = Self.names(in: image, dir: dir, n) else {
+        for (n, (completed, image, journal)) in cuts.value.enumerated() {
+            guard let found = Self.names(in: image, journal: journal, dir: dir, n) else {
                 Issue.record("the image after completion \(n) does not open")
                 continue
             }
@@ -182,12 +203,14 @@ final class PowerCutImageIO: @unchecked Sendable {
                 ops.remove(at: skip)
                 variants.append(ops)
             }
-            let start = Self.names(in: sync.before, dir: dir, 1000 + s)
+            let (db0, j0) = sync.journal ? (sync.other, sync.before) : (sync.before, sync.other)
+            let start = Self.names(in: db0, journal: j0, dir: dir, 1000 + s)
             for ops in variants {
                 var image = sync.before
                 for op in ops { PowerCutImageIO.apply(op, to: &image) }
                 states += 1
-                guard let found = Self.names(in: image, dir: dir, 2000 + states) else {
+                let (db, j) = sync.journal ? (sync.other, image) : (image, sync.other)
+                guard let found = Self.names(in: db, journal: j, dir: dir, 2000 + states) else {
                     Issue.record("sync \(s): a cut left a file that does not open")
                     continue
                 }
@@ -201,7 +224,8 @@ final class PowerCutImageIO: @unchecked Sendable {
                 }
             }
         }
-        let groupSyncs = io.syncs.count - firstSyncs
+        // a group's commit syncs the journal only (docs/FORMAT.md §13); the first also checkpoints
+        let groupSyncs = io.syncs[firstSyncs...].filter(\.journal).count
         #expect(groupSyncs >= groups && groupSyncs < groups * perGroup,
                 "\(groups * perGroup) writes in \(groups) groups took \(groupSyncs) syncs")
         #expect(states > 0)

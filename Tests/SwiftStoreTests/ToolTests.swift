@@ -112,6 +112,45 @@ final class ToolItem: Object {
         #expect(text.stdout.contains("rejected"), "\(text.stdout)")
     }
 
+    /// The state a crashed writer leaves (the database file and its journal with records, no
+    /// process left): `verify` and `info` recover the records as a read-write open would and
+    /// say so, instead of refusing the file.
+    @Test func verifyAndInfoRecoverACrashedWritersJournal() throws {
+        let dir = TempDir()
+        let config = dir.config([ToolItem.self])
+        let path = config.fileURL!.path
+        var copies: [String] = []
+        do {
+            let realm = try Realm(configuration: config)
+            for i in 0..<3 { try realm.write { realm.add(ToolItem(value: ["id": i, "name": "n\(i)"])) } }
+            // copied while the writer holds the file: its journal holds the commits (a SIGKILL
+            // now would leave these bytes)
+            var records: UInt64 = 0, bytes: UInt64 = 0
+            #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records >= 3, "records: \(records)")
+            for name in ["v", "i", "j"] {
+                let copy = dir.url.appendingPathComponent("\(name).realm").path
+                try FileManager.default.copyItem(atPath: path, toPath: copy)
+                try FileManager.default.copyItem(atPath: path + ".journal", toPath: copy + ".journal")
+                copies.append(copy)
+            }
+            _ = realm
+        }
+        let v = try Tool.run(["verify", copies[0]])
+        #expect(v.status == 0, "\(v.stdout) \(v.stderr)")
+        #expect(v.stdout.contains("recovered") && v.stdout.contains("healthy"), "\(v.stdout)")
+        let info = try Tool.run(["info", copies[1]])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.contains("recovered:"), "\(info.stdout)")
+        let j = try Tool.run(["info", "--json", copies[2]])
+        let o = try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [String: Any]
+        #expect((o?["recoveredCommits"] as? Int ?? 0) >= 3, "\(j.stdout)")
+        #expect(o?["journalRecords"] as? Int == 0, "\(j.stdout)")
+        let again = try Tool.run(["verify", copies[0]])
+        #expect(again.status == 0 && !again.stdout.contains("recovered"), "\(again.stdout)")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copies[0]), objectTypes: [ToolItem.self]))
+        #expect(realm.objects(ToolItem.self).count == 3)
+    }
+
     /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
     /// the node's offset instead of printing garbage.
     @Test func damagedNodeStopsDumpAndQuery() throws {

@@ -323,8 +323,17 @@ typedef struct cs_db_stats {
  * opened an older, intact version instead (docs/FORMAT.md §2, What damage leads to). Fills the
  * version that slot claims, the version opened, and the reason as text (NUL-terminated, at most
  * `cap` bytes); any pointer may be NULL. The note lasts while the file stays open in this process.
+ * Also true when the header says its newest commits may be in the journal (format 7) and the open
+ * found no journal (docs/FORMAT.md §13, Recovery): `version` is then the opened version + 1.
  */
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap);
+
+/**
+ * The number of commits the open of this file in this process replayed from its journal (a crash
+ * left them there, docs/FORMAT.md §13, Recovery): 0 when it replayed none. A read-only open that
+ * is alone and may write the file and its journal replays them as a read-write open does.
+ */
+uint64_t cs_db_recovered_commits(cs_db *db);
 
 /** Fills `out` from the newest version (walks every node to count used bytes). */
 int cs_db_stats_get(cs_db *db, cs_db_stats *out);
@@ -360,6 +369,18 @@ int cs_db_verify(cs_db *db);
  * rejected (cs_db_rejected_commit): that commit is lost.
  */
 int cs_file_verify(const char *path);
+/** cs_file_verify, also giving the number of commits the open replayed from the journal after a
+ *  crash (cs_db_recovered_commits); `recovered` may be NULL. */
+int cs_file_verify_recovered(const char *path, uint64_t *recovered);
+
+/**
+ * The commit journal of the database at `path` (`<path>.journal`, docs/FORMAT.md §13), read
+ * without locks: *records gets the number of valid records since its last checkpoint and *bytes
+ * their size. Records are normal while a process has the file open (its commits since the last
+ * checkpoint); with no process there they are commits a crash left, which the next read-write
+ * open replays. CS_NOTFOUND when there is no journal.
+ */
+int cs_file_journal_info(const char *path, uint64_t *records, uint64_t *bytes);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Compaction and copies (docs/FORMAT.md §11)                                               */

@@ -546,6 +546,17 @@ final class RealmCore {
     // MARK: Transactions
 
     func beginWrite() {
+        CoreCall.must(promote(), "Beginning a write transaction")
+    }
+
+    /// `beginWrite` for `Realm.write`, which may throw: a file this process may no longer write
+    /// (a failed sync, or a commit's failed header write after its commit point, until it is
+    /// reopened) is a thrown error rather than a trap.
+    func beginWriteThrowing() throws {
+        try CoreCall.check(promote(), "Beginning a write transaction", url: url)
+    }
+
+    private func promote() -> Int32 {
         verifyThread()
         if isFrozen { preconditionFailure("Can't perform transactions on a frozen Realm") }
         if config.readOnly { preconditionFailure("Can't perform transactions on read-only Realms.") }
@@ -575,8 +586,8 @@ final class RealmCore {
             }
             cs_txn_end(pin)
         }
-        CoreCall.must(rc, "Beginning a write transaction")
-        mutations &+= 1
+        if rc == 0 { mutations &+= 1 }
+        return rc
     }
 
     /// For tests: runs in the `deinit` of every instance of that path, with the queue it is

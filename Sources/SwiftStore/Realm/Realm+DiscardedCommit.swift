@@ -16,6 +16,10 @@ extension Realm {
     /// }
     /// ```
     ///
+    /// It is also reported when the file says its newest commits may be in its commit journal
+    /// and the journal is missing (moved away, or the file copied without it after a crash):
+    /// `version` is then the opened version + 1, and the reason names the journal.
+    ///
     /// `swiftstore verify FILE` reports the same (exit status 1). The next write transaction
     /// replaces the discarded slot, after which the file no longer remembers it.
     public struct DiscardedCommit: Sendable, Equatable, CustomStringConvertible {

@@ -85,11 +85,12 @@ public struct Realm: Equatable {
     /// The observers of `tokens` are not told about this write. Traps, as RealmSwift does, when
     /// a token belongs to another Realm's observer (for a queue observer: another queue's).
     ///
-    /// - Throws: what `block` throws, or `Realm.Error` when the commit fails (the changes are
-    ///   then rolled back).
+    /// - Throws: what `block` throws, `Realm.Error` when the commit fails (the changes are then
+    ///   rolled back), or when the file cannot be written until it is reopened (an earlier
+    ///   failed sync or header write; the code is that failure's).
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
-        beginWrite()
+        try core.beginWriteThrowing()
         let result: Result
         do {
             result = try block()

@@ -82,7 +82,7 @@ func jsonString(_ object: Any) -> String {
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the format version, versions, sizes and tables of a database file.",
-        discussion: "Sizes: the file's size, the bytes the newest version uses and those on the free lists, the bytes of each table (objects, columns, collections, indexes) and of the change history, and exactly what `swiftstore compact` would save (the file's size less the compacted copy's). Exit status 0: printed. 1: the file is damaged, not a database, or of a newer format. 2: usage, or it cannot be opened. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\"). The versions other processes pin are listed with each process's id, the versions, and how long the oldest has been pinned (JSON: \"pins\", with \"ageSeconds\").")
+        discussion: "Sizes: the file's size, the bytes the newest version uses and those on the free lists, the bytes of each table (objects, columns, collections, indexes) and of the change history, and exactly what `swiftstore compact` would save (the file's size less the compacted copy's). Exit status 0: printed. 1: the file is damaged, not a database, or of a newer format. 2: usage, or it cannot be opened. With --json, errors are printed as a JSON object {\"file\", \"error\", \"code\", \"status\"} on stdout. A newest commit that opening had to pass over (damaged, torn or truncated) is reported as \"rejected\" (JSON: \"rejectedCommit\"). The versions other processes pin are listed with each process's id, the versions, and how long the oldest has been pinned (JSON: \"pins\", with \"ageSeconds\"). Commits a crash left in the journal are replayed by the open when no other process has the file open and this one may write it and its journal (text: \"recovered\", JSON: \"recoveredCommits\"); when it may not, the open fails (status 2) and says what to do.")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
@@ -134,6 +134,8 @@ struct Info: ParsableCommand {
             throw fail("info", file, e.message, code: e.codeName, status: ToolExit.refused, json: json)
         }
         let rejected = rejectedCommit(stats)
+        // commits a crash left in the journal, replayed by this open (docs/FORMAT.md §13)
+        let recovered = cs_db_recovered_commits(db)
         let saves = stats.file_size > space.compacted_size ? stats.file_size - space.compacted_size : 0
         var report: [String: Any] = [
             "file": file, "format": Int(stats.read_format), "version": Int(stats.version),
@@ -148,6 +150,11 @@ struct Info: ParsableCommand {
             // the header's newest slot was passed over: the file opened at an older version
             report["rejectedCommit"] = ["version": Int(rejected.version), "reason": rejected.reason]
         }
+        // the commit journal (docs/FORMAT.md §13): commits since its last checkpoint
+        var journalRecords: UInt64 = 0, journalBytes: UInt64 = 0
+        let hasJournal = cs_file_journal_info(file, &journalRecords, &journalBytes) == 0
+        report["journalRecords"] = Int(journalRecords)
+        if recovered > 0 { report["recoveredCommits"] = Int(recovered) }
         if json {
             print(jsonString(report))
             return
@@ -157,6 +164,12 @@ struct Info: ParsableCommand {
         print("version:       \(stats.version)")
         if let rejected {
             print("rejected:      a newer commit (version \(rejected.version)) was rejected: \(rejected.reason)")
+        }
+        if recovered > 0 {
+            print("recovered:     \(recovered) journaled commits (a crash left them in the journal; replayed by this open)")
+        }
+        if hasJournal {
+            print("journal:       \(journalRecords) commits (\(journalBytes) bytes) since its last checkpoint")
         }
         print("file size:     \(stats.file_size) bytes")
         print("logical size:  \(stats.logical_size) bytes")
@@ -206,7 +219,7 @@ func pinnedVersions(_ db: OpaquePointer) throws -> [[String: Any]] {
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every node and invariant of a database file.",
-        discussion: "Exit status 0: healthy. 1: damaged (the first problem and where is printed), including a newest commit that had to be passed over (the file then opens at an older version), or of a newer format. 2: usage, or it cannot be opened.")
+        discussion: "Exit status 0: healthy. 1: damaged (the first problem and where is printed), including a newest commit that had to be passed over (the file then opens at an older version), or of a newer format. 2: usage, or it cannot be opened. Commits a crash left in the journal are replayed first, as a read-write open would (\"recovered N journaled commits\"; JSON: \"recoveredCommits\"), when no other process has the file open and this one may write it and its journal.")
 
     @Argument(help: "The database file.") var file: String
     @Flag(help: "Print JSON instead of text.") var json = false
@@ -215,11 +228,17 @@ struct Verify: ParsableCommand {
         if let reason = notAFile(file) {
             throw fail("verify", file, reason, code: "CS_IOERR", status: 2, json: json)
         }
-        let rc = cs_file_verify(file)
+        var recovered: UInt64 = 0
+        let rc = cs_file_verify_recovered(file, &recovered)
         let message = rc == 0 ? "healthy" : CStoreError.lastMessage
         if json {
-            print(jsonString(["file": file, "healthy": rc == 0, "code": CStoreError.codeName(rc), "message": message]))
+            var report: [String: Any] = ["file": file, "healthy": rc == 0, "code": CStoreError.codeName(rc), "message": message]
+            if recovered > 0 { report["recoveredCommits"] = Int(recovered) }
+            print(jsonString(report))
         } else if rc == 0 {
+            if recovered > 0 {
+                print("\(file): recovered \(recovered) journaled commits (a crash left them in the journal)")
+            }
             print("\(file): healthy")
         } else {
             writeError("\(file): \(CStoreError.codeName(rc)): \(message)")

@@ -1,0 +1,709 @@
+/*
+ * journal.c -- the commit journal `<file>.journal` (docs/FORMAT.md §13; docs/ARCHITECTURE.md,
+ * Durability).
+ *
+ * A FULL commit of at most ONE_SYNC_MAX bytes appends one record to the journal (its runs, the
+ * header write included, with their bytes), syncs the journal only, then writes the runs and
+ * the header into the database file without syncing it. After a power cut the database file
+ * holds the last checkpoint's bytes plus any subset of the later in-place writes; replaying
+ * every valid record since the checkpoint, in order, rewrites every byte written since then
+ * (last writer wins), and every other byte the newest version reaches is the checkpoint's
+ * (copy-on-write never makes freed space reachable again without rewriting it).
+ *
+ * Invariants:
+ *  1. A record is valid only with the journal header's magic, generation and id, the version
+ *     after the previous valid record's (the checkpoint's base + 1 for the first), a length
+ *     inside the file and its check; replay stops at the first invalid one, so torn tails,
+ *     zeros, records of an older generation and the leftovers of an overwritten record are
+ *     never applied.
+ *  2. A checkpoint syncs the database file before it writes the journal header that drops the
+ *     records (a new generation), and happens before any write to the database file that the
+ *     replay of an older record could clobber: a commit that is not journaled, a commit after
+ *     unjournaled ones, compaction and restore (docs/FORMAT.md §13, Checkpoints).
+ *  3. The shared end (lock file) moves past a record only when its commit publishes: a process
+ *     killed mid-commit leaves a record that the next commit overwrites. A writer that finds
+ *     a commit died after its header write (lock.c invariant 3) checkpoints before writing.
+ *  4. Records are replayed only onto the database whose header carries the journal's id.
+ *  5. A failed sync marks the file broken (file.c invariant 3).
+ */
+#include "journal.h"
+#include "file.h"
+#include "lock.h"
+#include "log.h"
+#include "io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JOURNAL_MAGIC "CSJRNL\r\n"
+#define RECORD_MAGIC "CSJREC\r\n"
+#define JOURNAL_LAYOUT 1u
+#define JREC_HDR 64u
+/* The longest record replay accepts (FORMAT.md §13, Layout): a commit whose record would be
+ * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
+ * commit is one replay stops at. */
+#define JREC_MAX (JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8)
+#define JOURNAL_GROW (1ull << 20)
+
+typedef struct jheader {
+    char magic[8];    /* JOURNAL_MAGIC */
+    uint32_t layout;  /* JOURNAL_LAYOUT */
+    uint32_t zero;
+    uint64_t gen;     /* generation: records carry it */
+    uint64_t id;      /* the database's journal id */
+    uint64_t base;    /* version the database file held durably when this header was written */
+    uint64_t zero2[2];
+    uint64_t check;   /* jcheck of the bytes before it */
+} jheader;
+
+typedef struct jrecord {
+    char magic[8];    /* RECORD_MAGIC */
+    uint64_t gen;     /* the journal header's generation */
+    uint64_t version; /* the version the commit produces */
+    uint64_t length;  /* bytes of the record, this header included, a multiple of 8 */
+    uint32_t nruns;   /* (position, length) pairs after the header */
+    uint32_t zero;
+    uint64_t data;    /* bytes of the runs' data after the pairs */
+    uint64_t zero2;
+    uint64_t check;   /* record_check */
+} jrecord;
+
+_Static_assert(sizeof(jheader) == 64 && sizeof(jrecord) == JREC_HDR, "journal layout");
+
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+    h ^= w;
+    h *= 0x100000001b3ull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t header_check(const jheader *h)
+{
+    uint64_t x = 0xcbf29ce484222325ull;
+    const uint64_t w[5] = {h->layout, h->gen, h->id, h->base, 0x4a524e4cull};
+    for (int i = 0; i < 5; i++) x = mix(x, w[i]);
+    return x | 1;
+}
+
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+/* The check of a record: a 64-bit hash of its bytes with the check word zero (len a multiple
+ * of 8), seeded by the generation and the id. Two lanes of xxHash64's round (the rotation
+ * carries every bit of a word into the low bits, so a flipped high bit cannot cancel out),
+ * then its final mix. */
+static uint64_t record_check(const uint8_t *rec, uint64_t len, uint64_t gen, uint64_t id)
+{
+    const uint64_t P1 = 0x9e3779b185ebca87ull, P2 = 0xc2b2ae3d27d4eb4full;
+    uint64_t a = gen ^ P1, b = id ^ P2;
+    uint64_t i = 0;
+    for (; i + 16 <= len; i += 16) {
+        uint64_t w0, w1;
+        memcpy(&w0, rec + i, 8);
+        memcpy(&w1, rec + i + 8, 8);
+        a = rotl(a + w0 * P2, 31) * P1;
+        b = rotl(b + w1 * P2, 31) * P1;
+    }
+    if (i + 8 <= len) {
+        uint64_t w;
+        memcpy(&w, rec + i, 8);
+        a = rotl(a + w * P2, 31) * P1;
+    }
+    uint64_t h = rotl(a, 7) + rotl(b, 18) + len;
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    return h | 1;
+}
+
+char *journal_path(const char *path)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + 9);
+    if (p) {
+        memcpy(p, path, n);
+        memcpy(p + n, ".journal", 9);
+    }
+    return p;
+}
+
+static journal_shared *shared(cs_dbfile *f) { return lock_journal(f); }
+
+static int jfail_io(cs_dbfile *f, const char *what, int e)
+{
+    if (e == ENOSPC || e == EDQUOT || e == EFBIG)
+        return cs_fail(CS_FULL, e, "disk full while %s the journal of %s", what, f->path);
+    return cs_fail(CS_IOERR, e, "cannot %s the journal of %s: %s", what, f->path, strerror(e));
+}
+
+static int jwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)
+{
+    const uint8_t *p = buf;
+    while (n) {
+        ssize_t w = f->io->pwrite(f->io->ctx, f->jfd, p, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return jfail_io(f, "writing", errno);
+        }
+        if (w == 0) return jfail_io(f, "writing", EIO);
+        p += w;
+        n -= (uint64_t)w;
+        off += (uint64_t)w;
+    }
+    return CS_OK;
+}
+
+static int jsync(cs_dbfile *f)
+{
+    if (f->io->fdatasync(f->io->ctx, f->jfd) != 0) {
+        int e = errno;
+        f->broken = true;
+        return cs_fail(CS_IOERR, e, "sync of the journal of %s failed (%s); reopen the file to write again",
+                       f->path, strerror(e));
+    }
+    return CS_OK;
+}
+
+/* A checkpoint's sync of the database file: whatever the durability, since the journal is
+ * emptied after it. */
+static int dbsync(cs_dbfile *f)
+{
+    if (f->io->fdatasync(f->io->ctx, f->fd) != 0) {
+        int e = errno;
+        f->broken = true;
+        return cs_fail(CS_IOERR, e, "sync of %s failed (%s); reopen the file to write again", f->path, strerror(e));
+    }
+    return CS_OK;
+}
+
+static int jopen(cs_dbfile *f, bool create)
+{
+    if (f->jfd >= 0) return CS_OK;
+    char *jp = journal_path(f->path);
+    if (!jp) return NOMEM();
+    int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+    int e = errno;
+    free(jp);
+    if (fd < 0) {
+        if (!create && e == ENOENT) return CS_NOTFOUND;
+        return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
+                       "cannot open the journal of %s: %s", f->path, strerror(e));
+    }
+    struct stat st;
+    if (f->io->fstat(f->io->ctx, fd, &st) != 0) {
+        e = errno;
+        f->io->close(f->io->ctx, fd);
+        return cs_fail(CS_IOERR, e, "cannot stat the journal of %s", f->path);
+    }
+    f->jfd = fd;
+    f->jsize = (uint64_t)st.st_size;
+    return CS_OK;
+}
+
+void journal_close(cs_dbfile *f)
+{
+    if (f->jfd >= 0) f->io->close(f->io->ctx, f->jfd);
+    f->jfd = -1;
+}
+
+/* The journal id in the database header (docs/FORMAT.md §2, bytes 144-159): 0 when absent or
+ * its check fails. */
+static uint64_t db_id(cs_dbfile *f)
+{
+    uint64_t w[2];
+    if (f->io->pread(f->io->ctx, f->fd, w, 16, HDR_ID_OFF) != 16) return 0;
+    return w[0] && w[1] == file_id_check(w[0]) ? w[0] : 0;
+}
+
+static uint64_t fresh_value(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    x ^= (uint64_t)getpid() << 32;
+    x ^= (uintptr_t)&ts;
+    x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+    x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x ? x : 1;
+}
+
+/* Reads the journal header; false when it is missing or not valid. */
+static bool read_jheader(cs_dbfile *f, jheader *h)
+{
+    if (f->jsize < sizeof *h) return false;
+    if (f->io->pread(f->io->ctx, f->jfd, h, sizeof *h, 0) != (ssize_t)sizeof *h) return false;
+    return memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
+}
+
+/* Makes the journal at least `size` bytes long by writing zeros (never fallocate: writes into
+ * unwritten extents cost a metadata update at every sync); the caller syncs. */
+static int jgrow(cs_dbfile *f, uint64_t size)
+{
+    if (size <= f->jsize) return CS_OK;
+    struct stat st;
+    if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
+    if (size <= f->jsize) return CS_OK;
+    uint64_t to = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
+    uint8_t *zeros = calloc(1, to - f->jsize);
+    if (!zeros) return NOMEM();
+    int rc = jwrite(f, zeros, to - f->jsize, f->jsize);
+    free(zeros);
+    if (rc == CS_OK) f->jsize = to;
+    return rc;
+}
+
+/* ---- replay ------------------------------------------------------------------------------ */
+
+/* Walks the valid records of a journal whose header is h; calls `apply` (when not NULL) for
+ * each. Returns the number of valid records, or a negative error code. */
+typedef int (*apply_fn)(cs_dbfile *f, const uint8_t *rec, const jrecord *r);
+
+/* The valid records from JOURNAL_HDR on, up to version `upto` at most; `apply` is called on
+ * each. Returns their number, or -error. */
+static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upto, uint64_t *last_version,
+                    uint64_t *end)
+{
+    uint64_t off = JOURNAL_HDR, expect = h->base + 1;
+    int64_t n = 0;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    *last_version = h->base;
+    for (;;) {
+        jrecord r;
+        if (off + JREC_HDR > f->jsize) break;
+        if (f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off) != (ssize_t)JREC_HDR) break;
+        if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect || r.version > upto) break;
+        if (r.length < JREC_HDR || (r.length & 7) || r.length > f->jsize - off ||
+            r.length > JREC_MAX ||
+            (uint64_t)r.nruns * 16 > r.length - JREC_HDR || r.data > r.length - JREC_HDR - (uint64_t)r.nruns * 16)
+            break;
+        if (r.length > cap) {
+            uint8_t *nb = realloc(buf, r.length);
+            if (!nb) {
+                free(buf);
+                return -NOMEM();
+            }
+            buf = nb;
+            cap = r.length;
+        }
+        if (f->io->pread(f->io->ctx, f->jfd, buf, r.length, (off_t)off) != (ssize_t)r.length) break;
+        uint64_t check = r.check;
+        memset(buf + 56, 0, 8);
+        if (record_check(buf, r.length, h->gen, h->id) != check) break;
+        /* the runs must add up to the data */
+        const uint64_t *pairs = (const uint64_t *)(buf + JREC_HDR);
+        uint64_t sum = 0;
+        bool ok = true;
+        for (uint32_t i = 0; i < r.nruns && ok; i++) {
+            if (pairs[2 * i + 1] > r.data - sum) ok = false;
+            else sum += pairs[2 * i + 1];
+        }
+        if (!ok || sum != r.data) break;
+        if (apply) {
+            int rc = apply(f, buf, &r);
+            if (rc != CS_OK) {
+                free(buf);
+                return -rc;
+            }
+        }
+        n++;
+        *last_version = r.version;
+        expect++;
+        off += r.length;
+    }
+    free(buf);
+    *end = off;
+    return n;
+}
+
+static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r)
+{
+    const uint64_t *pairs = (const uint64_t *)(rec + JREC_HDR);
+    const uint8_t *data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
+    for (uint32_t i = 0; i < r->nruns; i++) {
+        TRY(file_pwrite(f, data, pairs[2 * i + 1], pairs[2 * i]));
+        data += pairs[2 * i + 1];
+    }
+    return CS_OK;
+}
+
+/* Writes a journal header of a new generation naming `base`, then syncs the journal. */
+static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint64_t *gen)
+{
+    jheader h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, JOURNAL_MAGIC, 8);
+    h.layout = JOURNAL_LAYOUT;
+    h.gen = oldgen + 1;
+    if (h.gen < 2) h.gen = fresh_value() >> 16; /* no valid header: a generation unlike old ones */
+    h.id = id;
+    h.base = base;
+    h.check = header_check(&h);
+    /* a file in the journal's place that is not one (neither the magic, valid or not, nor the
+     * zeros of a journal whose first header was never written) belongs to someone else */
+    if (f->jsize > 0) {
+        uint8_t first[8] = {0};
+        static const uint8_t zero[8];
+        ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
+        if (got < 0) return jfail_io(f, "read", errno);
+        if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
+            return cs_fail(CS_EXISTS, EEXIST,
+                           "%s.journal exists and is not a journal; the commit journal needs that name: "
+                           "move the file away (it was left as it is)",
+                           f->path);
+    }
+    TRY(jgrow(f, JOURNAL_HDR + JOURNAL_GROW));
+    TRY(jwrite(f, &h, sizeof h, 0));
+    TRY(jsync(f));
+    *gen = h.gen;
+    return CS_OK;
+}
+
+int journal_recover_open(cs_dbfile *f, bool readonly)
+{
+    int lfd = -1, wfd = -1, rofd = -1;
+    bool alone = true;
+    TRY(lock_join_alone(f->path, !readonly, &lfd, &alone));
+    int rc = CS_OK;
+    if (!alone) goto done;
+    rc = jopen(f, false);
+    if (rc == CS_NOTFOUND) {
+        rc = CS_OK;
+        /* the header says the newest commits may be in the journal, and there is none (moved
+         * away, or the file copied without it): commits made durable only there are lost */
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL) {
+            f->journal_lost = file_header_newest_version(f);
+            if (f->journal_lost)
+                log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
+                           "%s says its newest commits may be in its journal, but %s.journal is missing: "
+                           "commits after version %llu may be lost",
+                           f->path, f->path, (unsigned long long)f->journal_lost);
+        }
+        goto done;
+    }
+    if (rc != CS_OK) goto done;
+    jheader h;
+    if (!read_jheader(f, &h)) goto done;
+    uint64_t last, end;
+    int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
+    if (n < 0) {
+        rc = (int)-n;
+        goto done;
+    }
+    if (n == 0) goto done;
+    uint64_t id = db_id(f);
+    if (id != h.id) {
+        rc = cs_fail(CS_CORRUPT, 0,
+                     "the journal %s.journal holds %lld commits of another database (its id %016llx, the file's %016llx); "
+                     "move it away to open the file",
+                     f->path, (long long)n, (unsigned long long)h.id, (unsigned long long)id);
+        goto done;
+    }
+    /* the records start at h.base: the file must hold a version from base to the last record
+     * (an older copy put back, or commits made by a library that ignored the journal, would be
+     * torn by the replay) */
+    uint64_t dv = file_header_newest_version(f);
+    if (dv < h.base || dv > last) {
+        rc = cs_fail(CS_CORRUPT, 0,
+                     "the journal %s.journal holds commits %llu to %llu, but the file holds version %llu "
+                     "(an older or newer copy of the file?); move the journal away to open the file",
+                     f->path, (unsigned long long)h.base + 1, (unsigned long long)last, (unsigned long long)dv);
+        goto done;
+    }
+    if (readonly) {
+        /* a read-only opener recovers as a read-write one would (as SQLite does for a hot
+         * journal) when it can hold the join lock and write the file and the journal: replay
+         * restores acknowledged commits, it changes nothing a user wrote */
+        if (lfd < 0) {
+            bool still = false;
+            if (lock_join_alone(f->path, true, &lfd, &still) != CS_OK) lfd = -1;
+            else if (!still) goto done; /* another process joined: it decides */
+        }
+        if (lfd >= 0) wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+        journal_close(f);
+        if (wfd < 0 || jopen(f, true) != CS_OK) {
+            rc = cs_fail(CS_READONLY, 0,
+                         "%s has %lld commits in its journal to recover after a crash, and this process cannot "
+                         "write the file, its journal or its lock file; open it once by a user who may write "
+                         "them (a read-write open, or a read-only one such as `swiftstore verify`, recovers)",
+                         f->path, (long long)n);
+            goto done;
+        }
+        rofd = f->fd;
+        f->fd = wfd;
+    } else {
+        /* the journal was opened read-only above: reopen it for the reset */
+        journal_close(f);
+        if ((rc = jopen(f, true)) != CS_OK) goto done;
+    }
+    int64_t m = walk(f, &h, apply_record, UINT64_MAX, &last, &end);
+    if (m != n) {
+        rc = m < 0 ? (int)-m : cs_fail(CS_IOERR, EIO, "the journal of %s changed while it was replayed", f->path);
+        goto done;
+    }
+    if (readonly) {
+        /* the journal is empty after this and a read-only opener commits nothing: the file
+         * rests at FORMAT_RESTING as after a clean close (FORMAT.md §2) */
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
+            fmt[0] = fmt[1] = FORMAT_RESTING;
+            if ((rc = file_pwrite(f, fmt, 4, 8)) != CS_OK) goto done;
+        }
+    }
+    if ((rc = dbsync(f)) != CS_OK) goto done;
+    uint64_t gen;
+    if ((rc = reset(f, h.gen, h.id, last, &gen)) != CS_OK) goto done;
+    f->recovered = (uint64_t)n;
+    log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Recovered %lld commits from the journal of %s (version %llu)%s",
+               (long long)n, f->path, (unsigned long long)last, readonly ? " by a read-only open" : "");
+done:
+    if (rofd >= 0) {
+        f->fd = rofd;
+        f->broken = false; /* a failed sync above concerned the descriptor closed here */
+    }
+    if (wfd >= 0) f->io->close(f->io->ctx, wfd);
+    journal_close(f);
+    lock_creation_end(lfd);
+    return rc;
+}
+
+/* ---- checkpoints and commits ------------------------------------------------------------ */
+
+/* `closing`: the last close; a header marked FORMAT_JOURNAL is marked FORMAT_RESTING again (the
+ * journal is empty after it), so older libraries open a cleanly closed file. */
+static int checkpoint(cs_dbfile *f, bool closing)
+{
+    journal_shared *s = shared(f);
+    if (!s) return CS_OK;
+    TRY(jopen(f, true));
+    if (s->flags & JS_HEADER_LOST) {
+        /* a commit's header write failed after its record was synced (commit.c write_durable):
+         * the published records, written again, put the newest version's header in place (the
+         * other bytes they hold are already there, the last writer winning as in a replay) */
+        jheader h;
+        uint64_t last = 0, end;
+        int64_t n = read_jheader(f, &h) && h.gen == s->gen ? walk(f, &h, apply_record, s->last, &last, &end) : 0;
+        if (n < 0) return (int)-n;
+        if (last != s->last)
+            return cs_fail(CS_IOERR, EIO, "the journal of %s no longer holds the commit whose header write failed",
+                           f->path);
+        f->hdr_version = 0; /* the header on disk is the record's */
+    }
+    if (closing) {
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
+            fmt[0] = fmt[1] = FORMAT_RESTING;
+            TRY(file_pwrite(f, fmt, 4, 8));
+            if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
+        }
+    }
+    if (!closing && !f->readonly) {
+        /* records may follow this checkpoint: the durable header must already say FORMAT_JOURNAL
+         * (a version-6 library must refuse the file while they are pending, FORMAT.md §2) */
+        uint16_t fmt[2];
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && (fmt[0] < FORMAT_JOURNAL || fmt[1] < FORMAT_JOURNAL)) {
+            fmt[0] = fmt[1] = FORMAT_JOURNAL;
+            TRY(file_pwrite(f, fmt, 4, 8));
+            if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
+        }
+    }
+    uint64_t id = s->id;
+    if (!id) {
+        /* the first checkpoint of a session: the file's id, or a new one written into its
+         * header (made durable by the sync below, before the journal names it) */
+        id = db_id(f);
+        if (!id) {
+            id = fresh_value();
+            uint64_t w[2] = {id, file_id_check(id)};
+            TRY(file_pwrite(f, w, 16, HDR_ID_OFF));
+            if (f->hdr_version) memcpy(f->hdr_img + HDR_ID_OFF, w, 16);
+        }
+    }
+    TRY(dbsync(f));
+    uint64_t oldgen = s->gen;
+    if (!oldgen) {
+        jheader h;
+        if (read_jheader(f, &h)) oldgen = h.gen;
+    }
+    uint64_t base = lock_latest_version(f), gen;
+    TRY(reset(f, oldgen, id, base, &gen));
+    s->id = id;
+    s->gen = gen;
+    s->base = base;
+    s->end = JOURNAL_HDR;
+    s->flags = 0;
+    s->last = base;
+    return CS_OK;
+}
+
+int journal_checkpoint(cs_dbfile *f) { return checkpoint(f, false); }
+
+void journal_header_lost(cs_dbfile *f)
+{
+    journal_shared *s = shared(f);
+    if (s) s->flags |= JS_HEADER_LOST;
+}
+
+int journal_checkpoint_records(cs_dbfile *f)
+{
+    journal_shared *s = shared(f);
+    return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
+}
+
+int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
+{
+    journal_shared *s = shared(f);
+    if (!s) return CS_OK;
+    /* a record replay would refuse (at most 1 MiB of data, but in more runs than its bound
+     * allows: a commit scattered over many small holes) is never written */
+    if (*journaled && reclen > JREC_MAX) *journaled = false;
+    if (*journaled) {
+        /* a journal this process cannot open (an unwritable directory): while no record is
+         * pending the commit is made the way it was before the journal, in place with one sync */
+        if (f->jfd < 0 && !(s->flags & JS_RECORDS)) {
+            int rc = jopen(f, true);
+            if (rc == CS_PERM) {
+                *journaled = false;
+                return CS_OK;
+            }
+            TRY(rc);
+        }
+        /* the record must follow the last one (or the checkpoint's base) in the version sequence
+         * (invariant 1): a version made without a record in between needs a checkpoint */
+        if (!s->gen || (s->flags & (JS_UNJOURNALED | JS_HEADER_LOST)) || s->last + 1 != version ||
+            s->end + reclen > JOURNAL_LIMIT)
+            TRY(journal_checkpoint(f));
+        return jopen(f, true);
+    }
+    /* a commit in place: no older record may be replayed over it */
+    if (s->flags & JS_RECORDS) TRY(journal_checkpoint(f));
+    return CS_OK;
+}
+
+uint64_t journal_record_size(const journal_run *runs, uint32_t n)
+{
+    uint64_t len = JREC_HDR + (uint64_t)n * 16;
+    for (uint32_t i = 0; i < n; i++) len += runs[i].len;
+    return (len + 7) & ~7ull;
+}
+
+int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, uint64_t *end)
+{
+    journal_shared *s = shared(f);
+    uint64_t len = journal_record_size(runs, n), at = s->end;
+    uint8_t *rec = malloc(len);
+    if (!rec) return NOMEM();
+    jrecord *r = (jrecord *)rec;
+    memset(r, 0, sizeof *r);
+    memcpy(r->magic, RECORD_MAGIC, 8);
+    r->gen = s->gen;
+    r->version = version;
+    r->length = len;
+    r->nruns = n;
+    uint64_t *pairs = (uint64_t *)(rec + JREC_HDR);
+    uint8_t *data = rec + JREC_HDR + (uint64_t)n * 16;
+    for (uint32_t i = 0; i < n; i++) {
+        pairs[2 * i] = runs[i].pos;
+        pairs[2 * i + 1] = runs[i].len;
+        memcpy(data, runs[i].src, runs[i].len);
+        data += runs[i].len;
+        r->data += runs[i].len;
+    }
+    memset(data, 0, (size_t)(rec + len - data));
+    r->check = record_check(rec, len, s->gen, s->id);
+    int rc = CS_OK;
+    if (at + len > f->jsize) {
+        /* more room: zeros written and synced before the record (a rare extra sync) */
+        rc = jgrow(f, at + len);
+        if (rc == CS_OK) rc = jsync(f);
+    }
+    if (rc == CS_OK) {
+        s->flags |= JS_RECORDS;
+        rc = jwrite(f, rec, len, at);
+    }
+    if (rc == CS_OK) rc = jsync(f);
+    free(rec);
+    *end = at + len;
+    return rc;
+}
+
+void journal_published(cs_dbfile *f, uint64_t end, uint64_t version)
+{
+    journal_shared *s = shared(f);
+    if (!s) return;
+    if (end) {
+        __atomic_store_n(&s->end, end, __ATOMIC_RELEASE);
+        s->last = version;
+    } else {
+        s->flags |= JS_UNJOURNALED;
+    }
+}
+
+void journal_last_close(cs_dbfile *f)
+{
+    journal_shared *s = shared(f);
+    if (!s || f->fd < 0) return;
+    if (f->durability == CS_DURABILITY_MEMORY && !f->readonly) {
+        char *jp = journal_path(f->path);
+        if (jp) unlink(jp);
+        free(jp);
+        return;
+    }
+    /* a read-only process that closes last checkpoints too (its descriptor can be synced), so
+     * records of writers that closed before it do not make the next read-only open refuse the
+     * file; when it may write the file it also gives back the resting format version, else the
+     * header's version bytes stay as they are */
+    if (!(s->flags & JS_RECORDS) || f->broken) return;
+    if (!f->readonly) {
+        checkpoint(f, true);
+        return;
+    }
+    int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+    if (wfd < 0) {
+        checkpoint(f, false);
+        return;
+    }
+    int rofd = f->fd;
+    f->fd = wfd;
+    checkpoint(f, true);
+    f->fd = rofd;
+    f->io->close(f->io->ctx, wfd);
+}
+
+/* ---- for the tool -------------------------------------------------------------------------- */
+
+int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *bytes)
+{
+    *records = *gen = *bytes = 0;
+    cs_dbfile f;
+    memset(&f, 0, sizeof f);
+    f.path = (char *)path;
+    f.io = cs_io_default();
+    f.jfd = -1;
+    f.fd = -1;
+    TRY(jopen(&f, false));
+    jheader h;
+    if (read_jheader(&f, &h)) {
+        uint64_t last, end;
+        int64_t n = walk(&f, &h, NULL, UINT64_MAX, &last, &end);
+        if (n > 0) {
+            *records = (uint64_t)n;
+            *bytes = end - JOURNAL_HDR;
+        }
+        *gen = h.gen;
+    }
+    journal_close(&f);
+    return CS_OK;
+}
+
+int cs_file_journal_info(const char *path, uint64_t *records, uint64_t *bytes)
+{
+    uint64_t gen;
+    return journal_peek(path, records, &gen, bytes);
+}

@@ -1,0 +1,410 @@
+// Recovery tests of the commit journal (docs/FORMAT.md §13): the format version a power cut
+// leaves on disk while records are pending, replay onto an older copy of the same file, and a
+// FULL commit when the journal cannot be created.
+
+import CStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct JournalRecoveryTests {
+    private func prepare(_ path: String) throws {
+        let db = try DB(path, durability: CS_DURABILITY_FULL)
+        try db.write { txn throws in
+            let t = try addTable(txn, "T")
+            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+            for i in 0..<10 {
+                var o = try createObj(txn, t)
+                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+            }
+        }
+        db.close()
+    }
+
+    @discardableResult
+    private func commit(_ h: OpaquePointer, _ v: Int64) throws -> UInt64 {
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        let table = try findTable(t!, "T")
+        var o = try createObj(t!, table)
+        try must(cs_obj_set_int(&o, 0, v), "set v")
+        try must(cs_txn_commit(t!), "commit \(v)")
+        let version = cs_txn_version(t!)
+        check(cs_txn_end(t))
+        return version
+    }
+
+    private func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
+
+    /// FORMAT.md §2 says a version-6 library refuses a file whose journal may hold commits
+    /// (format version 7). After a power cut that lost the unsynced in-place header write, the
+    /// durable header must already say 7, or an older library opens the checkpoint's version:
+    /// acknowledged commits are lost, and its own commits are later clobbered by the replay.
+    @Test func theDurableHeaderSaysTheJournalFormatWhileTheJournalHoldsRecords() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(u16(clean, 8) == 6, "a cleanly closed file rests at version 6")
+        let pio = PowerCutIO(disk: clean)
+        let h = try pio.open(path)
+        try commit(h, 100)
+        try commit(h, 200)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(state.jsynced.count > 4096 + 64, "the journal holds the records")
+        #expect(u16(state.synced, 8) == 7 && u16(state.synced, 10) == 7,
+                "the synced header says read \(u16(state.synced, 8)) / write \(u16(state.synced, 10)) while the journal holds acknowledged commits")
+    }
+
+    /// A copy of the file taken earlier (same journal id, an older version than the journal's
+    /// base) put back over the file after a crash: replaying the journal onto it makes a
+    /// version whose older nodes are missing. The open must refuse (or skip the replay), never
+    /// open a torn version.
+    @Test func replayOntoAnOlderCopyOfTheSameFileIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let older = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        do {
+            let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+            try must(rc, "open")
+            for i in 1...3 {
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+                let table = try findTable(t!, "T")
+                for k in 0..<3000 {
+                    var o = try createObj(t!, table)
+                    try must(cs_obj_set_int(&o, 0, Int64(i * 10000 + k)), "set v")
+                }
+                try must(cs_txn_commit(t!), "commit bulk \(i)")
+                check(cs_txn_end(t))
+            }
+            _ = cs_db_close(h)
+        }
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 7)
+        try commit(h, 8)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let img = dir.path("b.cstore")
+        try Data(older).write(to: URL(fileURLWithPath: img))
+        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        if rc == Int32(CS_OK), let h2 {
+            defer { _ = cs_db_close(h2) }
+            let vrc = cs_db_verify(h2)
+            #expect(vrc == Int32(CS_OK), "replay onto an older copy opened a torn version: \(codeName(vrc)) \(lastMessage())")
+        }
+    }
+
+    /// A journal that cannot be created (read-only directory with an existing lock file,
+    /// EACCES): before the journal a FULL commit worked there; now it must either still work
+    /// (falling back to in-place one-sync commits) or the open must fail clearly.
+    @Test func aFullCommitWhenTheJournalCannotBeCreated() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
+        defer { io.deallocate() }
+        var x = cs_io()
+        x.open = { _, p, flags, mode in
+            // a read-only directory: an existing journal opens; creating one is refused
+            if String(cString: p!).hasSuffix(".journal") && flags & O_CREAT != 0
+                && access(p!, F_OK) != 0 { errno = EACCES; return -1 }
+            return Glibc.open(p!, flags, mode)
+        }
+        x.close = { _, fd in Glibc.close(fd) }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { _, fd, buf, n, off in Glibc.pwrite(fd, buf, n, off) }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(io)
+        var h: OpaquePointer?
+        let orc = cs_db_open(path, &opts, &h)
+        guard orc == Int32(CS_OK), let h else { return } // failing the open clearly is acceptable
+        defer { _ = cs_db_close(h) }
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        let table = try findTable(t!, "T")
+        var o = try createObj(t!, table)
+        try must(cs_obj_set_int(&o, 0, 42), "set")
+        let crc = cs_txn_commit(t!)
+        _ = cs_txn_end(t)
+        #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
+    }
+
+    private func objectCount(_ h: OpaquePointer) throws -> UInt64 {
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+        defer { _ = cs_txn_end(t) }
+        var n: UInt64 = 0
+        try must(cs_table_count(t!, try findTable(t!, "T"), &n), "count")
+        return n
+    }
+
+    /// The header write of a journaled commit follows its commit point (the journal's sync,
+    /// FORMAT.md §13): when it fails, the commit is durable, so it reports success; the process
+    /// refuses further commits (with the header write's error) until the file is reopened, and
+    /// the reopen replays the commit.
+    @Test func aCommitWhoseHeaderWriteFailsAfterTheCommitPointSucceeds() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        try commit(h!, 100)
+        fio.armed = true
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+        var o = try createObj(t!, try findTable(t!, "T"))
+        try must(cs_obj_set_int(&o, 0, 200), "set v")
+        let crc = cs_txn_commit(t!)
+        _ = cs_txn_end(t)
+        #expect(fio.failed == 1, "the header write failed")
+        #expect(crc == Int32(CS_OK), "a durable commit reported \(codeName(crc)) \(lastMessage())")
+        #expect(try objectCount(h!) == 12, "this process reads the commit")
+        var t2: OpaquePointer?
+        var rc = cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t2)
+        if rc == Int32(CS_OK) {
+            var o2 = try createObj(t2!, try findTable(t2!, "T"))
+            try must(cs_obj_set_int(&o2, 0, 300), "set v")
+            rc = cs_txn_commit(t2!)
+            _ = cs_txn_end(t2)
+        }
+        #expect(rc == Int32(CS_FULL), "the next commit is refused with the header write's error: \(codeName(rc))")
+        _ = cs_db_close(h)
+        let (orc, h2) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(orc, "reopen")
+        defer { _ = cs_db_close(h2) }
+        #expect(try objectCount(h2!) == 12, "the reopen replays the commit")
+        #expect(cs_db_verify(h2!) == Int32(CS_OK), "\(lastMessage())")
+    }
+
+    /// A read-only opener alone with a crash's records that may not write the database file
+    /// (EACCES on a read-write open of it) cannot recover them: the open fails with
+    /// CS_READONLY, names what to do, and leaves the file and its journal as they were.
+    @Test func aReadOnlyOpenThatCannotWriteTheFileIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 100)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let img = dir.path("b.cstore")
+        try Data(state.synced).write(to: URL(fileURLWithPath: img))
+        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
+        defer { io.deallocate() }
+        var x = cs_io()
+        x.open = { _, p, flags, mode in
+            // a file of another user: it opens for reading only
+            if String(cString: p!).hasSuffix(".cstore") && flags & O_ACCMODE != O_RDONLY { errno = EACCES; return -1 }
+            return Glibc.open(p!, flags, mode)
+        }
+        x.close = { _, fd in Glibc.close(fd) }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { _, fd, buf, n, off in Glibc.pwrite(fd, buf, n, off) }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        var opts = cs_options()
+        opts.flags = UInt32(CS_OPEN_READONLY)
+        opts.io = UnsafePointer(io)
+        var ro: OpaquePointer?
+        let rc = cs_db_open(img, &opts, &ro)
+        if let ro { _ = cs_db_close(ro) }
+        #expect(rc == Int32(CS_READONLY), "\(codeName(rc)) \(lastMessage())")
+        #expect(lastMessage().contains("cannot write"), "\(lastMessage())")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == state.synced, "the file is unchanged")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(img, &records, &bytes) == Int32(CS_OK) && records == 1, "the record is kept: \(records)")
+    }
+
+    /// A file named like the journal that is not one (a user's file) is never overwritten: the
+    /// commit that would start the journal fails clearly and leaves it as it was.
+    @Test func aFileInTheJournalsPlaceIsNeverOverwritten() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let notes = Data("notes kept beside the database\n".utf8)
+        try notes.write(to: URL(fileURLWithPath: path + ".journal"))
+        let (orc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(orc, "open")
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+        var o = try createObj(t!, try findTable(t!, "T"))
+        try must(cs_obj_set_int(&o, 0, 1), "set v")
+        let crc = cs_txn_commit(t!)
+        let message = lastMessage()
+        _ = cs_txn_end(t)
+        _ = cs_db_close(h)
+        #expect(crc == Int32(CS_EXISTS), "\(codeName(crc)) \(message)")
+        #expect(message.contains("not a journal"), "\(message)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + ".journal")) == notes, "the file is unchanged")
+    }
+
+    /// A file whose header says its newest commits may be in the journal (format 7) opened
+    /// alone without its journal (moved away, or the file copied without it after a crash):
+    /// commits made durable only in the journal are lost, and the open says so as it does for a
+    /// rejected commit (cs_db_rejected_commit, which `swiftstore verify` and
+    /// Realm.discardedCommit report).
+    @Test func aJournaledFileOpenedWithoutItsJournalReportsTheLoss() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 100)
+        try commit(h, 200)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(u16(state.synced, 8) == 7)
+        let img = dir.path("b.cstore")
+        try Data(state.synced).write(to: URL(fileURLWithPath: img))
+        let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(rc, "open without the journal")
+        var version: UInt64 = 0, opened: UInt64 = 0
+        var why = [CChar](repeating: 0, count: 256)
+        let rejected = cs_db_rejected_commit(h2!, &version, &opened, &why, why.count)
+        let reason = String(cString: why)
+        #expect(rejected, "the loss is reported")
+        #expect(opened == cs_db_version(h2!) && version == opened + 1, "\(version) \(opened)")
+        #expect(reason.contains("journal"), "\(reason)")
+        #expect(cs_file_verify(img) == Int32(CS_CORRUPT), "verify reports the loss while the header claims a journal")
+        try commit(h2!, 300)
+        _ = cs_db_close(h2)
+        #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
+    }
+
+    /// A commit whose header write failed after its commit point, in a process that then
+    /// closes while another keeps the file open: the other process's last close checkpoints,
+    /// and that checkpoint must put the commit's header in place before it syncs the file and
+    /// empties the journal, or the acknowledged commit would be lost.
+    @Test func anotherProcessClosingLastPutsTheFailedHeaderInPlace() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        // one commit as cstore-testchild commit-loop makes it (its checker accepts it)
+        func increment() throws -> Int32 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            defer { _ = cs_txn_end(t) }
+            let s = try ChildSchema(t!)
+            var c = try openObj(t!, s.counter, s.counterKey)
+            let k = try getInt(&c, s.n) + 1
+            try must(cs_obj_set_int(&c, s.n, k), "set n")
+            try must(cs_obj_set_int(&c, s.sum, try getInt(&c, s.sum) + k), "set sum")
+            var r = try createObj(t!, s.rows)
+            try must(cs_obj_set_int(&r, s.writer, 1), "set writer")
+            try must(cs_obj_set_int(&r, s.seq, k), "set seq")
+            let payload = childPayload(k)
+            var v = cs_value()
+            v.type = CS_TYPE_BINARY
+            let rc = payload.withUnsafeBytes { buf -> Int32 in
+                v.v.bytes.ptr = UnsafeRawPointer(buf.baseAddress!)
+                v.v.bytes.len = buf.count
+                return cs_obj_set(&r, s.payload, &v)
+            }
+            try must(rc, "set payload")
+            return cs_txn_commit(t!)
+        }
+        try must(increment(), "the first commit")
+        let stop = dir.path("stop")
+        let checker = try Child(["check", path, stop], in: dir)
+        #expect(waitUntil(seconds: 30) { var n = 0; return cs_db_pins(h!, nil, 0, &n) == 0 && n > 0 }, "the checker joined")
+        fio.armed = true
+        #expect(try increment() == Int32(CS_OK), "\(lastMessage())")
+        #expect(fio.failed == 1, "the header write failed")
+        _ = cs_db_close(h) // broken: no checkpoint here, and not the last close
+        FileManager.default.createFile(atPath: stop, contents: nil)
+        #expect(checker.wait(seconds: 60) && checker.succeeded, "\(checker.summary)")
+        var records: UInt64 = 9, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0, "the last close checkpointed: \(records)")
+        // the database file alone holds both commits
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        let db = try DB(path, flags: 0)
+        let n = try db.read { try ChildSchema($0).counterValues($0).n }
+        db.close()
+        #expect(n == 2, "the commits in the database file: \(n)")
+    }
+}
+
+/// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
+/// commit's header write) with ENOSPC.
+final class HeaderWriteFailIO: @unchecked Sendable {
+    var armed = false
+    var failed = 0
+    var journalFds = Set<Int32>()
+    let io: UnsafeMutablePointer<cs_io>
+
+    init() {
+        io = .allocate(capacity: 1)
+        var x = cs_io()
+        x.open = { ctx, p, flags, mode in
+            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            let fd = Glibc.open(p!, flags, mode)
+            if fd >= 0 && String(cString: p!).hasSuffix(".journal") { me.journalFds.insert(fd) }
+            return fd
+        }
+        x.close = { ctx, fd in
+            Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue().journalFds.remove(fd)
+            return Glibc.close(fd)
+        }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { ctx, fd, buf, n, off in
+            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.armed && off == 0 && n == 192 && !me.journalFds.contains(fd) {
+                me.armed = false
+                me.failed += 1
+                errno = ENOSPC
+                return -1
+            }
+            return Glibc.pwrite(fd, buf, n, off)
+        }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        io.initialize(to: x)
+        io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        io.deinitialize(count: 1)
+        io.deallocate()
+    }
+}

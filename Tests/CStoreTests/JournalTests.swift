@@ -1,0 +1,532 @@
+// The commit journal `<file>.journal` (docs/FORMAT.md §13): replay after a power cut, torn and
+// garbage tails, a journal that belongs to another file, read-only opens that find records,
+// power cuts during the checkpoint at close and at the size limit, compaction and restore of a
+// file with records, NOSYNC commits mixed with journaled ones, and two processes committing
+// into one journal. The disk a power cut leaves is built with PowerCutIO (PowerCutTests.swift):
+// the database file as of its last sync, plus chosen parts of the later writes, and the journal
+// as synced.
+
+import CStore
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct JournalTests {
+    /// A file with table T (v: Int, b: Binary) and 10 objects, closed (its journal is empty).
+    private func prepare(_ path: String) throws {
+        let db = try DB(path, durability: CS_DURABILITY_FULL)
+        try db.write { txn throws in
+            let t = try addTable(txn, "T")
+            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+            _ = try addColumn(txn, t, "b", CS_TYPE_BINARY)
+            for i in 0..<10 {
+                var o = try createObj(txn, t)
+                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+            }
+        }
+        db.close()
+    }
+
+    /// One commit through `h`: an object with v = `v` and a value of `bytes` bytes. Returns the
+    /// version it made.
+    @discardableResult
+    private func commit(_ h: OpaquePointer, _ v: Int64, bytes: Int = 0) throws -> UInt64 {
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        let table = try findTable(t!, "T")
+        var o = try createObj(t!, table)
+        try must(cs_obj_set_int(&o, 0, v), "set v")
+        if bytes > 0 {
+            var rng = SeededRNG(seed: UInt64(bitPattern: v))
+            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+        }
+        try must(cs_txn_commit(t!), "commit \(v)")
+        let version = cs_txn_version(t!)
+        check(cs_txn_end(t))
+        return version
+    }
+
+    /// Opens `path` (with `journal` beside it) with the real I/O; the version and the sum of v,
+    /// after checking that the file verifies.
+    private func reopen(_ dir: TempDir, _ db: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
+        let path = dir.path("image.cstore")
+        for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
+        try Data(db).write(to: URL(fileURLWithPath: path))
+        if let journal { try Data(journal).write(to: URL(fileURLWithPath: path + ".journal")) }
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        guard rc == Int32(CS_OK), let h else {
+            Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
+            return nil
+        }
+        defer { _ = cs_db_close(h) }
+        #expect(check(cs_db_verify(h), "\(what): verifies"))
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+        defer { _ = cs_txn_end(t) }
+        let table = try findTable(t!, "T")
+        var sum: Int64 = 0
+        for k in try allKeys(t!, table) {
+            var o = try openObj(t!, table, k)
+            sum += try getInt(&o, 0)
+        }
+        return (cs_txn_version(t!), sum)
+    }
+
+    /// The offsets of the records in a journal image (docs/FORMAT.md §13: records from 4096,
+    /// each with its length at offset 24); stops at the first that is not a record.
+    private func recordOffsets(_ j: [UInt8]) -> [Int] {
+        var out: [Int] = []
+        var off = 4096
+        while off + 64 <= j.count, Array(j[off..<(off + 8)]) == Array("CSJREC\r\n".utf8) {
+            let len = j[(off + 24)..<(off + 32)].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+            guard len >= 64, off + len <= j.count else { break }
+            out.append(off)
+            off += len
+        }
+        return out
+    }
+
+    /// Five journaled commits, the database file as of its last sync: the journal brings back
+    /// each commit, and a damaged or cut tail loses exactly the records from the damage on.
+    @Test func replayBringsBackJournaledCommitsAndStopsAtADamagedTail() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try prepare(path)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        var versions: [UInt64] = [], sums: [Int64] = [45]
+        for i in 1...5 {
+            versions.append(try commit(h, Int64(100 * i), bytes: i == 3 ? 20_000 : 0))
+            sums.append(sums.last! + Int64(100 * i))
+        }
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let db = state.synced, journal = state.jsynced
+        let all = PowerCutIO.apply(state.pending, to: state.synced)
+        let recs = recordOffsets(journal)
+        #expect(recs.count == 5, "five records: \(recs)")
+        #expect(state.pending.count >= 10, "the in-place writes were not synced")
+
+        // the database file as of the checkpoint, with all of the in-place writes, or with the
+        // header write alone: the journal makes it the newest version
+        for (desc, image) in [("no in-place write", db), ("every in-place write", all),
+                              ("the last header write alone", PowerCutIO.apply([state.pending.last!], to: db))] {
+            let r = try reopen(dir, image, journal, desc)
+            #expect(r?.0 == versions[4] && r?.1 == sums[5], "\(desc): the last journaled version")
+        }
+        // without the journal the file holds the checkpoint's version (or refuses nothing)
+        if let r = try reopen(dir, db, nil, "no journal") { #expect(r.0 < versions[0]) }
+
+        // a damaged byte, a cut or zeros in record k: versions before k only
+        for k in 0..<5 {
+            let start = recs[k], end = k + 1 < recs.count ? recs[k + 1] : start + 200
+            var flipped = journal
+            flipped[end - 9] ^= 0x40
+            var cut = Array(journal[..<(start + (end - start) / 2)])
+            var zeroed = journal
+            for i in start..<min(start + 64, zeroed.count) { zeroed[i] = 0 }
+            for (desc, j) in [("a flipped byte", flipped), ("a cut", cut), ("a zeroed header", zeroed)] {
+                let r = try reopen(dir, db, j, "\(desc) in record \(k)")
+                let want = k == 0 ? nil : versions[k - 1]
+                if let want { #expect(r?.0 == want && r?.1 == sums[k], "\(desc) in record \(k): version \(want), got \(String(describing: r)), versions \(versions)") }
+                else { #expect(r.map { $0.0 < versions[0] } == true, "\(desc) in record 0: the checkpoint's version") }
+            }
+            cut = []
+            _ = cut
+        }
+        // garbage after the last record is not a record
+        var rng = SeededRNG(seed: 99)
+        var garbage = journal
+        let tail = recordOffsets(journal).last!
+        let afterLast = tail + 64 + 4096 * 3 > garbage.count ? garbage.count : tail
+        _ = afterLast
+        var end = 4096
+        for r in recs {
+            let len = journal[(r + 24)..<(r + 32)].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+            end = r + len
+        }
+        let noise = randomBytes(4096, &rng)
+        if garbage.count < end + noise.count { garbage += [UInt8](repeating: 0, count: end + noise.count - garbage.count) }
+        garbage.replaceSubrange(end..<(end + noise.count), with: noise)
+        let g = try reopen(dir, db, garbage, "garbage after the last record")
+        #expect(g?.0 == versions[4] && g?.1 == sums[5])
+        // an old record left behind a shorter new one: a copy of record 4 put after record 4
+        // would repeat version 5's number, which the sequence refuses
+        var repeated = journal
+        let r4 = Array(journal[recs[4]..<end])
+        if repeated.count < end + r4.count { repeated += [UInt8](repeating: 0, count: end + r4.count - repeated.count) }
+        repeated.replaceSubrange(end..<(end + r4.count), with: r4)
+        let rr = try reopen(dir, db, repeated, "a record repeated after the last")
+        #expect(rr?.0 == versions[4] && rr?.1 == sums[5])
+    }
+
+    /// A journal with records of another database is never replayed onto this one: the open
+    /// fails and leaves the file as it was; the journal's own file (a copy) takes it.
+    @Test func aJournalOfAnotherFileIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore"), b = dir.path("b.cstore")
+        try prepare(a)
+        try prepare(b)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
+        let h = try pio.open(a)
+        let v = try commit(h, 7)
+        pio.cutNow()
+        let journal = pio.cut!.jsynced
+        _ = cs_db_close(h)
+        // b, never journaled, and b after a commit of its own (an id of its own)
+        for round in 0..<2 {
+            if round == 1 {
+                let db = try DB(b, durability: CS_DURABILITY_FULL)
+                try commit(db.h, 1)
+                db.close()
+            }
+            try? FileManager.default.removeItem(atPath: b + ".lock")
+            try Data(journal).write(to: URL(fileURLWithPath: b + ".journal"))
+            let before = try Data(contentsOf: URL(fileURLWithPath: b))
+            for flags in [0, CS_OPEN_READONLY] {
+                let (rc, hb) = openRaw(b, flags: flags, durability: CS_DURABILITY_FULL)
+                if let hb { _ = cs_db_close(hb) }
+                #expect(rc == Int32(CS_CORRUPT), "round \(round) flags \(flags): \(codeName(rc)) \(lastMessage())")
+                #expect(lastMessage().contains("another database"), "\(lastMessage())")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: b)) == before, "b is unchanged")
+            try FileManager.default.removeItem(atPath: b + ".journal")
+            let db = try DB(b, flags: 0)
+            db.verify()
+            db.close()
+        }
+        // a's own copy with the journal: replayed
+        let r = try reopen(dir, pio.cut!.synced, journal, "a with its journal")
+        #expect(r?.0 == v && r?.1 == 52)
+    }
+
+    /// A read-only open that is alone and may write the file and its journal recovers a crash's
+    /// records as a read-write open does (never a stale or torn read), says how many it
+    /// replayed, and leaves an empty journal and the resting format version.
+    @Test func readOnlyOpenOfAFileWithRecordsRecovers() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try prepare(a)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
+        let h = try pio.open(a)
+        try commit(h, 6)
+        let v = try commit(h, 7)
+        pio.cutNow()
+        _ = cs_db_close(h)
+        let path = dir.path("image.cstore")
+        try Data(pio.cut!.synced).write(to: URL(fileURLWithPath: path))
+        try Data(pio.cut!.jsynced).write(to: URL(fileURLWithPath: path + ".journal"))
+        let (rc, ro) = openRaw(path, flags: CS_OPEN_READONLY)
+        #expect(rc == Int32(CS_OK), "\(codeName(rc)): \(lastMessage())")
+        if let ro {
+            #expect(cs_db_version(ro) == v)
+            #expect(cs_db_recovered_commits(ro) == 2, "the open replayed the two records")
+            #expect(cs_db_verify(ro) == Int32(CS_OK), "\(lastMessage())")
+            _ = cs_db_close(ro)
+        }
+        var records: UInt64 = 9, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0, "the journal is empty: \(records)")
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(12))
+        #expect(header[8] == 6 && header[10] == 6, "the file rests at version 6: \(header[8])/\(header[10])")
+        var recovered: UInt64 = 9
+        #expect(check(cs_file_verify_recovered(path, &recovered)))
+        #expect(recovered == 0, "nothing left to recover")
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        #expect(cs_db_version(db.h) == v)
+        #expect(cs_db_recovered_commits(db.h) == 0)
+        db.close()
+    }
+
+    /// A writer process commits and closes while this process holds the file read-only; this
+    /// process then closes last: its close checkpoints, so the next read-only open finds no
+    /// record to recover, and, since it may write the file, gives back the resting format
+    /// version as a writer's last close does.
+    @Test func aReadOnlyProcessClosingLastCheckpoints() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let (rc, ro) = openRaw(path, flags: CS_OPEN_READONLY)
+        try must(rc, "read-only open")
+        try runChild(["commit-loop", path, dir.path("log"), "5"], in: dir)
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 5,
+                "the writer's records are there while this process has the file open: \(records)")
+        _ = cs_db_close(ro!)
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0,
+                "the last close checkpointed: \(records)")
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(12))
+        #expect(header[8] == 6 && header[10] == 6, "a cleanly closed file is version 6: \(header[8])/\(header[10])")
+        let (rc2, ro2) = openRaw(path, flags: CS_OPEN_READONLY)
+        #expect(rc2 == Int32(CS_OK), "\(codeName(rc2)): \(lastMessage())")
+        if let ro2 { _ = cs_db_close(ro2) }
+        #expect(check(cs_file_verify(path)))
+    }
+
+    /// The checkpoint at the last close, cut at each of its writes and syncs: the file holds
+    /// the last commit whatever reached the disk, and a clean close leaves no record.
+    @Test func powerCutDuringTheCheckpointAtClose() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try prepare(a)
+        let pristine = [UInt8](try Data(contentsOf: URL(fileURLWithPath: a)))
+        func run(_ cutBefore: Int) throws -> (PowerCutIO, UInt64) {
+            let path = dir.path("run.cstore")
+            for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
+            try Data(pristine).write(to: URL(fileURLWithPath: path))
+            let pio = PowerCutIO(disk: pristine)
+            let h = try pio.open(path)
+            var v: UInt64 = 0
+            for i in 1...3 { v = try commit(h, Int64(i)) }
+            pio.cutBefore = cutBefore
+            pio.armed = true
+            _ = cs_db_close(h)
+            pio.cutNow()
+            return (pio, v)
+        }
+        let (full, _) = try run(Int.max)
+        let events = full.events
+        #expect(events.first == .write(8, 4) && events.contains(.sync) && events.last == .jsync,
+                "the close marks the header version 5, syncs the file, resets the journal: \(events)")
+        var rng = SeededRNG(seed: 5)
+        var images = 0
+        for cut in 0...events.count {
+            let (pio, v) = try run(cut)
+            let state = pio.cut!
+            let journals = journalImages(state.jsynced, state.jpending)
+            for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: true).enumerated() {
+                for (jd, j) in k == 0 ? journals : [journals[k % journals.count]] {
+                    images += 1
+                    let r = try reopen(dir, image, j, "cut before close event \(cut): \(desc), \(jd)")
+                    #expect(r?.0 == v && r?.1 == 51, "cut before close event \(cut): \(desc), \(jd)")
+                }
+            }
+        }
+        // after a clean close: the resting format version (6) and no record
+        let (pio, v) = try run(Int.max)
+        let r = try reopen(dir, pio.synced, pio.jsynced, "clean close")
+        #expect(r?.0 == v)
+        #expect(pio.synced[8] == 6 && pio.synced[10] == 6, "a cleanly closed file rests at version 6")
+        let alone = try reopen(dir, pio.synced, nil, "clean close, without the journal")
+        #expect(alone?.0 == v, "a clean close leaves everything in the database file")
+        print("journal close checkpoint: \(events.count) events, \(images) images")
+    }
+
+    /// Commits past the journal's size limit: the checkpoint empties it and records start from
+    /// the beginning again, over the old generation's; a power cut then needs the new records only.
+    @Test func theJournalIsReusedAfterTheCheckpointAtItsLimit() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try prepare(a)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
+        let h = try pio.open(a)
+        pio.armed = true // counts events, never cuts
+        var v: UInt64 = 0, sum: Int64 = 45
+        var sawReset = false
+        for i in 1...70 {
+            let before = pio.events.count
+            v = try commit(h, Int64(i), bytes: 300_000)
+            sum += Int64(i)
+            // a checkpoint: the database file synced in a journaled commit
+            if i > 1 && pio.events[before...].contains(.sync) { sawReset = true }
+        }
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(sawReset, "a checkpoint at the limit")
+        #expect(state.jsynced.count <= 20 << 20, "the journal stays near its limit: \(state.jsynced.count)")
+        let r = try reopen(dir, state.synced, state.jsynced, "after the limit")
+        #expect(r?.0 == v && r?.1 == sum)
+    }
+
+    /// A power-cut image with records pending (no in-place write synced) at `path`.
+    private func crashedFile(_ dir: TempDir, _ path: String) throws -> (UInt64, Int64) {
+        let src = dir.path("src-\(UUID().uuidString).cstore")
+        try prepare(src)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: src))))
+        let h = try pio.open(src)
+        var v: UInt64 = 0
+        for i in 1...4 { v = try commit(h, Int64(i)) }
+        pio.cutNow()
+        _ = cs_db_close(h)
+        for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
+        try Data(pio.cut!.synced).write(to: URL(fileURLWithPath: path))
+        try Data(pio.cut!.jsynced).write(to: URL(fileURLWithPath: path + ".journal"))
+        return (v, 55)
+    }
+
+    /// Compaction and a forced restore of a file whose journal holds records: compaction keeps
+    /// the journaled commits; the restore replaces them; neither leaves a journal that the new
+    /// file refuses.
+    @Test func compactionAndRestoreOfAFileWithRecords() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let p = dir.path("c.cstore")
+        let (v, sum) = try crashedFile(dir, p)
+        var info = cs_compact_info()
+        #expect(check(cs_db_compact(p, nil, nil, nil, &info), "compact"))
+        do {
+            let db = try DB(p, flags: 0, durability: CS_DURABILITY_FULL)
+            #expect(cs_db_version(db.h) == v)
+            db.verify()
+            try db.read { t in
+                let table = try findTable(t, "T")
+                var s: Int64 = 0
+                for k in try allKeys(t, table) { var o = try openObj(t, table, k); s += try getInt(&o, 0) }
+                #expect(s == sum)
+            }
+            // and it takes journaled commits, replayed after a power cut
+            try commit(db.h, 1000)
+            db.close()
+        }
+        #expect(check(cs_file_verify(p)))
+
+        // restore over a crashed file
+        let other = dir.path("other.cstore")
+        try prepare(other)
+        let backup = dir.path("other.backup")
+        do {
+            let db = try DB(other, flags: 0)
+            try must(cs_backup_write(db.h, backup, nil, nil, nil), "backup")
+            db.close()
+        }
+        let q = dir.path("q.cstore")
+        _ = try crashedFile(dir, q)
+        #expect(check(cs_backup_restore(backup, q, nil, UInt32(CS_RESTORE_FORCE), nil, nil, nil), "restore"))
+        let db = try DB(q, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        try db.read { t in
+            let n = try allKeys(t, try findTable(t, "T")).count
+            #expect(n == 10)
+        }
+        db.close()
+        // a journal beside a target that is not a database is removed with it
+        let r = dir.path("r.cstore")
+        _ = try crashedFile(dir, r)
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: r))
+        #expect(check(cs_backup_restore(backup, r, nil, UInt32(CS_RESTORE_FORCE), nil, nil, nil), "restore over junk"))
+        #expect(check(cs_file_verify(r)))
+    }
+
+    /// NOSYNC commits, then a journaled FULL commit, then a power cut: the FULL commit's
+    /// checkpoint made the NOSYNC commits durable first, so the file holds all of them.
+    @Test func nosyncCommitsThenAFullCommitThenAPowerCut() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try prepare(a)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
+        var h = try pio.open(a, durability: CS_DURABILITY_NOSYNC)
+        for i in 1...3 { try commit(h, Int64(i)) }
+        _ = cs_db_close(h)
+        h = try pio.open(a)
+        let v = try commit(h, 10)
+        pio.cutNow()
+        _ = cs_db_close(h)
+        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "no in-place write of the FULL commit")
+        #expect(r?.0 == v && r?.1 == 45 + 16)
+    }
+
+    /// A journaled commit, a commit over 1 MiB (two syncs, no record: it checkpoints first),
+    /// then a journaled one and a power cut: the last record follows a version made without a
+    /// record, so it must checkpoint too, or the replay would stop at it (its version would not
+    /// follow the journal's base).
+    @Test func aJournaledCommitAfterALargeOne() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try prepare(a)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
+        let h = try pio.open(a)
+        try commit(h, 1)
+        try commit(h, 2, bytes: 1_500_000)
+        let v = try commit(h, 3)
+        pio.cutNow()
+        _ = cs_db_close(h)
+        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the large commit")
+        #expect(r?.0 == v && r?.1 == 45 + 6)
+    }
+
+    /// A journaled commit, NOSYNC commits by another process (which checkpoint first, since the
+    /// journal holds a record), then a journaled commit here (which checkpoints again) and a
+    /// power cut: everything is there, and no old record is replayed over the NOSYNC commits.
+    @Test func nosyncCommitsOfAnotherProcessBetweenJournaledCommits() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        do {
+            let db = try DB(path, flags: 0)
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                _ = try addColumn(txn, t, "b", CS_TYPE_BINARY)
+            }
+            db.close()
+        }
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        try commit(h, 1)
+        try runChild(["increment", path, "2", "5"], in: dir)
+        let v = try commit(h, 2)
+        pio.cutNow()
+        _ = cs_db_close(h)
+        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the mixed commits")
+        #expect(r?.0 == v && r?.1 == 3)
+        let image = dir.path("image.cstore")
+        let db = try DB(image, flags: 0)
+        try db.read { t in
+            let (problem, _) = try childInvariantProblem(t, try ChildSchema(t))
+            #expect(problem == nil, "\(problem ?? "")")
+            let (k, _) = try ChildSchema(t).counterValues(t)
+            #expect(k == 5, "the other process's five commits")
+        }
+        db.close()
+    }
+
+    /// Two processes commit into one journal while this one holds the file open (so neither
+    /// is the last to close); the database file as of this process's first commit and the
+    /// journal as synced hold every commit of both.
+    @Test func twoProcessesCommitIntoOneJournal() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        try must(cs_txn_commit(t!), "a first commit: the journal starts")
+        check(cs_txn_end(t))
+        let dbImage = pio.synced
+        let children = try (0..<2).map { try Child(["commit-loop", path, dir.path("log-\($0)"), "25"], in: dir) }
+        for c in children { #expect(c.wait(seconds: 120), "the writer finished") }
+        let jfd = Glibc.open(path + ".journal", O_RDONLY)
+        let journal = PowerCutIO.contents(jfd) ?? []
+        Glibc.close(jfd)
+        _ = cs_db_close(h)
+        let image = dir.path("image.cstore")
+        for p in [image, image + ".lock", image + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
+        try Data(dbImage).write(to: URL(fileURLWithPath: image))
+        try Data(journal).write(to: URL(fileURLWithPath: image + ".journal"))
+        let db = try DB(image, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        try db.read { t in
+            let s = try ChildSchema(t)
+            let (problem, _) = try childInvariantProblem(t, s)
+            #expect(problem == nil, "\(problem ?? "")")
+            let (k, _) = try s.counterValues(t)
+            #expect(k == 50, "both writers' 25 commits: \(k)")
+        }
+        db.close()
+    }
+}
