@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int io_default_allocate(void *ctx, int fd, off_t off, off_t len)
 {
@@ -27,4 +29,18 @@ int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_
     if (e == ENOSPC || e == EDQUOT || e == EFBIG)
         return cs_fail(CS_FULL, e, "disk full: cannot allocate %llu bytes of %s", (unsigned long long)len, path);
     return cs_fail(CS_IOERR, e, "cannot allocate %llu bytes of %s: %s", (unsigned long long)len, path, strerror(e));
+}
+
+int io_file_size(const cs_io *io, int fd, uint64_t *size)
+{
+    if (io == cs_io_default()) {
+        off_t end = lseek(fd, 0, SEEK_END);
+        if (end < 0) return -1;
+        *size = (uint64_t)end;
+        return 0;
+    }
+    struct stat st;
+    if (io->fstat(io->ctx, fd, &st) != 0) return -1;
+    *size = (uint64_t)st.st_size;
+    return 0;
 }

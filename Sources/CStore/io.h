@@ -18,4 +18,11 @@ int io_default_allocate(void *ctx, int fd, off_t off, off_t len);
  *  NULL), retrying on EINTR: CS_FULL on ENOSPC, EDQUOT or EFBIG, else CS_IOERR. */
 int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_t len);
 
+/** The size of fd's file in *size: lseek(SEEK_END) for the default I/O layer, io->fstat for a
+ *  replacement one. A write transaction asks for it each time it starts (another process may
+ *  have grown or shrunk the file); fstat would also read the file's times, and on kernels with
+ *  fine-grained timestamps that makes the next write store a fine-grained time, which costs the
+ *  next commit's sync an extra wait (docs/benchmarks/README.md, "fstat in every write"). */
+int io_file_size(const cs_io *io, int fd, uint64_t *size);
+
 #endif

@@ -21,6 +21,7 @@
 #include "file.h"
 #include "check.h"
 #include "log.h"
+#include "io.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -336,9 +337,9 @@ int cs_txn_promote(cs_txn *t)
     pthread_mutex_lock(&t->f->write_mu);
     int rc = file_writer_acquire(t->f);
     if (rc == CS_OK) {
-        struct stat st;
-        if (t->f->io->fstat(t->f->io->ctx, t->f->fd, &st) == 0)
-            t->f->phys_size = (uint64_t)st.st_size; /* another process may have grown or shrunk it */
+        uint64_t size;
+        if (io_file_size(t->f->io, t->f->fd, &size) == 0)
+            t->f->phys_size = size; /* another process may have grown or shrunk it */
         rc = move_to_latest(t, NULL);
         if (rc) lock_writer_release(t->f);
     }
