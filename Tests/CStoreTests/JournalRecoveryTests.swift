@@ -294,7 +294,7 @@ import Glibc
         var version: UInt64 = 0, opened: UInt64 = 0
         var why = [CChar](repeating: 0, count: 256)
         let rejected = cs_db_rejected_commit(h2!, &version, &opened, &why, why.count)
-        let reason = String(cString: why)
+        let reason = String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         #expect(rejected, "the loss is reported")
         #expect(opened == cs_db_version(h2!) && version == opened + 1, "\(version) \(opened)")
         #expect(reason.contains("journal"), "\(reason)")
@@ -351,7 +351,7 @@ import Glibc
         #expect(try increment() == Int32(CS_OK), "\(lastMessage())")
         #expect(fio.failed == 1, "the header write failed")
         _ = cs_db_close(h) // broken: no checkpoint here, and not the last close
-        FileManager.default.createFile(atPath: stop, contents: nil)
+        _ = FileManager.default.createFile(atPath: stop, contents: nil)
         #expect(checker.wait(seconds: 60) && checker.succeeded, "\(checker.summary)")
         var records: UInt64 = 9, bytes: UInt64 = 0
         #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0, "the last close checkpointed: \(records)")

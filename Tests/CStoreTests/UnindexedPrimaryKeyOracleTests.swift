@@ -107,7 +107,7 @@ private struct LCG {
                 // lookups and cs_index_* calls
                 var badL: [String] = []
                 let probes: [Val] = [.int(0), .int(-1), .int(5), .int(1199), .int(Int64.max), .int(Int64.min), .int(1 << 61), .null]
-                for p in probes + (0..<200).map { _ in Val.int(Int64(rng.int(1300))) } {
+                for p in probes + (0..<200).map({ _ in Val.int(Int64(rng.int(1300))) }) {
                     let fa = findPk(txn, a.t, p), fb = findPk(txn, b.t, p)
                     if fa.0 != fb.0 { badL.append("find \(p): \(fa.0) vs \(fb.0)") }
                     var ka: UnsafeMutablePointer<Int64>?, kb: UnsafeMutablePointer<Int64>?

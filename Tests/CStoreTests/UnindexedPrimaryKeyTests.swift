@@ -94,7 +94,7 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64) -> Int64? {
                     for pk: Int64 in [-1, 1000, pkEnd - 1, pkEnd, Int64.max] {
                         #expect(findPk(txn, c.t, pk) == nil, "\(phase): absent \(pk)")
                         var key: Int64 = -1
-                        try withValue(.int(pk)) { p in expectCode(cs_index_find(txn, c.t, c.id, p, &key), CS_NOTFOUND, "absent") }
+                        withValue(.int(pk)) { p in expectCode(cs_index_find(txn, c.t, c.id, p, &key), CS_NOTFOUND, "absent") }
                     }
                     var keys: UnsafeMutablePointer<Int64>?
                     var cnt = 0
@@ -113,7 +113,7 @@ private func findPk(_ txn: OpaquePointer, _ t: UInt32, _ pk: Int64) -> Int64? {
                 var o = cs_obj()
                 var p = cs_int(500)
                 expectCode(cs_obj_create_primary(txn, c.t, &p, &o), CS_CONSTRAINT, "a duplicate")
-                try withValues([.int(2000), .int(7)]) { vals in
+                withValues([.int(2000), .int(7)]) { vals in
                     var cols = [c.id]
                     expectCode(cs_obj_create_many_keys(txn, c.t, 2, 1, &cols, vals, nil), CS_CONSTRAINT, "a batch with a duplicate")
                 }

@@ -69,11 +69,11 @@ import TestSupport
             })
         }
         #expect(events.next() == "dogs initial")
-        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a"]) } }
+        _ = try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a"]) } }
         #expect(events.next() == "didChange 1")
         #expect(events.next() == "dogs 2 +[0, 1]")
         #expect(events.next() == "refresh true 2")
-        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "b"]) } }
+        _ = try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "b"]) } }
         // (`beginWrite` in the block first delivers what the collection observer was not given)
         #expect(events.next() == "didChange 3")
         #expect(events.next() == "dogs 3 +[2]")
@@ -81,7 +81,7 @@ import TestSupport
         #expect(events.next() == "dogs 4 +[3]")
         try f.run { _ in }
         #expect(events.waiting == 0, "\(events.all)")
-        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "c"]) } }
+        _ = try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "c"]) } }
         #expect(events.next() == "didChange 5")
         #expect(events.next() == "dogs 5 +[4]")
         try f.finish()
@@ -110,14 +110,14 @@ import TestSupport
                 events.add("refresh \(r.refresh()) \(r.objects(NDog.self).count)")
             }
         }
-        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a"]) } }
+        _ = try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a"]) } }
         #expect(events.next() == "first didChange")
         #expect(events.next() == "refresh true 2")
         // (nothing else comes: round trips through the thread's run loop)
         try f.run { _ in }
         try f.run { _ in }
         #expect(events.waiting == 0, "\(events.all)")
-        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "b"]) } }
+        _ = try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "b"]) } }
         #expect(events.next() == "second didChange")
         try f.run { _ in second.value = nil }
         try f.finish()

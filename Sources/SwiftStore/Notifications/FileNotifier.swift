@@ -214,7 +214,7 @@ final class NotifierLock: @unchecked Sendable {
     /// Whether the calling thread holds the lock.
     var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == NotifierLock.me }
 
-    private static var me: UInt { UInt(bitPattern: Int(bitPattern: unsafeBitCast(pthread_self(), to: UInt.self))) }
+    private static var me: UInt { UInt(pthread_self()) }
 }
 
 /// The notifier of one file in this process (docs/ARCHITECTURE.md, Change notifications): a
