@@ -636,7 +636,7 @@ static int pk_unindexed(cs_txn *t, uint32_t table, uint32_t col, bool *out)
     *out = false;
     table_def *td;
     TRY(txn_table(t, table, &td));
-    if (td->primary != col || col == CS_NONE) return CS_OK;
+    if (td->primary != col || col == CS_NONE || td->cols[col].type != CS_TYPE_INT) return CS_OK;
     return keying_pk_unindexed(t, table, out);
 }
 
@@ -784,7 +784,8 @@ int index_row_values(cs_txn *t, uint32_t table, int64_t key, bool insert, size_t
     table_def *td;
     TRY(txn_table(t, table, &td));
     uint32_t skip = CS_NONE; /* the primary key when its index is not kept (invariant 5) */
-    if (td->primary != CS_NONE && is_indexed(&td->cols[td->primary])) {
+    /* only an Int primary key can go without its index: other tables read no keying flags */
+    if (td->primary != CS_NONE && td->cols[td->primary].type == CS_TYPE_INT && is_indexed(&td->cols[td->primary])) {
         bool unindexed;
         TRY(keying_pk_unindexed(t, table, &unindexed));
         if (unindexed) skip = td->primary;
