@@ -417,6 +417,7 @@ typedef struct citem {
     uint64_t pos;  /* file position */
     uint64_t off;  /* offset in the write buffer */
     bool cold;     /* commit_node.cold; placed apart in P3a */
+    bool top;      /* the top node (the last item placed) */
     int hole;      /* the extent place_choose put it in: an index into alloc_cur, -1 past the end,
                       -2 none (place() then follows the previous item) */
 } citem;
@@ -437,7 +438,7 @@ static void plan_add(cplan *p, ref_t r, uint64_t size)
         p->items = x;
         p->cap = nc;
     }
-    p->items[p->n] = (citem){r, CI_NODE, NULL, size, 0, 0, false, -2};
+    p->items[p->n] = (citem){r, CI_NODE, NULL, size, 0, 0, false, false, -2};
     p->n++;
     p->total += size;
 }
@@ -678,7 +679,15 @@ typedef struct layout {
     uint64_t root_pos; /* the free list's root (0: the list is empty) */
     uint64_t runs_pos; /* the run list */
     uint64_t runs_cap; /* its pairs' capacity: at most one run per item */
+    uint64_t top_pos;  /* the new top */
 } layout;
+
+/* Items by file position (placement gives every item its own bytes, so no two are equal). */
+static int item_by_pos(const void *a, const void *b)
+{
+    uint64_t x = ((const citem *)a)->pos, y = ((const citem *)b)->pos;
+    return x < y ? -1 : x > y;
+}
 
 /* Plans the commit: the nodes of w without the top, then the free-list nodes, the run list and
  * the top (plan_free_list), and chooses the extents (place_choose) on the grown plan until the
@@ -746,21 +755,31 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     /* placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
      * extents of the chunks it rewrites */
     for (int h = 0; h < cur.nholes; h++) cur.x[h] = fl_extent_at(l, cur.holes[h]);
-    uint64_t off = 0;
     lo->root_pos = lo->runs_pos = 0;
+    bool sorted = true;
     for (uint64_t i = 0; i < plan->n; i++) {
         citem *it = &plan->items[i];
         it->pos = place(f, &cur, i, it->hole, it->size, oldest);
-        it->off = off;
-        off += it->size;
+        if (i && it->pos < plan->items[i - 1].pos) sorted = false;
         if (it->kind == CI_CHUNK) ((fl_chunk *)it->obj)->ref = it->pos;
         else if (it->kind == CI_PAGE) ((fl_page *)it->obj)->ref = it->pos;
         else if (it->kind == CI_ROOT) lo->root_pos = it->pos;
         else if (it->kind == CI_RUNS) lo->runs_pos = it->pos;
     }
     lo->end = cur.end;
+    lo->top_pos = plan->items[plan->n - 1].pos;
+    plan->items[plan->n - 1].top = true;
     /* where P3a of the next commit starts looking: after this commit's top, its last item */
-    f->place_cursor = plan->items[plan->n - 1].pos + plan->items[plan->n - 1].size;
+    f->place_cursor = lo->top_pos + plan->items[plan->n - 1].size;
+    /* the buffer holds the items in file order, so items that placement put side by side are
+     * one run, one write (write order matters to placement only: FORMAT.md §2, Commit
+     * protocol) */
+    if (!sorted) qsort(plan->items, plan->n, sizeof *plan->items, item_by_pos);
+    uint64_t off = 0;
+    for (uint64_t i = 0; i < plan->n; i++) {
+        plan->items[i].off = off;
+        off += plan->items[i].size;
+    }
     /* a shrinking commit that had to put nodes past the end found the holes below its window
      * too small for its own nodes: the next SHRINK_PAUSE commits move nothing */
     if (l->below && lo->end > sp->end) f->shrink_pause = SHRINK_PAUSE;
@@ -825,7 +844,7 @@ static void put_page(node_hdr *dst, const freelist *l, const fl_page *pg)
     }
 }
 
-/* Serialises every item of the plan into one buffer of plan->total bytes, in write order: the
+/* Serialises every item of the plan into one buffer of plan->total bytes, in file order: the
  * slab nodes with their refs to slab nodes replaced by file positions, the top with its
  * free-list, run-list, size and version slots set for the new version, and the free-list
  * nodes and the run list built from what placement left. *out is the caller's to free. */
@@ -856,7 +875,7 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
             for (uint32_t j = 0; j < dst->count; j++)
                 if (e[j] && !tagged(e[j]) && IS_SLAB(e[j])) memcpy(&e[j], txn_ptr(t, e[j]) - 8, 8);
         }
-        if (i == plan->n - 1) { /* the top */
+        if (it->top) {
             uint64_t *e = node_refs(dst);
             e[TOP_FREE_POS] = lo->root_pos;
             e[TOP_FREE_LEN] = 0;
@@ -938,7 +957,7 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         i = j;
     }
     uint8_t hdr[HDR_USED];
-    uint64_t top_pos = plan->items[plan->n - 1].pos;
+    uint64_t top_pos = lo->top_pos;
     runs[nruns] = (journal_run){0, HDR_USED, hdr};
     uint64_t reclen = journal_record_size(runs, nruns + 1);
     /* a checkpoint, when the commit needs one, comes before any write of it (journal.c
@@ -1043,7 +1062,7 @@ int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w)
     if (rc == CS_OK) {
         if (t->db->shrink) shrink_truncate(f, sp, lo.end);
         else f->shrink_cut = false;
-        publish(f, nsel, newver, plan.items[plan.n - 1].pos, lo.end, jend);
+        publish(f, nsel, newver, lo.top_pos, lo.end, jend);
         t->last_commit_bytes = io.bytes;
         t->last_commit_writes = io.writes;
         t->last_commit_syncs = io.syncs;
