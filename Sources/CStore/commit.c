@@ -774,7 +774,16 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     /* the buffer holds the items in file order, so items that placement put side by side are
      * one run, one write (write order matters to placement only: FORMAT.md §2, Commit
      * protocol) */
-    if (!sorted) qsort(plan->items, plan->n, sizeof *plan->items, item_by_pos);
+    if (!sorted && plan->n > 64) {
+        qsort(plan->items, plan->n, sizeof *plan->items, item_by_pos);
+    } else if (!sorted) { /* a small commit: an insertion sort, no call per comparison */
+        for (uint64_t i = 1; i < plan->n; i++) {
+            citem x = plan->items[i];
+            uint64_t j = i;
+            for (; j > 0 && plan->items[j - 1].pos > x.pos; j--) plan->items[j] = plan->items[j - 1];
+            plan->items[j] = x;
+        }
+    }
     uint64_t off = 0;
     for (uint64_t i = 0; i < plan->n; i++) {
         plan->items[i].off = off;
