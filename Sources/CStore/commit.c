@@ -950,7 +950,6 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     if (one_sync) {
         run.pos = lo->runs_pos;
         run.len = plan->total;
-        run.hash = file_run_hash(buf, plan->total);
     }
     /* the runs: items contiguous in the file and the buffer, then the header */
     journal_run *runs = malloc((plan->n + 1) * sizeof *runs);
@@ -974,7 +973,16 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     int rc = journal_before_commit(f, &journaled, reclen, newver);
     if (journaled && fmt < FORMAT_JOURNAL) fmt = FORMAT_JOURNAL;
     if (rc == CS_OK) rc = grow_to(f, lo->end);
+    /* the slot's hash of the runs (in buffer order, the whole buffer): a journaled commit gets it
+     * from the pass that copies the runs into its record and adds them to the record's check */
+    journal_record rec = {0};
+    if (rc == CS_OK && journaled) {
+        rc = journal_record_build(f, runs, nruns + 1, newver, &rec, &run.hash);
+    } else if (one_sync) {
+        run.hash = file_run_hash(buf, plan->total);
+    }
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
+    if (rc == CS_OK && journaled) journal_record_seal(&rec, &runs[nruns]);
     /* the runs go into free space first: a commit that fails before its record is durable has
      * written nothing any version reaches */
     for (uint32_t k = 0; rc == CS_OK && k < nruns; k++) {
@@ -983,11 +991,12 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         io->writes++;
     }
     if (rc == CS_OK && journaled) {
-        rc = journal_append(f, runs, nruns + 1, newver, jend);
+        rc = journal_append(f, &rec, jend);
         io->bytes += reclen;
         io->writes++;
         io->syncs++;
     }
+    journal_record_free(&rec);
     free(runs);
     TRY(rc);
     /* two-sync commits make the nodes durable before the header names them; a one-sync commit

@@ -103,15 +103,13 @@ uint64_t file_id_check(uint64_t id)
 /* A 64-bit hash of a commit's bytes (n is a multiple of 8). */
 uint64_t file_run_hash(const uint8_t *p, uint64_t n)
 {
-    uint64_t a = 0x9e3779b97f4a7c15ull ^ n, b = 0x632be59bd9b4e019ull;
+    run_hash h = run_hash_start(n);
     for (uint64_t i = 0; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
-        a = (a ^ w) * 0xff51afd7ed558ccdull;
-        b = (b + w) ^ (a >> 29);
+        run_hash_word(&h, w);
     }
-    a ^= b * 0xc4ceb9fe1a85ec53ull;
-    return a ^ (a >> 32);
+    return run_hash_end(&h);
 }
 
 int file_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)

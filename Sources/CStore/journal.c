@@ -90,34 +90,46 @@ static uint64_t header_check(const jheader *h)
 
 static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
+#define CHECK_P1 0x9e3779b185ebca87ull
+#define CHECK_P2 0xc2b2ae3d27d4eb4full
+
+/* One round of a lane of record_check (xxHash64's round). */
+static inline uint64_t lane_round(uint64_t v, uint64_t w) { return rotl(v + w * CHECK_P2, 31) * CHECK_P1; }
+
+/* record_check's final mix of its two lanes and the record's length. */
+static uint64_t check_end(uint64_t a, uint64_t b, uint64_t len)
+{
+    uint64_t h = rotl(a, 7) + rotl(b, 18) + len;
+    h ^= h >> 33;
+    h *= CHECK_P2;
+    h ^= h >> 29;
+    h *= 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    return h | 1;
+}
+
 /* The check of a record: a 64-bit hash of its bytes with the check word zero (len a multiple
  * of 8), seeded by the generation and the id. Two lanes of xxHash64's round (the rotation
  * carries every bit of a word into the low bits, so a flipped high bit cannot cancel out),
- * then its final mix. */
+ * then its final mix. A commit computes the same check while it builds the record
+ * (journal_record_build, journal_record_seal). */
 static uint64_t record_check(const uint8_t *rec, uint64_t len, uint64_t gen, uint64_t id)
 {
-    const uint64_t P1 = 0x9e3779b185ebca87ull, P2 = 0xc2b2ae3d27d4eb4full;
-    uint64_t a = gen ^ P1, b = id ^ P2;
+    uint64_t a = gen ^ CHECK_P1, b = id ^ CHECK_P2;
     uint64_t i = 0;
     for (; i + 16 <= len; i += 16) {
         uint64_t w0, w1;
         memcpy(&w0, rec + i, 8);
         memcpy(&w1, rec + i + 8, 8);
-        a = rotl(a + w0 * P2, 31) * P1;
-        b = rotl(b + w1 * P2, 31) * P1;
+        a = lane_round(a, w0);
+        b = lane_round(b, w1);
     }
     if (i + 8 <= len) {
         uint64_t w;
         memcpy(&w, rec + i, 8);
-        a = rotl(a + w * P2, 31) * P1;
+        a = lane_round(a, w);
     }
-    uint64_t h = rotl(a, 7) + rotl(b, 18) + len;
-    h ^= h >> 33;
-    h *= P2;
-    h ^= h >> 29;
-    h *= 0x165667b19e3779f9ull;
-    h ^= h >> 32;
-    return h | 1;
+    return check_end(a, b, len);
 }
 
 char *journal_path(const char *path)
@@ -593,30 +605,108 @@ uint64_t journal_record_size(const journal_run *runs, uint32_t n)
     return (len + 7) & ~7ull;
 }
 
-int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, uint64_t *end)
+/* record_check a word at a time (journal_record_build, journal_record_seal): the words
+ * alternate between the two lanes, the first into a, as record_check's pairs and its odd last
+ * word do. */
+static inline void check_word(journal_record *jr, uint64_t w)
+{
+    if (jr->words++ & 1) jr->b = lane_round(jr->b, w);
+    else jr->a = lane_round(jr->a, w);
+}
+
+/* Copies a run of n bytes (a multiple of 8) into the record at jr->at and adds its words to the
+ * record's check and to *rh: one pass over the bytes for the copy and both hashes. */
+static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_hash *rh)
+{
+    cs_assert((n & 7) == 0);
+    uint8_t *dst = jr->rec + jr->at;
+    uint64_t i = 0, w0, w1;
+    if ((jr->words & 1) && n >= 8) { /* lane b is next: one word, then whole pairs */
+        memcpy(&w0, src, 8);
+        memcpy(dst, &w0, 8);
+        run_hash_word(rh, w0);
+        check_word(jr, w0);
+        i = 8;
+    }
+    uint64_t a = jr->a, b = jr->b, pairs = 0;
+    for (; i + 16 <= n; i += 16, pairs++) {
+        memcpy(&w0, src + i, 8);
+        memcpy(&w1, src + i + 8, 8);
+        memcpy(dst + i, &w0, 8);
+        memcpy(dst + i + 8, &w1, 8);
+        run_hash_word(rh, w0);
+        run_hash_word(rh, w1);
+        a = lane_round(a, w0);
+        b = lane_round(b, w1);
+    }
+    jr->a = a;
+    jr->b = b;
+    jr->words += 2 * pairs;
+    if (i < n) {
+        memcpy(&w0, src + i, 8);
+        memcpy(dst + i, &w0, 8);
+        run_hash_word(rh, w0);
+        check_word(jr, w0);
+    }
+    jr->at += n;
+}
+
+int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, journal_record *jr,
+                         uint64_t *hash)
 {
     journal_shared *s = shared(f);
-    uint64_t len = journal_record_size(runs, n), at = s->end;
-    uint8_t *rec = malloc(len);
-    if (!rec) return NOMEM();
-    jrecord *r = (jrecord *)rec;
+    uint64_t len = journal_record_size(runs, n), data = 0;
+    memset(jr, 0, sizeof *jr);
+    jr->rec = malloc(len);
+    if (!jr->rec) return NOMEM();
+    jr->len = len;
+    jrecord *r = (jrecord *)jr->rec;
     memset(r, 0, sizeof *r);
     memcpy(r->magic, RECORD_MAGIC, 8);
     r->gen = s->gen;
     r->version = version;
     r->length = len;
     r->nruns = n;
-    uint64_t *pairs = (uint64_t *)(rec + JREC_HDR);
-    uint8_t *data = rec + JREC_HDR + (uint64_t)n * 16;
+    uint64_t *pairs = (uint64_t *)(jr->rec + JREC_HDR);
     for (uint32_t i = 0; i < n; i++) {
         pairs[2 * i] = runs[i].pos;
         pairs[2 * i + 1] = runs[i].len;
-        memcpy(data, runs[i].src, runs[i].len);
-        data += runs[i].len;
         r->data += runs[i].len;
+        if (i + 1 < n) data += runs[i].len;
     }
-    memset(data, 0, (size_t)(rec + len - data));
-    r->check = record_check(rec, len, s->gen, s->id);
+    /* the record header (its check word still zero) and the pairs, then the runs but the last */
+    jr->a = s->gen ^ CHECK_P1;
+    jr->b = s->id ^ CHECK_P2;
+    jr->at = JREC_HDR + (uint64_t)n * 16;
+    for (uint64_t k = 0; k < jr->at; k += 8) {
+        uint64_t w;
+        memcpy(&w, jr->rec + k, 8);
+        check_word(jr, w);
+    }
+    run_hash rh = run_hash_start(data);
+    for (uint32_t i = 0; i + 1 < n; i++) take_run(jr, runs[i].src, runs[i].len, &rh);
+    *hash = run_hash_end(&rh);
+    return CS_OK;
+}
+
+void journal_record_seal(journal_record *jr, const journal_run *last)
+{
+    run_hash unused = run_hash_start(0);
+    take_run(jr, last->src, last->len, &unused);
+    cs_assert3(jr->at, ==, jr->len); /* every run a multiple of 8 bytes: no padding */
+    ((jrecord *)jr->rec)->check = check_end(jr->a, jr->b, jr->len);
+}
+
+void journal_record_free(journal_record *jr)
+{
+    free(jr->rec);
+    jr->rec = NULL;
+}
+
+int journal_append(cs_dbfile *f, journal_record *jr, uint64_t *end)
+{
+    journal_shared *s = shared(f);
+    uint64_t len = jr->len, at = s->end;
     int rc = CS_OK;
     if (at + len > f->jsize) {
         /* more room: zeros written and synced before the record (a rare extra sync) */
@@ -625,10 +715,10 @@ int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t v
     }
     if (rc == CS_OK) {
         s->flags |= JS_RECORDS;
-        rc = jwrite(f, rec, len, at);
+        rc = jwrite(f, jr->rec, len, at);
     }
     if (rc == CS_OK) rc = jsync(f);
-    free(rec);
+    journal_record_free(jr);
     *end = at + len;
     return rc;
 }

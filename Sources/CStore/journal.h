@@ -9,6 +9,7 @@
 #define CSTORE_JOURNAL_H
 
 #include "internal.h"
+#include "file.h"
 
 /** The journal's shared state, in the lock file (docs/FORMAT.md §9, offsets 64-103); every
  *  field changes only under the writer lock, or under the join lock while alone. */
@@ -50,9 +51,29 @@ int journal_recover_open(cs_dbfile *f, bool readonly);
 int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version);
 /** The size of the record of a commit with these runs. */
 uint64_t journal_record_size(const journal_run *runs, uint32_t n);
-/** Appends the record of a commit producing `version` and syncs the journal; *end gets the
- *  offset the shared end moves to when the commit publishes (journal_published). */
-int journal_append(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, uint64_t *end);
+/** A commit's record while it is built: its bytes so far and the state of its check. */
+typedef struct journal_record {
+    uint8_t *rec;      /* the record, len bytes (malloc) */
+    uint64_t len;      /* journal_record_size of its runs */
+    uint64_t at;       /* where the next run's bytes go */
+    uint64_t a, b;     /* the check's two lanes so far */
+    uint64_t words;    /* 8-byte words added to the check so far */
+} journal_record;
+
+/** Builds the record of a commit producing `version` from runs[0..n): the record header, the
+ *  pairs and the bytes of every run but the last, copied and added to the record's check in
+ *  one pass that also gives *hash, file_run_hash of those runs' bytes in order (the hash the
+ *  header slot keeps; the last run is the header, added by journal_record_seal). Each run's
+ *  length is a multiple of 8. After a checkpoint, if journal_before_commit made one. */
+int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, journal_record *jr,
+                         uint64_t *hash);
+/** Adds the last run (the header) to a record built by journal_record_build and sets its check. */
+void journal_record_seal(journal_record *jr, const journal_run *last);
+/** Frees a record that is not appended (journal_append frees the one it appends). */
+void journal_record_free(journal_record *jr);
+/** Appends a sealed record and syncs the journal, then frees the record; *end gets the offset
+ *  the shared end moves to when the commit publishes (journal_published). */
+int journal_append(cs_dbfile *f, journal_record *jr, uint64_t *end);
 /** After the commit of `version` is published: the shared end moves past its record (end 0:
  *  the commit was not journaled, which marks the journal JS_UNJOURNALED). */
 void journal_published(cs_dbfile *f, uint64_t end, uint64_t version);
