@@ -754,7 +754,12 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
 
     /* placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
      * extents of the chunks it rewrites */
-    for (int h = 0; h < cur.nholes; h++) cur.x[h] = fl_extent_at(l, cur.holes[h]);
+    for (int h = 0; h < cur.nholes; h++) {
+        uint32_t pi, ci;
+        fl_locate(l, cur.holes[h], &pi, &ci);
+        l->p[pi]->c[ci]->shrunk = true; /* placement shortens the extent: fl_published */
+        cur.x[h] = fl_extent_at(l, cur.holes[h]);
+    }
     lo->root_pos = lo->runs_pos = 0;
     bool sorted = true;
     for (uint64_t i = 0; i < plan->n; i++) {

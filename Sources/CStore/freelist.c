@@ -320,6 +320,7 @@ static int reshape_page(fl_page *p)
             c->n = 0;
             if (c->maxlen > prev->maxlen) prev->maxlen = c->maxlen;
             if (c->maxver > prev->maxver) prev->maxver = c->maxver;
+            prev->shrunk |= c->shrunk;
             prev->pending = true; /* its last and c's first extent may touch */
             gone[ngone++] = c;
             continue;
@@ -567,7 +568,10 @@ void fl_backdate_scan(freelist *l, uint64_t oldest, uint64_t newver, bool (*deci
                     changed = true;
                 }
             }
-            if (changed) fl_chunk_dirty(l, pi, ci); /* may insert into c: done with it */
+            if (changed) {
+                c->shrunk = true;
+                fl_chunk_dirty(l, pi, ci); /* may insert into c: done with it */
+            }
         }
     }
 }
@@ -602,6 +606,7 @@ uint64_t fl_cut_tail(freelist *l, uint64_t end, uint64_t oldest)
         fl_chunk_dirty(l, pi, ci);
         if (l->err || !(x = last_extent(l, &pi, &ci, &ei)) || x->pos != pos || x->pos + x->len != end) break;
         fl_chunk *c = l->p[pi]->c[ci];
+        c->shrunk = true;
         l->bytes -= x->len;
         memmove(c->e + ei, c->e + ei + 1, (c->n - ei - 1) * sizeof(extent));
         c->n--;
@@ -697,6 +702,11 @@ void fl_published(freelist *l)
         for (uint32_t ci = 0; ci < p->n; ci++) {
             fl_chunk *c = p->c[ci];
             if (!c->dirty) continue;
+            c->dirty = false;
+            /* a chunk the commit only freed into, merged or reshaped has no consumed extent and
+             * exact aggregates (fl_insert, chunk_merge and reshaping keep them) */
+            if (!c->shrunk) continue;
+            c->shrunk = false;
             /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one
              * pass; the extents before the first consumed one stay where they are */
             uint32_t k = 0;
@@ -710,7 +720,6 @@ void fl_published(freelist *l)
                 k++;
             }
             c->n = k;
-            c->dirty = false;
             c->maxlen = maxlen;
             c->maxver = maxver;
         }

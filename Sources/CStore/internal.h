@@ -101,6 +101,9 @@ typedef struct fl_chunk {
     uint64_t maxlen, maxver;
     bool dirty;        /* rewritten by the commit being built (its old node is freed) */
     bool pending;      /* has two touching extents of different versions (merged once both are reusable) */
+    bool shrunk;       /* the commit being built shortened, used up, dropped or backdated one of its
+                          extents: fl_published drops the used-up ones and recomputes maxlen, maxver
+                          (other changes only raise them, and keep them exact) */
 } fl_chunk;
 
 typedef struct fl_page {
