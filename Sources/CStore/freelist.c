@@ -705,7 +705,20 @@ void fl_published(freelist *l)
             c->dirty = false;
             /* a chunk the commit only freed into, merged or reshaped has no consumed extent and
              * exact aggregates (fl_insert, chunk_merge and reshaping keep them) */
-            if (!c->shrunk) continue;
+            if (!c->shrunk) {
+#if CS_ASSERTS
+                /* what the flag promises: no used-up extent, aggregates already exact */
+                uint64_t ml = 0, mv = 0;
+                for (uint32_t i = 0; i < c->n; i++) {
+                    cs_assert(c->e[i].len);
+                    if (c->e[i].len > ml) ml = c->e[i].len;
+                    if (c->e[i].ver > mv) mv = c->e[i].ver;
+                }
+                cs_assert3(ml, ==, c->maxlen);
+                cs_assert3(mv, ==, c->maxver);
+#endif
+                continue;
+            }
             c->shrunk = false;
             /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one
              * pass; the extents before the first consumed one stay where they are */
