@@ -402,7 +402,7 @@ void file_commit_end(cs_dbfile *f, int rc)
     f->fl.below = f->fl.avoid_lo = f->fl.avoid_hi = 0;
 }
 
-/* ---- file_commit_write, the plan: what it writes, in write order ------------------------- */
+/* ---- file_commit_write, the plan: what it writes, in plan order ------------------------- */
 
 /* Element i of a width-64 packed node (what packed_set does at 64 bits, without its width switch). */
 static inline void put64(uint8_t *p, uint64_t i, int64_t v) { memcpy(p + i * 8, &v, 8); }
@@ -423,7 +423,7 @@ typedef struct citem {
 } citem;
 
 typedef struct cplan {
-    citem *items;          /* in write order */
+    citem *items;          /* in plan order, then (after placement) file order */
     uint64_t n, cap;       /* used, allocated */
     uint64_t total;        /* bytes */
     bool oom;              /* an allocation failed */
@@ -472,7 +472,7 @@ static void plan_free_list(freelist *l, cplan *p)
 }
 
 /*
- * Placement (docs/FORMAT.md §7.2). A commit's bytes are laid out in write order (the nodes
+ * Placement (docs/FORMAT.md §7.2). A commit's bytes are laid out in plan order (the nodes
  * post-order, the rewritten free-list chunks and pages, the root, the run list, the top), and
  * placement keeps them in as few contiguous runs as it can, because each run is a write and
  * scattered writes cost more to make durable than one:
@@ -482,7 +482,7 @@ static void plan_free_list(freelist *l, cplan *p)
  *      commit goes past the logical end: one run, the file grows by the commit.
  *  P3a. Else the cold nodes (collect()) each go into the smallest reusable extent that holds it,
  *      looked for first among the chunks the commit rewrites anyway; the others (the path above
- *      them, the free-list nodes, the run list and the top: the *hot* part) go, in write order,
+ *      them, the free-list nodes, the run list and the top: the *hot* part) go, in plan order,
  *      into the first reusable extent that holds all of them at or after where the previous
  *      commit's hot part ended (next fit, wrapping round; the position is kept in memory per open
  *      file, f->place_cursor). A cold node no extent holds joins the hot part. When no extent
@@ -491,7 +491,7 @@ static void plan_free_list(freelist *l, cplan *p)
  *      (the old copies of nodes like them) and leave no small live islands among those pieces:
  *      so the hot parts of later commits find whole extents again, and a small commit is one
  *      run, one write per cold node and the header.
- *  P3. Else the nodes go, in write order, into the extent the previous node went into while it
+ *  P3. Else the nodes go, in plan order, into the extent the previous node went into while it
  *      has room. A node that does not fit there goes into the smallest extent already chosen
  *      that holds it; else a new extent is chosen: the smallest reusable one that holds this
  *      node and all after it (the rest of the commit is one more run), else the smallest
@@ -777,8 +777,8 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     /* where P3a of the next commit starts looking: after this commit's top, its last item */
     f->place_cursor = lo->top_pos + plan->items[plan->n - 1].size;
     /* the buffer holds the items in file order, so items that placement put side by side are
-     * one run, one write (write order matters to placement only: FORMAT.md §2, Commit
-     * protocol) */
+     * one run, one write (plan order matters to placement only; the order of the runs is the
+     * writer's choice, FORMAT.md §7.2) */
     if (!sorted && plan->n > 64) {
         qsort(plan->items, plan->n, sizeof *plan->items, item_by_pos);
     } else if (!sorted) { /* a small commit: an insertion sort, no call per comparison */
