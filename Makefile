@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example placement-loop lookup-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example placement-loop lookup-loop commit-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -33,7 +33,8 @@ deps:
 # -Wmissing-prototypes and -Wredundant-decls make a function defined without its header's
 # declaration, or declared a second time by hand in a .c file, fail the build.
 cwarn:
-	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c
+	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c \
+		Benchmarks/commit/commit_loop.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only
 # Sources/SwiftStore/Internal/ names the C core (`import CStore`, cs_* / CS_*), outside comments.
@@ -81,6 +82,14 @@ placement-loop: deps
 	$(CC) -O2 $(C_EXAMPLE_FLAGS) -ISources/CStore -o .build/placement-loop/placement-loop \
 		Benchmarks/placement/placement_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
 	@echo "run: .build/placement-loop/placement-loop FILE ROWS UPDATES [MODE 0|1|2] [EVERY]"
+
+# The C loop behind the commit figures (docs/benchmarks/README.md, The small commit's CPU and
+# system calls): the commit rows' load on a file it builds, optimised, -g for callgrind.
+commit-loop: deps
+	@mkdir -p .build/commit-loop
+	$(CC) -O2 -g $(C_EXAMPLE_FLAGS) -o .build/commit-loop/commit-loop \
+		Benchmarks/commit/commit_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
+	@echo "run: .build/commit-loop/commit-loop build FILE ROWS, then run FILE full|nosync START COUNT [ROWS]"
 
 # The C loop behind the lookup figures (docs/benchmarks/README.md, The lookup's cache misses at
 # 10M): random lookups by Int primary key on a file it builds, optimised; -g for callgrind (a
