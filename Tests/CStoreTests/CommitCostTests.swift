@@ -122,7 +122,8 @@ final class WriteLogIO {
             var hh: OpaquePointer?
             try must(cs_db_open(dir.path("writes.cstore"), &opts, &hh), "cs_db_open")
             let h = hh!
-            defer { _ = cs_db_close(h) }
+            // the I/O layer must outlive the close, which writes through it
+            defer { withExtendedLifetime(log) { _ = cs_db_close(h) } }
             let rows = 20_000
             var table: UInt32 = 0
             var cols = [UInt32](repeating: 0, count: 10)
