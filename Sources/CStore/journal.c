@@ -691,9 +691,15 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
 
 void journal_record_seal(journal_record *jr, const journal_run *last)
 {
+    _Static_assert(HDR_USED % 8 == 0, "the header run is whole words");
     run_hash unused = run_hash_start(0);
     take_run(jr, last->src, last->len, &unused);
     cs_assert3(jr->at, ==, jr->len); /* every run a multiple of 8 bytes: no padding */
+    /* were it otherwise, the record's tail would be zeros and hashed like the rest */
+    for (; jr->at < jr->len; jr->at += 8) {
+        memset(jr->rec + jr->at, 0, jr->len - jr->at < 8 ? jr->len - jr->at : 8);
+        check_word(jr, 0);
+    }
     ((jrecord *)jr->rec)->check = check_end(jr->a, jr->b, jr->len);
 }
 
