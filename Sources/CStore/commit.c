@@ -983,7 +983,7 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     journal_record rec = {0};
     if (rc == CS_OK && journaled) {
         rc = journal_record_build(f, runs, nruns + 1, newver, &rec, &run.hash);
-    } else if (one_sync) {
+    } else if (rc == CS_OK && one_sync) {
         run.hash = file_run_hash(buf, plan->total);
     }
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
