@@ -165,39 +165,209 @@ final class ReleaseProbe: @unchecked Sendable {
         #expect(released.next(timeout: 5) == "own thread")
     }
 
-    /// A queue observer registered through a run-loop thread's Realm, which that thread then lets
-    /// go: the observer's Results still hold that Realm, which goes wherever the observer goes
-    /// last (here the thread releasing the token), never on its own thread. Known limit
-    /// (docs/ARCHITECTURE.md, Known limits): the test records the issue until it is fixed.
-    @Test func theRegisteringRealmOfAQueueObserverIsLetGoOnItsThread() throws {
+    /// Where the Realms of one queue observer are let go: the observer is registered by
+    /// `register` (given the Realm, the queue, and where to record that a delivery came through
+    /// the queue's Realm) on a run-loop thread through that thread's Realm, which the thread
+    /// then lets go; once the first delivery ran, its token is released on a third thread (the
+    /// test's). Each Realm let go is recorded as "registering Realm" or "queue's Realm" with
+    /// where: "on its thread", "on the queue", "elsewhere". Every delivery records whether its
+    /// value reads the queue's Realm ("queue's Realm" or "another Realm").
+    private func releasePlaces(_ label: String,
+                               _ register: @escaping (Realm, DispatchQueue, Events<String>) throws -> NotificationToken)
+        throws -> (released: [String], delivered: [String]) {
         let dir = TempDir()
-        let config = dir.config([NToy.self, NDog.self, NPerson.self])
+        let config = dir.config([NToy.self, NDog.self, NPerson.self, NSetOwner.self])
         let owner = RunLoopThread()
         defer { owner.stop() }
-        let queue = DispatchQueue(label: "release-registering")
-        let seen = Events<Seen>(), released = Events<String>()
+        let queue = DispatchQueue(label: label)
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let released = Events<String>(), delivered = Events<String>()
+        let path = config.path
+        RealmCore.deinitHooksArmed.store(true, ordering: .relaxed)
+        RealmCore.deinitForTesting.withLock {
+            $0[path] = { q in
+                let place = Thread.current.threadDictionary["owner"] != nil ? "on its thread"
+                    : DispatchQueue.getSpecific(key: key) == true ? "on the queue" : "elsewhere"
+                if q == nil { released.add("registering Realm \(place)") }
+                if q === queue { released.add("queue's Realm \(place)") }
+            }
+        }
+        defer { RealmCore.deinitForTesting.withLock { $0[path] = nil } }
         let token = UncheckedBox<NotificationToken?>(nil)
         try owner.sync {
             Thread.current.threadDictionary["owner"] = true
             let realm = try Realm(configuration: config)
-            token.value = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) }
+            token.value = try register(realm, queue, delivered)
         }
-        #expect(seen.next() == Seen(initial: true, count: 0))
+        #expect(delivered.next() != nil)
+        // (the delivery's block has ended and been let go)
         queue.sync {}
-        let path = config.path
-        RealmCore.deinitHooksArmed.store(true, ordering: .relaxed)
-        RealmCore.deinitForTesting.withLock {
-            // (only the run-loop thread's Realm: the queue's is let go on the queue)
-            $0[path] = { q in
-                if q == nil { released.add(Thread.current.threadDictionary["owner"] != nil ? "own thread" : "other thread") }
+        queue.sync {}
+        token.value = nil
+        // both Realms are let go by now or soon: the registering one when its thread let it go
+        // (the observer holds none of it), the queue's when the observer went
+        var places: [String] = []
+        while places.count < 2, let p = released.next(timeout: 5) { places.append(p) }
+        queue.sync {}
+        try owner.sync {}
+        return (released.all.sorted(), delivered.all)
+    }
+
+    private static let letGoOnTheirThreads = ["queue's Realm on the queue", "registering Realm on its thread"]
+
+    /// Whether `realm` is the Realm confined to `queue`.
+    private static func through(_ realm: Realm?, _ queue: DispatchQueue) -> String {
+        realm?.core.queue === queue ? "queue's Realm" : "another Realm"
+    }
+
+    /// A queue observer of a table's Results registered through a run-loop thread's Realm,
+    /// which that thread then lets go; its token is released on a third thread. The observer
+    /// keeps no Results (and so no Realm) of the registering thread: that Realm is let go on
+    /// its thread, and the queue's on the queue.
+    @Test func theRegisteringRealmOfAQueueObserverIsLetGoOnItsThread() throws {
+        let (released, delivered) = try releasePlaces("release-registering") { realm, queue, delivered in
+            realm.objects(NDog.self).observe(on: queue) { change in
+                if case .initial(let r) = change { delivered.add(Self.through(r.realm, queue)) }
             }
         }
-        defer { RealmCore.deinitForTesting.withLock { $0[path] = nil } }
-        token.value = nil
-        let place = released.next(timeout: 5)
-        withKnownIssue("a queue observer's Results hold the registering thread's Realm") {
-            #expect(place == "own thread")
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm"])
+    }
+
+    /// As above for filtered (with an object as argument), sorted and distinct Results: their
+    /// predicates' objects are kept as links, not as objects of the registering Realm.
+    @Test func aQueryObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-query") { realm, queue, delivered in
+            try realm.write {
+                let rex = realm.create(NDog.self, value: ["name": "Rex", "age": 3])
+                realm.create(NPerson.self, value: ["name": "Ann", "dogs": [rex]])
+                realm.create(NPerson.self, value: ["name": "Ann", "dogs": [rex]])
+                realm.create(NPerson.self, value: ["name": "Bob"])
+            }
+            let rex = realm.objects(NDog.self).first!
+            let results = realm.objects(NPerson.self).filter("ANY dogs == %@", rex)
+                .sorted(byKeyPath: "name").distinct(by: ["name"])
+            return results.observe(on: queue) { change in
+                if case .initial(let r) = change {
+                    delivered.add(Self.through(r.realm, queue))
+                    delivered.add("\(r.count) \(r.first?.name ?? "")")
+                }
+            }
         }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm", "1 Ann"])
+    }
+
+    /// As above for a List.
+    @Test func aListObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-list") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+            return realm.objects(NPerson.self).first!.dogs.observe(on: queue) { change in
+                if case .initial(let l) = change { delivered.add("\(Self.through(l.realm, queue)) \(l.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for a MutableSet.
+    @Test func aSetObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-set") { realm, queue, delivered in
+            try realm.write { realm.create(NSetOwner.self, value: ["name": "a", "toys": [["brand": "b"]]]) }
+            return realm.objects(NSetOwner.self).first!.toys.observe(on: queue) { change in
+                if case .initial(let s) = change { delivered.add("\(Self.through(s.realm, queue)) \(s.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for a Map.
+    @Test func aMapObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-map") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "tags": ["x": 1, "y": 2]]) }
+            return realm.objects(NPerson.self).first!.tags.observe(on: queue) { change in
+                if case .initial(let m) = change { delivered.add("\(Self.through(m.realm, queue)) \(m.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 2"])
+    }
+
+    /// As above for LinkingObjects.
+    @Test func aLinkingObjectsObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-backlinks") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+            return realm.objects(NDog.self).first!.owners.observe(on: queue) { change in
+                if case .initial(let o) = change { delivered.add("\(Self.through(o.realm, queue)) \(o.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for AnyRealmCollection (of Results, of a List, of LinkingObjects): the block gets
+    /// a wrapper of the collection as the queue's Realm reads it, not the registering wrapper.
+    @Test func anAnyRealmCollectionObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        func observe<E>(_ c: AnyRealmCollection<E>, _ queue: DispatchQueue, _ delivered: Events<String>) -> NotificationToken {
+            c.observe(on: queue) { change in
+                if case .initial(let c) = change { delivered.add("\(Self.through(c.realm, queue)) \(c.count)") }
+            }
+        }
+        let wrappers: [(String, (Realm, DispatchQueue, Events<String>) -> NotificationToken)] = [
+            ("results", { observe(AnyRealmCollection($0.objects(NDog.self)), $1, $2) }),
+            ("list", { observe(AnyRealmCollection($0.objects(NPerson.self).first!.dogs), $1, $2) }),
+            ("backlinks", { observe(AnyRealmCollection($0.objects(NDog.self).first!.owners), $1, $2) }),
+        ]
+        for (label, register) in wrappers {
+            let (released, delivered) = try releasePlaces("release-any-\(label)") { realm, queue, delivered in
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                return register(realm, queue, delivered)
+            }
+            #expect(released == Self.letGoOnTheirThreads, "\(label)")
+            #expect(delivered == ["queue's Realm 1"], "\(label)")
+        }
+    }
+
+    /// As above for sectioned results, and for one section of them.
+    @Test func aSectionedResultsObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-sections") { realm, queue, delivered in
+            try realm.write {
+                realm.create(NDog.self, value: ["name": "Rex", "age": 3])
+                realm.create(NDog.self, value: ["name": "Max", "age": 5])
+            }
+            return realm.objects(NDog.self).sectioned(by: \.age).observe(on: queue) { change in
+                if case .initial(let s) = change { delivered.add("\(Self.through(s.first?.realm, queue)) \(s.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 2"])
+        let (sectionReleased, sectionDelivered) = try releasePlaces("release-section") { realm, queue, delivered in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex", "age": 3]) }
+            return realm.objects(NDog.self).sectioned(by: \.age)[0].observe(on: queue) { change in
+                if case .initial(let s) = change { delivered.add("\(Self.through(s.first?.realm, queue)) \(s.count)") }
+            }
+        }
+        #expect(sectionReleased == Self.letGoOnTheirThreads)
+        #expect(sectionDelivered == ["queue's Realm 1"])
+    }
+
+    /// An object observer on a queue, registered through a run-loop thread's Realm: it keeps
+    /// the object's address, not the registering accessor, and the accessor it made in the
+    /// queue's Realm (`DeliveredObject`) goes with the observer's block on the queue.
+    @Test func anObjectObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-object") { realm, queue, delivered in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex"]) }
+            let dog = realm.objects(NDog.self).first!
+            let token = dog.observe(on: queue) { (change: ObjectChange<NDog>) in
+                if case .change(let d, _) = change { delivered.add("\(Self.through(d.realm, queue)) \(d.name)") }
+            }
+            try realm.write { dog.name = "Max" }
+            return token
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm Max"])
     }
 
     /// A Realm observer registered on a thread that then ends without turning its run loop

@@ -53,8 +53,12 @@ final class Registration: @unchecked Sendable {
     /// making watches. Guarded by the notifier's lock.
     var batch: DispatchGroup?
     let target: DeliveryTarget
-    /// Objects: the values of these columns read through the delivering Realm.
-    let readValues: ((RealmCore, [UInt32]) -> [Any?])?
+    /// Objects: the values of these columns read through the delivering Realm. Guarded by the
+    /// notifier's lock, and taken out by unregistering as `callback` is (it holds the object's
+    /// accessor in the delivering Realm, `DeliveredObject`).
+    var readValues: ((RealmCore, [UInt32]) -> [Any?])?
+    /// Whether this is an object observer (`readValues` given).
+    let readsValues: Bool
     /// Runs on the target with the delivering Realm. Guarded by the notifier's lock: deliveries
     /// copy it under the lock, and unregistering takes it out, so that it (and the Realm its
     /// collection holds) goes on the target's thread, whatever still holds the registration.
@@ -71,7 +75,7 @@ final class Registration: @unchecked Sendable {
     /// (registered through a Realm behind the notifier, delivered on a queue): the file at that
     /// version, where the first change set's old values are read. Guarded by the notifier's lock.
     var oldValuesAt: RealmCore?
-    var isRealmObserver: Bool { readValues == nil && watchless }
+    var isRealmObserver: Bool { !readsValues && watchless }
     let watchless: Bool
 
     init(watchless: Bool, target: DeliveryTarget, readValues: ((RealmCore, [UInt32]) -> [Any?])?,
@@ -79,6 +83,7 @@ final class Registration: @unchecked Sendable {
         self.watchless = watchless
         self.target = target
         self.readValues = readValues
+        readsValues = readValues != nil
         self.callback = callback
     }
 }
@@ -688,9 +693,10 @@ final class FileNotifier: @unchecked Sendable {
         r.watch = nil
         // (what may hold the Realm goes with it, on the target's thread; `r` itself may be let
         // go anywhere)
-        var held: [Any] = [r.callback as Any, r.maker as Any]
+        var held: [Any] = [r.callback as Any, r.maker as Any, r.readValues as Any]
         r.callback = nil
         r.maker = nil
+        r.readValues = nil
         unmade.removeAll { $0 === r }
         let t = r.target
         t.registrations.removeAll { $0 === r }
@@ -851,7 +857,7 @@ final class FileNotifier: @unchecked Sendable {
     func hasObjectObservers(_ core: RealmCore) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return ownTarget(of: core)?.registrations.contains { $0.readValues != nil } ?? false
+        return ownTarget(of: core)?.registrations.contains { $0.readsValues } ?? false
     }
 
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
@@ -970,11 +976,11 @@ final class FileNotifier: @unchecked Sendable {
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             if r.watch == nil && r.carried.isEmpty { continue }
             // (an object observer has no initial change set: what is pending goes before the write)
-            if beforeWrite && !r.delivered && r.readValues == nil { continue }
+            if beforeWrite && !r.delivered && !r.readsValues { continue }
             // change sets held back by a write that skipped this observer come first (with the
             // old values read when they were held back, if any)
             for p in r.carried {
-                if r.readValues != nil && !p.columns.isEmpty { objects.append(out.count) }
+                if r.readsValues && !p.columns.isEmpty { objects.append(out.count) }
                 out.append((r, p))
                 r.delivered = true
             }
