@@ -171,8 +171,10 @@ final class ReleaseProbe: @unchecked Sendable {
     /// then lets go; once the first delivery ran, its token is released on a third thread (the
     /// test's). Each Realm let go is recorded as "registering Realm" or "queue's Realm" with
     /// where: "on its thread", "on the queue", "elsewhere". Every delivery records whether its
-    /// value reads the queue's Realm ("queue's Realm" or "another Realm").
-    private func releasePlaces(_ label: String,
+    /// value reads the queue's Realm ("queue's Realm" or "another Realm"). `holdMaking`: the
+    /// watch making of the observer (where a query observer's initial query runs) is held until
+    /// the registering thread let go of its Realm.
+    private func releasePlaces(_ label: String, holdMaking: Bool = false,
                                _ register: @escaping (Realm, DispatchQueue, Events<String>) throws -> NotificationToken)
         throws -> (released: [String], delivered: [String]) {
         let dir = TempDir()
@@ -195,10 +197,15 @@ final class ReleaseProbe: @unchecked Sendable {
         }
         defer { RealmCore.deinitForTesting.withLock { $0[path] = nil } }
         let token = UncheckedBox<NotificationToken?>(nil)
+        let hold = holdMaking ? HoldMaking(path) : nil
         try owner.sync {
             Thread.current.threadDictionary["owner"] = true
             let realm = try Realm(configuration: config)
             token.value = try register(realm, queue, delivered)
+        }
+        if let hold {
+            #expect(hold.waitEntered())
+            hold.release()
         }
         #expect(delivered.next() != nil)
         // (the delivery's block has ended and been let go)
@@ -257,6 +264,21 @@ final class ReleaseProbe: @unchecked Sendable {
         }
         #expect(released == Self.letGoOnTheirThreads)
         #expect(delivered == ["queue's Realm", "1 Ann"])
+    }
+
+    /// A query observer on a queue whose watch is made (its initial query run) on the notifier
+    /// thread after the registering thread let go of its Realm: the watch maker keeps the query's
+    /// text, arguments and names, not that Realm, which goes on its thread, not with the maker
+    /// on the notifier thread.
+    @Test func aQueryObserversWatchMakerHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-maker", holdMaking: true) { realm, queue, delivered in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex", "age": 3]) }
+            return realm.objects(NDog.self).filter("age > %@", 2).observe(on: queue) { change in
+                if case .initial(let r) = change { delivered.add("\(Self.through(r.realm, queue)) \(r.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
     }
 
     /// As above for a List.
