@@ -103,6 +103,49 @@ final class ReleaseProbe: @unchecked Sendable {
         try f.finish()
     }
 
+    /// Two observers on one queue: an object observer, whose block keeps an accessor of the
+    /// queue's Realm (`DeliveredObject`), and a query observer. The object observer's token is
+    /// released on one thread, which stops just after unregistering, while the target still
+    /// holds the queue's Realm; the query observer's token is then released on another, which
+    /// drops the target and lets its Realm go on the queue. What the first thread took of its
+    /// observer goes on the queue too: the accessor is not the queue's Realm's last reference
+    /// off the queue.
+    @Test func whatANonLastObserverHoldsOfAQueuesRealmGoesOnTheQueue() throws {
+        let (f, queue, token, probe) = try queueObserver("release-not-last")
+        defer { probe.stop() }
+        let changed = Events<String>()
+        let objectToken = UncheckedBox<NotificationToken?>(nil)
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex"]) }
+            let dog = realm.objects(NDog.self).first!
+            objectToken.value = dog.observe(on: queue) { (change: ObjectChange<NDog>) in
+                if case .change(let d, _) = change { changed.add(d.name) }
+            }
+            try realm.write { dog.name = "Max" }
+        }
+        #expect(changed.next() == "Max")
+        queue.sync {}
+        queue.sync {}
+        let path = f.config.path
+        let entered = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.afterUnregisteringForTesting.withLock {
+            $0[path] = {
+                entered.signal()
+                _ = go.wait(timeout: .now() + 30)
+            }
+        }
+        let first = Thread { objectToken.value = nil }
+        first.start()
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        token.value = nil
+        // (the target's Realm was let go in a block on the queue, which ran)
+        queue.sync {}
+        go.signal()
+        #expect(probe.events.next(timeout: 5) == "queue")
+        try f.finish()
+    }
+
     /// A run-loop observer whose token is released on another thread, through a Realm that its
     /// thread no longer holds: the Realm, which the observer and its delivery target held last,
     /// is let go on its own thread (its run loop), not on the releasing thread.

@@ -677,6 +677,10 @@ final class FileNotifier: @unchecked Sendable {
         }
     }
 
+    /// For tests: runs once on a thread unregistering an observer of the file at that path,
+    /// after it released the lock and before it lets go of what it took of the observer.
+    static let afterUnregisteringForTesting = Locked<[String: @Sendable () -> Void]>([:])
+
     private static func runMakingHook(_ path: String) {
         if makingHooksArmed.load(ordering: .relaxed),
            let hook = beforeMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
@@ -713,6 +717,10 @@ final class FileNotifier: @unchecked Sendable {
         // (a batch making this observer's watch lets go of it first, so that the last
         // reference is not dropped on the thread making watches)
         batch?.wait()
+        if FileNotifier.makingHooksArmed.load(ordering: .relaxed),
+           let hook = FileNotifier.afterUnregisteringForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook()
+        }
         // the target's Realm goes on the target's own thread (docs/ARCHITECTURE.md, Change
         // notifications)
         if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, with: &held, on: t) }
