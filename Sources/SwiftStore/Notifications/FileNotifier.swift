@@ -707,6 +707,9 @@ final class FileNotifier: @unchecked Sendable {
         if r.watchless { t.realmObservers -= 1 }
         var dropped: DeliveryTarget?
         var droppedRealm: RealmCore?
+        // (a run loop's target: whether this is its thread, where what is let go of it may go
+        // at once)
+        let onTargetThread = t.core?.isOnOwnerThread ?? true
         if t.registrations.isEmpty, let key = targets.first(where: { $0.value === t })?.key {
             dropped = targets.removeValue(forKey: key)
             t.dropped = true
@@ -721,23 +724,27 @@ final class FileNotifier: @unchecked Sendable {
            let hook = FileNotifier.afterUnregisteringForTesting.withLock({ $0.removeValue(forKey: path) }) {
             hook()
         }
-        // the target's Realm goes on the target's own thread (docs/ARCHITECTURE.md, Change
+        // the target's Realm, and what the observer held (its block may hold an accessor of that
+        // Realm), go on the target's own thread, whether or not the target remains: once the lock
+        // is released, another thread may drop the target and its Realm go there, and what this
+        // thread holds would then be that Realm's last reference (docs/ARCHITECTURE.md, Change
         // notifications)
-        if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, with: &held, on: t) }
+        FileNotifier.letGo(&droppedRealm, with: &held, on: t, onOwnThread: onTargetThread)
         held = []
         withExtendedLifetime(dropped) {}
         release()
     }
 
-    /// Lets go of `realm`, the Realm of the dropped target `t`, and of `held` (what of its last
-    /// observer may hold it) on the target's own thread: in a block on its queue, on its actor,
-    /// or through its run loop thread's inbox when the caller is another thread (here otherwise,
-    /// and when that thread has ended). The caches hold Realms unretained, so the last reference
-    /// to a Realm (its own thread may take it from its cache meanwhile) is then never dropped on
-    /// the thread that unregistered its observer, the notifier thread, or under the lock
+    /// Lets go of `realm`, the Realm of the dropped target `t` (nil when `t` remains), and of
+    /// `held` (what of an unregistered observer may hold a Realm of `t`) on the target's own
+    /// thread: in a block on its queue, on its actor, or through its run loop thread's inbox
+    /// when the caller is another thread (`onOwnThread` false; here otherwise, and when that
+    /// thread has ended). The caches hold Realms unretained, so the last reference to a Realm
+    /// (its own thread may take it from its cache meanwhile) is then never dropped on the thread
+    /// that unregistered its observer, the notifier thread, or under the lock
     /// (docs/ARCHITECTURE.md, Change notifications).
-    private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget) {
-        let onOwnThread = realm?.isOnOwnerThread ?? true
+    private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget,
+                              onOwnThread: Bool) {
         // (the observer's block and maker go with it: they may hold the same Realm, through
         // their collection)
         if let q = t.queue {
