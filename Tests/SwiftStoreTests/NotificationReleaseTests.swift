@@ -309,6 +309,63 @@ final class ReleaseProbe: @unchecked Sendable {
         #expect(delivered == ["queue's Realm", "1 Ann"])
     }
 
+    /// As above for queries whose argument is a collection of objects of the registering Realm
+    /// that is not a List, MutableSet or Results (an AnyRealmCollection, LinkingObjects, a Swift
+    /// Set, an array slice): its objects are kept as links too, not the collection.
+    @Test func aQueryObserverOnAQueueHoldsNoRealmThroughACollectionArgument() throws {
+        let arguments: [(String, (Realm) -> Any)] = [
+            ("AnyRealmCollection", { AnyRealmCollection($0.objects(NDog.self)) }),
+            ("Set", { Set($0.objects(NDog.self)) }),
+            ("ArraySlice", { Array($0.objects(NDog.self))[0...] }),
+            ("LinkingObjects", { $0.objects(NDog.self).first!.owners.first!.dogs.first!.owners }),
+        ]
+        for (label, argument) in arguments {
+            let (released, delivered) = try releasePlaces("release-argument-\(label)") { realm, queue, delivered in
+                try realm.write {
+                    realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]])
+                    realm.create(NPerson.self, value: ["name": "Bob"])
+                }
+                let query = label == "LinkingObjects" ? realm.objects(NPerson.self).filter("SELF IN %@", argument(realm))
+                    : realm.objects(NPerson.self).filter("ANY dogs IN %@", argument(realm))
+                return query.observe(on: queue) { change in
+                    if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+                }
+            }
+            #expect(released == Self.letGoOnTheirThreads, "\(label)")
+            #expect(delivered == ["1 Ann"], "\(label)")
+        }
+    }
+
+    /// A query over a List whose argument is an AnyRealmCollection of the registering Realm,
+    /// observed on a queue: each delivery runs the query in the queue's Realm (to translate the
+    /// List's change set), with the argument's objects as links, never reading the registering
+    /// thread's collection on the queue. (In a child process: that read traps.)
+    @Test func aQueryOverAListWithACollectionArgumentRunsOnTheQueue() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let owner = RunLoopThread()
+            defer { owner.stop() }
+            let queue = DispatchQueue(label: "release-list-query-argument")
+            let seen = Events<Seen>()
+            let token = UncheckedBox<NotificationToken?>(nil)
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                let ann = realm.objects(NPerson.self).first!
+                let people = AnyRealmCollection(realm.objects(NPerson.self))
+                token.value = ann.dogs.filter("ANY owners IN %@", people).observe(on: queue) { seen.add(Seen($0)) }
+            }
+            precondition(seen.next() == Seen(initial: true, count: 1))
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.objects(NPerson.self).first!.dogs.append(realm.create(NDog.self, value: ["name": "Max"])) }
+            }
+            precondition(seen.next() == Seen(count: 2, ins: [1]))
+            token.value = nil
+        }
+    }
+
     /// A query observer on a queue whose watch is made (its initial query run) on the notifier
     /// thread after the registering thread let go of its Realm: the watch maker keeps the query's
     /// text, arguments and names, not that Realm, which goes on its thread, not with the maker
