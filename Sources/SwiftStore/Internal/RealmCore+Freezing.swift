@@ -160,8 +160,11 @@ struct LinkArgument: @unchecked Sendable {
     let key: Int64
 
     /// `arg` with every managed object in it (itself, an optional's value, an AnyRealmValue's
-    /// object, the elements of an array or of a Realm collection) replaced by its link, so that
-    /// it holds no accessor and no Realm. Other values are kept as they are.
+    /// object, the elements of any collection `QueryArguments` takes as a list: an array, a Set,
+    /// a slice, a Realm collection of any kind) replaced by its link, so that it holds no
+    /// accessor and no Realm. It follows `QueryArguments`' own order: what that converts as one
+    /// value (a string, data, any stored value type) is kept as it is, and a collection is what
+    /// `CollectionDescription.elements(of:)` reads as one, element by element.
     static func detaching(_ arg: Any) -> Any {
         if let opt = arg as? any AnyOptional {
             guard let wrapped = opt.wrappedAny else { return arg }
@@ -173,14 +176,10 @@ struct LinkArgument: @unchecked Sendable {
         case let v as AnyRealmValue:
             if case .object(let o) = v, let link = link(to: o) { return link }
             return arg
-        case let seq as any _DynamicSequence:
-            return seq.dynamicElements.map(detaching)
-        case let a as [Any]:
-            return a.map(detaching)
-        case let a as NSArray:
-            return a.map(detaching)
-        default:
+        case is String, is Substring, is Data, is NSNumber, is any _StorableValue:
             return arg
+        default:
+            return CollectionDescription.elements(of: arg).map { $0.map(detaching) } ?? arg
         }
     }
 
