@@ -33,6 +33,11 @@ final class ReleaseProbe: @unchecked Sendable {
     }
 }
 
+/// A person's dogs projected to their names, for a ProjectedCollection observed on a queue.
+final class NRelDogNames: Projection<NPerson> {
+    @Projected(\NPerson.dogs.projectTo.name) var dogNames: ProjectedCollection<String>
+}
+
 /// Where the notifier lets go of what it holds of observers and delivery targets
 /// (docs/ARCHITECTURE.md, Change notifications): a Realm is let go on its own thread or queue,
 /// never on the notifier thread, never under the notifier's lock.
@@ -456,6 +461,53 @@ final class ReleaseProbe: @unchecked Sendable {
             }
             #expect(released == Self.letGoOnTheirThreads, "\(label)")
             #expect(delivered == ["queue's Realm 1"], "\(label)")
+        }
+    }
+
+    /// As above for a ProjectedCollection (a List of objects projected to one property): the
+    /// block gets the projection of the collection as the queue's Realm reads it.
+    @Test func aProjectedCollectionObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-projected") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+            return NRelDogNames(projecting: realm.objects(NPerson.self).first!).dogNames.observe(on: queue) { change in
+                if case .initial(let c) = change { delivered.add(Self.through(c.realm, queue)) }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm"])
+    }
+
+    /// A ProjectedCollection observed on a queue, read in the block: its elements are read
+    /// through the queue's Realm, at the version delivered. (In a child process: reading the
+    /// registering thread's collection on the queue traps.)
+    @Test func aProjectedCollectionDeliveredOnAQueueReadsThere() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let owner = RunLoopThread()
+            defer { owner.stop() }
+            let queue = DispatchQueue(label: "release-projected-read")
+            let seen = Events<String>()
+            let token = UncheckedBox<NotificationToken?>(nil)
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                let names = NRelDogNames(projecting: realm.objects(NPerson.self).first!).dogNames
+                token.value = names.observe(on: queue) { change in
+                    switch change {
+                    case .initial(let c): seen.add("initial \(Array(c))")
+                    case .update(let c, _, let i, _): seen.add("\(Array(c)) +\(i)")
+                    case .error: seen.add("error")
+                    }
+                }
+            }
+            precondition(seen.next() == "initial [\"Rex\"]")
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.objects(NPerson.self).first!.dogs.append(realm.create(NDog.self, value: ["name": "Max"])) }
+            }
+            precondition(seen.next() == "[\"Rex\", \"Max\"] +[1]")
+            token.value = nil
         }
     }
 
