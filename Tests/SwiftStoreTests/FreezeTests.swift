@@ -121,6 +121,23 @@ import Testing
         #expect(dogs.thaw()?.count == 3)
     }
 
+    /// Results filtered with an object as argument, frozen and thawed: the thawed results are
+    /// the same query as the original (their arguments compared as the links they stand for),
+    /// and one with another object as argument is not.
+    @Test func thawedResultsWithAnObjectArgumentEqualTheOriginal() throws {
+        let dir = TempDir()
+        let realm = try seeded(dir)
+        let ann = try #require(realm.object(ofType: Person.self, forPrimaryKey: "Ann"))
+        let rex = ann.dogs[0]
+        let owners = realm.objects(Person.self).filter("ANY dogs == %@", rex)
+        let thawed = try #require(owners.freeze().thaw())
+        #expect(thawed.count == owners.count)
+        #expect(thawed == owners)
+        #expect(realm.objects(Person.self).filter("ANY dogs IN %@", [rex]).freeze().thaw()
+                == realm.objects(Person.self).filter("ANY dogs IN %@", [rex]))
+        #expect(thawed != realm.objects(Person.self).filter("ANY dogs == %@", ann.dogs[1]))
+    }
+
     @Test func listSetMapLinkingObjectsAndAnyCollectionRoundTrip() throws {
         let dir = TempDir()
         let realm = try seeded(dir)
