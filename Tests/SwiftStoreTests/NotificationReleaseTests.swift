@@ -348,6 +348,47 @@ final class NRelDogNames: Projection<NPerson> {
         }
     }
 
+    /// A query over a List with an object and an array of objects as arguments, observed on the
+    /// run loop and on a queue: the queue's observer runs the query in the queue's Realm with
+    /// the objects as links (to translate the List's change set) and gets the same change sets.
+    @Test func aQueryOverAListWithObjectArgumentsGivesTheSameChangesOnAQueue() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "release-object-arguments")
+        let onRunLoop = Events<Seen>(), onQueue = Events<Seen>()
+        try f.run { realm in
+            try realm.write {
+                let rex = realm.create(NDog.self, value: ["name": "Rex"])
+                let max = realm.create(NDog.self, value: ["name": "Max"])
+                realm.create(NPerson.self, value: ["name": "Ann", "dogs": [rex, max]])
+                realm.create(NPerson.self, value: ["name": "Bob", "dogs": [rex]])
+                realm.create(NPerson.self, value: ["name": "Carl"])
+            }
+            let people = realm.objects(NPerson.self).sorted(byKeyPath: "name")
+            let (ann, bob, carl) = (people[0], people[1], people[2])
+            let dogs = ann.dogs.filter("ANY owners == %@ OR ANY owners IN %@", bob, [carl])
+            f.tokens.append(dogs.observe { onRunLoop.add(Seen($0)) })
+            f.tokens.append(dogs.observe(on: queue) { onQueue.add(Seen($0)) })
+        }
+        #expect(onRunLoop.next() == Seen(initial: true, count: 1))
+        #expect(onQueue.next() == Seen(initial: true, count: 1))
+        // a dog of Carl's appended to Ann's dogs comes in; Max leaving them goes
+        f.writeElsewhere { r in
+            let people = r.objects(NPerson.self).sorted(byKeyPath: "name")
+            let zed = r.create(NDog.self, value: ["name": "Zed"])
+            people[2].dogs.append(zed)
+            people[0].dogs.append(zed)
+        }
+        #expect(onRunLoop.next() == Seen(count: 2, ins: [1]))
+        #expect(onQueue.next() == Seen(count: 2, ins: [1]))
+        f.writeElsewhere { r in
+            let ann = r.objects(NPerson.self).sorted(byKeyPath: "name")[0]
+            ann.dogs.remove(at: 0)
+        }
+        #expect(onRunLoop.next() == Seen(count: 1, del: [0]))
+        #expect(onQueue.next() == Seen(count: 1, del: [0]))
+        try f.finish()
+    }
+
     /// A query over a List whose argument is an AnyRealmCollection of the registering Realm,
     /// observed on a queue: each delivery runs the query in the queue's Realm (to translate the
     /// List's change set), with the argument's objects as links, never reading the registering
