@@ -231,6 +231,33 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// An object observed on a queue whose Realm reads an older version than the registering
+    /// Realm (kept by an observer of another class, it has not moved since before the object
+    /// was created): the first change's old values are those of the version the observer
+    /// registered at, where the object exists, not of the queue's Realm's version, where it
+    /// does not (reading there trapped). (In a child process: a trap must not stop the tests.)
+    @Test func objectOnQueueWhoseRealmIsOlderThanTheObject() async {
+        await #expect(processExitsWith: .success) {
+            let f = try! Fixture()
+            let queue = DispatchQueue(label: "object-on-older-queue-realm")
+            let people = Events<Seen>(), dog = Events<SeenObject>()
+            try! f.run { realm in f.tokens.append(realm.objects(NPerson.self).observe(on: queue) { people.add(Seen($0)) }) }
+            precondition(people.next() == Seen(initial: true, count: 0))
+            try! f.run { realm in
+                try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+                f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                    dog.add(SeenObject(c))
+                })
+                try realm.write { realm.objects(NDog.self).first!.age = 2 }
+            }
+            precondition(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+            f.writeElsewhere { r in r.objects(NDog.self).first!.age = 3 }
+            precondition(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
+            precondition(people.waiting == 0)
+            try! f.finish()
+        }
+    }
+
     /// A write made right after registering a queue observer, delivered after it (the queue is
     /// busy until the write committed), is folded into `.initial`, and no `.update` describes it
     /// again: the next update is the next commit's. For a Results and for a List.
