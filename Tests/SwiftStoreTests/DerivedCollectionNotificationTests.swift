@@ -36,7 +36,10 @@ import TestSupport
             // the owner deleted before the watch of a new observer is made
             try! f.run { realm in try realm.write { realm.create(SGroup.self, value: ["name": "h"]) } }
             let held = Events<Seen>(), late = Events<SeenSections>()
-            let hold = try! f.holdWatchMaking(on: queue, held)
+            // (the notifier thread is held making another observer's watch)
+            let hold = HoldMaking(f.config.path)
+            try! f.run { realm in f.tokens.append(realm.objects(SContact.self).observe(on: queue) { held.add(Seen($0)) }) }
+            precondition(hold.waitEntered())
             try! f.run { realm in
                 let sections = realm.objects(SGroup.self).first!.members.sectioned(by: \.age)
                 f.tokens.append(sections.observe(on: queue) { late.add(SeenSections($0)) })
