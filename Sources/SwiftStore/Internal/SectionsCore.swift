@@ -273,16 +273,27 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// Whether the sectioned results are frozen.
     var isFrozen: Bool { frozenLock != nil }
 
-    /// The layout at the Realm's current state.
+    /// The layout at the Realm's current state: no sections for results over a List, MutableSet
+    /// or LinkingObjects whose owner is gone (they read as invalidated; their query cannot run),
+    /// as those results have no elements (docs/ARCHITECTURE.md, Sectioned results).
     func current() -> SectionLayout<Key> {
         if results.isDetached { return SectionLayout() }
         if let frozenLock {
             frozenLock.lock()
             defer { frozenLock.unlock() }
-            return refreshed()
+            return ownerIsGone ? SectionLayout() : refreshed()
         }
         results.core.verifyThread()
-        return refreshed()
+        return ownerIsGone ? SectionLayout() : refreshed()
+    }
+
+    /// Whether the results hang from an object (a collection's owner, the target of
+    /// backlinks) that no longer exists.
+    private var ownerIsGone: Bool {
+        switch results.root {
+        case .backlinks, .collection: return results.isInvalidated
+        case .table, .detached: return false
+        }
     }
 
     private func refreshed() -> SectionLayout<Key> {
