@@ -316,7 +316,8 @@ final class NRelDogNames: Projection<NPerson> {
 
     /// As above for queries whose argument is a collection of objects of the registering Realm
     /// that is not a List, MutableSet or Results (an AnyRealmCollection, LinkingObjects, a Swift
-    /// Set, an array slice): its objects are kept as links too, not the collection.
+    /// Set, an array slice), or a projection: its objects are kept as links too, not the
+    /// collection or the projection.
     @Test func aQueryObserverOnAQueueHoldsNoRealmThroughACollectionArgument() throws {
         func people(_ r: Results<NPerson>, _ queue: DispatchQueue, _ delivered: Events<String>) -> NotificationToken {
             r.observe(on: queue) { change in
@@ -333,6 +334,13 @@ final class NRelDogNames: Projection<NPerson> {
                     if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
                 }
             }),
+            // (a projection stands for its object in a query)
+            ("Projection", { realm, queue, delivered in
+                let ann = NRelDogNames(projecting: realm.objects(NPerson.self).filter("name == 'Ann'").first!)
+                return realm.objects(NDog.self).filter("ANY owners == %@", ann).observe(on: queue) { change in
+                    if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+                }
+            }),
         ]
         for (label, register) in queries {
             let (released, delivered) = try releasePlaces("release-argument-\(label)") { realm, queue, delivered in
@@ -344,7 +352,7 @@ final class NRelDogNames: Projection<NPerson> {
                 return register(realm, queue, delivered)
             }
             #expect(released == Self.letGoOnTheirThreads, "\(label)")
-            #expect(delivered == [label == "LinkingObjects" ? "1 Rex" : "1 Ann"], "\(label)")
+            #expect(delivered == [label == "LinkingObjects" || label == "Projection" ? "1 Rex" : "1 Ann"], "\(label)")
         }
     }
 
