@@ -160,7 +160,7 @@ struct LinkArgument: @unchecked Sendable {
     let key: Int64
 
     /// `arg` with every managed object in it (itself, an optional's value, an AnyRealmValue's
-    /// object, the elements of any collection `QueryArguments` takes as a list: an array, a Set,
+    /// object, a projection's object, the elements of any collection `QueryArguments` takes as a list: an array, a Set,
     /// a slice, a Realm collection of any kind) replaced by its link, so that it holds no
     /// accessor and no Realm. It follows `QueryArguments`' own order: what that converts as one
     /// value (a string, data, any stored value type) is kept as it is, and a collection is what
@@ -176,6 +176,9 @@ struct LinkArgument: @unchecked Sendable {
         case let v as AnyRealmValue:
             if case .object(let o) = v, let link = link(to: o) { return link }
             return arg
+        case let p as any ProjectionObservable:
+            // (a projection is converted as its object: `_rlmEncode()` encodes it as its link)
+            return link(to: p.rootObject) ?? arg
         case is String, is Substring, is Data, is NSNumber, is any _StorableValue:
             return arg
         default:
