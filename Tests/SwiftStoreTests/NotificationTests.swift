@@ -258,6 +258,39 @@ class Fixture: @unchecked Sendable {
         }
     }
 
+    /// Registering an object observer on a queue from another thread never touches the queue's
+    /// Realm, which is confined to the queue: here invalidated there, it still has no read
+    /// transaction afterwards (`refresh()` reports true at once).
+    @Test func registeringAnObjectObserverLeavesTheQueuesRealmAlone() throws {
+        let dir = TempDir()
+        let config = dir.config([NToy.self, NDog.self, NPerson.self])
+        let owner = RunLoopThread()
+        defer { owner.stop() }
+        let q = DispatchQueue(label: "invalidated-queue-realm")
+        let qRealm = UncheckedBox<Realm?>(nil)
+        let seen = Events<String>()
+        let tokens = UncheckedBox<[NotificationToken]>([])
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex"]) }
+        }
+        try q.sync {
+            let r = try Realm(configuration: config, queue: q)
+            qRealm.value = r
+            tokens.value.append(r.objects(NDog.self).observe(on: q) { _ in seen.add("c") })
+        }
+        #expect(seen.next() == "c")
+        q.sync {}
+        q.sync { qRealm.value!.invalidate() }
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            tokens.value.append(realm.objects(NDog.self).first!.observe(on: q) { (_: ObjectChange<NDog>) in })
+        }
+        let refreshed = q.sync { qRealm.value!.refresh() }
+        #expect(refreshed, "the registering thread began a read transaction on the queue's invalidated Realm")
+        q.sync { tokens.value = []; qRealm.value = nil }
+    }
+
     /// A write made right after registering a queue observer, delivered after it (the queue is
     /// busy until the write committed), is folded into `.initial`, and no `.update` describes it
     /// again: the next update is the next commit's. For a Results and for a List.
