@@ -507,13 +507,7 @@ final class FileNotifier: @unchecked Sendable {
             let w = behind ? self.core.watch(from: core, makeWatch) : makeWatch(self.core)
             // delivered through another Realm (a queue's, at another version or opened later);
             // (the notifier may have moved past the Realm since `isBehind` said no: frozen here)
-            // also when the queue's Realm reads an older version than the watch starts at (the
-            // object may not exist there): the first old values are read at the start, through
-            // the registering Realm frozen there
-            let olderTarget = readValues != nil && !behind && t.core.map {
-                $0 !== core && self.core.follows($0) && NotifierCore.version(of: $0) < start
-            } == true
-            if (behind || olderTarget) && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
+            if behind && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
             r.watch = w
             r.madeOnRegisteringThread = true
             if w != nil && self.core.pending(w!) && !t.scheduled {

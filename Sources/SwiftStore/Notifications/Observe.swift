@@ -445,7 +445,10 @@ extension Object {
             n.watchObject(table: table, key: key, paths: paths)
         }, readValues: { core, cols in
             guard let info = core.info(named: className) else { return cols.map { _ in nil } }
-            let o = object.resolved(in: core)
+            // (old values through a queue's Realm that reads a version older than the watch's
+            // start, where the object may not exist yet: none, docs/ARCHITECTURE.md, Change
+            // notifications)
+            guard let o = object.existing(in: core) else { return cols.map { _ in nil } }
             return cols.map { c in KeyValueCoding.value(o, info, column: c) }
         }, callback: { core, p in
             if p.deleted {
@@ -485,6 +488,15 @@ final class DeliveredObject: @unchecked Sendable {
     init(_ object: ObjectBase, queue: DispatchQueue?) {
         self.object = queue == nil ? object : nil
         address = ObjectAddress(object)
+    }
+
+    /// `resolved(in:)` when the object exists at the version `core` reads (an accessor made for
+    /// one that does not is not kept).
+    func existing(in core: RealmCore) -> ObjectBase? {
+        let o = resolved(in: core)
+        if o.objectExists() { return o }
+        if accessor === o { (self.core, accessor) = (nil, nil) }
+        return nil
     }
 
     func resolved(in core: RealmCore) -> ObjectBase {
