@@ -233,9 +233,9 @@ class Fixture: @unchecked Sendable {
 
     /// An object observed on a queue whose Realm reads an older version than the registering
     /// Realm (kept by an observer of another class, it has not moved since before the object
-    /// was created): the first change's old values are read through the queue's Realm, where
-    /// the object does not exist, so there are none (reading them trapped); the new values and
-    /// later changes are whole. (In a child process: a trap must not stop the tests.)
+    /// was created): the first change's old values are those of the version the observer
+    /// registered at, where the object exists, not of the queue's Realm's version, where it
+    /// does not (reading there trapped). (In a child process: a trap must not stop the tests.)
     @Test func objectOnQueueWhoseRealmIsOlderThanTheObject() async {
         await #expect(processExitsWith: .success) {
             let f = try! Fixture()
@@ -250,12 +250,36 @@ class Fixture: @unchecked Sendable {
                 })
                 try realm.write { realm.objects(NDog.self).first!.age = 2 }
             }
-            precondition(dog.next() == SeenObject(names: ["age"], old: ["nil"], new: ["2"]))
+            precondition(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
             f.writeElsewhere { r in r.objects(NDog.self).first!.age = 3 }
             precondition(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
             precondition(people.waiting == 0)
             try! f.finish()
         }
+    }
+
+    /// An object observed on a queue whose Realm lags (kept by an observer of another class, it
+    /// has not moved since the object's value was 0): the first change's old value is the one
+    /// the object had when the observer registered (1), not the queue's Realm's (0).
+    @Test func objectOnQueueWhoseRealmLagsGetsTheRegisteredOldValue() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "object-on-lagging-queue-realm")
+        let people = Events<Seen>(), dog = Events<SeenObject>()
+        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) } }
+        try f.run { realm in f.tokens.append(realm.objects(NPerson.self).observe(on: queue) { people.add(Seen($0)) }) }
+        #expect(people.next() == Seen(initial: true, count: 0))
+        try f.run { realm in
+            try realm.write { realm.objects(NDog.self).first!.age = 1 }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+            })
+            try realm.write { realm.objects(NDog.self).first!.age = 2 }
+        }
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        f.writeElsewhere { r in r.objects(NDog.self).first!.age = 3 }
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
+        #expect(people.waiting == 0)
+        try f.finish()
     }
 
     /// Registering an object observer on a queue from another thread never touches the queue's
