@@ -112,6 +112,12 @@ final class DeliveryTarget: @unchecked Sendable {
     /// Set (lock held) when the target's last observer is unregistered and the target leaves
     /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
     var dropped = false
+    /// A version the target's Realm reads at least (0: unknown), kept under the lock without
+    /// reading that Realm (confined to its queue): set when a registration publishes it at a
+    /// known version and raised by each delivery that brings it to the notifier's version; the
+    /// queue's own `refresh()` and writes only move it further. A queue object observer whose
+    /// watch starts later reads its first old values in a frozen snapshot instead.
+    var versionAtLeast: UInt64 = 0
     /// A run loop's thread: where what is let go of the target from another thread waits for
     /// the run loop, or for the thread's end when its run loop no longer turns.
     let inbox: ThreadInbox?
@@ -467,7 +473,11 @@ final class FileNotifier: @unchecked Sendable {
         var snapshot: RealmCore?
         if let queue, readValues != nil, makeWatch != nil {
             fresh = RealmCore.makeForQueue(core.config, queue: queue)
-            if isBehind(core) { snapshot = core.frozen() }
+            // (or when the queue's Realm may read an older version than the watch starts at: the
+            // first old values are read at the start, not at that version)
+            if isBehind(core) || queueMayBeOlder(than: core, queue: queue, making: fresh != nil) {
+                snapshot = core.frozen()
+            }
         }
         lock.lock()
         let t = target(core: core, queue: queue)
@@ -496,6 +506,7 @@ final class FileNotifier: @unchecked Sendable {
                     // (a Realm cached for the queue meanwhile, by code on the queue, is the
                     // queue's Realm; this one goes, after the lock is released)
                     t.core = made.publish(queue: queue!)
+                    if t.core === made { t.versionAtLeast = NotifierCore.version(of: made) }
                 }
             }
             // an object observer, which has no initial notification, reports every change after
@@ -507,7 +518,12 @@ final class FileNotifier: @unchecked Sendable {
             let w = behind ? self.core.watch(from: core, makeWatch) : makeWatch(self.core)
             // delivered through another Realm (a queue's, at another version or opened later);
             // (the notifier may have moved past the Realm since `isBehind` said no: frozen here)
-            if behind && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
+            // Also when the queue's Realm may read an older version than the watch's start (its
+            // bound is lower, or it is a Realm cached for the queue that no delivery moved): the
+            // object may not exist there, or hold another value
+            let older = readValues != nil && queue != nil && !behind && t.core !== core
+                && (t.core == nil || t.versionAtLeast < start)
+            if (behind || older) && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
             r.watch = w
             r.madeOnRegisteringThread = true
             if w != nil && self.core.pending(w!) && !t.scheduled {
@@ -520,6 +536,19 @@ final class FileNotifier: @unchecked Sendable {
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
         return token
+    }
+
+    /// Whether the Realm a queue object observer of `core` would be delivered through may read
+    /// an older version than `core` (the watch's start): the queue's target has a Realm whose
+    /// known lower bound is older, or it has none and the queue has a Realm cached that this
+    /// registration is not making (`making` false). Decided under the lock from the target's
+    /// bound, never by reading the queue's Realm.
+    private func queueMayBeOlder(than core: RealmCore, queue: DispatchQueue, making: Bool) -> Bool {
+        let start = NotifierCore.version(of: core)
+        lock.lock()
+        defer { lock.unlock() }
+        guard let t = targets[ObjectIdentifier(queue)], t.core != nil else { return !making }
+        return t.core !== core && t.versionAtLeast < start
     }
 
     /// Whether `core` reads an older version than the notifier computed (it can only become
@@ -1018,6 +1047,7 @@ final class FileNotifier: @unchecked Sendable {
             out.append((r, p))
         }
         if moves { self.core.advance(core) }
+        t.versionAtLeast = max(t.versionAtLeast, nv)
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
