@@ -282,6 +282,46 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// Object observers registered on a lagging queue (its Realm kept by an observer of another
+    /// class) whose objects never change: the frozen snapshot each takes for its first old
+    /// values is let go once the queue's Realm has caught up with its start (registering
+    /// schedules that delivery), so they do not pin versions: writes go on under
+    /// `maximumNumberOfActiveVersions`.
+    @Test func unchangedQueueObjectObserversDoNotPinVersions() throws {
+        let dir = TempDir()
+        var config = dir.config([NToy.self, NDog.self, NPerson.self])
+        config.maximumNumberOfActiveVersions = 4
+        let owner = RunLoopThread()
+        defer { owner.stop() }
+        let q = DispatchQueue(label: "unchanged-object-observers")
+        let people = Events<Seen>()
+        let tokens = UncheckedBox<[NotificationToken]>([])
+        let outcome = UncheckedBox<String>("")
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            try realm.write { for i in 0..<6 { realm.create(NDog.self, value: ["name": "d\(i)"]) } }
+            tokens.value.append(realm.objects(NPerson.self).observe(on: q) { people.add(Seen($0)) })
+        }
+        #expect(people.next() == Seen(initial: true, count: 0))
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            for i in 0..<6 {
+                try realm.write { realm.create(NToy.self) }
+                tokens.value.append(realm.objects(NDog.self)[i].observe(on: q) { (_: ObjectChange<NDog>) in })
+                // (the queue's delivery scheduled by registering has run)
+                q.sync {}
+            }
+            do {
+                try realm.write { realm.create(NToy.self) }
+                outcome.value = "ok"
+            } catch {
+                outcome.value = "\(error)"
+            }
+        }
+        #expect(outcome.value == "ok")
+        q.sync { tokens.value = [] }
+    }
+
     /// Registering an object observer on a queue from another thread never touches the queue's
     /// Realm, which is confined to the queue: here invalidated there, it still has no read
     /// transaction afterwards (`refresh()` reports true at once).
