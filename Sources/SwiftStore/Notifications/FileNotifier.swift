@@ -523,7 +523,15 @@ final class FileNotifier: @unchecked Sendable {
             // object may not exist there, or hold another value
             let older = readValues != nil && queue != nil && !behind && t.core !== core
                 && (t.core == nil || t.versionAtLeast < start)
-            if (behind || older) && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
+            if (behind || older) && t.core !== core {
+                r.oldValuesAt = snapshot ?? core.frozen()
+                // (the next delivery brings the queue's Realm past the start, on the queue, and
+                // lets the snapshot go if no change set took it: it pins its version one hop)
+                if !t.scheduled {
+                    t.scheduled = true
+                    schedule(t)
+                }
+            }
             r.watch = w
             r.madeOnRegisteringThread = true
             if w != nil && self.core.pending(w!) && !t.scheduled {
@@ -1029,7 +1037,17 @@ final class FileNotifier: @unchecked Sendable {
                 r.delivered = true
             }
             r.carried = []
-            guard let w = r.watch, self.core.pending(w), var p = self.core.take(w) else { continue }
+            guard let w = r.watch, self.core.pending(w), var p = self.core.take(w) else {
+                // (no change since the watch's start: once this delivery brings the Realm to the
+                // notifier's version, past that start, the object's values there are those at the
+                // start, and the snapshot taken for them goes, docs/ARCHITECTURE.md, Change
+                // notifications)
+                if let at = r.oldValuesAt, r.watch != nil, r.version <= nv {
+                    released.append(at)
+                    r.oldValuesAt = nil
+                }
+                continue
+            }
             r.delivered = true
             if let read = r.readValues, !p.columns.isEmpty {
                 if let at = r.oldValuesAt {
