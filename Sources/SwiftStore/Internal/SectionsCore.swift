@@ -281,10 +281,10 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         if let frozenLock {
             frozenLock.lock()
             defer { frozenLock.unlock() }
-            return ownerIsGone ? SectionLayout() : refreshed()
+            return refreshed()
         }
         results.core.verifyThread()
-        return ownerIsGone ? SectionLayout() : refreshed()
+        return refreshed()
     }
 
     /// Whether the results hang from an object (a collection's owner, the target of
@@ -299,7 +299,8 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     private func refreshed() -> SectionLayout<Key> {
         let now = results.core.stateStamp
         if now == stamp { return layout }
-        layout = SectionsBase.compute(results, keyOf, keyColumn, objectKeyOf)
+        // (an owner goes only with a change of state: checked when the stamp moved)
+        layout = ownerIsGone ? SectionLayout() : SectionsBase.compute(results, keyOf, keyColumn, objectKeyOf)
         stamp = results.core.stateStamp
         return layout
     }
