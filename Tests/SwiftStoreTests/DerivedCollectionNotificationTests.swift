@@ -6,6 +6,51 @@ import TestSupport
 /// Observing a query over a List, a MutableSet or LinkingObjects (filtered or sorted; Maps in
 /// SectionedValuesNotificationTests): the change sets are positions in the query's results.
 @Suite struct DerivedCollectionNotificationTests {
+    /// Sectioned results over a List whose owner another thread deletes, observed on the run loop
+    /// and on a queue: one update deleting every section (results over a deleted owner read as
+    /// invalidated, and their sections as none), as the List's own observer gets every element
+    /// deleted. Sections observed while the owner is deleted before their watch is made: one
+    /// `.initial` with no sections. (In a child process: reading the sections of such results
+    /// ran their query and trapped.)
+    @Test func sectionsOverAListWhoseOwnerIsDeleted() async {
+        await #expect(processExitsWith: .success) {
+            let f = try! SFixture()
+            let queue = DispatchQueue(label: "sections-owner-deleted")
+            let onRunLoop = Events<SeenSections>(), onQueue = Events<SeenSections>()
+            try! f.run { realm in
+                try realm.write {
+                    let g = realm.create(SGroup.self, value: ["name": "g"])
+                    for (id, name, age) in [(1, "d", 4), (2, "b", 2), (3, "c", 3)] {
+                        g.members.append(realm.create(SContact.self, value: ["id": id, "name": name, "age": age]))
+                    }
+                }
+                let sections = realm.objects(SGroup.self).first!.members.sectioned(by: \.age)
+                f.tokens.append(sections.observe { onRunLoop.add(SeenSections($0)) })
+                f.tokens.append(sections.observe(on: queue) { onQueue.add(SeenSections($0)) })
+            }
+            precondition(onRunLoop.next() == SeenSections(initial: true, keys: ["2", "3", "4"]))
+            precondition(onQueue.next() == SeenSections(initial: true, keys: ["2", "3", "4"]))
+            f.writeElsewhere { r in r.delete(r.objects(SGroup.self)) }
+            precondition(onRunLoop.next() == SeenSections(keys: [], secDel: [0, 1, 2]))
+            precondition(onQueue.next() == SeenSections(keys: [], secDel: [0, 1, 2]))
+            // the owner deleted before the watch of a new observer is made
+            try! f.run { realm in try realm.write { realm.create(SGroup.self, value: ["name": "h"]) } }
+            let held = Events<Seen>(), late = Events<SeenSections>()
+            // (the notifier thread is held making another observer's watch)
+            let hold = HoldMaking(f.config.path)
+            try! f.run { realm in f.tokens.append(realm.objects(SContact.self).observe(on: queue) { held.add(Seen($0)) }) }
+            precondition(hold.waitEntered())
+            try! f.run { realm in
+                let sections = realm.objects(SGroup.self).first!.members.sectioned(by: \.age)
+                f.tokens.append(sections.observe(on: queue) { late.add(SeenSections($0)) })
+            }
+            f.writeElsewhere { r in r.delete(r.objects(SGroup.self)) }
+            hold.release()
+            precondition(late.next() == SeenSections(initial: true, keys: []))
+            try! f.finish()
+        }
+    }
+
     @Test func sortedAndFilteredList() throws {
         let f = try SFixture()
         let sorted = Events<Seen>(), young = Events<Seen>(), sections = Events<SeenSections>()

@@ -121,6 +121,47 @@ import Testing
         #expect(dogs.thaw()?.count == 3)
     }
 
+    /// Results filtered with an object as argument, frozen and thawed: the thawed results are
+    /// the same query as the original (their arguments compared as the links they stand for),
+    /// and one with another object as argument is not.
+    @Test func thawedResultsWithAnObjectArgumentEqualTheOriginal() throws {
+        let dir = TempDir()
+        let realm = try seeded(dir)
+        let ann = try #require(realm.object(ofType: Person.self, forPrimaryKey: "Ann"))
+        let rex = ann.dogs[0]
+        let owners = realm.objects(Person.self).filter("ANY dogs == %@", rex)
+        let thawed = try #require(owners.freeze().thaw())
+        #expect(thawed.count == owners.count)
+        #expect(thawed == owners)
+        #expect(realm.objects(Person.self).filter("ANY dogs IN %@", [rex]).freeze().thaw()
+                == realm.objects(Person.self).filter("ANY dogs IN %@", [rex]))
+        #expect(thawed != realm.objects(Person.self).filter("ANY dogs == %@", ann.dogs[1]))
+    }
+
+    /// Results filtered with an object, and with an array of objects, as arguments: frozen and
+    /// read on another thread, and handed to another thread through a ThreadSafeReference, they
+    /// run their query there with the objects as links (docs/ARCHITECTURE.md, Frozen snapshots).
+    @Test func resultsWithObjectArgumentsReadOnAnotherThread() throws {
+        let dir = TempDir()
+        let realm = try seeded(dir)
+        let ann = try #require(realm.object(ofType: Person.self, forPrimaryKey: "Ann"))
+        let rex = ann.dogs[0]
+        let byObject = realm.objects(Person.self).filter("ANY dogs == %@", rex)
+        let byArray = realm.objects(Dog.self).filter("ANY owners IN %@ OR age > %@", [ann], 100)
+        let frozen = UncheckedBox((byObject.freeze(), byArray.freeze()))
+        let references = UncheckedBox((ThreadSafeReference(to: byObject), ThreadSafeReference(to: byArray)))
+        let config = realm.configuration
+        let counts = UncheckedBox<[Int]>([])
+        onNewThread {
+            let (o, a) = frozen.value
+            let r = try! Realm(configuration: config)
+            let (ro, ra) = references.value
+            counts.value = [o.count, a.count, r.resolve(ro)!.count, r.resolve(ra)!.count,
+                            o.filter("age == %@", 30).count]
+        }
+        #expect(counts.value == [1, 2, 1, 2, 1])
+    }
+
     @Test func listSetMapLinkingObjectsAndAnyCollectionRoundTrip() throws {
         let dir = TempDir()
         let realm = try seeded(dir)

@@ -313,6 +313,30 @@ private func ints(_ v: [Int]) -> AnyRealmValue { .fromArray(v.map { .int($0) }) 
         try f.finish()
     }
 
+    /// A list nested under a key of a dictionary held in an AnyRealmValue, observed on a queue:
+    /// the observer keeps the list's address (owner, column, the key step), not the
+    /// registering accessor, and the list it delivers reads the queue's Realm.
+    @Test func nestedListUnderAKeyObservedOnAQueue() throws {
+        let f = try NestFixture(.fromDictionary(["a": .int(1), "b": ints([1, 2])]))
+        let queue = DispatchQueue(label: "nested-key")
+        let seen = Events<String>()
+        try f.run { _, h in
+            f.tokens.append(h.anyValue.dictionaryValue!["b"]!.listValue!.observe(on: queue) { change in
+                switch change {
+                case .initial(let l): seen.add("initial \(l.count) \(l.realm?.core.queue === queue)")
+                case .update(let l, let d, let i, let m): seen.add("\(l.count) -\(d) +\(i) ~\(m)")
+                case .error: seen.add("error")
+                }
+            })
+        }
+        #expect(seen.next() == "initial 2 true")
+        f.write { _, h in h.anyValue.dictionaryValue!["b"]!.listValue!.append(.int(3)) }
+        #expect(seen.next() == "3 -[] +[2] ~[]")
+        f.write { _, h in h.anyValue.dictionaryValue!["b"]!.listValue![0] = .int(9) }
+        #expect(seen.next() == "3 -[] +[] ~[0]")
+        try f.finish()
+    }
+
     /// A filtered and a sorted view of a list held in an AnyRealmValue, observed on the run loop
     /// and on a queue: the change sets are positions in the views, translated from the nested
     /// list's own change set (a value set in place that enters, leaves or moves in the view).

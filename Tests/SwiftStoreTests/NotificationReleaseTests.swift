@@ -33,6 +33,11 @@ final class ReleaseProbe: @unchecked Sendable {
     }
 }
 
+/// A person's dogs projected to their names, for a ProjectedCollection observed on a queue.
+final class NRelDogNames: Projection<NPerson> {
+    @Projected(\NPerson.dogs.projectTo.name) var dogNames: ProjectedCollection<String>
+}
+
 /// Where the notifier lets go of what it holds of observers and delivery targets
 /// (docs/ARCHITECTURE.md, Change notifications): a Realm is let go on its own thread or queue,
 /// never on the notifier thread, never under the notifier's lock.
@@ -103,6 +108,49 @@ final class ReleaseProbe: @unchecked Sendable {
         try f.finish()
     }
 
+    /// Two observers on one queue: an object observer, whose block keeps an accessor of the
+    /// queue's Realm (`DeliveredObject`), and a query observer. The object observer's token is
+    /// released on one thread, which stops just after unregistering, while the target still
+    /// holds the queue's Realm; the query observer's token is then released on another, which
+    /// drops the target and lets its Realm go on the queue. What the first thread took of its
+    /// observer goes on the queue too: the accessor is not the queue's Realm's last reference
+    /// off the queue.
+    @Test func whatANonLastObserverHoldsOfAQueuesRealmGoesOnTheQueue() throws {
+        let (f, queue, token, probe) = try queueObserver("release-not-last")
+        defer { probe.stop() }
+        let changed = Events<String>()
+        let objectToken = UncheckedBox<NotificationToken?>(nil)
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex"]) }
+            let dog = realm.objects(NDog.self).first!
+            objectToken.value = dog.observe(on: queue) { (change: ObjectChange<NDog>) in
+                if case .change(let d, _) = change { changed.add(d.name) }
+            }
+            try realm.write { dog.name = "Max" }
+        }
+        #expect(changed.next() == "Max")
+        queue.sync {}
+        queue.sync {}
+        let path = f.config.path
+        let entered = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.afterUnregisteringForTesting.withLock {
+            $0[path] = {
+                entered.signal()
+                _ = go.wait(timeout: .now() + 30)
+            }
+        }
+        let first = Thread { objectToken.value = nil }
+        first.start()
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        token.value = nil
+        // (the target's Realm was let go in a block on the queue, which ran)
+        queue.sync {}
+        go.signal()
+        #expect(probe.events.next(timeout: 5) == "queue")
+        try f.finish()
+    }
+
     /// A run-loop observer whose token is released on another thread, through a Realm that its
     /// thread no longer holds: the Realm, which the observer and its delivery target held last,
     /// is let go on its own thread (its run loop), not on the releasing thread.
@@ -165,39 +213,391 @@ final class ReleaseProbe: @unchecked Sendable {
         #expect(released.next(timeout: 5) == "own thread")
     }
 
-    /// A queue observer registered through a run-loop thread's Realm, which that thread then lets
-    /// go: the observer's Results still hold that Realm, which goes wherever the observer goes
-    /// last (here the thread releasing the token), never on its own thread. Known limit
-    /// (docs/ARCHITECTURE.md, Known limits): the test records the issue until it is fixed.
-    @Test func theRegisteringRealmOfAQueueObserverIsLetGoOnItsThread() throws {
+    /// Where the Realms of one queue observer are let go: the observer is registered by
+    /// `register` (given the Realm, the queue, and where to record that a delivery came through
+    /// the queue's Realm) on a run-loop thread through that thread's Realm, which the thread
+    /// then lets go; once the first delivery ran, its token is released on a third thread (the
+    /// test's). Each Realm let go is recorded as "registering Realm" or "queue's Realm" with
+    /// where: "on its thread", "on the queue", "elsewhere". Every delivery records whether its
+    /// value reads the queue's Realm ("queue's Realm" or "another Realm"). `holdMaking`: the
+    /// watch making of the observer (where a query observer's initial query runs) is held until
+    /// the registering thread let go of its Realm.
+    private func releasePlaces(_ label: String, holdMaking: Bool = false,
+                               _ register: @escaping (Realm, DispatchQueue, Events<String>) throws -> NotificationToken)
+        throws -> (released: [String], delivered: [String]) {
         let dir = TempDir()
-        let config = dir.config([NToy.self, NDog.self, NPerson.self])
+        let config = dir.config([NToy.self, NDog.self, NPerson.self, NSetOwner.self])
         let owner = RunLoopThread()
         defer { owner.stop() }
-        let queue = DispatchQueue(label: "release-registering")
-        let seen = Events<Seen>(), released = Events<String>()
-        let token = UncheckedBox<NotificationToken?>(nil)
-        try owner.sync {
-            Thread.current.threadDictionary["owner"] = true
-            let realm = try Realm(configuration: config)
-            token.value = realm.objects(NDog.self).observe(on: queue) { seen.add(Seen($0)) }
-        }
-        #expect(seen.next() == Seen(initial: true, count: 0))
-        queue.sync {}
+        let queue = DispatchQueue(label: label)
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let released = Events<String>(), delivered = Events<String>()
         let path = config.path
         RealmCore.deinitHooksArmed.store(true, ordering: .relaxed)
         RealmCore.deinitForTesting.withLock {
-            // (only the run-loop thread's Realm: the queue's is let go on the queue)
             $0[path] = { q in
-                if q == nil { released.add(Thread.current.threadDictionary["owner"] != nil ? "own thread" : "other thread") }
+                let place = Thread.current.threadDictionary["owner"] != nil ? "on its thread"
+                    : DispatchQueue.getSpecific(key: key) == true ? "on the queue" : "elsewhere"
+                if q == nil { released.add("registering Realm \(place)") }
+                if q === queue { released.add("queue's Realm \(place)") }
             }
         }
         defer { RealmCore.deinitForTesting.withLock { $0[path] = nil } }
-        token.value = nil
-        let place = released.next(timeout: 5)
-        withKnownIssue("a queue observer's Results hold the registering thread's Realm") {
-            #expect(place == "own thread")
+        let token = UncheckedBox<NotificationToken?>(nil)
+        let hold = holdMaking ? HoldMaking(path) : nil
+        try owner.sync {
+            Thread.current.threadDictionary["owner"] = true
+            let realm = try Realm(configuration: config)
+            token.value = try register(realm, queue, delivered)
         }
+        if let hold {
+            #expect(hold.waitEntered())
+            hold.release()
+        }
+        #expect(delivered.next() != nil)
+        // (the delivery's block has ended and been let go)
+        queue.sync {}
+        queue.sync {}
+        token.value = nil
+        // both Realms are let go by now or soon: the registering one when its thread let it go
+        // (the observer holds none of it), the queue's when the observer went
+        var places: [String] = []
+        while places.count < 2, let p = released.next(timeout: 5) { places.append(p) }
+        queue.sync {}
+        try owner.sync {}
+        return (released.all.sorted(), delivered.all)
+    }
+
+    private static let letGoOnTheirThreads = ["queue's Realm on the queue", "registering Realm on its thread"]
+
+    /// Whether `realm` is the Realm confined to `queue`.
+    private static func through(_ realm: Realm?, _ queue: DispatchQueue) -> String {
+        realm?.core.queue === queue ? "queue's Realm" : "another Realm"
+    }
+
+    /// A queue observer of a table's Results registered through a run-loop thread's Realm,
+    /// which that thread then lets go; its token is released on a third thread. The observer
+    /// keeps no Results (and so no Realm) of the registering thread: that Realm is let go on
+    /// its thread, and the queue's on the queue.
+    @Test func theRegisteringRealmOfAQueueObserverIsLetGoOnItsThread() throws {
+        let (released, delivered) = try releasePlaces("release-registering") { realm, queue, delivered in
+            realm.objects(NDog.self).observe(on: queue) { change in
+                if case .initial(let r) = change { delivered.add(Self.through(r.realm, queue)) }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm"])
+    }
+
+    /// As above for filtered (with an object as argument), sorted and distinct Results: their
+    /// predicates' objects are kept as links, not as objects of the registering Realm.
+    @Test func aQueryObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-query") { realm, queue, delivered in
+            try realm.write {
+                let rex = realm.create(NDog.self, value: ["name": "Rex", "age": 3])
+                realm.create(NPerson.self, value: ["name": "Ann", "dogs": [rex]])
+                realm.create(NPerson.self, value: ["name": "Ann", "dogs": [rex]])
+                realm.create(NPerson.self, value: ["name": "Bob"])
+            }
+            let rex = realm.objects(NDog.self).first!
+            let results = realm.objects(NPerson.self).filter("ANY dogs == %@", rex)
+                .sorted(byKeyPath: "name").distinct(by: ["name"])
+            return results.observe(on: queue) { change in
+                if case .initial(let r) = change {
+                    delivered.add(Self.through(r.realm, queue))
+                    delivered.add("\(r.count) \(r.first?.name ?? "")")
+                }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm", "1 Ann"])
+    }
+
+    /// As above for queries whose argument is a collection of objects of the registering Realm
+    /// that is not a List, MutableSet or Results (an AnyRealmCollection, LinkingObjects, a Swift
+    /// Set, an array slice), or a projection: its objects are kept as links too, not the
+    /// collection or the projection.
+    @Test func aQueryObserverOnAQueueHoldsNoRealmThroughACollectionArgument() throws {
+        func people(_ r: Results<NPerson>, _ queue: DispatchQueue, _ delivered: Events<String>) -> NotificationToken {
+            r.observe(on: queue) { change in
+                if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+            }
+        }
+        let queries: [(String, (Realm, DispatchQueue, Events<String>) -> NotificationToken)] = [
+            ("AnyRealmCollection", { people($0.objects(NPerson.self).filter("ANY dogs IN %@", AnyRealmCollection($0.objects(NDog.self))), $1, $2) }),
+            ("Set", { people($0.objects(NPerson.self).filter("ANY dogs IN %@", Set($0.objects(NDog.self))), $1, $2) }),
+            ("ArraySlice", { people($0.objects(NPerson.self).filter("ANY dogs IN %@", Array($0.objects(NDog.self))[0...]), $1, $2) }),
+            ("LinkingObjects", { realm, queue, delivered in
+                let owners = realm.objects(NDog.self).first!.owners
+                return realm.objects(NDog.self).filter("ANY owners IN %@", owners).observe(on: queue) { change in
+                    if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+                }
+            }),
+            // (a projection stands for its object in a query)
+            ("Projection", { realm, queue, delivered in
+                let ann = NRelDogNames(projecting: realm.objects(NPerson.self).filter("name == 'Ann'").first!)
+                return realm.objects(NDog.self).filter("ANY owners == %@", ann).observe(on: queue) { change in
+                    if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+                }
+            }),
+        ]
+        for (label, register) in queries {
+            let (released, delivered) = try releasePlaces("release-argument-\(label)") { realm, queue, delivered in
+                try realm.write {
+                    realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]])
+                    realm.create(NPerson.self, value: ["name": "Bob"])
+                    realm.create(NDog.self, value: ["name": "Max"])
+                }
+                return register(realm, queue, delivered)
+            }
+            #expect(released == Self.letGoOnTheirThreads, "\(label)")
+            #expect(delivered == [label == "LinkingObjects" || label == "Projection" ? "1 Rex" : "1 Ann"], "\(label)")
+        }
+    }
+
+    /// A query over a List with an object and an array of objects as arguments, observed on the
+    /// run loop and on a queue: the queue's observer runs the query in the queue's Realm with
+    /// the objects as links (to translate the List's change set) and gets the same change sets.
+    @Test func aQueryOverAListWithObjectArgumentsGivesTheSameChangesOnAQueue() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "release-object-arguments")
+        let onRunLoop = Events<Seen>(), onQueue = Events<Seen>()
+        try f.run { realm in
+            try realm.write {
+                let rex = realm.create(NDog.self, value: ["name": "Rex"])
+                let max = realm.create(NDog.self, value: ["name": "Max"])
+                realm.create(NPerson.self, value: ["name": "Ann", "dogs": [rex, max]])
+                realm.create(NPerson.self, value: ["name": "Bob", "dogs": [rex]])
+                realm.create(NPerson.self, value: ["name": "Carl"])
+            }
+            let people = realm.objects(NPerson.self).sorted(byKeyPath: "name")
+            let (ann, bob, carl) = (people[0], people[1], people[2])
+            let dogs = ann.dogs.filter("ANY owners == %@ OR ANY owners IN %@", bob, [carl])
+            f.tokens.append(dogs.observe { onRunLoop.add(Seen($0)) })
+            f.tokens.append(dogs.observe(on: queue) { onQueue.add(Seen($0)) })
+        }
+        #expect(onRunLoop.next() == Seen(initial: true, count: 1))
+        #expect(onQueue.next() == Seen(initial: true, count: 1))
+        // a dog of Carl's appended to Ann's dogs comes in; Max leaving them goes
+        f.writeElsewhere { r in
+            let people = r.objects(NPerson.self).sorted(byKeyPath: "name")
+            let zed = r.create(NDog.self, value: ["name": "Zed"])
+            people[2].dogs.append(zed)
+            people[0].dogs.append(zed)
+        }
+        #expect(onRunLoop.next() == Seen(count: 2, ins: [1]))
+        #expect(onQueue.next() == Seen(count: 2, ins: [1]))
+        f.writeElsewhere { r in
+            let ann = r.objects(NPerson.self).sorted(byKeyPath: "name")[0]
+            ann.dogs.remove(at: 0)
+        }
+        #expect(onRunLoop.next() == Seen(count: 1, del: [0]))
+        #expect(onQueue.next() == Seen(count: 1, del: [0]))
+        try f.finish()
+    }
+
+    /// A query over a List whose argument is an AnyRealmCollection of the registering Realm,
+    /// observed on a queue: each delivery runs the query in the queue's Realm (to translate the
+    /// List's change set), with the argument's objects as links, never reading the registering
+    /// thread's collection on the queue. (In a child process: that read traps.)
+    @Test func aQueryOverAListWithACollectionArgumentRunsOnTheQueue() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let owner = RunLoopThread()
+            defer { owner.stop() }
+            let queue = DispatchQueue(label: "release-list-query-argument")
+            let seen = Events<Seen>()
+            let token = UncheckedBox<NotificationToken?>(nil)
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                let ann = realm.objects(NPerson.self).first!
+                let people = AnyRealmCollection(realm.objects(NPerson.self))
+                token.value = ann.dogs.filter("ANY owners IN %@", people).observe(on: queue) { seen.add(Seen($0)) }
+            }
+            precondition(seen.next() == Seen(initial: true, count: 1))
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.objects(NPerson.self).first!.dogs.append(realm.create(NDog.self, value: ["name": "Max"])) }
+            }
+            precondition(seen.next() == Seen(count: 2, ins: [1]))
+            token.value = nil
+        }
+    }
+
+    /// A query observer on a queue whose watch is made (its initial query run) on the notifier
+    /// thread after the registering thread let go of its Realm: the watch maker keeps the query's
+    /// text, arguments and names, not that Realm, which goes on its thread, not with the maker
+    /// on the notifier thread.
+    @Test func aQueryObserversWatchMakerHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-maker", holdMaking: true) { realm, queue, delivered in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex", "age": 3]) }
+            return realm.objects(NDog.self).filter("age > %@", 2).observe(on: queue) { change in
+                if case .initial(let r) = change { delivered.add("\(Self.through(r.realm, queue)) \(r.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for a List.
+    @Test func aListObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-list") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+            return realm.objects(NPerson.self).first!.dogs.observe(on: queue) { change in
+                if case .initial(let l) = change { delivered.add("\(Self.through(l.realm, queue)) \(l.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for a MutableSet.
+    @Test func aSetObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-set") { realm, queue, delivered in
+            try realm.write { realm.create(NSetOwner.self, value: ["name": "a", "toys": [["brand": "b"]]]) }
+            return realm.objects(NSetOwner.self).first!.toys.observe(on: queue) { change in
+                if case .initial(let s) = change { delivered.add("\(Self.through(s.realm, queue)) \(s.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for a Map.
+    @Test func aMapObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-map") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "tags": ["x": 1, "y": 2]]) }
+            return realm.objects(NPerson.self).first!.tags.observe(on: queue) { change in
+                if case .initial(let m) = change { delivered.add("\(Self.through(m.realm, queue)) \(m.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 2"])
+    }
+
+    /// As above for LinkingObjects.
+    @Test func aLinkingObjectsObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-backlinks") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+            return realm.objects(NDog.self).first!.owners.observe(on: queue) { change in
+                if case .initial(let o) = change { delivered.add("\(Self.through(o.realm, queue)) \(o.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 1"])
+    }
+
+    /// As above for AnyRealmCollection (of Results, of a List, of LinkingObjects): the block gets
+    /// a wrapper of the collection as the queue's Realm reads it, not the registering wrapper.
+    @Test func anAnyRealmCollectionObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        func observe<E>(_ c: AnyRealmCollection<E>, _ queue: DispatchQueue, _ delivered: Events<String>) -> NotificationToken {
+            c.observe(on: queue) { change in
+                if case .initial(let c) = change { delivered.add("\(Self.through(c.realm, queue)) \(c.count)") }
+            }
+        }
+        let wrappers: [(String, (Realm, DispatchQueue, Events<String>) -> NotificationToken)] = [
+            ("results", { observe(AnyRealmCollection($0.objects(NDog.self)), $1, $2) }),
+            ("list", { observe(AnyRealmCollection($0.objects(NPerson.self).first!.dogs), $1, $2) }),
+            ("backlinks", { observe(AnyRealmCollection($0.objects(NDog.self).first!.owners), $1, $2) }),
+        ]
+        for (label, register) in wrappers {
+            let (released, delivered) = try releasePlaces("release-any-\(label)") { realm, queue, delivered in
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                return register(realm, queue, delivered)
+            }
+            #expect(released == Self.letGoOnTheirThreads, "\(label)")
+            #expect(delivered == ["queue's Realm 1"], "\(label)")
+        }
+    }
+
+    /// As above for a ProjectedCollection (a List of objects projected to one property): the
+    /// block gets the projection of the collection as the queue's Realm reads it.
+    @Test func aProjectedCollectionObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-projected") { realm, queue, delivered in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+            return NRelDogNames(projecting: realm.objects(NPerson.self).first!).dogNames.observe(on: queue) { change in
+                if case .initial(let c) = change { delivered.add(Self.through(c.realm, queue)) }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm"])
+    }
+
+    /// A ProjectedCollection observed on a queue, read in the block: its elements are read
+    /// through the queue's Realm, at the version delivered. (In a child process: reading the
+    /// registering thread's collection on the queue traps.)
+    @Test func aProjectedCollectionDeliveredOnAQueueReadsThere() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            let config = dir.config([NToy.self, NDog.self, NPerson.self])
+            let owner = RunLoopThread()
+            defer { owner.stop() }
+            let queue = DispatchQueue(label: "release-projected-read")
+            let seen = Events<String>()
+            let token = UncheckedBox<NotificationToken?>(nil)
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                let names = NRelDogNames(projecting: realm.objects(NPerson.self).first!).dogNames
+                token.value = names.observe(on: queue) { change in
+                    switch change {
+                    case .initial(let c): seen.add("initial \(Array(c))")
+                    case .update(let c, _, let i, _): seen.add("\(Array(c)) +\(i)")
+                    case .error: seen.add("error")
+                    }
+                }
+            }
+            precondition(seen.next() == "initial [\"Rex\"]")
+            try! owner.sync {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.objects(NPerson.self).first!.dogs.append(realm.create(NDog.self, value: ["name": "Max"])) }
+            }
+            precondition(seen.next() == "[\"Rex\", \"Max\"] +[1]")
+            token.value = nil
+        }
+    }
+
+    /// As above for sectioned results, and for one section of them.
+    @Test func aSectionedResultsObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-sections") { realm, queue, delivered in
+            try realm.write {
+                realm.create(NDog.self, value: ["name": "Rex", "age": 3])
+                realm.create(NDog.self, value: ["name": "Max", "age": 5])
+            }
+            return realm.objects(NDog.self).sectioned(by: \.age).observe(on: queue) { change in
+                if case .initial(let s) = change { delivered.add("\(Self.through(s.first?.realm, queue)) \(s.count)") }
+            }
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm 2"])
+        let (sectionReleased, sectionDelivered) = try releasePlaces("release-section") { realm, queue, delivered in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex", "age": 3]) }
+            return realm.objects(NDog.self).sectioned(by: \.age)[0].observe(on: queue) { change in
+                if case .initial(let s) = change { delivered.add("\(Self.through(s.first?.realm, queue)) \(s.count)") }
+            }
+        }
+        #expect(sectionReleased == Self.letGoOnTheirThreads)
+        #expect(sectionDelivered == ["queue's Realm 1"])
+    }
+
+    /// An object observer on a queue, registered through a run-loop thread's Realm: it keeps
+    /// the object's address, not the registering accessor, and the accessor it made in the
+    /// queue's Realm (`DeliveredObject`) goes with the observer's block on the queue.
+    @Test func anObjectObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
+        let (released, delivered) = try releasePlaces("release-object") { realm, queue, delivered in
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex"]) }
+            let dog = realm.objects(NDog.self).first!
+            let token = dog.observe(on: queue) { (change: ObjectChange<NDog>) in
+                if case .change(let d, _) = change { delivered.add("\(Self.through(d.realm, queue)) \(d.name)") }
+            }
+            try realm.write { dog.name = "Max" }
+            return token
+        }
+        #expect(released == Self.letGoOnTheirThreads)
+        #expect(delivered == ["queue's Realm Max"])
     }
 
     /// A Realm observer registered on a thread that then ends without turning its run loop

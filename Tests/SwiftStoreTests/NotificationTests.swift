@@ -231,6 +231,130 @@ class Fixture: @unchecked Sendable {
         try f.finish()
     }
 
+    /// An object observed on a queue whose Realm reads an older version than the registering
+    /// Realm (kept by an observer of another class, it has not moved since before the object
+    /// was created): the first change's old values are those of the version the observer
+    /// registered at, where the object exists, not of the queue's Realm's version, where it
+    /// does not (reading there trapped). (In a child process: a trap must not stop the tests.)
+    @Test func objectOnQueueWhoseRealmIsOlderThanTheObject() async {
+        await #expect(processExitsWith: .success) {
+            let f = try! Fixture()
+            let queue = DispatchQueue(label: "object-on-older-queue-realm")
+            let people = Events<Seen>(), dog = Events<SeenObject>()
+            try! f.run { realm in f.tokens.append(realm.objects(NPerson.self).observe(on: queue) { people.add(Seen($0)) }) }
+            precondition(people.next() == Seen(initial: true, count: 0))
+            try! f.run { realm in
+                try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 1]) }
+                f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                    dog.add(SeenObject(c))
+                })
+                try realm.write { realm.objects(NDog.self).first!.age = 2 }
+            }
+            precondition(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+            f.writeElsewhere { r in r.objects(NDog.self).first!.age = 3 }
+            precondition(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
+            precondition(people.waiting == 0)
+            try! f.finish()
+        }
+    }
+
+    /// An object observed on a queue whose Realm lags (kept by an observer of another class, it
+    /// has not moved since the object's value was 0): the first change's old value is the one
+    /// the object had when the observer registered (1), not the queue's Realm's (0).
+    @Test func objectOnQueueWhoseRealmLagsGetsTheRegisteredOldValue() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "object-on-lagging-queue-realm")
+        let people = Events<Seen>(), dog = Events<SeenObject>()
+        try f.run { realm in try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) } }
+        try f.run { realm in f.tokens.append(realm.objects(NPerson.self).observe(on: queue) { people.add(Seen($0)) }) }
+        #expect(people.next() == Seen(initial: true, count: 0))
+        try f.run { realm in
+            try realm.write { realm.objects(NDog.self).first!.age = 1 }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+            })
+            try realm.write { realm.objects(NDog.self).first!.age = 2 }
+        }
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        f.writeElsewhere { r in r.objects(NDog.self).first!.age = 3 }
+        #expect(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
+        #expect(people.waiting == 0)
+        try f.finish()
+    }
+
+    /// Object observers registered on a lagging queue (its Realm kept by an observer of another
+    /// class) whose objects never change: the frozen snapshot each takes for its first old
+    /// values is let go once the queue's Realm has caught up with its start (registering
+    /// schedules that delivery), so they do not pin versions: writes go on under
+    /// `maximumNumberOfActiveVersions`.
+    @Test func unchangedQueueObjectObserversDoNotPinVersions() throws {
+        let dir = TempDir()
+        var config = dir.config([NToy.self, NDog.self, NPerson.self])
+        config.maximumNumberOfActiveVersions = 4
+        let owner = RunLoopThread()
+        defer { owner.stop() }
+        let q = DispatchQueue(label: "unchanged-object-observers")
+        let people = Events<Seen>()
+        let tokens = UncheckedBox<[NotificationToken]>([])
+        let outcome = UncheckedBox<String>("")
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            try realm.write { for i in 0..<6 { realm.create(NDog.self, value: ["name": "d\(i)"]) } }
+            tokens.value.append(realm.objects(NPerson.self).observe(on: q) { people.add(Seen($0)) })
+        }
+        #expect(people.next() == Seen(initial: true, count: 0))
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            for i in 0..<6 {
+                try realm.write { realm.create(NToy.self) }
+                tokens.value.append(realm.objects(NDog.self)[i].observe(on: q) { (_: ObjectChange<NDog>) in })
+                // (the queue's delivery scheduled by registering has run)
+                q.sync {}
+            }
+            do {
+                try realm.write { realm.create(NToy.self) }
+                outcome.value = "ok"
+            } catch {
+                outcome.value = "\(error)"
+            }
+        }
+        #expect(outcome.value == "ok")
+        q.sync { tokens.value = [] }
+    }
+
+    /// Registering an object observer on a queue from another thread never touches the queue's
+    /// Realm, which is confined to the queue: here invalidated there, it still has no read
+    /// transaction afterwards (`refresh()` reports true at once).
+    @Test func registeringAnObjectObserverLeavesTheQueuesRealmAlone() throws {
+        let dir = TempDir()
+        let config = dir.config([NToy.self, NDog.self, NPerson.self])
+        let owner = RunLoopThread()
+        defer { owner.stop() }
+        let q = DispatchQueue(label: "invalidated-queue-realm")
+        let qRealm = UncheckedBox<Realm?>(nil)
+        let seen = Events<String>()
+        let tokens = UncheckedBox<[NotificationToken]>([])
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.create(NDog.self, value: ["name": "Rex"]) }
+        }
+        try q.sync {
+            let r = try Realm(configuration: config, queue: q)
+            qRealm.value = r
+            tokens.value.append(r.objects(NDog.self).observe(on: q) { _ in seen.add("c") })
+        }
+        #expect(seen.next() == "c")
+        q.sync {}
+        q.sync { qRealm.value!.invalidate() }
+        try owner.sync {
+            let realm = try Realm(configuration: config)
+            tokens.value.append(realm.objects(NDog.self).first!.observe(on: q) { (_: ObjectChange<NDog>) in })
+        }
+        let refreshed = q.sync { qRealm.value!.refresh() }
+        #expect(refreshed, "the registering thread began a read transaction on the queue's invalidated Realm")
+        q.sync { tokens.value = []; qRealm.value = nil }
+    }
+
     /// A write made right after registering a queue observer, delivered after it (the queue is
     /// busy until the write committed), is folded into `.initial`, and no `.update` describes it
     /// again: the next update is the next commit's. For a Results and for a List.

@@ -32,7 +32,11 @@ extension ResultsBase {
         }
         guard predicates.count == other.predicates.count, clauses.count == other.clauses.count else { return false }
         for (a, b) in zip(predicates, other.predicates) {
-            guard a.0 == b.0, String(describing: a.1) == String(describing: b.1) else { return false }
+            // (arguments as the addresses of Frozen snapshots keep them: an object as its link,
+            // so that thawed results, whose objects are links, equal the original)
+            guard a.0 == b.0,
+                  String(describing: a.1.map(LinkArgument.detaching)) == String(describing: b.1.map(LinkArgument.detaching))
+            else { return false }
         }
         for (a, b) in zip(clauses, other.clauses) {
             switch (a, b) {

@@ -24,20 +24,39 @@ final class ManagedCollection {
         for s in steps { s.key?.deallocate() }
     }
 
+    /// Where the collection is below its owner: its column, its kind when it is held in an
+    /// AnyRealmValue, and its nesting steps (each map key's bytes with their terminating NUL).
+    /// It belongs to no Realm (`CollectionAddress`).
+    struct Path: @unchecked Sendable {
+        let col: UInt32
+        let mixedKind: MixedKind?
+        let steps: [(index: Int64, key: [CChar]?)]
+    }
+
+    var path: Path {
+        Path(col: col, mixedKind: mixedKind, steps: steps.map { s in
+            (s.index, s.key.map { Array(UnsafeBufferPointer(start: $0, count: s.keyLength + 1)) })
+        })
+    }
+
+    /// The collection at `path` below `owner`.
+    convenience init(owner: ObjectBase, path: Path) {
+        self.init(owner: owner, column: path.col)
+        mixedKind = path.mixedKind
+        for s in path.steps {
+            var key: UnsafeMutablePointer<CChar>? = nil
+            if let k = s.key {
+                key = .allocate(capacity: k.count)
+                key!.initialize(from: k, count: k.count)
+            }
+            steps.append((s.index, key, (s.key?.count ?? 1) - 1))
+        }
+    }
+
     /// The same collection (column and nesting steps) of `owner`, an accessor of this
     /// collection's owner in another Realm (a frozen one, or a live one when thawing).
     func rebased(onto owner: ObjectBase) -> ManagedCollection {
-        let copy = ManagedCollection(owner: owner, column: col)
-        copy.mixedKind = mixedKind
-        for s in steps {
-            var key: UnsafeMutablePointer<CChar>? = nil
-            if let k = s.key {
-                key = .allocate(capacity: s.keyLength + 1)
-                key!.initialize(from: k, count: s.keyLength + 1)
-            }
-            copy.steps.append((s.index, key, s.keyLength))
-        }
-        return copy
+        ManagedCollection(owner: owner, path: path)
     }
 
     /// A collection nested in element `index` (list) or `key` (map) of this one.

@@ -161,15 +161,16 @@ final class NotifierCore: @unchecked Sendable {
 
     /// A watch over the results of `base`, a Results over a table (deep filter by default):
     /// what it needs from `base`'s Realm (the query text, its arguments and the class names) is
-    /// read now on `base`'s thread; the returned maker runs the query on whichever thread makes
-    /// the watch (the notifier's: docs/ARCHITECTURE.md, Change notifications) and keeps
-    /// `base`'s Realm alive until then.
+    /// read now on `base`'s thread and copied; the returned maker runs the query on whichever
+    /// thread makes the watch (the notifier's: docs/ARCHITECTURE.md, Change notifications) and
+    /// holds nothing of `base`'s Realm, which may then be let go on its own thread only.
     static func queryWatchMaker(_ base: ResultsBase, table: UInt32, paths: [[UInt32]]) -> (NotifierCore) -> Watch? {
         let core = base.core
         let text = base.queryText
         let args = CoreCall.must { try QueryArguments(base.predicates.flatMap(\.1), core: core) }
-        let entries = core.nameMap
-        return { n in withExtendedLifetime(core) { n.watchQuery(text: text, args: args, entries: entries, table: table, paths: paths) } }
+        args.detachFromRealm()
+        let names = NameMapCopy(core.nameMap)
+        return { n in n.watchQuery(text: text, args: args, entries: names.entries, table: table, paths: paths) }
     }
 
     private func watchQuery(text: String, args: QueryArguments, entries: [cs_name_map_entry], table: UInt32,
@@ -259,4 +260,20 @@ final class NotifierCore: @unchecked Sendable {
 extension ObjectBase {
     /// The object's key in its table (managed objects).
     var objectKey: Int64 { cobj.key }
+}
+
+/// A copy of a Realm's name map (`RealmCore.nameMap`) whose names it owns, for a watch maker
+/// that outlives, or runs apart from, the Realm it was read from.
+final class NameMapCopy: @unchecked Sendable {
+    private(set) var entries: [cs_name_map_entry] = []
+
+    init(_ map: [cs_name_map_entry]) {
+        entries = map.map { e in
+            cs_name_map_entry(table: e.table, col: e.col, public_name: e.public_name.map { UnsafePointer(strdup($0)!) })
+        }
+    }
+
+    deinit {
+        for e in entries { free(UnsafeMutablePointer(mutating: e.public_name)) }
+    }
 }

@@ -7,7 +7,8 @@ import Foundation
 final class QueryArguments {
     private(set) var values: [cs_value] = []
     private var blocks: [UnsafeMutableRawPointer] = []
-    private let core: RealmCore
+    /// The Realm the arguments were converted with; nil after `detachFromRealm()`.
+    private var core: RealmCore?
     /// How objects become link values when they are not this Realm's rows (unmanaged
     /// evaluation); nil: only managed objects may be arguments.
     private let objectLink: ((ObjectBase) -> cs_value)?
@@ -20,7 +21,13 @@ final class QueryArguments {
     }
 
     /// A scalar as a C value whose bytes live as long as the arguments.
-    func value(of v: StoredValue) -> cs_value { cValue(v, core: core) }
+    func value(of v: StoredValue) -> cs_value { cValue(v, core: core!) }
+
+    /// Lets go of the Realm the arguments were converted with: the converted values need
+    /// nothing of it, and a query observer's watch maker, which runs them on the notifier
+    /// thread, must hold nothing of the registering Realm (docs/ARCHITECTURE.md, Change
+    /// notifications). `value(of:)` may not be called after.
+    func detachFromRealm() { core = nil }
 
     deinit {
         for b in blocks { b.deallocate() }
@@ -75,6 +82,7 @@ final class QueryArguments {
         case let v as AnyRealmValue:
             if case .none = v { return cs_null() }
             return cValue(v._rlmEncode().value, core: core)
+        case let v as LinkArgument: return cs_link(v.table, v.key)
         case let v as ObjectBase:
             if let objectLink { return objectLink(v) }
             guard v.core != nil, !v.isInvalidated, let info = v.info else {

@@ -273,7 +273,9 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
     /// Whether the sectioned results are frozen.
     var isFrozen: Bool { frozenLock != nil }
 
-    /// The layout at the Realm's current state.
+    /// The layout at the Realm's current state: no sections for results over a List, MutableSet
+    /// or LinkingObjects whose owner is gone (they read as invalidated; their query cannot run),
+    /// as those results have no elements (docs/ARCHITECTURE.md, Sectioned results).
     func current() -> SectionLayout<Key> {
         if results.isDetached { return SectionLayout() }
         if let frozenLock {
@@ -285,10 +287,20 @@ final class SectionsBase<Key: Hashable, Element: RealmCollectionValue> {
         return refreshed()
     }
 
+    /// Whether the results hang from an object (a collection's owner, the target of
+    /// backlinks) that no longer exists.
+    private var ownerIsGone: Bool {
+        switch results.root {
+        case .backlinks, .collection: return results.isInvalidated
+        case .table, .detached: return false
+        }
+    }
+
     private func refreshed() -> SectionLayout<Key> {
         let now = results.core.stateStamp
         if now == stamp { return layout }
-        layout = SectionsBase.compute(results, keyOf, keyColumn, objectKeyOf)
+        // (an owner goes only with a change of state: checked when the stamp moved)
+        layout = ownerIsGone ? SectionLayout() : SectionsBase.compute(results, keyOf, keyColumn, objectKeyOf)
         stamp = results.core.stateStamp
         return layout
     }

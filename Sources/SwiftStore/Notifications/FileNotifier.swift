@@ -53,8 +53,12 @@ final class Registration: @unchecked Sendable {
     /// making watches. Guarded by the notifier's lock.
     var batch: DispatchGroup?
     let target: DeliveryTarget
-    /// Objects: the values of these columns read through the delivering Realm.
-    let readValues: ((RealmCore, [UInt32]) -> [Any?])?
+    /// Objects: the values of these columns read through the delivering Realm. Guarded by the
+    /// notifier's lock, and taken out by unregistering as `callback` is (it holds the object's
+    /// accessor in the delivering Realm, `DeliveredObject`).
+    var readValues: ((RealmCore, [UInt32]) -> [Any?])?
+    /// Whether this is an object observer (`readValues` given).
+    let readsValues: Bool
     /// Runs on the target with the delivering Realm. Guarded by the notifier's lock: deliveries
     /// copy it under the lock, and unregistering takes it out, so that it (and the Realm its
     /// collection holds) goes on the target's thread, whatever still holds the registration.
@@ -71,7 +75,7 @@ final class Registration: @unchecked Sendable {
     /// (registered through a Realm behind the notifier, delivered on a queue): the file at that
     /// version, where the first change set's old values are read. Guarded by the notifier's lock.
     var oldValuesAt: RealmCore?
-    var isRealmObserver: Bool { readValues == nil && watchless }
+    var isRealmObserver: Bool { !readsValues && watchless }
     let watchless: Bool
 
     init(watchless: Bool, target: DeliveryTarget, readValues: ((RealmCore, [UInt32]) -> [Any?])?,
@@ -79,6 +83,7 @@ final class Registration: @unchecked Sendable {
         self.watchless = watchless
         self.target = target
         self.readValues = readValues
+        readsValues = readValues != nil
         self.callback = callback
     }
 }
@@ -107,6 +112,12 @@ final class DeliveryTarget: @unchecked Sendable {
     /// Set (lock held) when the target's last observer is unregistered and the target leaves
     /// the notifier: a delivery still scheduled then does nothing (a queue's would open a Realm).
     var dropped = false
+    /// A version the target's Realm reads at least (0: unknown), kept under the lock without
+    /// reading that Realm (confined to its queue): set when a registration publishes it at a
+    /// known version and raised by each delivery that brings it to the notifier's version; the
+    /// queue's own `refresh()` and writes only move it further. A queue object observer whose
+    /// watch starts later reads its first old values in a frozen snapshot instead.
+    var versionAtLeast: UInt64 = 0
     /// A run loop's thread: where what is let go of the target from another thread waits for
     /// the run loop, or for the thread's end when its run loop no longer turns.
     let inbox: ThreadInbox?
@@ -462,7 +473,11 @@ final class FileNotifier: @unchecked Sendable {
         var snapshot: RealmCore?
         if let queue, readValues != nil, makeWatch != nil {
             fresh = RealmCore.makeForQueue(core.config, queue: queue)
-            if isBehind(core) { snapshot = core.frozen() }
+            // (or when the queue's Realm may read an older version than the watch starts at: the
+            // first old values are read at the start, not at that version)
+            if isBehind(core) || queueMayBeOlder(than: core, queue: queue, making: fresh != nil) {
+                snapshot = core.frozen()
+            }
         }
         lock.lock()
         let t = target(core: core, queue: queue)
@@ -491,6 +506,7 @@ final class FileNotifier: @unchecked Sendable {
                     // (a Realm cached for the queue meanwhile, by code on the queue, is the
                     // queue's Realm; this one goes, after the lock is released)
                     t.core = made.publish(queue: queue!)
+                    if t.core === made { t.versionAtLeast = NotifierCore.version(of: made) }
                 }
             }
             // an object observer, which has no initial notification, reports every change after
@@ -502,7 +518,20 @@ final class FileNotifier: @unchecked Sendable {
             let w = behind ? self.core.watch(from: core, makeWatch) : makeWatch(self.core)
             // delivered through another Realm (a queue's, at another version or opened later);
             // (the notifier may have moved past the Realm since `isBehind` said no: frozen here)
-            if behind && t.core !== core { r.oldValuesAt = snapshot ?? core.frozen() }
+            // Also when the queue's Realm may read an older version than the watch's start (its
+            // bound is lower, or it is a Realm cached for the queue that no delivery moved): the
+            // object may not exist there, or hold another value
+            let older = readValues != nil && queue != nil && !behind && t.core !== core
+                && (t.core == nil || t.versionAtLeast < start)
+            if (behind || older) && t.core !== core {
+                r.oldValuesAt = snapshot ?? core.frozen()
+                // (the next delivery brings the queue's Realm past the start, on the queue, and
+                // lets the snapshot go if no change set took it: it pins its version one hop)
+                if !t.scheduled {
+                    t.scheduled = true
+                    schedule(t)
+                }
+            }
             r.watch = w
             r.madeOnRegisteringThread = true
             if w != nil && self.core.pending(w!) && !t.scheduled {
@@ -515,6 +544,19 @@ final class FileNotifier: @unchecked Sendable {
         let token = NotificationToken { [self] in unregister(r) }
         token.registration = r
         return token
+    }
+
+    /// Whether the Realm a queue object observer of `core` would be delivered through may read
+    /// an older version than `core` (the watch's start): the queue's target has a Realm whose
+    /// known lower bound is older, or it has none and the queue has a Realm cached that this
+    /// registration is not making (`making` false). Decided under the lock from the target's
+    /// bound, never by reading the queue's Realm.
+    private func queueMayBeOlder(than core: RealmCore, queue: DispatchQueue, making: Bool) -> Bool {
+        let start = NotifierCore.version(of: core)
+        lock.lock()
+        defer { lock.unlock() }
+        guard let t = targets[ObjectIdentifier(queue)], t.core != nil else { return !making }
+        return t.core !== core && t.versionAtLeast < start
     }
 
     /// Whether `core` reads an older version than the notifier computed (it can only become
@@ -672,6 +714,10 @@ final class FileNotifier: @unchecked Sendable {
         }
     }
 
+    /// For tests: runs once on a thread unregistering an observer of the file at that path,
+    /// after it released the lock and before it lets go of what it took of the observer.
+    static let afterUnregisteringForTesting = Locked<[String: @Sendable () -> Void]>([:])
+
     private static func runMakingHook(_ path: String) {
         if makingHooksArmed.load(ordering: .relaxed),
            let hook = beforeMakingForTesting.withLock({ $0.removeValue(forKey: path) }) {
@@ -688,15 +734,19 @@ final class FileNotifier: @unchecked Sendable {
         r.watch = nil
         // (what may hold the Realm goes with it, on the target's thread; `r` itself may be let
         // go anywhere)
-        var held: [Any] = [r.callback as Any, r.maker as Any]
+        var held: [Any] = [r.callback as Any, r.maker as Any, r.readValues as Any]
         r.callback = nil
         r.maker = nil
+        r.readValues = nil
         unmade.removeAll { $0 === r }
         let t = r.target
         t.registrations.removeAll { $0 === r }
         if r.watchless { t.realmObservers -= 1 }
         var dropped: DeliveryTarget?
         var droppedRealm: RealmCore?
+        // (a run loop's target: whether this is its thread, where what is let go of it may go
+        // at once)
+        let onTargetThread = t.core?.isOnOwnerThread ?? true
         if t.registrations.isEmpty, let key = targets.first(where: { $0.value === t })?.key {
             dropped = targets.removeValue(forKey: key)
             t.dropped = true
@@ -707,23 +757,31 @@ final class FileNotifier: @unchecked Sendable {
         // (a batch making this observer's watch lets go of it first, so that the last
         // reference is not dropped on the thread making watches)
         batch?.wait()
-        // the target's Realm goes on the target's own thread (docs/ARCHITECTURE.md, Change
+        if FileNotifier.makingHooksArmed.load(ordering: .relaxed),
+           let hook = FileNotifier.afterUnregisteringForTesting.withLock({ $0.removeValue(forKey: path) }) {
+            hook()
+        }
+        // the target's Realm, and what the observer held (its block may hold an accessor of that
+        // Realm), go on the target's own thread, whether or not the target remains: once the lock
+        // is released, another thread may drop the target and its Realm go there, and what this
+        // thread holds would then be that Realm's last reference (docs/ARCHITECTURE.md, Change
         // notifications)
-        if droppedRealm != nil { FileNotifier.letGo(&droppedRealm, with: &held, on: t) }
+        FileNotifier.letGo(&droppedRealm, with: &held, on: t, onOwnThread: onTargetThread)
         held = []
         withExtendedLifetime(dropped) {}
         release()
     }
 
-    /// Lets go of `realm`, the Realm of the dropped target `t`, and of `held` (what of its last
-    /// observer may hold it) on the target's own thread: in a block on its queue, on its actor,
-    /// or through its run loop thread's inbox when the caller is another thread (here otherwise,
-    /// and when that thread has ended). The caches hold Realms unretained, so the last reference
-    /// to a Realm (its own thread may take it from its cache meanwhile) is then never dropped on
-    /// the thread that unregistered its observer, the notifier thread, or under the lock
+    /// Lets go of `realm`, the Realm of the dropped target `t` (nil when `t` remains), and of
+    /// `held` (what of an unregistered observer may hold a Realm of `t`) on the target's own
+    /// thread: in a block on its queue, on its actor, or through its run loop thread's inbox
+    /// when the caller is another thread (`onOwnThread` false; here otherwise, and when that
+    /// thread has ended). The caches hold Realms unretained, so the last reference to a Realm
+    /// (its own thread may take it from its cache meanwhile) is then never dropped on the thread
+    /// that unregistered its observer, the notifier thread, or under the lock
     /// (docs/ARCHITECTURE.md, Change notifications).
-    private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget) {
-        let onOwnThread = realm?.isOnOwnerThread ?? true
+    private static func letGo(_ realm: inout RealmCore?, with held: inout [Any], on t: DeliveryTarget,
+                              onOwnThread: Bool) {
         // (the observer's block and maker go with it: they may hold the same Realm, through
         // their collection)
         if let q = t.queue {
@@ -851,7 +909,7 @@ final class FileNotifier: @unchecked Sendable {
     func hasObjectObservers(_ core: RealmCore) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return ownTarget(of: core)?.registrations.contains { $0.readValues != nil } ?? false
+        return ownTarget(of: core)?.registrations.contains { $0.readsValues } ?? false
     }
 
     /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
@@ -970,16 +1028,26 @@ final class FileNotifier: @unchecked Sendable {
         for r in t.registrations where r.live.load(ordering: .relaxed) {
             if r.watch == nil && r.carried.isEmpty { continue }
             // (an object observer has no initial change set: what is pending goes before the write)
-            if beforeWrite && !r.delivered && r.readValues == nil { continue }
+            if beforeWrite && !r.delivered && !r.readsValues { continue }
             // change sets held back by a write that skipped this observer come first (with the
             // old values read when they were held back, if any)
             for p in r.carried {
-                if r.readValues != nil && !p.columns.isEmpty { objects.append(out.count) }
+                if r.readsValues && !p.columns.isEmpty { objects.append(out.count) }
                 out.append((r, p))
                 r.delivered = true
             }
             r.carried = []
-            guard let w = r.watch, self.core.pending(w), var p = self.core.take(w) else { continue }
+            guard let w = r.watch, self.core.pending(w), var p = self.core.take(w) else {
+                // (no change since the watch's start: once this delivery brings the Realm to the
+                // notifier's version, past that start, the object's values there are those at the
+                // start, and the snapshot taken for them goes, docs/ARCHITECTURE.md, Change
+                // notifications)
+                if let at = r.oldValuesAt, r.watch != nil, r.version <= nv {
+                    released.append(at)
+                    r.oldValuesAt = nil
+                }
+                continue
+            }
             r.delivered = true
             if let read = r.readValues, !p.columns.isEmpty {
                 if let at = r.oldValuesAt {
@@ -997,6 +1065,7 @@ final class FileNotifier: @unchecked Sendable {
             out.append((r, p))
         }
         if moves { self.core.advance(core) }
+        t.versionAtLeast = max(t.versionAtLeast, nv)
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }

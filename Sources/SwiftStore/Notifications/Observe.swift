@@ -123,31 +123,57 @@ enum Observation {
         return { $0.watchCollection(table: t, key: k, col: col, paths: paths) }
     }
 
-    /// `object` as an object of `core` (itself when `core` is its Realm).
-    static func resolve(_ object: ObjectBase, in core: RealmCore) -> ObjectBase {
-        if object.core === core { return object }
-        let info = core.info(named: object.objectSchema.className)!
-        return core.object(info, key: object.objectKey)
+    /// The object at `address` as `core` reads it (not checked for existence).
+    static func object(at address: ObjectAddress, in core: RealmCore) -> ObjectBase {
+        guard let o = core.object(at: address) else { missingClass(address.type, core) }
+        return o
     }
 
-    /// `base` read through `core` (itself when `core` is its Realm).
-    static func resolve(_ base: ResultsBase, in core: RealmCore) -> ResultsBase {
-        if base.core === core { return base }
-        let root: ResultsBase.Root
-        switch base.root {
-        case .table(let info): root = .table(core.info(named: info.objectSchema.className)!)
-        case .backlinks(let owner, let t, let c, let info):
-            root = .backlinks(resolve(owner, in: core), t, c, core.info(named: info.objectSchema.className)!)
-        case .collection(let m, let info):
-            root = .collection(resolve(m, in: core), info.map { core.info(named: $0.objectSchema.className)! })
-        case .detached: root = .detached
+    /// The collection at `address` as `core` reads it (one of a deleted owner reads as
+    /// invalidated).
+    static func collection(at address: CollectionAddress, in core: RealmCore) -> ManagedCollection {
+        guard let m = core.collection(at: address, existing: false) else { missingClass(address.owner.type, core) }
+        return m
+    }
+
+    private static func missingClass(_ c: ClassAddress, _ core: RealmCore) -> Never {
+        preconditionFailure("The class '\(c.className)' of an observed value is not in the schema of '\(core.config.path)'")
+    }
+
+    /// What a collection observer keeps of the registering results, to read them through the
+    /// delivering Realm (docs/ARCHITECTURE.md, Change notifications, "Where Realms, targets and
+    /// observers are let go"): a run loop's or an actor's observer is delivered through the
+    /// registering Realm and keeps the results themselves; a queue's keeps their address, which
+    /// belongs to no Realm, and finds them again in the queue's Realm at each delivery, so that
+    /// it holds nothing of the registering Realm once registered.
+    final class DeliveredResults: @unchecked Sendable {
+        private let base: ResultsBase?
+        private let address: ResultsAddress?
+
+        init(_ base: ResultsBase, queue: DispatchQueue?) {
+            self.base = queue == nil ? base : nil
+            address = queue == nil ? nil : ResultsAddress(base)
         }
-        return ResultsBase(core: core, root: root, predicates: base.predicates, clauses: base.clauses)
+
+        func resolved(in core: RealmCore) -> ResultsBase {
+            if let base, base.core === core { return base }
+            let a = address ?? ResultsAddress(base!)
+            guard let r = core.results(at: a, existing: false) else {
+                preconditionFailure("The class of observed results is not in the schema of '\(core.config.path)'")
+            }
+            return r
+        }
     }
 
-    static func resolve(_ m: ManagedCollection, in core: RealmCore) -> ManagedCollection {
-        if m.owner.core === core { return m }
-        return m.rebased(onto: resolve(m.owner, in: core))
+    /// How a List's, MutableSet's or Map's observer reads the collection through the delivering
+    /// Realm: a run loop's or an actor's observer gives the registering collection itself; a
+    /// queue's keeps only the collection's address and finds it again in the queue's Realm
+    /// (`DeliveredResults`).
+    static func delivered<C: AnyObject>(_ value: C, _ managed: ManagedCollection, queue: DispatchQueue?,
+                                        _ make: @escaping (ManagedCollection) -> C) -> (RealmCore) -> C {
+        if queue == nil { return { _ in value } }
+        let address = CollectionAddress(managed)
+        return { core in make(Observation.collection(at: address, in: core)) }
     }
 
     /// Registers a collection observer whose block gets `make(core)` and the payload.
@@ -170,16 +196,17 @@ enum Observation {
         // every watch but a nested collection's (made from the registering thread's accessor)
         // is made on the notifier thread
         let onNotifierThread = !isNested(base)
+        let delivered = DeliveredResults(base, queue: queue)
         guard isDerived(base) else {
             return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread) { core, p in
-                let resolved = resolve(base, in: core)
+                let resolved = delivered.resolved(in: core)
                 if let keys = p.keys { resolved.adoptKeys(keys, version: p.version) }
                 deliver(core, resolved, p)
             }
         }
         let derived = DerivedChanges()
         return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread) { core, p in
-            let resolved = resolve(base, in: core)
+            let resolved = delivered.resolved(in: core)
             if let q = derived.translate(resolved, p) { deliver(core, resolved, q) }
         }
     }
@@ -253,9 +280,10 @@ extension List {
         guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let root = managed.owner.info?.target(column: managed.col)
         let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
+        let delivered = Observation.delivered(self, managed, queue: queue) { List(managed: $0) }
         return Observation.register(core: managed.core, queue: queue, watch: watch,
-                                    onNotifierThread: !managed.isNested) { [self] core, p in
-            let list = managed.owner.core === core ? self : List(managed: Observation.resolve(managed, in: core))
+                                    onNotifierThread: !managed.isNested) { core, p in
+            let list = delivered(core)
             block(.from(p, list))
         }
     }
@@ -276,9 +304,10 @@ extension MutableSet {
         guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let root = managed.owner.info?.target(column: managed.col)
         let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
+        let delivered = Observation.delivered(self, managed, queue: queue) { MutableSet(managed: $0) }
         return Observation.register(core: managed.core, queue: queue, watch: watch,
-                                    onNotifierThread: !managed.isNested) { [self] core, p in
-            let set = managed.owner.core === core ? self : MutableSet(managed: Observation.resolve(managed, in: core))
+                                    onNotifierThread: !managed.isNested) { core, p in
+            let set = delivered(core)
             block(.from(p, set))
         }
     }
@@ -301,9 +330,10 @@ extension Map {
         guard let managed else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
         let root = managed.owner.info?.target(column: managed.col)
         let watch = Observation.collectionWatch(managed, paths: Observation.keyPaths(keyPaths, root: root))
+        let delivered = Observation.delivered(self, managed, queue: queue) { Map(managed: $0) }
         return Observation.register(core: managed.core, queue: queue, watch: watch,
-                                    onNotifierThread: !managed.isNested) { [self] core, p in
-            let map = managed.owner.core === core ? self : Map(managed: Observation.resolve(managed, in: core))
+                                    onNotifierThread: !managed.isNested) { core, p in
+            let map = delivered(core)
             if p.initial {
                 block(.initial(map))
             } else {
@@ -328,11 +358,14 @@ extension AnyRealmCollection {
     /// `Results.observe(keyPaths:on:_:)`.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void) -> NotificationToken {
-        let wrapper = self
-        func forward<C>(_ change: RealmCollectionChange<C>) {
+        // a run loop's or an actor's observer gets this wrapper; a queue's, a wrapper of the
+        // collection as the queue's Realm reads it (this one holds the registering Realm)
+        let wrapper: AnyRealmCollection? = queue == nil ? self : nil
+        func forward<C: RealmCollection>(_ change: RealmCollectionChange<C>) where C.Element == Element {
             switch change {
-            case .initial: block(.initial(wrapper))
-            case .update(_, let d, let i, let m): block(.update(wrapper, deletions: d, insertions: i, modifications: m))
+            case .initial(let c): block(.initial(wrapper ?? AnyRealmCollection(c)))
+            case .update(let c, let d, let i, let m):
+                block(.update(wrapper ?? AnyRealmCollection(c), deletions: d, insertions: i, modifications: m))
             case .error(let e): block(.error(e))
             }
         }
@@ -341,9 +374,10 @@ extension AnyRealmCollection {
         case let l as List<Element>: return l.observe(keyPaths: keyPaths, on: queue, forward)
         case let s as MutableSet<Element>: return s.observe(keyPaths: keyPaths, on: queue, forward)
         case let o as any _ObservableAnyCollection:
-            return o._observeErased(keyPaths: keyPaths, on: queue) { p in
-                block(p.initial ? .initial(wrapper)
-                               : .update(wrapper, deletions: p.deletions, insertions: p.insertions, modifications: p.modifications))
+            return o._observeErased(keyPaths: keyPaths, on: queue) { (p, delivered: AnyRealmCollection<Element>) in
+                let c = wrapper ?? delivered
+                block(p.initial ? .initial(c)
+                               : .update(c, deletions: p.deletions, insertions: p.insertions, modifications: p.modifications))
             }
         default:
             preconditionFailure("This collection does not support change notifications")
@@ -359,17 +393,20 @@ extension AnyRealmCollection {
 }
 
 /// Collections AnyRealmCollection forwards to without knowing their element's constraints.
+/// The block gets the change set and the collection as the delivering Realm reads it, wrapped
+/// (`E` is the collection's element type).
 protocol _ObservableAnyCollection {
-    func _observeErased(keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ChangePayload) -> Void)
-        -> NotificationToken
+    func _observeErased<E>(keyPaths: [String]?, on queue: DispatchQueue?,
+                           _ block: @escaping (ChangePayload, AnyRealmCollection<E>) -> Void) -> NotificationToken
 }
 
 extension LinkingObjects: _ObservableAnyCollection {
-    func _observeErased(keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ChangePayload) -> Void)
-        -> NotificationToken {
+    func _observeErased<E>(keyPaths: [String]?, on queue: DispatchQueue?,
+                           _ block: @escaping (ChangePayload, AnyRealmCollection<E>) -> Void) -> NotificationToken {
         guard let base else { preconditionFailure("Only collections which are managed by a Realm support change notifications") }
-        return Observation.register(base, paths: Observation.keyPaths(keyPaths, root: base.info), queue: queue) { _, _, p in
-            block(p)
+        let name = propertyName
+        return Observation.register(base, paths: Observation.keyPaths(keyPaths, root: base.info), queue: queue) { _, b, p in
+            block(p, AnyRealmCollection(LinkingObjects(propertyName: name, base: b)) as! AnyRealmCollection<E>)
         }
     }
 }
@@ -403,12 +440,15 @@ extension Object {
         let className = objectSchema.className
         Observation.check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        let object = DeliveredObject(self)
+        let object = DeliveredObject(self, queue: queue)
         return n.register(core: core, queue: queue, makeWatch: { n in
             n.watchObject(table: table, key: key, paths: paths)
         }, readValues: { core, cols in
             guard let info = core.info(named: className) else { return cols.map { _ in nil } }
-            let o = object.resolved(in: core)
+            // (old values through a queue's Realm that reads a version older than the watch's
+            // start, where the object may not exist yet: none, docs/ARCHITECTURE.md, Change
+            // notifications)
+            guard let o = object.existing(in: core) else { return cols.map { _ in nil } }
             return cols.map { c in KeyValueCoding.value(o, info, column: c) }
         }, callback: { core, p in
             if p.deleted {
@@ -432,24 +472,39 @@ extension Object {
     }
 }
 
-/// An observed object as the delivering Realm reads it: the registering accessor itself, or one
-/// made in the delivering Realm (a queue's) at its first delivery and kept, since a live
-/// accessor follows its Realm from version to version; each delivery (old values, new values,
-/// the block) used to make its own. Used on the delivery target only (a frozen Realm's accessor,
-/// for held-back old values, is made each time and not kept).
+/// An observed object as the delivering Realm reads it: for a run loop's or an actor's
+/// observer, the registering accessor itself; for a queue's, an accessor made in the queue's
+/// Realm from the object's address (which belongs to no Realm: the observer holds nothing of the
+/// registering Realm once registered) at its first delivery and kept, since a live accessor
+/// follows its Realm from version to version. Used on the delivery target only (a frozen
+/// Realm's accessor, for held-back old values, is made each time and not kept); it goes with the
+/// observer's block, on the target (docs/ARCHITECTURE.md, Change notifications).
 final class DeliveredObject: @unchecked Sendable {
-    let object: ObjectBase
+    private let object: ObjectBase?
+    private let address: ObjectAddress
     private var core: RealmCore?
     private var accessor: ObjectBase?
 
-    init(_ object: ObjectBase) { self.object = object }
+    init(_ object: ObjectBase, queue: DispatchQueue?) {
+        self.object = queue == nil ? object : nil
+        address = ObjectAddress(object)
+    }
+
+    /// `resolved(in:)` when the object exists at the version `core` reads (an accessor made for
+    /// one that does not is not kept).
+    func existing(in core: RealmCore) -> ObjectBase? {
+        let o = resolved(in: core)
+        if o.objectExists() { return o }
+        if accessor === o { (self.core, accessor) = (nil, nil) }
+        return nil
+    }
 
     func resolved(in core: RealmCore) -> ObjectBase {
-        if object.core === core { return object }
-        if core.isFrozen { return Observation.resolve(object, in: core) }
+        if let object, object.core === core { return object }
+        if core.isFrozen { return Observation.object(at: address, in: core) }
         // (an accessor of an earlier generation, after `invalidate()`, is made again)
         if let accessor, self.core === core, accessor.generation == core.generation { return accessor }
-        let o = Observation.resolve(object, in: core)
+        let o = Observation.object(at: address, in: core)
         (self.core, accessor) = (core, o)
         return o
     }

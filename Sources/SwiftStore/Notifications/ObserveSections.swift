@@ -39,11 +39,15 @@ extension SectionsBase {
         }
         let results = self.results
         let shown = ShownLayout<Key>()
+        // a run loop's or an actor's observer reads these sections; a queue's, sections over
+        // the results as the queue's Realm reads them (these hold the registering Realm)
+        let same: SectionsBase? = queue == nil ? self : nil
+        let (sortKeyPaths, keyOf, keyColumn, objectKeyOf) = (self.sortKeyPaths, self.keyOf, self.keyColumn, self.objectKeyOf)
         return Observation.register(results, paths: Observation.keyPaths(paths, root: results.info), queue: queue) {
-            [self] _, resolvedResults, p in
-            let sections = resolvedResults === results ? self
-                : SectionsBase(results: resolvedResults, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn,
-                               objectKeyOf: objectKeyOf)
+            _, resolvedResults, p in
+            let sections = same.flatMap { $0.results === resolvedResults ? $0 : nil }
+                ?? SectionsBase(results: resolvedResults, sortKeyPaths: sortKeyPaths, keyOf: keyOf, keyColumn: keyColumn,
+                                objectKeyOf: objectKeyOf)
             let now = sections.current()
             guard let before = shown.layout, !p.initial else {
                 shown.layout = now

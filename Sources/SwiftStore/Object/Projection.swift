@@ -291,8 +291,11 @@ public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCo
     private let objectAt: (Int) -> ObjectBase
     private let realmOf: () -> Realm?
     private let invalidated: () -> Bool
+    /// Observes the backing collection; the block gets the projection of the collection the
+    /// delivery passes (the queue's, for a queue observer).
     private let observeWith: (_ keyPaths: [String]?, _ queue: DispatchQueue?,
-                              _ block: @escaping (_ initial: Bool, _ d: [Int], _ i: [Int], _ m: [Int]) -> Void) -> NotificationToken
+                              _ block: @escaping (_ delivered: ProjectedCollection, _ initial: Bool, _ d: [Int], _ i: [Int],
+                                                  _ m: [Int]) -> Void) -> NotificationToken
     private let frozenOf: () -> Bool
     private let freezeWith: () -> ProjectedCollection
     private let thawWith: () -> ProjectedCollection?
@@ -312,8 +315,9 @@ public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCo
         observeWith = { keyPaths, queue, block in
             any.observe(keyPaths: keyPaths, on: queue) { change in
                 switch change {
-                case .initial: block(true, [], [], [])
-                case .update(_, let d, let i, let m): block(false, d, i, m)
+                case .initial(let c): block(ProjectedCollection(c, keyPath: keyPath, propertyName: propertyName), true, [], [], [])
+                case .update(let c, let d, let i, let m):
+                    block(ProjectedCollection(c, keyPath: keyPath, propertyName: propertyName), false, d, i, m)
                 case .error: break
                 }
             }
@@ -368,12 +372,14 @@ public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCo
     }
 
     /// Observes the backing collection (see `List.observe(keyPaths:on:_:)`); the block gets
-    /// this projected collection.
+    /// this projected collection, or with a queue the same projection of the collection as the
+    /// queue's Realm reads it (the observer then holds nothing of this one's Realm).
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<ProjectedCollection<Element>>) -> Void) -> NotificationToken {
-        let me = self
-        return observeWith(keyPaths, queue) { initial, d, i, m in
-            block(initial ? .initial(me) : .update(me, deletions: d, insertions: i, modifications: m))
+        let me: ProjectedCollection? = queue == nil ? self : nil
+        return observeWith(keyPaths, queue) { delivered, initial, d, i, m in
+            let c = me ?? delivered
+            block(initial ? .initial(c) : .update(c, deletions: d, insertions: i, modifications: m))
         }
     }
 }
