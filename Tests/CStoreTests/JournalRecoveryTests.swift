@@ -1,6 +1,7 @@
 // Recovery tests of the commit journal (docs/FORMAT.md §13): the format version a power cut
-// leaves on disk while records are pending, replay onto an older copy of the same file, and a
-// FULL commit when the journal cannot be created.
+// leaves on disk while records are pending, replay onto an older copy of the same file, a FULL
+// commit when the journal cannot be created, and a header write that fails after the commit
+// point. The shared set-up is in JournalSupport.swift.
 
 import CStore
 import Foundation
@@ -11,32 +12,6 @@ import Glibc
 #endif
 
 @Suite struct JournalRecoveryTests {
-    private func prepare(_ path: String) throws {
-        let db = try DB(path, durability: CS_DURABILITY_FULL)
-        try db.write { txn throws in
-            let t = try addTable(txn, "T")
-            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
-            for i in 0..<10 {
-                var o = try createObj(txn, t)
-                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
-            }
-        }
-        db.close()
-    }
-
-    @discardableResult
-    private func commit(_ h: OpaquePointer, _ v: Int64) throws -> UInt64 {
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
-        let table = try findTable(t!, "T")
-        var o = try createObj(t!, table)
-        try must(cs_obj_set_int(&o, 0, v), "set v")
-        try must(cs_txn_commit(t!), "commit \(v)")
-        let version = cs_txn_version(t!)
-        check(cs_txn_end(t))
-        return version
-    }
-
     private func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
 
     /// FORMAT.md §2 says a version-6 library refuses a file whose journal may hold commits
@@ -47,13 +22,13 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(u16(clean, 8) == 6, "a cleanly closed file rests at version 6")
         let pio = PowerCutIO(disk: clean)
         let h = try pio.open(path)
-        try commit(h, 100)
-        try commit(h, 200)
+        try journalCommit(h, 100)
+        try journalCommit(h, 200)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
@@ -70,7 +45,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let older = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         do {
             let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
@@ -90,14 +65,13 @@ import Glibc
         }
         let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         let h = try pio.open(path)
-        try commit(h, 7)
-        try commit(h, 8)
+        try journalCommit(h, 7)
+        try journalCommit(h, 8)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
         let img = dir.path("b.cstore")
-        try Data(older).write(to: URL(fileURLWithPath: img))
-        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        try writeJournalImage(img, older, state.jsynced)
         let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         if rc == Int32(CS_OK), let h2 {
             defer { _ = cs_db_close(h2) }
@@ -113,7 +87,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         try? FileManager.default.removeItem(atPath: path + ".journal")
         let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
         defer { io.deallocate() }
@@ -148,15 +122,6 @@ import Glibc
         #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
     }
 
-    private func objectCount(_ h: OpaquePointer) throws -> UInt64 {
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
-        defer { _ = cs_txn_end(t) }
-        var n: UInt64 = 0
-        try must(cs_table_count(t!, try findTable(t!, "T"), &n), "count")
-        return n
-    }
-
     /// The header write of a journaled commit follows its commit point (the journal's sync,
     /// FORMAT.md §13): when it fails, the commit is durable, so it reports success; the process
     /// refuses further commits (with the header write's error) until the file is reopened, and
@@ -165,14 +130,14 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let fio = HeaderWriteFailIO()
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(fio.io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "open")
-        try commit(h!, 100)
+        try journalCommit(h!, 100)
         fio.armed = true
         var t: OpaquePointer?
         try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
@@ -182,7 +147,7 @@ import Glibc
         _ = cs_txn_end(t)
         #expect(fio.failed == 1, "the header write failed")
         #expect(crc == Int32(CS_OK), "a durable commit reported \(codeName(crc)) \(lastMessage())")
-        #expect(try objectCount(h!) == 12, "this process reads the commit")
+        #expect(try journalObjectCount(h!) == 12, "this process reads the commit")
         var t2: OpaquePointer?
         var rc = cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t2)
         if rc == Int32(CS_OK) {
@@ -196,7 +161,7 @@ import Glibc
         let (orc, h2) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
         try must(orc, "reopen")
         defer { _ = cs_db_close(h2) }
-        #expect(try objectCount(h2!) == 12, "the reopen replays the commit")
+        #expect(try journalObjectCount(h2!) == 12, "the reopen replays the commit")
         #expect(cs_db_verify(h2!) == Int32(CS_OK), "\(lastMessage())")
     }
 
@@ -206,17 +171,13 @@ import Glibc
     @Test func aReadOnlyOpenThatCannotWriteTheFileIsRefused() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let path = dir.path("a.cstore")
-        try prepare(path)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-        let h = try pio.open(path)
-        try commit(h, 100)
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 100)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
         let img = dir.path("b.cstore")
-        try Data(state.synced).write(to: URL(fileURLWithPath: img))
-        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        try writeJournalImage(img, state.synced, state.jsynced)
         let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
         defer { io.deallocate() }
         var x = cs_io()
@@ -251,7 +212,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let notes = Data("notes kept beside the database\n".utf8)
         try notes.write(to: URL(fileURLWithPath: path + ".journal"))
         let (orc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
@@ -277,18 +238,15 @@ import Glibc
     @Test func aJournaledFileOpenedWithoutItsJournalReportsTheLoss() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let path = dir.path("a.cstore")
-        try prepare(path)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-        let h = try pio.open(path)
-        try commit(h, 100)
-        try commit(h, 200)
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 100)
+        try journalCommit(h, 200)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
         #expect(u16(state.synced, 8) == 7)
         let img = dir.path("b.cstore")
-        try Data(state.synced).write(to: URL(fileURLWithPath: img))
+        try writeJournalImage(img, state.synced, nil)
         let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         try must(rc, "open without the journal")
         var version: UInt64 = 0, opened: UInt64 = 0
@@ -299,7 +257,7 @@ import Glibc
         #expect(opened == cs_db_version(h2!) && version == opened + 1, "\(version) \(opened)")
         #expect(reason.contains("journal"), "\(reason)")
         #expect(cs_file_verify(img) == Int32(CS_CORRUPT), "verify reports the loss while the header claims a journal")
-        try commit(h2!, 300)
+        try journalCommit(h2!, 300)
         _ = cs_db_close(h2)
         #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
     }
@@ -319,36 +277,12 @@ import Glibc
         opts.io = UnsafePointer(fio.io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "open")
-        // one commit as cstore-testchild commit-loop makes it (its checker accepts it)
-        func increment() throws -> Int32 {
-            var t: OpaquePointer?
-            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
-            defer { _ = cs_txn_end(t) }
-            let s = try ChildSchema(t!)
-            var c = try openObj(t!, s.counter, s.counterKey)
-            let k = try getInt(&c, s.n) + 1
-            try must(cs_obj_set_int(&c, s.n, k), "set n")
-            try must(cs_obj_set_int(&c, s.sum, try getInt(&c, s.sum) + k), "set sum")
-            var r = try createObj(t!, s.rows)
-            try must(cs_obj_set_int(&r, s.writer, 1), "set writer")
-            try must(cs_obj_set_int(&r, s.seq, k), "set seq")
-            let payload = childPayload(k)
-            var v = cs_value()
-            v.type = CS_TYPE_BINARY
-            let rc = payload.withUnsafeBytes { buf -> Int32 in
-                v.v.bytes.ptr = UnsafeRawPointer(buf.baseAddress!)
-                v.v.bytes.len = buf.count
-                return cs_obj_set(&r, s.payload, &v)
-            }
-            try must(rc, "set payload")
-            return cs_txn_commit(t!)
-        }
-        try must(increment(), "the first commit")
+        try must(childStyleIncrement(h!), "the first commit")
         let stop = dir.path("stop")
         let checker = try Child(["check", path, stop], in: dir)
         #expect(waitUntil(seconds: 30) { var n = 0; return cs_db_pins(h!, nil, 0, &n) == 0 && n > 0 }, "the checker joined")
         fio.armed = true
-        #expect(try increment() == Int32(CS_OK), "\(lastMessage())")
+        #expect(try childStyleIncrement(h!) == Int32(CS_OK), "\(lastMessage())")
         #expect(fio.failed == 1, "the header write failed")
         _ = cs_db_close(h) // broken: no checkpoint here, and not the last close
         _ = FileManager.default.createFile(atPath: stop, contents: nil)
