@@ -296,6 +296,56 @@ import Glibc
         db.close()
         #expect(n == 2, "the commits in the database file: \(n)")
     }
+    /// The versions in the two header slots of the database file at `path` (docs/FORMAT.md §2:
+    /// slot s at 16 + 64 s, its version 8 bytes in).
+    private func slotVersions(_ path: String) throws -> Set<Int> {
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(192))
+        return [rawLE64(b, 24), rawLE64(b, 88)]
+    }
+
+    /// A commit whose header write failed after its commit point, in a process that stays open
+    /// (broken), and then a journaled commit of another process: the header on disk still names
+    /// the version before the failed commit, so that commit must checkpoint first, and the
+    /// checkpoint must write the published records again before the new header is built from
+    /// the one on disk. Its header then keeps the failed commit's version in the other slot (a
+    /// stale header would put the version before it there, whose space may be reused), and the
+    /// file holds every commit after the last close and a reopen.
+    @Test func anotherProcessCommitsAfterAFailedHeaderWrite() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        try must(childStyleIncrement(h!), "the first commit")
+        fio.armed = true
+        #expect(try childStyleIncrement(h!) == Int32(CS_OK), "\(lastMessage())")
+        #expect(fio.failed == 1, "the header write failed")
+        let failed = Int(cs_db_version(h!))
+        #expect(try slotVersions(path) == [failed - 2, failed - 1], "the header on disk is the one before the failed commit")
+        // the other process: one journaled (FULL) commit, then it closes (not the last)
+        try runChild(["commit-loop", path, dir.path("log"), "1"], in: dir)
+        #expect(try slotVersions(path) == [failed, failed + 1],
+                "the other process's header keeps the failed commit's version beside its own")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 1,
+                "its checkpoint emptied the journal before its record: \(records)")
+        _ = cs_db_close(h) // broken, and the last close: no checkpoint, the record stays for the replay
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        try db.read { t in
+            let s = try ChildSchema(t)
+            let (problem, _) = try childInvariantProblem(t, s)
+            #expect(problem == nil, "\(problem ?? "")")
+            #expect(try s.counterValues(t).n == 3, "the three commits")
+        }
+        #expect(cs_db_version(db.h) == UInt64(failed + 1))
+        db.close()
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
