@@ -201,6 +201,7 @@ import Glibc
         if let ro { _ = cs_db_close(ro) }
         #expect(rc == Int32(CS_READONLY), "\(codeName(rc)) \(lastMessage())")
         #expect(lastMessage().contains("cannot write"), "\(lastMessage())")
+        #expect(lastMessage().contains("swiftstore recover \(img)"), "names the command that recovers: \(lastMessage())")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == state.synced, "the file is unchanged")
         var records: UInt64 = 0, bytes: UInt64 = 0
         #expect(cs_file_journal_info(img, &records, &bytes) == Int32(CS_OK) && records == 1, "the record is kept: \(records)")

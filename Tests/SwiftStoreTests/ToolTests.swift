@@ -151,6 +151,51 @@ final class ToolItem: Object {
         #expect(realm.objects(ToolItem.self).count == 3)
     }
 
+    /// `swiftstore recover` on the state a crashed writer leaves: it replays the journal's
+    /// commits and says how many (text and JSON), finds nothing the second time, and refuses a
+    /// file another process has open (its journal's commits are that process's).
+    @Test func recoverReplaysACrashedWritersJournal() throws {
+        let dir = TempDir()
+        let config = dir.config([ToolItem.self])
+        let path = config.fileURL!.path
+        var copies: [String] = []
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        do {
+            let realm = try Realm(configuration: config)
+            for i in 0..<3 { try realm.write { realm.add(ToolItem(value: ["id": i, "name": "n\(i)"])) } }
+            #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records >= 3, "records: \(records)")
+            for name in ["r", "j"] {
+                let copy = dir.url.appendingPathComponent("\(name).realm").path
+                try FileManager.default.copyItem(atPath: path, toPath: copy)
+                try FileManager.default.copyItem(atPath: path + ".journal", toPath: copy + ".journal")
+                copies.append(copy)
+            }
+            // the writer is alive: refused, and its journal is left alone
+            let busy = try Tool.run(["recover", path])
+            #expect(busy.status == 1, "\(busy.status) \(busy.stdout) \(busy.stderr)")
+            #expect(busy.stderr.contains("open in another process"), "\(busy.stderr)")
+            var still: UInt64 = 0
+            #expect(cs_file_journal_info(path, &still, &bytes) == 0 && still == records)
+            _ = realm
+        }
+        let r = try Tool.run(["recover", copies[0]])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout == "\(copies[0]): recovered \(records) journaled commits\n", "\(r.stdout)")
+        var left: UInt64 = 9
+        #expect(cs_file_journal_info(copies[0], &left, &bytes) == 0 && left == 0, "the journal is empty: \(left)")
+        let again = try Tool.run(["recover", copies[0]])
+        #expect(again.status == 0 && again.stdout.contains("nothing to recover"), "\(again.stdout) \(again.stderr)")
+        let j = try Tool.run(["recover", "--json", copies[1]])
+        #expect(j.status == 0, "\(j.stderr)")
+        let o = try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [String: Any]
+        #expect(o?["recoveredCommits"] as? Int == Int(records) && o?["ok"] as? Bool == true, "\(j.stdout)")
+        #expect(cs_file_verify(copies[1]) == 0, "\(String(cString: cs_errmsg()))")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copies[0]), objectTypes: [ToolItem.self]))
+        #expect(realm.objects(ToolItem.self).count == 3)
+        let missing = try Tool.run(["recover", dir.url.appendingPathComponent("absent.realm").path])
+        #expect(missing.status == 2, "\(missing.stderr)")
+    }
+
     /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
     /// the node's offset instead of printing garbage.
     @Test func damagedNodeStopsDumpAndQuery() throws {
