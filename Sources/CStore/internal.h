@@ -207,6 +207,8 @@ struct cs_dbfile {
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
     int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
     uint64_t jsize;          /* its size as this process last saw it */
+    bool journal_full;       /* the journal could not get its space (disk full): durable commits
+                                are made without it until it can; logged once (journal.c) */
 };
 
 struct cs_db {

@@ -46,6 +46,9 @@
  * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
  * commit is one replay stops at. */
 #define JREC_MAX (JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8)
+/* The journal's size is a multiple of this (FORMAT.md §13, Layout): the first checkpoint makes
+ * it JOURNAL_GROW bytes, its header block and room for the records of the small commits most
+ * sessions make, and a record that would end past its size grows it to the next multiple. */
 #define JOURNAL_GROW (1ull << 20)
 
 typedef struct jheader {
@@ -190,6 +193,7 @@ static int jopen(cs_dbfile *f, bool create)
     free(jp);
     if (fd < 0) {
         if (!create && e == ENOENT) return CS_NOTFOUND;
+        if (e == ENOSPC || e == EDQUOT) return cs_fail(CS_FULL, e, "disk full while creating the journal of %s", f->path);
         return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
                        "cannot open the journal of %s: %s", f->path, strerror(e));
     }
@@ -240,8 +244,10 @@ static bool read_jheader(cs_dbfile *f, jheader *h)
     return memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
 }
 
-/* Makes the journal at least `size` bytes long by writing zeros (never fallocate: writes into
- * unwritten extents cost a metadata update at every sync); the caller syncs. */
+/* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW, by writing zeros
+ * (never fallocate: writes into unwritten extents cost a metadata update at every sync); the
+ * caller syncs. A growth that fails (a full disk takes what it has, then ENOSPC) is cut back, so
+ * the space goes back to the database file's own commits (journal_before_commit's fallback). */
 static int jgrow(cs_dbfile *f, uint64_t size)
 {
     if (size <= f->jsize) return CS_OK;
@@ -254,6 +260,7 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     int rc = jwrite(f, zeros, to - f->jsize, f->jsize);
     free(zeros);
     if (rc == CS_OK) f->jsize = to;
+    else f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
     return rc;
 }
 
@@ -332,6 +339,24 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r)
     return CS_OK;
 }
 
+/* CS_EXISTS for a file in the journal's place that is not one (neither the magic, valid or
+ * not, nor the zeros of a journal whose first header was never written): it belongs to someone
+ * else, and nothing may be written into it. */
+static int is_journal(cs_dbfile *f)
+{
+    if (f->jsize == 0) return CS_OK;
+    uint8_t first[8] = {0};
+    static const uint8_t zero[8];
+    ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
+    if (got < 0) return jfail_io(f, "read", errno);
+    if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
+        return cs_fail(CS_EXISTS, EEXIST,
+                       "%s.journal exists and is not a journal; the commit journal needs that name: "
+                       "move the file away (it was left as it is)",
+                       f->path);
+    return CS_OK;
+}
+
 /* Writes a journal header of a new generation naming `base`, then syncs the journal. */
 static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint64_t *gen)
 {
@@ -344,20 +369,8 @@ static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint
     h.id = id;
     h.base = base;
     h.check = header_check(&h);
-    /* a file in the journal's place that is not one (neither the magic, valid or not, nor the
-     * zeros of a journal whose first header was never written) belongs to someone else */
-    if (f->jsize > 0) {
-        uint8_t first[8] = {0};
-        static const uint8_t zero[8];
-        ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
-        if (got < 0) return jfail_io(f, "read", errno);
-        if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
-            return cs_fail(CS_EXISTS, EEXIST,
-                           "%s.journal exists and is not a journal; the commit journal needs that name: "
-                           "move the file away (it was left as it is)",
-                           f->path);
-    }
-    TRY(jgrow(f, JOURNAL_HDR + JOURNAL_GROW));
+    TRY(is_journal(f));
+    TRY(jgrow(f, JOURNAL_GROW));
     TRY(jwrite(f, &h, sizeof h, 0));
     TRY(jsync(f));
     *gen = h.gen;
@@ -430,9 +443,9 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         if (wfd < 0 || jopen(f, true) != CS_OK) {
             rc = cs_fail(CS_READONLY, 0,
                          "%s has %lld commits in its journal to recover after a crash, and this process cannot "
-                         "write the file, its journal or its lock file; open it once by a user who may write "
-                         "them (a read-write open, or a read-only one such as `swiftstore verify`, recovers)",
-                         f->path, (long long)n);
+                         "write the file, its journal or its lock file; run `swiftstore recover %s` as a user "
+                         "who may write them (or open it once read-write as that user)",
+                         f->path, (long long)n, f->path);
             goto done;
         }
         rofd = f->fd;
@@ -482,6 +495,10 @@ static int checkpoint(cs_dbfile *f, bool closing)
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
     TRY(jopen(f, true));
+    /* the journal's space first, before anything is written: a disk too full for it fails the
+     * checkpoint here, with the database file untouched (journal_before_commit falls back) */
+    TRY(is_journal(f));
+    TRY(jgrow(f, JOURNAL_GROW));
     if (s->flags & JS_HEADER_LOST) {
         /* a commit's header write failed after its record was synced (commit.c write_durable):
          * the published records, written again, put the newest version's header in place (the
@@ -556,30 +573,71 @@ int journal_checkpoint_records(cs_dbfile *f)
     return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
 }
 
+/* A durable commit the journal cannot take (its space or its file could not be had on a full
+ * disk) while no record is pending: made the way it was before the journal, in place with one
+ * sync (FORMAT.md §13, Commit step 1); said once in the log until a journaled commit succeeds. */
+static int without_journal(cs_dbfile *f, bool *journaled)
+{
+    *journaled = false;
+    if (!f->journal_full) {
+        f->journal_full = true;
+        log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
+                   "The disk is too full for the journal of %s (%s): durable commits are made without the "
+                   "journal, in place with one sync each, until it has room",
+                   f->path, cs_errmsg());
+    }
+    return CS_OK;
+}
+
 int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
-    /* a record replay would refuse (at most 1 MiB of data, but in more runs than its bound
-     * allows: a commit scattered over many small holes) is never written */
+    /* a record replay would refuse is never written; the record of a commit of at most
+     * ONE_SYNC_MAX bytes never is one (FORMAT.md §13, Layout: its run list takes 16 bytes per
+     * run), so this only guards the bound */
     if (*journaled && reclen > JREC_MAX) *journaled = false;
     if (*journaled) {
-        /* a journal this process cannot open (an unwritable directory): while no record is
-         * pending the commit is made the way it was before the journal, in place with one sync */
+        /* a journal this process cannot open (an unwritable directory, a full disk): while no
+         * record is pending the commit is made the way it was before the journal, in place with
+         * one sync */
         if (f->jfd < 0 && !(s->flags & JS_RECORDS)) {
             int rc = jopen(f, true);
             if (rc == CS_PERM) {
                 *journaled = false;
                 return CS_OK;
             }
+            if (rc == CS_FULL) return without_journal(f, journaled);
             TRY(rc);
         }
         /* the record must follow the last one (or the checkpoint's base) in the version sequence
          * (invariant 1): a version made without a record in between needs a checkpoint */
         if (!s->gen || (s->flags & (JS_UNJOURNALED | JS_HEADER_LOST)) || s->last + 1 != version ||
-            s->end + reclen > JOURNAL_LIMIT)
-            TRY(journal_checkpoint(f));
-        return jopen(f, true);
+            s->end + reclen > JOURNAL_LIMIT) {
+            int rc = journal_checkpoint(f);
+            /* a checkpoint that failed for space before it wrote anything, with no record
+             * pending: nothing a replay could apply is left, so the commit may go in place */
+            if (rc == CS_FULL && !(s->flags & JS_RECORDS) && !f->broken) return without_journal(f, journaled);
+            TRY(rc);
+        }
+        TRY(jopen(f, true));
+        /* room for the record, made (and synced) before anything of the commit is written */
+        if (s->end + reclen > f->jsize) {
+            int rc = jgrow(f, s->end + reclen);
+            if (rc == CS_OK) rc = jsync(f);
+            if (rc == CS_FULL && !f->broken) {
+                /* the pending records are made durable in the database file first (a
+                 * checkpoint needs no growth); the record may then fit from the start, else no
+                 * record is left to replay over the commit made in place */
+                if (!(s->flags & JS_RECORDS)) return without_journal(f, journaled);
+                TRY(journal_checkpoint(f));
+                if (s->end + reclen > f->jsize) return without_journal(f, journaled);
+                rc = CS_OK;
+            }
+            TRY(rc);
+        }
+        f->journal_full = false;
+        return CS_OK;
     }
     /* a commit in place: no older record may be replayed over it */
     if (s->flags & JS_RECORDS) TRY(journal_checkpoint(f));
@@ -660,20 +718,28 @@ void journal_last_close(cs_dbfile *f)
      * file; when it may write the file it also gives back the resting format version, else the
      * header's version bytes stay as they are */
     if (!(s->flags & JS_RECORDS) || f->broken) return;
+    int rc;
     if (!f->readonly) {
-        checkpoint(f, true);
-        return;
+        rc = checkpoint(f, true);
+    } else {
+        int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+        if (wfd < 0) {
+            rc = checkpoint(f, false);
+        } else {
+            int rofd = f->fd;
+            f->fd = wfd;
+            rc = checkpoint(f, true);
+            f->fd = rofd;
+            f->io->close(f->io->ctx, wfd);
+        }
     }
-    int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
-    if (wfd < 0) {
-        checkpoint(f, false);
-        return;
-    }
-    int rofd = f->fd;
-    f->fd = wfd;
-    checkpoint(f, true);
-    f->fd = rofd;
-    f->io->close(f->io->ctx, wfd);
+    /* a close returns nothing anyone sees: the log is the only place to say it. The records
+     * stay in the journal (a checkpoint empties it last), and the next open replays them */
+    if (rc != CS_OK)
+        log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
+                   "The checkpoint at the last close of %s failed (%s): its journal keeps the commits since the "
+                   "last checkpoint, and the next open replays them",
+                   f->path, cs_errmsg());
 }
 
 /* ---- for the tool -------------------------------------------------------------------------- */
