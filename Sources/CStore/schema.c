@@ -335,11 +335,15 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     td = &txn->schema->tables[table];
     uint32_t old = td->primary;
     if (old == col) return CS_OK;
-    /* a column whose values are the table's keys is unique without a check and will keep no
-     * index (keying.c invariant 5): building one only to drop it costs a pass over the objects */
-    bool keyed = false;
-    if (col != CS_NONE) TRY(keying_pk_keys_are_values(txn, table, col, &keyed));
+    /* A failure leaves the table as it was (keying.c invariant 5): what can fail comes first
+     * (the keying plan reads; the two index builds undo themselves), what changes the schema and
+     * the keying slots after. A column whose values are the table's keys is unique without a
+     * check and will keep no index: building one only to drop it costs a pass over the objects. */
+    int plan = KP_KEEP;
+    if (col != CS_NONE) TRY(keying_primary_plan(txn, table, col, &plan));
+    bool keyed = plan == KP_NEW || plan == KP_UNINDEXED;
     td = &txn->schema->tables[table];
+    bool built = false;
     if (col != CS_NONE && !keyed) {
         /* build the unique index first: on a duplicate nothing changes (the column keeps its
          * own index, the old primary key stays, still without its index when it had none) */
@@ -350,11 +354,21 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
             else TRY(index_drop(txn, table, col));
             return rc;
         }
+        built = true;
         td = &txn->schema->tables[table];
     }
     /* the old primary key's index comes back (keying.c invariant 5) when the column stays
-     * indexed on its own; else it would be dropped just below */
-    if (old != CS_NONE) TRY(keying_index_back(txn, table, (td->cols[old].flags & CS_COL_INDEXED) != 0));
+     * indexed on its own; else it would be dropped just below. A rebuild that fails leaves the
+     * old key without its index, as it was, and the new column's unique index goes again (an
+     * index of its own, when it has one, holds the same entries and stays) */
+    if (old != CS_NONE) {
+        int rc = keying_index_back(txn, table, (td->cols[old].flags & CS_COL_INDEXED) != 0);
+        if (rc != CS_OK) {
+            td = &txn->schema->tables[table];
+            if (built && !(td->cols[col].flags & CS_COL_INDEXED)) index_drop(txn, table, col);
+            return rc;
+        }
+    }
     td = &txn->schema->tables[table];
     if (old != CS_NONE) {
         td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
@@ -363,7 +377,7 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     }
     td->primary = col;
     if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
-    return keying_primary_changed(txn, table, col);
+    return keying_primary_apply(txn, table, col, plan);
 }
 
 int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed)
