@@ -1,0 +1,49 @@
+import ArgumentParser
+import CStore
+import CStoreCall
+import Foundation
+
+/// `swiftstore recover FILE`: replays the commits a crash left in the file's journal
+/// (docs/FORMAT.md §13, Recovery), as any open that finds them alone and may write the file
+/// does, and says how many. What a user runs when a read-only open refuses the file
+/// (CS_READONLY: it cannot write the file, its journal or its lock file): run by a user who can.
+struct Recover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay the commits a crash left in a database file's journal.",
+        discussion: "Opens the file read-only, which replays the journal's commits onto it (when no other process has it open and this one may write the file, its journal and its lock file), syncs it, empties the journal and gives back the resting format version; it commits nothing of its own. Prints \"recovered N journaled commits\", or \"nothing to recover\" (JSON: {\"file\", \"ok\", \"recoveredCommits\"}). Exit status 0: recovered, or nothing to recover. 1: another process has the file open (the commits in its journal are that process's, not a crash's: its checkpoints and its last close empty the journal), or the file or its journal is damaged or of another database. 2: usage, or it cannot be opened (run it as a user who may write the file, its journal and its lock file).")
+
+    @Argument(help: "The database file.") var file: String
+    @Flag(help: "Print JSON instead of text.") var json = false
+
+    func run() throws {
+        if let reason = notAFile(file) {
+            throw fail("recover", file, reason, code: "CS_IOERR", status: 2, json: json)
+        }
+        var options = cs_options()
+        options.flags = UInt32(CS_OPEN_READONLY)
+        var db: OpaquePointer?
+        do {
+            try CStoreError.check(cs_db_open(file, &options, &db))
+        } catch let e as CStoreError {
+            throw fail("recover", file, e.message, code: e.codeName, status: ToolExit.code(for: e.code), json: json)
+        }
+        let recovered = cs_db_recovered_commits(db)
+        // records left after the open: another process has the file open (an open that is
+        // alone replays them or fails), and they are its commits
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        let pending = cs_file_journal_info(file, &records, &bytes) == 0 ? records : 0
+        cs_db_close(db)
+        if pending > 0 {
+            throw fail("recover", file,
+                       "\(file) is open in another process, and the \(pending) commits in its journal are that process's (its checkpoints and its last close empty the journal); nothing to recover",
+                       code: "CS_BUSY", status: ToolExit.refused, json: json)
+        }
+        if json {
+            print(jsonString(["file": file, "ok": true, "recoveredCommits": Int(recovered)]))
+        } else if recovered > 0 {
+            print("\(file): recovered \(recovered) journaled commits")
+        } else {
+            print("\(file): nothing to recover (its journal holds no commits)")
+        }
+    }
+}
