@@ -133,7 +133,7 @@ final class DiskFullItem: Object {
             io2.failAt = n
             do {
                 // (judged before the Realm closes: the close's checkpoint writes too, and a
-                // failure there is reported to nobody, docs/FORMAT.md §13)
+                // failure there is only logged, docs/FORMAT.md §13)
                 let failedInOpen = try withExtendedLifetime(Realm(configuration: d2.config([DiskFullItem.self]))) { io2.failed }
                 // a journaled commit's header write follows its commit point: the commit is
                 // durable, and says so (docs/FORMAT.md §13, Commit step 4)
@@ -213,7 +213,7 @@ final class DiskFullItem: Object {
             points += 1
             if caught == nil {
                 // the disk filled in the checkpoint of the last close (docs/FORMAT.md §13), which
-                // reports nothing: every commit returned, and the journal still holds them
+                // only logs: every commit returned, and the journal still holds them
                 #expect(done == commits, "point \(n): no error, yet \(done) of \(commits) commits")
             } else {
                 #expect(caught?.code == .outOfDiskSpace, "point \(n): \(String(describing: caught))")
