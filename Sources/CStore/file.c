@@ -462,6 +462,7 @@ static bool unborn(cs_dbfile *f, uint64_t phys)
 static bool dbfile_free(cs_dbfile *f)
 {
     bool alone = lock_close(f);
+    journal_log_note(f); /* a failed checkpoint at the last close, say (journal.c) */
     mapping *m = f->map;
     while (m) {
         mapping *p = m->prev;

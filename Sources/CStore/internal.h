@@ -209,6 +209,9 @@ struct cs_dbfile {
     uint64_t jsize;          /* its size as this process last saw it */
     bool journal_full;       /* the journal could not get its space (disk full): durable commits
                                 are made without it until it can; logged once (journal.c) */
+    char journal_note[512];  /* a warning of the journal's, logged once the core's locks are
+                                released (journal_log_note); guarded by mu */
+    bool journal_noted;      /* journal_note holds one (atomic: a commit tests it unlocked) */
 };
 
 struct cs_db {

@@ -34,6 +34,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -573,6 +575,34 @@ int journal_checkpoint_records(cs_dbfile *f)
     return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
 }
 
+/* Leaves a warning for journal_log_note: the journal's warnings arise under the writer's lock
+ * or the join lock, and the log function is called outside the core's locks. */
+__attribute__((format(printf, 2, 3))) static void note(cs_dbfile *f, const char *fmt, ...)
+{
+    char text[sizeof f->journal_note];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&f->mu);
+    memcpy(f->journal_note, text, sizeof text);
+    __atomic_store_n(&f->journal_noted, true, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&f->mu);
+}
+
+void journal_log_note(cs_dbfile *f)
+{
+    /* one load on every commit: a note is rare */
+    if (!__atomic_load_n(&f->journal_noted, __ATOMIC_ACQUIRE)) return;
+    char text[sizeof f->journal_note];
+    pthread_mutex_lock(&f->mu);
+    bool noted = f->journal_noted;
+    memcpy(text, f->journal_note, sizeof text);
+    __atomic_store_n(&f->journal_noted, false, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&f->mu);
+    if (noted) log_printf(CS_LOG_WARN, LOG_CAT_STORAGE, "%s", text);
+}
+
 /* A durable commit the journal cannot take (its space or its file could not be had on a full
  * disk) while no record is pending: made the way it was before the journal, in place with one
  * sync (FORMAT.md §13, Commit step 1); said once in the log until a journaled commit succeeds. */
@@ -581,10 +611,10 @@ static int without_journal(cs_dbfile *f, bool *journaled)
     *journaled = false;
     if (!f->journal_full) {
         f->journal_full = true;
-        log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
-                   "The disk is too full for the journal of %s (%s): durable commits are made without the "
-                   "journal, in place with one sync each, until it has room",
-                   f->path, cs_errmsg());
+        note(f,
+             "The disk is too full for the journal of %s (%s): durable commits are made without the "
+             "journal, in place with one sync each, until it has room",
+             f->path, cs_errmsg());
     }
     return CS_OK;
 }
@@ -733,13 +763,14 @@ void journal_last_close(cs_dbfile *f)
             f->io->close(f->io->ctx, wfd);
         }
     }
-    /* a close returns nothing anyone sees: the log is the only place to say it. The records
-     * stay in the journal (a checkpoint empties it last), and the next open replays them */
+    /* a close returns nothing anyone sees: the log is the only place to say it (dbfile_free
+     * logs it once the join lock is released). The records stay in the journal (a checkpoint
+     * empties it last), and the next open replays them */
     if (rc != CS_OK)
-        log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
-                   "The checkpoint at the last close of %s failed (%s): its journal keeps the commits since the "
-                   "last checkpoint, and the next open replays them",
-                   f->path, cs_errmsg());
+        note(f,
+             "The checkpoint at the last close of %s failed (%s): its journal keeps the commits since the "
+             "last checkpoint, and the next open replays them",
+             f->path, cs_errmsg());
 }
 
 /* ---- for the tool -------------------------------------------------------------------------- */

@@ -69,6 +69,10 @@ int journal_checkpoint_records(cs_dbfile *f);
 /** At the last close in the last process (under the join lock): a checkpoint when records
  *  were written, so a clean shutdown leaves an empty journal. */
 void journal_last_close(cs_dbfile *f);
+/** Logs the warning the journal left (a commit made without it on a full disk, a failed
+ *  checkpoint at the last close), if any: called once the core's locks are released, since the
+ *  log function is called outside them (cstore.h, "Logging"). */
+void journal_log_note(cs_dbfile *f);
 /** Closes the journal's descriptor. */
 void journal_close(cs_dbfile *f);
 /** `<path>.journal`, malloc'd (NULL when out of memory). */
