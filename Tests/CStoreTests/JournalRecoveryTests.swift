@@ -347,13 +347,74 @@ import Glibc
         #expect(cs_db_version(db.h) == UInt64(failed + 1))
         db.close()
     }
+    /// A record the journal cannot grow for (a full disk) while records are pending: the commit
+    /// checkpoints (which needs no growth), then appends its record from the journal's start
+    /// when it fits there, and is made in place with one sync when it does not (docs/FORMAT.md
+    /// §13, Commit step 1). Every commit returns, and the reopened file holds them all.
+    @Test func aRecordTheJournalCannotGrowForFallsBack() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        func records() -> UInt64 {
+            var n: UInt64 = 0, bytes: UInt64 = 0
+            _ = cs_file_journal_info(path, &n, &bytes)
+            return n
+        }
+        /// One commit of `bytes` bytes; its syncs (cs_txn_last_commit_io).
+        func commit(_ v: Int64, _ bytes: Int) throws -> UInt64 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            defer { _ = cs_txn_end(t) }
+            var o = try createObj(t!, try findTable(t!, "T"))
+            try must(cs_obj_set_int(&o, 0, v), "set v")
+            var rng = SeededRNG(seed: UInt64(v))
+            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+            try must(cs_txn_commit(t!), "commit \(v): \(lastMessage())")
+            var writes: UInt64 = 0, syncs: UInt64 = 0
+            cs_txn_last_commit_io(t!, &writes, &syncs)
+            return syncs
+        }
+        for i in 1...3 { _ = try commit(Int64(i), 200_000) }
+        #expect(records() == 3, "three records in the journal's first MiB")
+        fio.failJournalGrowth = true
+        // 500 KB more does not fit after them: a checkpoint, then it fits from the start
+        #expect(try commit(4, 500_000) == 1)
+        #expect(fio.journalGrowthFailures > 0, "the journal could not grow")
+        #expect(records() == 1, "the checkpoint emptied the journal, then the record went in")
+        // a record of nearly 1 MiB does not fit even from the start: made in place, one sync
+        let failures = fio.journalGrowthFailures
+        #expect(try commit(5, 1_045_000) == 1, "a one-sync commit")
+        #expect(fio.journalGrowthFailures > failures)
+        #expect(records() == 0, "no record: the commit was made in place")
+        // and journaled commits go on when the disk has room again
+        fio.failJournalGrowth = false
+        _ = try commit(6, 600_000)
+        #expect(records() == 1)
+        #expect(try journalObjectCount(h!) == 16)
+        _ = cs_db_close(h)
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        #expect(try journalObjectCount(db.h) == 16)
+        db.close()
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
-/// commit's header write) with ENOSPC.
+/// commit's header write) with ENOSPC; and, with failJournalGrowth, every write that would grow
+/// the journal.
 final class HeaderWriteFailIO: @unchecked Sendable {
     var armed = false
     var failed = 0
+    /// Fail (ENOSPC) every write that would grow the journal: a full disk.
+    var failJournalGrowth = false
+    var journalGrowthFailures = 0
     var journalFds = Set<Int32>()
     let io: UnsafeMutablePointer<cs_io>
 
@@ -373,6 +434,14 @@ final class HeaderWriteFailIO: @unchecked Sendable {
         x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
         x.pwrite = { ctx, fd, buf, n, off in
             let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.failJournalGrowth && me.journalFds.contains(fd) {
+                var st = stat()
+                if Glibc.fstat(fd, &st) == 0 && Int(off) + n > Int(st.st_size) {
+                    me.journalGrowthFailures += 1
+                    errno = ENOSPC
+                    return -1
+                }
+            }
             if me.armed && off == 0 && n == 192 && !me.journalFds.contains(fd) {
                 me.armed = false
                 me.failed += 1
