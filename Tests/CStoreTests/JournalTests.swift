@@ -475,4 +475,65 @@ import Glibc
         }
         db.close()
     }
+    /// docs/FORMAT.md §13, Layout: the record of a journaled commit never exceeds JREC_MAX
+    /// (2 MiB + 264) because the commit's own run list pays 16 bytes per run inside the commit's
+    /// bytes (at most 1 MiB): 16 r <= D - 8 for a commit of D bytes in r runs, so the record,
+    /// 64 + 16 (r + 1) + D + 192 bytes, is at most 2 D + 264. The records of commits into a
+    /// file with holes keep both relations (a commit near the limit itself cannot be made: its
+    /// run list alone would be about 1 MiB).
+    @Test func aJournaledCommitsRecordKeepsItsBound() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        do {
+            let db = try DB(path, durability: CS_DURABILITY_NOSYNC)
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for i in 0..<30_000 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+                }
+            }
+            // every other object deleted: the old leaves become holes of many sizes
+            try db.write { txn throws in
+                let t = try findTable(txn, "T")
+                for k in try allKeys(txn, t) where k % 2 == 0 {
+                    var o = try openObj(txn, t, k)
+                    try must(cs_obj_delete(&o), "delete")
+                }
+            }
+            db.close()
+        }
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(rc, "open")
+        defer { _ = cs_db_close(h) }
+        for round in 0..<4 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            for k in stride(from: Int64(1 + 2 * round), to: 30_000, by: 130) {
+                var o = try openObj(t!, table, k)
+                try must(cs_obj_set_int(&o, 0, -k), "set v")
+            }
+            try must(cs_txn_commit(t!), "commit")
+            check(cs_txn_end(t))
+        }
+        let fd = Glibc.open(path + ".journal", O_RDONLY)
+        let journal = PowerCutIO.contents(fd) ?? []
+        Glibc.close(fd)
+        let recs = recordOffsets(journal)
+        #expect(recs.count == 4, "four records: \(recs.count)")
+        var most = 0
+        for r in recs {
+            func word(_ at: Int) -> Int { rawLE64(journal, r + at) }
+            let length = word(24), runs = word(32) & 0xffff_ffff, data = word(40)
+            let commit = data - 192 // the runs' bytes less the header's
+            most = max(most, runs)
+            #expect(commit <= 1 << 20, "a one-sync commit")
+            #expect(16 * (runs - 1) <= commit - 8, "\(runs) runs in \(commit) bytes")
+            #expect(length == 64 + 16 * runs + data && length <= 2 * commit + 264, "record of \(length) bytes")
+        }
+        #expect(most >= 2, "the runs and the header: \(most)")
+    }
 }
