@@ -164,10 +164,10 @@ final class ToolItem: Object {
             let realm = try Realm(configuration: config)
             for i in 0..<3 { try realm.write { realm.add(ToolItem(value: ["id": i, "name": "n\(i)"])) } }
             #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records >= 3, "records: \(records)")
-            for name in ["r", "j"] {
+            for name in ["r", "j", "lost"] {
                 let copy = dir.url.appendingPathComponent("\(name).realm").path
                 try FileManager.default.copyItem(atPath: path, toPath: copy)
-                try FileManager.default.copyItem(atPath: path + ".journal", toPath: copy + ".journal")
+                if name != "lost" { try FileManager.default.copyItem(atPath: path + ".journal", toPath: copy + ".journal") }
                 copies.append(copy)
             }
             // the writer is alive: refused, and its journal is left alone
@@ -194,6 +194,11 @@ final class ToolItem: Object {
         #expect(realm.objects(ToolItem.self).count == 3)
         let missing = try Tool.run(["recover", dir.url.appendingPathComponent("absent.realm").path])
         #expect(missing.status == 2, "\(missing.stderr)")
+        // copied without its journal: nothing can be recovered, and the commits only the journal
+        // held are lost, which recover says (exit 1, as verify) rather than "nothing to recover"
+        let lost = try Tool.run(["recover", copies[2]])
+        #expect(lost.status == 1, "\(lost.status) \(lost.stdout) \(lost.stderr)")
+        #expect(lost.stderr.contains("journal") && !lost.stdout.contains("nothing to recover"), "\(lost.stdout) \(lost.stderr)")
     }
 
     /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
