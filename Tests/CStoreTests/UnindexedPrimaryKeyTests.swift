@@ -307,9 +307,9 @@ private func indexRoot(_ path: String, _ t: UInt32, _ col: UInt32) throws -> Int
     return Int(col) < count ? rawLE64(bytes, list + 8 + 8 * Int(col)) : 0
 }
 
-/// Damages the "id" slot of the cluster's second leaf (docs/FORMAT.md §6.2: the root an inner
-/// node [first, child0, child1, ...], a leaf [keys, col0, ...]): a number where the ref is,
-/// which every read of "id" in that leaf reports as CS_CORRUPT; its keys stay readable.
+/// Damages column `id`'s slot in the cluster's second leaf (docs/FORMAT.md §6.2: the root an
+/// inner node [first, child0, child1, ...], a leaf [keys, col0, ...]): a number where the ref
+/// is, which every read of that column in that leaf reports as CS_CORRUPT; its keys stay readable.
 private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) throws {
     var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     let root = rawLE64(bytes, rawTableNode(bytes, t) + 8)
@@ -329,14 +329,14 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
     /// A table "U" (id: Int primary key, indexed on its own too; v; w = id + 1000, unique) with
     /// 600 objects keyed by id, so the cluster has more than one leaf; its second leaf's "id"
     /// damaged.
-    private func damagedTable(_ path: String) throws -> (t: UInt32, id: UInt32, v: UInt32, w: UInt32) {
+    private func damagedTable(_ path: String, wIndexed: Bool = false, damaging: String = "id") throws -> (t: UInt32, id: UInt32, v: UInt32, w: UInt32) {
         var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), w: UInt32(0))
         let db = try DB(path)
         try db.write { txn throws in
             c.t = try addTable(txn, "U")
             c.id = try addColumn(txn, c.t, "id", CS_TYPE_INT, flags: Int(CS_COL_INDEXED))
             c.v = try addColumn(txn, c.t, "v", CS_TYPE_INT)
-            c.w = try addColumn(txn, c.t, "w", CS_TYPE_INT)
+            c.w = try addColumn(txn, c.t, "w", CS_TYPE_INT, flags: wIndexed ? Int(CS_COL_INDEXED) : 0)
             try must(cs_table_set_primary_key(txn, c.t, c.id), "cs_table_set_primary_key")
             for pk in Int64(0)..<600 {
                 var o = cs_obj()
@@ -349,7 +349,7 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
         db.close()
         #expect(try keyingFlags(path, c.t) == 3, "pk-keyed, no primary-key index")
         #expect(try indexRoot(path, c.t, c.id) == 0)
-        try damageIdInSecondLeaf(path, c.t, c.id)
+        try damageIdInSecondLeaf(path, c.t, damaging == "id" ? c.id : c.w)
         return c
     }
 
@@ -406,6 +406,26 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
             }
             db.close()
             try expectFileAsBefore(path, c, "committed after the failed change")
+        }
+    }
+    /// cs_table_set_primary_key to a column with an index of its own whose values cannot all be
+    /// read (w damaged in the second leaf): that index must not be torn down and rebuilt part
+    /// way. The index already holds the entries a unique one would (its uniqueness is checked on
+    /// it), so it still finds an object past the damaged leaf whatever the call returns.
+    @Test func anIndexedColumnKeepsItsIndexWhenItBecomesThePrimaryKey() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let c = try damagedTable(path, wIndexed: true, damaging: "w")
+            let db = try DB(path)
+            try db.write { txn throws in
+                let rc = cs_table_set_primary_key(txn, c.t, c.w)
+                var v = cs_int(1599)
+                var key: Int64 = -1
+                let frc = cs_index_find(txn, c.t, c.w, &v, &key)
+                #expect(frc == 0 && key == 599, "w's index finds w = 1599 after the call (\(codeName(rc))): \(codeName(frc)) \(key)")
+            }
+            db.close()
+            #expect(try indexRoot(path, c.t, c.w) != 0, "w keeps an index")
         }
     }
 }
