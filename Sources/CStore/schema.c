@@ -345,27 +345,29 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     td = &txn->schema->tables[table];
     bool built = false;
     if (col != CS_NONE && !keyed) {
-        /* build the unique index first: on a duplicate nothing changes (the column keeps its
-         * own index, the old primary key stays, still without its index when it had none) */
-        int rc = index_build(txn, table, col, true);
-        if (rc != CS_OK) {
-            td = &txn->schema->tables[table];
-            if (td->cols[col].flags & CS_COL_INDEXED) TRY(index_build(txn, table, col, false));
-            else TRY(index_drop(txn, table, col));
-            return rc;
+        if (td->cols[col].flags & CS_COL_INDEXED) {
+            /* the column's own index holds the entries a unique one would: checked, kept */
+            TRY(index_check_unique(txn, table, col));
+        } else {
+            /* build the unique index first: on a duplicate, or a build that fails part way,
+             * nothing changes (the old primary key stays, still without its index when it had
+             * none) */
+            int rc = index_build(txn, table, col, true);
+            if (rc != CS_OK) {
+                index_drop(txn, table, col);
+                return rc;
+            }
+            built = true;
         }
-        built = true;
         td = &txn->schema->tables[table];
     }
     /* the old primary key's index comes back (keying.c invariant 5) when the column stays
      * indexed on its own; else it would be dropped just below. A rebuild that fails leaves the
-     * old key without its index, as it was, and the new column's unique index goes again (an
-     * index of its own, when it has one, holds the same entries and stays) */
+     * old key without its index, as it was, and the new column's unique index goes again */
     if (old != CS_NONE) {
         int rc = keying_index_back(txn, table, (td->cols[old].flags & CS_COL_INDEXED) != 0);
         if (rc != CS_OK) {
-            td = &txn->schema->tables[table];
-            if (built && !(td->cols[col].flags & CS_COL_INDEXED)) index_drop(txn, table, col);
+            if (built) index_drop(txn, table, col);
             return rc;
         }
     }
