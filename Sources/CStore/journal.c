@@ -25,6 +25,11 @@
  *     a commit died after its header write (lock.c invariant 3) checkpoints before writing.
  *  4. Records are replayed only onto the database whose header carries the journal's id.
  *  5. A failed sync marks the file broken (file.c invariant 3).
+ *  6. A FULL commit made without a record because the journal cannot be had (CS_PERM: an
+ *     unwritable directory; CS_FULL: no room to create or grow it) happens only while no record
+ *     is pending, so no replay can write over it, and it is flagged JS_UNJOURNALED like any
+ *     commit without a record. A checkpoint claims the journal's space before it writes
+ *     anything, and a growth that fails is cut back.
  */
 #include "journal.h"
 #include "file.h"
