@@ -404,6 +404,117 @@ import Glibc
         #expect(try journalObjectCount(db.h) == 16)
         db.close()
     }
+    /// Opens `image` (with `journal` beside it, nil: none) with the real I/O: its version and
+    /// the sum of v, after checking that it verifies.
+    private func reopenImage(_ dir: TempDir, _ image: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
+        let path = dir.path("image.cstore")
+        try writeJournalImage(path, image, journal)
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        guard rc == Int32(CS_OK), let h else {
+            Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
+            return nil
+        }
+        defer { _ = cs_db_close(h) }
+        #expect(check(cs_db_verify(h), "\(what): verifies"))
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+        defer { _ = cs_txn_end(t) }
+        let table = try findTable(t!, "T")
+        var sum: Int64 = 0
+        for k in try allKeys(t!, table) {
+            var o = try openObj(t!, table, k)
+            sum += try getInt(&o, 0)
+        }
+        return (cs_txn_version(t!), sum)
+    }
+
+    /// Power cuts at every event of the commits the full-disk fallback makes (docs/FORMAT.md
+    /// §13, Commit step 1; journal.c invariant 6), each reopened over the database images
+    /// (powerCutImages) and journal images (journalImages) the cut can leave: the file opens at
+    /// a version from the last acknowledged commit to the last one tried, with that version's
+    /// objects, and verifies. `pending`: journaled commits first, then a record the journal
+    /// cannot grow for (a checkpoint, then from the journal's start) and one that does not fit
+    /// even there (a checkpoint, then in place); else no journal at all, and `create` says
+    /// whether even its creation is refused (else its first 1 MiB is).
+    private func fallbackCampaign(pending: Bool, create: Bool = false) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try journalPrepare(a)
+        let pristine = [UInt8](try Data(contentsOf: URL(fileURLWithPath: a)))
+        let plan: [(Int64, Int)] = pending ? [(1, 200_000), (2, 200_000), (3, 200_000), (4, 500_000), (5, 1_045_000)]
+                                           : [(1, 1000), (2, 200_000), (3, 1000)]
+        let armedFrom = pending ? 3 : 0
+        func tryCommit(_ h: OpaquePointer, _ v: Int64, _ bytes: Int) throws -> (Int32, UInt64) {
+            var t: OpaquePointer?
+            // after a cut, a process whose header write failed refuses to write (broken)
+            let brc = cs_txn_begin(h, Int32(CS_TXN_WRITE), &t)
+            if brc != Int32(CS_OK) { return (brc, 0) }
+            defer { _ = cs_txn_end(t) }
+            var o = try createObj(t!, try findTable(t!, "T"))
+            try must(cs_obj_set_int(&o, 0, v), "set v")
+            var rng = SeededRNG(seed: UInt64(v))
+            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+            let rc = cs_txn_commit(t!)
+            return (rc, cs_txn_version(t!))
+        }
+        func run(_ cutBefore: Int) throws -> (PowerCutIO, [UInt64: Int64], UInt64, UInt64) {
+            let path = dir.path("run.cstore")
+            try writeJournalImage(path, pristine, nil)
+            let pio = PowerCutIO(disk: pristine)
+            let h = try pio.open(path)
+            var sum: Int64 = 45
+            var acked = cs_db_version(h), tried = acked
+            var sums: [UInt64: Int64] = [acked: sum]
+            for (i, (v, bytes)) in plan.enumerated() {
+                if i == armedFrom {
+                    pio.failJournalGrowth = true
+                    pio.failJournalCreate = create
+                    pio.cutBefore = cutBefore
+                    pio.armed = true
+                }
+                tried += 1
+                sum += v
+                sums[tried] = sum
+                let (rc, version) = try tryCommit(h, v, bytes)
+                if rc != Int32(CS_OK) { break }
+                acked = version
+                #expect(version == tried)
+            }
+            pio.cutNow()
+            pio.failJournalGrowth = false
+            pio.failJournalCreate = false
+            _ = cs_db_close(h)
+            return (pio, sums, acked, tried)
+        }
+        let (whole, _, ackedWhole, triedWhole) = try run(Int.max)
+        #expect(ackedWhole == triedWhole, "every commit returns without a cut")
+        #expect(whole.journalRefusals > 0, "the journal was refused its space")
+        let events = whole.events
+        var rng = SeededRNG(seed: 7)
+        var images = 0
+        for cut in 0...events.count {
+            let (pio, sums, acked, tried) = try run(cut)
+            let state = pio.cut!
+            let journals = journalImages(state.jsynced, state.jpending)
+            for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: true).enumerated() {
+                for (jd, j) in k == 0 ? journals : [journals[k % journals.count]] {
+                    images += 1
+                    let what = "cut before event \(cut) (\(cut < events.count ? events[cut].description : "none")): \(desc), \(jd)"
+                    guard let r = try reopenImage(dir, image, j, what) else { continue }
+                    #expect(r.0 >= acked && r.0 <= tried, "\(what): version \(r.0), acknowledged \(acked), tried \(tried)")
+                    #expect(sums[r.0] == r.1, "\(what): sum \(r.1) at version \(r.0)")
+                }
+            }
+        }
+        print("journal fallback (pending \(pending), create \(create)): \(events.count) events, \(images) images")
+    }
+
+    @Test func powerCutsDuringTheFallbackWithRecordsPending() throws { try fallbackCampaign(pending: true) }
+    @Test func powerCutsDuringTheFallbackWithoutRoomForTheJournal() throws { try fallbackCampaign(pending: false) }
+    @Test func powerCutsDuringTheFallbackWhenTheJournalCannotBeCreated() throws {
+        try fallbackCampaign(pending: false, create: true)
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
