@@ -192,6 +192,15 @@ final class ToolItem: Object {
         #expect(cs_file_verify(copies[1]) == 0, "\(String(cString: cs_errmsg()))")
         let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copies[0]), objectTypes: [ToolItem.self]))
         #expect(realm.objects(ToolItem.self).count == 3)
+        // another process has the file open, with no commit in its journal: refused all the same
+        // (whether the journal holds commits is that process's business until it closes)
+        do {
+            let open = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copies[1]), objectTypes: [ToolItem.self]))
+            let busy = try Tool.run(["recover", copies[1]])
+            #expect(busy.status == 1, "\(busy.status) \(busy.stdout) \(busy.stderr)")
+            #expect(busy.stderr.contains("open in another process"), "\(busy.stderr)")
+            _ = open
+        }
         let missing = try Tool.run(["recover", dir.url.appendingPathComponent("absent.realm").path])
         #expect(missing.status == 2, "\(missing.stderr)")
         // copied without its journal: nothing can be recovered, and the commits only the journal
