@@ -686,6 +686,8 @@ const char *cs_db_path(cs_db *db) { return db->path; }
 
 uint64_t cs_db_recovered_commits(cs_db *db) { return db->f->recovered; }
 
+bool cs_db_opened_alone(cs_db *db) { return db->f->opened_alone; }
+
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap)
 {
     cs_dbfile *f = db->f;

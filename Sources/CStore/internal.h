@@ -197,6 +197,7 @@ struct cs_dbfile {
     uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
     rejected_slot rejected;  /* set at open when the newest header slot was not used */
     uint64_t recovered;      /* commits the open replayed from the journal (FORMAT.md §13) */
+    bool opened_alone;       /* no other process had the file open when this one opened it */
     uint64_t journal_lost;   /* an alone open found the header at FORMAT_JOURNAL and no journal:
                               * the version it opened (commits after it may be lost); 0: none */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */

@@ -389,6 +389,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     int lfd = -1, wfd = -1, rofd = -1;
     bool alone = true;
     TRY(lock_join_alone(f->path, !readonly, &lfd, &alone));
+    f->opened_alone = alone;
     int rc = CS_OK;
     if (!alone) goto done;
     rc = jopen(f, false);
