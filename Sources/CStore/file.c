@@ -628,6 +628,7 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     db->shrink = (o.flags & CS_OPEN_SHRINK) != 0;
     *out = db;
     log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Open file: %s (%s)", path, db->readonly ? "read-only" : "read-write");
+    journal_log_note(f); /* what the open found in the journal, outside the core's locks */
     return CS_OK;
 }
 

@@ -213,6 +213,7 @@ struct cs_dbfile {
     char journal_note[512];  /* a warning of the journal's, logged once the core's locks are
                                 released (journal_log_note); guarded by mu */
     bool journal_noted;      /* journal_note holds one (atomic: a commit tests it unlocked) */
+    int journal_note_level;  /* its level (CS_LOG_*) */
 };
 
 struct cs_db {

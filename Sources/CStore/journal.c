@@ -384,6 +384,37 @@ static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint
     return CS_OK;
 }
 
+/* Leaves a message for journal_log_note: the journal's messages arise under the writer's lock,
+ * the join lock or the process's list of open files, and the log function is called outside
+ * the core's locks (cstore.h, "Logging"). */
+__attribute__((format(printf, 3, 4))) static void note(cs_dbfile *f, int level, const char *fmt, ...)
+{
+    char text[sizeof f->journal_note];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&f->mu);
+    memcpy(f->journal_note, text, sizeof text);
+    f->journal_note_level = level;
+    __atomic_store_n(&f->journal_noted, true, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&f->mu);
+}
+
+void journal_log_note(cs_dbfile *f)
+{
+    /* one load on every commit: a note is rare */
+    if (!__atomic_load_n(&f->journal_noted, __ATOMIC_ACQUIRE)) return;
+    char text[sizeof f->journal_note];
+    pthread_mutex_lock(&f->mu);
+    bool noted = f->journal_noted;
+    int level = f->journal_note_level;
+    memcpy(text, f->journal_note, sizeof text);
+    __atomic_store_n(&f->journal_noted, false, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&f->mu);
+    if (noted) log_printf(level, LOG_CAT_STORAGE, "%s", text);
+}
+
 int journal_recover_open(cs_dbfile *f, bool readonly)
 {
     int lfd = -1, wfd = -1, rofd = -1;
@@ -401,10 +432,10 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL) {
             f->journal_lost = file_header_newest_version(f);
             if (f->journal_lost)
-                log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
-                           "%s says its newest commits may be in its journal, but %s.journal is missing: "
-                           "commits after version %llu may be lost",
-                           f->path, f->path, (unsigned long long)f->journal_lost);
+                note(f, CS_LOG_WARN,
+                     "%s says its newest commits may be in its journal, but %s.journal is missing: "
+                     "commits after version %llu may be lost",
+                     f->path, f->path, (unsigned long long)f->journal_lost);
         }
         goto done;
     }
@@ -481,8 +512,8 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     uint64_t gen;
     if ((rc = reset(f, h.gen, h.id, last, &gen)) != CS_OK) goto done;
     f->recovered = (uint64_t)n;
-    log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Recovered %lld commits from the journal of %s (version %llu)%s",
-               (long long)n, f->path, (unsigned long long)last, readonly ? " by a read-only open" : "");
+    note(f, CS_LOG_INFO, "Recovered %lld commits from the journal of %s (version %llu)%s", (long long)n, f->path,
+         (unsigned long long)last, readonly ? " by a read-only open" : "");
 done:
     if (rofd >= 0) {
         f->fd = rofd;
@@ -581,34 +612,6 @@ int journal_checkpoint_records(cs_dbfile *f)
     return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
 }
 
-/* Leaves a warning for journal_log_note: the journal's warnings arise under the writer's lock
- * or the join lock, and the log function is called outside the core's locks. */
-__attribute__((format(printf, 2, 3))) static void note(cs_dbfile *f, const char *fmt, ...)
-{
-    char text[sizeof f->journal_note];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&f->mu);
-    memcpy(f->journal_note, text, sizeof text);
-    __atomic_store_n(&f->journal_noted, true, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&f->mu);
-}
-
-void journal_log_note(cs_dbfile *f)
-{
-    /* one load on every commit: a note is rare */
-    if (!__atomic_load_n(&f->journal_noted, __ATOMIC_ACQUIRE)) return;
-    char text[sizeof f->journal_note];
-    pthread_mutex_lock(&f->mu);
-    bool noted = f->journal_noted;
-    memcpy(text, f->journal_note, sizeof text);
-    __atomic_store_n(&f->journal_noted, false, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&f->mu);
-    if (noted) log_printf(CS_LOG_WARN, LOG_CAT_STORAGE, "%s", text);
-}
-
 /* A durable commit the journal cannot take (its space or its file could not be had on a full
  * disk) while no record is pending: made the way it was before the journal, in place with one
  * sync (FORMAT.md §13, Commit step 1); said once in the log until a journaled commit succeeds. */
@@ -617,7 +620,7 @@ static int without_journal(cs_dbfile *f, bool *journaled)
     *journaled = false;
     if (!f->journal_full) {
         f->journal_full = true;
-        note(f,
+        note(f, CS_LOG_WARN,
              "The disk is too full for the journal of %s (%s): durable commits are made without the "
              "journal, in place with one sync each, until it has room",
              f->path, cs_errmsg());
@@ -672,7 +675,6 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
             }
             TRY(rc);
         }
-        f->journal_full = false;
         return CS_OK;
     }
     /* a commit in place: no older record may be replayed over it */
@@ -734,6 +736,7 @@ void journal_published(cs_dbfile *f, uint64_t end, uint64_t version)
     if (end) {
         __atomic_store_n(&s->end, end, __ATOMIC_RELEASE);
         s->last = version;
+        f->journal_full = false; /* a journaled commit landed: a full disk is said again */
     } else {
         s->flags |= JS_UNJOURNALED;
     }
@@ -753,7 +756,15 @@ void journal_last_close(cs_dbfile *f)
      * records of writers that closed before it do not make the next read-only open refuse the
      * file; when it may write the file it also gives back the resting format version, else the
      * header's version bytes stay as they are */
-    if (!(s->flags & JS_RECORDS) || f->broken) return;
+    if (!(s->flags & JS_RECORDS)) return;
+    if (f->broken) {
+        /* no checkpoint after a failed write in this process: the records stay for the replay */
+        note(f, CS_LOG_WARN,
+             "The last close of %s made no checkpoint (a write failed earlier in this process): its journal "
+             "keeps the commits since the last checkpoint, and the next open replays them",
+             f->path);
+        return;
+    }
     int rc;
     if (!f->readonly) {
         rc = checkpoint(f, true);
@@ -773,7 +784,7 @@ void journal_last_close(cs_dbfile *f)
      * logs it once the join lock is released). The records stay in the journal (a checkpoint
      * empties it last), and the next open replays them */
     if (rc != CS_OK)
-        note(f,
+        note(f, CS_LOG_WARN,
              "The checkpoint at the last close of %s failed (%s): its journal keeps the commits since the "
              "last checkpoint, and the next open replays them",
              f->path, cs_errmsg());
