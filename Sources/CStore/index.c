@@ -893,7 +893,6 @@ typedef struct unique_ctx {
     size_t prevn, cap;
     bool have, dup;
     int64_t a, b; /* the keys of the first duplicate found */
-    int err;
 } unique_ctx;
 
 static int unique_visit(void *vctx, const uint8_t *e, size_t en, int64_t key)

@@ -202,10 +202,12 @@ int keying_primary_apply(cs_txn *t, uint32_t table, uint32_t col, int plan)
         /* every key is (or will be) its primary key: the index is not kept (invariant 5) */
         if (plan == KP_UNINDEXED && (flags & TBLK_NOIDX)) return CS_OK;
         TRY(index_drop(t, table, col));
+        /* the counter first: the flag is never set with it below KEY_PK_END (invariant 5) */
+        if (plan == KP_NEW) TRY(table_set_meta(t, table, TBL_NEXTKEY, KEY_PK_END));
         TRY(table_keying_slots(t, table, &slot));
         slot[TBL_KEYING - TBL_RETIRED] = tag_int(plan == KP_NEW ? TBLK_PK | TBLK_NOIDX : flags | TBLK_NOIDX);
         t->epoch++;
-        return plan == KP_NEW ? table_set_meta(t, table, TBL_NEXTKEY, KEY_PK_END) : CS_OK;
+        return CS_OK;
     }
     /* KP_DROP: the keying is dropped, the table allocates from the counter alone from now on */
     TRY(table_keying_slots(t, table, &slot));

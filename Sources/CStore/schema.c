@@ -373,9 +373,10 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     }
     td = &txn->schema->tables[table];
     if (old != CS_NONE) {
-        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
+        /* the index first: a failure (out of memory for a writable copy) leaves the schema as is */
         if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));
         td = &txn->schema->tables[table];
+        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
     }
     td->primary = col;
     if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
