@@ -469,6 +469,7 @@ import Glibc
             for (i, (v, bytes)) in plan.enumerated() {
                 if i == armedFrom {
                     pio.failJournalGrowth = true
+                    pio.journalRoom = 64 << 10 // a growth writes 64 KiB of zeros, then is refused
                     pio.failJournalCreate = create
                     pio.cutBefore = cutBefore
                     pio.armed = true
@@ -490,6 +491,8 @@ import Glibc
         let (whole, _, ackedWhole, triedWhole) = try run(Int.max)
         #expect(ackedWhole == triedWhole, "every commit returns without a cut")
         #expect(whole.journalRefusals > 0, "the journal was refused its space")
+        #expect(create || whole.events.contains { if case .jtruncate = $0 { return true } else { return false } },
+                "a growth written in part was cut back")
         let events = whole.events
         var rng = SeededRNG(seed: 7)
         var images = 0

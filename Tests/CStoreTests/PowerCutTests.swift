@@ -63,8 +63,11 @@ final class PowerCutIO {
     var armed = false
     /// A full disk for the journal: its creation (an open with O_CREAT of a journal that does
     /// not exist) and every write past its end fail with ENOSPC; `journalRefusals` counts them.
+    /// A growth first gets `journalRoom` bytes past the end (a file system writes what fits,
+    /// then refuses), which a truncation of the journal gives back.
     var failJournalCreate = false
     var failJournalGrowth = false
+    var journalRoom = 0
     var journalRefusals = 0
     var events: [Event] = []
     var cutBefore = Int.max
@@ -104,12 +107,19 @@ final class PowerCutIO {
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
             if me.otherFDs.contains(fd) { return Glibc.pwrite(fd, buf, n, off) }
             let j = me.journalFDs.contains(fd)
+            var n = n
             if j && me.failJournalGrowth {
                 var st = stat()
-                if Glibc.fstat(fd, &st) == 0 && Int(off) + n > Int(st.st_size) {
-                    me.journalRefusals += 1
-                    errno = ENOSPC
-                    return -1
+                let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+                if Int(off) + n > size {
+                    let fits = max(0, size + me.journalRoom - Int(off))
+                    if fits == 0 {
+                        me.journalRefusals += 1
+                        errno = ENOSPC
+                        return -1
+                    }
+                    n = min(n, fits)
+                    me.journalRoom -= max(0, Int(off) + n - size)
                 }
             }
             guard me.event(j ? .jwrite(Int(off), n) : .write(Int(off), n)) else { errno = EIO; return -1 }
@@ -141,6 +151,8 @@ final class PowerCutIO {
             // journal's, not the database file's
             let j = me.journalFDs.contains(fd)
             guard me.event(j ? .jtruncate(Int(size)) : .truncate(Int(size))) else { errno = EIO; return -1 }
+            var st = stat()
+            if j && Glibc.fstat(fd, &st) == 0 && Int(st.st_size) > Int(size) { me.journalRoom += Int(st.st_size) - Int(size) }
             if j { me.jpending.append(.truncate(Int(size))) } else { me.pending.append(.truncate(Int(size))) }
             return Glibc.ftruncate(fd, size)
         }
