@@ -600,9 +600,19 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     pthread_mutex_unlock(&files_mu);
     *out = f;
     return CS_OK;
-fail_f:
+fail_f: {
+    /* what the open found in the journal (commits recovered, say) is logged all the same, once
+     * files_mu is released (cstore.h, "Logging") */
+    char note[sizeof f->journal_note];
+    int level = 0;
+    bool noted = journal_take_note(f, note, sizeof note, &level);
     f->fd = -1;
     dbfile_free(f);
+    pthread_mutex_unlock(&files_mu);
+    io->close(io->ctx, fd);
+    if (noted) log_printf(level, LOG_CAT_STORAGE, "%s", note);
+    return rc;
+}
 fail_fd:
     pthread_mutex_unlock(&files_mu);
     io->close(io->ctx, fd);

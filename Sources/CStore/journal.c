@@ -401,18 +401,24 @@ __attribute__((format(printf, 3, 4))) static void note(cs_dbfile *f, int level, 
     pthread_mutex_unlock(&f->mu);
 }
 
-void journal_log_note(cs_dbfile *f)
+bool journal_take_note(cs_dbfile *f, char *text, size_t cap, int *level)
 {
     /* one load on every commit: a note is rare */
-    if (!__atomic_load_n(&f->journal_noted, __ATOMIC_ACQUIRE)) return;
-    char text[sizeof f->journal_note];
+    if (!__atomic_load_n(&f->journal_noted, __ATOMIC_ACQUIRE) || !cap) return false;
     pthread_mutex_lock(&f->mu);
     bool noted = f->journal_noted;
-    int level = f->journal_note_level;
-    memcpy(text, f->journal_note, sizeof text);
+    *level = f->journal_note_level;
+    snprintf(text, cap, "%s", f->journal_note);
     __atomic_store_n(&f->journal_noted, false, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&f->mu);
-    if (noted) log_printf(level, LOG_CAT_STORAGE, "%s", text);
+    return noted;
+}
+
+void journal_log_note(cs_dbfile *f)
+{
+    char text[sizeof f->journal_note];
+    int level;
+    if (journal_take_note(f, text, sizeof text, &level)) log_printf(level, LOG_CAT_STORAGE, "%s", text);
 }
 
 int journal_recover_open(cs_dbfile *f, bool readonly)
@@ -475,7 +481,10 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         if (lfd < 0) {
             bool still = false;
             if (lock_join_alone(f->path, true, &lfd, &still) != CS_OK) lfd = -1;
-            else if (!still) goto done; /* another process joined: it decides */
+            else if (!still) {
+                f->opened_alone = false; /* another process joined: it decides */
+                goto done;
+            }
         }
         if (lfd >= 0) wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
         journal_close(f);

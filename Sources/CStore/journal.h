@@ -75,6 +75,9 @@ void journal_last_close(cs_dbfile *f);
  *  checkpoint at the last close), if any: called once the core's locks are released, since the
  *  log function is called outside them (cstore.h, "Logging"). */
 void journal_log_note(cs_dbfile *f);
+/** Takes the note journal_log_note would log (false: none), for a caller that must log it
+ *  after releasing a lock of its own. */
+bool journal_take_note(cs_dbfile *f, char *text, size_t cap, int *level);
 /** Closes the journal's descriptor. */
 void journal_close(cs_dbfile *f);
 /** `<path>.journal`, malloc'd (NULL when out of memory). */
