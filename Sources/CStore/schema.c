@@ -365,19 +365,20 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
      * indexed on its own; else it would be dropped just below. A rebuild that fails leaves the
      * old key without its index, as it was, and the new column's unique index goes again */
     if (old != CS_NONE) {
-        int rc = keying_index_back(txn, table, (td->cols[old].flags & CS_COL_INDEXED) != 0);
+        bool own = (td->cols[old].flags & CS_COL_INDEXED) != 0;
+        /* an old key without an index of its own loses its index first (empty while the table
+         * keeps none): a failure there (out of memory for a writable copy) leaves the flag as
+         * it was, and clearing it below can then no longer fail */
+        int rc = own ? CS_OK : index_drop(txn, table, old);
+        if (rc == CS_OK) rc = keying_index_back(txn, table, own);
         if (rc != CS_OK) {
             if (built) index_drop(txn, table, col);
             return rc;
         }
-    }
-    td = &txn->schema->tables[table];
-    if (old != CS_NONE) {
-        /* the index first: a failure (out of memory for a writable copy) leaves the schema as is */
-        if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));
         td = &txn->schema->tables[table];
         td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
     }
+    td = &txn->schema->tables[table];
     td->primary = col;
     if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
     return keying_primary_apply(txn, table, col, plan);
