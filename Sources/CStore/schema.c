@@ -365,16 +365,19 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
      * indexed on its own; else it would be dropped just below. A rebuild that fails leaves the
      * old key without its index, as it was, and the new column's unique index goes again */
     if (old != CS_NONE) {
-        bool own = (td->cols[old].flags & CS_COL_INDEXED) != 0;
-        /* an old key without an index of its own loses its index first (empty while the table
-         * keeps none): a failure there (out of memory for a writable copy) leaves the flag as
-         * it was, and clearing it below can then no longer fail */
-        int rc = own ? CS_OK : index_drop(txn, table, old);
+        bool own = (td->cols[old].flags & CS_COL_INDEXED) != 0, unindexed = false;
+        int rc = keying_pk_unindexed(txn, table, &unindexed);
+        /* an old key without an index of its own, in a table that keeps none, loses its (empty)
+         * index first: a failure there (out of memory for a writable copy) leaves the flag as
+         * it was, and clearing it then can no longer fail. A key whose index the table keeps
+         * loses it only once the keying is read (below) */
+        if (rc == CS_OK && !own && unindexed) rc = index_drop(txn, table, old);
         if (rc == CS_OK) rc = keying_index_back(txn, table, own);
         if (rc != CS_OK) {
             if (built) index_drop(txn, table, col);
             return rc;
         }
+        if (!own && !unindexed) TRY(index_drop(txn, table, old));
         td = &txn->schema->tables[table];
         td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
     }
