@@ -460,6 +460,7 @@ static bool unborn(cs_dbfile *f, uint64_t phys)
 static bool dbfile_free(cs_dbfile *f)
 {
     bool alone = lock_close(f);
+    journal_log_note(f); /* a failed checkpoint at the last close, say (journal.c) */
     mapping *m = f->map;
     while (m) {
         mapping *p = m->prev;
@@ -597,9 +598,19 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     pthread_mutex_unlock(&files_mu);
     *out = f;
     return CS_OK;
-fail_f:
+fail_f: {
+    /* what the open found in the journal (commits recovered, say) is logged all the same, once
+     * files_mu is released (cstore.h, "Logging") */
+    char note[sizeof f->journal_note];
+    int level = 0;
+    bool noted = journal_take_note(f, note, sizeof note, &level);
     f->fd = -1;
     dbfile_free(f);
+    pthread_mutex_unlock(&files_mu);
+    io->close(io->ctx, fd);
+    if (noted) log_printf(level, LOG_CAT_STORAGE, "%s", note);
+    return rc;
+}
 fail_fd:
     pthread_mutex_unlock(&files_mu);
     io->close(io->ctx, fd);
@@ -625,6 +636,7 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     db->shrink = (o.flags & CS_OPEN_SHRINK) != 0;
     *out = db;
     log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Open file: %s (%s)", path, db->readonly ? "read-only" : "read-write");
+    journal_log_note(f); /* what the open found in the journal, outside the core's locks */
     return CS_OK;
 }
 
@@ -682,6 +694,8 @@ uint64_t cs_db_version(cs_db *db)
 const char *cs_db_path(cs_db *db) { return db->path; }
 
 uint64_t cs_db_recovered_commits(cs_db *db) { return db->f->recovered; }
+
+bool cs_db_opened_alone(cs_db *db) { return db->f->opened_alone; }
 
 bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char *why, size_t cap)
 {

@@ -886,6 +886,52 @@ int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique)
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
+/* index_check_unique: the previous entry's value part; a second entry with the same one is a
+ * duplicate (entries are value || be64(key), in byte order, so equal values are adjacent). */
+typedef struct unique_ctx {
+    uint8_t *prev;
+    size_t prevn, cap;
+    bool have, dup;
+    int64_t a, b; /* the keys of the first duplicate found */
+} unique_ctx;
+
+static int unique_visit(void *vctx, const uint8_t *e, size_t en, int64_t key)
+{
+    unique_ctx *u = vctx;
+    size_t vn = en - 8; /* ileaf entries always carry their 8-byte key */
+    if (u->have && u->prevn == vn && memcmp(u->prev, e, vn) == 0) {
+        u->dup = true;
+        u->b = key;
+        return 1; /* stop */
+    }
+    if (vn > u->cap) {
+        uint8_t *p = realloc(u->prev, vn);
+        if (!p) return NOMEM();
+        u->prev = p;
+        u->cap = vn;
+    }
+    memcpy(u->prev, e, vn);
+    u->prevn = vn;
+    u->a = key;
+    u->have = true;
+    return CS_OK;
+}
+
+int index_check_unique(cs_txn *t, uint32_t table, uint32_t col)
+{
+    ref_t root;
+    TRY(index_root(t, table, col, &root));
+    if (!root) return CS_OK;
+    unique_ctx u;
+    memset(&u, 0, sizeof u);
+    bool stop = false;
+    int rc = scan_rec(t, root, NULL, 0, NULL, 0, 0, unique_visit, &u, &stop, 0);
+    free(u.prev);
+    TRY(rc);
+    if (u.dup) return cs_fail(CS_CONSTRAINT, 0, "objects %lld and %lld have the same primary key", (long long)u.a, (long long)u.b);
+    return CS_OK;
+}
+
 /* Whether a schema needs format version 2: some column has a Mixed index (FORMAT.md §6.5). */
 bool index_schema_needs_v2(const schema *s)
 {

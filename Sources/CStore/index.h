@@ -30,6 +30,9 @@ int index_row_values(cs_txn *t, uint32_t table, int64_t key, bool insert, size_t
                      const cs_value *vals, size_t stride);
 int index_drop(cs_txn *t, uint32_t table, uint32_t col);
 int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique);
+/** CS_CONSTRAINT when two entries of column `col`'s index have the same value: the uniqueness a
+ *  primary key needs, checked on the index a column keeps of its own instead of building one. */
+int index_check_unique(cs_txn *t, uint32_t table, uint32_t col);
 int index_verify(cs_txn *t, uint32_t table, uint32_t col);
 
 #endif

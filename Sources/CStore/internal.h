@@ -200,6 +200,7 @@ struct cs_dbfile {
     uint64_t verified_version; /* CSTORE_INTERNAL_CHECKS: the last version that verified (check.c) */
     rejected_slot rejected;  /* set at open when the newest header slot was not used */
     uint64_t recovered;      /* commits the open replayed from the journal (FORMAT.md §13) */
+    bool opened_alone;       /* no other process had the file open when this one opened it */
     uint64_t journal_lost;   /* an alone open found the header at FORMAT_JOURNAL and no journal:
                               * the version it opened (commits after it may be lost); 0: none */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
@@ -210,6 +211,12 @@ struct cs_dbfile {
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
     int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
     uint64_t jsize;          /* its size as this process last saw it */
+    bool journal_full;       /* the journal could not get its space (disk full): durable commits
+                                are made without it until it can; logged once (journal.c) */
+    char journal_note[512];  /* a warning of the journal's, logged once the core's locks are
+                                released (journal_log_note); guarded by mu */
+    bool journal_noted;      /* journal_note holds one (atomic: a commit tests it unlocked) */
+    int journal_note_level;  /* its level (CS_LOG_*) */
 };
 
 struct cs_db {

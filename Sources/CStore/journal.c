@@ -25,6 +25,11 @@
  *     a commit died after its header write (lock.c invariant 3) checkpoints before writing.
  *  4. Records are replayed only onto the database whose header carries the journal's id.
  *  5. A failed sync marks the file broken (file.c invariant 3).
+ *  6. A FULL commit made without a record because the journal cannot be had (CS_PERM: an
+ *     unwritable directory; CS_FULL: no room to create or grow it) happens only while no record
+ *     is pending, so no replay can write over it, and it is flagged JS_UNJOURNALED like any
+ *     commit without a record. A checkpoint claims the journal's space before it writes
+ *     anything, and a growth that fails is cut back.
  */
 #include "journal.h"
 #include "file.h"
@@ -34,6 +39,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +53,9 @@
  * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
  * commit is one replay stops at. */
 #define JREC_MAX (JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8)
+/* The journal's size is a multiple of this (FORMAT.md §13, Layout): the first checkpoint makes
+ * it JOURNAL_GROW bytes, its header block and room for the records of the small commits most
+ * sessions make, and a record that would end past its size grows it to the next multiple. */
 #define JOURNAL_GROW (1ull << 20)
 
 typedef struct jheader {
@@ -202,6 +212,7 @@ static int jopen(cs_dbfile *f, bool create)
     free(jp);
     if (fd < 0) {
         if (!create && e == ENOENT) return CS_NOTFOUND;
+        if (e == ENOSPC || e == EDQUOT) return cs_fail(CS_FULL, e, "disk full while creating the journal of %s", f->path);
         return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
                        "cannot open the journal of %s: %s", f->path, strerror(e));
     }
@@ -252,8 +263,10 @@ static bool read_jheader(cs_dbfile *f, jheader *h)
     return memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
 }
 
-/* Makes the journal at least `size` bytes long by writing zeros (never fallocate: writes into
- * unwritten extents cost a metadata update at every sync); the caller syncs. */
+/* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW, by writing zeros
+ * (never fallocate: writes into unwritten extents cost a metadata update at every sync); the
+ * caller syncs. A growth that fails (a full disk takes what it has, then ENOSPC) is cut back, so
+ * the space goes back to the database file's own commits (journal_before_commit's fallback). */
 static int jgrow(cs_dbfile *f, uint64_t size)
 {
     if (size <= f->jsize) return CS_OK;
@@ -266,6 +279,7 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     int rc = jwrite(f, zeros, to - f->jsize, f->jsize);
     free(zeros);
     if (rc == CS_OK) f->jsize = to;
+    else f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
     return rc;
 }
 
@@ -344,6 +358,24 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r)
     return CS_OK;
 }
 
+/* CS_EXISTS for a file in the journal's place that is not one (neither the magic, valid or
+ * not, nor the zeros of a journal whose first header was never written): it belongs to someone
+ * else, and nothing may be written into it. */
+static int is_journal(cs_dbfile *f)
+{
+    if (f->jsize == 0) return CS_OK;
+    uint8_t first[8] = {0};
+    static const uint8_t zero[8];
+    ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
+    if (got < 0) return jfail_io(f, "read", errno);
+    if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
+        return cs_fail(CS_EXISTS, EEXIST,
+                       "%s.journal exists and is not a journal; the commit journal needs that name: "
+                       "move the file away (it was left as it is)",
+                       f->path);
+    return CS_OK;
+}
+
 /* Writes a journal header of a new generation naming `base`, then syncs the journal. */
 static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint64_t *gen)
 {
@@ -356,24 +388,49 @@ static int reset(cs_dbfile *f, uint64_t oldgen, uint64_t id, uint64_t base, uint
     h.id = id;
     h.base = base;
     h.check = header_check(&h);
-    /* a file in the journal's place that is not one (neither the magic, valid or not, nor the
-     * zeros of a journal whose first header was never written) belongs to someone else */
-    if (f->jsize > 0) {
-        uint8_t first[8] = {0};
-        static const uint8_t zero[8];
-        ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
-        if (got < 0) return jfail_io(f, "read", errno);
-        if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
-            return cs_fail(CS_EXISTS, EEXIST,
-                           "%s.journal exists and is not a journal; the commit journal needs that name: "
-                           "move the file away (it was left as it is)",
-                           f->path);
-    }
-    TRY(jgrow(f, JOURNAL_HDR + JOURNAL_GROW));
+    TRY(is_journal(f));
+    TRY(jgrow(f, JOURNAL_GROW));
     TRY(jwrite(f, &h, sizeof h, 0));
     TRY(jsync(f));
     *gen = h.gen;
     return CS_OK;
+}
+
+/* Leaves a message for journal_log_note: the journal's messages arise under the writer's lock,
+ * the join lock or the process's list of open files, and the log function is called outside
+ * the core's locks (cstore.h, "Logging"). */
+__attribute__((format(printf, 3, 4))) static void note(cs_dbfile *f, int level, const char *fmt, ...)
+{
+    char text[sizeof f->journal_note];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&f->mu);
+    memcpy(f->journal_note, text, sizeof text);
+    f->journal_note_level = level;
+    __atomic_store_n(&f->journal_noted, true, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&f->mu);
+}
+
+bool journal_take_note(cs_dbfile *f, char *text, size_t cap, int *level)
+{
+    /* one load on every commit: a note is rare */
+    if (!__atomic_load_n(&f->journal_noted, __ATOMIC_ACQUIRE) || !cap) return false;
+    pthread_mutex_lock(&f->mu);
+    bool noted = f->journal_noted;
+    *level = f->journal_note_level;
+    snprintf(text, cap, "%s", f->journal_note);
+    __atomic_store_n(&f->journal_noted, false, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&f->mu);
+    return noted;
+}
+
+void journal_log_note(cs_dbfile *f)
+{
+    char text[sizeof f->journal_note];
+    int level;
+    if (journal_take_note(f, text, sizeof text, &level)) log_printf(level, LOG_CAT_STORAGE, "%s", text);
 }
 
 int journal_recover_open(cs_dbfile *f, bool readonly)
@@ -381,6 +438,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     int lfd = -1, wfd = -1, rofd = -1;
     bool alone = true;
     TRY(lock_join_alone(f->path, !readonly, &lfd, &alone));
+    f->opened_alone = alone;
     int rc = CS_OK;
     if (!alone) goto done;
     rc = jopen(f, false);
@@ -392,10 +450,10 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL) {
             f->journal_lost = file_header_newest_version(f);
             if (f->journal_lost)
-                log_printf(CS_LOG_WARN, LOG_CAT_STORAGE,
-                           "%s says its newest commits may be in its journal, but %s.journal is missing: "
-                           "commits after version %llu may be lost",
-                           f->path, f->path, (unsigned long long)f->journal_lost);
+                note(f, CS_LOG_WARN,
+                     "%s says its newest commits may be in its journal, but %s.journal is missing: "
+                     "commits after version %llu may be lost",
+                     f->path, f->path, (unsigned long long)f->journal_lost);
         }
         goto done;
     }
@@ -435,16 +493,19 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         if (lfd < 0) {
             bool still = false;
             if (lock_join_alone(f->path, true, &lfd, &still) != CS_OK) lfd = -1;
-            else if (!still) goto done; /* another process joined: it decides */
+            else if (!still) {
+                f->opened_alone = false; /* another process joined: it decides */
+                goto done;
+            }
         }
         if (lfd >= 0) wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
         journal_close(f);
         if (wfd < 0 || jopen(f, true) != CS_OK) {
             rc = cs_fail(CS_READONLY, 0,
                          "%s has %lld commits in its journal to recover after a crash, and this process cannot "
-                         "write the file, its journal or its lock file; open it once by a user who may write "
-                         "them (a read-write open, or a read-only one such as `swiftstore verify`, recovers)",
-                         f->path, (long long)n);
+                         "write the file, its journal or its lock file; run `swiftstore recover %s` as a user "
+                         "who may write them (or open it once read-write as that user)",
+                         f->path, (long long)n, f->path);
             goto done;
         }
         rofd = f->fd;
@@ -472,8 +533,8 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     uint64_t gen;
     if ((rc = reset(f, h.gen, h.id, last, &gen)) != CS_OK) goto done;
     f->recovered = (uint64_t)n;
-    log_printf(CS_LOG_INFO, LOG_CAT_STORAGE, "Recovered %lld commits from the journal of %s (version %llu)%s",
-               (long long)n, f->path, (unsigned long long)last, readonly ? " by a read-only open" : "");
+    note(f, CS_LOG_INFO, "Recovered %lld commits from the journal of %s (version %llu)%s", (long long)n, f->path,
+         (unsigned long long)last, readonly ? " by a read-only open" : "");
 done:
     if (rofd >= 0) {
         f->fd = rofd;
@@ -494,6 +555,10 @@ static int checkpoint(cs_dbfile *f, bool closing)
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
     TRY(jopen(f, true));
+    /* the journal's space first, before anything is written: a disk too full for it fails the
+     * checkpoint here, with the database file untouched (journal_before_commit falls back) */
+    TRY(is_journal(f));
+    TRY(jgrow(f, JOURNAL_GROW));
     if (s->flags & JS_HEADER_LOST) {
         /* a commit's header write failed after its record was synced (commit.c write_durable):
          * the published records, written again, put the newest version's header in place (the
@@ -568,30 +633,70 @@ int journal_checkpoint_records(cs_dbfile *f)
     return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
 }
 
+/* A durable commit the journal cannot take (its space or its file could not be had on a full
+ * disk) while no record is pending: made the way it was before the journal, in place with one
+ * sync (FORMAT.md §13, Commit step 1); said once in the log until a journaled commit succeeds. */
+static int without_journal(cs_dbfile *f, bool *journaled)
+{
+    *journaled = false;
+    if (!f->journal_full) {
+        f->journal_full = true;
+        note(f, CS_LOG_WARN,
+             "The disk is too full for the journal of %s (%s): durable commits are made without the "
+             "journal, in place with one sync each, until it has room",
+             f->path, cs_errmsg());
+    }
+    return CS_OK;
+}
+
 int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
-    /* a record replay would refuse (at most 1 MiB of data, but in more runs than its bound
-     * allows: a commit scattered over many small holes) is never written */
+    /* a record replay would refuse is never written; the record of a commit of at most
+     * ONE_SYNC_MAX bytes never is one (FORMAT.md §13, Layout: its run list takes 16 bytes per
+     * run), so this only guards the bound */
     if (*journaled && reclen > JREC_MAX) *journaled = false;
     if (*journaled) {
-        /* a journal this process cannot open (an unwritable directory): while no record is
-         * pending the commit is made the way it was before the journal, in place with one sync */
+        /* a journal this process cannot open (an unwritable directory, a full disk): while no
+         * record is pending the commit is made the way it was before the journal, in place with
+         * one sync */
         if (f->jfd < 0 && !(s->flags & JS_RECORDS)) {
             int rc = jopen(f, true);
             if (rc == CS_PERM) {
                 *journaled = false;
                 return CS_OK;
             }
+            if (rc == CS_FULL) return without_journal(f, journaled);
             TRY(rc);
         }
         /* the record must follow the last one (or the checkpoint's base) in the version sequence
          * (invariant 1): a version made without a record in between needs a checkpoint */
         if (!s->gen || (s->flags & (JS_UNJOURNALED | JS_HEADER_LOST)) || s->last + 1 != version ||
-            s->end + reclen > JOURNAL_LIMIT)
-            TRY(journal_checkpoint(f));
-        return jopen(f, true);
+            s->end + reclen > JOURNAL_LIMIT) {
+            int rc = journal_checkpoint(f);
+            /* a checkpoint that failed for space before it wrote anything, with no record
+             * pending: nothing a replay could apply is left, so the commit may go in place */
+            if (rc == CS_FULL && !(s->flags & JS_RECORDS) && !f->broken) return without_journal(f, journaled);
+            TRY(rc);
+        }
+        TRY(jopen(f, true));
+        /* room for the record, made (and synced) before anything of the commit is written */
+        if (s->end + reclen > f->jsize) {
+            int rc = jgrow(f, s->end + reclen);
+            if (rc == CS_OK) rc = jsync(f);
+            if (rc == CS_FULL && !f->broken) {
+                /* the pending records are made durable in the database file first (a
+                 * checkpoint needs no growth); the record may then fit from the start, else no
+                 * record is left to replay over the commit made in place */
+                if (!(s->flags & JS_RECORDS)) return without_journal(f, journaled);
+                TRY(journal_checkpoint(f));
+                if (s->end + reclen > f->jsize) return without_journal(f, journaled);
+                rc = CS_OK;
+            }
+            TRY(rc);
+        }
+        return CS_OK;
     }
     /* a commit in place: no older record may be replayed over it */
     if (s->flags & JS_RECORDS) TRY(journal_checkpoint(f));
@@ -736,6 +841,7 @@ void journal_published(cs_dbfile *f, uint64_t end, uint64_t version)
     if (end) {
         __atomic_store_n(&s->end, end, __ATOMIC_RELEASE);
         s->last = version;
+        f->journal_full = false; /* a journaled commit landed: a full disk is said again */
     } else {
         s->flags |= JS_UNJOURNALED;
     }
@@ -755,21 +861,38 @@ void journal_last_close(cs_dbfile *f)
      * records of writers that closed before it do not make the next read-only open refuse the
      * file; when it may write the file it also gives back the resting format version, else the
      * header's version bytes stay as they are */
-    if (!(s->flags & JS_RECORDS) || f->broken) return;
+    if (!(s->flags & JS_RECORDS)) return;
+    if (f->broken) {
+        /* no checkpoint after a failed write in this process: the records stay for the replay */
+        note(f, CS_LOG_WARN,
+             "The last close of %s made no checkpoint (a write failed earlier in this process): its journal "
+             "keeps the commits since the last checkpoint, and the next open replays them",
+             f->path);
+        return;
+    }
+    int rc;
     if (!f->readonly) {
-        checkpoint(f, true);
-        return;
+        rc = checkpoint(f, true);
+    } else {
+        int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+        if (wfd < 0) {
+            rc = checkpoint(f, false);
+        } else {
+            int rofd = f->fd;
+            f->fd = wfd;
+            rc = checkpoint(f, true);
+            f->fd = rofd;
+            f->io->close(f->io->ctx, wfd);
+        }
     }
-    int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
-    if (wfd < 0) {
-        checkpoint(f, false);
-        return;
-    }
-    int rofd = f->fd;
-    f->fd = wfd;
-    checkpoint(f, true);
-    f->fd = rofd;
-    f->io->close(f->io->ctx, wfd);
+    /* a close returns nothing anyone sees: the log is the only place to say it (dbfile_free
+     * logs it once the join lock is released). The records stay in the journal (a checkpoint
+     * empties it last), and the next open replays them */
+    if (rc != CS_OK)
+        note(f, CS_LOG_WARN,
+             "The checkpoint at the last close of %s failed (%s): its journal keeps the commits since the "
+             "last checkpoint, and the next open replays them",
+             f->path, cs_errmsg());
 }
 
 /* ---- for the tool -------------------------------------------------------------------------- */

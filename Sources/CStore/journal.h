@@ -44,10 +44,12 @@ typedef struct journal_run {
 int journal_recover_open(cs_dbfile *f, bool readonly);
 
 /** Before a commit's first write, under the writer lock: checkpoints when the commit needs it
- *  (docs/FORMAT.md §13, Checkpoints). `*journaled`: the commit will append a record of
- *  `reclen` bytes; set false when the record would be longer than replay accepts, or when the
- *  journal cannot be opened and no record is pending (the commit is then made in place with one
- *  sync, as without a journal, after a checkpoint when records are pending). */
+ *  (docs/FORMAT.md §13, Checkpoints) and makes room for the record. `*journaled`: the commit
+ *  will append a record of `reclen` bytes; set false when the record would be longer than
+ *  replay accepts, or when the journal cannot be opened (CS_PERM) or get its space (CS_FULL, a
+ *  full disk) and no record is pending (the commit is then made in place with one sync, as
+ *  without a journal, after a checkpoint when records are pending; a full disk is logged once,
+ *  journal_log_note). */
 int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version);
 /** The size of the record of a commit with these runs. */
 uint64_t journal_record_size(const journal_run *runs, uint32_t n);
@@ -90,6 +92,13 @@ int journal_checkpoint_records(cs_dbfile *f);
 /** At the last close in the last process (under the join lock): a checkpoint when records
  *  were written, so a clean shutdown leaves an empty journal. */
 void journal_last_close(cs_dbfile *f);
+/** Logs the warning the journal left (a commit made without it on a full disk, a failed
+ *  checkpoint at the last close), if any: called once the core's locks are released, since the
+ *  log function is called outside them (cstore.h, "Logging"). */
+void journal_log_note(cs_dbfile *f);
+/** Takes the note journal_log_note would log (false: none), for a caller that must log it
+ *  after releasing a lock of its own. */
+bool journal_take_note(cs_dbfile *f, char *text, size_t cap, int *level);
 /** Closes the journal's descriptor. */
 void journal_close(cs_dbfile *f);
 /** `<path>.journal`, malloc'd (NULL when out of memory). */

@@ -164,46 +164,52 @@ static int keys_are_pks(cs_txn *t, uint32_t table, uint32_t col, bool *ok)
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
-int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col)
+int keying_primary_plan(cs_txn *t, uint32_t table, uint32_t col, int *plan)
 {
+    *plan = KP_KEEP;
     int64_t flags, next, count;
     ref_t retired;
     TRY(table_keying(t, table, &flags, &retired));
-    if (!(flags & TBLK_PK)) {
-        if (col == CS_NONE) return CS_OK;
-        col_def *c;
-        TRY(txn_col(t, table, col, NULL, &c));
-        if (c->type != CS_TYPE_INT || c->coll != CS_COLL_NONE) return CS_OK;
-        /* only a table that never held an object: any key below the counter may have been used */
-        TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
-        TRY(table_get_meta(t, table, TBL_COUNT, &count));
-        if (next != 0 || count != 0) return CS_OK;
-        /* no object yet: every key will be its primary key, the index is not kept (invariant 5) */
-        TRY(index_drop(t, table, col));
-        ref_t *slot;
-        TRY(table_keying_slots(t, table, &slot));
-        slot[TBL_KEYING - TBL_RETIRED] = tag_int(TBLK_PK | TBLK_NOIDX);
-        t->epoch++;
-        return table_set_meta(t, table, TBL_NEXTKEY, KEY_PK_END);
-    }
     if (col == CS_NONE) return CS_OK; /* invariant 1 waits for the next primary key */
+    col_def *c;
+    TRY(txn_col(t, table, col, NULL, &c));
+    bool is_int = c->type == CS_TYPE_INT && c->coll == CS_COLL_NONE;
+    TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
+    if (!(flags & TBLK_PK)) {
+        if (!is_int) return CS_OK;
+        /* only a table that never held an object: any key below the counter may have been used */
+        TRY(table_get_meta(t, table, TBL_COUNT, &count));
+        if (next == 0 && count == 0) *plan = KP_NEW;
+        return CS_OK;
+    }
     bool ok;
     TRY(keys_are_pks(t, table, col, &ok));
-    if (ok) {
-        /* the keys are exactly the Int primary keys again: the index goes (invariant 5) */
-        col_def *c;
-        TRY(txn_col(t, table, col, NULL, &c));
-        TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
-        if (c->type != CS_TYPE_INT || c->coll != CS_COLL_NONE || next != KEY_PK_END || (flags & TBLK_NOIDX)) return CS_OK;
+    /* the keys are exactly the Int primary keys again: the index goes (invariant 5); the flag
+     * of the primary key before, if any, is cleared before this is applied */
+    if (ok) *plan = is_int && next == KEY_PK_END ? KP_UNINDEXED : KP_KEEP;
+    else *plan = KP_DROP;
+    return CS_OK;
+}
+
+int keying_primary_apply(cs_txn *t, uint32_t table, uint32_t col, int plan)
+{
+    if (plan == KP_KEEP) return CS_OK;
+    int64_t flags;
+    ref_t retired;
+    TRY(table_keying(t, table, &flags, &retired));
+    ref_t *slot;
+    if (plan == KP_NEW || plan == KP_UNINDEXED) {
+        /* every key is (or will be) its primary key: the index is not kept (invariant 5) */
+        if (plan == KP_UNINDEXED && (flags & TBLK_NOIDX)) return CS_OK;
         TRY(index_drop(t, table, col));
-        ref_t *slot;
+        /* the counter first: the flag is never set with it below KEY_PK_END (invariant 5) */
+        if (plan == KP_NEW) TRY(table_set_meta(t, table, TBL_NEXTKEY, KEY_PK_END));
         TRY(table_keying_slots(t, table, &slot));
-        slot[TBL_KEYING - TBL_RETIRED] = tag_int(flags | TBLK_NOIDX);
+        slot[TBL_KEYING - TBL_RETIRED] = tag_int(plan == KP_NEW ? TBLK_PK | TBLK_NOIDX : flags | TBLK_NOIDX);
         t->epoch++;
         return CS_OK;
     }
-    /* the keying is dropped: the table allocates from the counter alone from now on */
-    ref_t *slot;
+    /* KP_DROP: the keying is dropped, the table allocates from the counter alone from now on */
     TRY(table_keying_slots(t, table, &slot));
     ref_t r = *slot;
     *slot = 0;
@@ -213,23 +219,11 @@ int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col)
     return CS_OK;
 }
 
-int keying_pk_keys_are_values(cs_txn *t, uint32_t table, uint32_t col, bool *yes)
+int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col)
 {
-    *yes = false;
-    col_def *c;
-    TRY(txn_col(t, table, col, NULL, &c));
-    if (c->type != CS_TYPE_INT || c->coll != CS_COLL_NONE) return CS_OK;
-    int64_t flags, next, count;
-    ref_t retired;
-    TRY(table_keying(t, table, &flags, &retired));
-    TRY(table_get_meta(t, table, TBL_NEXTKEY, &next));
-    if (!(flags & TBLK_PK)) {
-        TRY(table_get_meta(t, table, TBL_COUNT, &count));
-        *yes = next == 0 && count == 0;
-        return CS_OK;
-    }
-    if (next != KEY_PK_END) return CS_OK;
-    return keys_are_pks(t, table, col, yes);
+    int plan;
+    TRY(keying_primary_plan(t, table, col, &plan));
+    return keying_primary_apply(t, table, col, plan);
 }
 
 int keying_pk_unindexed(cs_txn *t, uint32_t table, bool *unindexed)
@@ -247,13 +241,25 @@ int keying_index_back(cs_txn *t, uint32_t table, bool build)
     ref_t retired;
     TRY(table_keying(t, table, &flags, &retired));
     if (!(flags & TBLK_NOIDX)) return CS_OK;
+    /* the table node made writable first, so that clearing the flag below cannot fail */
     ref_t *slot;
     TRY(table_keying_slots(t, table, &slot));
-    slot[TBL_KEYING - TBL_RETIRED] = tag_int(flags & ~(int64_t)TBLK_NOIDX);
-    t->epoch++;
     table_def *td;
     TRY(txn_table(t, table, &td));
-    if (build && td->primary != CS_NONE) TRY(index_build(t, table, td->primary, true));
+    if (build && td->primary != CS_NONE) {
+        /* built while the flag still says there is none (index maintenance skips the column
+         * until it is cleared): a build that fails part way (out of memory, a damaged leaf)
+         * drops what it built, and the table is as it was, flag set and no index */
+        uint32_t pk = td->primary;
+        int rc = index_build(t, table, pk, true);
+        if (rc != CS_OK) {
+            index_drop(t, table, pk);
+            return rc;
+        }
+        TRY(table_keying_slots(t, table, &slot));
+    }
+    slot[TBL_KEYING - TBL_RETIRED] = tag_int(flags & ~(int64_t)TBLK_NOIDX);
+    t->epoch++;
     return CS_OK;
 }
 

@@ -28,10 +28,18 @@ int keying_find(cs_txn *t, uint32_t table, int64_t pk, node_hdr **leaf, uint32_t
  *  every object with a key below KEY_PK_END has that key as its value of `col` (else its
  *  keying is dropped for good: it behaves as a table that never had it). */
 int keying_primary_changed(cs_txn *t, uint32_t table, uint32_t col);
-/** Whether making Int column `col` the primary key of `table` would leave the table keeping no
- *  index of it (invariant 5): the table never held an object, or it is pk-keyed, its counter
- *  never gave out a key and every object's value of `col` is its key (so the values are unique). */
-int keying_pk_keys_are_values(cs_txn *t, uint32_t table, uint32_t col, bool *yes);
+/** keying_primary_changed in two steps, so that a caller can decide before it changes anything:
+ *  the plan reads only (it fails, if at all, with the table untouched); applying it changes the
+ *  keying slots (only running out of memory for a writable copy can fail it). The plan assumes
+ *  the flag TBLK_NOIDX of the primary key before is cleared before it is applied. */
+enum {
+    KP_KEEP,      /* nothing changes */
+    KP_NEW,       /* a table that never held an object becomes pk-keyed, without the index */
+    KP_UNINDEXED, /* a pk-keyed table whose keys are the new key's values: its index goes */
+    KP_DROP,      /* an object's key is not its value: the keying is dropped for good */
+};
+int keying_primary_plan(cs_txn *t, uint32_t table, uint32_t col, int *plan);
+int keying_primary_apply(cs_txn *t, uint32_t table, uint32_t col, int plan);
 /** Whether `table` keeps no index of its primary key (TBLK_NOIDX, invariant 5): every object's
  *  key is its Int primary key, so the cluster keys answer what the index would (index.c). */
 int keying_pk_unindexed(cs_txn *t, uint32_t table, bool *unindexed);

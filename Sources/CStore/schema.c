@@ -335,35 +335,56 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
     td = &txn->schema->tables[table];
     uint32_t old = td->primary;
     if (old == col) return CS_OK;
-    /* a column whose values are the table's keys is unique without a check and will keep no
-     * index (keying.c invariant 5): building one only to drop it costs a pass over the objects */
-    bool keyed = false;
-    if (col != CS_NONE) TRY(keying_pk_keys_are_values(txn, table, col, &keyed));
+    /* A failure leaves the table as it was (keying.c invariant 5): what can fail comes first
+     * (the keying plan reads; the two index builds undo themselves), what changes the schema and
+     * the keying slots after. A column whose values are the table's keys is unique without a
+     * check and will keep no index: building one only to drop it costs a pass over the objects. */
+    int plan = KP_KEEP;
+    if (col != CS_NONE) TRY(keying_primary_plan(txn, table, col, &plan));
+    bool keyed = plan == KP_NEW || plan == KP_UNINDEXED;
     td = &txn->schema->tables[table];
+    bool built = false;
     if (col != CS_NONE && !keyed) {
-        /* build the unique index first: on a duplicate nothing changes (the column keeps its
-         * own index, the old primary key stays, still without its index when it had none) */
-        int rc = index_build(txn, table, col, true);
-        if (rc != CS_OK) {
-            td = &txn->schema->tables[table];
-            if (td->cols[col].flags & CS_COL_INDEXED) TRY(index_build(txn, table, col, false));
-            else TRY(index_drop(txn, table, col));
-            return rc;
+        if (td->cols[col].flags & CS_COL_INDEXED) {
+            /* the column's own index holds the entries a unique one would: checked, kept */
+            TRY(index_check_unique(txn, table, col));
+        } else {
+            /* build the unique index first: on a duplicate, or a build that fails part way,
+             * nothing changes (the old primary key stays, still without its index when it had
+             * none) */
+            int rc = index_build(txn, table, col, true);
+            if (rc != CS_OK) {
+                index_drop(txn, table, col);
+                return rc;
+            }
+            built = true;
         }
         td = &txn->schema->tables[table];
     }
     /* the old primary key's index comes back (keying.c invariant 5) when the column stays
-     * indexed on its own; else it would be dropped just below */
-    if (old != CS_NONE) TRY(keying_index_back(txn, table, (td->cols[old].flags & CS_COL_INDEXED) != 0));
-    td = &txn->schema->tables[table];
+     * indexed on its own; else it would be dropped just below. A rebuild that fails leaves the
+     * old key without its index, as it was, and the new column's unique index goes again */
     if (old != CS_NONE) {
-        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
-        if (!(td->cols[old].flags & CS_COL_INDEXED)) TRY(index_drop(txn, table, old));
+        bool own = (td->cols[old].flags & CS_COL_INDEXED) != 0, unindexed = false;
+        int rc = keying_pk_unindexed(txn, table, &unindexed);
+        /* an old key without an index of its own, in a table that keeps none, loses its (empty)
+         * index first: a failure there (out of memory for a writable copy) leaves the flag as
+         * it was, and clearing it then can no longer fail. A key whose index the table keeps
+         * loses it only once the keying is read (below) */
+        if (rc == CS_OK && !own && unindexed) rc = index_drop(txn, table, old);
+        if (rc == CS_OK) rc = keying_index_back(txn, table, own);
+        if (rc != CS_OK) {
+            if (built) index_drop(txn, table, col);
+            return rc;
+        }
+        if (!own && !unindexed) TRY(index_drop(txn, table, old));
         td = &txn->schema->tables[table];
+        td->cols[old].flags &= ~(uint32_t)CS_COL_PRIMARY;
     }
+    td = &txn->schema->tables[table];
     td->primary = col;
     if (col != CS_NONE) td->cols[col].flags |= CS_COL_PRIMARY;
-    return keying_primary_changed(txn, table, col);
+    return keying_primary_apply(txn, table, col, plan);
 }
 
 int cs_column_set_indexed(cs_txn *txn, uint32_t table, uint32_t col, bool indexed)

@@ -19,6 +19,7 @@
 #include "changes.h"
 #include "lock.h"
 #include "file.h"
+#include "journal.h"
 #include "check.h"
 #include "log.h"
 #include "io.h"
@@ -525,7 +526,9 @@ int cs_txn_commit(cs_txn *t)
         char msg[512];
         int e = cs_errno();
         snprintf(msg, sizeof msg, "%s", cs_errmsg());
+        cs_dbfile *jf = t->f;
         end_write(t);
+        journal_log_note(jf); /* outside the writer's lock (cstore.h, "Logging") */
         return cs_fail(rc, e, "%s (the transaction was rolled back)", msg);
     }
     cs_dbfile *f = t->f;
@@ -555,6 +558,7 @@ int cs_txn_commit(cs_txn *t)
     }
     int rc2 = end_write(t);
     /* reported after the writer's lock is released (cstore.h, "Logging") */
+    journal_log_note(f);
     if (rc == CS_OK) log_printf(CS_LOG_DEBUG, LOG_CAT_TRANSACTION, "Commit of version %llu: %llu bytes in use, file size %llu",
                                 (unsigned long long)committed, (unsigned long long)logical,
                                 (unsigned long long)phys);

@@ -1,6 +1,7 @@
 // Recovery tests of the commit journal (docs/FORMAT.md §13): the format version a power cut
-// leaves on disk while records are pending, replay onto an older copy of the same file, and a
-// FULL commit when the journal cannot be created.
+// leaves on disk while records are pending, replay onto an older copy of the same file, a FULL
+// commit when the journal cannot be created, and a header write that fails after the commit
+// point. The shared set-up is in JournalSupport.swift.
 
 import CStore
 import Foundation
@@ -11,32 +12,6 @@ import Glibc
 #endif
 
 @Suite struct JournalRecoveryTests {
-    private func prepare(_ path: String) throws {
-        let db = try DB(path, durability: CS_DURABILITY_FULL)
-        try db.write { txn throws in
-            let t = try addTable(txn, "T")
-            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
-            for i in 0..<10 {
-                var o = try createObj(txn, t)
-                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
-            }
-        }
-        db.close()
-    }
-
-    @discardableResult
-    private func commit(_ h: OpaquePointer, _ v: Int64) throws -> UInt64 {
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
-        let table = try findTable(t!, "T")
-        var o = try createObj(t!, table)
-        try must(cs_obj_set_int(&o, 0, v), "set v")
-        try must(cs_txn_commit(t!), "commit \(v)")
-        let version = cs_txn_version(t!)
-        check(cs_txn_end(t))
-        return version
-    }
-
     private func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
 
     /// FORMAT.md §2 says a version-6 library refuses a file whose journal may hold commits
@@ -47,13 +22,13 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let clean = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(u16(clean, 8) == 6, "a cleanly closed file rests at version 6")
         let pio = PowerCutIO(disk: clean)
         let h = try pio.open(path)
-        try commit(h, 100)
-        try commit(h, 200)
+        try journalCommit(h, 100)
+        try journalCommit(h, 200)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
@@ -70,7 +45,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let older = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         do {
             let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
@@ -90,14 +65,13 @@ import Glibc
         }
         let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         let h = try pio.open(path)
-        try commit(h, 7)
-        try commit(h, 8)
+        try journalCommit(h, 7)
+        try journalCommit(h, 8)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
         let img = dir.path("b.cstore")
-        try Data(older).write(to: URL(fileURLWithPath: img))
-        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        try writeJournalImage(img, older, state.jsynced)
         let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         if rc == Int32(CS_OK), let h2 {
             defer { _ = cs_db_close(h2) }
@@ -113,7 +87,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         try? FileManager.default.removeItem(atPath: path + ".journal")
         let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
         defer { io.deallocate() }
@@ -148,15 +122,6 @@ import Glibc
         #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
     }
 
-    private func objectCount(_ h: OpaquePointer) throws -> UInt64 {
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
-        defer { _ = cs_txn_end(t) }
-        var n: UInt64 = 0
-        try must(cs_table_count(t!, try findTable(t!, "T"), &n), "count")
-        return n
-    }
-
     /// The header write of a journaled commit follows its commit point (the journal's sync,
     /// FORMAT.md §13): when it fails, the commit is durable, so it reports success; the process
     /// refuses further commits (with the header write's error) until the file is reopened, and
@@ -165,14 +130,14 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let fio = HeaderWriteFailIO()
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(fio.io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "open")
-        try commit(h!, 100)
+        try journalCommit(h!, 100)
         fio.armed = true
         var t: OpaquePointer?
         try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
@@ -182,7 +147,7 @@ import Glibc
         _ = cs_txn_end(t)
         #expect(fio.failed == 1, "the header write failed")
         #expect(crc == Int32(CS_OK), "a durable commit reported \(codeName(crc)) \(lastMessage())")
-        #expect(try objectCount(h!) == 12, "this process reads the commit")
+        #expect(try journalObjectCount(h!) == 12, "this process reads the commit")
         var t2: OpaquePointer?
         var rc = cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t2)
         if rc == Int32(CS_OK) {
@@ -196,7 +161,7 @@ import Glibc
         let (orc, h2) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
         try must(orc, "reopen")
         defer { _ = cs_db_close(h2) }
-        #expect(try objectCount(h2!) == 12, "the reopen replays the commit")
+        #expect(try journalObjectCount(h2!) == 12, "the reopen replays the commit")
         #expect(cs_db_verify(h2!) == Int32(CS_OK), "\(lastMessage())")
     }
 
@@ -206,17 +171,13 @@ import Glibc
     @Test func aReadOnlyOpenThatCannotWriteTheFileIsRefused() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let path = dir.path("a.cstore")
-        try prepare(path)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-        let h = try pio.open(path)
-        try commit(h, 100)
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 100)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
         let img = dir.path("b.cstore")
-        try Data(state.synced).write(to: URL(fileURLWithPath: img))
-        try Data(state.jsynced).write(to: URL(fileURLWithPath: img + ".journal"))
+        try writeJournalImage(img, state.synced, state.jsynced)
         let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
         defer { io.deallocate() }
         var x = cs_io()
@@ -240,6 +201,7 @@ import Glibc
         if let ro { _ = cs_db_close(ro) }
         #expect(rc == Int32(CS_READONLY), "\(codeName(rc)) \(lastMessage())")
         #expect(lastMessage().contains("cannot write"), "\(lastMessage())")
+        #expect(lastMessage().contains("swiftstore recover \(img)"), "names the command that recovers: \(lastMessage())")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == state.synced, "the file is unchanged")
         var records: UInt64 = 0, bytes: UInt64 = 0
         #expect(cs_file_journal_info(img, &records, &bytes) == Int32(CS_OK) && records == 1, "the record is kept: \(records)")
@@ -251,7 +213,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
-        try prepare(path)
+        try journalPrepare(path)
         let notes = Data("notes kept beside the database\n".utf8)
         try notes.write(to: URL(fileURLWithPath: path + ".journal"))
         let (orc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
@@ -277,18 +239,15 @@ import Glibc
     @Test func aJournaledFileOpenedWithoutItsJournalReportsTheLoss() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let path = dir.path("a.cstore")
-        try prepare(path)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-        let h = try pio.open(path)
-        try commit(h, 100)
-        try commit(h, 200)
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 100)
+        try journalCommit(h, 200)
         pio.cutNow()
         let state = pio.cut!
         _ = cs_db_close(h)
         #expect(u16(state.synced, 8) == 7)
         let img = dir.path("b.cstore")
-        try Data(state.synced).write(to: URL(fileURLWithPath: img))
+        try writeJournalImage(img, state.synced, nil)
         let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         try must(rc, "open without the journal")
         var version: UInt64 = 0, opened: UInt64 = 0
@@ -299,7 +258,7 @@ import Glibc
         #expect(opened == cs_db_version(h2!) && version == opened + 1, "\(version) \(opened)")
         #expect(reason.contains("journal"), "\(reason)")
         #expect(cs_file_verify(img) == Int32(CS_CORRUPT), "verify reports the loss while the header claims a journal")
-        try commit(h2!, 300)
+        try journalCommit(h2!, 300)
         _ = cs_db_close(h2)
         #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
     }
@@ -319,36 +278,12 @@ import Glibc
         opts.io = UnsafePointer(fio.io)
         var h: OpaquePointer?
         try must(cs_db_open(path, &opts, &h), "open")
-        // one commit as cstore-testchild commit-loop makes it (its checker accepts it)
-        func increment() throws -> Int32 {
-            var t: OpaquePointer?
-            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
-            defer { _ = cs_txn_end(t) }
-            let s = try ChildSchema(t!)
-            var c = try openObj(t!, s.counter, s.counterKey)
-            let k = try getInt(&c, s.n) + 1
-            try must(cs_obj_set_int(&c, s.n, k), "set n")
-            try must(cs_obj_set_int(&c, s.sum, try getInt(&c, s.sum) + k), "set sum")
-            var r = try createObj(t!, s.rows)
-            try must(cs_obj_set_int(&r, s.writer, 1), "set writer")
-            try must(cs_obj_set_int(&r, s.seq, k), "set seq")
-            let payload = childPayload(k)
-            var v = cs_value()
-            v.type = CS_TYPE_BINARY
-            let rc = payload.withUnsafeBytes { buf -> Int32 in
-                v.v.bytes.ptr = UnsafeRawPointer(buf.baseAddress!)
-                v.v.bytes.len = buf.count
-                return cs_obj_set(&r, s.payload, &v)
-            }
-            try must(rc, "set payload")
-            return cs_txn_commit(t!)
-        }
-        try must(increment(), "the first commit")
+        try must(childStyleIncrement(h!), "the first commit")
         let stop = dir.path("stop")
         let checker = try Child(["check", path, stop], in: dir)
         #expect(waitUntil(seconds: 30) { var n = 0; return cs_db_pins(h!, nil, 0, &n) == 0 && n > 0 }, "the checker joined")
         fio.armed = true
-        #expect(try increment() == Int32(CS_OK), "\(lastMessage())")
+        #expect(try childStyleIncrement(h!) == Int32(CS_OK), "\(lastMessage())")
         #expect(fio.failed == 1, "the header write failed")
         _ = cs_db_close(h) // broken: no checkpoint here, and not the last close
         _ = FileManager.default.createFile(atPath: stop, contents: nil)
@@ -362,13 +297,238 @@ import Glibc
         db.close()
         #expect(n == 2, "the commits in the database file: \(n)")
     }
+    /// The versions in the two header slots of the database file at `path` (docs/FORMAT.md §2:
+    /// slot s at 16 + 64 s, its version 8 bytes in).
+    private func slotVersions(_ path: String) throws -> Set<Int> {
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)).prefix(192))
+        return [rawLE64(b, 24), rawLE64(b, 88)]
+    }
+
+    /// A commit whose header write failed after its commit point, in a process that stays open
+    /// (broken), and then a journaled commit of another process: the header on disk still names
+    /// the version before the failed commit, so that commit must checkpoint first, and the
+    /// checkpoint must write the published records again before the new header is built from
+    /// the one on disk. Its header then keeps the failed commit's version in the other slot (a
+    /// stale header would put the version before it there, whose space may be reused), and the
+    /// file holds every commit after the last close and a reopen.
+    @Test func anotherProcessCommitsAfterAFailedHeaderWrite() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        try must(childStyleIncrement(h!), "the first commit")
+        fio.armed = true
+        #expect(try childStyleIncrement(h!) == Int32(CS_OK), "\(lastMessage())")
+        #expect(fio.failed == 1, "the header write failed")
+        let failed = Int(cs_db_version(h!))
+        #expect(try slotVersions(path) == [failed - 2, failed - 1], "the header on disk is the one before the failed commit")
+        // the other process: one journaled (FULL) commit, then it closes (not the last)
+        try runChild(["commit-loop", path, dir.path("log"), "1"], in: dir)
+        #expect(try slotVersions(path) == [failed, failed + 1],
+                "the other process's header keeps the failed commit's version beside its own")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 1,
+                "its checkpoint emptied the journal before its record: \(records)")
+        _ = cs_db_close(h) // broken, and the last close: no checkpoint, the record stays for the replay
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        try db.read { t in
+            let s = try ChildSchema(t)
+            let (problem, _) = try childInvariantProblem(t, s)
+            #expect(problem == nil, "\(problem ?? "")")
+            #expect(try s.counterValues(t).n == 3, "the three commits")
+        }
+        #expect(cs_db_version(db.h) == UInt64(failed + 1))
+        db.close()
+    }
+    /// A record the journal cannot grow for (a full disk) while records are pending: the commit
+    /// checkpoints (which needs no growth), then appends its record from the journal's start
+    /// when it fits there, and is made in place with one sync when it does not (docs/FORMAT.md
+    /// §13, Commit step 1). Every commit returns, and the reopened file holds them all.
+    @Test func aRecordTheJournalCannotGrowForFallsBack() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        let fio = HeaderWriteFailIO()
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        func records() -> UInt64 {
+            var n: UInt64 = 0, bytes: UInt64 = 0
+            _ = cs_file_journal_info(path, &n, &bytes)
+            return n
+        }
+        /// One commit of `bytes` bytes; its syncs (cs_txn_last_commit_io).
+        func commit(_ v: Int64, _ bytes: Int) throws -> UInt64 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            defer { _ = cs_txn_end(t) }
+            var o = try createObj(t!, try findTable(t!, "T"))
+            try must(cs_obj_set_int(&o, 0, v), "set v")
+            var rng = SeededRNG(seed: UInt64(v))
+            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+            try must(cs_txn_commit(t!), "commit \(v): \(lastMessage())")
+            var writes: UInt64 = 0, syncs: UInt64 = 0
+            cs_txn_last_commit_io(t!, &writes, &syncs)
+            return syncs
+        }
+        for i in 1...3 { _ = try commit(Int64(i), 200_000) }
+        #expect(records() == 3, "three records in the journal's first MiB")
+        fio.failJournalGrowth = true
+        // 500 KB more does not fit after them: a checkpoint, then it fits from the start
+        #expect(try commit(4, 500_000) == 1)
+        #expect(fio.journalGrowthFailures > 0, "the journal could not grow")
+        #expect(records() == 1, "the checkpoint emptied the journal, then the record went in")
+        // a record of nearly 1 MiB does not fit even from the start: made in place, one sync
+        let failures = fio.journalGrowthFailures
+        #expect(try commit(5, 1_045_000) == 1, "a one-sync commit")
+        #expect(fio.journalGrowthFailures > failures)
+        #expect(records() == 0, "no record: the commit was made in place")
+        // and journaled commits go on when the disk has room again
+        fio.failJournalGrowth = false
+        _ = try commit(6, 600_000)
+        #expect(records() == 1)
+        #expect(try journalObjectCount(h!) == 16)
+        _ = cs_db_close(h)
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        #expect(try journalObjectCount(db.h) == 16)
+        db.close()
+    }
+    /// Opens `image` (with `journal` beside it, nil: none) with the real I/O: its version and
+    /// the sum of v, after checking that it verifies.
+    private func reopenImage(_ dir: TempDir, _ image: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
+        let path = dir.path("image.cstore")
+        try writeJournalImage(path, image, journal)
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        guard rc == Int32(CS_OK), let h else {
+            Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
+            return nil
+        }
+        defer { _ = cs_db_close(h) }
+        #expect(check(cs_db_verify(h), "\(what): verifies"))
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+        defer { _ = cs_txn_end(t) }
+        let table = try findTable(t!, "T")
+        var sum: Int64 = 0
+        for k in try allKeys(t!, table) {
+            var o = try openObj(t!, table, k)
+            sum += try getInt(&o, 0)
+        }
+        return (cs_txn_version(t!), sum)
+    }
+
+    /// Power cuts at every event of the commits the full-disk fallback makes (docs/FORMAT.md
+    /// §13, Commit step 1; journal.c invariant 6), each reopened over the database images
+    /// (powerCutImages) and journal images (journalImages) the cut can leave: the file opens at
+    /// a version from the last acknowledged commit to the last one tried, with that version's
+    /// objects, and verifies. `pending`: journaled commits first, then a record the journal
+    /// cannot grow for (a checkpoint, then from the journal's start) and one that does not fit
+    /// even there (a checkpoint, then in place); else no journal at all, and `create` says
+    /// whether even its creation is refused (else its first 1 MiB is).
+    private func fallbackCampaign(pending: Bool, create: Bool = false) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = dir.path("a.cstore")
+        try journalPrepare(a)
+        let pristine = [UInt8](try Data(contentsOf: URL(fileURLWithPath: a)))
+        let plan: [(Int64, Int)] = pending ? [(1, 200_000), (2, 200_000), (3, 200_000), (4, 500_000), (5, 1_045_000)]
+                                           : [(1, 1000), (2, 200_000), (3, 1000)]
+        let armedFrom = pending ? 3 : 0
+        func tryCommit(_ h: OpaquePointer, _ v: Int64, _ bytes: Int) throws -> (Int32, UInt64) {
+            var t: OpaquePointer?
+            // after a cut, a process whose header write failed refuses to write (broken)
+            let brc = cs_txn_begin(h, Int32(CS_TXN_WRITE), &t)
+            if brc != Int32(CS_OK) { return (brc, 0) }
+            defer { _ = cs_txn_end(t) }
+            var o = try createObj(t!, try findTable(t!, "T"))
+            try must(cs_obj_set_int(&o, 0, v), "set v")
+            var rng = SeededRNG(seed: UInt64(v))
+            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+            let rc = cs_txn_commit(t!)
+            return (rc, cs_txn_version(t!))
+        }
+        func run(_ cutBefore: Int) throws -> (PowerCutIO, [UInt64: Int64], UInt64, UInt64) {
+            let path = dir.path("run.cstore")
+            try writeJournalImage(path, pristine, nil)
+            let pio = PowerCutIO(disk: pristine)
+            let h = try pio.open(path)
+            var sum: Int64 = 45
+            var acked = cs_db_version(h), tried = acked
+            var sums: [UInt64: Int64] = [acked: sum]
+            for (i, (v, bytes)) in plan.enumerated() {
+                if i == armedFrom {
+                    pio.failJournalGrowth = true
+                    pio.journalRoom = 64 << 10 // a growth writes 64 KiB of zeros, then is refused
+                    pio.failJournalCreate = create
+                    pio.cutBefore = cutBefore
+                    pio.armed = true
+                }
+                tried += 1
+                sum += v
+                sums[tried] = sum
+                let (rc, version) = try tryCommit(h, v, bytes)
+                if rc != Int32(CS_OK) { break }
+                acked = version
+                #expect(version == tried)
+            }
+            pio.cutNow()
+            pio.failJournalGrowth = false
+            pio.failJournalCreate = false
+            _ = cs_db_close(h)
+            return (pio, sums, acked, tried)
+        }
+        let (whole, _, ackedWhole, triedWhole) = try run(Int.max)
+        #expect(ackedWhole == triedWhole, "every commit returns without a cut")
+        #expect(whole.journalRefusals > 0, "the journal was refused its space")
+        #expect(create || whole.events.contains { if case .jtruncate = $0 { return true } else { return false } },
+                "a growth written in part was cut back")
+        let events = whole.events
+        var rng = SeededRNG(seed: 7)
+        var images = 0
+        for cut in 0...events.count {
+            let (pio, sums, acked, tried) = try run(cut)
+            let state = pio.cut!
+            let journals = journalImages(state.jsynced, state.jpending)
+            for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: true).enumerated() {
+                for (jd, j) in k == 0 ? journals : [journals[k % journals.count]] {
+                    images += 1
+                    let what = "cut before event \(cut) (\(cut < events.count ? events[cut].description : "none")): \(desc), \(jd)"
+                    guard let r = try reopenImage(dir, image, j, what) else { continue }
+                    #expect(r.0 >= acked && r.0 <= tried, "\(what): version \(r.0), acknowledged \(acked), tried \(tried)")
+                    #expect(sums[r.0] == r.1, "\(what): sum \(r.1) at version \(r.0)")
+                }
+            }
+        }
+        print("journal fallback (pending \(pending), create \(create)): \(events.count) events, \(images) images")
+    }
+
+    @Test func powerCutsDuringTheFallbackWithRecordsPending() throws { try fallbackCampaign(pending: true) }
+    @Test func powerCutsDuringTheFallbackWithoutRoomForTheJournal() throws { try fallbackCampaign(pending: false) }
+    @Test func powerCutsDuringTheFallbackWhenTheJournalCannotBeCreated() throws {
+        try fallbackCampaign(pending: false, create: true)
+    }
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
-/// commit's header write) with ENOSPC.
+/// commit's header write) with ENOSPC; and, with failJournalGrowth, every write that would grow
+/// the journal.
 final class HeaderWriteFailIO: @unchecked Sendable {
     var armed = false
     var failed = 0
+    /// Fail (ENOSPC) every write that would grow the journal: a full disk.
+    var failJournalGrowth = false
+    var journalGrowthFailures = 0
     var journalFds = Set<Int32>()
     let io: UnsafeMutablePointer<cs_io>
 
@@ -388,6 +548,14 @@ final class HeaderWriteFailIO: @unchecked Sendable {
         x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
         x.pwrite = { ctx, fd, buf, n, off in
             let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.failJournalGrowth && me.journalFds.contains(fd) {
+                var st = stat()
+                if Glibc.fstat(fd, &st) == 0 && Int(off) + n > Int(st.st_size) {
+                    me.journalGrowthFailures += 1
+                    errno = ENOSPC
+                    return -1
+                }
+            }
             if me.armed && off == 0 && n == 192 && !me.journalFds.contains(fd) {
                 me.armed = false
                 me.failed += 1

@@ -4,7 +4,7 @@
 // file with records, NOSYNC commits mixed with journaled ones, and two processes committing
 // into one journal. The disk a power cut leaves is built with PowerCutIO (PowerCutTests.swift):
 // the database file as of its last sync, plus chosen parts of the later writes, and the journal
-// as synced.
+// as synced; the file, the commits and that set-up are shared (JournalSupport.swift).
 
 import CStore
 import Foundation
@@ -15,47 +15,11 @@ import Glibc
 #endif
 
 @Suite struct JournalTests {
-    /// A file with table T (v: Int, b: Binary) and 10 objects, closed (its journal is empty).
-    private func prepare(_ path: String) throws {
-        let db = try DB(path, durability: CS_DURABILITY_FULL)
-        try db.write { txn throws in
-            let t = try addTable(txn, "T")
-            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
-            _ = try addColumn(txn, t, "b", CS_TYPE_BINARY)
-            for i in 0..<10 {
-                var o = try createObj(txn, t)
-                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
-            }
-        }
-        db.close()
-    }
-
-    /// One commit through `h`: an object with v = `v` and a value of `bytes` bytes. Returns the
-    /// version it made.
-    @discardableResult
-    private func commit(_ h: OpaquePointer, _ v: Int64, bytes: Int = 0) throws -> UInt64 {
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
-        let table = try findTable(t!, "T")
-        var o = try createObj(t!, table)
-        try must(cs_obj_set_int(&o, 0, v), "set v")
-        if bytes > 0 {
-            var rng = SeededRNG(seed: UInt64(bitPattern: v))
-            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
-        }
-        try must(cs_txn_commit(t!), "commit \(v)")
-        let version = cs_txn_version(t!)
-        check(cs_txn_end(t))
-        return version
-    }
-
     /// Opens `path` (with `journal` beside it) with the real I/O; the version and the sum of v,
     /// after checking that the file verifies.
     private func reopen(_ dir: TempDir, _ db: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
         let path = dir.path("image.cstore")
-        for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
-        try Data(db).write(to: URL(fileURLWithPath: path))
-        if let journal { try Data(journal).write(to: URL(fileURLWithPath: path + ".journal")) }
+        try writeJournalImage(path, db, journal)
         let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
         guard rc == Int32(CS_OK), let h else {
             Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
@@ -94,13 +58,10 @@ import Glibc
     @Test func replayBringsBackJournaledCommitsAndStopsAtADamagedTail() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let path = dir.path("a.cstore")
-        try prepare(path)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-        let h = try pio.open(path)
+        let (_, pio, h) = try journalPowerCutFile(dir)
         var versions: [UInt64] = [], sums: [Int64] = [45]
         for i in 1...5 {
-            versions.append(try commit(h, Int64(100 * i), bytes: i == 3 ? 20_000 : 0))
+            versions.append(try journalCommit(h, Int64(100 * i), bytes: i == 3 ? 20_000 : 0))
             sums.append(sums.last! + Int64(100 * i))
         }
         pio.cutNow()
@@ -171,11 +132,11 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let a = dir.path("a.cstore"), b = dir.path("b.cstore")
-        try prepare(a)
-        try prepare(b)
+        try journalPrepare(a)
+        try journalPrepare(b)
         let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
         let h = try pio.open(a)
-        let v = try commit(h, 7)
+        let v = try journalCommit(h, 7)
         pio.cutNow()
         let journal = pio.cut!.jsynced
         _ = cs_db_close(h)
@@ -183,7 +144,7 @@ import Glibc
         for round in 0..<2 {
             if round == 1 {
                 let db = try DB(b, durability: CS_DURABILITY_FULL)
-                try commit(db.h, 1)
+                try journalCommit(db.h, 1)
                 db.close()
             }
             try? FileManager.default.removeItem(atPath: b + ".lock")
@@ -212,17 +173,13 @@ import Glibc
     @Test func readOnlyOpenOfAFileWithRecordsRecovers() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let a = dir.path("a.cstore")
-        try prepare(a)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
-        let h = try pio.open(a)
-        try commit(h, 6)
-        let v = try commit(h, 7)
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 6)
+        let v = try journalCommit(h, 7)
         pio.cutNow()
         _ = cs_db_close(h)
         let path = dir.path("image.cstore")
-        try Data(pio.cut!.synced).write(to: URL(fileURLWithPath: path))
-        try Data(pio.cut!.jsynced).write(to: URL(fileURLWithPath: path + ".journal"))
+        try writeJournalImage(path, pio.cut!.synced, pio.cut!.jsynced)
         let (rc, ro) = openRaw(path, flags: CS_OPEN_READONLY)
         #expect(rc == Int32(CS_OK), "\(codeName(rc)): \(lastMessage())")
         if let ro {
@@ -276,16 +233,15 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let a = dir.path("a.cstore")
-        try prepare(a)
+        try journalPrepare(a)
         let pristine = [UInt8](try Data(contentsOf: URL(fileURLWithPath: a)))
         func run(_ cutBefore: Int) throws -> (PowerCutIO, UInt64) {
             let path = dir.path("run.cstore")
-            for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
-            try Data(pristine).write(to: URL(fileURLWithPath: path))
+            try writeJournalImage(path, pristine, nil)
             let pio = PowerCutIO(disk: pristine)
             let h = try pio.open(path)
             var v: UInt64 = 0
-            for i in 1...3 { v = try commit(h, Int64(i)) }
+            for i in 1...3 { v = try journalCommit(h, Int64(i)) }
             pio.cutBefore = cutBefore
             pio.armed = true
             _ = cs_db_close(h)
@@ -325,16 +281,13 @@ import Glibc
     @Test func theJournalIsReusedAfterTheCheckpointAtItsLimit() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let a = dir.path("a.cstore")
-        try prepare(a)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
-        let h = try pio.open(a)
+        let (_, pio, h) = try journalPowerCutFile(dir)
         pio.armed = true // counts events, never cuts
         var v: UInt64 = 0, sum: Int64 = 45
         var sawReset = false
         for i in 1...70 {
             let before = pio.events.count
-            v = try commit(h, Int64(i), bytes: 300_000)
+            v = try journalCommit(h, Int64(i), bytes: 300_000)
             sum += Int64(i)
             // a checkpoint: the database file synced in a journaled commit
             if i > 1 && pio.events[before...].contains(.sync) { sawReset = true }
@@ -351,16 +304,14 @@ import Glibc
     /// A power-cut image with records pending (no in-place write synced) at `path`.
     private func crashedFile(_ dir: TempDir, _ path: String) throws -> (UInt64, Int64) {
         let src = dir.path("src-\(UUID().uuidString).cstore")
-        try prepare(src)
+        try journalPrepare(src)
         let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: src))))
         let h = try pio.open(src)
         var v: UInt64 = 0
-        for i in 1...4 { v = try commit(h, Int64(i)) }
+        for i in 1...4 { v = try journalCommit(h, Int64(i)) }
         pio.cutNow()
         _ = cs_db_close(h)
-        for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
-        try Data(pio.cut!.synced).write(to: URL(fileURLWithPath: path))
-        try Data(pio.cut!.jsynced).write(to: URL(fileURLWithPath: path + ".journal"))
+        try writeJournalImage(path, pio.cut!.synced, pio.cut!.jsynced)
         return (v, 55)
     }
 
@@ -385,14 +336,14 @@ import Glibc
                 #expect(s == sum)
             }
             // and it takes journaled commits, replayed after a power cut
-            try commit(db.h, 1000)
+            try journalCommit(db.h, 1000)
             db.close()
         }
         #expect(check(cs_file_verify(p)))
 
         // restore over a crashed file
         let other = dir.path("other.cstore")
-        try prepare(other)
+        try journalPrepare(other)
         let backup = dir.path("other.backup")
         do {
             let db = try DB(other, flags: 0)
@@ -423,13 +374,13 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let a = dir.path("a.cstore")
-        try prepare(a)
+        try journalPrepare(a)
         let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
         var h = try pio.open(a, durability: CS_DURABILITY_NOSYNC)
-        for i in 1...3 { try commit(h, Int64(i)) }
+        for i in 1...3 { try journalCommit(h, Int64(i)) }
         _ = cs_db_close(h)
         h = try pio.open(a)
-        let v = try commit(h, 10)
+        let v = try journalCommit(h, 10)
         pio.cutNow()
         _ = cs_db_close(h)
         let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "no in-place write of the FULL commit")
@@ -443,13 +394,10 @@ import Glibc
     @Test func aJournaledCommitAfterALargeOne() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let a = dir.path("a.cstore")
-        try prepare(a)
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: a))))
-        let h = try pio.open(a)
-        try commit(h, 1)
-        try commit(h, 2, bytes: 1_500_000)
-        let v = try commit(h, 3)
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 1)
+        try journalCommit(h, 2, bytes: 1_500_000)
+        let v = try journalCommit(h, 3)
         pio.cutNow()
         _ = cs_db_close(h)
         let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the large commit")
@@ -475,9 +423,9 @@ import Glibc
         }
         let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         let h = try pio.open(path)
-        try commit(h, 1)
+        try journalCommit(h, 1)
         try runChild(["increment", path, "2", "5"], in: dir)
-        let v = try commit(h, 2)
+        let v = try journalCommit(h, 2)
         pio.cutNow()
         _ = cs_db_close(h)
         let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the mixed commits")
@@ -515,9 +463,7 @@ import Glibc
         Glibc.close(jfd)
         _ = cs_db_close(h)
         let image = dir.path("image.cstore")
-        for p in [image, image + ".lock", image + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
-        try Data(dbImage).write(to: URL(fileURLWithPath: image))
-        try Data(journal).write(to: URL(fileURLWithPath: image + ".journal"))
+        try writeJournalImage(image, dbImage, journal)
         let db = try DB(image, flags: 0, durability: CS_DURABILITY_FULL)
         db.verify()
         try db.read { t in
@@ -528,5 +474,66 @@ import Glibc
             #expect(k == 50, "both writers' 25 commits: \(k)")
         }
         db.close()
+    }
+    /// docs/FORMAT.md §13, Layout: the record of a journaled commit never exceeds JREC_MAX
+    /// (2 MiB + 264) because the commit's own run list pays 16 bytes per run inside the commit's
+    /// bytes (at most 1 MiB): 16 r <= D - 8 for a commit of D bytes in r runs, so the record,
+    /// 64 + 16 (r + 1) + D + 192 bytes, is at most 2 D + 264. The records of commits into a
+    /// file with holes keep both relations (a commit near the limit itself cannot be made: its
+    /// run list alone would be about 1 MiB).
+    @Test func aJournaledCommitsRecordKeepsItsBound() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        do {
+            let db = try DB(path, durability: CS_DURABILITY_NOSYNC)
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+                for i in 0..<30_000 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+                }
+            }
+            // every other object deleted: the old leaves become holes of many sizes
+            try db.write { txn throws in
+                let t = try findTable(txn, "T")
+                for k in try allKeys(txn, t) where k % 2 == 0 {
+                    var o = try openObj(txn, t, k)
+                    try must(cs_obj_delete(&o), "delete")
+                }
+            }
+            db.close()
+        }
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(rc, "open")
+        defer { _ = cs_db_close(h) }
+        for round in 0..<4 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            for k in stride(from: Int64(1 + 2 * round), to: 30_000, by: 130) {
+                var o = try openObj(t!, table, k)
+                try must(cs_obj_set_int(&o, 0, -k), "set v")
+            }
+            try must(cs_txn_commit(t!), "commit")
+            check(cs_txn_end(t))
+        }
+        let fd = Glibc.open(path + ".journal", O_RDONLY)
+        let journal = PowerCutIO.contents(fd) ?? []
+        Glibc.close(fd)
+        let recs = recordOffsets(journal)
+        #expect(recs.count == 4, "four records: \(recs.count)")
+        var most = 0
+        for r in recs {
+            func word(_ at: Int) -> Int { rawLE64(journal, r + at) }
+            let length = word(24), runs = word(32) & 0xffff_ffff, data = word(40)
+            let commit = data - 192 // the runs' bytes less the header's
+            most = max(most, runs)
+            #expect(commit <= 1 << 20, "a one-sync commit")
+            #expect(16 * (runs - 1) <= commit - 8, "\(runs) runs in \(commit) bytes")
+            #expect(length == 64 + 16 * runs + data && length <= 2 * commit + 264, "record of \(length) bytes")
+        }
+        #expect(most >= 2, "the runs and the header: \(most)")
     }
 }

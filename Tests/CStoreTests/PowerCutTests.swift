@@ -37,6 +37,7 @@ final class PowerCutIO {
         case truncate(Int)
         case jwrite(Int, Int) // the journal
         case jsync
+        case jtruncate(Int)
 
         var description: String {
             switch self {
@@ -45,6 +46,7 @@ final class PowerCutIO {
             case .truncate(let n): return "ftruncate(\(n))"
             case .jwrite(let off, let n): return "journal write(\(n) bytes at \(off))"
             case .jsync: return "journal fdatasync"
+            case .jtruncate(let n): return "journal ftruncate(\(n))"
             }
         }
     }
@@ -59,6 +61,14 @@ final class PowerCutIO {
     var journalFDs = Set<Int32>()
     var otherFDs = Set<Int32>()
     var armed = false
+    /// A full disk for the journal: its creation (an open with O_CREAT of a journal that does
+    /// not exist) and every write past its end fail with ENOSPC; `journalRefusals` counts them.
+    /// A growth first gets `journalRoom` bytes past the end (a file system writes what fits,
+    /// then refuses), which a truncation of the journal gives back.
+    var failJournalCreate = false
+    var failJournalGrowth = false
+    var journalRoom = 0
+    var journalRefusals = 0
     var events: [Event] = []
     var cutBefore = Int.max
     private(set) var cut: (synced: [UInt8], pending: [Op], jsynced: [UInt8], jpending: [Op])?
@@ -71,8 +81,13 @@ final class PowerCutIO {
         var x = cs_io()
         x.open = { ctx, path, flags, mode in
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
-            let fd = Glibc.open(path!, flags, mode)
             let p = String(cString: path!)
+            if me.failJournalCreate && p.hasSuffix(".journal") && flags & O_CREAT != 0 && access(path!, F_OK) != 0 {
+                me.journalRefusals += 1
+                errno = ENOSPC
+                return -1
+            }
+            let fd = Glibc.open(path!, flags, mode)
             if fd >= 0 && p.hasSuffix(".journal") {
                 me.journalFDs.insert(fd)
                 if me.jsynced.isEmpty, let d = PowerCutIO.contents(fd) { me.jsynced = d }
@@ -92,6 +107,21 @@ final class PowerCutIO {
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
             if me.otherFDs.contains(fd) { return Glibc.pwrite(fd, buf, n, off) }
             let j = me.journalFDs.contains(fd)
+            var n = n
+            if j && me.failJournalGrowth {
+                var st = stat()
+                let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+                if Int(off) + n > size {
+                    let fits = max(0, size + me.journalRoom - Int(off))
+                    if fits == 0 {
+                        me.journalRefusals += 1
+                        errno = ENOSPC
+                        return -1
+                    }
+                    n = min(n, fits)
+                    me.journalRoom -= max(0, Int(off) + n - size)
+                }
+            }
             guard me.event(j ? .jwrite(Int(off), n) : .write(Int(off), n)) else { errno = EIO; return -1 }
             let r = Glibc.pwrite(fd, buf, n, off)
             if r > 0 {
@@ -117,8 +147,13 @@ final class PowerCutIO {
         }
         x.ftruncate = { ctx, fd, size in
             let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
-            guard me.event(.truncate(Int(size))) else { errno = EIO; return -1 }
-            me.pending.append(.truncate(Int(size)))
+            // the journal's own truncation (a growth a full disk refused, cut back) is the
+            // journal's, not the database file's
+            let j = me.journalFDs.contains(fd)
+            guard me.event(j ? .jtruncate(Int(size)) : .truncate(Int(size))) else { errno = EIO; return -1 }
+            var st = stat()
+            if j && Glibc.fstat(fd, &st) == 0 && Int(st.st_size) > Int(size) { me.journalRoom += Int(st.st_size) - Int(size) }
+            if j { me.jpending.append(.truncate(Int(size))) } else { me.pending.append(.truncate(Int(size))) }
             return Glibc.ftruncate(fd, size)
         }
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }

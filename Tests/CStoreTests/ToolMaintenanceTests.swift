@@ -147,6 +147,7 @@ private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
             // 0: done
             try expectStatus(["info", path], 0, "ok")
             try expectStatus(["verify", path], 0, "ok")
+            try expectStatus(["recover", path], 0, "ok (nothing to recover)")
             try expectStatus(["query", path, "T", "n < 3"], 0, "ok")
             try expectStatus(["dump", path], 0, "ok")
             try expectStatus(["watch", path, "T", "--count", "0"], 0, "ok")
@@ -157,7 +158,7 @@ private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
             try expectStatus(["restore", backup, fresh("cstore")], 0, "ok")
             try expectStatus(["compact", "--in-place", path], 0, "ok")
             // 1: damaged, refused, or not in the file
-            for args in [["info", junk], ["verify", junk], ["query", junk, "T", "n < 3"], ["dump", junk],
+            for args in [["info", junk], ["verify", junk], ["recover", junk], ["query", junk, "T", "n < 3"], ["dump", junk],
                          ["watch", junk, "T", "--count", "0"], ["slot", "create", junk, "x"], ["changes", junk, "--slot", "s"],
                          ["mirror", junk, "postgresql://localhost:1/none"], ["compact", junk, fresh("cstore")],
                          ["compact", "--in-place", junk], ["backup", junk, fresh("csbackup")], ["restore", junk, fresh("cstore")]] {
@@ -173,7 +174,7 @@ private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
             try expectStatus(["backup", path, backup], 1, "the target exists")
             try expectStatus(["restore", backup, path], 1, "the target exists")
             // 2: usage
-            for command in ["info", "verify", "query", "dump", "watch", "changes", "slot", "mirror", "compact", "backup", "restore"] {
+            for command in ["info", "verify", "recover", "query", "dump", "watch", "changes", "slot", "mirror", "compact", "backup", "restore"] {
                 try expectStatus([command, "--no-such-option"], 2, "an unknown option")
                 try expectStatus([command], 2, "missing arguments")
             }
@@ -185,7 +186,7 @@ private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
             try expectStatus(["slot", "rename", path, "s"], 2, "an unknown action")
             try expectStatus(["compact", path, fresh("cstore"), "--in-place"], 2, "both OUT and --in-place")
             // 2: I/O (no such file)
-            for args in [["info", missing], ["verify", missing], ["query", missing, "T", "n < 3"], ["dump", missing],
+            for args in [["info", missing], ["verify", missing], ["recover", missing], ["query", missing, "T", "n < 3"], ["dump", missing],
                          ["watch", missing, "T", "--count", "0"], ["slot", "create", missing, "x"], ["changes", missing, "--slot", "s"],
                          ["mirror", missing, "postgresql://localhost:1/none"], ["compact", missing, fresh("cstore")],
                          ["compact", "--in-place", missing], ["backup", missing, fresh("csbackup")], ["restore", missing, fresh("cstore")]] {
@@ -196,7 +197,7 @@ private func tool(_ args: [String], in dir: TempDir) throws -> ToolRun {
             let root = try tool(["--help"], in: dir)
             #expect(root.status == 0)
             #expect(words(root.stdout).contains("Exit status, the same for every command: 0 done; 1 the file"), "\(root.stdout)")
-            for command in ["info", "verify", "query", "dump", "watch", "changes", "slot", "mirror", "compact", "backup", "restore"] {
+            for command in ["info", "verify", "recover", "query", "dump", "watch", "changes", "slot", "mirror", "compact", "backup", "restore"] {
                 let h = try tool([command, "--help"], in: dir)
                 #expect(h.status == 0 && words(h.stdout).contains("Exit status"), "\(command) --help: \(h.stdout)")
             }

@@ -296,3 +296,136 @@ private func checksum(_ b: [UInt8], at: Int, payload: Int) -> UInt16 {
     a ^= a >> 33
     return UInt16(truncatingIfNeeded: a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48))
 }
+
+/// The root of the index of column `col` of table `t` as the file holds it (slot 3 of the table
+/// node: 0, or a list with one entry per column; docs/FORMAT.md §6.1).
+private func indexRoot(_ path: String, _ t: UInt32, _ col: UInt32) throws -> Int {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    let list = rawLE64(bytes, rawTableNode(bytes, t) + 8 + 8 * 3)
+    if list == 0 { return 0 }
+    let count = Int(bytes[list + 4]) | Int(bytes[list + 5]) << 8
+    return Int(col) < count ? rawLE64(bytes, list + 8 + 8 * Int(col)) : 0
+}
+
+/// Damages column `id`'s slot in the cluster's second leaf (docs/FORMAT.md §6.2: the root an
+/// inner node [first, child0, child1, ...], a leaf [keys, col0, ...]): a number where the ref
+/// is, which every read of that column in that leaf reports as CS_CORRUPT; its keys stay readable.
+private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) throws {
+    var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    let root = rawLE64(bytes, rawTableNode(bytes, t) + 8)
+    #expect(bytes[root + 2] & 0x01 != 0, "the cluster root is an inner node")
+    let leaf = rawLE64(bytes, root + 8 + 8 * 2)
+    #expect(bytes[leaf + 2] & 0x01 == 0, "its second child is a leaf")
+    let at = leaf + 8 + 8 * (1 + Int(id))
+    for i in 0..<8 { bytes[at + i] = i == 0 ? 3 : 0 }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// A rebuild of the primary key's index that fails part way (here on a damaged leaf; running
+/// out of memory fails the same way) must leave the table as it was: still without the index
+/// (TBLK_NOIDX set), no partial index, and for cs_table_set_primary_key the old primary key and
+/// no index of the new column either (docs/FORMAT.md §6.1, keying.c invariant 5).
+@Suite struct UnindexedPrimaryKeyRollbackTests {
+    /// A table "U" (id: Int primary key, indexed on its own too; v; w = id + 1000, unique) with
+    /// 600 objects keyed by id, so the cluster has more than one leaf; its second leaf's "id"
+    /// damaged.
+    private func damagedTable(_ path: String, wIndexed: Bool = false, damaging: String = "id") throws -> (t: UInt32, id: UInt32, v: UInt32, w: UInt32) {
+        var c = (t: UInt32(0), id: UInt32(0), v: UInt32(0), w: UInt32(0))
+        let db = try DB(path)
+        try db.write { txn throws in
+            c.t = try addTable(txn, "U")
+            c.id = try addColumn(txn, c.t, "id", CS_TYPE_INT, flags: Int(CS_COL_INDEXED))
+            c.v = try addColumn(txn, c.t, "v", CS_TYPE_INT)
+            c.w = try addColumn(txn, c.t, "w", CS_TYPE_INT, flags: wIndexed ? Int(CS_COL_INDEXED) : 0)
+            try must(cs_table_set_primary_key(txn, c.t, c.id), "cs_table_set_primary_key")
+            for pk in Int64(0)..<600 {
+                var o = cs_obj()
+                var p = cs_int(pk)
+                try must(cs_obj_create_primary(txn, c.t, &p, &o), "create \(pk)")
+                try must(cs_obj_set_int(&o, c.v, pk), "set v")
+                try must(cs_obj_set_int(&o, c.w, pk + 1000), "set w")
+            }
+        }
+        db.close()
+        #expect(try keyingFlags(path, c.t) == 3, "pk-keyed, no primary-key index")
+        #expect(try indexRoot(path, c.t, c.id) == 0)
+        try damageIdInSecondLeaf(path, c.t, damaging == "id" ? c.id : c.w)
+        return c
+    }
+
+    private func expectAsBefore(_ txn: OpaquePointer, _ c: (t: UInt32, id: UInt32, v: UInt32, w: UInt32), _ what: String) {
+        // by key while the flag is set; a partial index would miss the objects past the
+        // first leaf
+        #expect(findPk(txn, c.t, 5) == 5, "\(what)")
+        #expect(findPk(txn, c.t, 599) == 599, "\(what): an object past the damaged leaf is found by its primary key")
+        var info = cs_column_info()
+        #expect(cs_column_info_get(txn, c.t, c.id, &info) == 0 && info.flags & UInt32(CS_COL_PRIMARY) != 0,
+                "\(what): id is still the primary key")
+        #expect(cs_column_info_get(txn, c.t, c.w, &info) == 0 && info.flags & UInt32(CS_COL_PRIMARY) == 0,
+                "\(what): w is not")
+    }
+
+    private func expectFileAsBefore(_ path: String, _ c: (t: UInt32, id: UInt32, v: UInt32, w: UInt32), _ what: String) throws {
+        #expect(try keyingFlags(path, c.t) == 3, "\(what): the table still keeps no primary-key index")
+        #expect(try indexRoot(path, c.t, c.id) == 0, "\(what): no partial index of id")
+        #expect(try indexRoot(path, c.t, c.w) == 0, "\(what): no index of w")
+    }
+
+    /// A negative primary key takes a counter key, which brings the index back first: the
+    /// rebuild meets the damaged leaf, the create fails, and the write goes on (and commits)
+    /// with the table as it was.
+    @Test func aFailedRebuildBeforeACounterKey() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let c = try damagedTable(path)
+            let db = try DB(path)
+            try db.write { txn throws in
+                var o = cs_obj()
+                var p = cs_int(-1)
+                let rc = cs_obj_create_primary(txn, c.t, &p, &o)
+                #expect(rc == Int32(CS_CORRUPT), "\(codeName(rc)) \(lastMessage())")
+                expectAsBefore(txn, c, "after the failed create")
+            }
+            db.close()
+            try expectFileAsBefore(path, c, "committed after the failed create")
+        }
+    }
+
+    /// cs_table_set_primary_key to w: w's unique index is built, then the old primary key's
+    /// index (id stays indexed on its own) is rebuilt and fails: the primary key stays id,
+    /// without its index, and w keeps no index.
+    @Test func aFailedRebuildInSetPrimaryKey() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let c = try damagedTable(path)
+            let db = try DB(path)
+            try db.write { txn throws in
+                let rc = cs_table_set_primary_key(txn, c.t, c.w)
+                #expect(rc == Int32(CS_CORRUPT), "\(codeName(rc)) \(lastMessage())")
+                expectAsBefore(txn, c, "after the failed change of the primary key")
+            }
+            db.close()
+            try expectFileAsBefore(path, c, "committed after the failed change")
+        }
+    }
+    /// cs_table_set_primary_key to a column with an index of its own whose values cannot all be
+    /// read (w damaged in the second leaf): that index must not be torn down and rebuilt part
+    /// way. The index already holds the entries a unique one would (its uniqueness is checked on
+    /// it), so it still finds an object past the damaged leaf whatever the call returns.
+    @Test func anIndexedColumnKeepsItsIndexWhenItBecomesThePrimaryKey() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let c = try damagedTable(path, wIndexed: true, damaging: "w")
+            let db = try DB(path)
+            try db.write { txn throws in
+                let rc = cs_table_set_primary_key(txn, c.t, c.w)
+                var v = cs_int(1599)
+                var key: Int64 = -1
+                let frc = cs_index_find(txn, c.t, c.w, &v, &key)
+                #expect(frc == 0 && key == 599, "w's index finds w = 1599 after the call (\(codeName(rc))): \(codeName(frc)) \(key)")
+            }
+            db.close()
+            #expect(try indexRoot(path, c.t, c.w) != 0, "w keeps an index")
+        }
+    }
+}

@@ -21,6 +21,11 @@ final class DiskFullIO: @unchecked Sendable {
     var failed = false
     /// The first failed write: offset and length (nil: none, or an allocation failed first).
     var firstFailedWrite: (off: Int, n: Int)?
+    /// A nearly full disk: the bytes files may still grow by (nil: no limit). A write past a
+    /// file's end and an allocation use them up; a write that needs more writes what fits and
+    /// returns the short count (the next one fails with ENOSPC), as a file system does; a
+    /// truncation gives back what it cuts.
+    var freeBytes: Int?
     let io: UnsafeMutablePointer<cs_io>
 
     init() {
@@ -36,15 +41,36 @@ final class DiskFullIO: @unchecked Sendable {
                 errno = ENOSPC
                 return -1
             }
+            if let free = me.freeBytes {
+                var st = stat()
+                let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+                let growth = max(0, Int(off) + n - size)
+                let fits = growth <= free ? n : max(0, size + free - Int(off))
+                if fits == 0 { me.failed = true; errno = ENOSPC; return -1 }
+                let w = Glibc.pwrite(fd, buf, fits, off)
+                if w > 0 { me.freeBytes = free - max(0, Int(off) + w - size) }
+                return w
+            }
             return Glibc.pwrite(fd, buf, n, off)
         }
         x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
-        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.ftruncate = { ctx, fd, size in
+            let me = Unmanaged<DiskFullIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if let free = me.freeBytes {
+                var st = stat()
+                if Glibc.fstat(fd, &st) == 0 && Int(st.st_size) > Int(size) { me.freeBytes = free + Int(st.st_size) - Int(size) }
+            }
+            return Glibc.ftruncate(fd, size)
+        }
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
         x.allocate = { ctx, fd, off, len in
             let me = Unmanaged<DiskFullIO>.fromOpaque(ctx!).takeUnretainedValue()
             me.allocations += 1
             if me.failAllocations || me.full() { me.failed = true; errno = ENOSPC; return -1 }
+            if let free = me.freeBytes {
+                if Int(len) > free { me.failed = true; errno = ENOSPC; return -1 }
+                me.freeBytes = free - Int(len)
+            }
             let r = posix_fallocate(fd, off, len)
             if r != 0 { errno = r; return -1 }
             return 0
@@ -107,7 +133,7 @@ final class DiskFullItem: Object {
             io2.failAt = n
             do {
                 // (judged before the Realm closes: the close's checkpoint writes too, and a
-                // failure there is reported to nobody, docs/FORMAT.md §13)
+                // failure there is only logged, docs/FORMAT.md §13)
                 let failedInOpen = try withExtendedLifetime(Realm(configuration: d2.config([DiskFullItem.self]))) { io2.failed }
                 // a journaled commit's header write follows its commit point: the commit is
                 // durable, and says so (docs/FORMAT.md §13, Commit step 4)
@@ -187,7 +213,7 @@ final class DiskFullItem: Object {
             points += 1
             if caught == nil {
                 // the disk filled in the checkpoint of the last close (docs/FORMAT.md §13), which
-                // reports nothing: every commit returned, and the journal still holds them
+                // only logs: every commit returned, and the journal still holds them
                 #expect(done == commits, "point \(n): no error, yet \(done) of \(commits) commits")
             } else {
                 #expect(caught?.code == .outOfDiskSpace, "point \(n): \(String(describing: caught))")
@@ -208,5 +234,86 @@ final class DiskFullItem: Object {
         #expect(points > commits)
         #expect(headerPoints > 0, "the disk filled at a journaled commit's header write")
         print("disk full: \(points) failure points, each reopened with every earlier commit")
+    }
+    /// Collects the core's messages about `path` through the Logger while `body` runs (the
+    /// sink of LoggerConformanceTests; the Logger is process-wide, so messages are told apart
+    /// by path, and it is replaced under loggerSwapLock).
+    private func logged(_ path: String, _ body: () throws -> Void) rethrows -> [(LogLevel, String)] {
+        let sink = CfLogSink()
+        loggerSwapLock.lock()
+        defer { loggerSwapLock.unlock() }
+        let saved = Logger.shared
+        let savedLevel = Logger.shared.level
+        defer { Logger.shared = saved; Logger.shared.level = savedLevel }
+        Logger.shared = Logger(function: { level, category, message in sink.add(level, category.rawValue, message) })
+        Logger.shared.level = .info
+        try body()
+        return sink.messages(containing: path).map { ($0.0, $0.2) }
+    }
+
+    /// A nearly full disk: the journal cannot get its space (docs/FORMAT.md §13), but a small
+    /// durable commit fits in place with one sync, as before the journal. The commits fall
+    /// back to that instead of failing, the log says so once, and the file reopens with every
+    /// commit and verifies.
+    @Test func aNearlyFullDiskFallsBackToCommitsWithoutTheJournal() throws {
+        let dir = TempDir()
+        let path = dir.file().path
+        let config = dir.config([DiskFullItem.self])
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(DiskFullItem(value: ["id": 0, "payload": "a"])) }
+        }
+        // a clean close leaves an empty journal; without one, the session's first checkpoint
+        // must make it (as for a new file, or one an older library wrote)
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        let io = DiskFullIO()
+        io.attach(path)
+        defer { io.detach(path) }
+        io.freeBytes = 256 << 10
+        let messages = try logged(path) {
+            let realm = try Realm(configuration: config)
+            for i in 1...4 {
+                try realm.write { realm.add(DiskFullItem(value: ["id": i, "payload": "p\(i)"])) }
+            }
+        }
+        let fallbacks = messages.filter { $0.1.contains("journal") && $0.1.contains("without") }
+        #expect(fallbacks.count == 1, "said once: \(messages.map(\.1))")
+        #expect(fallbacks.first?.0 == .warn)
+        #expect(io.freeBytes ?? 0 > 0, "the failed growth of the journal was given back")
+        io.detach(path)
+        let again = try Realm(configuration: config)
+        #expect(Set(again.objects(DiskFullItem.self).map(\.id)) == Set(0...4))
+        #expect(cs_file_verify(path) == 0, "\(String(cString: cs_errmsg()))")
+    }
+
+    /// The checkpoint at the last close fails (the disk filled): nobody can be told through a
+    /// return value, so the core logs a warning; the journal keeps the commits and the next
+    /// open replays them.
+    @Test func aFailedCheckpointAtTheLastCloseIsLoggedAndReplayedByTheNextOpen() throws {
+        let dir = TempDir()
+        let path = dir.file().path
+        let config = dir.config([DiskFullItem.self])
+        let io = DiskFullIO()
+        io.attach(path)
+        defer { io.detach(path) }
+        let messages = try logged(path) {
+            let realm = try Realm(configuration: config)
+            for i in 0..<3 {
+                try realm.write { realm.add(DiskFullItem(value: ["id": i, "payload": "p\(i)"])) }
+            }
+            io.failAt = 1 // the close's checkpoint makes the next write
+        }
+        #expect(io.failed, "the checkpoint at the close failed")
+        let warnings = messages.filter { $0.0 == .warn && $0.1.contains("checkpoint") }
+        #expect(warnings.count == 1, "\(messages.map(\.1))")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records > 0, "the journal keeps the commits: \(records)")
+        io.detach(path)
+        let reopened = try logged(path) {
+            let again = try Realm(configuration: config)
+            #expect(Set(again.objects(DiskFullItem.self).map(\.id)) == Set(0..<3))
+        }
+        #expect(reopened.contains { $0.1.hasPrefix("Recovered") }, "\(reopened.map(\.1))")
+        #expect(cs_file_verify(path) == 0, "\(String(cString: cs_errmsg()))")
     }
 }

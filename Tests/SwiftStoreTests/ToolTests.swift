@@ -151,6 +151,65 @@ final class ToolItem: Object {
         #expect(realm.objects(ToolItem.self).count == 3)
     }
 
+    /// `swiftstore recover` on the state a crashed writer leaves: it replays the journal's
+    /// commits and says how many (text and JSON), finds nothing the second time, and refuses a
+    /// file another process has open (its journal's commits are that process's).
+    @Test func recoverReplaysACrashedWritersJournal() throws {
+        let dir = TempDir()
+        let config = dir.config([ToolItem.self])
+        let path = config.fileURL!.path
+        var copies: [String] = []
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        do {
+            let realm = try Realm(configuration: config)
+            for i in 0..<3 { try realm.write { realm.add(ToolItem(value: ["id": i, "name": "n\(i)"])) } }
+            #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records >= 3, "records: \(records)")
+            for name in ["r", "j", "lost"] {
+                let copy = dir.url.appendingPathComponent("\(name).realm").path
+                try FileManager.default.copyItem(atPath: path, toPath: copy)
+                if name != "lost" { try FileManager.default.copyItem(atPath: path + ".journal", toPath: copy + ".journal") }
+                copies.append(copy)
+            }
+            // the writer is alive: refused, and its journal is left alone
+            let busy = try Tool.run(["recover", path])
+            #expect(busy.status == 1, "\(busy.status) \(busy.stdout) \(busy.stderr)")
+            #expect(busy.stderr.contains("open in another process"), "\(busy.stderr)")
+            var still: UInt64 = 0
+            #expect(cs_file_journal_info(path, &still, &bytes) == 0 && still == records)
+            _ = realm
+        }
+        let r = try Tool.run(["recover", copies[0]])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout == "\(copies[0]): recovered \(records) journaled commits\n", "\(r.stdout)")
+        var left: UInt64 = 9
+        #expect(cs_file_journal_info(copies[0], &left, &bytes) == 0 && left == 0, "the journal is empty: \(left)")
+        let again = try Tool.run(["recover", copies[0]])
+        #expect(again.status == 0 && again.stdout.contains("nothing to recover"), "\(again.stdout) \(again.stderr)")
+        let j = try Tool.run(["recover", "--json", copies[1]])
+        #expect(j.status == 0, "\(j.stderr)")
+        let o = try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [String: Any]
+        #expect(o?["recoveredCommits"] as? Int == Int(records) && o?["ok"] as? Bool == true, "\(j.stdout)")
+        #expect(cs_file_verify(copies[1]) == 0, "\(String(cString: cs_errmsg()))")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copies[0]), objectTypes: [ToolItem.self]))
+        #expect(realm.objects(ToolItem.self).count == 3)
+        // another process has the file open, with no commit in its journal: refused all the same
+        // (whether the journal holds commits is that process's business until it closes)
+        do {
+            let open = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copies[1]), objectTypes: [ToolItem.self]))
+            let busy = try Tool.run(["recover", copies[1]])
+            #expect(busy.status == 1, "\(busy.status) \(busy.stdout) \(busy.stderr)")
+            #expect(busy.stderr.contains("open in another process"), "\(busy.stderr)")
+            _ = open
+        }
+        let missing = try Tool.run(["recover", dir.url.appendingPathComponent("absent.realm").path])
+        #expect(missing.status == 2, "\(missing.stderr)")
+        // copied without its journal: nothing can be recovered, and the commits only the journal
+        // held are lost, which recover says (exit 1, as verify) rather than "nothing to recover"
+        let lost = try Tool.run(["recover", copies[2]])
+        #expect(lost.status == 1, "\(lost.status) \(lost.stdout) \(lost.stderr)")
+        #expect(lost.stderr.contains("journal") && !lost.stdout.contains("nothing to recover"), "\(lost.stdout) \(lost.stderr)")
+    }
+
     /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
     /// the node's offset instead of printing garbage.
     @Test func damagedNodeStopsDumpAndQuery() throws {

@@ -334,6 +334,13 @@ bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char 
  * is alone and may write the file and its journal replays them as a read-write open does.
  */
 uint64_t cs_db_recovered_commits(cs_db *db);
+/**
+ * True when no other process had the file open when this process opened it: its open decided
+ * about the journal (replayed what a crash left, or found nothing to replay). False when another
+ * process had it open; the commits in its journal are then that process's (docs/FORMAT.md §13,
+ * Recovery). For `swiftstore recover`.
+ */
+bool cs_db_opened_alone(cs_db *db);
 
 /** Fills `out` from the newest version (walks every node to count used bytes). */
 int cs_db_stats_get(cs_db *db, cs_db_stats *out);

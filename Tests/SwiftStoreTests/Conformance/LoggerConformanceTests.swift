@@ -11,6 +11,11 @@ final class CfLogged: Object {
     @Persisted var x = 0
 }
 
+/// Held by every test that replaces the process-wide Logger (here and DiskFullTests) while it
+/// does: suites run in parallel, and one suite's logger would take another's messages, or put
+/// the default back under it.
+let loggerSwapLock = NSLock()
+
 /// Collects messages (from any thread).
 final class CfLogSink: @unchecked Sendable {
     private let lock = NSCondition()
@@ -37,6 +42,8 @@ final class CfLogSink: @unchecked Sendable {
 struct LoggerConformanceTests {
     @Test func coreReportsOpensCommitsAndMigrations() throws {
         let sink = CfLogSink()
+        loggerSwapLock.lock()
+        defer { loggerSwapLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }
@@ -73,6 +80,8 @@ struct LoggerConformanceTests {
 
     @Test func levelFiltersMessages() throws {
         let sink = CfLogSink()
+        loggerSwapLock.lock()
+        defer { loggerSwapLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }
@@ -105,6 +114,8 @@ struct LoggerConformanceTests {
     /// debug (Realm.Storage.Notification).
     @Test func compactionAndNotifierAreReported() throws {
         let sink = CfLogSink()
+        loggerSwapLock.lock()
+        defer { loggerSwapLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }

@@ -11,7 +11,7 @@ struct SwiftStoreTool: ParsableCommand {
         abstract: "Inspect, verify and maintain SwiftStore database files.",
         discussion: ToolExit.contract,
         version: String(cString: cs_library_version()),
-        subcommands: [Info.self, Verify.self, Query.self, Dump.self, Watch.self, Changes.self, Slot.self, Mirror.self, Compact.self, Backup.self, Restore.self]
+        subcommands: [Info.self, Verify.self, Recover.self, Query.self, Dump.self, Watch.self, Changes.self, Slot.self, Mirror.self, Compact.self, Backup.self, Restore.self]
     )
 
     /// Parses and runs the command as ArgumentParser does, except that a command line it

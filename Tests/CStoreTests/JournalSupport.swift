@@ -1,0 +1,88 @@
+// What the commit journal's test suites share (docs/FORMAT.md §13): a small file to commit
+// into, one commit through a handle, the power-cut set-up (the file opened through PowerCutIO,
+// PowerCutTests.swift) and the images a cut leaves written back to disk.
+
+import CStore
+import Foundation
+import Testing
+
+/// A file with table T (v: Int, b: Binary) and 10 objects (v = 0...9, sum 45), closed (its
+/// journal is empty and the header rests at format version 6).
+func journalPrepare(_ path: String) throws {
+    let db = try DB(path, durability: CS_DURABILITY_FULL)
+    try db.write { txn throws in
+        let t = try addTable(txn, "T")
+        _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+        _ = try addColumn(txn, t, "b", CS_TYPE_BINARY)
+        for i in 0..<10 {
+            var o = try createObj(txn, t)
+            try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+        }
+    }
+    db.close()
+}
+
+/// One commit through `h` into a file made by journalPrepare: an object with v = `v` and a
+/// value of `bytes` random bytes in b. Returns the version it made.
+@discardableResult
+func journalCommit(_ h: OpaquePointer, _ v: Int64, bytes: Int = 0) throws -> UInt64 {
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+    let table = try findTable(t!, "T")
+    var o = try createObj(t!, table)
+    try must(cs_obj_set_int(&o, 0, v), "set v")
+    if bytes > 0 {
+        var rng = SeededRNG(seed: UInt64(bitPattern: v))
+        try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+    }
+    try must(cs_txn_commit(t!), "commit \(v)")
+    let version = cs_txn_version(t!)
+    check(cs_txn_end(t))
+    return version
+}
+
+/// The objects of T through `h`.
+func journalObjectCount(_ h: OpaquePointer) throws -> UInt64 {
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+    defer { _ = cs_txn_end(t) }
+    var n: UInt64 = 0
+    try must(cs_table_count(t!, try findTable(t!, "T"), &n), "count")
+    return n
+}
+
+/// A file made by journalPrepare at `dir`/`name`, opened (FULL) through a PowerCutIO whose
+/// synced disk is the prepared file: the set-up of every power-cut test of the journal.
+func journalPowerCutFile(_ dir: TempDir, _ name: String = "a.cstore") throws -> (path: String, pio: PowerCutIO, h: OpaquePointer) {
+    let path = dir.path(name)
+    try journalPrepare(path)
+    let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    return (path, pio, try pio.open(path))
+}
+
+/// Writes a power cut's images to `path`: the database file, and the journal beside it when
+/// given (nil: none); any lock file or journal already there is removed first.
+func writeJournalImage(_ path: String, _ db: [UInt8], _ journal: [UInt8]?) throws {
+    for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
+    try Data(db).write(to: URL(fileURLWithPath: path))
+    if let journal { try Data(journal).write(to: URL(fileURLWithPath: path + ".journal")) }
+}
+
+/// One commit through `h` into a file set up by `cstore-testchild setup`, made as the child's
+/// commit-loop makes it (the counter's n and sum, a row with writer 1 and its payload), so the
+/// child's checker accepts it. Returns the commit's result.
+func childStyleIncrement(_ h: OpaquePointer) throws -> Int32 {
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+    defer { _ = cs_txn_end(t) }
+    let s = try ChildSchema(t!)
+    var c = try openObj(t!, s.counter, s.counterKey)
+    let k = try getInt(&c, s.n) + 1
+    try must(cs_obj_set_int(&c, s.n, k), "set n")
+    try must(cs_obj_set_int(&c, s.sum, try getInt(&c, s.sum) + k), "set sum")
+    var r = try createObj(t!, s.rows)
+    try must(cs_obj_set_int(&r, s.writer, 1), "set writer")
+    try must(cs_obj_set_int(&r, s.seq, k), "set seq")
+    try must(setVal(&r, s.payload, .binary(childPayload(k))), "set payload")
+    return cs_txn_commit(t!)
+}
