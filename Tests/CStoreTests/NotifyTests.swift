@@ -700,4 +700,90 @@ private func advance(_ n: OpaquePointer) throws {
             try must(cs_notifier_wait(notifier, seen, 5000), "wait after commit")
         }
     }
+
+    /// How long waits on `notifiers` (each in a thread, from counter `seen`, up to `timeout` ms)
+    /// took while `commit` ran on this thread once they had begun, in milliseconds.
+    private func timedWait(_ notifiers: [OpaquePointer?], seen: UInt32, timeout: Int32,
+                           _ commit: () throws -> Void) throws -> [Double] {
+        let done = DispatchSemaphore(value: 0)
+        let results = UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: notifiers.count)
+        defer { results.deallocate() }
+        nonisolated(unsafe) let out = results
+        for (i, notifier) in notifiers.enumerated() {
+            nonisolated(unsafe) let n = notifier
+            Thread {
+                let start = Date()
+                let rc = cs_notifier_wait(n, seen, timeout)
+                out[i] = (Date().timeIntervalSince(start) * 1000, rc)
+                done.signal()
+            }.start()
+        }
+        usleep(50_000)   // (the waiters asleep)
+        try commit()
+        for _ in notifiers { done.wait() }
+        for r in results { #expect(r.1 == Int32(CS_OK)) }
+        return results.map(\.0)
+    }
+
+    /// A commit sparing a notifier (cs_txn_commit_sparing) leaves it asleep: its wait sees the
+    /// commit only at its timeout. A plain commit wakes it, and a commit sparing it wakes it when
+    /// another notifier of the file sleeps too (docs/ARCHITECTURE.md, Change notifications).
+    @Test func aCommitSparingANotifierLeavesItAsleep() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { t in _ = try addTable(t, "A") }
+            var spared: OpaquePointer?, other: OpaquePointer?
+            try must(cs_notifier_open(db.h, &spared))
+            try must(cs_notifier_open(db.h, &other))
+            defer {
+                cs_notifier_close(spared)
+                cs_notifier_close(other)
+            }
+            func commitSparing() throws {
+                let t = try db.begin(CS_TXN_WRITE)
+                try must(cs_txn_commit_sparing(t, spared), "cs_txn_commit_sparing")
+                check(cs_txn_end(t), "cs_txn_end")
+            }
+            var seen = cs_db_commit_counter(db.h)
+            let slept = try timedWait([spared], seen: seen, timeout: 600) { try commitSparing() }
+            #expect(slept[0] >= 500, "the spared notifier woke after \(slept[0]) ms")
+            seen = cs_db_commit_counter(db.h)
+            let woke = try timedWait([spared], seen: seen, timeout: 20_000) { try db.write { _ in } }
+            #expect(woke[0] < 10_000, "a plain commit did not wake the notifier (\(woke[0]) ms)")
+            seen = cs_db_commit_counter(db.h)
+            let both = try timedWait([spared, other], seen: seen, timeout: 20_000) { try commitSparing() }
+            #expect(both[1] < 10_000, "a commit sparing another notifier did not wake this one (\(both[1]) ms)")
+            // (woken with it: the commit cannot wake one waiter of the counter and not another)
+            #expect(both[0] < 10_000, "\(both[0]) ms")
+            // a notifier of another file is refused
+            let db2 = try DB(dir.path("other.cstore"))
+            var elsewhere: OpaquePointer?
+            try must(cs_notifier_open(db2.h, &elsewhere))
+            defer { cs_notifier_close(elsewhere) }
+            let t = try db.begin(CS_TXN_WRITE)
+            expectCode(cs_txn_commit_sparing(t, elsewhere), CS_MISUSE, "a notifier of another file")
+            check(cs_txn_end(t), "cs_txn_end")
+        }
+    }
+
+    /// A commit of another process sparing its own notifier, asleep on the file, wakes this
+    /// process's notifier.
+    @Test func aCommitOfAnotherProcessSparingItsNotifierWakes() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let db = try DB(path)
+            try db.write { t in _ = try addTable(t, "A") }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let seen = cs_db_commit_counter(db.h)
+            nonisolated(unsafe) var out = ""
+            let woke = try timedWait([notifier], seen: seen, timeout: 20_000) {
+                out = try runChild(["commit-sparing", path], in: dir)
+            }
+            #expect(out.contains("committed"))
+            #expect(woke[0] < 10_000, "another process's commit did not wake the notifier (\(woke[0]) ms)")
+            #expect(cs_db_commit_counter(db.h) != seen)
+        }
+    }
 }

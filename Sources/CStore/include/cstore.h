@@ -1232,6 +1232,12 @@ int cs_watch_move(cs_watch *w, cs_notifier *to);
 int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms);
 /** Wakes cs_notifier_wait. Thread-safe. */
 void cs_notifier_wake(cs_notifier *n);
+/** As cs_txn_commit, but the commit does not wake notifier `n` (of the same file, else
+ *  CS_MISUSE; open until this returns) from cs_notifier_wait: the caller computes the new
+ *  version on it itself (cs_notifier_advance), saving its thread a wake. Every other waiter,
+ *  in this process or another, is woken as by cs_txn_commit; `n`'s wait sees the commit at its
+ *  next wake, commit or timeout. */
+int cs_txn_commit_sparing(cs_txn *txn, cs_notifier *n);
 
 /** A watch over the results of a table query (text as cs_query_new_named, `names` may be NULL).
  *  `paths` (npaths 0: every column per `flags`) are the key paths whose changes make an element

@@ -617,9 +617,15 @@ final class RealmCore {
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
         do {
-            try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+            // the notifier thread of this file sleeps through the commit, whose change sets
+            // `committed()` below computes on this thread (docs/ARCHITECTURE.md, Change
+            // notifications)
+            let rc = ownsHandle ? FileNotifier.commit(self) : NotifierCore.commit(self)
+            try CoreCall.check(rc, "Committing a write transaction", url: url)
         } catch {
-            // The failed commit rolled the write back.
+            // The failed commit rolled the write back. (The notifier thread looks at the file
+            // again, as a commit would have made it.)
+            if ownsHandle { FileNotifier.running(config.path)?.wakeThread() }
             invalidateDeletedInstances()
             writeEndedWithoutCommit()
             throw error

@@ -238,6 +238,9 @@ final class FileNotifier: @unchecked Sendable {
     /// Entered (under `lock`, while not stopping) for each batch of watches made outside the
     /// lock on a side notifier; the thread closing the core notifier waits for it first.
     private let making = DispatchGroup()
+    /// Entered (under `lock`, while not stopping) for each commit that spares the core
+    /// notifier's thread (`commit(_:)`); the thread closing the core notifier waits for it first.
+    private let committing = DispatchGroup()
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -303,13 +306,38 @@ final class FileNotifier: @unchecked Sendable {
             if dict[path] === self { dict[path] = nil }
         }
         // (a refresh() may be making its Realm's new watches on a side notifier that borrows
-        // the core's handle)
+        // the core's handle; a commit may be sparing the core notifier)
         making.wait()
+        committing.wait()
         lock.lock()
         closed = true
         core.close()
         lock.unlock()
         stopped.signal()
+    }
+
+    /// Commits the write of `core` (a Realm owning its handle). When the file's notifier runs
+    /// and follows `core`'s file, the commit does not wake its thread (`NotifierCore.commit
+    /// (sparing:)`): the committer computes the new version itself (`committed()`), and the
+    /// thread, whose wake would take a CPU from the delivery about to start, sleeps on
+    /// (docs/ARCHITECTURE.md, Change notifications). The notifier's thread closes its core only
+    /// once no such commit is running (`committing`).
+    static func commit(_ core: RealmCore) -> Int32 {
+        guard let n = running(core.config.path) else { return NotifierCore.commit(core) }
+        n.lock.lock()
+        let spare = !n.stopping && !n.closed && n.core.follows(core)
+        if spare { n.committing.enter() }
+        n.lock.unlock()
+        guard spare else { return NotifierCore.commit(core) }
+        defer { n.committing.leave() }
+        return n.core.commit(sparing: core)
+    }
+
+    /// Makes the notifier thread look at the file again (after a failed commit).
+    func wakeThread() {
+        lock.lock()
+        if !closed { core.wake() }
+        lock.unlock()
     }
 
     /// Whether the calling thread holds the notifier's lock (for tests).
@@ -391,10 +419,11 @@ final class FileNotifier: @unchecked Sendable {
 
     /// After a commit through this process: computes the change sets of the new version on the
     /// committing thread and schedules their delivery at once, saving the hand-over to the
-    /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The notifier thread still
-    /// wakes for the commit and finds the version computed. A committer may have looked the
-    /// notifier up just before its last observer went and its thread closed it: `stopping` is
-    /// set then, and this does nothing.
+    /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The commit spared the
+    /// notifier thread (`commit(_:)`), which sleeps through it, unless the advance here fails:
+    /// the thread is woken then, and retries. A committer may have looked the notifier up just
+    /// before its last observer went and its thread closed it: `stopping` is set then, and this
+    /// does nothing.
     func committed() {
         _ = advanceAndSchedule(makingWatches: false)
     }
@@ -411,7 +440,9 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        let moved = core.advance()
+        let (moved, failed) = core.tryAdvance()
+        // (a failure is retried on the notifier thread, which the commit left asleep)
+        if failed && !makingWatches { core.wake() }
         let due = scheduleDue(moved: moved)
         let version = moved ? core.version : 0
         lock.unlock()
