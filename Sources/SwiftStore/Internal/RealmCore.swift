@@ -618,7 +618,7 @@ final class RealmCore {
         defer { asyncWrites?.writeDidEnd() }
         do {
             // the notifier thread of this file sleeps through the commit, whose change sets
-            // `committed()` below computes on this thread (docs/ARCHITECTURE.md, Change
+            // `committed(by:)` below computes on this thread (docs/ARCHITECTURE.md, Change
             // notifications)
             let rc = ownsHandle ? FileNotifier.commit(self) : NotifierCore.commit(self)
             try CoreCall.check(rc, "Committing a write transaction", url: url)
@@ -633,8 +633,7 @@ final class RealmCore {
         deletedInWrite = []
         guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
-        n.committed()
-        n.realmDidChange(self)
+        n.committed(by: self)
     }
 
     /// Whether a write through this Realm may skip `token`'s observer: one registered through

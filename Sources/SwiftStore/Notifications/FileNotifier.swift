@@ -318,7 +318,7 @@ final class FileNotifier: @unchecked Sendable {
 
     /// Commits the write of `core` (a Realm owning its handle). When the file's notifier runs
     /// and follows `core`'s file, the commit does not wake its thread (`NotifierCore.commit
-    /// (sparing:)`): the committer computes the new version itself (`committed()`), and the
+    /// (sparing:)`): the committer computes the new version itself (`committed(by:)`), and the
     /// thread, whose wake would take a CPU from the delivery about to start, sleeps on
     /// (docs/ARCHITECTURE.md, Change notifications). The notifier's thread closes its core only
     /// once no such commit is running (`committing`).
@@ -424,14 +424,18 @@ final class FileNotifier: @unchecked Sendable {
     /// the thread is woken then, and retries. A committer may have looked the notifier up just
     /// before its last observer went and its thread closed it: `stopping` is set then, and this
     /// does nothing.
-    func committed() {
-        _ = advanceAndSchedule(makingWatches: false)
+    /// The Realm observers of `committer` are then called with `.didChange` (found under the
+    /// same hold of the lock). As in realm-core, that is not a delivery (`delivering` stays
+    /// unset): `refresh()` and `beginWrite` in those blocks move the Realm and deliver
+    /// collection change sets.
+    func committed(by committer: RealmCore) {
+        _ = advanceAndSchedule(makingWatches: false, committer: committer)
     }
 
     /// Computes the newest version's change sets and schedules the targets that have something
     /// to deliver; false (doing nothing) once the notifier is stopping. `makingWatches` (the
     /// notifier thread): first makes the watches of new query observers, at the newest version.
-    private func advanceAndSchedule(makingWatches: Bool) -> Bool {
+    private func advanceAndSchedule(makingWatches: Bool, committer: RealmCore? = nil) -> Bool {
         // (made outside the lock, then caught up to the notifier's version; the advance below
         // brings them to the newest one with the others)
         if makingWatches { makeWatches(of: nil) }
@@ -443,15 +447,66 @@ final class FileNotifier: @unchecked Sendable {
         let (moved, failed) = core.tryAdvance()
         // (a failure is retried on the notifier thread, which the commit left asleep)
         if failed && !makingWatches { core.wake() }
-        let due = scheduleDue(moved: moved)
+        // Marked scheduled under the lock, handed to their threads after it: a target's thread,
+        // woken by the hand-over, takes the lock first thing (`deliver`), and would otherwise
+        // wait for this thread to finish waking it and release the lock.
+        var due = takeDue(moved: moved)
+        let count = due.count
+        var committerTarget: DeliveryTarget?
+        var realmObservers: [Registration] = []
+        if let committer, let t = targets[ObjectIdentifier(committer)] {
+            realmObservers = t.registrations.filter { $0.watchless }
+            if !realmObservers.isEmpty { committerTarget = t }
+        }
         let version = moved ? core.version : 0
         lock.unlock()
+        for i in due.indices { schedule(taking: &due[i]) }
         if moved {
             CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                        "Computed the changes of version \(version) of '\(path)': \(due) observing Realm(s) to notify")
+                        "Computed the changes of version \(version) of '\(path)': \(count) observing Realm(s) to notify")
+        }
+        if let committer, let committerTarget {
+            notifyRealmObservers(realmObservers, of: committerTarget, committer, .didChange)
         }
         if makingWatches { FileNotifier.runScheduledHook(path) }
         return true
+    }
+
+    /// The targets with something to deliver (lock held), marked scheduled, for
+    /// `schedule(taking:)` after the lock is released.
+    private func takeDue(moved: Bool) -> [DeliveryTarget?] {
+        var due: [DeliveryTarget?] = []
+        for t in targets.values where !t.scheduled && isDue(t, moved: moved) {
+            t.scheduled = true
+            due.append(t)
+        }
+        return due
+    }
+
+    /// Runs the delivery of `t` on its thread, queue or actor (without the lock), taking the
+    /// caller's reference to it (`t` is nil after): the delivery's block holds the only one
+    /// this thread had, and lets go of it where it runs, so no list of targets outlives the
+    /// hand-over on this thread (`scheduleDue`). A target unregistered meanwhile is `dropped`
+    /// and its delivery does nothing.
+    private func schedule(taking t: inout DeliveryTarget?) {
+        let queue = t?.queue, actor = t?.actor, runLoop = t?.runLoop
+        let box = Box(taking: &t)
+        if let queue {
+            queue.async { [self] in
+                if let t = box.take() { deliver(t) }
+            }
+        } else if let actor {
+            Task(executorPreference: DeliveryExecutor.shared) {
+                await FileNotifier.run(on: actor) { [self] in
+                    if let t = box.take() { deliver(t) }
+                }
+            }
+        } else if let runLoop {
+            let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in
+                if let t = box.take() { deliver(t) }
+            }
+            runLoop.add(timer, forMode: .common)
+        }
     }
 
     // MARK: Registration
@@ -560,7 +615,7 @@ final class FileNotifier: @unchecked Sendable {
     /// target), without holding the lock while they run their initial query or read their
     /// collection (docs/ARCHITECTURE.md, Change notifications): under the lock, it takes them
     /// out of `unmade`, first brings the core notifier to their registering Realms' versions
-    /// when it is older (another process's commit, or a schema change, which no `committed()`
+    /// when it is older (another process's commit, or a schema change, which no `committed(by:)`
     /// computed yet), and opens a side notifier at the core notifier's version; without it, it
     /// makes their watches on the side notifier; under the lock again, the side notifier
     /// catches up to the core notifier's version (which other threads' commits may have moved
@@ -774,20 +829,6 @@ final class FileNotifier: @unchecked Sendable {
         // (otherwise the box, the last reference, goes here, on the Realm's own thread)
     }
 
-    /// Calls the Realm observers of `core` with `.didChange` (after a commit through it). As in
-    /// realm-core, this is not a delivery (`delivering` stays unset): `refresh()` and
-    /// `beginWrite` in these blocks move the Realm and deliver collection change sets.
-    func realmDidChange(_ core: RealmCore) {
-        lock.lock()
-        guard let t = targets[ObjectIdentifier(core)] else {
-            lock.unlock()
-            return
-        }
-        let observers = t.registrations.filter { $0.watchless }
-        lock.unlock()
-        notifyRealmObservers(observers, of: t, core, .didChange)
-    }
-
     /// Calls `observers`, Realm observers of `t`, with `notification` on the target's thread,
     /// unless a Realm observer's block of `core` is running (a `refresh()` or a commit inside one,
     /// also for observers registered there on a new target):
@@ -896,7 +937,7 @@ final class FileNotifier: @unchecked Sendable {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
         // (the commit's version is computed here: its change sets are scheduled here, Realm
-        // observers' `.didChange` too, and `committed()` then finds nothing new)
+        // observers' `.didChange` too, and `committed(by:)` then finds nothing new)
         scheduleDue(moved: moved)
     }
 
