@@ -301,6 +301,7 @@ final class FileNotifier: @unchecked Sendable {
             let seen = core.commitCounter
             if !advanceAndSchedule(makingWatches: true) { break }
             core.wait(seen: seen)
+            rounds.add(1, ordering: .relaxed)
         }
         FileNotifier.all.withLock { dict in
             if dict[path] === self { dict[path] = nil }
@@ -342,6 +343,10 @@ final class FileNotifier: @unchecked Sendable {
 
     /// Whether the calling thread holds the notifier's lock (for tests).
     var lockIsHeldByCurrentThread: Bool { lock.isHeldByCurrentThread }
+
+    /// How many times the thread's wait returned (for tests: a commit that spares the thread
+    /// leaves it unchanged).
+    let rounds = Atomic<Int>(0)
 
     /// Signalled once the thread has closed the core notifier (for tests).
     let stopped = DispatchSemaphore(value: 0)
