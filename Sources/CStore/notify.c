@@ -394,9 +394,12 @@ void cs_notifier_close(cs_notifier *n)
 
 int cs_txn_commit_sparing(cs_txn *t, cs_notifier *n)
 {
-    if (!n || n->db->f != t->f) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: a notifier of another file");
-    /* (the writer's own field: only this thread, which holds the writer lock, reads it, in the
-     * commit's publish) */
+    if (!t || !n) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: no transaction or notifier");
+    if (n->db->f != t->f) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: a notifier of another file");
+    /* only a writer, holding the writer lock, may set the field: another thread's commit
+     * reads it in its publish (its own is then over) */
+    if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: not in a write transaction");
+    /* (the writer's own field: only this thread reads it, in the commit's publish) */
     t->f->spared = &n->sleeping;
     int rc = cs_txn_commit(t);
     t->f->spared = NULL;

@@ -94,6 +94,10 @@ final class NotifierCore: @unchecked Sendable {
     /// The version `core` reads.
     static func version(of core: RealmCore) -> UInt64 { cs_txn_version(core.txn) }
 
+    /// As `follows`, without reading the notifier's transaction (which an advance replaces):
+    /// from any thread.
+    func isOnFileOf(_ core: RealmCore) -> Bool { cs_db_same_file(db, core.txn) }
+
     /// Whether `core` reads the file this notifier follows (not one created again at its path).
     func follows(_ core: RealmCore) -> Bool { cs_txn_same_file(core.txn, cs_notifier_txn(notifier)) }
 

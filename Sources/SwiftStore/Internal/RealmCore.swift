@@ -616,11 +616,17 @@ final class RealmCore {
         if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens, oldValuesAt: snapshot) }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
+        // the notifier the commit spared (its thread sleeps through the commit, whose change
+        // sets `committed(by:)` below computes on this thread, docs/ARCHITECTURE.md, Change
+        // notifications)
+        var spared: FileNotifier?
         do {
-            // the notifier thread of this file sleeps through the commit, whose change sets
-            // `committed(by:)` below computes on this thread (docs/ARCHITECTURE.md, Change
-            // notifications)
-            let rc = ownsHandle ? FileNotifier.commit(self) : NotifierCore.commit(self)
+            let rc: Int32
+            if ownsHandle {
+                (rc, spared) = FileNotifier.commit(self)
+            } else {
+                rc = NotifierCore.commit(self)
+            }
             try CoreCall.check(rc, "Committing a write transaction", url: url)
         } catch {
             // The failed commit rolled the write back. (The notifier thread looks at the file
@@ -631,7 +637,7 @@ final class RealmCore {
             throw error
         }
         deletedInWrite = []
-        guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
+        guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
         n.committed(by: self)
     }

@@ -238,9 +238,15 @@ final class FileNotifier: @unchecked Sendable {
     /// Entered (under `lock`, while not stopping) for each batch of watches made outside the
     /// lock on a side notifier; the thread closing the core notifier waits for it first.
     private let making = DispatchGroup()
-    /// Entered (under `lock`, while not stopping) for each commit that spares the core
+    /// Entered (under `sparing`, until `sparingEnded`) for each commit that spares the core
     /// notifier's thread (`commit(_:)`); the thread closing the core notifier waits for it first.
     private let committing = DispatchGroup()
+    /// Guards `sparingEnded`: a lock of its own, so that a commit (holding the file's write
+    /// lock) never waits for the notifier's lock.
+    private let sparing = NSLock()
+    /// Set by the thread, before it waits for `committing` and closes the core: no commit
+    /// spares the notifier from then on.
+    private var sparingEnded = false
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -309,6 +315,9 @@ final class FileNotifier: @unchecked Sendable {
         // (a refresh() may be making its Realm's new watches on a side notifier that borrows
         // the core's handle; a commit may be sparing the core notifier)
         making.wait()
+        sparing.lock()
+        sparingEnded = true
+        sparing.unlock()
         committing.wait()
         lock.lock()
         closed = true
@@ -321,17 +330,19 @@ final class FileNotifier: @unchecked Sendable {
     /// and follows `core`'s file, the commit does not wake its thread (`NotifierCore.commit
     /// (sparing:)`): the committer computes the new version itself (`committed(by:)`), and the
     /// thread, whose wake would take a CPU from the delivery about to start, sleeps on
-    /// (docs/ARCHITECTURE.md, Change notifications). The notifier's thread closes its core only
-    /// once no such commit is running (`committing`).
-    static func commit(_ core: RealmCore) -> Int32 {
-        guard let n = running(core.config.path) else { return NotifierCore.commit(core) }
-        n.lock.lock()
-        let spare = !n.stopping && !n.closed && n.core.follows(core)
+    /// (docs/ARCHITECTURE.md, Change notifications). Returns the commit's result and the
+    /// notifier it spared. The decision takes `sparing`, not the notifier's lock (the write
+    /// lock is held here); the notifier's thread closes its core only once no such commit runs
+    /// (`committing`).
+    static func commit(_ core: RealmCore) -> (Int32, FileNotifier?) {
+        guard let n = running(core.config.path), n.core.isOnFileOf(core) else { return (NotifierCore.commit(core), nil) }
+        n.sparing.lock()
+        let spare = !n.sparingEnded
         if spare { n.committing.enter() }
-        n.lock.unlock()
-        guard spare else { return NotifierCore.commit(core) }
+        n.sparing.unlock()
+        guard spare else { return (NotifierCore.commit(core), nil) }
         defer { n.committing.leave() }
-        return n.core.commit(sparing: core)
+        return (n.core.commit(sparing: core), n)
     }
 
     /// Makes the notifier thread look at the file again (after a failed commit).
