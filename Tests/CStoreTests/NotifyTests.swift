@@ -813,6 +813,7 @@ private func advance(_ n: OpaquePointer) throws {
             let misuser = Thread {
                 while !stop.load(ordering: .relaxed) {
                     if cs_txn_commit_sparing(r, n) != Int32(CS_MISUSE) { break }
+                    sched_yield()
                 }
             }
             misuser.start()
@@ -824,10 +825,10 @@ private func advance(_ n: OpaquePointer) throws {
             var late = 0
             for _ in 0..<30 {
                 let seen = cs_db_commit_counter(db.h)
-                let waited = try timedWait([notifier], seen: seen, timeout: 1000, lockFile: dir.path() + ".lock") {
+                let waited = try timedWait([notifier], seen: seen, timeout: 3000, lockFile: dir.path() + ".lock") {
                     try db.write { _ in }
                 }
-                if waited[0] >= 900 { late += 1 }
+                if waited[0] >= 2500 { late += 1 }
             }
             #expect(late == 0, "\(late) of 30 commits left the notifier asleep")
             expectCode(cs_txn_commit_sparing(nil, notifier), CS_MISUSE, "no transaction")

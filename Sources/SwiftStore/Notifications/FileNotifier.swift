@@ -335,9 +335,10 @@ final class FileNotifier: @unchecked Sendable {
     /// lock is held here); the notifier's thread closes its core only once no such commit runs
     /// (`committing`).
     static func commit(_ core: RealmCore) -> (Int32, FileNotifier?) {
-        guard let n = running(core.config.path), n.core.isOnFileOf(core) else { return (NotifierCore.commit(core), nil) }
+        guard let n = running(core.config.path) else { return (NotifierCore.commit(core), nil) }
         n.sparing.lock()
-        let spare = !n.sparingEnded
+        // (the core is read only before `sparingEnded`: the thread closes it after)
+        let spare = !n.sparingEnded && n.core.isOnFileOf(core)
         if spare { n.committing.enter() }
         n.sparing.unlock()
         guard spare else { return (NotifierCore.commit(core), nil) }
@@ -363,7 +364,9 @@ final class FileNotifier: @unchecked Sendable {
     let stopped = DispatchSemaphore(value: 0)
 
     /// Schedules the targets with something to deliver (lock held), but `except`; returns how
-    /// many. Scheduling under the lock keeps every reference to a target in its delivery (a
+    /// many. (An advance after a commit, `advanceAndSchedule`, instead marks them under the lock
+    /// and hands them over after it, `schedule(taking:)`, moving its only reference into each
+    /// delivery: as safe, since nothing of the target stays on that thread either.) Scheduling under the lock keeps every reference to a target in its delivery (a
     /// timer, a queue's block, an actor's task, released on the target), so no list of targets
     /// outlives the lock on the thread that computed them: an observer unregistered meanwhile
     /// never has its target, and the Realm the target holds, let go on the notifier thread or
@@ -461,8 +464,9 @@ final class FileNotifier: @unchecked Sendable {
             return false
         }
         let (moved, failed) = core.tryAdvance()
-        // (a failure is retried on the notifier thread, which the commit left asleep)
-        if failed && !makingWatches { core.wake() }
+        // (a failure, and watches still to be made, are the notifier thread's, which the
+        // commit left asleep)
+        if !makingWatches && (failed || !unmade.isEmpty) { core.wake() }
         // Marked scheduled under the lock, handed to their threads after it: a target's thread,
         // woken by the hand-over, takes the lock first thing (`deliver`), and would otherwise
         // wait for this thread to finish waking it and release the lock.
