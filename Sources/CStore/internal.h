@@ -193,6 +193,9 @@ struct cs_dbfile {
     void *lk;                /* the mapped lock file (NULL: lockless read-only open) */
     int lfd;                 /* its descriptor (holds this process's byte-range locks) */
     int slot;                /* this process's reader slot in it, -1 for none */
+    const bool *spared;      /* the commit being written leaves asleep the notifier whose
+                                sleeping flag this is (cs_txn_commit_sparing); set by the writer
+                                only, the flag read under mu (lock.c, lock_publish) */
     uint8_t hdr_img[HDR_USED]; /* the header as this process last wrote it */
     uint64_t hdr_version;    /* newest version in hdr_img (0: image not valid) */
     uint64_t published_pin;  /* the oldest pinned version as last published in the lock file */

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #define LOCK_MAGIC "CSLOCK\r\n"
-#define LOCK_LAYOUT 3u /* 3: the journal's shared state at 64 (FORMAT.md §9) */
+#define LOCK_LAYOUT 4u /* 3: the journal's shared state at 64; 4: the sleepers at 112 (FORMAT.md §9) */
 #define LOCK_SLOTS 512u
 #define LOCK_HDR 4096u
 
@@ -82,9 +82,11 @@ struct lock_file {
     uint32_t counter;   /* commits so far (futex word) */
     uint32_t slots_used; /* one past the highest slot ever claimed (scans stop there) */
     journal_shared journal; /* the commit journal's state (journal.h) */
+    uint32_t sleepers;  /* threads of every process waiting on `counter` (lock_sleep_begin) */
 };
 
 _Static_assert(offsetof(struct lock_file, journal) == 64 && sizeof(journal_shared) == 48, "lock file layout");
+_Static_assert(offsetof(struct lock_file, sleepers) == 112, "lock file layout");
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
 /* (the range fields follow the pin so the layout-1 prefix of a slot keeps its meaning) */
@@ -157,7 +159,43 @@ void lock_publish(cs_dbfile *f)
     publish(l, f->version, f->top, f->logical, f->selector);
     __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&l->counter, 1, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, &l->counter, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    /* Only when a thread sleeps that this commit must wake: a commit sparing a notifier
+     * (cs_txn_commit_sparing) leaves it asleep, its committer computing the new version on it.
+     * f->mu is held, and a notifier counts itself, and sets its sleeping flag, under it, so the
+     * difference is exact; any other sleeper counts itself before its futex wait checks the
+     * counter, so either this load sees it or its wait sees the new counter
+     * (docs/ARCHITECTURE.md, Change notifications). */
+    uint32_t sleeping = __atomic_load_n(&l->sleepers, __ATOMIC_SEQ_CST);
+    uint32_t spared = f->spared && *f->spared ? 1 : 0;
+    if (sleeping > spared) syscall(SYS_futex, &l->counter, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+void lock_sleep_begin(cs_dbfile *f, bool *sleeping)
+{
+    if (!f->lk) return;
+    struct lock_file *l = f->lk;
+    if (!sleeping) {
+        __atomic_add_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    pthread_mutex_lock(&f->mu);
+    __atomic_add_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+    *sleeping = true;
+    pthread_mutex_unlock(&f->mu);
+}
+
+void lock_sleep_end(cs_dbfile *f, bool *sleeping)
+{
+    if (!f->lk) return;
+    struct lock_file *l = f->lk;
+    if (!sleeping) {
+        __atomic_sub_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    pthread_mutex_lock(&f->mu);
+    *sleeping = false;
+    __atomic_sub_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&f->mu);
 }
 
 void lock_committing(cs_dbfile *f)
@@ -621,7 +659,11 @@ int cs_db_wait_for_commit(cs_db *db, uint32_t seen, int timeout_ms)
     struct lock_file *l = f->lk;
     struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
     while (__atomic_load_n(&l->counter, __ATOMIC_SEQ_CST) == seen) {
+        lock_sleep_begin(f, NULL);
         long r = syscall(SYS_futex, &l->counter, FUTEX_WAIT, seen, timeout_ms < 0 ? NULL : &ts, NULL, 0);
+        int e = errno;
+        lock_sleep_end(f, NULL);
+        errno = e;
         if (r != 0 && errno == ETIMEDOUT) return cs_fail(CS_BUSY, ETIMEDOUT, "no commit within %d ms", timeout_ms);
     }
     return CS_OK;

@@ -24,6 +24,11 @@ struct journal_shared *lock_journal(cs_dbfile *f);
 void lock_read_latest(cs_dbfile *f);
 uint64_t lock_latest_version(cs_dbfile *f);
 void lock_publish(cs_dbfile *f);
+/** Counts the calling thread as sleeping on the commit counter (the lock file's sleepers) until
+ *  lock_sleep_end, so that commits wake it; `sleeping` (NULL: none): a notifier's flag, set
+ *  meanwhile, by which a commit sparing that notifier (cs_txn_commit_sparing) knows it sleeps. */
+void lock_sleep_begin(cs_dbfile *f, bool *sleeping);
+void lock_sleep_end(cs_dbfile *f, bool *sleeping);
 void lock_committing(cs_dbfile *f);
 uint32_t lock_commit_counter(cs_dbfile *f);
 /** The commit counter's futex word in the shared lock file (NULL without a lock file). */

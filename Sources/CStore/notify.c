@@ -66,6 +66,7 @@ struct cs_notifier {
     summary s;          /* the last advance's summary */
     uint32_t wake;      /* futex word of cs_notifier_wake */
     uint32_t wake_seen; /* its value when the last wait returned */
+    bool sleeping;      /* in cs_notifier_wait's futex wait (under the file's mu, lock.c) */
 };
 
 struct cs_watch {
@@ -391,6 +392,20 @@ void cs_notifier_close(cs_notifier *n)
     free(n);
 }
 
+int cs_txn_commit_sparing(cs_txn *t, cs_notifier *n)
+{
+    if (!t || !n) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: no transaction or notifier");
+    if (n->db->f != t->f) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: a notifier of another file");
+    /* only a writer, holding the writer lock, may set the field: another thread's commit
+     * reads it in its publish (its own is then over) */
+    if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: not in a write transaction");
+    /* (the writer's own field: only this thread reads it, in the commit's publish) */
+    t->f->spared = &n->sleeping;
+    int rc = cs_txn_commit(t);
+    t->f->spared = NULL;
+    return rc;
+}
+
 uint64_t cs_notifier_version(const cs_notifier *n) { return n->t->version; }
 
 const cs_txn *cs_notifier_txn(const cs_notifier *n) { return n->t; }
@@ -527,15 +542,22 @@ int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
                 {seen, (uint64_t)(uintptr_t)counter, NOTIFY_FUTEX_32, 0},
                 {wk, (uint64_t)(uintptr_t)&n->wake, NOTIFY_FUTEX_32 | NOTIFY_FUTEX_PRIVATE, 0},
             };
+            lock_sleep_begin(n->db->f, &n->sleeping);
             long r = syscall(SYS_futex_waitv, v, 2, 0, timeout_ms < 0 ? NULL : &deadline, CLOCK_MONOTONIC);
+            int e = errno;
+            lock_sleep_end(n->db->f, &n->sleeping);
+            errno = e;
             if (r < 0 && errno == ENOSYS) __atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
             continue;
         }
         /* no futex_waitv: wait on one word for a slice, then look at the other */
         long slice = left_ms < 0 || left_ms > 20 ? 20 : left_ms;
         struct timespec ts = {0, slice * 1000000L};
-        if (counter) syscall(SYS_futex, counter, FUTEX_WAIT, seen, &ts, NULL, 0);
-        else syscall(SYS_futex, &n->wake, FUTEX_WAIT_PRIVATE, wk, left_ms < 0 ? NULL : &ts, NULL, 0);
+        if (counter) {
+            lock_sleep_begin(n->db->f, &n->sleeping);
+            syscall(SYS_futex, counter, FUTEX_WAIT, seen, &ts, NULL, 0);
+            lock_sleep_end(n->db->f, &n->sleeping);
+        } else syscall(SYS_futex, &n->wake, FUTEX_WAIT_PRIVATE, wk, left_ms < 0 ? NULL : &ts, NULL, 0);
     }
 }
 

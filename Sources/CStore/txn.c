@@ -707,3 +707,5 @@ int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out)
 bool cs_txn_is_frozen(const cs_txn *t) { return t->frozen; }
 
 bool cs_txn_same_file(const cs_txn *a, const cs_txn *b) { return a && b && a->f == b->f; }
+
+bool cs_db_same_file(const cs_db *db, const cs_txn *t) { return db && t && db->f == t->f; }

@@ -19,6 +19,9 @@
 //                                   exist each commit sets s of 20 random objects (the churn),
 //                                   after that each sets v of one (a quiet service); until STOP
 //                                   exists. Writes "churn K" or "calm K" to LOG after commit K
+//   commit-sparing PATH             opens PATH with a notifier waiting in a thread, makes one
+//                                   commit sparing it (cs_txn_commit_sparing), then ends the
+//                                   wait; prints "committed"
 //   read-only PATH [--as-nobody]    opens PATH with CS_OPEN_READONLY (first dropping root to the
 //                                   user nobody when asked), verifies it and prints
 //                                   "rows R lockless L rw CODE", where L says whether waiting for
@@ -331,6 +334,27 @@ func shrinkChurn(_ path: String, _ logPath: String, _ calmPath: String, _ stopPa
     ok(cs_db_close(h), 92, "close")
 }
 
+/// One commit sparing this process's notifier, asleep on the file: the commit must still wake
+/// the other processes' notifiers (the parent test's).
+func commitSparing(_ path: String) {
+    let h = openDB(path)
+    var n: OpaquePointer?
+    ok(cs_notifier_open(h, &n), 95, "cs_notifier_open")
+    nonisolated(unsafe) let notifier = n!
+    let seen = cs_db_commit_counter(h)
+    let waiter = Thread { _ = cs_notifier_wait(notifier, seen, 10_000) }
+    waiter.start()
+    usleep(50_000)   // (the waiter asleep)
+    let t = begin(h, CS_TXN_WRITE)
+    ok(cs_txn_commit_sparing(t, notifier), 96, "cs_txn_commit_sparing")
+    ok(cs_txn_end(t), 96, "end")
+    cs_notifier_wake(notifier)
+    while !waiter.isFinished { usleep(1000) }
+    cs_notifier_close(notifier)
+    ok(cs_db_close(h), 97, "close")
+    print("committed")
+}
+
 let args = CommandLine.arguments
 guard args.count >= 2 else {
     FileHandle.standardError.write(Data("usage: cstore-testchild COMMAND ARGS...\n".utf8))
@@ -358,6 +382,8 @@ case "pin-idle":
     pinIdle(arg(2), arg(3))
 case "shrink-churn":
     shrinkChurn(arg(2), arg(3), arg(4), arg(5))
+case "commit-sparing":
+    commitSparing(arg(2))
 case "read-only":
     readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:

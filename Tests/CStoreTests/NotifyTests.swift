@@ -6,6 +6,7 @@
 
 import CStore
 import Foundation
+import Synchronization
 import Testing
 
 /// A small seeded generator for the notification tests (also NestedNotifyTests).
@@ -698,6 +699,160 @@ private func advance(_ n: OpaquePointer) throws {
             try must(cs_notifier_wait(notifier, seen, 5000), "wait after wake")
             try db.write { _ in }
             try must(cs_notifier_wait(notifier, seen, 5000), "wait after commit")
+        }
+    }
+
+    /// Waits until the lock file's sleepers (bytes 112-115, FORMAT.md §9) count `n` threads.
+    private func waitForSleepers(_ lockFile: String, _ n: UInt32) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let h = try FileHandle(forReadingFrom: URL(fileURLWithPath: lockFile))
+            try h.seek(toOffset: 112)
+            let b = [UInt8](h.readData(ofLength: 4))
+            try h.close()
+            let count = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+            if count == n { return }
+            try #require(Date() < deadline, "the lock file counts \(count) sleepers, not \(n)")
+            usleep(1000)
+        }
+    }
+
+    /// How long waits on `notifiers` (each in a thread, from counter `seen`, up to `timeout` ms)
+    /// took while `commit` ran on this thread once they had begun, in milliseconds.
+    private func timedWait(_ notifiers: [OpaquePointer?], seen: UInt32, timeout: Int32, lockFile: String,
+                           extraSleepers: UInt32 = 0, _ commit: () throws -> Void) throws -> [Double] {
+        let done = DispatchSemaphore(value: 0)
+        let results = UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: notifiers.count)
+        defer { results.deallocate() }
+        nonisolated(unsafe) let out = results
+        for (i, notifier) in notifiers.enumerated() {
+            nonisolated(unsafe) let n = notifier
+            Thread {
+                let start = Date()
+                let rc = cs_notifier_wait(n, seen, timeout)
+                out[i] = (Date().timeIntervalSince(start) * 1000, rc)
+                done.signal()
+            }.start()
+        }
+        try waitForSleepers(lockFile, UInt32(notifiers.count) + extraSleepers)
+        try commit()
+        for _ in notifiers { done.wait() }
+        for r in results { #expect(r.1 == Int32(CS_OK)) }
+        return results.map(\.0)
+    }
+
+    /// A commit sparing a notifier (cs_txn_commit_sparing) leaves it asleep: its wait sees the
+    /// commit only at its timeout. A plain commit wakes it, and a commit sparing it wakes it when
+    /// another notifier of the file sleeps too (docs/ARCHITECTURE.md, Change notifications).
+    @Test func aCommitSparingANotifierLeavesItAsleep() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { t in _ = try addTable(t, "A") }
+            var spared: OpaquePointer?, other: OpaquePointer?
+            try must(cs_notifier_open(db.h, &spared))
+            try must(cs_notifier_open(db.h, &other))
+            defer {
+                cs_notifier_close(spared)
+                cs_notifier_close(other)
+            }
+            func commitSparing() throws {
+                let t = try db.begin(CS_TXN_WRITE)
+                try must(cs_txn_commit_sparing(t, spared), "cs_txn_commit_sparing")
+                check(cs_txn_end(t), "cs_txn_end")
+            }
+            var seen = cs_db_commit_counter(db.h)
+            let slept = try timedWait([spared], seen: seen, timeout: 600, lockFile: dir.path() + ".lock") { try commitSparing() }
+            #expect(slept[0] >= 500, "the spared notifier woke after \(slept[0]) ms")
+            seen = cs_db_commit_counter(db.h)
+            let woke = try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try db.write { _ in } }
+            #expect(woke[0] < 10_000, "a plain commit did not wake the notifier (\(woke[0]) ms)")
+            seen = cs_db_commit_counter(db.h)
+            let both = try timedWait([spared, other], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try commitSparing() }
+            #expect(both[1] < 10_000, "a commit sparing another notifier did not wake this one (\(both[1]) ms)")
+            // (woken with it: the commit cannot wake one waiter of the counter and not another)
+            #expect(both[0] < 10_000, "\(both[0]) ms")
+            // a commit sparing it wakes a cs_db_wait_for_commit sleeper (and it with it)
+            seen = cs_db_commit_counter(db.h)
+            let waited = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var waitedMs = 0.0
+            nonisolated(unsafe) let h = db.h
+            let seenNow = seen
+            Thread {
+                let start = Date()
+                _ = cs_db_wait_for_commit(h, seenNow, 20_000)
+                waitedMs = Date().timeIntervalSince(start) * 1000
+                waited.signal()
+            }.start()
+            let withWaiter = try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock",
+                                           extraSleepers: 1) { try commitSparing() }
+            waited.wait()
+            #expect(waitedMs < 10_000 && withWaiter[0] < 10_000, "\(waitedMs) ms, \(withWaiter[0]) ms")
+            // a notifier of another file is refused
+            let db2 = try DB(dir.path("other.cstore"))
+            var elsewhere: OpaquePointer?
+            try must(cs_notifier_open(db2.h, &elsewhere))
+            defer { cs_notifier_close(elsewhere) }
+            let t = try db.begin(CS_TXN_WRITE)
+            expectCode(cs_txn_commit_sparing(t, elsewhere), CS_MISUSE, "a notifier of another file")
+            check(cs_txn_end(t), "cs_txn_end")
+        }
+    }
+
+    /// A misused cs_txn_commit_sparing (a transaction that is not writing: CS_MISUSE) spares
+    /// nothing: commits of other threads meanwhile still wake the notifier.
+    @Test func aMisusedCommitSparingSparesNothing() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            try db.write { t in _ = try addTable(t, "A") }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let reader = try db.begin(CS_TXN_READ)
+            nonisolated(unsafe) let (n, r) = (notifier, reader)
+            let stop = Atomic<Bool>(false)
+            let misuser = Thread {
+                while !stop.load(ordering: .relaxed) {
+                    if cs_txn_commit_sparing(r, n) != Int32(CS_MISUSE) { break }
+                    sched_yield()
+                }
+            }
+            misuser.start()
+            defer {
+                stop.store(true, ordering: .relaxed)
+                while !misuser.isFinished { usleep(1000) }
+                check(cs_txn_end(reader), "cs_txn_end")
+            }
+            var late = 0
+            for _ in 0..<30 {
+                let seen = cs_db_commit_counter(db.h)
+                let waited = try timedWait([notifier], seen: seen, timeout: 3000, lockFile: dir.path() + ".lock") {
+                    try db.write { _ in }
+                }
+                if waited[0] >= 2500 { late += 1 }
+            }
+            #expect(late == 0, "\(late) of 30 commits left the notifier asleep")
+            expectCode(cs_txn_commit_sparing(nil, notifier), CS_MISUSE, "no transaction")
+        }
+    }
+
+    /// A commit of another process sparing its own notifier, asleep on the file, wakes this
+    /// process's notifier.
+    @Test func aCommitOfAnotherProcessSparingItsNotifierWakes() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let db = try DB(path)
+            try db.write { t in _ = try addTable(t, "A") }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            let seen = cs_db_commit_counter(db.h)
+            nonisolated(unsafe) var out = ""
+            let woke = try timedWait([notifier], seen: seen, timeout: 20_000, lockFile: path + ".lock") {
+                out = try runChild(["commit-sparing", path], in: dir)
+            }
+            #expect(out.contains("committed"))
+            #expect(woke[0] < 10_000, "another process's commit did not wake the notifier (\(woke[0]) ms)")
+            #expect(cs_db_commit_counter(db.h) != seen)
         }
     }
 }

@@ -7,6 +7,9 @@
 //   async-writes-kill PATH LOG N  4 tasks each await N asyncWrites (one ProcPerson "tT-I" each)
 //                              through one actor's Realm, append each completed name to LOG,
 //                              and kill the process with SIGKILL right after completion 2N
+//   set-age PATH NAME AGE      set the age of ProcPerson NAME in one write, while an observer of
+//                              it in this process (on a queue) waits for the change; print
+//                              "ok" once that observer saw it
 //   count PATH                 print the number of ProcPerson objects
 //   open-limited PATH MB       limit the address space to (current + MB) MiB, then open PATH
 //   open-as-nobody PATH        drop to uid/gid 65534, then open PATH
@@ -159,6 +162,23 @@ case "add":
         print("ok")
     } catch {
         fail("add failed: \(error)")
+    }
+case "set-age":
+    guard args.count == 5, let age = Int(args[4]) else { fail("usage: set-age PATH NAME AGE") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        guard let person = realm.object(ofType: ProcPerson.self, forPrimaryKey: args[3]) else { fail("no \(args[3])") }
+        let seen = DispatchSemaphore(value: 0)
+        let token = person.observe(on: DispatchQueue(label: "set-age")) { (c: ObjectChange<ProcPerson>) in
+            if case .change(let p, _) = c, p.age == age { seen.signal() }
+        }
+        usleep(50_000)   // (this process's notifier thread asleep on the file)
+        try realm.write { person.age = age }
+        guard seen.wait(timeout: .now() + 30) == .success else { fail("the observer of this process saw nothing") }
+        token.invalidate()
+        print("ok")
+    } catch {
+        fail("set-age failed: \(error)")
     }
 case "hold":
     guard args.count == 4 else { fail("usage: hold PATH LOG") }

@@ -934,7 +934,7 @@ class Fixture: @unchecked Sendable {
             let notifier = FileNotifier.running(config.path)!
             token.invalidate()
             precondition(notifier.stopped.wait(timeout: .now() + 60) == .success, "the notifier did not stop")
-            notifier.committed()
+            notifier.committed(by: realm.core)
         }
     }
 

@@ -547,6 +547,8 @@ bool cs_txn_is_frozen(const cs_txn *txn);
 /** Whether two transactions read the same file (the same open file of this process: a path
  *  deleted and created again is another file). */
 bool cs_txn_same_file(const cs_txn *a, const cs_txn *b);
+/** Whether transaction `t` reads the file handle `db` is on (as cs_txn_same_file). */
+bool cs_db_same_file(const cs_db *db, const cs_txn *t);
 /** The version the transaction reads (for a write: the version it started on). */
 uint64_t cs_txn_version(const cs_txn *txn);
 /** True while the transaction is writing. */
@@ -1239,6 +1241,14 @@ int cs_watch_move(cs_watch *w, cs_notifier *to);
 int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms);
 /** Wakes cs_notifier_wait. Thread-safe. */
 void cs_notifier_wake(cs_notifier *n);
+/** As cs_txn_commit, but the commit does not wake notifier `n` (of the same file, else
+ *  CS_MISUSE; open until this returns) from cs_notifier_wait when `n` is the only waiter of the
+ *  file asleep: the caller computes the new version on it itself (cs_notifier_advance), saving
+ *  its thread a wake. When any other waiter sleeps, in this process or another, the commit
+ *  wakes every waiter, `n` included (one wake reaches all of them); otherwise `n`'s wait sees
+ *  the commit at its next wake, commit or timeout. CS_MISUSE, sparing nothing, when `txn` is
+ *  not writing. */
+int cs_txn_commit_sparing(cs_txn *txn, cs_notifier *n);
 
 /** A watch over the results of a table query (text as cs_query_new_named, `names` may be NULL).
  *  `paths` (npaths 0: every column per `flags`) are the key paths whose changes make an element

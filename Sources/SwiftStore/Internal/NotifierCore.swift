@@ -65,6 +65,24 @@ final class NotifierCore: @unchecked Sendable {
         return cs_notifier_advance(notifier, &moved) == 0 && moved
     }
 
+    /// As `advance()`, also saying whether it failed.
+    func tryAdvance() -> (moved: Bool, failed: Bool) {
+        var moved = false
+        let rc = cs_notifier_advance(notifier, &moved)
+        return (rc == 0 && moved, rc != 0)
+    }
+
+    /// Commits `core`'s write transaction without waking this notifier's thread from `wait`
+    /// (`cs_txn_commit_sparing`): the caller computes the new version here itself. The
+    /// notifier must stay open until this returns.
+    func commit(sparing core: RealmCore) -> Int32 {
+        precondition(!closed, "A commit spared a closed notifier")
+        return cs_txn_commit_sparing(core.txn, notifier)
+    }
+
+    /// Commits `core`'s write transaction (waking every notifier).
+    static func commit(_ core: RealmCore) -> Int32 { cs_txn_commit(core.txn) }
+
     /// Waits for a commit after `seen` or a `wake`.
     func wait(seen: UInt32) { _ = cs_notifier_wait(notifier, seen, -1) }
 
@@ -75,6 +93,10 @@ final class NotifierCore: @unchecked Sendable {
 
     /// The version `core` reads.
     static func version(of core: RealmCore) -> UInt64 { cs_txn_version(core.txn) }
+
+    /// As `follows`, without reading the notifier's transaction (which an advance replaces):
+    /// from any thread.
+    func isOnFileOf(_ core: RealmCore) -> Bool { cs_db_same_file(db, core.txn) }
 
     /// Whether `core` reads the file this notifier follows (not one created again at its path).
     func follows(_ core: RealmCore) -> Bool { cs_txn_same_file(core.txn, cs_notifier_txn(notifier)) }

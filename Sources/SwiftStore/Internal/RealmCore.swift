@@ -616,19 +616,30 @@ final class RealmCore {
         if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens, oldValuesAt: snapshot) }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
+        // the notifier the commit spared (its thread sleeps through the commit, whose change
+        // sets `committed(by:)` below computes on this thread, docs/ARCHITECTURE.md, Change
+        // notifications)
+        var spared: FileNotifier?
         do {
-            try CoreCall.check(cs_txn_commit(txn), "Committing a write transaction", url: url)
+            let rc: Int32
+            if ownsHandle {
+                (rc, spared) = FileNotifier.commit(self)
+            } else {
+                rc = NotifierCore.commit(self)
+            }
+            try CoreCall.check(rc, "Committing a write transaction", url: url)
         } catch {
-            // The failed commit rolled the write back.
+            // The failed commit rolled the write back. (The notifier thread looks at the file
+            // again, as a commit would have made it.)
+            if ownsHandle { FileNotifier.running(config.path)?.wakeThread() }
             invalidateDeletedInstances()
             writeEndedWithoutCommit()
             throw error
         }
         deletedInWrite = []
-        guard ownsHandle, let n = FileNotifier.running(config.path) else { return }
+        guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
         if !tokens.isEmpty { n.skip(tokens) }
-        n.committed()
-        n.realmDidChange(self)
+        n.committed(by: self)
     }
 
     /// Whether a write through this Realm may skip `token`'s observer: one registered through

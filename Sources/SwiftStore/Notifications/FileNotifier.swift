@@ -249,6 +249,15 @@ final class FileNotifier: @unchecked Sendable {
     /// Entered (under `lock`, while not stopping) for each batch of watches made outside the
     /// lock on a side notifier; the thread closing the core notifier waits for it first.
     private let making = DispatchGroup()
+    /// Entered (under `sparing`, until `sparingEnded`) for each commit that spares the core
+    /// notifier's thread (`commit(_:)`); the thread closing the core notifier waits for it first.
+    private let committing = DispatchGroup()
+    /// Guards `sparingEnded`: a lock of its own, so that a commit (holding the file's write
+    /// lock) never waits for the notifier's lock.
+    private let sparing = NSLock()
+    /// Set by the thread, before it waits for `committing` and closes the core: no commit
+    /// spares the notifier from then on.
+    private var sparingEnded = false
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -309,13 +318,18 @@ final class FileNotifier: @unchecked Sendable {
             let seen = core.commitCounter
             if !advanceAndSchedule(makingWatches: true) { break }
             core.wait(seen: seen)
+            rounds.add(1, ordering: .relaxed)
         }
         FileNotifier.all.withLock { dict in
             if dict[path] === self { dict[path] = nil }
         }
         // (a refresh() may be making its Realm's new watches on a side notifier that borrows
-        // the core's handle)
+        // the core's handle; a commit may be sparing the core notifier)
         making.wait()
+        sparing.lock()
+        sparingEnded = true
+        sparing.unlock()
+        committing.wait()
         lock.lock()
         closed = true
         core.close()
@@ -323,14 +337,47 @@ final class FileNotifier: @unchecked Sendable {
         stopped.signal()
     }
 
+    /// Commits the write of `core` (a Realm owning its handle). When the file's notifier runs
+    /// and follows `core`'s file, the commit does not wake its thread (`NotifierCore.commit
+    /// (sparing:)`): the committer computes the new version itself (`committed(by:)`), and the
+    /// thread, whose wake would take a CPU from the delivery about to start, sleeps on
+    /// (docs/ARCHITECTURE.md, Change notifications). Returns the commit's result and the
+    /// notifier it spared. The decision takes `sparing`, not the notifier's lock (the write
+    /// lock is held here); the notifier's thread closes its core only once no such commit runs
+    /// (`committing`).
+    static func commit(_ core: RealmCore) -> (Int32, FileNotifier?) {
+        guard let n = running(core.config.path) else { return (NotifierCore.commit(core), nil) }
+        n.sparing.lock()
+        // (the core is read only before `sparingEnded`: the thread closes it after)
+        let spare = !n.sparingEnded && n.core.isOnFileOf(core)
+        if spare { n.committing.enter() }
+        n.sparing.unlock()
+        guard spare else { return (NotifierCore.commit(core), nil) }
+        defer { n.committing.leave() }
+        return (n.core.commit(sparing: core), n)
+    }
+
+    /// Makes the notifier thread look at the file again (after a failed commit).
+    func wakeThread() {
+        lock.lock()
+        if !closed { core.wake() }
+        lock.unlock()
+    }
+
     /// Whether the calling thread holds the notifier's lock (for tests).
     var lockIsHeldByCurrentThread: Bool { lock.isHeldByCurrentThread }
+
+    /// How many times the thread's wait returned (for tests: a commit that spares the thread
+    /// leaves it unchanged).
+    let rounds = Atomic<Int>(0)
 
     /// Signalled once the thread has closed the core notifier (for tests).
     let stopped = DispatchSemaphore(value: 0)
 
     /// Schedules the targets with something to deliver (lock held), but `except`; returns how
-    /// many. Scheduling under the lock keeps every reference to a target in its delivery (a
+    /// many. (An advance after a commit, `advanceAndSchedule`, instead marks them under the lock
+    /// and hands them over after it, `schedule(taking:)`, moving its only reference into each
+    /// delivery: as safe, since nothing of the target stays on that thread either.) Scheduling under the lock keeps every reference to a target in its delivery (a
     /// timer, a queue's block, an actor's task, released on the target), so no list of targets
     /// outlives the lock on the thread that computed them: an observer unregistered meanwhile
     /// never has its target, and the Realm the target holds, let go on the notifier thread or
@@ -402,18 +449,23 @@ final class FileNotifier: @unchecked Sendable {
 
     /// After a commit through this process: computes the change sets of the new version on the
     /// committing thread and schedules their delivery at once, saving the hand-over to the
-    /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The notifier thread still
-    /// wakes for the commit and finds the version computed. A committer may have looked the
-    /// notifier up just before its last observer went and its thread closed it: `stopping` is
-    /// set then, and this does nothing.
-    func committed() {
-        _ = advanceAndSchedule(makingWatches: false)
+    /// notifier thread (docs/ARCHITECTURE.md, Change notifications). The commit spared the
+    /// notifier thread (`commit(_:)`), which sleeps through it, unless the advance here fails:
+    /// the thread is woken then, and retries. A committer may have looked the notifier up just
+    /// before its last observer went and its thread closed it: `stopping` is set then, and this
+    /// does nothing.
+    /// The Realm observers of `committer` are then called with `.didChange` (found under the
+    /// same hold of the lock). As in realm-core, that is not a delivery (`delivering` stays
+    /// unset): `refresh()` and `beginWrite` in those blocks move the Realm and deliver
+    /// collection change sets.
+    func committed(by committer: RealmCore) {
+        _ = advanceAndSchedule(makingWatches: false, committer: committer)
     }
 
     /// Computes the newest version's change sets and schedules the targets that have something
     /// to deliver; false (doing nothing) once the notifier is stopping. `makingWatches` (the
     /// notifier thread): first makes the watches of new query observers, at the newest version.
-    private func advanceAndSchedule(makingWatches: Bool) -> Bool {
+    private func advanceAndSchedule(makingWatches: Bool, committer: RealmCore? = nil) -> Bool {
         // (made outside the lock, then caught up to the notifier's version; the advance below
         // brings them to the newest one with the others)
         if makingWatches { makeWatches(of: nil) }
@@ -422,16 +474,70 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        let moved = core.advance()
-        let due = scheduleDue(moved: moved)
+        let (moved, failed) = core.tryAdvance()
+        // (a failure, and watches still to be made, are the notifier thread's, which the
+        // commit left asleep)
+        if !makingWatches && (failed || !unmade.isEmpty) { core.wake() }
+        // Marked scheduled under the lock, handed to their threads after it: a target's thread,
+        // woken by the hand-over, takes the lock first thing (`deliver`), and would otherwise
+        // wait for this thread to finish waking it and release the lock.
+        var due = takeDue(moved: moved)
+        let count = due.count
+        var committerTarget: DeliveryTarget?
+        var realmObservers: [Registration] = []
+        if let committer, let t = targets[ObjectIdentifier(committer)] {
+            realmObservers = t.registrations.filter { $0.watchless }
+            if !realmObservers.isEmpty { committerTarget = t }
+        }
         let version = moved ? core.version : 0
         lock.unlock()
+        for i in due.indices { schedule(taking: &due[i]) }
         if moved {
             CoreLog.log(.debug, Category.Storage.notification.rawValue,
-                        "Computed the changes of version \(version) of '\(path)': \(due) observing Realm(s) to notify")
+                        "Computed the changes of version \(version) of '\(path)': \(count) observing Realm(s) to notify")
+        }
+        if let committer, let committerTarget {
+            notifyRealmObservers(realmObservers, of: committerTarget, committer, .didChange)
         }
         if makingWatches { FileNotifier.runScheduledHook(path) }
         return true
+    }
+
+    /// The targets with something to deliver (lock held), marked scheduled, for
+    /// `schedule(taking:)` after the lock is released.
+    private func takeDue(moved: Bool) -> [DeliveryTarget?] {
+        var due: [DeliveryTarget?] = []
+        for t in targets.values where !t.scheduled && isDue(t, moved: moved) {
+            t.scheduled = true
+            due.append(t)
+        }
+        return due
+    }
+
+    /// Runs the delivery of `t` on its thread, queue or actor (without the lock), taking the
+    /// caller's reference to it (`t` is nil after): the delivery's block holds the only one
+    /// this thread had, and lets go of it where it runs, so no list of targets outlives the
+    /// hand-over on this thread (`scheduleDue`). A target unregistered meanwhile is `dropped`
+    /// and its delivery does nothing.
+    private func schedule(taking t: inout DeliveryTarget?) {
+        let queue = t?.queue, actor = t?.actor, runLoop = t?.runLoop
+        let box = Box(taking: &t)
+        if let queue {
+            queue.async { [self] in
+                if let t = box.take() { deliver(t) }
+            }
+        } else if let actor {
+            Task(executorPreference: DeliveryExecutor.shared) {
+                await FileNotifier.run(on: actor) { [self] in
+                    if let t = box.take() { deliver(t) }
+                }
+            }
+        } else if let runLoop {
+            let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in
+                if let t = box.take() { deliver(t) }
+            }
+            runLoop.add(timer, forMode: .common)
+        }
     }
 
     // MARK: Registration
@@ -571,7 +677,7 @@ final class FileNotifier: @unchecked Sendable {
     /// target), without holding the lock while they run their initial query or read their
     /// collection (docs/ARCHITECTURE.md, Change notifications): under the lock, it takes them
     /// out of `unmade`, first brings the core notifier to their registering Realms' versions
-    /// when it is older (another process's commit, or a schema change, which no `committed()`
+    /// when it is older (another process's commit, or a schema change, which no `committed(by:)`
     /// computed yet), and opens a side notifier at the core notifier's version; without it, it
     /// makes their watches on the side notifier; under the lock again, the side notifier
     /// catches up to the core notifier's version (which other threads' commits may have moved
@@ -801,20 +907,6 @@ final class FileNotifier: @unchecked Sendable {
         // (otherwise the box, the last reference, goes here, on the Realm's own thread)
     }
 
-    /// Calls the Realm observers of `core` with `.didChange` (after a commit through it). As in
-    /// realm-core, this is not a delivery (`delivering` stays unset): `refresh()` and
-    /// `beginWrite` in these blocks move the Realm and deliver collection change sets.
-    func realmDidChange(_ core: RealmCore) {
-        lock.lock()
-        guard let t = targets[ObjectIdentifier(core)] else {
-            lock.unlock()
-            return
-        }
-        let observers = t.registrations.filter { $0.watchless }
-        lock.unlock()
-        notifyRealmObservers(observers, of: t, core, .didChange)
-    }
-
     /// Calls `observers`, Realm observers of `t`, with `notification` on the target's thread,
     /// unless a Realm observer's block of `core` is running (a `refresh()` or a commit inside one,
     /// also for observers registered there on a new target):
@@ -923,7 +1015,7 @@ final class FileNotifier: @unchecked Sendable {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
         // (the commit's version is computed here: its change sets are scheduled here, Realm
-        // observers' `.didChange` too, and `committed()` then finds nothing new)
+        // observers' `.didChange` too, and `committed(by:)` then finds nothing new)
         scheduleDue(moved: moved)
     }
 

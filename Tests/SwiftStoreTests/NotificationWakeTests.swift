@@ -1,0 +1,144 @@
+// Which commits wake the notifier thread (docs/ARCHITECTURE.md, Change notifications): a
+// commit through a Realm of this process spares it and is computed on the committing thread, so the
+// notifier thread sleeps through it; every other commit (another process's, or one made through
+// the core's C API in this process) still wakes it, and is delivered.
+
+import CStore
+import Foundation
+import Testing
+@testable import SwiftStore
+
+@Suite struct NotificationWakeTests {
+    /// A commit made through the C API on another handle of this process (sparing nothing: nothing
+    /// computes it on the committing thread) wakes the notifier thread: a Realm observer gets
+    /// `.didChange` and a query observer on a queue its change set.
+    @Test func coreCommitInThisProcessIsDelivered() throws {
+        let f = try Fixture()
+        let realmEvents = Events<Realm.Notification>()
+        let queued = Events<Seen>()
+        let queue = DispatchQueue(label: "core-commit")
+        try f.run { realm in
+            f.tokens.append(realm.observe { n, _ in realmEvents.add(n) })
+            f.tokens.append(realm.objects(NDog.self).observe(on: queue) { queued.add(Seen($0)) })
+        }
+        #expect(queued.next()?.initial == true)
+        // (the notifier thread asleep on the file before the commit)
+        try waitForSleepers(f.config.path, 1)
+        var opts = cs_options()
+        var db: OpaquePointer?
+        try #require(cs_db_open(f.config.path, &opts, &db) == 0)
+        defer { cs_db_close(db) }
+        var txn: OpaquePointer?
+        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
+        var table: UInt32 = 0
+        try #require(cs_table_find(txn, "NDog", &table) == 0)
+        var obj = cs_obj()
+        try #require(cs_obj_create(txn, table, &obj) == 0)
+        try #require(cs_txn_commit(txn) == 0)
+        cs_txn_end(txn)
+        #expect(realmEvents.next() == .didChange)
+        #expect(queued.next() == Seen(count: 1, ins: [0]))
+        try f.finish()
+    }
+
+    /// Waits until the lock file's sleepers (bytes 112-115, docs/FORMAT.md §9) count `n`.
+    private func waitForSleepers(_ path: String, _ n: UInt32) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let h = try FileHandle(forReadingFrom: URL(fileURLWithPath: path + ".lock"))
+            try h.seek(toOffset: 112)
+            let b = [UInt8](h.readData(ofLength: 4))
+            try h.close()
+            let count = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+            if count == n { return }
+            try #require(Date() < deadline, "the lock file counts \(count) sleepers, not \(n)")
+            usleep(1000)
+        }
+    }
+
+    /// Commits through a Realm of this process spare the notifier thread: it sleeps through
+    /// them (its wait never returns) while each is delivered; a commit through the C API on
+    /// another handle wakes it.
+    @Test func realmCommitsLeaveTheNotifierThreadAsleep() throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>()
+        let queue = DispatchQueue(label: "spared")
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+            })
+        }
+        let notifier = try #require(FileNotifier.running(f.config.path))
+        try waitForSleepers(f.config.path, 1)
+        let before = notifier.rounds.load(ordering: .relaxed)
+        for age in 1...20 {
+            try f.run { realm in try realm.write { realm.objects(NDog.self).first!.age = age } }
+            #expect(dog.next() == SeenObject(names: ["age"], old: ["\(age - 1)"], new: ["\(age)"]))
+        }
+        #expect(notifier.rounds.load(ordering: .relaxed) == before, "the notifier thread woke for a spared commit")
+        // the control: a commit it is not spared from
+        var opts = cs_options()
+        var db: OpaquePointer?
+        try #require(cs_db_open(f.config.path, &opts, &db) == 0)
+        defer { cs_db_close(db) }
+        var txn: OpaquePointer?
+        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
+        try #require(cs_txn_commit(txn) == 0)
+        cs_txn_end(txn)
+        let deadline = Date().addingTimeInterval(10)
+        while notifier.rounds.load(ordering: .relaxed) == before && Date() < deadline { usleep(1000) }
+        #expect(notifier.rounds.load(ordering: .relaxed) > before)
+        try f.finish()
+    }
+
+    /// Commits through another Realm of this process (sparing the notifier thread: the
+    /// committing thread computes them) reach an object observer on a queue, each with its own change set.
+    @Test func otherRealmsCommitsAreDelivered() throws {
+        let f = try Fixture()
+        let dog = Events<SeenObject>()
+        let queue = DispatchQueue(label: "other-realm")
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+            })
+        }
+        let config = f.config
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            let d = r.objects(NDog.self).first!
+            for age in 1...20 {
+                try! r.write { d.age = age }
+                // (each commit delivered before the next one: none coalesced)
+                #expect(dog.next() == SeenObject(names: ["age"], old: ["\(age - 1)"], new: ["\(age)"]))
+            }
+        }
+        #expect(dog.waiting == 0)
+        try f.finish()
+    }
+
+    /// Another process's commit, made while a notifier thread of its own sleeps on the file (its
+    /// commit spares that thread), wakes this process's notifier: an object observer on a queue gets
+    /// the change.
+    @Test func anotherProcessesQuietCommitIsDelivered() throws {
+        let dir = TempDir()
+        let config = Realm.Configuration(fileURL: dir.file(), objectTypes: [ProcPerson.self])
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.add(ProcPerson(value: ["name": "Ann", "age": 1])) }
+        let person = try #require(realm.object(ofType: ProcPerson.self, forPrimaryKey: "Ann"))
+        let events = Events<(String, [String])>()
+        let token = person.observe(on: DispatchQueue(label: "other-process")) { (c: ObjectChange<ProcPerson>) in
+            if case .change(_, let props) = c {
+                events.add(("change", props.map { "\($0.name) \($0.oldValue.map { "\($0)" } ?? "nil") \($0.newValue.map { "\($0)" } ?? "nil")" }))
+            } else {
+                events.add(("other", []))
+            }
+        }
+        let r = try ChildProcess.run(["set-age", dir.file().path, "Ann", "42"], in: dir)
+        #expect(r.status == 0 && r.stdout == "ok", "\(r.stderr)")
+        let e = events.next()
+        #expect(e?.0 == "change" && e?.1 == ["age 1 42"])
+        token.invalidate()
+    }
+}
