@@ -16,20 +16,11 @@ struct Recover: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
-        if let reason = notAFile(file) {
-            throw fail("recover", file, reason, code: "CS_IOERR", status: 2, json: json)
-        }
-        var options = cs_options()
-        options.flags = UInt32(CS_OPEN_READONLY)
-        var db: OpaquePointer?
-        do {
-            try CStoreError.check(cs_db_open(file, &options, &db))
-        } catch let e as CStoreError {
-            // the core's advice for this case is to run this command: say what to change instead
-            let message = e.code == Int32(CS_READONLY)
+        // the core's advice for CS_READONLY is to run this command: say what to change instead
+        let db = try openReadOnly(file, "recover", json: json) { e in
+            e.code == Int32(CS_READONLY)
                 ? "\(file) has commits in its journal to recover after a crash, and this user cannot write \(file), \(file).journal or \(file).lock: run `swiftstore recover` again as a user who may write all three (on a file system mounted read-write)"
                 : e.message
-            throw fail("recover", file, message, code: e.codeName, status: ToolExit.code(for: e.code), json: json)
         }
         let recovered = cs_db_recovered_commits(db)
         // a newest commit the open passed over, or commits that were only in a journal that is

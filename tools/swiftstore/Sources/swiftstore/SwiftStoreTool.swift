@@ -88,17 +88,7 @@ struct Info: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func run() throws {
-        if let reason = notAFile(file) {
-            throw fail("info", file, reason, code: "CS_IOERR", status: 2, json: json)
-        }
-        var options = cs_options()
-        options.flags = UInt32(CS_OPEN_READONLY)
-        var db: OpaquePointer?
-        do {
-            try CStoreError.check(cs_db_open(file, &options, &db))
-        } catch let e as CStoreError {
-            throw fail("info", file, e.message, code: e.codeName, status: ToolExit.code(for: e.code), json: json)
-        }
+        let db = try openReadOnly(file, "info", json: json)
         defer { cs_db_close(db) }
         var stats = cs_db_stats()
         var txn: OpaquePointer?
@@ -108,7 +98,7 @@ struct Info: ParsableCommand {
         var pins: [[String: Any]] = []
         do {
             try CStoreError.check(cs_db_stats_get(db, &stats))
-            pins = try pinnedVersions(db!)
+            pins = try pinnedVersions(db)
             try CStoreError.check(cs_txn_begin(db, Int32(CS_TXN_READ), &txn))
             defer { cs_txn_end(txn) }
             var tableBytes = [UInt64](repeating: 0, count: Int(cs_table_slots(txn)))
@@ -343,6 +333,25 @@ func withReadTransaction(_ file: String, _ command: String, _ body: (OpaquePoint
         try checkNodes(db, file, command)
         try body(txn)
     }
+}
+
+/// Opens a file read-only for `command`, as `info` and `recover` do: a path that is not a file
+/// and a failed open exit through `fail` (status 2, or as ToolExit.code says for the core's
+/// error, in JSON with `json`); `message` words the core's error for the command.
+func openReadOnly(_ file: String, _ command: String, json: Bool,
+                  message: (CStoreError) -> String = { $0.message }) throws -> OpaquePointer {
+    if let reason = notAFile(file) {
+        throw fail(command, file, reason, code: "CS_IOERR", status: 2, json: json)
+    }
+    var options = cs_options()
+    options.flags = UInt32(CS_OPEN_READONLY)
+    var db: OpaquePointer?
+    do {
+        try CStoreError.check(cs_db_open(file, &options, &db))
+    } catch let e as CStoreError {
+        throw fail(command, file, message(e), code: e.codeName, status: ToolExit.code(for: e.code), json: json)
+    }
+    return db!
 }
 
 /// Opens a file (read-only unless `write`) and runs `body` with the handle and a transaction
