@@ -170,33 +170,24 @@ void lock_publish(cs_dbfile *f)
     if (sleeping > spared) syscall(SYS_futex, &l->counter, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-void lock_sleep_begin(cs_dbfile *f, bool *sleeping)
+/* Counts a sleeper in (asleep) or out of the lock file; a notifier's flag changes with the count
+ * under f->mu, where lock_publish reads both. */
+static void count_sleeper(cs_dbfile *f, bool *sleeping, bool asleep)
 {
     if (!f->lk) return;
-    struct lock_file *l = f->lk;
-    if (!sleeping) {
-        __atomic_add_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
-        return;
+    uint32_t *n = &((struct lock_file *)f->lk)->sleepers;
+    if (sleeping) pthread_mutex_lock(&f->mu);
+    if (asleep) __atomic_add_fetch(n, 1, __ATOMIC_SEQ_CST);
+    else __atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST);
+    if (sleeping) {
+        *sleeping = asleep;
+        pthread_mutex_unlock(&f->mu);
     }
-    pthread_mutex_lock(&f->mu);
-    __atomic_add_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
-    *sleeping = true;
-    pthread_mutex_unlock(&f->mu);
 }
 
-void lock_sleep_end(cs_dbfile *f, bool *sleeping)
-{
-    if (!f->lk) return;
-    struct lock_file *l = f->lk;
-    if (!sleeping) {
-        __atomic_sub_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
-        return;
-    }
-    pthread_mutex_lock(&f->mu);
-    *sleeping = false;
-    __atomic_sub_fetch(&l->sleepers, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&f->mu);
-}
+void lock_sleep_begin(cs_dbfile *f, bool *sleeping) { count_sleeper(f, sleeping, true); }
+
+void lock_sleep_end(cs_dbfile *f, bool *sleeping) { count_sleeper(f, sleeping, false); }
 
 void lock_committing(cs_dbfile *f)
 {
