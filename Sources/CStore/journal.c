@@ -263,10 +263,15 @@ static bool read_jheader(cs_dbfile *f, jheader *h)
     return memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
 }
 
-/* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW, by writing zeros
- * (never fallocate: writes into unwritten extents cost a metadata update at every sync); the
- * caller syncs. A growth that fails (a full disk takes what it has, then ENOSPC) is cut back, so
- * the space goes back to the database file's own commits (journal_before_commit's fallback). */
+/* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW: its blocks are
+ * allocated first (io_allocate), then written with zeros (an allocation alone leaves unwritten
+ * extents, whose first write costs a metadata update at the sync of each record written into
+ * them); the caller syncs. The allocation is how a full disk is seen: it refuses at once,
+ * before a byte is written, so a commit that falls back to an in-place one for space
+ * (journal_before_commit) writes nothing into the journal however often it tries, and the
+ * first commit after space came back grows it again. A growth that fails (a file system may
+ * allocate what it has, then refuse) is cut back, so the space goes back to the database
+ * file's own commits. */
 static int jgrow(cs_dbfile *f, uint64_t size)
 {
     if (size <= f->jsize) return CS_OK;
@@ -274,9 +279,20 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
     if (size <= f->jsize) return CS_OK;
     uint64_t to = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
+    char *jp = journal_path(f->path);
+    if (!jp) return NOMEM();
+    int rc = io_allocate(f->io, jp, f->jfd, f->jsize, to - f->jsize);
+    free(jp);
+    if (rc != CS_OK) {
+        f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
+        return rc;
+    }
     uint8_t *zeros = calloc(1, to - f->jsize);
-    if (!zeros) return NOMEM();
-    int rc = jwrite(f, zeros, to - f->jsize, f->jsize);
+    if (!zeros) {
+        f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
+        return NOMEM();
+    }
+    rc = jwrite(f, zeros, to - f->jsize, f->jsize);
     free(zeros);
     if (rc == CS_OK) f->jsize = to;
     else f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
@@ -674,6 +690,15 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
          * (invariant 1): a version made without a record in between needs a checkpoint */
         if (!s->gen || (s->flags & (JS_UNJOURNALED | JS_HEADER_LOST)) || s->last + 1 != version ||
             s->end + reclen > JOURNAL_LIMIT) {
+            /* with no record pending, the record's room first: a disk too full for it makes the
+             * commit in place at once, without a checkpoint's two syncs that would buy nothing
+             * (the zeros are past every record: they need no checkpoint before them) */
+            if (!(s->flags & JS_RECORDS) && f->jfd >= 0 && JOURNAL_HDR + reclen > f->jsize) {
+                int rc = is_journal(f);
+                if (rc == CS_OK) rc = jgrow(f, JOURNAL_HDR + reclen);
+                if (rc == CS_FULL && !f->broken) return without_journal(f, journaled);
+                TRY(rc);
+            }
             int rc = journal_checkpoint(f);
             /* a checkpoint that failed for space before it wrote anything, with no record
              * pending: nothing a replay could apply is left, so the commit may go in place */

@@ -393,15 +393,23 @@ import Glibc
         #expect(try commit(5, 1_045_000) == 1, "a one-sync commit")
         #expect(fio.journalGrowthFailures > failures)
         #expect(records() == 0, "no record: the commit was made in place")
+        // another such commit after it: no record is pending, so it asks for the room before
+        // any checkpoint, and is made in place with its own sync alone (no checkpoint's two
+        // syncs, no journal write)
+        let (syncsBefore, bytesBefore) = (fio.syncs, fio.journalBytes)
+        #expect(try commit(7, 1_045_000) == 1)
+        #expect(fio.syncs - syncsBefore == 1, "syncs of any file: \(fio.syncs - syncsBefore)")
+        #expect(fio.journalBytes == bytesBefore, "bytes into the journal: \(fio.journalBytes - bytesBefore)")
+        #expect(records() == 0)
         // and journaled commits go on when the disk has room again
         fio.failJournalGrowth = false
         _ = try commit(6, 600_000)
         #expect(records() == 1)
-        #expect(try journalObjectCount(h!) == 16)
+        #expect(try journalObjectCount(h!) == 17)
         _ = cs_db_close(h)
         let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
         db.verify()
-        #expect(try journalObjectCount(db.h) == 16)
+        #expect(try journalObjectCount(db.h) == 17)
         db.close()
     }
     /// Opens `image` (with `journal` beside it, nil: none) with the real I/O: its version and
@@ -521,14 +529,17 @@ import Glibc
 }
 
 /// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
-/// commit's header write) with ENOSPC; and, with failJournalGrowth, every write that would grow
-/// the journal.
+/// commit's header write) with ENOSPC; and, with failJournalGrowth, every write and allocation
+/// that would grow the journal.
 final class HeaderWriteFailIO: @unchecked Sendable {
     var armed = false
     var failed = 0
     /// Fail (ENOSPC) every write that would grow the journal: a full disk.
     var failJournalGrowth = false
     var journalGrowthFailures = 0
+    /// Syncs of any file, and bytes written into the journal.
+    var syncs = 0
+    var journalBytes = 0
     var journalFds = Set<Int32>()
     let io: UnsafeMutablePointer<cs_io>
 
@@ -562,11 +573,30 @@ final class HeaderWriteFailIO: @unchecked Sendable {
                 errno = ENOSPC
                 return -1
             }
-            return Glibc.pwrite(fd, buf, n, off)
+            let w = Glibc.pwrite(fd, buf, n, off)
+            if w > 0 && me.journalFds.contains(fd) { me.journalBytes += w }
+            return w
         }
-        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.fdatasync = { ctx, fd in
+            Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue().syncs += 1
+            return Glibc.fdatasync(fd)
+        }
         x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        x.allocate = { ctx, fd, off, len in
+            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.failJournalGrowth && me.journalFds.contains(fd) {
+                var st = stat()
+                if Glibc.fstat(fd, &st) == 0 && Int(off + len) > Int(st.st_size) {
+                    me.journalGrowthFailures += 1
+                    errno = ENOSPC
+                    return -1
+                }
+            }
+            let r = posix_fallocate(fd, off, len)
+            if r != 0 { errno = r; return -1 }
+            return 0
+        }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
     }

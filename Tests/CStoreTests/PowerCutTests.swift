@@ -62,9 +62,10 @@ final class PowerCutIO {
     var otherFDs = Set<Int32>()
     var armed = false
     /// A full disk for the journal: its creation (an open with O_CREAT of a journal that does
-    /// not exist) and every write past its end fail with ENOSPC; `journalRefusals` counts them.
-    /// A growth first gets `journalRoom` bytes past the end (a file system writes what fits,
-    /// then refuses), which a truncation of the journal gives back.
+    /// not exist), every allocation and every write past its end fail with ENOSPC;
+    /// `journalRefusals` counts them. A growth first gets `journalRoom` bytes past the end (a
+    /// file system allocates or writes what fits, then refuses), which a truncation of the
+    /// journal gives back.
     var failJournalCreate = false
     var failJournalGrowth = false
     var journalRoom = 0
@@ -157,6 +158,30 @@ final class PowerCutIO {
             return Glibc.ftruncate(fd, size)
         }
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        x.allocate = { ctx, fd, off, len in
+            let me = Unmanaged<PowerCutIO>.fromOpaque(ctx!).takeUnretainedValue()
+            // an allocation is no event (the writes into it are); the journal's model learns
+            // the size it gives, and a full disk gives the journal `journalRoom` bytes at most
+            var len = len
+            var refused = false
+            if me.journalFDs.contains(fd) {
+                var st = stat()
+                let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+                if me.failJournalGrowth && Int(off + len) > size {
+                    me.journalRefusals += 1
+                    refused = true
+                    len = off_t(max(0, min(Int(off + len), size + me.journalRoom) - Int(off)))
+                    me.journalRoom -= max(0, Int(off + len) - size)
+                }
+                if len > 0 && Int(off + len) > size { me.jpending.append(.truncate(Int(off + len))) }
+            }
+            if len > 0 {
+                let r = posix_fallocate(fd, off, len)
+                if r != 0 { errno = r; return -1 }
+            }
+            if refused { errno = ENOSPC; return -1 }
+            return 0
+        }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
     }

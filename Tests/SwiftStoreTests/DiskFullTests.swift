@@ -26,32 +26,43 @@ final class DiskFullIO: @unchecked Sendable {
     /// returns the short count (the next one fails with ENOSPC), as a file system does; a
     /// truncation gives back what it cuts.
     var freeBytes: Int?
+    /// Refuse (ENOSPC) the creation of a journal (`<file>.journal`) that does not exist.
+    var failJournalCreate = false
+    /// Journal creations refused.
+    var journalCreateRefusals = 0
+    /// Bytes written into journals (every write that returned a count).
+    var journalBytes = 0
+    /// Allocations asked of journals, and those refused.
+    var journalAllocations = 0
+    var journalAllocationRefusals = 0
+    private var journalFDs = Set<Int32>()
     let io: UnsafeMutablePointer<cs_io>
 
     init() {
         io = .allocate(capacity: 1)
         var x = cs_io()
-        x.open = { _, path, flags, mode in Glibc.open(path!, flags, mode) }
-        x.close = { _, fd in Glibc.close(fd) }
-        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
-        x.pwrite = { ctx, fd, buf, n, off in
+        x.open = { ctx, path, flags, mode in
             let me = Unmanaged<DiskFullIO>.fromOpaque(ctx!).takeUnretainedValue()
-            if me.full() {
-                if me.firstFailedWrite == nil && me.calls == me.failAt { me.firstFailedWrite = (Int(off), n) }
+            let journal = String(cString: path!).hasSuffix(".journal")
+            if journal && me.failJournalCreate && flags & O_CREAT != 0 && access(path!, F_OK) != 0 {
+                me.journalCreateRefusals += 1
                 errno = ENOSPC
                 return -1
             }
-            if let free = me.freeBytes {
-                var st = stat()
-                let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
-                let growth = max(0, Int(off) + n - size)
-                let fits = growth <= free ? n : max(0, size + free - Int(off))
-                if fits == 0 { me.failed = true; errno = ENOSPC; return -1 }
-                let w = Glibc.pwrite(fd, buf, fits, off)
-                if w > 0 { me.freeBytes = free - max(0, Int(off) + w - size) }
-                return w
-            }
-            return Glibc.pwrite(fd, buf, n, off)
+            let fd = Glibc.open(path!, flags, mode)
+            if fd >= 0 && journal { me.journalFDs.insert(fd) }
+            return fd
+        }
+        x.close = { ctx, fd in
+            Unmanaged<DiskFullIO>.fromOpaque(ctx!).takeUnretainedValue().journalFDs.remove(fd)
+            return Glibc.close(fd)
+        }
+        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
+        x.pwrite = { ctx, fd, buf, n, off in
+            let me = Unmanaged<DiskFullIO>.fromOpaque(ctx!).takeUnretainedValue()
+            let w = me.write(fd, buf, n, off)
+            if w > 0 && me.journalFDs.contains(fd) { me.journalBytes += w }
+            return w
         }
         x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
         x.ftruncate = { ctx, fd, size in
@@ -66,10 +77,25 @@ final class DiskFullIO: @unchecked Sendable {
         x.allocate = { ctx, fd, off, len in
             let me = Unmanaged<DiskFullIO>.fromOpaque(ctx!).takeUnretainedValue()
             me.allocations += 1
-            if me.failAllocations || me.full() { me.failed = true; errno = ENOSPC; return -1 }
+            let journal = me.journalFDs.contains(fd)
+            if journal { me.journalAllocations += 1 }
+            if me.failAllocations || me.full() {
+                me.failed = true
+                if journal { me.journalAllocationRefusals += 1 }
+                errno = ENOSPC
+                return -1
+            }
             if let free = me.freeBytes {
-                if Int(len) > free { me.failed = true; errno = ENOSPC; return -1 }
-                me.freeBytes = free - Int(len)
+                var st = stat()
+                let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+                let growth = max(0, Int(off + len) - size)
+                if growth > free {
+                    me.failed = true
+                    if journal { me.journalAllocationRefusals += 1 }
+                    errno = ENOSPC
+                    return -1
+                }
+                me.freeBytes = free - growth
             }
             let r = posix_fallocate(fd, off, len)
             if r != 0 { errno = r; return -1 }
@@ -77,6 +103,26 @@ final class DiskFullIO: @unchecked Sendable {
         }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// A write through the layer: ENOSPC once the disk is full, what fits on a nearly full one.
+    private func write(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int, _ off: off_t) -> Int {
+        if full() {
+            if firstFailedWrite == nil && calls == failAt { firstFailedWrite = (Int(off), n) }
+            errno = ENOSPC
+            return -1
+        }
+        if let free = freeBytes {
+            var st = stat()
+            let size = Glibc.fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+            let growth = max(0, Int(off) + n - size)
+            let fits = growth <= free ? n : max(0, size + free - Int(off))
+            if fits == 0 { failed = true; errno = ENOSPC; return -1 }
+            let w = Glibc.pwrite(fd, buf, fits, off)
+            if w > 0 { freeBytes = free - max(0, Int(off) + w - size) }
+            return w
+        }
+        return Glibc.pwrite(fd, buf, n, off)
     }
 
     private func full() -> Bool {
@@ -284,6 +330,75 @@ final class DiskFullItem: Object {
         let again = try Realm(configuration: config)
         #expect(Set(again.objects(DiskFullItem.self).map(\.id)) == Set(0...4))
         #expect(cs_file_verify(path) == 0, "\(String(cString: cs_errmsg()))")
+    }
+
+    /// A disk too full for the journal's first 1 MiB (docs/FORMAT.md §13, Commit step 1): every
+    /// durable commit falls back to an in-place one and asks for the journal's space again, by
+    /// an allocation, which writes nothing; it never writes zeros into the journal only to cut
+    /// them back. The first commit after the disk has room again is journaled.
+    @Test func commitsOnAFullDiskWriteNothingIntoTheJournal() throws {
+        let dir = TempDir()
+        let path = dir.file().path
+        let config = dir.config([DiskFullItem.self])
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(DiskFullItem(value: ["id": 0, "payload": "a"])) }
+        }
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        let io = DiskFullIO()
+        io.attach(path)
+        defer { io.detach(path) }
+        io.freeBytes = 256 << 10
+        var records: UInt64 = 9, bytes: UInt64 = 0
+        do {
+            let realm = try Realm(configuration: config)
+            for i in 1...8 {
+                try realm.write { realm.add(DiskFullItem(value: ["id": i, "payload": "p\(i)"])) }
+            }
+            #expect(io.journalBytes == 0, "bytes written into the journal by 8 commits on a full disk: \(io.journalBytes)")
+            #expect(io.journalAllocationRefusals >= 8, "each commit asked for the space: \(io.journalAllocationRefusals)")
+            #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records == 0, "no record: \(records)")
+            io.freeBytes = nil
+            try realm.write { realm.add(DiskFullItem(value: ["id": 9, "payload": "p9"])) }
+            #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records == 1, "journaled again: \(records)")
+        }
+        io.detach(path)
+        let again = try Realm(configuration: config)
+        #expect(Set(again.objects(DiskFullItem.self).map(\.id)) == Set(0...9))
+        #expect(cs_file_verify(path) == 0, "\(String(cString: cs_errmsg()))")
+    }
+
+    /// A disk too full to create the journal at all (docs/FORMAT.md §13, Commit step 1): the
+    /// commits are made in place, and the log says so once, as a warning naming the file.
+    @Test func aJournalTheDiskCannotCreateIsLoggedOnce() throws {
+        let dir = TempDir()
+        let path = dir.file().path
+        let config = dir.config([DiskFullItem.self])
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(DiskFullItem(value: ["id": 0, "payload": "a"])) }
+        }
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        let io = DiskFullIO()
+        io.attach(path)
+        defer { io.detach(path) }
+        io.failJournalCreate = true
+        let messages = try logged(path) {
+            let realm = try Realm(configuration: config)
+            for i in 1...3 {
+                try realm.write { realm.add(DiskFullItem(value: ["id": i, "payload": "p\(i)"])) }
+            }
+        }
+        #expect(io.journalCreateRefusals >= 3, "each commit tried to create it: \(io.journalCreateRefusals)")
+        #expect(!FileManager.default.fileExists(atPath: path + ".journal"))
+        let warnings = messages.filter { $0.0 == .warn }
+        #expect(warnings.count == 1, "said once: \(messages.map(\.1))")
+        #expect(warnings.first?.1.hasPrefix("The disk is too full for the journal of \(path) (disk full while creating the journal") == true,
+                "\(warnings.map(\.1))")
+        #expect(warnings.first?.1.contains("in place with one sync each") == true, "\(warnings.map(\.1))")
+        io.detach(path)
+        let again = try Realm(configuration: config)
+        #expect(Set(again.objects(DiskFullItem.self).map(\.id)) == Set(0...3))
     }
 
     /// The checkpoint at the last close fails (the disk filled): nobody can be told through a
