@@ -29,6 +29,9 @@ int index_row_with(cs_txn *t, uint32_t table, int64_t key, bool insert, uint32_t
 int index_row_values(cs_txn *t, uint32_t table, int64_t key, bool insert, size_t nv, const uint32_t *vcols,
                      const cs_value *vals, size_t stride);
 int index_drop(cs_txn *t, uint32_t table, uint32_t col);
+/** Makes the nodes index_drop of column col writes writable copies with col's slot (the table
+ *  node and its list of indexes), so that a later index_drop of col cannot fail for memory. */
+int index_slot_writable(cs_txn *t, uint32_t table, uint32_t col);
 int index_build(cs_txn *t, uint32_t table, uint32_t col, bool unique);
 /** CS_CONSTRAINT when two entries of column `col`'s index have the same value: the uniqueness a
  *  primary key needs, checked on the index a column keeps of its own instead of building one. */

@@ -277,9 +277,43 @@ int node_at_file(const cs_txn *t, ref_t r, node_hdr **out)
 
 /* ---- writable nodes --------------------------------------------------------------------- */
 
+#if CS_ASSERTS
+/* The injected failure of cs_test_fail_node_allocation (docs/CONTRIBUTING.md, "Injected
+ * allocation failures"): node allocations left on this thread before the one that fails. */
+static _Thread_local uint32_t fail_countdown;
+static _Thread_local bool fail_fired;
+#endif
+
+bool cs_test_fail_node_allocation(uint32_t n)
+{
+#if CS_ASSERTS
+    fail_countdown = n;
+    fail_fired = false;
+    return true;
+#else
+    (void)n;
+    return false;
+#endif
+}
+
+bool cs_test_node_allocation_failed(void)
+{
+#if CS_ASSERTS
+    return fail_fired;
+#else
+    return false;
+#endif
+}
+
 static int alloc_node(cs_txn *t, uint64_t bytes, ref_t *out)
 {
     cs_assert(t->writing); /* internal.h invariant 1, txn.c invariant 2: only a writer has a slab */
+#if CS_ASSERTS
+    if (fail_countdown && --fail_countdown == 0) {
+        fail_fired = true;
+        return NOMEM();
+    }
+#endif
     uint64_t off;
     TRY(slab_alloc(&t->f->slab, bytes, &off));
     *out = SLAB_BASE + off;

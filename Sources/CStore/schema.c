@@ -341,6 +341,15 @@ int cs_table_set_primary_key(cs_txn *txn, uint32_t table, uint32_t col)
      * check and will keep no index: building one only to drop it costs a pass over the objects. */
     int plan = KP_KEEP;
     if (col != CS_NONE) TRY(keying_primary_plan(txn, table, col, &plan));
+    /* every node the steps below write in place is made a writable copy first (the table node
+     * with its keying slots, the list of indexes with both columns' slots): from here on only
+     * the two index builds allocate, so running out of memory anywhere else cannot leave the
+     * table half changed (an index dropped, the keying flag cleared or the primary key moved
+     * without the rest) */
+    ref_t *slot;
+    TRY(plan == KP_KEEP ? table_node_slot(txn, table, &slot) : table_keying_slots(txn, table, &slot));
+    if (old != CS_NONE) TRY(index_slot_writable(txn, table, old));
+    if (col != CS_NONE) TRY(index_slot_writable(txn, table, col));
     bool keyed = plan == KP_NEW || plan == KP_UNINDEXED;
     td = &txn->schema->tables[table];
     bool built = false;

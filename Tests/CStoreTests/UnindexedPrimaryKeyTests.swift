@@ -429,3 +429,127 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
         }
     }
 }
+
+/// Out of memory at each node allocation of cs_table_set_primary_key in turn (a node made, or a
+/// writable copy of one; docs/CONTRIBUTING.md, "Injected allocation failures"): a call that
+/// fails leaves the table as it was (the same primary key, every object found by it, no index
+/// added or lost), and a caller that commits anyway commits a file that verifies. The campaign
+/// ends at the first call that makes every allocation it needs.
+@Suite struct PrimaryKeyOutOfMemoryTests {
+    typealias Cols = (t: UInt32, id: UInt32, v: UInt32, w: UInt32, s: UInt32)
+
+    /// Table "P" of 600 objects: id (the Int primary key, set while the table was empty, so its
+    /// keys are its ids and it keeps no index of id; indexed on its own too when `idIndexed`),
+    /// v = id, w = id + 1000 (indexed when `wIndexed`), s = "s" + id.
+    private func makeFile(_ path: String, idIndexed: Bool, wIndexed: Bool) throws -> Cols {
+        var c: Cols = (0, 0, 0, 0, 0)
+        let db = try DB(path)
+        try db.write { txn throws in
+            c.t = try addTable(txn, "P")
+            c.id = try addColumn(txn, c.t, "id", CS_TYPE_INT, flags: idIndexed ? Int(CS_COL_INDEXED) : 0)
+            c.v = try addColumn(txn, c.t, "v", CS_TYPE_INT)
+            c.w = try addColumn(txn, c.t, "w", CS_TYPE_INT, flags: wIndexed ? Int(CS_COL_INDEXED) : 0)
+            c.s = try addColumn(txn, c.t, "s", CS_TYPE_STRING)
+            try must(cs_table_set_primary_key(txn, c.t, c.id), "cs_table_set_primary_key")
+            for pk in Int64(0)..<600 {
+                var o = cs_obj()
+                var p = cs_int(pk)
+                try must(cs_obj_create_primary(txn, c.t, &p, &o), "create \(pk)")
+                try must(cs_obj_set_int(&o, c.v, pk), "set v")
+                try must(cs_obj_set_int(&o, c.w, pk + 1000), "set w")
+                try must(setVal(&o, c.s, .string(Array("s\(pk)".utf8))), "set s")
+            }
+        }
+        db.close()
+        return c
+    }
+
+    /// The column with the PRIMARY flag (CS_NONE: none); a second one is an issue.
+    private func primary(_ txn: OpaquePointer, _ c: Cols) -> UInt32 {
+        var found = UInt32(CS_NONE)
+        for col in [c.id, c.v, c.w, c.s] {
+            var info = cs_column_info()
+            if cs_column_info_get(txn, c.t, col, &info) == 0 && info.flags & UInt32(CS_COL_PRIMARY) != 0 {
+                #expect(found == UInt32(CS_NONE), "two primary keys: \(found) and \(col)")
+                found = col
+            }
+        }
+        return found
+    }
+
+    /// Every tenth object, and the last, is found by its value of `pk` (the primary key), and
+    /// w's index (when it has one) finds w = 1599.
+    private func expectFound(_ txn: OpaquePointer, _ c: Cols, _ pk: UInt32, wIndexed: Bool, _ what: String) throws {
+        if pk != UInt32(CS_NONE) {
+            var missed: [Int64] = []
+            for k in Array(stride(from: Int64(0), to: 600, by: 10)) + [599] {
+                var o = try openObj(txn, c.t, k)
+                var v = cs_value()
+                try must(cs_obj_get(&o, pk, &v), "get the primary key of \(k)")
+                var key: Int64 = -1
+                if cs_table_find_primary(txn, c.t, &v, &key) != 0 || key != k { missed.append(k) }
+            }
+            #expect(missed.isEmpty, "\(what): objects not found by their primary key: \(missed)")
+        }
+        if wIndexed {
+            var v = cs_int(1599)
+            var key: Int64 = -1
+            #expect(cs_index_find(txn, c.t, c.w, &v, &key) == 0 && key == 599, "\(what): w's index")
+        }
+    }
+
+    /// Out of memory at the 1st, 2nd, ... node allocation of a change of P's primary key to
+    /// `target(c)` (after removing it first when `removeFirst`).
+    private func campaign(_ name: String, idIndexed: Bool = false, wIndexed: Bool = false, removeFirst: Bool = false,
+                          _ target: (Cols) -> UInt32) throws {
+        guard cs_test_fail_node_allocation(0) else { return } // a build without the hook
+        try withTempDir { dir in
+            let path = dir.path()
+            let c = try makeFile(path, idIndexed: idIndexed, wIndexed: wIndexed)
+            let db = try DB(path)
+            defer { db.close() }
+            if removeFirst { try db.write { try must(cs_table_set_primary_key($0, c.t, UInt32(CS_NONE)), "remove the primary key") } }
+            let to = target(c)
+            let from = try db.read { primary($0, c) }
+            var failures = 0
+            for n in UInt32(1)... {
+                var fired = false
+                var rc: Int32 = 0
+                try db.write { txn throws in
+                    _ = cs_test_fail_node_allocation(n)
+                    rc = cs_table_set_primary_key(txn, c.t, to)
+                    fired = cs_test_node_allocation_failed()
+                    _ = cs_test_fail_node_allocation(0)
+                    if rc != 0 {
+                        #expect(rc == Int32(CS_NOMEM) && fired, "\(name), allocation \(n): \(codeName(rc)) \(lastMessage())")
+                        #expect(primary(txn, c) == from, "\(name), allocation \(n): the primary key changed")
+                        try expectFound(txn, c, from, wIndexed: wIndexed, "\(name), allocation \(n), in the transaction")
+                    }
+                }
+                // committed whatever the call returned
+                let vrc = cs_db_verify(db.h)
+                #expect(vrc == 0, "\(name), allocation \(n): \(codeName(vrc)) \(lastMessage())")
+                let now = try db.read { txn in
+                    let p = primary(txn, c)
+                    try expectFound(txn, c, p, wIndexed: wIndexed, "\(name), allocation \(n), committed")
+                    return p
+                }
+                #expect(now == (rc == 0 ? to : from), "\(name), allocation \(n): primary key \(now)")
+                if rc == 0 && !fired { break }
+                if rc != 0 { failures += 1 }
+                if now != from { try db.write { try must(cs_table_set_primary_key($0, c.t, from), "back to \(from)") } }
+                if n > 400 { Issue.record("\(name): no end after 400 allocations"); break }
+            }
+            #expect(failures > 0, "\(name): no allocation failed")
+            print("primary key out of memory, \(name): \(failures) allocations failed in turn")
+        }
+    }
+
+    @Test func toAnotherIntColumn() throws { try campaign("id to w") { $0.w } }
+    @Test func toAStringColumn() throws { try campaign("id to s") { $0.s } }
+    @Test func toNone() throws { try campaign("id to none") { _ in UInt32(CS_NONE) } }
+    @Test func toAColumnHoldingTheKeys() throws { try campaign("id to v") { $0.v } }
+    @Test func fromAKeyIndexedOnItsOwn() throws { try campaign("indexed id to w", idIndexed: true) { $0.w } }
+    @Test func toAnIndexedColumn() throws { try campaign("id to indexed w", wIndexed: true) { $0.w } }
+    @Test func backAfterItWasRemoved() throws { try campaign("none to id", removeFirst: true) { $0.id } }
+}

@@ -1314,6 +1314,19 @@ int cs_log_level(void);
  *  core, so that their events reach the same function in order). */
 void cs_log_message(int level, const char *category, const char *message);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Test hooks                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/** For the core's tests (docs/CONTRIBUTING.md, "Injected allocation failures"): in builds with
+ *  the core's assertions (debug builds, CSTORE_INTERNAL_CHECKS), the `n`-th allocation of a
+ *  node by the calling thread from now on (a node made, or a writable copy of one) fails with
+ *  CS_NOMEM, as when memory runs out, and the later ones succeed; 0 disarms. Returns false, and
+ *  does nothing, in other builds. */
+bool cs_test_fail_node_allocation(uint32_t n);
+/** Whether the failure armed by cs_test_fail_node_allocation on this thread has happened. */
+bool cs_test_node_allocation_failed(void);
+
 #ifdef __cplusplus
 }
 #endif
