@@ -449,6 +449,36 @@ void journal_log_note(cs_dbfile *f)
     if (journal_take_note(f, text, sizeof text, &level)) log_printf(level, LOG_CAT_STORAGE, "%s", text);
 }
 
+/* A header whose format versions say FORMAT_JOURNAL beside a journal that holds no record (a
+ * replay or a checkpoint with no record after it, or a header only) is marked FORMAT_RESTING
+ * again, as the checkpoint at the last close marks it (docs/FORMAT.md §13, Recovery): nothing
+ * is left for a library without the journal to miss. The caller is alone (the join lock held)
+ * and f->fd may write the file; the journal is open. Not synced: a power cut that loses the
+ * write leaves the header at 7, which is only stricter. */
+static int rest_if_empty(cs_dbfile *f)
+{
+    uint16_t fmt[2];
+    if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) != 4 || fmt[0] != FORMAT_JOURNAL || fmt[1] != FORMAT_JOURNAL)
+        return CS_OK;
+    jheader h;
+    uint64_t last, end;
+    if (read_jheader(f, &h)) {
+        int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
+        if (n != 0) return n < 0 ? (int)-n : CS_OK;
+    }
+    fmt[0] = fmt[1] = FORMAT_RESTING;
+    TRY(file_pwrite(f, fmt, 4, 8));
+    if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
+    return CS_OK;
+}
+
+/* Whether the header's format versions say FORMAT_JOURNAL. */
+static bool header_says_journal(cs_dbfile *f)
+{
+    uint16_t fmt[2];
+    return f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL;
+}
+
 int journal_recover_open(cs_dbfile *f, bool readonly)
 {
     int lfd = -1, wfd = -1, rofd = -1;
@@ -475,14 +505,39 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     }
     if (rc != CS_OK) goto done;
     jheader h;
-    if (!read_jheader(f, &h)) goto done;
-    uint64_t last, end;
-    int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
+    uint64_t last = 0, end;
+    int64_t n = read_jheader(f, &h) ? walk(f, &h, NULL, UINT64_MAX, &last, &end) : 0;
     if (n < 0) {
         rc = (int)-n;
         goto done;
     }
-    if (n == 0) goto done;
+    if (n == 0) {
+        /* no record: a header left at FORMAT_JOURNAL rests again (rest_if_empty), by a
+         * read-only opener too when it can hold the join lock and write the file (as for a
+         * replay, below); one that cannot leaves it as it is */
+        if (!header_says_journal(f)) goto done;
+        if (readonly) {
+            if (lfd < 0) {
+                bool still = false;
+                if (lock_join_alone(f->path, true, &lfd, &still) != CS_OK) {
+                    lfd = -1;
+                    goto done;
+                }
+                if (!still) {
+                    f->opened_alone = false;
+                    goto done;
+                }
+            }
+            wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
+            if (wfd < 0) goto done;
+            rofd = f->fd;
+            f->fd = wfd;
+        }
+        rc = rest_if_empty(f);
+        /* a read-only opener reads on when the write failed: the header stays as it was */
+        if (readonly) rc = CS_OK;
+        goto done;
+    }
     uint64_t id = db_id(f);
     if (id != h.id) {
         rc = cs_fail(CS_CORRUPT, 0,
@@ -886,7 +941,23 @@ void journal_last_close(cs_dbfile *f)
      * records of writers that closed before it do not make the next read-only open refuse the
      * file; when it may write the file it also gives back the resting format version, else the
      * header's version bytes stay as they are */
-    if (!(s->flags & JS_RECORDS)) return;
+    if (!(s->flags & JS_RECORDS)) {
+        /* no record since the last checkpoint: a header left at FORMAT_JOURNAL (by a replay at
+         * the open, or a checkpoint no record followed) rests again when the journal is empty;
+         * a missing journal leaves it, as the sign of a loss the open reported */
+        if (f->broken || !header_says_journal(f) || (f->jfd < 0 && jopen(f, false) != CS_OK)) return;
+        int wfd = f->readonly ? f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0) : -1;
+        if (f->readonly && wfd < 0) return;
+        int rofd = f->fd;
+        if (wfd >= 0) f->fd = wfd;
+        int rc = rest_if_empty(f);
+        f->fd = rofd;
+        if (wfd >= 0) f->io->close(f->io->ctx, wfd);
+        if (rc != CS_OK)
+            note(f, CS_LOG_WARN, "The last close of %s could not mark it format version 6 again (%s)", f->path,
+                 cs_errmsg());
+        return;
+    }
     if (f->broken) {
         /* no checkpoint after a failed write in this process: the records stay for the replay */
         note(f, CS_LOG_WARN,

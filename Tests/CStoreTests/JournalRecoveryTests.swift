@@ -263,6 +263,67 @@ import Glibc
         #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
     }
 
+    /// A header at format version 7 beside a journal that holds no record (docs/FORMAT.md §13,
+    /// Recovery) says nothing a version-6 library would miss: the file rests at 6 again after a
+    /// read-write open that replays a crash's records and commits nothing, and after a
+    /// read-only open alone (what `swiftstore recover` makes) or a read-write one of a file
+    /// whose journal holds its header only (a checkpoint no record followed). A journaled
+    /// commit marks it 7 again; a missing journal leaves it 7 (the loss the open reports).
+    @Test func aFileWhoseJournalHoldsNoRecordRestsAtVersion6() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        let v = try journalCommit(h, 100)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(u16(state.synced, 8) == 7 && state.jsynced.count > 4096)
+        let img = dir.path("b.cstore")
+        func header() -> [Int] {
+            let b = [UInt8](((try? Data(contentsOf: URL(fileURLWithPath: img))) ?? Data(count: 12)).prefix(12))
+            return [u16(b, 8), u16(b, 10)]
+        }
+        // replayed by a read-write open that commits nothing
+        try writeJournalImage(img, state.synced, state.jsynced)
+        do {
+            let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            try must(rc, "open")
+            #expect(cs_db_recovered_commits(h2!) == 1 && cs_db_version(h2!) == v)
+            _ = cs_db_close(h2)
+        }
+        #expect(header() == [6, 6], "after the replay and a close: \(header())")
+        // the journal's header alone, the file at the checkpoint's version: a read-only open
+        // alone (no lock file), then a read-write one
+        let headerOnly = Array(state.jsynced.prefix(4096)) + [UInt8](repeating: 0, count: 8192)
+        for flags in [CS_OPEN_READONLY, 0] {
+            try writeJournalImage(img, state.synced, headerOnly)
+            #expect(header() == [7, 7])
+            let (rc, h3) = openRaw(img, flags: flags, durability: CS_DURABILITY_FULL)
+            try must(rc, "open with flags \(flags)")
+            #expect(cs_db_recovered_commits(h3!) == 0 && cs_db_version(h3!) < v)
+            #expect(!cs_db_rejected_commit(h3!, nil, nil, nil, 0), "nothing is lost")
+            _ = cs_db_close(h3)
+            #expect(header() == [6, 6], "flags \(flags): \(header())")
+            #expect(check(cs_file_verify(img)))
+        }
+        // a journaled commit marks it 7 again while its record is pending
+        do {
+            let (rc, h4) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            try must(rc, "open")
+            try journalCommit(h4!, 200)
+            #expect(header() == [7, 7])
+            _ = cs_db_close(h4)
+            #expect(header() == [6, 6])
+        }
+        // without its journal the header stays 7 after a read-only open: the loss is reported
+        try writeJournalImage(img, state.synced, nil)
+        let (rc, h5) = openRaw(img, flags: CS_OPEN_READONLY)
+        try must(rc, "open without the journal")
+        #expect(cs_db_rejected_commit(h5!, nil, nil, nil, 0))
+        _ = cs_db_close(h5)
+        #expect(header() == [7, 7])
+    }
+
     /// A commit whose header write failed after its commit point, in a process that then
     /// closes while another keeps the file open: the other process's last close checkpoints,
     /// and that checkpoint must put the commit's header in place before it syncs the file and

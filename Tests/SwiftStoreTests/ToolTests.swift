@@ -210,6 +210,32 @@ final class ToolItem: Object {
         #expect(lost.stderr.contains("journal") && !lost.stdout.contains("nothing to recover"), "\(lost.stdout) \(lost.stderr)")
     }
 
+    /// `swiftstore recover` on a file whose header says its commits may be in the journal
+    /// (format version 7) while the journal holds no record (copied while a writer had it open,
+    /// its journal cut to its header): nothing to recover, and the file is left at the resting
+    /// version 6 (docs/FORMAT.md §13, Recovery), which a library without the journal opens.
+    @Test func recoverLeavesAFileWithAnEmptyJournalAtTheRestingVersion() throws {
+        let dir = TempDir()
+        let config = dir.config([ToolItem.self])
+        let path = config.fileURL!.path
+        let copy = dir.url.appendingPathComponent("copy.realm").path
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(ToolItem(value: ["id": 1, "name": "one"])) }
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let journal = try Data(contentsOf: URL(fileURLWithPath: path + ".journal"))
+            try journal.prefix(4096).write(to: URL(fileURLWithPath: copy + ".journal"))
+            _ = realm
+        }
+        func version() throws -> [UInt8] { Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))[8..<12]) }
+        #expect(try version() == [7, 0, 7, 0], "copied at version 7")
+        let r = try Tool.run(["recover", copy])
+        #expect(r.status == 0 && r.stdout == "\(copy): nothing to recover (its journal holds no commits)\n", "\(r.stdout) \(r.stderr)")
+        #expect(try version() == [6, 0, 6, 0], "left at the resting version")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: copy), objectTypes: [ToolItem.self]))
+        #expect(realm.objects(ToolItem.self).count == 1)
+    }
+
     /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
     /// the node's offset instead of printing garbage.
     @Test func damagedNodeStopsDumpAndQuery() throws {
