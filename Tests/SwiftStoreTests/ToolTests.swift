@@ -236,6 +236,113 @@ final class ToolItem: Object {
         #expect(realm.objects(ToolItem.self).count == 1)
     }
 
+    /// A database file this user may read but not write (nor its directory, so neither its
+    /// journal nor its lock file), the state a crashed writer of another user leaves: every
+    /// command that would write fails with exit status 2 and a message that says what to do
+    /// (`recover`: the tool's own wording of CS_READONLY, naming the three files; `verify`,
+    /// `info`, `backup`, `compact`: the core's, naming `swiftstore recover`; `slot`, `changes`,
+    /// `compact --in-place`, `restore --force`: the file or the directory cannot be written), and
+    /// nothing is lost: the file and its journal keep every byte, no lock file appears, and
+    /// `recover` run by the owner then replays every commit. Root ignores permission bits, so as
+    /// root the tool runs as the user nobody (setpriv, or runuser); otherwise as this user over
+    /// a file made read-only.
+    @Test func writingCommandsOnAFileThisUserCannotWrite() throws {
+        var runner: [String] = []
+        if getuid() == 0 {
+            if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+                runner = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            } else if FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") {
+                runner = ["/usr/sbin/runuser", "-u", "nobody", "--"]
+            } else {
+                print("skipped writingCommandsOnAFileThisUserCannotWrite: running as root, and neither setpriv nor runuser exists to run the tool as another user")
+                return
+            }
+        }
+        guard let tool = Tool.path else { throw Realm.Error(.fail, "the swiftstore tool is not built (make tool)") }
+        let dir = TempDir()
+        defer {
+            chmod(dir.url.appendingPathComponent("ro").path, 0o755)
+            dir.remove()
+        }
+        // the tool and the files must be reachable by the other user (the test's own
+        // directories are made so)
+        for d in [dir.url, dir.url.deletingLastPathComponent()] {
+            var st = stat()
+            if stat(d.path, &st) == 0 { chmod(d.path, st.st_mode & 0o7777 | 0o005) }
+        }
+        for p in [dir.url.path, (tool as NSString).deletingLastPathComponent] where !runner.isEmpty {
+            var a = URL(fileURLWithPath: p)
+            while a.path != "/" {
+                var st = stat()
+                if stat(a.path, &st) != 0 || st.st_mode & 0o001 == 0 {
+                    Issue.record("\(a.path) is not searchable by other users: cannot run the tool as nobody")
+                    return
+                }
+                a.deleteLastPathComponent()
+            }
+        }
+        let config = dir.config([ToolItem.self])
+        let path = config.fileURL!.path
+        let ro = dir.url.appendingPathComponent("ro")
+        try FileManager.default.createDirectory(at: ro, withIntermediateDirectories: false)
+        let crashed = ro.appendingPathComponent("crashed.realm").path
+        let clean = ro.appendingPathComponent("clean.realm").path
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        do {
+            let realm = try Realm(configuration: config)
+            for i in 0..<3 { try realm.write { realm.add(ToolItem(value: ["id": i, "name": "n\(i)"])) } }
+            // copied while the writer holds the file: the state a SIGKILL leaves
+            #expect(cs_file_journal_info(path, &records, &bytes) == 0 && records >= 3, "records: \(records)")
+            try FileManager.default.copyItem(atPath: path, toPath: crashed)
+            try FileManager.default.copyItem(atPath: path + ".journal", toPath: crashed + ".journal")
+            _ = realm
+        }
+        try FileManager.default.copyItem(atPath: path, toPath: clean)
+        let backup = dir.url.appendingPathComponent("backup.csbackup").path
+        #expect(try Tool.run(["backup", path, backup]).status == 0)
+        for f in [crashed, crashed + ".journal", clean, backup] { #expect(chmod(f, 0o444) == 0) }
+        #expect(chmod(ro.path, 0o555) == 0)
+        let before = try [crashed, crashed + ".journal", clean].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        func run(_ args: [String]) throws -> Tool.Result {
+            let r = try runProcess(runner.first ?? tool, Array(runner.dropFirst()) + (runner.isEmpty ? [] : [tool]) + args,
+                                   outputIn: dir.url, timeout: 60)
+            return Tool.Result(status: r.status, stdout: r.stdout, stderr: r.stderr)
+        }
+        let recover = try run(["recover", crashed])
+        #expect(recover.status == 2, "\(recover.status) \(recover.stdout) \(recover.stderr)")
+        #expect(recover.stderr == "swiftstore recover: \(crashed) has commits in its journal to recover after a crash, and this user cannot write \(crashed), \(crashed).journal or \(crashed).lock: run `swiftstore recover` again as a user who may write all three (on a file system mounted read-write)\n",
+                "\(recover.stderr)")
+        let json = try run(["recover", "--json", crashed])
+        let o = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(json.status == 2 && o?["code"] as? String == "CS_READONLY" && o?["status"] as? Int == 2, "\(json.stdout)")
+        #expect((o?["error"] as? String)?.contains("this user cannot write") == true, "\(json.stdout)")
+        let copy = dir.url.appendingPathComponent("copy.realm").path
+        for args in [["verify", crashed], ["info", crashed], ["backup", crashed, dir.url.appendingPathComponent("b2").path],
+                     ["compact", crashed, copy]] {
+            let r = try run(args)
+            #expect(r.status == 2, "\(args): \(r.status) \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("\(records) commits in its journal to recover after a crash") && r.stderr.contains("run `swiftstore recover \(crashed)`"),
+                    "\(args): \(r.stderr)")
+        }
+        for file in [crashed, clean] {
+            for args in [["slot", "create", file, "s"], ["changes", file, "--slot", "s"], ["compact", "--in-place", file]] {
+                let r = try run(args)
+                #expect(r.status == 2, "\(args): \(r.status) \(r.stdout) \(r.stderr)")
+                #expect(r.stderr.contains("CS_PERM: cannot open \(file): Permission denied"), "\(args): \(r.stderr)")
+            }
+            let r = try run(["restore", backup, file, "--force"])
+            #expect(r.status == 2 && r.stderr.contains("cannot create \(file).restore: Permission denied"), "restore over \(file): \(r.stderr)")
+        }
+        let after = try [crashed, crashed + ".journal", clean].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        #expect(after == before, "every byte kept")
+        #expect(!FileManager.default.fileExists(atPath: crashed + ".lock") && !FileManager.default.fileExists(atPath: copy))
+        // the owner (a user who may write all three) recovers every commit
+        #expect(chmod(ro.path, 0o755) == 0)
+        for f in [crashed, crashed + ".journal"] { #expect(chmod(f, 0o644) == 0) }
+        let owner = try Tool.run(["recover", crashed])
+        #expect(owner.status == 0 && owner.stdout == "\(crashed): recovered \(records) journaled commits\n", "\(owner.stdout) \(owner.stderr)")
+    }
+
     /// Damaged bytes in an older node: dump and query check node checksums, exit 1 and name
     /// the node's offset instead of printing garbage.
     @Test func damagedNodeStopsDumpAndQuery() throws {
