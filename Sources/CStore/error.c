@@ -79,7 +79,7 @@ const char *cs_errstr(int code)
     static const char *names[] = {"CS_OK", "CS_NOTFOUND", "CS_CORRUPT", "CS_FULL", "CS_IOERR",
                                   "CS_READONLY", "CS_PERM", "CS_BUSY", "CS_MISUSE", "CS_VERSION",
                                   "CS_CONSTRAINT", "CS_QUERY", "CS_NOMEM", "CS_TYPE", "CS_RANGE",
-                                  "CS_EXISTS", "CS_OVERFLOW"};
+                                  "CS_EXISTS", "CS_OVERFLOW", "CS_INTERNAL"};
     if (code < 0 || code >= (int)(sizeof names / sizeof names[0])) return "CS_UNKNOWN";
     return names[code];
 }

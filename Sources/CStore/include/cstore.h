@@ -74,6 +74,8 @@ enum {
     CS_RANGE = 14,      /* an index out of range */
     CS_EXISTS = 15,     /* a table or column of that name exists already */
     CS_OVERFLOW = 16,   /* an integer aggregate overflowed 64 bits */
+    CS_INTERNAL = 17,   /* the library found its own state inconsistent (an error of the
+                           library, not of the file or the call); the operation changed nothing */
 };
 
 /** The message of the last failure on this thread ("" if none). Valid until the next call. */
