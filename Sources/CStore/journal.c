@@ -255,12 +255,26 @@ static uint64_t fresh_value(void)
     return x ? x : 1;
 }
 
-/* Reads the journal header; false when it is missing or not valid. */
-static bool read_jheader(cs_dbfile *f, jheader *h)
+/* A read of the journal that failed, or came back short inside the journal's size: the journal
+ * cannot be told apart from one without records, so whoever read it must not go on as if it
+ * were empty (a replay left undone loses acknowledged commits). */
+static int jfail_read(cs_dbfile *f, ssize_t got)
 {
-    if (f->jsize < sizeof *h) return false;
-    if (f->io->pread(f->io->ctx, f->jfd, h, sizeof *h, 0) != (ssize_t)sizeof *h) return false;
-    return memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
+    int e = got < 0 ? errno : EIO;
+    return cs_fail(CS_IOERR, e, "cannot read the journal of %s: %s", f->path,
+                   got < 0 ? strerror(e) : "it ended early");
+}
+
+/* Reads the journal header into *h; *valid false when the journal is shorter than a header or
+ * the header is not a valid one. CS_IOERR when it cannot be read. */
+static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
+{
+    *valid = false;
+    if (f->jsize < sizeof *h) return CS_OK;
+    ssize_t got = f->io->pread(f->io->ctx, f->jfd, h, sizeof *h, 0);
+    if (got != (ssize_t)sizeof *h) return jfail_read(f, got);
+    *valid = memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
+    return CS_OK;
 }
 
 /* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW: its blocks are
@@ -318,7 +332,11 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
     for (;;) {
         jrecord r;
         if (off + JREC_HDR > f->jsize) break;
-        if (f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off) != (ssize_t)JREC_HDR) break;
+        ssize_t got = f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off);
+        if (got != (ssize_t)JREC_HDR) {
+            free(buf);
+            return -jfail_read(f, got);
+        }
         if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect || r.version > upto) break;
         if (r.length < JREC_HDR || (r.length & 7) || r.length > f->jsize - off ||
             r.length > JREC_MAX ||
@@ -333,7 +351,11 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
             buf = nb;
             cap = r.length;
         }
-        if (f->io->pread(f->io->ctx, f->jfd, buf, r.length, (off_t)off) != (ssize_t)r.length) break;
+        got = f->io->pread(f->io->ctx, f->jfd, buf, r.length, (off_t)off);
+        if (got != (ssize_t)r.length) {
+            free(buf);
+            return -jfail_read(f, got);
+        }
         uint64_t check = r.check;
         memset(buf + 56, 0, 8);
         if (record_check(buf, r.length, h->gen, h->id) != check) break;
@@ -455,28 +477,35 @@ void journal_log_note(cs_dbfile *f)
  * is left for a library without the journal to miss. The caller is alone (the join lock held)
  * and f->fd may write the file; the journal is open. Not synced: a power cut that loses the
  * write leaves the header at 7, which is only stricter. */
-static int rest_if_empty(cs_dbfile *f)
-{
-    uint16_t fmt[2];
-    if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) != 4 || fmt[0] != FORMAT_JOURNAL || fmt[1] != FORMAT_JOURNAL)
-        return CS_OK;
-    jheader h;
-    uint64_t last, end;
-    if (read_jheader(f, &h)) {
-        int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
-        if (n != 0) return n < 0 ? (int)-n : CS_OK;
-    }
-    fmt[0] = fmt[1] = FORMAT_RESTING;
-    TRY(file_pwrite(f, fmt, 4, 8));
-    if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
-    return CS_OK;
-}
-
 /* Whether the header's format versions say FORMAT_JOURNAL. */
 static bool header_says_journal(cs_dbfile *f)
 {
     uint16_t fmt[2];
     return f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL;
+}
+
+/* Marks the header's format versions FORMAT_RESTING (bytes 8-11). */
+static int rest(cs_dbfile *f)
+{
+    uint16_t fmt[2] = {FORMAT_RESTING, FORMAT_RESTING};
+    TRY(file_pwrite(f, fmt, 4, 8));
+    if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
+    return CS_OK;
+}
+
+/* rest() when the header says FORMAT_JOURNAL and the journal, read whole, holds no record. */
+static int rest_if_empty(cs_dbfile *f)
+{
+    if (!header_says_journal(f)) return CS_OK;
+    jheader h;
+    uint64_t last, end;
+    bool valid;
+    TRY(read_jheader(f, &h, &valid));
+    if (valid) {
+        int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
+        if (n != 0) return n < 0 ? (int)-n : CS_OK;
+    }
+    return rest(f);
 }
 
 int journal_recover_open(cs_dbfile *f, bool readonly)
@@ -506,13 +535,17 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     if (rc != CS_OK) goto done;
     jheader h;
     uint64_t last = 0, end;
-    int64_t n = read_jheader(f, &h) ? walk(f, &h, NULL, UINT64_MAX, &last, &end) : 0;
+    bool valid;
+    /* a journal that cannot be read fails the open: taken for one without records, the open
+     * would go on without the replay, and the first checkpoint would drop the records */
+    if ((rc = read_jheader(f, &h, &valid)) != CS_OK) goto done;
+    int64_t n = valid ? walk(f, &h, NULL, UINT64_MAX, &last, &end) : 0;
     if (n < 0) {
         rc = (int)-n;
         goto done;
     }
     if (n == 0) {
-        /* no record: a header left at FORMAT_JOURNAL rests again (rest_if_empty), by a
+        /* no record: a header left at FORMAT_JOURNAL rests again (rest), by a
          * read-only opener too when it can hold the join lock and write the file (as for a
          * replay, below); one that cannot leaves it as it is */
         if (!header_says_journal(f)) goto done;
@@ -533,9 +566,10 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
             rofd = f->fd;
             f->fd = wfd;
         }
-        rc = rest_if_empty(f);
-        /* a read-only opener reads on when the write failed: the header stays as it was */
-        if (readonly) rc = CS_OK;
+        /* the rest only lets older libraries in: when its write fails (a full copy-on-write
+         * file system, say) the open goes on, the header staying as it was */
+        if (rest(f) != CS_OK)
+            note(f, CS_LOG_WARN, "The open of %s could not mark it format version 6 again (%s)", f->path, cs_errmsg());
         goto done;
     }
     uint64_t id = db_id(f);
@@ -636,7 +670,9 @@ static int checkpoint(cs_dbfile *f, bool closing)
          * other bytes they hold are already there, the last writer winning as in a replay) */
         jheader h;
         uint64_t last = 0, end;
-        int64_t n = read_jheader(f, &h) && h.gen == s->gen ? walk(f, &h, apply_record, s->last, &last, &end) : 0;
+        bool valid;
+        TRY(read_jheader(f, &h, &valid));
+        int64_t n = valid && h.gen == s->gen ? walk(f, &h, apply_record, s->last, &last, &end) : 0;
         if (n < 0) return (int)-n;
         if (last != s->last)
             return cs_fail(CS_IOERR, EIO, "the journal of %s no longer holds the commit whose header write failed",
@@ -677,7 +713,9 @@ static int checkpoint(cs_dbfile *f, bool closing)
     uint64_t oldgen = s->gen;
     if (!oldgen) {
         jheader h;
-        if (read_jheader(f, &h)) oldgen = h.gen;
+        bool valid;
+        TRY(read_jheader(f, &h, &valid));
+        if (valid) oldgen = h.gen;
     }
     uint64_t base = lock_latest_version(f), gen;
     TRY(reset(f, oldgen, id, base, &gen));
@@ -1004,9 +1042,12 @@ int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *b
     f.fd = -1;
     TRY(jopen(&f, false));
     jheader h;
-    if (read_jheader(&f, &h)) {
+    bool valid;
+    int rc = read_jheader(&f, &h, &valid);
+    if (rc == CS_OK && valid) {
         uint64_t last, end;
         int64_t n = walk(&f, &h, NULL, UINT64_MAX, &last, &end);
+        if (n < 0) rc = (int)-n;
         if (n > 0) {
             *records = (uint64_t)n;
             *bytes = end - JOURNAL_HDR;
@@ -1014,7 +1055,7 @@ int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *b
         *gen = h.gen;
     }
     journal_close(&f);
-    return CS_OK;
+    return rc;
 }
 
 int cs_file_journal_info(const char *path, uint64_t *records, uint64_t *bytes)

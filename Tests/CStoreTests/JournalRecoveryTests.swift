@@ -324,6 +324,72 @@ import Glibc
         #expect(header() == [7, 7])
     }
 
+    /// A journal that cannot be read at the open (EIO on its header, or on its first record) is
+    /// not one without records: the open fails with CS_IOERR and writes nothing (it would
+    /// otherwise open the version before the journaled commit, and the session's first
+    /// checkpoint would drop the record for good), and an open that can read it replays it.
+    @Test func aJournalThatCannotBeReadFailsTheOpen() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        let v = try journalCommit(h, 100)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let img = dir.path("b.cstore")
+        for at in [0, 4096] {
+            for flags in [0, CS_OPEN_READONLY] {
+                try writeJournalImage(img, state.synced, state.jsynced)
+                let fio = JournalFaultIO()
+                fio.failJournalReadAt = at
+                var opts = cs_options()
+                opts.flags = UInt32(flags)
+                opts.durability = CS_DURABILITY_FULL
+                opts.io = UnsafePointer(fio.io)
+                var h2: OpaquePointer?
+                let rc = cs_db_open(img, &opts, &h2)
+                if let h2 { _ = cs_db_close(h2) }
+                #expect(rc == Int32(CS_IOERR), "a read failing at \(at), flags \(flags): \(codeName(rc)) \(lastMessage())")
+                #expect(fio.failedReads > 0)
+                #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == state.synced, "the file is unchanged")
+                #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img + ".journal"))) == state.jsynced, "the journal is unchanged")
+            }
+        }
+        let db = try DB(img, flags: 0, durability: CS_DURABILITY_FULL)
+        #expect(cs_db_version(db.h) == v && cs_db_recovered_commits(db.h) == 1)
+        db.close()
+    }
+
+    /// The open's rest of a format-7 header beside an empty journal only lets older libraries
+    /// in: when its write fails (ENOSPC on an overwrite, as on a full copy-on-write file
+    /// system) the open succeeds, and the header stays 7.
+    @Test func aFailedRestOfTheFormatVersionDoesNotFailTheOpen() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        try journalCommit(h, 100)
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let img = dir.path("b.cstore")
+        try writeJournalImage(img, state.synced, Array(state.jsynced.prefix(4096)))
+        let fio = JournalFaultIO()
+        fio.failFormatWrite = true
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h2: OpaquePointer?
+        let rc = cs_db_open(img, &opts, &h2)
+        #expect(rc == Int32(CS_OK), "\(codeName(rc)) \(lastMessage())")
+        #expect(fio.failedWrites > 0, "the rest was tried")
+        if let h2 {
+            #expect(try journalObjectCount(h2) == 10)
+            _ = cs_db_close(h2)
+        }
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: img)).prefix(12))
+        #expect(u16(b, 8) == 7 && u16(b, 10) == 7)
+    }
+
     /// A commit whose header write failed after its commit point, in a process that then
     /// closes while another keeps the file open: the other process's last close checkpoints,
     /// and that checkpoint must put the commit's header in place before it syncs the file and
@@ -658,6 +724,61 @@ final class HeaderWriteFailIO: @unchecked Sendable {
             if r != 0 { errno = r; return -1 }
             return 0
         }
+        io.initialize(to: x)
+        io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit {
+        io.deinitialize(count: 1)
+        io.deallocate()
+    }
+}
+
+/// A cs_io over the system calls that fails, with EIO, every read of the journal that covers
+/// offset `failJournalReadAt`, and with `failFormatWrite`, with ENOSPC, every 4-byte write at
+/// offset 8 of the database file (the header's format versions).
+final class JournalFaultIO: @unchecked Sendable {
+    var failJournalReadAt: Int?
+    var failFormatWrite = false
+    var failedReads = 0
+    var failedWrites = 0
+    var journalFds = Set<Int32>()
+    let io: UnsafeMutablePointer<cs_io>
+
+    init() {
+        io = .allocate(capacity: 1)
+        var x = cs_io()
+        x.open = { ctx, p, flags, mode in
+            let me = Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            let fd = Glibc.open(p!, flags, mode)
+            if fd >= 0 && String(cString: p!).hasSuffix(".journal") { me.journalFds.insert(fd) }
+            return fd
+        }
+        x.close = { ctx, fd in
+            Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue().journalFds.remove(fd)
+            return Glibc.close(fd)
+        }
+        x.pread = { ctx, fd, buf, n, off in
+            let me = Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if let at = me.failJournalReadAt, me.journalFds.contains(fd), Int(off) <= at && at < Int(off) + n {
+                me.failedReads += 1
+                errno = EIO
+                return -1
+            }
+            return Glibc.pread(fd, buf, n, off)
+        }
+        x.pwrite = { ctx, fd, buf, n, off in
+            let me = Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.failFormatWrite && !me.journalFds.contains(fd) && off == 8 && n == 4 {
+                me.failedWrites += 1
+                errno = ENOSPC
+                return -1
+            }
+            return Glibc.pwrite(fd, buf, n, off)
+        }
+        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
+        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
     }
