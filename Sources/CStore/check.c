@@ -218,8 +218,16 @@ static int check_tables(cs_txn *t)
         for (uint32_t c = 0; c < td->ncols; c++) {
             col_def *d = &td->cols[c];
             if (d->live && d->coll == CS_COLL_NONE && (d->flags & (CS_COL_INDEXED | CS_COL_PRIMARY)) &&
-                index_type_ok((cs_type)d->type))
+                index_type_ok((cs_type)d->type)) {
                 TRY(index_verify(t, i, c));
+            } else if (d->live) {
+                /* every change that takes a column's index away drops its tree (turning the
+                 * index off, a primary-key change, a failed one undone): a tree left on a column
+                 * that keeps none is space no free list holds, and index maintenance skips it */
+                ref_t iroot;
+                TRY(index_root(t, i, c, &iroot));
+                if (iroot) return CORRUPT("column '%s.%s' keeps no index but has an index tree", td->name, d->name);
+            }
             if (!d->live || d->type != CS_TYPE_LINK) continue;
             uint64_t links, backs;
             TRY(count_links(t, i, c, &links));

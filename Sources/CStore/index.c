@@ -835,13 +835,13 @@ int index_row(cs_txn *t, uint32_t table, int64_t key, bool insert)
     return index_row_with(t, table, key, insert, CS_NONE, NULL);
 }
 
-/* Drops column col's index (frees the tree). */
 int index_slot_writable(cs_txn *t, uint32_t table, uint32_t col)
 {
     ref_t *root;
     return index_slot(t, table, col, &root);
 }
 
+/* Drops column col's index (frees the tree). */
 int index_drop(cs_txn *t, uint32_t table, uint32_t col)
 {
     ref_t *root;

@@ -302,6 +302,7 @@ import Glibc
             try must(rc, "open with flags \(flags)")
             #expect(cs_db_recovered_commits(h3!) == 0 && cs_db_version(h3!) < v)
             #expect(!cs_db_rejected_commit(h3!, nil, nil, nil, 0), "nothing is lost")
+            #expect(header() == [6, 6], "flags \(flags): rested by the open: \(header())")
             _ = cs_db_close(h3)
             #expect(header() == [6, 6], "flags \(flags): \(header())")
             #expect(check(cs_file_verify(img)))
@@ -570,8 +571,11 @@ import Glibc
     /// objects, and verifies. `pending`: journaled commits first, then a record the journal
     /// cannot grow for (a checkpoint, then from the journal's start) and one that does not fit
     /// even there (a checkpoint, then in place); else no journal at all, and `create` says
-    /// whether even its creation is refused (else its first 1 MiB is).
-    private func fallbackCampaign(pending: Bool, create: Bool = false) throws {
+    /// whether even its creation is refused (else the room for the first record is, asked for
+    /// before the checkpoint). `journal`: the journal beside the file at the start (nil: none);
+    /// one shorter than 1 MiB with room for the records makes the checkpoint's own growth to
+    /// 1 MiB the one refused.
+    private func fallbackCampaign(pending: Bool, create: Bool = false, journal: [UInt8]? = nil) throws {
         let dir = TempDir()
         defer { dir.remove() }
         let a = dir.path("a.cstore")
@@ -595,7 +599,7 @@ import Glibc
         }
         func run(_ cutBefore: Int) throws -> (PowerCutIO, [UInt64: Int64], UInt64, UInt64) {
             let path = dir.path("run.cstore")
-            try writeJournalImage(path, pristine, nil)
+            try writeJournalImage(path, pristine, journal)
             let pio = PowerCutIO(disk: pristine)
             let h = try pio.open(path)
             var sum: Int64 = 45
@@ -652,6 +656,42 @@ import Glibc
     @Test func powerCutsDuringTheFallbackWithoutRoomForTheJournal() throws { try fallbackCampaign(pending: false) }
     @Test func powerCutsDuringTheFallbackWhenTheJournalCannotBeCreated() throws {
         try fallbackCampaign(pending: false, create: true)
+    }
+    @Test func powerCutsDuringTheFallbackWhenTheCheckpointCannotGrowTheJournal() throws {
+        try fallbackCampaign(pending: false, journal: [UInt8](repeating: 0, count: 256 << 10))
+    }
+
+    /// A journal shorter than 1 MiB that has room for the record (256 KiB of zeros: a growth
+    /// a crash did not cut back) and a disk too full for more: the record's room is there, so
+    /// the commit goes to its checkpoint, whose growth of the journal to its first 1 MiB is
+    /// refused before anything is written; with no record pending the commit is then made in
+    /// place with its own sync alone (docs/FORMAT.md §13, Commit step 1).
+    @Test func aCheckpointThatCannotGrowTheJournalFallsBack() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        try Data(count: 256 << 10).write(to: URL(fileURLWithPath: path + ".journal"))
+        let fio = HeaderWriteFailIO()
+        fio.failJournalGrowth = true
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(fio.io)
+        var h: OpaquePointer?
+        try must(cs_db_open(path, &opts, &h), "open")
+        let syncs = fio.syncs
+        try journalCommit(h!, 100, bytes: 1000)
+        #expect(fio.journalGrowthFailures == 1, "the checkpoint's growth was refused: \(fio.journalGrowthFailures)")
+        #expect(fio.syncs - syncs == 1, "the in-place commit's sync alone: \(fio.syncs - syncs)")
+        #expect(fio.journalBytes == 0)
+        var records: UInt64 = 9, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 0)
+        _ = cs_db_close(h)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + ".journal")).count == 256 << 10, "the growth was cut back")
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        #expect(try journalObjectCount(db.h) == 11)
+        db.close()
     }
 }
 

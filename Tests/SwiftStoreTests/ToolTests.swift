@@ -260,15 +260,20 @@ final class ToolItem: Object {
         }
         guard let tool = Tool.path else { throw Realm.Error(.fail, "the swiftstore tool is not built (make tool)") }
         let dir = TempDir()
+        // the tool and the files must be reachable by the other user: the test's own
+        // directory and its parent (given back its mode after) are made so
+        var modes: [(String, mode_t)] = []
+        for d in [dir.url, dir.url.deletingLastPathComponent()] {
+            var st = stat()
+            if stat(d.path, &st) == 0 {
+                modes.append((d.path, st.st_mode & 0o7777))
+                chmod(d.path, st.st_mode & 0o7777 | 0o005)
+            }
+        }
         defer {
             chmod(dir.url.appendingPathComponent("ro").path, 0o755)
             dir.remove()
-        }
-        // the tool and the files must be reachable by the other user (the test's own
-        // directories are made so)
-        for d in [dir.url, dir.url.deletingLastPathComponent()] {
-            var st = stat()
-            if stat(d.path, &st) == 0 { chmod(d.path, st.st_mode & 0o7777 | 0o005) }
+            for (p, m) in modes where FileManager.default.fileExists(atPath: p) { chmod(p, m) }
         }
         for p in [dir.url.path, (tool as NSString).deletingLastPathComponent] where !runner.isEmpty {
             var a = URL(fileURLWithPath: p)

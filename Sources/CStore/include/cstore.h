@@ -238,9 +238,11 @@ typedef struct cs_io {
     int (*sync_dir)(void *ctx, const char *dir);
     /* Allocates the blocks of [off, off + len), extending the file when it ends earlier
      * (posix_fallocate's contract, but 0 or -1 with errno like the others). Every region the
-     * library maps and writes, and every growth of the database file, is allocated through it
-     * first, so a full disk is an error (ENOSPC: CS_FULL) and never a SIGBUS. NULL: the
-     * system's posix_fallocate. */
+     * library maps and writes, every growth of the database file and every growth of its
+     * journal (`<file>.journal`, whose descriptor it then gets) is allocated through it first,
+     * so a full disk is an error (ENOSPC: CS_FULL) and never a SIGBUS. For the journal,
+     * EOPNOTSUPP or ENOSYS means "not supported here": the journal grows by its zeros alone.
+     * NULL: the system's posix_fallocate. */
     int (*allocate)(void *ctx, int fd, off_t off, off_t len);
 } cs_io;
 
