@@ -131,7 +131,7 @@ import Glibc
         defer { dir.remove() }
         let path = dir.path("a.cstore")
         try journalPrepare(path)
-        let fio = HeaderWriteFailIO()
+        let fio = JournalFaultIO()
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(fio.io)
@@ -171,11 +171,7 @@ import Glibc
     @Test func aReadOnlyOpenThatCannotWriteTheFileIsRefused() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let (_, pio, h) = try journalPowerCutFile(dir)
-        try journalCommit(h, 100)
-        pio.cutNow()
-        let state = pio.cut!
-        _ = cs_db_close(h)
+        let state = try journalCrash(dir, [100])
         let img = dir.path("b.cstore")
         try writeJournalImage(img, state.synced, state.jsynced)
         let io = UnsafeMutablePointer<cs_io>.allocate(capacity: 1)
@@ -239,12 +235,7 @@ import Glibc
     @Test func aJournaledFileOpenedWithoutItsJournalReportsTheLoss() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let (_, pio, h) = try journalPowerCutFile(dir)
-        try journalCommit(h, 100)
-        try journalCommit(h, 200)
-        pio.cutNow()
-        let state = pio.cut!
-        _ = cs_db_close(h)
+        let state = try journalCrash(dir, [100, 200])
         #expect(u16(state.synced, 8) == 7)
         let img = dir.path("b.cstore")
         try writeJournalImage(img, state.synced, nil)
@@ -272,11 +263,8 @@ import Glibc
     @Test func aFileWhoseJournalHoldsNoRecordRestsAtVersion6() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let (_, pio, h) = try journalPowerCutFile(dir)
-        let v = try journalCommit(h, 100)
-        pio.cutNow()
-        let state = pio.cut!
-        _ = cs_db_close(h)
+        let state = try journalCrash(dir, [100])
+        let v = state.version
         #expect(u16(state.synced, 8) == 7 && state.jsynced.count > 4096)
         let img = dir.path("b.cstore")
         func header() -> [Int] {
@@ -332,11 +320,8 @@ import Glibc
     @Test func aJournalThatCannotBeReadFailsTheOpen() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let (_, pio, h) = try journalPowerCutFile(dir)
-        let v = try journalCommit(h, 100)
-        pio.cutNow()
-        let state = pio.cut!
-        _ = cs_db_close(h)
+        let state = try journalCrash(dir, [100])
+        let v = state.version
         let img = dir.path("b.cstore")
         for at in [0, 4096] {
             for flags in [0, CS_OPEN_READONLY] {
@@ -367,11 +352,7 @@ import Glibc
     @Test func aFailedRestOfTheFormatVersionDoesNotFailTheOpen() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let (_, pio, h) = try journalPowerCutFile(dir)
-        try journalCommit(h, 100)
-        pio.cutNow()
-        let state = pio.cut!
-        _ = cs_db_close(h)
+        let state = try journalCrash(dir, [100])
         let img = dir.path("b.cstore")
         try writeJournalImage(img, state.synced, Array(state.jsynced.prefix(4096)))
         let fio = JournalFaultIO()
@@ -400,7 +381,7 @@ import Glibc
         defer { dir.remove() }
         let path = dir.path()
         try runChild(["setup", path], in: dir)
-        let fio = HeaderWriteFailIO()
+        let fio = JournalFaultIO()
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(fio.io)
@@ -444,7 +425,7 @@ import Glibc
         defer { dir.remove() }
         let path = dir.path()
         try runChild(["setup", path], in: dir)
-        let fio = HeaderWriteFailIO()
+        let fio = JournalFaultIO()
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(fio.io)
@@ -484,7 +465,7 @@ import Glibc
         defer { dir.remove() }
         let path = dir.path("a.cstore")
         try journalPrepare(path)
-        let fio = HeaderWriteFailIO()
+        let fio = JournalFaultIO()
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
         opts.io = UnsafePointer(fio.io)
@@ -540,30 +521,6 @@ import Glibc
         #expect(try journalObjectCount(db.h) == 17)
         db.close()
     }
-    /// Opens `image` (with `journal` beside it, nil: none) with the real I/O: its version and
-    /// the sum of v, after checking that it verifies.
-    private func reopenImage(_ dir: TempDir, _ image: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
-        let path = dir.path("image.cstore")
-        try writeJournalImage(path, image, journal)
-        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
-        guard rc == Int32(CS_OK), let h else {
-            Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
-            return nil
-        }
-        defer { _ = cs_db_close(h) }
-        #expect(check(cs_db_verify(h), "\(what): verifies"))
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
-        defer { _ = cs_txn_end(t) }
-        let table = try findTable(t!, "T")
-        var sum: Int64 = 0
-        for k in try allKeys(t!, table) {
-            var o = try openObj(t!, table, k)
-            sum += try getInt(&o, 0)
-        }
-        return (cs_txn_version(t!), sum)
-    }
-
     /// Power cuts at every event of the commits the full-disk fallback makes (docs/FORMAT.md
     /// §13, Commit step 1; journal.c invariant 6), each reopened over the database images
     /// (powerCutImages) and journal images (journalImages) the cut can leave: the file opens at
@@ -643,7 +600,7 @@ import Glibc
                 for (jd, j) in k == 0 ? journals : [journals[k % journals.count]] {
                     images += 1
                     let what = "cut before event \(cut) (\(cut < events.count ? events[cut].description : "none")): \(desc), \(jd)"
-                    guard let r = try reopenImage(dir, image, j, what) else { continue }
+                    guard let r = try journalReopen(dir, image, j, what) else { continue }
                     #expect(r.0 >= acked && r.0 <= tried, "\(what): version \(r.0), acknowledged \(acked), tried \(tried)")
                     #expect(sums[r.0] == r.1, "\(what): sum \(r.1) at version \(r.0)")
                 }
@@ -672,7 +629,7 @@ import Glibc
         let path = dir.path("a.cstore")
         try journalPrepare(path)
         try Data(count: 256 << 10).write(to: URL(fileURLWithPath: path + ".journal"))
-        let fio = HeaderWriteFailIO()
+        let fio = JournalFaultIO()
         fio.failJournalGrowth = true
         var opts = cs_options()
         opts.durability = CS_DURABILITY_FULL
@@ -695,93 +652,24 @@ import Glibc
     }
 }
 
-/// A cs_io that fails, once armed, the next 192-byte write at offset 0 of the database file (a
-/// commit's header write) with ENOSPC; and, with failJournalGrowth, every write and allocation
-/// that would grow the journal.
-final class HeaderWriteFailIO: @unchecked Sendable {
+/// A cs_io over the system calls that fails, once armed, the next 192-byte write at offset 0 of
+/// the database file (a commit's header write) with ENOSPC; with failJournalGrowth, every write
+/// and allocation that would grow the journal; with failJournalReadAt, with EIO, every read of
+/// the journal that covers that offset; and with failFormatWrite, with ENOSPC, every 4-byte
+/// write at offset 8 of the database file (the header's format versions).
+final class JournalFaultIO: @unchecked Sendable {
     var armed = false
     var failed = 0
+    var failJournalReadAt: Int?
+    var failedReads = 0
+    var failFormatWrite = false
+    var failedWrites = 0
     /// Fail (ENOSPC) every write that would grow the journal: a full disk.
     var failJournalGrowth = false
     var journalGrowthFailures = 0
     /// Syncs of any file, and bytes written into the journal.
     var syncs = 0
     var journalBytes = 0
-    var journalFds = Set<Int32>()
-    let io: UnsafeMutablePointer<cs_io>
-
-    init() {
-        io = .allocate(capacity: 1)
-        var x = cs_io()
-        x.open = { ctx, p, flags, mode in
-            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
-            let fd = Glibc.open(p!, flags, mode)
-            if fd >= 0 && String(cString: p!).hasSuffix(".journal") { me.journalFds.insert(fd) }
-            return fd
-        }
-        x.close = { ctx, fd in
-            Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue().journalFds.remove(fd)
-            return Glibc.close(fd)
-        }
-        x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
-        x.pwrite = { ctx, fd, buf, n, off in
-            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
-            if me.failJournalGrowth && me.journalFds.contains(fd) {
-                var st = stat()
-                if Glibc.fstat(fd, &st) == 0 && Int(off) + n > Int(st.st_size) {
-                    me.journalGrowthFailures += 1
-                    errno = ENOSPC
-                    return -1
-                }
-            }
-            if me.armed && off == 0 && n == 192 && !me.journalFds.contains(fd) {
-                me.armed = false
-                me.failed += 1
-                errno = ENOSPC
-                return -1
-            }
-            let w = Glibc.pwrite(fd, buf, n, off)
-            if w > 0 && me.journalFds.contains(fd) { me.journalBytes += w }
-            return w
-        }
-        x.fdatasync = { ctx, fd in
-            Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue().syncs += 1
-            return Glibc.fdatasync(fd)
-        }
-        x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
-        x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
-        x.allocate = { ctx, fd, off, len in
-            let me = Unmanaged<HeaderWriteFailIO>.fromOpaque(ctx!).takeUnretainedValue()
-            if me.failJournalGrowth && me.journalFds.contains(fd) {
-                var st = stat()
-                if Glibc.fstat(fd, &st) == 0 && Int(off + len) > Int(st.st_size) {
-                    me.journalGrowthFailures += 1
-                    errno = ENOSPC
-                    return -1
-                }
-            }
-            let r = posix_fallocate(fd, off, len)
-            if r != 0 { errno = r; return -1 }
-            return 0
-        }
-        io.initialize(to: x)
-        io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
-    }
-
-    deinit {
-        io.deinitialize(count: 1)
-        io.deallocate()
-    }
-}
-
-/// A cs_io over the system calls that fails, with EIO, every read of the journal that covers
-/// offset `failJournalReadAt`, and with `failFormatWrite`, with ENOSPC, every 4-byte write at
-/// offset 8 of the database file (the header's format versions).
-final class JournalFaultIO: @unchecked Sendable {
-    var failJournalReadAt: Int?
-    var failFormatWrite = false
-    var failedReads = 0
-    var failedWrites = 0
     var journalFds = Set<Int32>()
     let io: UnsafeMutablePointer<cs_io>
 
@@ -814,11 +702,44 @@ final class JournalFaultIO: @unchecked Sendable {
                 errno = ENOSPC
                 return -1
             }
-            return Glibc.pwrite(fd, buf, n, off)
+            if me.failJournalGrowth && me.journalFds.contains(fd) {
+                var st = stat()
+                if Glibc.fstat(fd, &st) == 0 && Int(off) + n > Int(st.st_size) {
+                    me.journalGrowthFailures += 1
+                    errno = ENOSPC
+                    return -1
+                }
+            }
+            if me.armed && off == 0 && n == 192 && !me.journalFds.contains(fd) {
+                me.armed = false
+                me.failed += 1
+                errno = ENOSPC
+                return -1
+            }
+            let w = Glibc.pwrite(fd, buf, n, off)
+            if w > 0 && me.journalFds.contains(fd) { me.journalBytes += w }
+            return w
         }
-        x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
+        x.fdatasync = { ctx, fd in
+            Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue().syncs += 1
+            return Glibc.fdatasync(fd)
+        }
         x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
+        x.allocate = { ctx, fd, off, len in
+            let me = Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.failJournalGrowth && me.journalFds.contains(fd) {
+                var st = stat()
+                if Glibc.fstat(fd, &st) == 0 && Int(off + len) > Int(st.st_size) {
+                    me.journalGrowthFailures += 1
+                    errno = ENOSPC
+                    return -1
+                }
+            }
+            let r = posix_fallocate(fd, off, len)
+            if r != 0 { errno = r; return -1 }
+            return 0
+        }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
     }

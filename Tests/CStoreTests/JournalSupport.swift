@@ -60,12 +60,50 @@ func journalPowerCutFile(_ dir: TempDir, _ name: String = "a.cstore") throws -> 
     return (path, pio, try pio.open(path))
 }
 
+/// The disk a power cut leaves after journaled commits (one per value of v in `values`, through
+/// journalCommit) into a file made by journalPrepare in `dir`: the database file and the journal
+/// as last synced, and the last commit's version.
+func journalCrash(_ dir: TempDir, _ values: [Int64]) throws -> (synced: [UInt8], jsynced: [UInt8], version: UInt64) {
+    let (_, pio, h) = try journalPowerCutFile(dir)
+    var version: UInt64 = 0
+    for v in values { version = try journalCommit(h, v) }
+    pio.cutNow()
+    let cut = pio.cut!
+    _ = cs_db_close(h)
+    return (cut.synced, cut.jsynced, version)
+}
+
 /// Writes a power cut's images to `path`: the database file, and the journal beside it when
 /// given (nil: none); any lock file or journal already there is removed first.
 func writeJournalImage(_ path: String, _ db: [UInt8], _ journal: [UInt8]?) throws {
     for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
     try Data(db).write(to: URL(fileURLWithPath: path))
     if let journal { try Data(journal).write(to: URL(fileURLWithPath: path + ".journal")) }
+}
+
+/// Opens `image` (with `journal` beside it, nil: none) as `dir`/image.cstore with the real I/O,
+/// after checking that it verifies: its version and the sum of T's v (nil, with an issue
+/// recorded, when it does not open).
+func journalReopen(_ dir: TempDir, _ image: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
+    let path = dir.path("image.cstore")
+    try writeJournalImage(path, image, journal)
+    let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+    guard rc == Int32(CS_OK), let h else {
+        Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
+        return nil
+    }
+    defer { _ = cs_db_close(h) }
+    #expect(check(cs_db_verify(h), "\(what): verifies"))
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+    defer { _ = cs_txn_end(t) }
+    let table = try findTable(t!, "T")
+    var sum: Int64 = 0
+    for k in try allKeys(t!, table) {
+        var o = try openObj(t!, table, k)
+        sum += try getInt(&o, 0)
+    }
+    return (cs_txn_version(t!), sum)
 }
 
 /// One commit through `h` into a file set up by `cstore-testchild setup`, made as the child's

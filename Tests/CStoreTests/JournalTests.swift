@@ -15,30 +15,6 @@ import Glibc
 #endif
 
 @Suite struct JournalTests {
-    /// Opens `path` (with `journal` beside it) with the real I/O; the version and the sum of v,
-    /// after checking that the file verifies.
-    private func reopen(_ dir: TempDir, _ db: [UInt8], _ journal: [UInt8]?, _ what: String) throws -> (UInt64, Int64)? {
-        let path = dir.path("image.cstore")
-        try writeJournalImage(path, db, journal)
-        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
-        guard rc == Int32(CS_OK), let h else {
-            Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
-            return nil
-        }
-        defer { _ = cs_db_close(h) }
-        #expect(check(cs_db_verify(h), "\(what): verifies"))
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
-        defer { _ = cs_txn_end(t) }
-        let table = try findTable(t!, "T")
-        var sum: Int64 = 0
-        for k in try allKeys(t!, table) {
-            var o = try openObj(t!, table, k)
-            sum += try getInt(&o, 0)
-        }
-        return (cs_txn_version(t!), sum)
-    }
-
     /// The offsets of the records in a journal image (docs/FORMAT.md §13: records from 4096,
     /// each with its length at offset 24); stops at the first that is not a record.
     private func recordOffsets(_ j: [UInt8]) -> [Int] {
@@ -77,11 +53,11 @@ import Glibc
         // header write alone: the journal makes it the newest version
         for (desc, image) in [("no in-place write", db), ("every in-place write", all),
                               ("the last header write alone", PowerCutIO.apply([state.pending.last!], to: db))] {
-            let r = try reopen(dir, image, journal, desc)
+            let r = try journalReopen(dir, image, journal, desc)
             #expect(r?.0 == versions[4] && r?.1 == sums[5], "\(desc): the last journaled version")
         }
         // without the journal the file holds the checkpoint's version (or refuses nothing)
-        if let r = try reopen(dir, db, nil, "no journal") { #expect(r.0 < versions[0]) }
+        if let r = try journalReopen(dir, db, nil, "no journal") { #expect(r.0 < versions[0]) }
 
         // a damaged byte, a cut or zeros in record k: versions before k only
         for k in 0..<5 {
@@ -92,7 +68,7 @@ import Glibc
             var zeroed = journal
             for i in start..<min(start + 64, zeroed.count) { zeroed[i] = 0 }
             for (desc, j) in [("a flipped byte", flipped), ("a cut", cut), ("a zeroed header", zeroed)] {
-                let r = try reopen(dir, db, j, "\(desc) in record \(k)")
+                let r = try journalReopen(dir, db, j, "\(desc) in record \(k)")
                 let want = k == 0 ? nil : versions[k - 1]
                 if let want { #expect(r?.0 == want && r?.1 == sums[k], "\(desc) in record \(k): version \(want), got \(String(describing: r)), versions \(versions)") }
                 else { #expect(r.map { $0.0 < versions[0] } == true, "\(desc) in record 0: the checkpoint's version") }
@@ -114,7 +90,7 @@ import Glibc
         let noise = randomBytes(4096, &rng)
         if garbage.count < end + noise.count { garbage += [UInt8](repeating: 0, count: end + noise.count - garbage.count) }
         garbage.replaceSubrange(end..<(end + noise.count), with: noise)
-        let g = try reopen(dir, db, garbage, "garbage after the last record")
+        let g = try journalReopen(dir, db, garbage, "garbage after the last record")
         #expect(g?.0 == versions[4] && g?.1 == sums[5])
         // an old record left behind a shorter new one: a copy of record 4 put after record 4
         // would repeat version 5's number, which the sequence refuses
@@ -122,7 +98,7 @@ import Glibc
         let r4 = Array(journal[recs[4]..<end])
         if repeated.count < end + r4.count { repeated += [UInt8](repeating: 0, count: end + r4.count - repeated.count) }
         repeated.replaceSubrange(end..<(end + r4.count), with: r4)
-        let rr = try reopen(dir, db, repeated, "a record repeated after the last")
+        let rr = try journalReopen(dir, db, repeated, "a record repeated after the last")
         #expect(rr?.0 == versions[4] && rr?.1 == sums[5])
     }
 
@@ -163,7 +139,7 @@ import Glibc
             db.close()
         }
         // a's own copy with the journal: replayed
-        let r = try reopen(dir, pio.cut!.synced, journal, "a with its journal")
+        let r = try journalReopen(dir, pio.cut!.synced, journal, "a with its journal")
         #expect(r?.0 == v && r?.1 == 52)
     }
 
@@ -261,17 +237,17 @@ import Glibc
             for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: true).enumerated() {
                 for (jd, j) in k == 0 ? journals : [journals[k % journals.count]] {
                     images += 1
-                    let r = try reopen(dir, image, j, "cut before close event \(cut): \(desc), \(jd)")
+                    let r = try journalReopen(dir, image, j, "cut before close event \(cut): \(desc), \(jd)")
                     #expect(r?.0 == v && r?.1 == 51, "cut before close event \(cut): \(desc), \(jd)")
                 }
             }
         }
         // after a clean close: the resting format version (6) and no record
         let (pio, v) = try run(Int.max)
-        let r = try reopen(dir, pio.synced, pio.jsynced, "clean close")
+        let r = try journalReopen(dir, pio.synced, pio.jsynced, "clean close")
         #expect(r?.0 == v)
         #expect(pio.synced[8] == 6 && pio.synced[10] == 6, "a cleanly closed file rests at version 6")
-        let alone = try reopen(dir, pio.synced, nil, "clean close, without the journal")
+        let alone = try journalReopen(dir, pio.synced, nil, "clean close, without the journal")
         #expect(alone?.0 == v, "a clean close leaves everything in the database file")
         print("journal close checkpoint: \(events.count) events, \(images) images")
     }
@@ -297,7 +273,7 @@ import Glibc
         _ = cs_db_close(h)
         #expect(sawReset, "a checkpoint at the limit")
         #expect(state.jsynced.count <= 20 << 20, "the journal stays near its limit: \(state.jsynced.count)")
-        let r = try reopen(dir, state.synced, state.jsynced, "after the limit")
+        let r = try journalReopen(dir, state.synced, state.jsynced, "after the limit")
         #expect(r?.0 == v && r?.1 == sum)
     }
 
@@ -383,7 +359,7 @@ import Glibc
         let v = try journalCommit(h, 10)
         pio.cutNow()
         _ = cs_db_close(h)
-        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "no in-place write of the FULL commit")
+        let r = try journalReopen(dir, pio.cut!.synced, pio.cut!.jsynced, "no in-place write of the FULL commit")
         #expect(r?.0 == v && r?.1 == 45 + 16)
     }
 
@@ -400,7 +376,7 @@ import Glibc
         let v = try journalCommit(h, 3)
         pio.cutNow()
         _ = cs_db_close(h)
-        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the large commit")
+        let r = try journalReopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the large commit")
         #expect(r?.0 == v && r?.1 == 45 + 6)
     }
 
@@ -428,7 +404,7 @@ import Glibc
         let v = try journalCommit(h, 2)
         pio.cutNow()
         _ = cs_db_close(h)
-        let r = try reopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the mixed commits")
+        let r = try journalReopen(dir, pio.cut!.synced, pio.cut!.jsynced, "after the mixed commits")
         #expect(r?.0 == v && r?.1 == 3)
         let image = dir.path("image.cstore")
         let db = try DB(image, flags: 0)

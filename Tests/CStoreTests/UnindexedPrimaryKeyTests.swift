@@ -321,6 +321,19 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
+/// 600 objects in table `t`, created by their Int primary keys 0..<600 (the table's keys): v =
+/// the key, w = the key + 1000, and s = "s" + the key when given.
+private func createKeyed(_ txn: OpaquePointer, _ t: UInt32, v: UInt32, w: UInt32, s: UInt32? = nil) throws {
+    for pk in Int64(0)..<600 {
+        var o = cs_obj()
+        var p = cs_int(pk)
+        try must(cs_obj_create_primary(txn, t, &p, &o), "create \(pk)")
+        try must(cs_obj_set_int(&o, v, pk), "set v")
+        try must(cs_obj_set_int(&o, w, pk + 1000), "set w")
+        if let s { try must(setVal(&o, s, .string(Array("s\(pk)".utf8))), "set s") }
+    }
+}
+
 /// A rebuild of the primary key's index that fails part way (here on a damaged leaf; running
 /// out of memory fails the same way) must leave the table as it was: still without the index
 /// (TBLK_NOIDX set), no partial index, and for cs_table_set_primary_key the old primary key and
@@ -338,13 +351,7 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
             c.v = try addColumn(txn, c.t, "v", CS_TYPE_INT)
             c.w = try addColumn(txn, c.t, "w", CS_TYPE_INT, flags: wIndexed ? Int(CS_COL_INDEXED) : 0)
             try must(cs_table_set_primary_key(txn, c.t, c.id), "cs_table_set_primary_key")
-            for pk in Int64(0)..<600 {
-                var o = cs_obj()
-                var p = cs_int(pk)
-                try must(cs_obj_create_primary(txn, c.t, &p, &o), "create \(pk)")
-                try must(cs_obj_set_int(&o, c.v, pk), "set v")
-                try must(cs_obj_set_int(&o, c.w, pk + 1000), "set w")
-            }
+            try createKeyed(txn, c.t, v: c.v, w: c.w)
         }
         db.close()
         #expect(try keyingFlags(path, c.t) == 3, "pk-keyed, no primary-key index")
@@ -371,41 +378,32 @@ private func damageIdInSecondLeaf(_ path: String, _ t: UInt32, _ id: UInt32) thr
         #expect(try indexRoot(path, c.t, c.w) == 0, "\(what): no index of w")
     }
 
-    /// A negative primary key takes a counter key, which brings the index back first: the
-    /// rebuild meets the damaged leaf, the create fails, and the write goes on (and commits)
-    /// with the table as it was.
-    @Test func aFailedRebuildBeforeACounterKey() throws {
+    /// A rebuild of the old primary key's index that meets the damaged leaf, reached two ways:
+    /// a negative primary key takes a counter key, which brings the index back first (the create
+    /// fails); cs_table_set_primary_key to w builds w's unique index, then rebuilds the index of
+    /// id (indexed on its own too), which fails. Either way the call returns CS_CORRUPT and the
+    /// write goes on (and commits) with the table as it was: id the primary key, without its
+    /// index, and w without one.
+    @Test(arguments: ["a create with a counter key", "a change of the primary key"])
+    func aFailedRebuildLeavesTheTableAsItWas(_ what: String) throws {
         try withTempDir { dir in
             let path = dir.path()
             let c = try damagedTable(path)
             let db = try DB(path)
             try db.write { txn throws in
-                var o = cs_obj()
-                var p = cs_int(-1)
-                let rc = cs_obj_create_primary(txn, c.t, &p, &o)
-                #expect(rc == Int32(CS_CORRUPT), "\(codeName(rc)) \(lastMessage())")
-                expectAsBefore(txn, c, "after the failed create")
+                var rc: Int32
+                if what == "a create with a counter key" {
+                    var o = cs_obj()
+                    var p = cs_int(-1)
+                    rc = cs_obj_create_primary(txn, c.t, &p, &o)
+                } else {
+                    rc = cs_table_set_primary_key(txn, c.t, c.w)
+                }
+                #expect(rc == Int32(CS_CORRUPT), "\(what): \(codeName(rc)) \(lastMessage())")
+                expectAsBefore(txn, c, "after the failure of \(what)")
             }
             db.close()
-            try expectFileAsBefore(path, c, "committed after the failed create")
-        }
-    }
-
-    /// cs_table_set_primary_key to w: w's unique index is built, then the old primary key's
-    /// index (id stays indexed on its own) is rebuilt and fails: the primary key stays id,
-    /// without its index, and w keeps no index.
-    @Test func aFailedRebuildInSetPrimaryKey() throws {
-        try withTempDir { dir in
-            let path = dir.path()
-            let c = try damagedTable(path)
-            let db = try DB(path)
-            try db.write { txn throws in
-                let rc = cs_table_set_primary_key(txn, c.t, c.w)
-                #expect(rc == Int32(CS_CORRUPT), "\(codeName(rc)) \(lastMessage())")
-                expectAsBefore(txn, c, "after the failed change of the primary key")
-            }
-            db.close()
-            try expectFileAsBefore(path, c, "committed after the failed change")
+            try expectFileAsBefore(path, c, "committed after the failure of \(what)")
         }
     }
     /// cs_table_set_primary_key to a column with an index of its own whose values cannot all be
@@ -452,14 +450,7 @@ struct PrimaryKeyOutOfMemoryTests {
             c.w = try addColumn(txn, c.t, "w", CS_TYPE_INT, flags: wIndexed ? Int(CS_COL_INDEXED) : 0)
             c.s = try addColumn(txn, c.t, "s", CS_TYPE_STRING)
             try must(cs_table_set_primary_key(txn, c.t, c.id), "cs_table_set_primary_key")
-            for pk in Int64(0)..<600 {
-                var o = cs_obj()
-                var p = cs_int(pk)
-                try must(cs_obj_create_primary(txn, c.t, &p, &o), "create \(pk)")
-                try must(cs_obj_set_int(&o, c.v, pk), "set v")
-                try must(cs_obj_set_int(&o, c.w, pk + 1000), "set w")
-                try must(setVal(&o, c.s, .string(Array("s\(pk)".utf8))), "set s")
-            }
+            try createKeyed(txn, c.t, v: c.v, w: c.w, s: c.s)
         }
         db.close()
         return c

@@ -297,11 +297,9 @@ final class DiskFullItem: Object {
         return sink.messages(containing: path).map { ($0.0, $0.2) }
     }
 
-    /// A nearly full disk: the journal cannot get its space (docs/FORMAT.md §13), but a small
-    /// durable commit fits in place with one sync, as before the journal. The commits fall
-    /// back to that instead of failing, the log says so once, and the file reopens with every
-    /// commit and verifies.
-    @Test func aNearlyFullDiskFallsBackToCommitsWithoutTheJournal() throws {
+    /// A file with one object (id 0), closed, its journal removed (as for a new file, or one an
+    /// older library wrote): the session's first durable commit must make the journal.
+    private func fileWithoutItsJournal() throws -> (TempDir, String, Realm.Configuration) {
         let dir = TempDir()
         let path = dir.file().path
         let config = dir.config([DiskFullItem.self])
@@ -309,9 +307,19 @@ final class DiskFullItem: Object {
             let realm = try Realm(configuration: config)
             try realm.write { realm.add(DiskFullItem(value: ["id": 0, "payload": "a"])) }
         }
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        return (dir, path, config)
+    }
+
+    /// A nearly full disk: the journal cannot get its space (docs/FORMAT.md §13), but a small
+    /// durable commit fits in place with one sync, as before the journal. The commits fall
+    /// back to that instead of failing, the log says so once, and the file reopens with every
+    /// commit and verifies.
+    @Test func aNearlyFullDiskFallsBackToCommitsWithoutTheJournal() throws {
         // a clean close leaves an empty journal; without one, the session's first checkpoint
         // must make it (as for a new file, or one an older library wrote)
-        try FileManager.default.removeItem(atPath: path + ".journal")
+        let (dir, path, config) = try fileWithoutItsJournal()
+        defer { dir.remove() }
         let io = DiskFullIO()
         io.attach(path)
         defer { io.detach(path) }
@@ -337,14 +345,8 @@ final class DiskFullItem: Object {
     /// an allocation, which writes nothing; it never writes zeros into the journal only to cut
     /// them back. The first commit after the disk has room again is journaled.
     @Test func commitsOnAFullDiskWriteNothingIntoTheJournal() throws {
-        let dir = TempDir()
-        let path = dir.file().path
-        let config = dir.config([DiskFullItem.self])
-        do {
-            let realm = try Realm(configuration: config)
-            try realm.write { realm.add(DiskFullItem(value: ["id": 0, "payload": "a"])) }
-        }
-        try FileManager.default.removeItem(atPath: path + ".journal")
+        let (dir, path, config) = try fileWithoutItsJournal()
+        defer { dir.remove() }
         let io = DiskFullIO()
         io.attach(path)
         defer { io.detach(path) }
@@ -371,14 +373,8 @@ final class DiskFullItem: Object {
     /// A disk too full to create the journal at all (docs/FORMAT.md §13, Commit step 1): the
     /// commits are made in place, and the log says so once, as a warning naming the file.
     @Test func aJournalTheDiskCannotCreateIsLoggedOnce() throws {
-        let dir = TempDir()
-        let path = dir.file().path
-        let config = dir.config([DiskFullItem.self])
-        do {
-            let realm = try Realm(configuration: config)
-            try realm.write { realm.add(DiskFullItem(value: ["id": 0, "payload": "a"])) }
-        }
-        try FileManager.default.removeItem(atPath: path + ".journal")
+        let (dir, path, config) = try fileWithoutItsJournal()
+        defer { dir.remove() }
         let io = DiskFullIO()
         io.attach(path)
         defer { io.detach(path) }
