@@ -214,8 +214,9 @@ struct cs_dbfile {
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
     int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
     uint64_t jsize;          /* its size as this process last saw it */
-    bool journal_full;       /* the journal could not get its space (disk full): durable commits
-                                are made without it until it can; logged once (journal.c) */
+    bool journal_full;       /* the journal could not get its space (disk full) or be opened for
+                                writing: durable commits are made without it until it can; logged
+                                once (journal.c) */
     char journal_note[512];  /* a warning of the journal's, logged once the core's locks are
                                 released (journal_log_note); guarded by mu */
     bool journal_noted;      /* journal_note holds one (atomic: a commit tests it unlocked) */

@@ -745,17 +745,24 @@ int journal_checkpoint_records(cs_dbfile *f)
 }
 
 /* A durable commit the journal cannot take (its space or its file could not be had on a full
- * disk) while no record is pending: made the way it was before the journal, in place with one
- * sync (FORMAT.md §13, Commit step 1); said once in the log until a journaled commit succeeds. */
-static int without_journal(cs_dbfile *f, bool *journaled)
+ * disk, `full`, or its file cannot be created or opened for writing) while no record is
+ * pending: made the way it was before the journal, in place with one sync (FORMAT.md §13,
+ * Commit step 1); said once in the log until a journaled commit succeeds. */
+static int without_journal(cs_dbfile *f, bool *journaled, bool full)
 {
     *journaled = false;
     if (!f->journal_full) {
         f->journal_full = true;
-        note(f, CS_LOG_WARN,
-             "The disk is too full for the journal of %s (%s): durable commits are made without the "
-             "journal, in place with one sync each, until it has room",
-             f->path, cs_errmsg());
+        if (full)
+            note(f, CS_LOG_WARN,
+                 "The disk is too full for the journal of %s (%s): durable commits are made without the "
+                 "journal, in place with one sync each, until it has room",
+                 f->path, cs_errmsg());
+        else
+            note(f, CS_LOG_WARN,
+                 "The journal of %s cannot be had (%s): durable commits are made without the journal, "
+                 "in place with one sync each",
+                 f->path, cs_errmsg());
     }
     return CS_OK;
 }
@@ -774,11 +781,8 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
          * one sync */
         if (f->jfd < 0 && !(s->flags & JS_RECORDS)) {
             int rc = jopen(f, true);
-            if (rc == CS_PERM) {
-                *journaled = false;
-                return CS_OK;
-            }
-            if (rc == CS_FULL) return without_journal(f, journaled);
+            if (rc == CS_PERM) return without_journal(f, journaled, false);
+            if (rc == CS_FULL) return without_journal(f, journaled, true);
             TRY(rc);
         }
         /* the record must follow the last one (or the checkpoint's base) in the version sequence
@@ -791,13 +795,13 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
             if (!(s->flags & JS_RECORDS) && f->jfd >= 0 && JOURNAL_HDR + reclen > f->jsize) {
                 int rc = is_journal(f);
                 if (rc == CS_OK) rc = jgrow(f, JOURNAL_HDR + reclen);
-                if (rc == CS_FULL && !f->broken) return without_journal(f, journaled);
+                if (rc == CS_FULL && !f->broken) return without_journal(f, journaled, true);
                 TRY(rc);
             }
             int rc = journal_checkpoint(f);
             /* a checkpoint that failed for space before it wrote anything, with no record
              * pending: nothing a replay could apply is left, so the commit may go in place */
-            if (rc == CS_FULL && !(s->flags & JS_RECORDS) && !f->broken) return without_journal(f, journaled);
+            if (rc == CS_FULL && !(s->flags & JS_RECORDS) && !f->broken) return without_journal(f, journaled, true);
             TRY(rc);
         }
         TRY(jopen(f, true));
@@ -809,9 +813,9 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
                 /* the pending records are made durable in the database file first (a
                  * checkpoint needs no growth); the record may then fit from the start, else no
                  * record is left to replay over the commit made in place */
-                if (!(s->flags & JS_RECORDS)) return without_journal(f, journaled);
+                if (!(s->flags & JS_RECORDS)) return without_journal(f, journaled, true);
                 TRY(journal_checkpoint(f));
-                if (s->end + reclen > f->jsize) return without_journal(f, journaled);
+                if (s->end + reclen > f->jsize) return without_journal(f, journaled, true);
                 rc = CS_OK;
             }
             TRY(rc);

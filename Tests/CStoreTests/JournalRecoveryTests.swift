@@ -112,14 +112,28 @@ import Glibc
         let orc = cs_db_open(path, &opts, &h)
         guard orc == Int32(CS_OK), let h else { return } // failing the open clearly is acceptable
         defer { _ = cs_db_close(h) }
-        var t: OpaquePointer?
-        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
-        let table = try findTable(t!, "T")
-        var o = try createObj(t!, table)
-        try must(cs_obj_set_int(&o, 0, 42), "set")
-        let crc = cs_txn_commit(t!)
-        _ = cs_txn_end(t)
-        #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
+        // the core's log (cs_log_set), told apart from other tests' by the path
+        let sink = CoreLogSink()
+        cs_log_set({ ctx, level, _, message in
+            Unmanaged<CoreLogSink>.fromOpaque(ctx!).takeUnretainedValue().add(level, String(cString: message!))
+        }, Unmanaged.passUnretained(sink).toOpaque())
+        defer { cs_log_set(nil, nil) }
+        for v in Int64(42)...43 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            var o = try createObj(t!, table)
+            try must(cs_obj_set_int(&o, 0, v), "set")
+            let crc = cs_txn_commit(t!)
+            _ = cs_txn_end(t)
+            #expect(crc == Int32(CS_OK), "the open succeeded but every FULL commit fails: \(codeName(crc)) \(lastMessage())")
+        }
+        // said once, as a warning naming the file and why
+        let said = sink.lines.filter { $0.1.contains(path) }
+        #expect(said.count == 1, "\(said)")
+        #expect(said.first?.0 == Int32(CS_LOG_WARN), "\(said)")
+        #expect(said.first?.1 == "The journal of \(path) cannot be had (cannot open the journal of \(path): Permission denied): durable commits are made without the journal, in place with one sync each",
+                "\(said)")
     }
 
     /// The header write of a journaled commit follows its commit point (the journal's sync,
@@ -748,4 +762,12 @@ final class JournalFaultIO: @unchecked Sendable {
         io.deinitialize(count: 1)
         io.deallocate()
     }
+}
+
+/// Collects the core's log messages (cs_log_set): level and text.
+final class CoreLogSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(Int32, String)] = []
+    func add(_ level: Int32, _ text: String) { lock.lock(); entries.append((level, text)); lock.unlock() }
+    var lines: [(Int32, String)] { lock.lock(); defer { lock.unlock() }; return entries }
 }
