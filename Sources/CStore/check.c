@@ -226,7 +226,10 @@ static int check_tables(cs_txn *t)
                  * that keeps none is space no free list holds, and index maintenance skips it */
                 ref_t iroot;
                 TRY(index_root(t, i, c, &iroot));
-                if (iroot) return CORRUPT("column '%s.%s' keeps no index but has an index tree", td->name, d->name);
+                if (iroot)
+                    return CORRUPT("column '%s.%s' keeps no index but has an index tree (turning its index on, "
+                                   "then off again, drops it)",
+                                   td->name, d->name);
             }
             if (!d->live || d->type != CS_TYPE_LINK) continue;
             uint64_t links, backs;

@@ -806,20 +806,8 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
 
 /* The run list (FORMAT.md §4, top slot 9): the commit's runs in buffer order, (position,
  * length) pairs, padded with zero pairs to `cap` words. */
-/* The runs of the plan (items side by side in the file join), in file order. */
-static uint64_t run_count(const cplan *plan)
-{
-    uint64_t runs = 0;
-    for (uint64_t a = 0; a < plan->n; runs++) {
-        uint64_t b = a + 1;
-        while (b < plan->n && plan->items[b].pos == plan->items[b - 1].pos + plan->items[b - 1].size) b++;
-        a = b;
-    }
-    return runs;
-}
-
 /* Writes the run list: its (position, length) pairs, then zeros up to its capacity `cap`
- * (words; serialise checked that the pairs fit). */
+ * (words: two per item of the plan, and runs join items, so the pairs always fit). */
 static void put_runs(node_hdr *dst, const cplan *plan, uint64_t cap)
 {
     dst->count = (uint32_t)cap;
@@ -831,6 +819,7 @@ static void put_runs(node_hdr *dst, const cplan *plan, uint64_t cap)
         put64(node_values(dst), k++, (int64_t)(plan->items[b - 1].pos + plan->items[b - 1].size - plan->items[a].pos));
         a = b;
     }
+    cs_assert3(k, <=, cap); /* at most one run per item */
     memset(node_values(dst) + k * 8, 0, (cap - k) * 8); /* the padding */
 }
 
@@ -871,6 +860,34 @@ static void put_page(node_hdr *dst, const freelist *l, const fl_page *pg)
     }
 }
 
+#if CS_ASSERTS
+/* cs_test_fail_commit_check (docs/CONTRIBUTING.md, "Injected allocation failures"): the next
+ * size check of serialise on this thread reports a difference. */
+static _Thread_local bool fail_check;
+#endif
+
+bool cs_test_fail_commit_check(void)
+{
+#if CS_ASSERTS
+    fail_check = true;
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* Whether the injected failure of the size check is due (and takes it). */
+static bool serialise_fails(void)
+{
+#if CS_ASSERTS
+    bool due = fail_check;
+    fail_check = false;
+    return due;
+#else
+    return false;
+#endif
+}
+
 /* Serialises every item of the plan into one buffer of plan->total bytes, in file order: the
  * slab nodes with their refs to slab nodes replaced by file positions, the top with its
  * free-list, run-list, size and version slots set for the new version, and the free-list
@@ -897,8 +914,7 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
                              : it->kind == CI_PAGE  ? 2 * (uint64_t)((const fl_page *)it->obj)->n
                                                     : 2 * (uint64_t)t->f->fl.n;
             uint8_t flags = it->kind == CI_PAGE || it->kind == CI_ROOT ? NF_REFS : 0;
-            if (node_size_of(flags, 64, count) != it->size || count > UINT32_MAX ||
-                (it->kind == CI_RUNS && 2 * run_count(plan) > count)) {
+            if (node_size_of(flags, 64, count) != it->size || count > UINT32_MAX || serialise_fails()) {
                 free(buf);
                 return cs_fail(CS_INTERNAL, 0,
                                "the commit of version %llu to %s built a %s node of %llu elements where placement "
@@ -913,6 +929,8 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
             if (it->kind == CI_RUNS) put_runs(dst, plan, lo->runs_cap);
             else if (it->kind == CI_CHUNK) put_chunk(dst, it->obj);
             else put_page(dst, &t->f->fl, it->kind == CI_PAGE ? it->obj : NULL);
+            /* what the put_* wrote is what was checked above */
+            cs_assert3(node_size_of(dst->flags, 64, dst->count), ==, it->size);
             dst->check = node_checksum(dst);
             continue;
         }

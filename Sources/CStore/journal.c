@@ -473,17 +473,17 @@ void journal_log_note(cs_dbfile *f)
     if (journal_take_note(f, text, sizeof text, &level)) log_printf(level, LOG_CAT_STORAGE, "%s", text);
 }
 
-/* A header whose format versions say FORMAT_JOURNAL beside a journal that holds no record (a
- * replay or a checkpoint with no record after it, or a header only) is marked FORMAT_RESTING
- * again, as the checkpoint at the last close marks it (docs/FORMAT.md §13, Recovery): nothing
- * is left for a library without the journal to miss. The caller is alone (the join lock held)
- * and f->fd may write the file; the journal is open. Not synced: a power cut that loses the
- * write leaves the header at 7, which is only stricter. */
-/* Whether the header's format versions say FORMAT_JOURNAL. */
+/* Whether the file starts with a database header (its magic, FORMAT.md §2) whose format
+ * versions say FORMAT_JOURNAL: the open reads the journal before it has checked the header,
+ * and a file that is not a database is never written into. */
 static bool header_says_journal(cs_dbfile *f)
 {
+    uint8_t b[12];
     uint16_t fmt[2];
-    return f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL;
+    if (f->io->pread(f->io->ctx, f->fd, b, sizeof b, 0) != (ssize_t)sizeof b || memcmp(b, HDR_MAGIC, 8) != 0)
+        return false;
+    memcpy(fmt, b + 8, 4);
+    return fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL;
 }
 
 /* Marks the header's format versions FORMAT_RESTING (bytes 8-11). */
@@ -495,7 +495,13 @@ static int rest(cs_dbfile *f)
     return CS_OK;
 }
 
-/* rest() when the header says FORMAT_JOURNAL and the journal, read whole, holds no record. */
+/* A header whose format versions say FORMAT_JOURNAL beside a journal that holds no record (a
+ * replay or a checkpoint with no record after it, or a header only) is marked FORMAT_RESTING
+ * again, as the checkpoint at the last close marks it (docs/FORMAT.md §13, Recovery): nothing
+ * is left for a library without the journal to miss. The caller is alone (the join lock held)
+ * and f->fd may write the file; the journal is open. Not synced: a power cut that loses the
+ * write leaves the header at 7, which is only stricter. rest() alone is the write, for an open
+ * that has read the journal already. */
 static int rest_if_empty(cs_dbfile *f)
 {
     if (!header_says_journal(f)) return CS_OK;

@@ -386,6 +386,26 @@ import Glibc
         #expect(u16(b, 8) == 7 && u16(b, 10) == 7)
     }
 
+    /// A file that is not a database (zeros, but 7 where a header's format versions would be)
+    /// beside a file named like its journal: the open fails (CS_CORRUPT) and never writes into
+    /// it, the rest of the format version included (docs/FORMAT.md §13, Recovery).
+    @Test func aFileThatIsNotADatabaseIsNeverRested() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("x.cstore")
+        var bytes = [UInt8](repeating: 0, count: 64 << 10)
+        bytes[8] = 7
+        bytes[10] = 7
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        try Data().write(to: URL(fileURLWithPath: path + ".journal"))
+        for flags in [CS_OPEN_READONLY, 0] {
+            let (rc, h) = openRaw(path, flags: flags)
+            if let h { _ = cs_db_close(h) }
+            #expect(rc == Int32(CS_CORRUPT), "flags \(flags): \(codeName(rc)) \(lastMessage())")
+            #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == bytes, "flags \(flags): the file is unchanged")
+        }
+    }
+
     /// A commit whose header write failed after its commit point, in a process that then
     /// closes while another keeps the file open: the other process's last close checkpoints,
     /// and that checkpoint must put the commit's header in place before it syncs the file and

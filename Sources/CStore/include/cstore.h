@@ -1330,6 +1330,10 @@ void cs_log_message(int level, const char *category, const char *message);
 bool cs_test_fail_node_allocation(uint32_t n);
 /** Whether the failure armed by cs_test_fail_node_allocation on this thread has happened. */
 bool cs_test_node_allocation_failed(void);
+/** For the core's tests, in the same builds: the next commit on this thread that builds a
+ *  free-list or run-list node finds its size check failed (as if the library had an error),
+ *  so the commit fails with CS_INTERNAL. Returns false, doing nothing, in other builds. */
+bool cs_test_fail_commit_check(void);
 
 #ifdef __cplusplus
 }
