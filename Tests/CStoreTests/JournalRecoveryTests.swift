@@ -146,11 +146,7 @@ import Glibc
         let path = dir.path("a.cstore")
         try journalPrepare(path)
         let fio = JournalFaultIO()
-        var opts = cs_options()
-        opts.durability = CS_DURABILITY_FULL
-        opts.io = UnsafePointer(fio.io)
-        var h: OpaquePointer?
-        try must(cs_db_open(path, &opts, &h), "open")
+        let h = try fio.open(path)
         try journalCommit(h!, 100)
         fio.armed = true
         var t: OpaquePointer?
@@ -342,12 +338,7 @@ import Glibc
                 try writeJournalImage(img, state.synced, state.jsynced)
                 let fio = JournalFaultIO()
                 fio.failJournalReadAt = at
-                var opts = cs_options()
-                opts.flags = UInt32(flags)
-                opts.durability = CS_DURABILITY_FULL
-                opts.io = UnsafePointer(fio.io)
-                var h2: OpaquePointer?
-                let rc = cs_db_open(img, &opts, &h2)
+                let (rc, h2) = fio.openRaw(img, flags: flags)
                 if let h2 { _ = cs_db_close(h2) }
                 #expect(rc == Int32(CS_IOERR), "a read failing at \(at), flags \(flags): \(codeName(rc)) \(lastMessage())")
                 #expect(fio.failedReads > 0)
@@ -371,11 +362,7 @@ import Glibc
         try writeJournalImage(img, state.synced, Array(state.jsynced.prefix(4096)))
         let fio = JournalFaultIO()
         fio.failFormatWrite = true
-        var opts = cs_options()
-        opts.durability = CS_DURABILITY_FULL
-        opts.io = UnsafePointer(fio.io)
-        var h2: OpaquePointer?
-        let rc = cs_db_open(img, &opts, &h2)
+        let (rc, h2) = fio.openRaw(img)
         #expect(rc == Int32(CS_OK), "\(codeName(rc)) \(lastMessage())")
         #expect(fio.failedWrites > 0, "the rest was tried")
         if let h2 {
@@ -416,11 +403,7 @@ import Glibc
         let path = dir.path()
         try runChild(["setup", path], in: dir)
         let fio = JournalFaultIO()
-        var opts = cs_options()
-        opts.durability = CS_DURABILITY_FULL
-        opts.io = UnsafePointer(fio.io)
-        var h: OpaquePointer?
-        try must(cs_db_open(path, &opts, &h), "open")
+        let h = try fio.open(path)
         try must(childStyleIncrement(h!), "the first commit")
         let stop = dir.path("stop")
         let checker = try Child(["check", path, stop], in: dir)
@@ -460,11 +443,7 @@ import Glibc
         let path = dir.path()
         try runChild(["setup", path], in: dir)
         let fio = JournalFaultIO()
-        var opts = cs_options()
-        opts.durability = CS_DURABILITY_FULL
-        opts.io = UnsafePointer(fio.io)
-        var h: OpaquePointer?
-        try must(cs_db_open(path, &opts, &h), "open")
+        let h = try fio.open(path)
         try must(childStyleIncrement(h!), "the first commit")
         fio.armed = true
         #expect(try childStyleIncrement(h!) == Int32(CS_OK), "\(lastMessage())")
@@ -500,11 +479,7 @@ import Glibc
         let path = dir.path("a.cstore")
         try journalPrepare(path)
         let fio = JournalFaultIO()
-        var opts = cs_options()
-        opts.durability = CS_DURABILITY_FULL
-        opts.io = UnsafePointer(fio.io)
-        var h: OpaquePointer?
-        try must(cs_db_open(path, &opts, &h), "open")
+        let h = try fio.open(path)
         func records() -> UInt64 {
             var n: UInt64 = 0, bytes: UInt64 = 0
             _ = cs_file_journal_info(path, &n, &bytes)
@@ -665,11 +640,7 @@ import Glibc
         try Data(count: 256 << 10).write(to: URL(fileURLWithPath: path + ".journal"))
         let fio = JournalFaultIO()
         fio.failJournalGrowth = true
-        var opts = cs_options()
-        opts.durability = CS_DURABILITY_FULL
-        opts.io = UnsafePointer(fio.io)
-        var h: OpaquePointer?
-        try must(cs_db_open(path, &opts, &h), "open")
+        let h = try fio.open(path)
         let syncs = fio.syncs
         try journalCommit(h!, 100, bytes: 1000)
         #expect(fio.journalGrowthFailures == 1, "the checkpoint's growth was refused: \(fio.journalGrowthFailures)")
@@ -776,6 +747,24 @@ final class JournalFaultIO: @unchecked Sendable {
         }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Opens `path` (FULL) through this layer: the result and the handle.
+    func openRaw(_ path: String, flags: Int = 0) -> (Int32, OpaquePointer?) {
+        var opts = cs_options()
+        opts.flags = UInt32(flags)
+        opts.durability = CS_DURABILITY_FULL
+        opts.io = UnsafePointer(io)
+        var h: OpaquePointer?
+        let rc = cs_db_open(path, &opts, &h)
+        return (rc, h)
+    }
+
+    /// Opens `path` (FULL) through this layer; an issue unless it opens.
+    func open(_ path: String) throws -> OpaquePointer? {
+        let (rc, h) = openRaw(path)
+        try must(rc, "open")
+        return h
     }
 
     deinit {
