@@ -14,6 +14,8 @@
 
 /** The default cs_io.allocate: posix_fallocate, its error number put in errno. */
 int io_default_allocate(void *ctx, int fd, off_t off, off_t len);
+/** The default cs_io.write_mapped: memcpy into map + off (file.c, Writes through a mapping). */
+int io_default_write_mapped(void *ctx, int fd, void *map, const void *buf, size_t n, off_t off);
 /** Allocates [off, off + len) of fd (a file of `path`) through io->allocate (the default when
  *  NULL), retrying on EINTR: CS_FULL on ENOSPC, EDQUOT or EFBIG, else CS_IOERR. */
 int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_t len);

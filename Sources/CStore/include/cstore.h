@@ -240,6 +240,14 @@ typedef struct cs_io {
      * first, so a full disk is an error (ENOSPC: CS_FULL) and never a SIGBUS. NULL: the
      * system's posix_fallocate. */
     int (*allocate)(void *ctx, int fd, off_t off, off_t len);
+    /* Writes the n bytes at buf to [off, off + n) of fd by storing them through `map`, a shared
+     * writable mapping of fd that the library made (file byte x is map[x]); 0, or -1 with errno.
+     * A commit writes its nodes and its header this way, and only into bytes it allocated
+     * through `allocate` first (docs/ARCHITECTURE.md, Writes through a mapping). The default
+     * copies (memcpy). NULL: the library writes with pwrite and maps nothing writable, so a
+     * layer that models the disk sees every write either way; one that sets this sees the bytes
+     * here, then copies them into map + off itself. */
+    int (*write_mapped)(void *ctx, int fd, void *map, const void *buf, size_t n, off_t off);
 } cs_io;
 
 /** The default I/O layer (the plain system calls). */
