@@ -341,6 +341,8 @@ int cs_txn_promote(cs_txn *t)
         uint64_t size;
         if (io_file_size(t->f->io, t->f->fd, &size) == 0)
             t->f->phys_size = size; /* another process may have grown or shrunk it */
+        else
+            t->f->wmap_size = 0; /* not known: the commit allocates before it stores (mapwrite.c) */
         rc = move_to_latest(t, NULL);
         if (rc) lock_writer_release(t->f);
     }

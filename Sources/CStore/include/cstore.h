@@ -564,8 +564,9 @@ bool cs_txn_is_writing(const cs_txn *txn);
 /** Bytes the last successful commit on this transaction wrote to the file (nodes, free lists,
  *  top and header), for measuring how a commit's cost grows. */
 uint64_t cs_txn_last_commit_bytes(const cs_txn *txn);
-/** The write calls (pwrite, the header's included) and syncs (fdatasync) the last successful
- *  commit on this transaction made; either pointer may be NULL. A one-row commit makes one or
+/** The writes (pwrite calls or stores through the I/O layer's write_mapped, the header's
+ *  included) and syncs (fdatasync) the last successful commit on this transaction made; either
+ *  pointer may be NULL. A one-row commit makes one or
  *  two writes of its nodes plus the header, and one sync in FULL durability (docs/FORMAT.md
  *  §2, Commit protocol; §7, Placement). */
 void cs_txn_last_commit_io(const cs_txn *txn, uint64_t *writes, uint64_t *syncs);
