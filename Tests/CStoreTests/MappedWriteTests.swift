@@ -221,6 +221,32 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
         check(cs_db_verify(h), "verify")
     }
 
+    /// Another process cuts the free tail and grows the file back to the very size this
+    /// process last saw, leaving a hole (killed between its growth's ftruncate and its
+    /// allocation): the size alone does not show it, the allocated blocks do, and the next
+    /// commit allocates before it stores.
+    @Test func aCutFileGrownBackToTheSameSizeIsAllocatedAgain() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("h.cstore")
+        try makeFile(path, rows: 300)
+        let m = AllocModelIO(path: path)
+        let h = try m.open(durability: CS_DURABILITY_NOSYNC)
+        defer { _ = cs_db_close(h) }
+        try addRows(h, 800, 900, from: 1000) // grows the file; this process allocates it
+        var s = cs_db_stats()
+        try must(cs_db_stats_get(h, &s), "stats")
+        let size = fileSize(path), cutAt = (Int(s.logical_size) + 4095) & ~4095
+        #expect(size - cutAt >= 64 << 10, "the file has a free tail to cut: \(size) bytes, logical \(cutAt)")
+        #expect(truncate(path, off_t(cutAt)) == 0)
+        m.cut(cutAt)
+        #expect(truncate(path, off_t(size)) == 0) // the same size, a hole [cutAt, size)
+        try addRows(h, 40, 900, from: 5000) // fits below `size`: no growth
+        if onExt4(path) { #expect(m.mappedInto(cutAt..<size), "the commit stored into the former hole") }
+        #expect(m.violations.isEmpty, "\(m.violations.prefix(5))")
+        check(cs_db_verify(h), "verify")
+    }
+
     /// Steady one-row durable commits on ext4 store every run and the header through the
     /// mapping: no pwrite to the database file.
     @Test func steadyCommitsMakeNoPwriteToTheDatabaseFile() throws {
