@@ -1014,6 +1014,9 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         TRY(file_sync(f));
         if (syncing) io->syncs++;
     }
+    /* the header of a commit without a record goes by pwrite: its error, if any, is the one
+     * the commit reports (mapwrite.c, invariant 5) */
+    if (!journaled) file_wmap_done(f);
     lock_committing(f);
     rc = file_put_header(f, hdr, newver);
     if (rc != CS_OK) {

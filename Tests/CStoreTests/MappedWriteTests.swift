@@ -41,6 +41,10 @@ final class AllocModelIO {
     var allocated = IndexSet()
     var failAllocate = false
     var mapped: [(off: Int, len: Int)] = []
+    /// The order of the layer's calls: a number per allocate and per mapped write.
+    var seq = 0
+    var mappedSeq: [Int] = []
+    var allocs: [(seq: Int, off: Int, len: Int)] = []
     var pwrites = 0
     var violations: [String] = []
     let io: UnsafeMutablePointer<cs_io>
@@ -89,7 +93,11 @@ final class AllocModelIO {
                 errno = r
                 return -1
             }
-            if me.dbFDs.contains(fd) { me.allocated.insert(integersIn: Int(off)..<Int(off + len)) }
+            if me.dbFDs.contains(fd) {
+                me.allocated.insert(integersIn: Int(off)..<Int(off + len))
+                me.seq += 1
+                me.allocs.append((me.seq, Int(off), Int(len)))
+            }
             return 0
         }
         x.write_mapped = { ctx, fd, map, buf, n, off in
@@ -101,6 +109,8 @@ final class AllocModelIO {
                 return 0 // not copied: the store could have raised SIGBUS
             }
             me.mapped.append((Int(off), n))
+            me.seq += 1
+            me.mappedSeq.append(me.seq)
             memcpy(map! + Int(off), buf!, n)
             return 0
         }
@@ -140,6 +150,18 @@ private func addRows(_ h: OpaquePointer, _ n: Int, _ len: Int, from: Int) throws
     let rc = cs_txn_commit(t!)
     _ = cs_txn_end(t)
     try must(rc, "commit of \(n) rows")
+}
+
+/// Commits of 40 rows of `len`-byte strings (mostly runs under 64 KiB, stored through the
+/// mapping on ext4) until one stores into `r`, at most `limit` of them; whether one did.
+@discardableResult
+private func commitInto(_ m: AllocModelIO, _ h: OpaquePointer, _ r: Range<Int>, from: Int, limit: Int = 150,
+                        len: Int = 900) throws -> Bool {
+    for k in 0..<limit {
+        if m.mappedInto(r) { return true }
+        try addRows(h, 40, len, from: from + 40 * k)
+    }
+    return m.mappedInto(r)
 }
 
 private func makeFile(_ path: String, rows: Int) throws {
@@ -191,10 +213,11 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
         let m = AllocModelIO(path: path)
         let h = try m.open()
         defer { _ = cs_db_close(h) }
-        for k in 0..<4 { try addRows(h, 800, 900, from: 1000 + 1000 * k) }
+        try addRows(h, 800, 900, from: 1000) // a large commit: runs over 64 KiB go by pwrite
         let ext4 = onExt4(path)
+        let intoHole = try commitInto(m, h, size0..<(size0 + (3 << 20)), from: 10_000)
         if ext4 {
-            #expect(m.mappedInto(size0..<(size0 + (3 << 20))), "commits stored into the hole through the mapping")
+            #expect(intoHole, "commits stored into the hole through the mapping")
         } else {
             #expect(m.mapped.isEmpty, "no mapping path off ext4")
         }
@@ -202,8 +225,8 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
         // another process grows the file by a hole (its allocation never happened)
         let size1 = fileSize(path)
         #expect(truncate(path, off_t(size1 + (2 << 20))) == 0)
-        for k in 0..<3 { try addRows(h, 800, 900, from: 10_000 + 1000 * k) }
-        if ext4 { #expect(m.mappedInto(size1..<(size1 + (2 << 20))), "commits stored into the second hole") }
+        let intoSecond = try commitInto(m, h, size1..<(size1 + (2 << 20)), from: 100_000, limit: 250)
+        if ext4 { #expect(intoSecond, "commits stored into the second hole") }
 
         // another process cuts the free tail, then grows the file by a hole again
         var s = cs_db_stats()
@@ -214,10 +237,11 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
         m.cut(cutAt)
         let size3 = max(cutAt + (2 << 20), size2 + 8192)
         #expect(truncate(path, off_t(size3)) == 0)
-        for k in 0..<3 { try addRows(h, 800, 900, from: 20_000 + 1000 * k) }
-        if ext4 { #expect(m.mappedInto(cutAt..<size3), "commits stored into what was cut and grown again") }
+        let intoThird = try commitInto(m, h, cutAt..<size3, from: 200_000, limit: 250, len: 100)
+        if ext4 { #expect(intoThird, "commits stored into what was cut and grown again") }
 
         #expect(m.violations.isEmpty, "\(m.violations.prefix(5))")
+        #expect(m.mapped.allSatisfy { $0.len <= 64 << 10 }, "runs over 64 KiB go by pwrite")
         check(cs_db_verify(h), "verify")
     }
 
@@ -241,8 +265,22 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
         #expect(truncate(path, off_t(cutAt)) == 0)
         m.cut(cutAt)
         #expect(truncate(path, off_t(size)) == 0) // the same size, a hole [cutAt, size)
-        try addRows(h, 40, 900, from: 5000) // fits below `size`: no growth
-        if onExt4(path) { #expect(m.mappedInto(cutAt..<size), "the commit stored into the former hole") }
+        // the next commit allocates the hole before its first store through the mapping
+        let seq0 = m.seq, n0 = m.mapped.count
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        var o = try createObj(t!, 0)
+        try must(cs_obj_set_int(&o, 0, 1), "set")
+        try must(cs_txn_commit(t!), "commit")
+        _ = cs_txn_end(t)
+        if onExt4(path) {
+            #expect(m.mapped.count > n0, "the commit stored through the mapping")
+            let first = m.mappedSeq.count > n0 ? m.mappedSeq[n0] : Int.max
+            #expect(m.allocs.contains { $0.seq > seq0 && $0.seq < first && $0.off <= cutAt && $0.off + $0.len >= size },
+                    "the commit allocated [\(cutAt), \(size)) before its first store: \(m.allocs.suffix(3))")
+        }
+        let into = try commitInto(m, h, cutAt..<size, from: 5000, limit: 60, len: 100)
+        if onExt4(path) { #expect(into, "a commit stored into the former hole") }
         #expect(m.violations.isEmpty, "\(m.violations.prefix(5))")
         check(cs_db_verify(h), "verify")
     }
@@ -272,16 +310,70 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
         _ = cs_txn_end(r)
         for i in 0..<20 { try setOne(keys[i * 37 % keys.count], -Int64(i)) } // settle (first checkpoint)
         let p0 = m.pwrites, m0 = m.mapped.count
-        for i in 0..<100 { try setOne(keys[i * 7919 % keys.count], -Int64(i + 100)) }
+        for i in 0..<100 {
+            let before = m.mapped.count
+            try setOne(keys[i * 7919 % keys.count], -Int64(i + 100))
+            if onExt4(path) {
+                #expect(m.mapped.count >= before + 2 && m.mapped.last?.off == 0,
+                        "commit \(i): its runs, then the header last, through the mapping")
+            }
+        }
         if onExt4(path) {
             #expect(m.pwrites == p0, "no pwrite to the database file in 100 commits")
-            #expect(m.mapped.count - m0 >= 200, "at least a run and the header per commit through the mapping")
-            #expect(m.mapped.suffix(1).allSatisfy { $0.off == 0 }, "the header is the commit's last store")
         } else {
             #expect(m.mapped.count == m0)
         }
         #expect(m.violations.isEmpty, "\(m.violations.prefix(5))")
         check(cs_db_verify(h), "verify")
+    }
+
+    /// A commit without a journal record (NOSYNC here) stores its runs through the mapping and
+    /// writes its header with pwrite: that write is the system call that reports an I/O error
+    /// of the file system before the commit reports success.
+    @Test func aCommitWithoutARecordWritesItsHeaderWithPwrite() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("n.cstore")
+        try makeFile(path, rows: 2000)
+        let m = AllocModelIO(path: path)
+        let h = try m.open(durability: CS_DURABILITY_NOSYNC)
+        defer { _ = cs_db_close(h) }
+        var r: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_READ), &r), "begin read")
+        let keys = try allKeys(r!, 0)
+        _ = cs_txn_end(r)
+        for i in 0..<30 {
+            let p0 = m.pwrites, m0 = m.mapped.count
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            var o = try openObj(t!, 0, keys[i * 7919 % keys.count])
+            try must(cs_obj_set_int(&o, 0, -Int64(i)), "set")
+            try must(cs_txn_commit(t!), "commit")
+            _ = cs_txn_end(t)
+            if onExt4(path) {
+                #expect(m.pwrites == p0 + 1 && m.mapped.count > m0 && !m.mapped[m0...].contains { $0.off == 0 },
+                        "commit \(i): its runs through the mapping, its header alone with pwrite")
+            }
+        }
+        #expect(m.violations.isEmpty, "\(m.violations.prefix(5))")
+        check(cs_db_verify(h), "verify")
+    }
+
+    /// On tmpfs no writable mapping is made (its allocation walks every page): commits there
+    /// write with pwrite.
+    @Test func noWritableMappingOnTmpfs() throws {
+        let base = "/dev/shm"
+        guard FileManager.default.isWritableFile(atPath: base), !onExt4(base) else {
+            print("noWritableMappingOnTmpfs: no tmpfs at /dev/shm")
+            return
+        }
+        let path = base + "/swiftstore-mapped-\(getpid())-\(UUID().uuidString).cstore"
+        defer { for s in ["", ".lock", ".journal"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        try makeFile(path, rows: 200)
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_NOSYNC)
+        defer { db.close() }
+        try addRows(db.h, 10, 100, from: 500)
+        #expect(writableMappingDirtyKB(path) == -1, "no writable mapping of a file on tmpfs")
     }
 
     /// A full disk: the allocation before the first store fails, so commits write with pwrite

@@ -242,11 +242,11 @@ typedef struct cs_io {
     int (*allocate)(void *ctx, int fd, off_t off, off_t len);
     /* Writes the n bytes at buf to [off, off + n) of fd by storing them through `map`, a shared
      * writable mapping of fd that the library made (file byte x is map[x]); 0, or -1 with errno.
-     * A commit writes its nodes and its header this way, and only into bytes it allocated
-     * through `allocate` first (docs/ARCHITECTURE.md, Writes through a mapping). The default
-     * copies (memcpy). NULL: the library writes with pwrite and maps nothing writable, so a
-     * layer that models the disk sees every write either way; one that sets this sees the bytes
-     * here, then copies them into map + off itself. */
+     * A commit on ext4 writes its runs of up to 64 KiB this way, and a journaled commit its
+     * header, only into bytes it allocated through `allocate` first (docs/ARCHITECTURE.md,
+     * Writes through a mapping). The default copies (memcpy). NULL: the library writes with
+     * pwrite and maps nothing writable, so a layer that models the disk sees every write either
+     * way; one that sets this sees the bytes here, then copies them into map + off itself. */
     int (*write_mapped)(void *ctx, int fd, void *map, const void *buf, size_t n, off_t off);
 } cs_io;
 
