@@ -398,8 +398,10 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         let events = counter.events
         // which path the campaign exercises: stores through the mapping on ext4 when the layer
         // has write_mapped, pwrite otherwise
+        // (a two-sync commit over 1 MiB may write everything with pwrite: runs over 64 KiB and
+        // the header of a commit without a record do)
         if mapped && onExt4(dir.url.path) {
-            #expect(counter.mappedWrites > 0, "\(name): the commit stores through the writable mapping")
+            if syncs == 1 { #expect(counter.mappedWrites > 0, "\(name): the commit stores through the writable mapping") }
         } else if mapped {
             #expect(counter.mappedWrites == 0, "\(name): off ext4 the commit writes with pwrite only")
         }
