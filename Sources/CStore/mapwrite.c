@@ -10,8 +10,9 @@
  *     file's size and the bytes its blocks take (txn.c, cs_txn_promote): a size other than the
  *     one this process last allocated for (another process grew or cut the file, the first
  *     commit of this process), blocks missing (a hole: a copy of the file with holes, a growth
- *     killed between its ftruncate and its allocation, whatever the size), or a size that could
- *     not be read allocates the whole file again; this process's own growth (allocated by
+ *     killed between its ftruncate and its allocation, at any size; a hole smaller than the
+ *     file's metadata blocks does not show in the count, and only another program punches
+ *     one), or a size that could not be read allocates the whole file again; this process's own growth (allocated by
  *     grow_to) and truncation carry wmap_ok along (file_wmap_resized).
  *  2. The mapping is stored through only between file_wmap_prepare and file_wmap_done, by the
  *     commit that armed it (under write_mu and the writer lock): it is a mapping of its own,

@@ -187,7 +187,13 @@ private func writableMappingDirtyKB(_ path: String) -> Int {
     for line in smaps.split(separator: "\n") {
         let f = line.split(separator: " ", omittingEmptySubsequences: true)
         if let first = f.first, first.contains("-"), f.count >= 5, first.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
-            inArea = f[1] == "rw-s" && UInt64(f[4]) == UInt64(st.st_ino)
+            // the device (major:minor, hex) and the inode: this file and no other test's
+            let dev = f[3].split(separator: ":").compactMap { UInt64($0, radix: 16) }
+            let d = UInt64(st.st_dev) // glibc's encoding of major and minor (sys/sysmacros.h)
+            let major = ((d >> 8) & 0xfff) | ((d >> 32) & ~UInt64(0xfff))
+            let minor = (d & 0xff) | ((d >> 12) & ~UInt64(0xff))
+            let sameDev = dev.count == 2 && dev[0] == major && dev[1] == minor
+            inArea = f[1] == "rw-s" && UInt64(f[4]) == UInt64(st.st_ino) && sameDev
             found = found || inArea
         } else if inArea, f.count >= 2, f[0] == "Shared_Dirty:" || f[0] == "Private_Dirty:" {
             dirty += Int(f[1]) ?? 0
