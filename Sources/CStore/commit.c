@@ -973,6 +973,7 @@ static int grow_to(cs_dbfile *f, uint64_t end)
         f->io->ftruncate(f->io->ctx, f->fd, (off_t)f->phys_size);
         return rc;
     }
+    file_wmap_resized(f, f->phys_size, ns);
     f->phys_size = ns;
     return file_map_for(f, ns);
 }
@@ -1040,9 +1041,12 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
     if (rc == CS_OK && journaled) journal_record_seal(&rec, &runs[nruns]);
     /* the runs go into free space first: a commit that fails before its record is durable has
-     * written nothing any version reaches */
+     * written nothing any version reaches; they and the header are stored through the writable
+     * mapping where the I/O layer and the file system allow it (mapwrite.c), else written with
+     * pwrite, and reach the disk alike (docs/ARCHITECTURE.md, Writes through a mapping) */
+    if (rc == CS_OK) file_wmap_prepare(f);
     for (uint32_t k = 0; rc == CS_OK && k < nruns; k++) {
-        rc = file_pwrite(f, runs[k].src, runs[k].len, runs[k].pos);
+        rc = file_write_at(f, runs[k].src, runs[k].len, runs[k].pos);
         io->bytes += runs[k].len;
         io->writes++;
     }
@@ -1061,6 +1065,9 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         TRY(file_sync(f));
         if (syncing) io->syncs++;
     }
+    /* the header of a commit without a record goes by pwrite: its error, if any, is the one
+     * the commit reports (mapwrite.c, invariant 5) */
+    if (!journaled) file_wmap_done(f);
     lock_committing(f);
     rc = file_put_header(f, hdr, newver);
     if (rc != CS_OK) {
@@ -1097,8 +1104,10 @@ static void shrink_truncate(cs_dbfile *f, const commit_space *sp, uint64_t new_e
     keep = (keep + 4095) & ~4095ull;
     if (new_end <= sp->end &&
         f->phys_size >= keep + ((sp->cut || f->shrink_cut) ? SHRINK_CUT_MIN : 2 * grow_step(keep)) &&
-        f->io->ftruncate(f->io->ctx, f->fd, (off_t)keep) == 0)
+        f->io->ftruncate(f->io->ctx, f->fd, (off_t)keep) == 0) {
+        file_wmap_resized(f, f->phys_size, keep);
         f->phys_size = keep;
+    }
     f->shrink_cut = sp->cut;
 }
 
@@ -1133,6 +1142,7 @@ int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w)
     int rc = place_commit(f, sp, w, &plan, &lo);
     if (rc == CS_OK) rc = serialise(t, &plan, &lo, newver, &buf);
     if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, &io, &jend);
+    file_wmap_done(f);
     if (rc == CS_OK) {
         if (t->db->shrink) shrink_truncate(f, sp, lo.end);
         else f->shrink_cut = false;

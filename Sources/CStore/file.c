@@ -45,7 +45,7 @@ static int d_ftruncate(void *c, int fd, off_t s) { (void)c; return ftruncate(fd,
 static int d_fstat(void *c, int fd, struct stat *st) { (void)c; return fstat(fd, st); }
 
 static const cs_io default_io = {d_open, d_close, d_pread, d_pwrite, d_fdatasync, d_ftruncate, d_fstat, NULL,
-                                 NULL, NULL, NULL, io_default_allocate};
+                                 NULL, NULL, NULL, io_default_allocate, io_default_write_mapped};
 
 const cs_io *cs_io_default(void) { return &default_io; }
 
@@ -369,7 +369,7 @@ uint64_t file_header_newest_version(cs_dbfile *f)
 int file_put_header(cs_dbfile *f, const void *img, uint64_t version)
 {
     f->hdr_version = 0;
-    TRY(file_pwrite(f, img, HDR_USED, 0));
+    TRY(file_write_at(f, img, HDR_USED, 0));
     memcpy(f->hdr_img, img, HDR_USED);
     f->hdr_version = version;
     return CS_OK;
@@ -461,6 +461,7 @@ static bool dbfile_free(cs_dbfile *f)
 {
     bool alone = lock_close(f);
     journal_log_note(f); /* a failed checkpoint at the last close, say (journal.c) */
+    file_wmap_free(f);
     mapping *m = f->map;
     while (m) {
         mapping *p = m->prev;

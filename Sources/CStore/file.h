@@ -31,6 +31,22 @@ typedef struct run_info {
 
 /** Writes n bytes at off, all of them (CS_FULL on a full disk, CS_IOERR otherwise). */
 int file_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off);
+/** Writes n bytes at off, all of them: through the commit's writable mapping when a commit
+ *  armed it (file_wmap_prepare) and the bytes lie where it may store, else file_pwrite
+ *  (mapwrite.c; docs/ARCHITECTURE.md, Writes through a mapping). */
+int file_write_at(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off);
+/** Arms the writable mapping for the write-out of one commit, once the file has the commit's
+ *  size (the writer lock held, f->phys_size current): allocates the whole file again when its
+ *  size is not the one this process last allocated for, maps it when the mapping is missing or
+ *  short. Never fails: what it cannot arm is written with pwrite. */
+void file_wmap_prepare(cs_dbfile *f);
+/** Ends what file_wmap_prepare armed (the commit's write-out is over, whatever its outcome). */
+void file_wmap_done(cs_dbfile *f);
+/** This process changed the file's size from `old` to `now` (growth through io_allocate, or a
+ *  truncation): what the mapping may store into follows without allocating again. */
+void file_wmap_resized(cs_dbfile *f, uint64_t old, uint64_t now);
+/** Unmaps the writable mapping (the file is closing). */
+void file_wmap_free(cs_dbfile *f);
 /** fdatasync in FULL durability (invariant 3 of file.c on failure). */
 int file_sync(cs_dbfile *f);
 /** The 64-bit hash a one-sync commit's header slot keeps of its bytes (n a multiple of 8). */

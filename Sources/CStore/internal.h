@@ -178,6 +178,18 @@ struct cs_dbfile {
     pthread_mutex_t mu;      /* guards the fields below */
     pthread_mutex_t write_mu; /* the single writer */
     mapping *map;            /* current mapping */
+    /* The commit's writable mapping (mapwrite.c; docs/ARCHITECTURE.md, Writes through a
+     * mapping), used only while a commit writes, under write_mu and the writer lock. */
+    uint8_t *wmap;           /* a shared writable mapping of the file; NULL: none (yet) */
+    uint64_t wmap_len;       /* its length (may exceed the file; never touched past wmap_ok) */
+    uint64_t wmap_ok;        /* [0, wmap_ok) lies inside the file and was allocated through
+                                io->allocate: a commit stores there through wmap */
+    uint64_t wmap_size;      /* the file size wmap_ok holds for: a commit that finds another
+                                size (another process grew or cut the file) allocates again */
+    bool wmap_armed;         /* between file_wmap_prepare and file_wmap_done of one commit */
+    bool wmap_never;         /* written with pwrite only: an I/O layer without write_mapped, or
+                                a file system where a store into a written block may need a new
+                                one (copy-on-write) */
     uint64_t phys_size;      /* physical file size */
     uint64_t version;        /* newest committed version */
     ref_t top;               /* its top ref */

@@ -14,15 +14,20 @@
 
 /** The default cs_io.allocate: posix_fallocate, its error number put in errno. */
 int io_default_allocate(void *ctx, int fd, off_t off, off_t len);
+/** The default cs_io.write_mapped: memcpy into map + off (mapwrite.c; docs/ARCHITECTURE.md,
+ *  Writes through a mapping). */
+int io_default_write_mapped(void *ctx, int fd, void *map, const void *buf, size_t n, off_t off);
 /** Allocates [off, off + len) of fd (a file of `path`) through io->allocate (the default when
  *  NULL), retrying on EINTR: CS_FULL on ENOSPC, EDQUOT or EFBIG, else CS_IOERR. */
 int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_t len);
 
-/** The size of fd's file in *size: lseek(SEEK_END) for the default I/O layer, io->fstat for a
- *  replacement one. A write transaction asks for it each time it starts (another process may
- *  have grown or shrunk the file); fstat would also read the file's times, and on kernels with
+/** The size of fd's file in *size and, when `allocated` is not NULL, the bytes its blocks take
+ *  in *allocated (st_blocks * 512: less than the size when the file has holes; 0 when not
+ *  known): a size-only statx for the default I/O layer (lseek when statx is refused), io->fstat for a replacement one. A write transaction asks
+ *  for it each time it starts (another process may have grown or shrunk the file, or left a
+ *  hole, mapwrite.c); fstat would also read the file's times, and on kernels with
  *  fine-grained timestamps that makes the next write store a fine-grained time, which costs the
  *  next commit's sync an extra wait (docs/benchmarks/README.md, "fstat in every write"). */
-int io_file_size(const cs_io *io, int fd, uint64_t *size);
+int io_file_size(const cs_io *io, int fd, uint64_t *size, uint64_t *allocated);
 
 #endif

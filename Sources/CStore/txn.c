@@ -338,9 +338,12 @@ int cs_txn_promote(cs_txn *t)
     pthread_mutex_lock(&t->f->write_mu);
     int rc = file_writer_acquire(t->f);
     if (rc == CS_OK) {
-        uint64_t size;
-        if (io_file_size(t->f->io, t->f->fd, &size) == 0)
-            t->f->phys_size = size; /* another process may have grown or shrunk it */
+        uint64_t size = 0, allocated = 0;
+        bool known = io_file_size(t->f->io, t->f->fd, &size, &allocated) == 0;
+        if (known) t->f->phys_size = size; /* another process may have grown or shrunk it */
+        /* a size not known, or blocks missing (a hole): the commit allocates before it stores
+         * through its writable mapping (mapwrite.c, invariant 1) */
+        if (!known || allocated < size) t->f->wmap_size = 0;
         rc = move_to_latest(t, NULL);
         if (rc) lock_writer_release(t->f);
     }

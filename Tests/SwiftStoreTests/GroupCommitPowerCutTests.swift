@@ -87,6 +87,15 @@ final class PowerCutImageIO: @unchecked Sendable {
             }
             return r
         }
+        // the commit's stores through its writable mapping (docs/ARCHITECTURE.md, Writes
+        // through a mapping), pending like a pwrite's
+        x.write_mapped = { ctx, fd, map, buf, n, off in
+            let me = Unmanaged<PowerCutImageIO>.fromOpaque(ctx!).takeUnretainedValue()
+            let bytes = Array(UnsafeRawBufferPointer(start: buf, count: n))
+            me.locked { if me.fds.contains(fd) { me.pending.append(.write(off: Int(off), bytes: bytes)) } }
+            memcpy(map! + Int(off), buf!, n)
+            return 0
+        }
         x.ftruncate = { ctx, fd, size in
             let r = Glibc.ftruncate(fd, size)
             let me = Unmanaged<PowerCutImageIO>.fromOpaque(ctx!).takeUnretainedValue()

@@ -244,6 +244,14 @@ typedef struct cs_io {
      * EOPNOTSUPP or ENOSYS means "not supported here": the journal grows by its zeros alone.
      * NULL: the system's posix_fallocate. */
     int (*allocate)(void *ctx, int fd, off_t off, off_t len);
+    /* Writes the n bytes at buf to [off, off + n) of fd by storing them through `map`, a shared
+     * writable mapping of fd that the library made (file byte x is map[x]); 0, or -1 with errno.
+     * A commit on ext4 writes its runs of up to 64 KiB this way, and a journaled commit its
+     * header, only into bytes it allocated through `allocate` first (docs/ARCHITECTURE.md,
+     * Writes through a mapping). The default copies (memcpy). NULL: the library writes with
+     * pwrite and maps nothing writable, so a layer that models the disk sees every write either
+     * way; one that sets this sees the bytes here, then copies them into map + off itself. */
+    int (*write_mapped)(void *ctx, int fd, void *map, const void *buf, size_t n, off_t off);
 } cs_io;
 
 /** The default I/O layer (the plain system calls). */
@@ -560,8 +568,9 @@ bool cs_txn_is_writing(const cs_txn *txn);
 /** Bytes the last successful commit on this transaction wrote to the file (nodes, free lists,
  *  top and header), for measuring how a commit's cost grows. */
 uint64_t cs_txn_last_commit_bytes(const cs_txn *txn);
-/** The write calls (pwrite, the header's included) and syncs (fdatasync) the last successful
- *  commit on this transaction made; either pointer may be NULL. A one-row commit makes one or
+/** The writes (pwrite calls or stores through the I/O layer's write_mapped, the header's
+ *  included) and syncs (fdatasync) the last successful commit on this transaction made; either
+ *  pointer may be NULL. A one-row commit makes one or
  *  two writes of its nodes plus the header, and one sync in FULL durability (docs/FORMAT.md
  *  §2, Commit protocol; §7, Placement). */
 void cs_txn_last_commit_io(const cs_txn *txn, uint64_t *writes, uint64_t *syncs);
