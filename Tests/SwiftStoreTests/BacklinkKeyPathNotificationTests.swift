@@ -292,6 +292,111 @@ private func owner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.se
         try f.finish()
     }
 
+    /// A query whose filter or sort reads backlinks ("owners.@count", "ANY owners.name") sees a
+    /// change that touches only the backlinks: another object linking or unlinking an element,
+    /// the name of an object linking to it written, an object linking to it deleted. Over a List
+    /// (run loop, queue, with key paths that leave "owners" out), over LinkingObjects, and over
+    /// the table (filtered and sorted). Before, the List's and the LinkingObjects' queries missed
+    /// every one of these (their watch followed the collection and its elements' own columns).
+    @Test func queriesThroughBacklinksSeeBacklinkChanges() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b", "c"].map { r.create(BKDog.self, value: ["name": $0]) }
+            let ann = r.create(BKOwner.self, value: ["name": "Ann"])
+            ann.dogs.append(objectsIn: dogs)
+            r.create(BKOwner.self, value: ["name": "Bob"])
+            r.create(BKOwner.self, value: ["name": "Cy", "pet": dogs[1]])
+        }
+        let queue = DispatchQueue(label: "queries-through-backlinks")
+        let shared = Events<Seen>(), bobs = Events<Seen>(), bobsByName = Events<Seen>(), sharedOnQueue = Events<Seen>(),
+            keepersShared = Events<Seen>(), table = Events<Seen>(), tableSorted = Events<Seen>()
+        try f.run { realm in
+            let ann = owner(realm, "Ann")
+            f.tokens.append(ann.dogs.filter("owners.@count > 1").observe { shared.add(Seen($0)) })
+            f.tokens.append(ann.dogs.filter("ANY owners.name == 'Bob'").observe { bobs.add(Seen($0)) })
+            f.tokens.append(ann.dogs.filter("ANY @links.BKOwner.dogs.name == 'Bob'").observe(keyPaths: ["name"]) {
+                bobsByName.add(Seen($0))
+            })
+            f.tokens.append(ann.dogs.filter("owners.@count > 1").observe(on: queue) { sharedOnQueue.add(Seen($0)) })
+            // b's keepers (Cy), filtered by how many owners their pet has
+            f.tokens.append(dog(realm, "b").keepers.filter("pet.owners.@count > 1").observe { keepersShared.add(Seen($0)) })
+            f.tokens.append(realm.objects(BKDog.self).filter("owners.@count > 1").observe { table.add(Seen($0)) })
+            f.tokens.append(realm.objects(BKDog.self).filter("ANY owners.name == 'Bob'")
+                .sorted(byKeyPath: "name", ascending: false).observe { tableSorted.add(Seen($0)) })
+        }
+        let all = [shared, bobs, bobsByName, sharedOnQueue, keepersShared, table, tableSorted]
+        for e in all { #expect(e.next() == Seen(initial: true, count: 0)) }
+        try f.markDeliveries()
+
+        // Bob links b: b has two owners, one of them Bob
+        f.commitElsewhere { r in owner(r, "Bob").dogs.append(dog(r, "b")) }
+        for e in [shared, bobs, bobsByName, keepersShared, table, tableSorted] {
+            #expect(e.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        }
+        #expect(sharedOnQueue.next() == Seen(count: 1, ins: [0]))
+        for e in all { #expect(e.waiting == 0) }
+
+        // Bob renamed: no owner of b is called Bob any more
+        f.commitElsewhere { r in owner(r, "Bob").name = "Bobby" }
+        for e in [bobs, bobsByName, tableSorted] { #expect(e.next(timeout: 0) == Seen(count: 0, del: [0])) }
+        for e in all { #expect(e.waiting == 0) }
+
+        // Bobby deleted: b loses an owner
+        f.commitElsewhere { r in r.delete(owner(r, "Bobby")) }
+        for e in [shared, keepersShared, table] { #expect(e.next(timeout: 0) == Seen(count: 0, del: [0])) }
+        #expect(sharedOnQueue.next() == Seen(count: 0, del: [0]))
+        for e in all { #expect(e.waiting == 0) }
+
+        // a property no query reads: nothing
+        f.commitElsewhere { r in owner(r, "Cy").age = 5 }
+        for e in all { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
+    /// The same for what a filter reads through a link when the observer's key paths leave it out
+    /// (before, only the elements' own properties were followed then), and for a SUBQUERY over
+    /// backlinks (no key path: any write of a property it reads makes the results be compared).
+    @Test func queriesThroughLinksWithKeyPathsAndSubqueries() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b"].map { r.create(BKDog.self, value: ["name": $0]) }
+            let ann = r.create(BKOwner.self, value: ["name": "Ann", "pet": dogs[0]])
+            ann.dogs.append(objectsIn: dogs)
+            r.create(BKOwner.self, value: ["name": "Bob"])
+        }
+        let petNamed = Events<Seen>(), subquery = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(dog(realm, "a").keepers.filter("pet.name == 'z'").observe(keyPaths: ["age"]) {
+                petNamed.add(Seen($0))
+            })
+            f.tokens.append(owner(realm, "Ann").dogs.filter("SUBQUERY(owners, $o, $o.age > 3).@count > 0").observe {
+                subquery.add(Seen($0))
+            })
+        }
+        let all = [petNamed, subquery]
+        for e in all { #expect(e.next() == Seen(initial: true, count: 0)) }
+        try f.markDeliveries()
+
+        // the name of the keeper's pet
+        f.commitElsewhere { r in dog(r, "a").name = "z" }
+        #expect(petNamed.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        for e in all { #expect(e.waiting == 0) }
+
+        // an owner's age, then another owner linking b
+        // (Ann is a's keeper: her age is a modification for the key paths ["age"])
+        f.commitElsewhere { r in owner(r, "Ann").age = 4 }
+        #expect(subquery.next(timeout: 0) == Seen(count: 2, ins: [0, 1]))
+        #expect(petNamed.next(timeout: 0) == Seen(count: 1, mod: [0]))
+        f.commitElsewhere { r in owner(r, "Ann").age = 1 }
+        #expect(subquery.next(timeout: 0) == Seen(count: 0, del: [0, 1]))
+        #expect(petNamed.next(timeout: 0) == Seen(count: 1, mod: [0]))
+        f.commitElsewhere { r in
+            owner(r, "Bob").age = 9
+            owner(r, "Bob").dogs.append(dog(r, "b"))
+        }
+        #expect(subquery.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        for e in all { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
     /// A key path may not go on after a LinkingObjects property into a property its origin
     /// class lacks; the message names the property and its class.
     @Test func unknownPropertyAfterBacklinksTraps() async {

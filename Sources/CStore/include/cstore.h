@@ -1193,6 +1193,9 @@ typedef struct cs_changeset {
     uint64_t version;          /* the version the change set brings the observer to */
     bool initial;              /* the watch's first change set (nothing else is set) */
     bool deleted;              /* the object, or the collection's owner, was deleted */
+    bool stale;                /* something a query over the collection reads of its elements
+                                  changed (cs_watch_depend_query): run that query again; the
+                                  change set may be empty otherwise */
     const size_t *deletions;   size_t ndeletions;
     const size_t *insertions;  size_t ninsertions;
     const size_t *modifications; const size_t *modifications_new; size_t nmodifications;
@@ -1273,6 +1276,17 @@ int cs_watch_backlinks(cs_notifier *n, uint32_t table, int64_t key, uint32_t ori
 /** A watch over one object. */
 int cs_watch_object(cs_notifier *n, uint32_t table, int64_t key, const cs_keypath *paths, size_t npaths,
                     int flags, cs_watch **out);
+/** Makes watch `w`, over a List, Set or Map of objects or over backlinks, pending also when a
+ *  property that query `text` (its filter, SORT and DISTINCT, as cs_query_new_named over the
+ *  elements' table) reads of one of its elements changes, through links and backlinks: the
+ *  change set then sets `stale`, and no element is modified for it (the watch's key paths
+ *  alone decide that). For a query over the collection, whose results may change although the
+ *  collection did not (docs/ARCHITECTURE.md, Change notifications). A query whose paths are no
+ *  key paths (a SUBQUERY, more than CS_KEYPATH_MAX columns) makes the watch stale whenever a
+ *  column it reads is written in any object. Nothing for a collection of values. CS_MISUSE for
+ *  other watches. */
+int cs_watch_depend_query(cs_watch *w, const char *text, size_t len, const cs_value *args, size_t nargs,
+                          const cs_name_map *names);
 void cs_watch_free(cs_watch *w);
 /** Whether the watch has changes to hand out (its initial change set counts). */
 bool cs_watch_pending(const cs_watch *w);

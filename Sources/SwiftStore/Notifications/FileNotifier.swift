@@ -6,6 +6,9 @@ import Synchronization
 struct ChangePayload {
     var initial = false
     var deleted = false
+    /// A query over the collection may have changed although the collection did not (something
+    /// its filter or sort reads of the elements changed, `NotifierCore.dependingOnQuery`).
+    var stale = false
     var deletions: [Int] = []
     var insertions: [Int] = []
     var modifications: [Int] = []
@@ -26,7 +29,7 @@ struct ChangePayload {
     init() {}
 
     var isEmpty: Bool {
-        !initial && !deleted && deletions.isEmpty && insertions.isEmpty && modifications.isEmpty
+        !initial && !deleted && !stale && deletions.isEmpty && insertions.isEmpty && modifications.isEmpty
             && keysDeleted.isEmpty && keysInserted.isEmpty && keysModified.isEmpty && columns.isEmpty
     }
 }

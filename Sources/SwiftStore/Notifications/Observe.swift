@@ -78,14 +78,19 @@ enum Observation {
             // a query over backlinks: the backlinks' own watch, translated (DerivedChanges)
             let (t, k) = (owner.info!.table, owner.objectKey)
             let p = derivedPaths(paths, info)
-            return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
+            return NotifierCore.dependingOnQuery(base) {
+                $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p)
+            }
         case .collection(let c, let info):
             // a query over a List, MutableSet or Map, of objects or of values, or over a list or
             // dictionary held in an AnyRealmValue: the collection's own watch, translated
             // (DerivedChanges; a Map's by key first). A nested collection's watch compares
             // content and takes no key paths (its elements are values of no class).
+            // The watch also reports what the filter and sort read of the elements, through links
+            // and backlinks (another object linking one of them, say), which may change the
+            // results while the collection stays as it was.
             if c.isNested { return collectionWatch(c, paths: []) }
-            return collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths)
+            return NotifierCore.dependingOnQuery(base, collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths))
         case .detached:
             preconditionFailure("Only collections which are managed by a Realm support change notifications")
         }
