@@ -41,21 +41,6 @@ import Testing
         try f.finish()
     }
 
-    /// Waits until the lock file's sleepers (bytes 112-115, docs/FORMAT.md §9) count `n`.
-    private func waitForSleepers(_ path: String, _ n: UInt32) throws {
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let h = try FileHandle(forReadingFrom: URL(fileURLWithPath: path + ".lock"))
-            try h.seek(toOffset: 112)
-            let b = [UInt8](h.readData(ofLength: 4))
-            try h.close()
-            let count = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-            if count == n { return }
-            try #require(Date() < deadline, "the lock file counts \(count) sleepers, not \(n)")
-            usleep(1000)
-        }
-    }
-
     /// Commits through a Realm of this process spare the notifier thread: it sleeps through
     /// them (its wait never returns) while each is delivered; a commit through the C API on
     /// another handle wakes it.
