@@ -520,7 +520,31 @@ struct notify_waitv {
 #define NOTIFY_FUTEX_32 2u
 #define NOTIFY_FUTEX_PRIVATE 128u
 
-static int waitv_missing; /* set once futex_waitv said ENOSYS */
+/* How cs_notifier_wait waits: 0 not decided yet, 1 futex_waitv, 2 in slices (the kernel lacks
+ * futex_waitv, a seccomp filter refuses it, or CSTORE_NO_FUTEX_WAITV asks for the slices). */
+static int waitv_state;
+
+/* Decides waitv_state once: the environment first, then a probe (no futexes at all: EINVAL
+ * where the call exists, before anything else is looked at). */
+static bool waitv_usable(void)
+{
+    int st = __atomic_load_n(&waitv_state, __ATOMIC_ACQUIRE);
+    if (st == 0) {
+        const char *e = getenv("CSTORE_NO_FUTEX_WAITV");
+        if (e && *e && strcmp(e, "0") != 0) {
+            st = 2;
+        } else {
+            int saved = errno;
+            long r = syscall(SYS_futex_waitv, NULL, 0, 0, NULL, CLOCK_MONOTONIC);
+            st = r < 0 && errno == EINVAL ? 1 : 2;
+            errno = saved;
+        }
+        __atomic_store_n(&waitv_state, st, __ATOMIC_RELEASE);
+    }
+    return st == 1;
+}
+
+bool cs_notifier_waitv(void) { return waitv_usable(); }
 
 int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
 {
@@ -541,7 +565,7 @@ int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
         long left_ms = timeout_ms < 0 ? -1
                                       : (long)(deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000L;
         if (timeout_ms >= 0 && left_ms <= 0) return cs_fail(CS_BUSY, ETIMEDOUT, "no commit within %d ms", timeout_ms);
-        if (counter && !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED)) {
+        if (counter && waitv_usable()) {
             struct notify_waitv v[2] = {
                 {seen, (uint64_t)(uintptr_t)counter, NOTIFY_FUTEX_32, 0},
                 {wk, (uint64_t)(uintptr_t)&n->wake, NOTIFY_FUTEX_32 | NOTIFY_FUTEX_PRIVATE, 0},
@@ -551,7 +575,10 @@ int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
             int e = errno;
             lock_sleep_end(n->db->f, &n->sleeping);
             errno = e;
-            if (r < 0 && errno == ENOSYS) __atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
+            /* any failure but a changed word, a timeout or a signal: wait in slices from now on
+             * (looping on a call that fails at once would spin) */
+            if (r < 0 && errno != EAGAIN && errno != ETIMEDOUT && errno != EINTR)
+                __atomic_store_n(&waitv_state, 2, __ATOMIC_RELEASE);
             continue;
         }
         /* no futex_waitv: wait on one word for a slice, then look at the other */

@@ -1242,6 +1242,13 @@ int cs_watch_move(cs_watch *w, cs_notifier *to);
  *  `timeout_ms` passes (CS_BUSY; -1: no limit). Waits on both at once with futex_waitv where the
  *  kernel has it, else in slices of the commit wait. Thread-safe. */
 int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms);
+/** Whether cs_notifier_wait waits on the commit counter and its wake word at once (futex_waitv,
+ *  Linux 5.16); false when the kernel lacks it or refuses it, or when the environment variable
+ *  CSTORE_NO_FUTEX_WAITV is set (not "0") when the process first waits or asks: the waits then
+ *  go in 20 ms slices of the commit counter's wait, looking at the wake word between them, so a
+ *  wake takes up to a slice and a commit that spared the notifier is seen at the end of one.
+ *  Decided once per process. */
+bool cs_notifier_waitv(void);
 /** Wakes cs_notifier_wait. Thread-safe. */
 void cs_notifier_wake(cs_notifier *n);
 /** As cs_txn_commit, but the commit does not wake notifier `n` (of the same file, else
