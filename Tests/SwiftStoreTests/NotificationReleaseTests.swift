@@ -33,6 +33,12 @@ final class ReleaseProbe: @unchecked Sendable {
     }
 }
 
+/// An AnyRealmValue property, whose nested list or dictionary can be a query's argument.
+final class NRelMixed: Object {
+    @Persisted var name = ""
+    @Persisted var value: AnyRealmValue
+}
+
 /// A person's dogs projected to their names, for a ProjectedCollection observed on a queue.
 final class NRelDogNames: Projection<NPerson> {
     @Projected(\NPerson.dogs.projectTo.name) var dogNames: ProjectedCollection<String>
@@ -226,7 +232,7 @@ final class NRelDogNames: Projection<NPerson> {
                                _ register: @escaping (Realm, DispatchQueue, Events<String>) throws -> NotificationToken)
         throws -> (released: [String], delivered: [String]) {
         let dir = TempDir()
-        let config = dir.config([NToy.self, NDog.self, NPerson.self, NSetOwner.self])
+        let config = dir.config([NToy.self, NDog.self, NPerson.self, NSetOwner.self, NRelMixed.self])
         let owner = RunLoopThread()
         defer { owner.stop() }
         let queue = DispatchQueue(label: label)
@@ -353,6 +359,33 @@ final class NRelDogNames: Projection<NPerson> {
             }
             #expect(released == Self.letGoOnTheirThreads, "\(label)")
             #expect(delivered == [label == "LinkingObjects" || label == "Projection" ? "1 Rex" : "1 Ann"], "\(label)")
+        }
+    }
+
+    /// As above for a query whose argument is an AnyRealmValue holding a nested list or
+    /// dictionary read from an object (an accessor of the registering Realm): the observer keeps
+    /// what the argument converts to (a null, as the query reads it), not the nested
+    /// collection. Before, the address kept the accessor, and with it the registering Realm,
+    /// which then went with the token, off its thread.
+    @Test func aQueryObserverOnAQueueHoldsNoRealmThroughANestedCollectionArgument() throws {
+        for nested in ["list", "dictionary"] {
+            let (released, delivered) = try releasePlaces("release-nested-\(nested)") { realm, queue, delivered in
+                try realm.write {
+                    let v: AnyRealmValue = nested == "list" ? .fromArray([.int(1), .string("a")])
+                        : .fromDictionary(["k": .int(1)])
+                    realm.create(NRelMixed.self, value: ["name": "nested", "value": v])
+                    realm.create(NRelMixed.self, value: ["name": "none"])
+                }
+                let holder = realm.objects(NRelMixed.self).filter("name == 'nested'").first!
+                let argument = holder.value
+                if nested == "list" { precondition(argument.listValue?.realm != nil) }
+                else { precondition(argument.dictionaryValue?.realm != nil) }
+                return realm.objects(NRelMixed.self).filter("value == %@", argument).observe(on: queue) { change in
+                    if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+                }
+            }
+            #expect(released == Self.letGoOnTheirThreads, "\(nested)")
+            #expect(delivered == ["1 none"], "\(nested)")
         }
     }
 

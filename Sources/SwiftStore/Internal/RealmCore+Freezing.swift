@@ -174,8 +174,17 @@ struct LinkArgument: @unchecked Sendable {
         case let o as ObjectBase:
             return link(to: o) ?? arg
         case let v as AnyRealmValue:
-            if case .object(let o) = v, let link = link(to: o) { return link }
-            return arg
+            switch v {
+            case .object(let o):
+                return link(to: o) ?? arg
+            case .list, .dictionary:
+                // A nested collection is read as null by a query (`QueryArguments`): kept as the
+                // null it is, not as the collection, whose accessor holds its Realm (and would
+                // be read on another thread).
+                return AnyRealmValue.none
+            default:
+                return arg
+            }
         case let p as any ProjectionObservable:
             // (a projection is converted as its object: `_rlmEncode()` encodes it as its link)
             return link(to: p.rootObject) ?? arg
