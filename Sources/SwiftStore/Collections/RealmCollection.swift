@@ -311,7 +311,6 @@ enum QueryOps {
     }
 
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
-        if base.isDetached { return Results(base: base.adding(predicate: text, args)) }
         // The arguments are read now, when the query is built, as RealmSwift converts them: a
         // collection argument's elements (its objects as links) as they are at this call,
         // whatever is done with the results later (sorted, read, observed on the run loop or
@@ -319,6 +318,7 @@ enum QueryOps {
         // (docs/ARCHITECTURE.md, Queries).
         let args = args.map(LinkArgument.detaching)
         let derived = base.adding(predicate: text, args)
+        if base.isDetached { return Results(base: derived) }
         // Parse now, so a malformed predicate fails at the call. After earlier predicates the new
         // one is checked on its own first, so an error's line:column is in the caller's text.
         if !base.predicates.isEmpty {

@@ -127,8 +127,9 @@ struct CollectionAddress: @unchecked Sendable {
     }
 }
 
-/// Results by their root's address, their predicates (with every argument that is an object,
-/// or a collection of objects, of a Realm replaced by its link) and their sorts and distincts.
+/// Results by their root's address, their predicates (whose arguments hold no accessor and no
+/// Realm: `QueryOps.filter` replaced every object in them by its link) and their sorts and
+/// distincts.
 struct ResultsAddress: @unchecked Sendable {
     enum Root {
         case table(ClassAddress)
@@ -148,7 +149,9 @@ struct ResultsAddress: @unchecked Sendable {
         case .collection(let m, let info): root = .collection(CollectionAddress(m), info.map(ClassAddress.init))
         case .detached: root = .detached
         }
-        predicates = base.predicates.map { ($0.0, $0.1.map(LinkArgument.detaching)) }
+        // (the arguments were detached when the predicates were added, `QueryOps.filter`: a
+        // large collection argument is not read again for each address)
+        predicates = base.predicates
         clauses = base.clauses
     }
 }
