@@ -151,9 +151,19 @@ enum Observation {
     /// registering Realm and keeps the results themselves; a queue's keeps their address, which
     /// belongs to no Realm, and finds them again in the queue's Realm at each delivery, so that
     /// it holds nothing of the registering Realm once registered.
+    ///
+    /// A queue's observer keeps the results it found last, with the Realm and the invalidation
+    /// generation it found them in, and hands them out again while the queue's Realm is that
+    /// one: results follow their Realm from version to version, so their query is parsed once
+    /// per queue Realm (before, each delivery made new results and parsed the query again,
+    /// a query over a List included).
     final class DeliveredResults: @unchecked Sendable {
         private let base: ResultsBase?
         private let address: ResultsAddress?
+        /// The results last resolved and the generation of their Realm then (used by the
+        /// delivering queue only, one delivery at a time).
+        private var last: ResultsBase?
+        private var lastGeneration: UInt64 = 0
 
         init(_ base: ResultsBase, queue: DispatchQueue?) {
             self.base = queue == nil ? base : nil
@@ -162,10 +172,13 @@ enum Observation {
 
         func resolved(in core: RealmCore) -> ResultsBase {
             if let base, base.core === core { return base }
+            if let last, last.realmCore === core, lastGeneration == core.generation { return last }
             let a = address ?? ResultsAddress(base!)
             guard let r = core.results(at: a, existing: false) else {
                 preconditionFailure("The class of observed results is not in the schema of '\(core.config.path)'")
             }
+            last = r
+            lastGeneration = core.generation
             return r
         }
     }
