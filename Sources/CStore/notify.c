@@ -1439,7 +1439,12 @@ static int round_keys(cs_watch *w)
     if (rc == CS_OK) rc = pending_apply(&w->pend, &d);
     free(nk.v);
     rdiff_free(&d);
-    if (rc == CS_OK && w->kind == W_BACKLINKS && !whole) rc = mark_stale(w, w->keys.n, keys_key, &w->keys);
+    if (rc == CS_OK && w->kind == W_BACKLINKS) {
+        /* no usable history: what the query reads may have changed anywhere (a List, Set or
+         * Map watch reports every element replaced then, which has its results compared) */
+        if (whole) w->stale = w->stale || w->npaths > w->nmod || w->stale_deps;
+        else rc = mark_stale(w, w->keys.n, keys_key, &w->keys);
+    }
     return rc;
 }
 

@@ -34,9 +34,16 @@ static int deps_of_path(cs_query *q, const bpath *b, query_deps *d)
         case BS_COLL:
         case BS_MAPKEY:
         case BS_BACKLINKS:
+        case BS_MIN:
+        case BS_MAX:
+        case BS_SUM:
+        case BS_AVG:
+            /* (an aggregate over objects names the property it reads; over values, none) */
             if (s->col == CS_NONE) break;
             TRY(dep_add(d, s->table, s->col));
-            if (s->kind == BS_BACKLINKS || s->table != q->table || s->type == CS_TYPE_LINK) d->root_only = false;
+            if (s->kind == BS_BACKLINKS || s->kind == BS_MIN || s->kind == BS_MAX || s->kind == BS_SUM ||
+                s->kind == BS_AVG || s->table != q->table || s->type == CS_TYPE_LINK)
+                d->root_only = false;
             break;
         default:
             break;

@@ -612,6 +612,55 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
+    /// A backlinks watch depending on a query (`name == 'x'` of the linking objects): a rename
+    /// of a linking object in the same advance as a schema change (another table added) still
+    /// makes it stale, as a rename alone does. Before, the schema change's whole comparison
+    /// found the backlinks as they were, and nothing was pending.
+    @Test func aDependingBacklinksWatchIsStaleAcrossASchemaChange() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var person: UInt32 = 0, dog: UInt32 = 0, dogs: UInt32 = 0, name: UInt32 = 0
+            try db.write { t in
+                dog = try addTable(t, "Dog")
+                person = try addTable(t, "Person")
+                name = try addColumn(t, person, "name", CS_TYPE_STRING)
+                dogs = try addColumn(t, person, "dogs", CS_TYPE_LINK, coll: CS_COLL_LIST, target: dog)
+                _ = try createObj(t, dog)
+                var p = try createObj(t, person)
+                var l = cs_coll()
+                try must(cs_coll_open(&p, dogs, &l))
+                var v = cs_link(dog, 0)
+                try must(cs_list_append(&l, &v))
+            }
+            func rename(_ t: OpaquePointer, _ to: String) throws {
+                var p = try openObj(t, person, 0)
+                try to.withCString { s in
+                    var v = cs_string(s, strlen(s))
+                    try must(cs_obj_set(&p, name, &v))
+                }
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            var bw: OpaquePointer?
+            try must(cs_watch_backlinks(notifier!, dog, 0, person, dogs, nil, 0, Int32(CS_WATCH_DEEP), &bw))
+            let text = "name == 'x'"
+            try must(cs_watch_depend_query(bw, text, text.utf8.count, nil, 0, nil))
+            _ = try TakenChange(bw!)
+            try db.write { t in try rename(t, "x") }
+            try advance(notifier!)
+            #expect(cs_watch_pending(bw))
+            #expect(try TakenChange(bw!).stale)
+            try db.write { t in
+                _ = try addTable(t, "Cat")
+                try rename(t, "y")
+            }
+            try advance(notifier!)
+            #expect(cs_watch_pending(bw))
+            cs_watch_free(bw)
+        }
+    }
+
     /// Key paths through backlink columns, against an oracle over random commits: a watch whose
     /// path is a backlink column reports it exactly when the object's backlinks through it changed
     /// between the two versions (links set, replaced, cleared; List, Map and Set operations;

@@ -397,6 +397,56 @@ private func owner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.se
         try f.finish()
     }
 
+    /// A query over a List observed with key paths reports modifications for those key paths
+    /// only: a write of a property the filter reads but the key paths leave out moves elements
+    /// in or out of the results, and is no modification of one that stays (as in RealmSwift).
+    /// Before, every property of the elements counted as a modification then.
+    @Test func aQueryOverAListWithKeyPathsModifiesOnlyForThem() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b"].map { r.create(BKDog.self, value: ["name": $0]) }
+            r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+        }
+        let named = Events<Seen>(), aged = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(owner(realm, "Ann").dogs.filter("name != 'q'").observe(keyPaths: ["name"]) { named.add(Seen($0)) })
+            f.tokens.append(owner(realm, "Ann").dogs.filter("age > 3").observe(keyPaths: ["name"]) { aged.add(Seen($0)) })
+        }
+        #expect(named.next() == Seen(initial: true, count: 2))
+        #expect(aged.next() == Seen(initial: true, count: 0))
+        try f.markDeliveries()
+        f.commitElsewhere { r in dog(r, "a").age = 7 }
+        #expect(aged.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        #expect(named.next(timeout: 0) == nil)
+        f.commitElsewhere { r in dog(r, "a").age = 8 }
+        #expect(aged.next(timeout: 0) == nil)
+        f.commitElsewhere { r in dog(r, "a").name = "a2" }
+        #expect(aged.next(timeout: 0) == Seen(count: 1, mod: [0]))
+        #expect(named.next(timeout: 0) == Seen(count: 2, mod: [0]))
+        try f.finish()
+    }
+
+    /// An aggregate over linked objects (`dogs.@max.age`) reads the linked objects' property: a
+    /// write of it reaches a table query and a query over LinkingObjects (by key path, and by
+    /// column through a SUBQUERY). Before, the table query and the SUBQUERY's missed it.
+    @Test func aggregatesOverLinkedObjectsAreDependencies() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b"].map { r.create(BKDog.self, value: ["name": $0]) }
+            r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+        }
+        let table = Events<Seen>(), bySubquery = Events<Seen>(), byPath = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(realm.objects(BKOwner.self).filter("dogs.@max.age > 5").observe { table.add(Seen($0)) })
+            f.tokens.append(dog(realm, "b").owners.filter("SUBQUERY(dogs, $d, $d.name == 'x').@count == 0 AND dogs.@max.age > 5")
+                .observe(keyPaths: ["name"]) { bySubquery.add(Seen($0)) })
+            f.tokens.append(dog(realm, "b").owners.filter("dogs.@max.age > 5").observe(keyPaths: ["name"]) { byPath.add(Seen($0)) })
+        }
+        for e in [table, bySubquery, byPath] { #expect(e.next() == Seen(initial: true, count: 0)) }
+        try f.markDeliveries()
+        f.commitElsewhere { r in dog(r, "a").age = 10 }
+        for e in [table, bySubquery, byPath] { #expect(e.next(timeout: 0) == Seen(count: 1, ins: [0])) }
+        try f.finish()
+    }
+
     /// A key path may not go on after a LinkingObjects property into a property its origin
     /// class lacks; the message names the property and its class.
     @Test func unknownPropertyAfterBacklinksTraps() async {

@@ -96,13 +96,13 @@ enum Observation {
         }
     }
 
-    /// The key paths of the source collection's watch behind a query over it: the given ones
-    /// plus every property of the elements themselves (which the query's filter and sort may
-    /// read), or none (deep) when none were given.
+    /// The key paths of the source collection's watch behind a query over it: the given ones,
+    /// which decide the modifications (or none, deep, when none were given). What the query's
+    /// filter and sort read is the watch's dependency (`NotifierCore.dependingOnQuery`), which
+    /// makes no element modified. (Before, every property of the elements was added here, so a
+    /// write of one outside the key paths was reported as a modification.)
     static func derivedPaths(_ paths: [[UInt32]], _ info: ClassInfo) -> [[UInt32]] {
-        if paths.isEmpty { return [] }
-        let own = info.objectSchema.properties.compactMap { p in info.column(named: p.name).map { [$0] } }
-        return paths + own.filter { !paths.contains($0) }
+        paths
     }
 
     /// Whether `base` is a query over a List, MutableSet or LinkingObjects, whose watch reports
