@@ -38,6 +38,13 @@ typedef struct bstep {
     uint32_t origin, col;
 } bstep;
 
+/* A backlink column some key path of a watch goes through: column `col` of `table`, mirroring
+ * link column b.col of table b.origin. */
+typedef struct backstep {
+    uint32_t table, col;
+    bstep b;
+} backstep;
+
 /* Consecutive keys created or deleted. */
 typedef struct krun {
     uint32_t table;
@@ -95,6 +102,8 @@ struct cs_watch {
     size_t cappaths;     /* paths, ptab, pback allocated */
     size_t nmod;         /* paths [0, nmod) make elements modified; the rest only stale (below) */
     bool via_backlinks;  /* some step of a key path is a backlink column */
+    backstep *bsteps;    /* those backlink columns, each once (derive_backlinks) */
+    size_t nbsteps, capbsteps;
     keyvec keys;         /* element keys at the notifier's version (queries, backlinks) */
     pending pend;
     bool initial, deleted, deleted_new;
@@ -348,25 +357,24 @@ static int derive_backlinks(cs_notifier *n, cs_txn *old, cs_txn *nt)
     int rc = CS_OK;
     for (size_t i = 0; i < n->nw && rc == CS_OK; i++) {
         const cs_watch *w = n->w[i];
-        if (!w->via_backlinks) continue;
-        for (size_t pi = 0; pi < w->npaths && rc == CS_OK; pi++)
-            for (uint32_t j = 0; j < w->paths[pi].n && rc == CS_OK; j++) {
-                bstep b = w->pback[pi][j];
-                uint32_t table = w->ptab[pi][j], col = w->paths[pi].cols[j];
-                if (b.origin == CS_NONE) continue;
-                bool seen = false;
-                for (size_t d = 0; d < ndone && !seen; d++) seen = done[d][0] == table && done[d][1] == col;
-                if (seen) continue;
-                rc = grow((void **)&done, &capdone, ndone, sizeof *done);
-                if (rc != CS_OK) break;
-                done[ndone][0] = table;
-                done[ndone][1] = col;
-                ndone++;
-                added = false;
-                rc = derive_step(s, old, nt, table, col, b, &added);
-                /* the next step looks the summary up again: sort in what this one added */
-                if (added) summary_finish(s);
-            }
+        for (size_t k = 0; k < w->nbsteps && rc == CS_OK; k++) {
+            bstep b = w->bsteps[k].b;
+            uint32_t table = w->bsteps[k].table, col = w->bsteps[k].col;
+            /* nothing of the origin table written, created or deleted: no backlink moved */
+            if (!touched(s, b.origin)) continue;
+            bool seen = false;
+            for (size_t d = 0; d < ndone && !seen; d++) seen = done[d][0] == table && done[d][1] == col;
+            if (seen) continue;
+            rc = grow((void **)&done, &capdone, ndone, sizeof *done);
+            if (rc != CS_OK) break;
+            done[ndone][0] = table;
+            done[ndone][1] = col;
+            ndone++;
+            added = false;
+            rc = derive_step(s, old, nt, table, col, b, &added);
+            /* the next step looks the summary up again: sort in what this one added */
+            if (added) summary_finish(s);
+        }
     }
     free(done);
     return rc;
@@ -620,7 +628,14 @@ static int path_push(cs_watch *w, size_t *cap, const cs_keypath *p, const uint32
     memcpy(w->ptab[w->npaths], tabs, sizeof *w->ptab);
     for (size_t i = 0; i < CS_KEYPATH_MAX; i++) {
         w->pback[w->npaths][i] = back ? back[i] : (bstep){CS_NONE, CS_NONE};
-        if (i < p->n && w->pback[w->npaths][i].origin != CS_NONE) w->via_backlinks = true;
+        if (i >= p->n || w->pback[w->npaths][i].origin == CS_NONE) continue;
+        w->via_backlinks = true;
+        bool seen = false;
+        for (size_t k = 0; k < w->nbsteps && !seen; k++)
+            seen = w->bsteps[k].table == tabs[i] && w->bsteps[k].col == p->cols[i];
+        if (seen) continue;
+        TRY(grow((void **)&w->bsteps, &w->capbsteps, w->nbsteps, sizeof *w->bsteps));
+        w->bsteps[w->nbsteps++] = (backstep){tabs[i], p->cols[i], back[i]};
     }
     w->npaths++;
     return CS_OK;
@@ -832,6 +847,7 @@ static void watch_destroy(cs_watch *w)
     free(w->paths);
     free(w->ptab);
     free(w->pback);
+    free(w->bsteps);
     free(w->keys.v);
     pending_free(&w->pend);
     free(w->cols);

@@ -447,6 +447,44 @@ private func owner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.se
         try f.finish()
     }
 
+    /// A write made without notifying the observers of queries over a List (one through
+    /// backlinks, one through the elements' own properties) is not in their next change sets:
+    /// they start from the results the write left. Before, the next commit's change set was
+    /// compared with the results before the skipped write and reported its changes again.
+    @Test func aWriteWithoutNotifyingIsNotReportedLater() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b", "c"].map { r.create(BKDog.self, value: ["name": $0]) }
+            r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            r.create(BKOwner.self, value: ["name": "Bob"])
+        }
+        let shared = Events<Seen>(), plain = Events<Seen>()
+        let skipped = try f.run { realm -> [NotificationToken] in
+            let ann = owner(realm, "Ann")
+            let t = [ann.dogs.filter("owners.@count > 1").observe { shared.add(Seen($0)) },
+                     ann.dogs.filter("name != 'zz'").observe { plain.add(Seen($0)) }]
+            f.tokens += t
+            return t
+        }
+        #expect(shared.next() == Seen(initial: true, count: 0))
+        #expect(plain.next() == Seen(initial: true, count: 3))
+        try f.markDeliveries()
+        try f.run { realm in
+            try realm.write(withoutNotifying: skipped) {
+                owner(realm, "Bob").dogs.append(dog(realm, "b"))
+                owner(realm, "Ann").dogs.append(realm.create(BKDog.self, value: ["name": "d"]))
+            }
+        }
+        _ = f.done.next(timeout: 2)
+        #expect(shared.waiting == 0 && plain.waiting == 0)
+        f.commitElsewhere { r in
+            owner(r, "Bob").dogs.append(dog(r, "c"))
+            dog(r, "a").name = "a2"
+        }
+        #expect(shared.next(timeout: 0) == Seen(count: 2, ins: [1]))
+        #expect(plain.next(timeout: 0) == Seen(count: 4, mod: [0]))
+        try f.finish()
+    }
+
     /// A key path may not go on after a LinkingObjects property into a property its origin
     /// class lacks; the message names the property and its class.
     @Test func unknownPropertyAfterBacklinksTraps() async {

@@ -198,11 +198,12 @@ enum Observation {
     /// `onNotifierThread`: a query's or a collection's watch, made (its initial query run, its
     /// collection read) on the notifier thread (docs/ARCHITECTURE.md, Change notifications).
     static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (NotifierCore) -> NotifierCore.Watch?,
-                         onNotifierThread: Bool = false,
+                         onNotifierThread: Bool = false, rebases: Bool = false,
                          _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        return n.register(core: core, queue: queue, makeWatch: watch, onNotifierThread: onNotifierThread, callback: deliver)
+        return n.register(core: core, queue: queue, makeWatch: watch, onNotifierThread: onNotifierThread,
+                          rebases: rebases, callback: deliver)
     }
 
     /// Registers an observer of `base`'s results: its block gets the delivering Realm, `base`
@@ -223,8 +224,13 @@ enum Observation {
             }
         }
         let derived = DerivedChanges()
-        return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread) { core, p in
+        return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread,
+                        rebases: true) { core, p in
             let resolved = delivered.resolved(in: core)
+            if p.rebase {
+                derived.rebase(resolved)
+                return
+            }
             if let q = derived.translate(resolved, p) { deliver(core, resolved, q) }
         }
     }
@@ -567,6 +573,15 @@ final class DerivedChanges: @unchecked Sendable {
     private var shown: [Int]?
     /// The results' object keys at the last delivery (results of objects only).
     private var shownKeys: [Int64] = []
+
+    /// Takes the results as `base` reads them now as the ones shown last (a write made without
+    /// notifying the observer: its next change set starts from there). Before the initial
+    /// change set, nothing (that one shows the results as they are then).
+    func rebase(_ base: ResultsBase) {
+        guard shown != nil else { return }
+        shown = base.isInvalidated ? [] : DerivedChanges.sourcePositions(base)
+        shownKeys = base.info != nil && !base.isInvalidated ? base.currentKeys() : []
+    }
 
     /// The results' change set for the collection's change set `p` (nil when the results did
     /// not change); `base` is read at the version `p` brings.
