@@ -311,12 +311,7 @@ enum QueryOps {
     }
 
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
-        // The arguments are read now, when the query is built, as RealmSwift converts them: a
-        // collection argument's elements (its objects as links) as they are at this call,
-        // whatever is done with the results later (sorted, read, observed on the run loop or
-        // on a queue, frozen), which before each read it at their own time
-        // (docs/ARCHITECTURE.md, Queries).
-        let args = args.map(LinkArgument.detaching)
+        // (the arguments are read now, `ResultsBase.adding`)
         let derived = base.adding(predicate: text, args)
         if base.isDetached { return Results(base: derived) }
         // Parse now, so a malformed predicate fails at the call. After earlier predicates the new

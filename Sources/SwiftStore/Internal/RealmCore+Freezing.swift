@@ -128,7 +128,7 @@ struct CollectionAddress: @unchecked Sendable {
 }
 
 /// Results by their root's address, their predicates (whose arguments hold no accessor and no
-/// Realm: `QueryOps.filter` replaced every object in them by its link) and their sorts and
+/// Realm: `ResultsBase.adding` replaced every object in them by its link) and their sorts and
 /// distincts.
 struct ResultsAddress: @unchecked Sendable {
     enum Root {
@@ -149,7 +149,7 @@ struct ResultsAddress: @unchecked Sendable {
         case .collection(let m, let info): root = .collection(CollectionAddress(m), info.map(ClassAddress.init))
         case .detached: root = .detached
         }
-        // (the arguments were detached when the predicates were added, `QueryOps.filter`: a
+        // (the arguments were detached when the predicates were added, `ResultsBase.adding`: a
         // large collection argument is not read again for each address)
         predicates = base.predicates
         clauses = base.clauses
