@@ -11,6 +11,22 @@ import TestSupport
 @testable import SwiftStore
 
 @Suite struct NotificationStressTests {
+    /// A new file of ProcPersons, a Realm of it on this thread, and an observer of their count on
+    /// a queue (counts: the initial one, 0, taken already).
+    private func observedFile(_ label: String) throws
+        -> (TempDir, Realm.Configuration, Realm, Events<Int>, NotificationToken) {
+        let dir = TempDir()
+        let config = Realm.Configuration(fileURL: dir.file(), objectTypes: [ProcPerson.self])
+        let realm = try Realm(configuration: config)
+        let counts = Events<Int>()
+        let token = realm.objects(ProcPerson.self).observe(on: DispatchQueue(label: label)) { change in
+            if case .initial(let r) = change { counts.add(r.count) }
+            if case .update(let r, _, _, _) = change { counts.add(r.count) }
+        }
+        #expect(counts.next() == 0)
+        return (dir, config, realm, counts, token)
+    }
+
     /// Two child processes (each with a notifier thread of its own asleep on the file, so that
     /// their commits spare it) and two threads of this process commit 60 objects each, one per
     /// commit, while two other threads register and release query and object observers. Every
@@ -19,16 +35,8 @@ import TestSupport
     /// the lock file counts one sleeper again (this process's notifier thread) once the children
     /// are gone.
     @Test func commitsFromProcessesAndThreadsWhileObserversComeAndGo() throws {
-        let dir = TempDir()
-        let config = Realm.Configuration(fileURL: dir.file(), objectTypes: [ProcPerson.self])
+        let (dir, config, realm, counts, token) = try observedFile("stress-long-lived")
         let path = dir.file().path
-        let realm = try Realm(configuration: config)
-        let counts = Events<Int>()
-        let token = realm.objects(ProcPerson.self).observe(on: DispatchQueue(label: "stress-long-lived")) { change in
-            if case .initial(let r) = change { counts.add(r.count) }
-            if case .update(let r, _, _, _) = change { counts.add(r.count) }
-        }
-        #expect(counts.next() == 0)
         let perWriter = 60, threads = 2, processes = 2
         let total = perWriter * (threads + processes)
         let stop = Locked(false)
@@ -103,16 +111,8 @@ import TestSupport
     /// the surviving child's within 5 s, and so does another process's commit; that process,
     /// opening the file, takes the dead one's count back.
     @Test func aSleeperKilledWhileAsleepLeavesEveryoneNotified() throws {
-        let dir = TempDir()
-        let config = Realm.Configuration(fileURL: dir.file(), objectTypes: [ProcPerson.self])
+        let (dir, _, realm, counts, token) = try observedFile("killed-sleeper")
         let path = dir.file().path
-        let realm = try Realm(configuration: config)
-        let counts = Events<Int>()
-        let token = realm.objects(ProcPerson.self).observe(on: DispatchQueue(label: "killed-sleeper")) { change in
-            if case .initial(let r) = change { counts.add(r.count) }
-            if case .update(let r, _, _, _) = change { counts.add(r.count) }
-        }
-        #expect(counts.next() == 0)
         try waitForSleepers(path, 1)
         let child = try #require(ChildProcess.path)
         func observer(_ log: String) throws -> Process {

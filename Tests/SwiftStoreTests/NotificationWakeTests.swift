@@ -10,6 +10,40 @@ import TestSupport
 @testable import SwiftStore
 
 @Suite struct NotificationWakeTests {
+    /// A fixture with one NDog (age 0) and an observer of it on a new queue, whose changes go to
+    /// the returned events.
+    private func dogObservedOnAQueue(_ label: String) throws -> (Fixture, Events<SeenObject>) {
+        let f = try Fixture()
+        let dog = Events<SeenObject>()
+        let queue = DispatchQueue(label: label)
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+            })
+        }
+        return (f, dog)
+    }
+
+    /// A commit through the C API on a handle of its own (sparing no notifier), creating one
+    /// object of `table` when given.
+    private func commitThroughTheCore(_ path: String, creatingIn table: String? = nil) throws {
+        var opts = cs_options()
+        var db: OpaquePointer?
+        try #require(cs_db_open(path, &opts, &db) == 0)
+        defer { cs_db_close(db) }
+        var txn: OpaquePointer?
+        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
+        defer { cs_txn_end(txn) }
+        if let table {
+            var t: UInt32 = 0
+            try #require(cs_table_find(txn, table, &t) == 0)
+            var obj = cs_obj()
+            try #require(cs_obj_create(txn, t, &obj) == 0)
+        }
+        try #require(cs_txn_commit(txn) == 0)
+    }
+
     /// A commit made through the C API on another handle of this process (sparing nothing: nothing
     /// computes it on the committing thread) wakes the notifier thread: a Realm observer gets
     /// `.didChange` and a query observer on a queue its change set.
@@ -25,18 +59,7 @@ import TestSupport
         #expect(queued.next()?.initial == true)
         // (the notifier thread asleep on the file before the commit)
         try waitForSleepers(f.config.path, 1)
-        var opts = cs_options()
-        var db: OpaquePointer?
-        try #require(cs_db_open(f.config.path, &opts, &db) == 0)
-        defer { cs_db_close(db) }
-        var txn: OpaquePointer?
-        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
-        var table: UInt32 = 0
-        try #require(cs_table_find(txn, "NDog", &table) == 0)
-        var obj = cs_obj()
-        try #require(cs_obj_create(txn, table, &obj) == 0)
-        try #require(cs_txn_commit(txn) == 0)
-        cs_txn_end(txn)
+        try commitThroughTheCore(f.config.path, creatingIn: "NDog")
         #expect(realmEvents.next() == .didChange)
         #expect(queued.next() == Seen(count: 1, ins: [0]))
         try f.finish()
@@ -46,15 +69,7 @@ import TestSupport
     /// them (its wait never returns, with futex_waitv; waiting in slices, it sees them at the end
     /// of a slice) while each is delivered; a commit through the C API on another handle wakes it.
     @Test func realmCommitsLeaveTheNotifierThreadAsleep() throws {
-        let f = try Fixture()
-        let dog = Events<SeenObject>()
-        let queue = DispatchQueue(label: "spared")
-        try f.run { realm in
-            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
-            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
-                dog.add(SeenObject(c))
-            })
-        }
+        let (f, dog) = try dogObservedOnAQueue("spared")
         let notifier = try #require(FileNotifier.running(f.config.path))
         try waitForSleepers(f.config.path, 1)
         let before = notifier.rounds.load(ordering: .relaxed)
@@ -66,14 +81,7 @@ import TestSupport
             #expect(notifier.rounds.load(ordering: .relaxed) == before, "the notifier thread woke for a spared commit")
         }
         // the control: a commit it is not spared from
-        var opts = cs_options()
-        var db: OpaquePointer?
-        try #require(cs_db_open(f.config.path, &opts, &db) == 0)
-        defer { cs_db_close(db) }
-        var txn: OpaquePointer?
-        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
-        try #require(cs_txn_commit(txn) == 0)
-        cs_txn_end(txn)
+        try commitThroughTheCore(f.config.path)
         let deadline = Date().addingTimeInterval(10)
         while notifier.rounds.load(ordering: .relaxed) == before && Date() < deadline { usleep(1000) }
         #expect(notifier.rounds.load(ordering: .relaxed) > before)
@@ -83,15 +91,7 @@ import TestSupport
     /// Commits through another Realm of this process (sparing the notifier thread: the
     /// committing thread computes them) reach an object observer on a queue, each with its own change set.
     @Test func otherRealmsCommitsAreDelivered() throws {
-        let f = try Fixture()
-        let dog = Events<SeenObject>()
-        let queue = DispatchQueue(label: "other-realm")
-        try f.run { realm in
-            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
-            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
-                dog.add(SeenObject(c))
-            })
-        }
+        let (f, dog) = try dogObservedOnAQueue("other-realm")
         let config = f.config
         onNewThread {
             let r = try! Realm(configuration: config)
