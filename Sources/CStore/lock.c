@@ -157,6 +157,11 @@ static void publish(struct lock_file *l, uint64_t v, uint64_t top, uint64_t lg, 
 
 void lock_publish(cs_dbfile *f)
 {
+    /* the notifier this commit spares (cs_txn_commit_sparing), taken so that the next writer's
+     * publish cannot read it: cleared by the sparing writer after its commit returned, it
+     * raced with that publish, which then spared the first writer's notifier for its own
+     * commit (and left it asleep); an atomic exchange, under the writer lock */
+    const bool *spared_flag = __atomic_exchange_n(&f->spared, NULL, __ATOMIC_SEQ_CST);
     if (!f->lk) return;
     struct lock_file *l = f->lk;
     publish(l, f->version, f->top, f->logical, f->selector);
@@ -169,7 +174,7 @@ void lock_publish(cs_dbfile *f)
      * counter, so either this load sees it or its wait sees the new counter
      * (docs/ARCHITECTURE.md, Change notifications). */
     uint32_t sleeping = __atomic_load_n(&l->sleepers, __ATOMIC_SEQ_CST);
-    uint32_t spared = f->spared && *f->spared ? 1 : 0;
+    uint32_t spared = spared_flag && *spared_flag ? 1 : 0;
     if (sleeping > spared) syscall(SYS_futex, &l->counter, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 

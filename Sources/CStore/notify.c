@@ -411,10 +411,14 @@ int cs_txn_commit_sparing(cs_txn *t, cs_notifier *n)
     /* only a writer, holding the writer lock, may set the field: another thread's commit
      * reads it in its publish (its own is then over) */
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: not in a write transaction");
-    /* (the writer's own field: only this thread reads it, in the commit's publish) */
-    t->f->spared = &n->sleeping;
+    /* (set under the writer lock; the commit's publish takes it back, lock_publish) */
+    const bool *mine = &n->sleeping;
+    __atomic_store_n(&t->f->spared, mine, __ATOMIC_SEQ_CST);
     int rc = cs_txn_commit(t);
-    t->f->spared = NULL;
+    /* a commit that failed before publishing: take it back unless the publish did (a writer
+     * that began in between could still take it, sparing `n` once: a late wake, not a lost
+     * one, as the notifier's next wait sees the counter) */
+    __atomic_compare_exchange_n(&t->f->spared, &mine, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return rc;
 }
 
