@@ -83,10 +83,13 @@ struct lock_file {
     uint32_t slots_used; /* one past the highest slot ever claimed (scans stop there) */
     journal_shared journal; /* the commit journal's state (journal.h) */
     uint32_t sleepers;  /* threads of every process waiting on `counter` (lock_sleep_begin) */
+    uint32_t zero116[3];
+    uint32_t slot_sleepers[LOCK_SLOTS]; /* of `sleepers`, those of reader slot i's process */
 };
 
 _Static_assert(offsetof(struct lock_file, journal) == 64 && sizeof(journal_shared) == 48, "lock file layout");
 _Static_assert(offsetof(struct lock_file, sleepers) == 112, "lock file layout");
+_Static_assert(offsetof(struct lock_file, slot_sleepers) == 128, "lock file layout");
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
 /* (the range fields follow the pin so the layout-1 prefix of a slot keeps its meaning) */
@@ -154,6 +157,11 @@ static void publish(struct lock_file *l, uint64_t v, uint64_t top, uint64_t lg, 
 
 void lock_publish(cs_dbfile *f)
 {
+    /* the notifier this commit spares (cs_txn_commit_sparing), taken so that the next writer's
+     * publish cannot read it: cleared by the sparing writer after its commit returned, it
+     * raced with that publish, which then spared the first writer's notifier for its own
+     * commit (and left it asleep); an atomic exchange, under the writer lock */
+    const bool *spared_flag = __atomic_exchange_n(&f->spared, NULL, __ATOMIC_SEQ_CST);
     if (!f->lk) return;
     struct lock_file *l = f->lk;
     publish(l, f->version, f->top, f->logical, f->selector);
@@ -166,19 +174,29 @@ void lock_publish(cs_dbfile *f)
      * counter, so either this load sees it or its wait sees the new counter
      * (docs/ARCHITECTURE.md, Change notifications). */
     uint32_t sleeping = __atomic_load_n(&l->sleepers, __ATOMIC_SEQ_CST);
-    uint32_t spared = f->spared && *f->spared ? 1 : 0;
+    uint32_t spared = spared_flag && *spared_flag ? 1 : 0;
     if (sleeping > spared) syscall(SYS_futex, &l->counter, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* Counts a sleeper in (asleep) or out of the lock file; a notifier's flag changes with the count
- * under f->mu, where lock_publish reads both. */
+ * under f->mu, where lock_publish reads both. The process's slot counts it too, so that what a
+ * process that is gone left counted can be taken back (lock_reclaim_sleepers): counted in the
+ * total first and in the slot after, uncounted in the opposite order, so that a process dying
+ * in between leaves the total too high (more wakes), never too low. */
 static void count_sleeper(cs_dbfile *f, bool *sleeping, bool asleep)
 {
     if (!f->lk) return;
-    uint32_t *n = &((struct lock_file *)f->lk)->sleepers;
+    struct lock_file *l = f->lk;
+    uint32_t *n = &l->sleepers;
+    uint32_t *mine = f->slot >= 0 ? &l->slot_sleepers[f->slot] : NULL;
     if (sleeping) pthread_mutex_lock(&f->mu);
-    if (asleep) __atomic_add_fetch(n, 1, __ATOMIC_SEQ_CST);
-    else __atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST);
+    if (asleep) {
+        __atomic_add_fetch(n, 1, __ATOMIC_SEQ_CST);
+        if (mine) __atomic_add_fetch(mine, 1, __ATOMIC_SEQ_CST);
+    } else {
+        if (mine) __atomic_sub_fetch(mine, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST);
+    }
     if (sleeping) {
         *sleeping = asleep;
         pthread_mutex_unlock(&f->mu);
@@ -463,6 +481,21 @@ void lock_creation_end(int fd)
     if (fd >= 0) close(fd); /* drops LK_INIT with the descriptor */
 }
 
+/* Takes back from the sleepers' total what the processes that are gone left counted in their
+ * slots: a process killed, or one that exited, while a thread of it was asleep on the counter.
+ * Under LK_INIT, which every slot claim holds: a slot whose byte lock nobody holds then has no
+ * owner, and none can come while this runs. `own`: this process's slot, which it is leaving. */
+static void lock_reclaim_sleepers(struct lock_file *l, int fd, uint32_t used, int own)
+{
+    if (used > LOCK_SLOTS) used = LOCK_SLOTS;
+    for (uint32_t i = 0; i < used; i++) {
+        if (!__atomic_load_n(&l->slot_sleepers[i], __ATOMIC_SEQ_CST)) continue;
+        if ((int)i != own && ofd(fd, F_OFD_GETLK, F_WRLCK, LK_SLOT + i) != 0) continue;
+        uint32_t left = __atomic_exchange_n(&l->slot_sleepers[i], 0, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&l->sleepers, left, __ATOMIC_SEQ_CST);
+    }
+}
+
 int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint64_t logical, int sel)
 {
     f->lfd = -1;
@@ -552,6 +585,7 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         rc = cs_fail(CS_IOERR, errno, "cannot join the lock file of %s", f->path);
         goto fail_init;
     }
+    if (!alone) lock_reclaim_sleepers(l, fd, __atomic_load_n(&l->slots_used, __ATOMIC_SEQ_CST), -1);
     /* claim a reader slot */
     lock_slot *s = (lock_slot *)((uint8_t *)m + LOCK_HDR);
     for (uint32_t i = 0; i < LOCK_SLOTS; i++) {
@@ -598,6 +632,9 @@ bool lock_close(cs_dbfile *f)
         alone = lock_alone(f);
         if (alone) journal_last_close(f);
         if (f->slot >= 0) {
+            /* (a thread still asleep on the counter of a file being closed is a misuse; what
+             * it left counted goes with the slot) */
+            lock_reclaim_sleepers(f->lk, f->lfd, (uint32_t)f->slot + 1, f->slot);
             lock_slot *s = &slots(f)[f->slot];
             __atomic_store_n(&s->pin, 0, __ATOMIC_SEQ_CST);
             __atomic_store_n(&s->in_use, 0, __ATOMIC_SEQ_CST);

@@ -38,6 +38,13 @@ typedef struct bstep {
     uint32_t origin, col;
 } bstep;
 
+/* A backlink column some key path of a watch goes through: column `col` of `table`, mirroring
+ * link column b.col of table b.origin. */
+typedef struct backstep {
+    uint32_t table, col;
+    bstep b;
+} backstep;
+
 /* Consecutive keys created or deleted. */
 typedef struct krun {
     uint32_t table;
@@ -92,10 +99,16 @@ struct cs_watch {
     uint32_t (*ptab)[CS_KEYPATH_MAX]; /* per path and step: the table that step's column is in */
     bstep (*pback)[CS_KEYPATH_MAX];   /* per path and step: for a backlink column, its link */
     size_t npaths;
+    size_t cappaths;     /* paths, ptab, pback allocated */
+    size_t nmod;         /* paths [0, nmod) make elements modified; the rest only stale (below) */
     bool via_backlinks;  /* some step of a key path is a backlink column */
+    backstep *bsteps;    /* those backlink columns, each once (derive_backlinks) */
+    size_t nbsteps, capbsteps;
     keyvec keys;         /* element keys at the notifier's version (queries, backlinks) */
     pending pend;
     bool initial, deleted, deleted_new;
+    bool stale;          /* something a query over the collection reads changed (cs_watch_depend_query) */
+    bool stale_deps;     /* cs_watch_depend_query could not name every path: w->deps, by column */
     uint32_t *cols;      /* objects: columns changed since the last take */
     size_t ncols, capcols;
     char **bkeys;        /* maps: the keys at the last take */
@@ -344,25 +357,24 @@ static int derive_backlinks(cs_notifier *n, cs_txn *old, cs_txn *nt)
     int rc = CS_OK;
     for (size_t i = 0; i < n->nw && rc == CS_OK; i++) {
         const cs_watch *w = n->w[i];
-        if (!w->via_backlinks) continue;
-        for (size_t pi = 0; pi < w->npaths && rc == CS_OK; pi++)
-            for (uint32_t j = 0; j < w->paths[pi].n && rc == CS_OK; j++) {
-                bstep b = w->pback[pi][j];
-                uint32_t table = w->ptab[pi][j], col = w->paths[pi].cols[j];
-                if (b.origin == CS_NONE) continue;
-                bool seen = false;
-                for (size_t d = 0; d < ndone && !seen; d++) seen = done[d][0] == table && done[d][1] == col;
-                if (seen) continue;
-                rc = grow((void **)&done, &capdone, ndone, sizeof *done);
-                if (rc != CS_OK) break;
-                done[ndone][0] = table;
-                done[ndone][1] = col;
-                ndone++;
-                added = false;
-                rc = derive_step(s, old, nt, table, col, b, &added);
-                /* the next step looks the summary up again: sort in what this one added */
-                if (added) summary_finish(s);
-            }
+        for (size_t k = 0; k < w->nbsteps && rc == CS_OK; k++) {
+            bstep b = w->bsteps[k].b;
+            uint32_t table = w->bsteps[k].table, col = w->bsteps[k].col;
+            /* nothing of the origin table written, created or deleted: no backlink moved */
+            if (!touched(s, b.origin)) continue;
+            bool seen = false;
+            for (size_t d = 0; d < ndone && !seen; d++) seen = done[d][0] == table && done[d][1] == col;
+            if (seen) continue;
+            rc = grow((void **)&done, &capdone, ndone, sizeof *done);
+            if (rc != CS_OK) break;
+            done[ndone][0] = table;
+            done[ndone][1] = col;
+            ndone++;
+            added = false;
+            rc = derive_step(s, old, nt, table, col, b, &added);
+            /* the next step looks the summary up again: sort in what this one added */
+            if (added) summary_finish(s);
+        }
     }
     free(done);
     return rc;
@@ -399,10 +411,14 @@ int cs_txn_commit_sparing(cs_txn *t, cs_notifier *n)
     /* only a writer, holding the writer lock, may set the field: another thread's commit
      * reads it in its publish (its own is then over) */
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit_sparing: not in a write transaction");
-    /* (the writer's own field: only this thread reads it, in the commit's publish) */
-    t->f->spared = &n->sleeping;
+    /* (set under the writer lock; the commit's publish takes it back, lock_publish) */
+    const bool *mine = &n->sleeping;
+    __atomic_store_n(&t->f->spared, mine, __ATOMIC_SEQ_CST);
     int rc = cs_txn_commit(t);
-    t->f->spared = NULL;
+    /* a commit that failed before publishing: take it back unless the publish did (a writer
+     * that began in between could still take it, sparing `n` once: a late wake, not a lost
+     * one, as the notifier's next wait sees the counter) */
+    __atomic_compare_exchange_n(&t->f->spared, &mine, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return rc;
 }
 
@@ -516,7 +532,31 @@ struct notify_waitv {
 #define NOTIFY_FUTEX_32 2u
 #define NOTIFY_FUTEX_PRIVATE 128u
 
-static int waitv_missing; /* set once futex_waitv said ENOSYS */
+/* How cs_notifier_wait waits: 0 not decided yet, 1 futex_waitv, 2 in slices (the kernel lacks
+ * futex_waitv, a seccomp filter refuses it, or CSTORE_NO_FUTEX_WAITV asks for the slices). */
+static int waitv_state;
+
+/* Decides waitv_state once: the environment first, then a probe (no futexes at all: EINVAL
+ * where the call exists, before anything else is looked at). */
+static bool waitv_usable(void)
+{
+    int st = __atomic_load_n(&waitv_state, __ATOMIC_ACQUIRE);
+    if (st == 0) {
+        const char *e = getenv("CSTORE_NO_FUTEX_WAITV");
+        if (e && *e && strcmp(e, "0") != 0) {
+            st = 2;
+        } else {
+            int saved = errno;
+            long r = syscall(SYS_futex_waitv, NULL, 0, 0, NULL, CLOCK_MONOTONIC);
+            st = r < 0 && errno == EINVAL ? 1 : 2;
+            errno = saved;
+        }
+        __atomic_store_n(&waitv_state, st, __ATOMIC_RELEASE);
+    }
+    return st == 1;
+}
+
+bool cs_notifier_waitv(void) { return waitv_usable(); }
 
 int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
 {
@@ -537,7 +577,7 @@ int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
         long left_ms = timeout_ms < 0 ? -1
                                       : (long)(deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000L;
         if (timeout_ms >= 0 && left_ms <= 0) return cs_fail(CS_BUSY, ETIMEDOUT, "no commit within %d ms", timeout_ms);
-        if (counter && !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED)) {
+        if (counter && waitv_usable()) {
             struct notify_waitv v[2] = {
                 {seen, (uint64_t)(uintptr_t)counter, NOTIFY_FUTEX_32, 0},
                 {wk, (uint64_t)(uintptr_t)&n->wake, NOTIFY_FUTEX_32 | NOTIFY_FUTEX_PRIVATE, 0},
@@ -547,7 +587,10 @@ int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms)
             int e = errno;
             lock_sleep_end(n->db->f, &n->sleeping);
             errno = e;
-            if (r < 0 && errno == ENOSYS) __atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
+            /* any failure but a changed word, a timeout or a signal: wait in slices from now on
+             * (looping on a call that fails at once would spin) */
+            if (r < 0 && errno != EAGAIN && errno != ETIMEDOUT && errno != EINTR)
+                __atomic_store_n(&waitv_state, 2, __ATOMIC_RELEASE);
             continue;
         }
         /* no futex_waitv: wait on one word for a slice, then look at the other */
@@ -589,7 +632,14 @@ static int path_push(cs_watch *w, size_t *cap, const cs_keypath *p, const uint32
     memcpy(w->ptab[w->npaths], tabs, sizeof *w->ptab);
     for (size_t i = 0; i < CS_KEYPATH_MAX; i++) {
         w->pback[w->npaths][i] = back ? back[i] : (bstep){CS_NONE, CS_NONE};
-        if (i < p->n && w->pback[w->npaths][i].origin != CS_NONE) w->via_backlinks = true;
+        if (i >= p->n || w->pback[w->npaths][i].origin == CS_NONE) continue;
+        w->via_backlinks = true;
+        bool seen = false;
+        for (size_t k = 0; k < w->nbsteps && !seen; k++)
+            seen = w->bsteps[k].table == tabs[i] && w->bsteps[k].col == p->cols[i];
+        if (seen) continue;
+        TRY(grow((void **)&w->bsteps, &w->capbsteps, w->nbsteps, sizeof *w->bsteps));
+        w->bsteps[w->nbsteps++] = (backstep){tabs[i], p->cols[i], back[i]};
     }
     w->npaths++;
     return CS_OK;
@@ -614,16 +664,10 @@ static int expand_default(cs_watch *w, cs_txn *t, uint32_t table, cs_keypath *p,
     return CS_OK;
 }
 
-static int watch_paths(cs_watch *w, const cs_keypath *paths, size_t npaths, int flags)
+/* Appends key paths given from the elements' table (checked against the schema). */
+static int paths_add(cs_watch *w, const cs_keypath *paths, size_t npaths)
 {
-    size_t cap = 0;
     cs_txn *t = w->n->t;
-    if (w->root == CS_NONE) return CS_OK;
-    if (!npaths) {
-        cs_keypath p = {{0}, 0};
-        uint32_t tabs[CS_KEYPATH_MAX];
-        return expand_default(w, t, w->root, &p, tabs, flags == CS_WATCH_SHALLOW ? 1 : CS_KEYPATH_MAX, &cap);
-    }
     for (size_t i = 0; i < npaths; i++) {
         const cs_keypath *p = &paths[i];
         if (p->n < 1 || p->n > CS_KEYPATH_MAX) return cs_fail(CS_MISUSE, 0, "a key path has %u columns", p->n);
@@ -641,9 +685,21 @@ static int watch_paths(cs_watch *w, const cs_keypath *paths, size_t npaths, int 
             if (j + 1 < p->n && table == CS_NONE)
                 return cs_fail(CS_MISUSE, 0, "key path goes on after a column that is not a link");
         }
-        TRY(path_push(w, &cap, p, tabs, back));
+        TRY(path_push(w, &w->cappaths, p, tabs, back));
     }
     return CS_OK;
+}
+
+static int watch_paths(cs_watch *w, const cs_keypath *paths, size_t npaths, int flags)
+{
+    if (w->root == CS_NONE) return CS_OK;
+    if (!npaths) {
+        cs_keypath p = {{0}, 0};
+        uint32_t tabs[CS_KEYPATH_MAX];
+        return expand_default(w, w->n->t, w->root, &p, tabs, flags == CS_WATCH_SHALLOW ? 1 : CS_KEYPATH_MAX,
+                              &w->cappaths);
+    }
+    return paths_add(w, paths, npaths);
 }
 
 /* The objects of `table` reached from `keys` (of the table step i's column is in) by walking
@@ -710,7 +766,7 @@ static int path_dirty(cs_watch *w, size_t pi, keyvec *out)
 static int watch_dirty(cs_watch *w)
 {
     w->dirty.n = 0;
-    for (size_t i = 0; i < w->npaths; i++) TRY(path_dirty(w, i, &w->dirty));
+    for (size_t i = 0; i < w->nmod; i++) TRY(path_dirty(w, i, &w->dirty));
     keyvec_sort_unique(&w->dirty);
     return CS_OK;
 }
@@ -728,6 +784,43 @@ static bool watch_touched(const cs_watch *w)
     for (size_t i = 0; i < w->deps.n; i++)
         if (touched(s, w->deps.d[i].table)) return true;
     return false;
+}
+
+/* Whether a column the watch's query dependencies name was written, or objects of their tables
+ * created or deleted (cs_watch_depend_query, when its paths could not all be key paths). */
+static bool deps_written(const cs_watch *w)
+{
+    const summary *s = &w->n->s;
+    for (size_t i = 0; i < w->deps.n; i++) {
+        const query_dep *d = &w->deps.d[i];
+        if (written(s, d->table, d->col) || runs_touch(s->created, s->ncreated, d->table) ||
+            runs_touch(s->deleted, s->ndeleted, d->table))
+            return true;
+    }
+    return false;
+}
+
+/* Marks the watch stale when this round changed something its query dependencies
+ * (cs_watch_depend_query) read of one of its `n` elements, `key(i)` from `ctx`. */
+static int mark_stale(cs_watch *w, size_t n, int (*key)(void *ctx, size_t i, int64_t *k), void *ctx)
+{
+    if (w->stale) return CS_OK;
+    if (w->stale_deps) {
+        w->stale = deps_written(w);
+        return CS_OK;
+    }
+    if (w->nmod == w->npaths) return CS_OK;
+    keyvec dk = {0};
+    int rc = CS_OK;
+    for (size_t i = w->nmod; i < w->npaths && rc == CS_OK; i++) rc = path_dirty(w, i, &dk);
+    keyvec_sort_unique(&dk);
+    for (size_t i = 0; i < n && dk.n && rc == CS_OK && !w->stale; i++) {
+        int64_t k;
+        rc = key(ctx, i, &k);
+        if (rc == CS_OK && keyvec_has(&dk, k)) w->stale = true;
+    }
+    free(dk.v);
+    return rc;
 }
 
 /* ---- watches ---------------------------------------------------------------------------- */
@@ -758,6 +851,7 @@ static void watch_destroy(cs_watch *w)
     free(w->paths);
     free(w->ptab);
     free(w->pback);
+    free(w->bsteps);
     free(w->keys.v);
     pending_free(&w->pend);
     free(w->cols);
@@ -872,6 +966,7 @@ static int map_snapshot(cs_watch *w)
 static int watch_start(cs_watch *w, const cs_keypath *paths, size_t npaths, int flags)
 {
     TRY(watch_paths(w, paths, npaths, flags));
+    w->nmod = w->npaths;
     size_t len = 0;
     switch (w->kind) {
     case W_QUERY:
@@ -1003,6 +1098,33 @@ int cs_watch_object(cs_notifier *n, uint32_t table, int64_t key, const cs_keypat
     return CS_OK;
 }
 
+int cs_watch_depend_query(cs_watch *w, const char *text, size_t len, const cs_value *args, size_t nargs,
+                          const cs_name_map *names)
+{
+    if (w->kind != W_COLL && w->kind != W_BACKLINKS)
+        return cs_fail(CS_MISUSE, 0, "cs_watch_depend_query: not a watch over a collection or backlinks");
+    /* a collection of values: the query reads the values, whose changes the watch has */
+    if (!w->links || w->root == CS_NONE) return CS_OK;
+    cs_query *q;
+    TRY(cs_query_new_named(w->n->t, w->root, text, len, args, nargs, names, &q));
+    query_keypaths k = {0};
+    int rc = query_keypaths_get(q, &k);
+    if (rc == CS_OK && !k.whole && w->npaths + k.n > 4096) k.whole = true;
+    if (rc == CS_OK && !k.whole) {
+        size_t before = w->npaths;
+        rc = paths_add(w, k.p, k.n);
+        if (rc != CS_OK) w->npaths = before;
+    }
+    if (rc == CS_OK && k.whole) {
+        /* what no key path names: every column the query reads, whatever object it is in */
+        rc = query_deps_get(q, &w->deps);
+        if (rc == CS_OK) w->stale_deps = true;
+    }
+    query_keypaths_free(&k);
+    cs_query_free(q);
+    return rc;
+}
+
 /* ---- rounds ----------------------------------------------------------------------------- */
 
 static int col_add(cs_watch *w, uint32_t col)
@@ -1112,6 +1234,22 @@ static int replay_mixed(cs_watch *w, cs_coll *now, size_t len, bool *done)
     return rc;
 }
 
+typedef struct coll_at {
+    cs_coll *c;
+    bool map;
+} coll_at;
+
+/* The key of element i of a collection of links (-1 for a null link). */
+static int coll_key(void *ctx, size_t i, int64_t *key)
+{
+    coll_at *a = ctx;
+    cs_value k, v;
+    if (a->map) TRY(cs_map_get_at(a->c, i, &k, &v));
+    else TRY(cs_list_get(a->c, i, &v));
+    *key = v.type == CS_TYPE_LINK ? v.v.link.key : -1;
+    return CS_OK;
+}
+
 static int round_coll(cs_watch *w)
 {
     const summary *s = &w->n->s;
@@ -1137,16 +1275,16 @@ static int round_coll(cs_watch *w)
         TRY(pending_clear(&w->pend));
         for (size_t i = 0; i < len; i++) TRY(pending_insert(&w->pend, i));
     }
-    if (!w->links || !w->npaths) return CS_OK;
+    if (!w->links) return CS_OK;
     TRY(watch_dirty(w));
-    if (!w->dirty.n) return CS_OK;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < len && w->dirty.n; i++) {
         cs_value k, v;
         if (w->map) TRY(cs_map_get_at(&c, i, &k, &v));
         else TRY(cs_list_get(&c, i, &v));
         if (v.type == CS_TYPE_LINK && keyvec_has(&w->dirty, v.v.link.key)) TRY(pending_modify(&w->pend, i));
     }
-    return CS_OK;
+    coll_at at = {&c, w->map};
+    return mark_stale(w, len, coll_key, &at);
 }
 
 /* Whether the summary holds a write of (table, col, key). */
@@ -1255,6 +1393,12 @@ static int query_incremental(cs_watch *w, keyvec *nk, bool *same)
     return rc;
 }
 
+static int keys_key(void *ctx, size_t i, int64_t *key)
+{
+    *key = ((keyvec *)ctx)->v[i];
+    return CS_OK;
+}
+
 static int round_keys(cs_watch *w)
 {
     const summary *s = &w->n->s;
@@ -1315,6 +1459,12 @@ static int round_keys(cs_watch *w)
     if (rc == CS_OK) rc = pending_apply(&w->pend, &d);
     free(nk.v);
     rdiff_free(&d);
+    if (rc == CS_OK && w->kind == W_BACKLINKS) {
+        /* no usable history: what the query reads may have changed anywhere (a List, Set or
+         * Map watch reports every element replaced then, which has its results compared) */
+        if (whole) w->stale = w->stale || w->npaths > w->nmod || w->stale_deps;
+        else rc = mark_stale(w, w->keys.n, keys_key, &w->keys);
+    }
     return rc;
 }
 
@@ -1333,7 +1483,7 @@ static int watch_round(cs_watch *w)
 
 bool cs_watch_pending(const cs_watch *w)
 {
-    if (w->initial || w->deleted_new) return true;
+    if (w->initial || w->deleted_new || w->stale) return true;
     if (w->kind == W_OBJECT) return w->ncols > 0;
     return pending_any(&w->pend);
 }
@@ -1342,6 +1492,7 @@ void cs_watch_discard(cs_watch *w)
 {
     /* an initial change set is a snapshot: there is nothing in it to leave out */
     w->deleted_new = false;
+    w->stale = false;
     w->ncols = 0;
     pending_reset(&w->pend, pending_len(&w->pend));
     if (w->map) map_snapshot(w);
@@ -1414,6 +1565,8 @@ int cs_watch_take(cs_watch *w, cs_changeset *out)
     }
     out->deleted = w->deleted_new;
     w->deleted_new = false;
+    out->stale = w->stale;
+    w->stale = false;
     if (w->kind == W_OBJECT) {
         out->columns = w->cols;
         out->ncolumns = w->ncols;

@@ -20,9 +20,20 @@ typedef struct query_deps {
     bool key_ordered;  /* a table query without SORT, DISTINCT or LIMIT: results in key order */
 } query_deps;
 
+/* The key paths a query reads, from its table (cs_keypath: a backlink step is the hidden
+ * backlink column of the table it leaves). */
+typedef struct query_keypaths {
+    cs_keypath *p;     /* each once */
+    size_t n, cap;     /* used, allocated */
+    bool whole;        /* some path is none (a SUBQUERY, more than CS_KEYPATH_MAX columns) */
+} query_keypaths;
+
 /** Binds the query to its transaction's schema and lists the columns it reads (out is reset). */
 int query_deps_get(cs_query *q, query_deps *out);
 void query_deps_free(query_deps *d);
+/** Binds the query and lists the key paths its filter, SORT and DISTINCT read (out is reset). */
+int query_keypaths_get(cs_query *q, query_keypaths *out);
+void query_keypaths_free(query_keypaths *k);
 /** Whether object `key` of the query's table matches its filter in the query's transaction
  *  (false when the object does not exist). */
 int query_match_one(cs_query *q, int64_t key, bool *match);

@@ -23,6 +23,13 @@
 //                              0...max with none missing (exit 2 naming the gap otherwise)
 //   soak-observer PATH S       for S seconds, refresh and check that the object count never
 //                              goes down (exit 2 otherwise)
+//   stress-writer PATH ID N    with an observer of every ProcPerson on a queue (so that this
+//                              process's notifier thread sleeps on the file and its commits
+//                              spare it), commit N ProcPersons "sID-I" one per commit; print
+//                              "ok" once the observer saw them all (exit 2 after 60 s without)
+//   sleep-observer PATH LOG    observe every ProcPerson on a queue, append the count to LOG
+//                              at the initial notification and at every change, and stay
+//                              until killed
 //   read-all PATH              open PATH and read every ProcPerson and property; print the
 //                              count, or the thrown Realm.Error's code (exit 3)
 //   default-schema PATH        open PATH without objectTypes (the schema is every model class
@@ -268,6 +275,49 @@ case "soak-observer":
         print("ok \(last)")
     } catch {
         fail("soak-observer failed: \(error)")
+    }
+case "stress-writer":
+    guard args.count == 5, let n = Int(args[4]) else { fail("usage: stress-writer PATH ID N") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        let mine = realm.objects(ProcPerson.self).filter("name BEGINSWITH %@", "s\(args[3])-")
+        let seen = DispatchSemaphore(value: 0)
+        let want = n
+        let token = mine.observe(on: DispatchQueue(label: "stress-writer")) { @Sendable change in
+            if case .update(let r, _, _, _) = change, r.count == want { seen.signal() }
+        }
+        for i in 0..<n {
+            try realm.write { realm.add(ProcPerson(value: ["name": "s\(args[3])-\(i)", "age": i])) }
+        }
+        if seen.wait(timeout: .now() + 60) == .timedOut {
+            FileHandle.standardError.write("the observer did not see \(n) objects\n".data(using: .utf8)!)
+            exit(2)
+        }
+        token.invalidate()
+        print("ok")
+    } catch {
+        fail("stress-writer failed: \(error)")
+    }
+case "sleep-observer":
+    guard args.count == 4 else { fail("usage: sleep-observer PATH LOG") }
+    let log = open(args[3], O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    if log < 0 { fail("cannot open \(args[3])") }
+    do {
+        let realm = try Realm(configuration: config(path))
+        let fd = log
+        let token = realm.objects(ProcPerson.self).observe(on: DispatchQueue(label: "sleep-observer")) { @Sendable change in
+            var n = -1
+            switch change {
+            case .initial(let r): n = r.count
+            case .update(let r, _, _, _): n = r.count
+            case .error: break
+            }
+            let line = "\(n)\n"
+            _ = line.withCString { write(fd, $0, strlen($0)) }
+        }
+        withExtendedLifetime(token) { while true { pause() } }
+    } catch {
+        fail("sleep-observer failed: \(error)")
     }
 case "read-all":
     do {

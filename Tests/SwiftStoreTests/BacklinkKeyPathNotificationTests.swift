@@ -8,6 +8,8 @@ final class BKOwner: Object {
     @Persisted var age = 0
     @Persisted var dogs: List<BKDog>
     @Persisted var pet: BKDog?
+    @Persisted var kennel: MutableSet<BKDog>
+    @Persisted var named: Map<String, BKDog?>
 }
 
 final class BKDog: Object {
@@ -289,6 +291,253 @@ private func owner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.se
         // Cy's age: nothing
         f.commitElsewhere { r in owner(r, "Cy").age = 9 }
         for e in all { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
+    /// A query whose filter or sort reads backlinks ("owners.@count", "ANY owners.name") sees a
+    /// change that touches only the backlinks: another object linking or unlinking an element,
+    /// the name of an object linking to it written, an object linking to it deleted. Over a List
+    /// (run loop, queue, with key paths that leave "owners" out), over LinkingObjects, and over
+    /// the table (filtered and sorted). Before, the List's and the LinkingObjects' queries missed
+    /// every one of these (their watch followed the collection and its elements' own columns).
+    @Test func queriesThroughBacklinksSeeBacklinkChanges() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b", "c"].map { r.create(BKDog.self, value: ["name": $0]) }
+            let ann = r.create(BKOwner.self, value: ["name": "Ann"])
+            ann.dogs.append(objectsIn: dogs)
+            r.create(BKOwner.self, value: ["name": "Bob"])
+            r.create(BKOwner.self, value: ["name": "Cy", "pet": dogs[1]])
+        }
+        let queue = DispatchQueue(label: "queries-through-backlinks")
+        let shared = Events<Seen>(), bobs = Events<Seen>(), bobsByName = Events<Seen>(), sharedOnQueue = Events<Seen>(),
+            keepersShared = Events<Seen>(), table = Events<Seen>(), tableSorted = Events<Seen>()
+        try f.run { realm in
+            let ann = owner(realm, "Ann")
+            f.tokens.append(ann.dogs.filter("owners.@count > 1").observe { shared.add(Seen($0)) })
+            f.tokens.append(ann.dogs.filter("ANY owners.name == 'Bob'").observe { bobs.add(Seen($0)) })
+            f.tokens.append(ann.dogs.filter("ANY @links.BKOwner.dogs.name == 'Bob'").observe(keyPaths: ["name"]) {
+                bobsByName.add(Seen($0))
+            })
+            f.tokens.append(ann.dogs.filter("owners.@count > 1").observe(on: queue) { sharedOnQueue.add(Seen($0)) })
+            // b's keepers (Cy), filtered by how many owners their pet has
+            f.tokens.append(dog(realm, "b").keepers.filter("pet.owners.@count > 1").observe { keepersShared.add(Seen($0)) })
+            f.tokens.append(realm.objects(BKDog.self).filter("owners.@count > 1").observe { table.add(Seen($0)) })
+            f.tokens.append(realm.objects(BKDog.self).filter("ANY owners.name == 'Bob'")
+                .sorted(byKeyPath: "name", ascending: false).observe { tableSorted.add(Seen($0)) })
+        }
+        // (the queue observer is left out of the checks that nothing came: its deliveries are not
+        // ordered with the run loop's, so a late one would pass them unseen)
+        let all = [shared, bobs, bobsByName, keepersShared, table, tableSorted]
+        #expect(sharedOnQueue.next() == Seen(initial: true, count: 0))
+        for e in all { #expect(e.next() == Seen(initial: true, count: 0)) }
+        try f.markDeliveries()
+
+        // Bob links b: b has two owners, one of them Bob
+        f.commitElsewhere { r in owner(r, "Bob").dogs.append(dog(r, "b")) }
+        for e in [shared, bobs, bobsByName, keepersShared, table, tableSorted] {
+            #expect(e.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        }
+        #expect(sharedOnQueue.next() == Seen(count: 1, ins: [0]))
+        for e in all { #expect(e.waiting == 0) }
+
+        // Bob renamed: no owner of b is called Bob any more
+        f.commitElsewhere { r in owner(r, "Bob").name = "Bobby" }
+        for e in [bobs, bobsByName, tableSorted] { #expect(e.next(timeout: 0) == Seen(count: 0, del: [0])) }
+        for e in all { #expect(e.waiting == 0) }
+
+        // Bobby deleted: b loses an owner
+        f.commitElsewhere { r in r.delete(owner(r, "Bobby")) }
+        for e in [shared, keepersShared, table] { #expect(e.next(timeout: 0) == Seen(count: 0, del: [0])) }
+        #expect(sharedOnQueue.next() == Seen(count: 0, del: [0]))
+        for e in all { #expect(e.waiting == 0) }
+
+        // a property no query reads: nothing
+        f.commitElsewhere { r in owner(r, "Cy").age = 5 }
+        for e in all { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
+    /// The same for what a filter reads through a link when the observer's key paths leave it out
+    /// (before, only the elements' own properties were followed then), and for a SUBQUERY over
+    /// backlinks (no key path: any write of a property it reads makes the results be compared).
+    @Test func queriesThroughLinksWithKeyPathsAndSubqueries() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b"].map { r.create(BKDog.self, value: ["name": $0]) }
+            let ann = r.create(BKOwner.self, value: ["name": "Ann", "pet": dogs[0]])
+            ann.dogs.append(objectsIn: dogs)
+            r.create(BKOwner.self, value: ["name": "Bob"])
+        }
+        let petNamed = Events<Seen>(), subquery = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(dog(realm, "a").keepers.filter("pet.name == 'z'").observe(keyPaths: ["age"]) {
+                petNamed.add(Seen($0))
+            })
+            f.tokens.append(owner(realm, "Ann").dogs.filter("SUBQUERY(owners, $o, $o.age > 3).@count > 0").observe {
+                subquery.add(Seen($0))
+            })
+        }
+        let all = [petNamed, subquery]
+        for e in all { #expect(e.next() == Seen(initial: true, count: 0)) }
+        try f.markDeliveries()
+
+        // the name of the keeper's pet
+        f.commitElsewhere { r in dog(r, "a").name = "z" }
+        #expect(petNamed.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        for e in all { #expect(e.waiting == 0) }
+
+        // an owner's age, then another owner linking b
+        // (Ann is a's keeper: her age is a modification for the key paths ["age"])
+        f.commitElsewhere { r in owner(r, "Ann").age = 4 }
+        #expect(subquery.next(timeout: 0) == Seen(count: 2, ins: [0, 1]))
+        #expect(petNamed.next(timeout: 0) == Seen(count: 1, mod: [0]))
+        f.commitElsewhere { r in owner(r, "Ann").age = 1 }
+        #expect(subquery.next(timeout: 0) == Seen(count: 0, del: [0, 1]))
+        #expect(petNamed.next(timeout: 0) == Seen(count: 1, mod: [0]))
+        f.commitElsewhere { r in
+            owner(r, "Bob").age = 9
+            owner(r, "Bob").dogs.append(dog(r, "b"))
+        }
+        #expect(subquery.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        for e in all { #expect(e.waiting == 0) }
+        try f.finish()
+    }
+
+    /// A query over a List observed with key paths reports modifications for those key paths
+    /// only: a write of a property the filter reads but the key paths leave out moves elements
+    /// in or out of the results, and is no modification of one that stays (as in RealmSwift).
+    /// Before, every property of the elements counted as a modification then.
+    @Test func aQueryOverAListWithKeyPathsModifiesOnlyForThem() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b"].map { r.create(BKDog.self, value: ["name": $0]) }
+            r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+        }
+        let named = Events<Seen>(), aged = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(owner(realm, "Ann").dogs.filter("name != 'q'").observe(keyPaths: ["name"]) { named.add(Seen($0)) })
+            f.tokens.append(owner(realm, "Ann").dogs.filter("age > 3").observe(keyPaths: ["name"]) { aged.add(Seen($0)) })
+        }
+        #expect(named.next() == Seen(initial: true, count: 2))
+        #expect(aged.next() == Seen(initial: true, count: 0))
+        try f.markDeliveries()
+        f.commitElsewhere { r in dog(r, "a").age = 7 }
+        #expect(aged.next(timeout: 0) == Seen(count: 1, ins: [0]))
+        #expect(named.next(timeout: 0) == nil)
+        f.commitElsewhere { r in dog(r, "a").age = 8 }
+        #expect(aged.next(timeout: 0) == nil)
+        f.commitElsewhere { r in dog(r, "a").name = "a2" }
+        #expect(aged.next(timeout: 0) == Seen(count: 1, mod: [0]))
+        #expect(named.next(timeout: 0) == Seen(count: 2, mod: [0]))
+        try f.finish()
+    }
+
+    /// An aggregate over linked objects (`dogs.@max.age`) reads the linked objects' property: a
+    /// write of it reaches a table query and a query over LinkingObjects (by key path, and by
+    /// column through a SUBQUERY). Before, the table query and the SUBQUERY's missed it.
+    @Test func aggregatesOverLinkedObjectsAreDependencies() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b"].map { r.create(BKDog.self, value: ["name": $0]) }
+            r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+        }
+        let table = Events<Seen>(), bySubquery = Events<Seen>(), byPath = Events<Seen>()
+        try f.run { realm in
+            f.tokens.append(realm.objects(BKOwner.self).filter("dogs.@max.age > 5").observe { table.add(Seen($0)) })
+            f.tokens.append(dog(realm, "b").owners.filter("SUBQUERY(dogs, $d, $d.name == 'x').@count == 0 AND dogs.@max.age > 5")
+                .observe(keyPaths: ["name"]) { bySubquery.add(Seen($0)) })
+            f.tokens.append(dog(realm, "b").owners.filter("dogs.@max.age > 5").observe(keyPaths: ["name"]) { byPath.add(Seen($0)) })
+        }
+        for e in [table, bySubquery, byPath] { #expect(e.next() == Seen(initial: true, count: 0)) }
+        try f.markDeliveries()
+        f.commitElsewhere { r in dog(r, "a").age = 10 }
+        for e in [table, bySubquery, byPath] { #expect(e.next(timeout: 0) == Seen(count: 1, ins: [0])) }
+        try f.finish()
+    }
+
+    /// A write made without notifying the observers of queries over a List (one through
+    /// backlinks, one through the elements' own properties) is not in their next change sets:
+    /// they start from the results the write left. Before, the next commit's change set was
+    /// compared with the results before the skipped write and reported its changes again.
+    @Test func aWriteWithoutNotifyingIsNotReportedLater() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b", "c"].map { r.create(BKDog.self, value: ["name": $0]) }
+            r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            r.create(BKOwner.self, value: ["name": "Bob"])
+        }
+        let shared = Events<Seen>(), plain = Events<Seen>()
+        let skipped = try f.run { realm -> [NotificationToken] in
+            let ann = owner(realm, "Ann")
+            let t = [ann.dogs.filter("owners.@count > 1").observe { shared.add(Seen($0)) },
+                     ann.dogs.filter("name != 'zz'").observe { plain.add(Seen($0)) }]
+            f.tokens += t
+            return t
+        }
+        #expect(shared.next() == Seen(initial: true, count: 0))
+        #expect(plain.next() == Seen(initial: true, count: 3))
+        try f.markDeliveries()
+        try f.run { realm in
+            try realm.write(withoutNotifying: skipped) {
+                owner(realm, "Bob").dogs.append(dog(realm, "b"))
+                owner(realm, "Ann").dogs.append(realm.create(BKDog.self, value: ["name": "d"]))
+            }
+        }
+        _ = f.done.next(timeout: 2)
+        #expect(shared.waiting == 0 && plain.waiting == 0)
+        f.commitElsewhere { r in
+            owner(r, "Bob").dogs.append(dog(r, "c"))
+            dog(r, "a").name = "a2"
+        }
+        #expect(shared.next(timeout: 0) == Seen(count: 2, ins: [1]))
+        #expect(plain.next(timeout: 0) == Seen(count: 4, mod: [0]))
+        try f.finish()
+    }
+
+    /// Queries over a MutableSet and a Map see a backlink change (another owner linking an
+    /// element); a LinkingObjects query sorted through a link (`pet.name`) and observed with key
+    /// paths that leave it out sees the order change; a filter whose path is longer than a key
+    /// path can be (five columns) sees a write of the column it ends in.
+    @Test func setMapSortAndLongPathQueries() throws {
+        let f = try BacklinkFixture { r in
+            let dogs = ["a", "b", "p", "q"].map { r.create(BKDog.self, value: ["name": $0]) }
+            let ann = r.create(BKOwner.self, value: ["name": "Ann", "pet": dogs[2]])
+            ann.dogs.append(objectsIn: dogs[0...2])
+            ann.kennel.insert(objectsIn: dogs[0...1])
+            ann.named["x"] = dogs[0]
+            ann.named["y"] = dogs[1]
+            let bob = r.create(BKOwner.self, value: ["name": "Bob", "pet": dogs[3]])
+            bob.dogs.append(dogs[0])
+        }
+        let kennel = Events<Seen>(), named = Events<Seen>(), byPet = Events<Seen>(), long = Events<Seen>()
+        var byPetNames = Events<[String]>()
+        try f.run { realm in
+            let ann = owner(realm, "Ann")
+            f.tokens.append(ann.kennel.filter("owners.@count > 1").observe { kennel.add(Seen($0)) })
+            f.tokens.append(ann.named.filter("owners.@count > 1").observe { named.add(Seen($0)) })
+            f.tokens.append(dog(realm, "a").owners.sorted(byKeyPath: "pet.name").observe(keyPaths: ["age"]) { c in
+                byPet.add(Seen(c))
+                if case .update(let r, _, _, _) = c { byPetNames.add(r.map(\.name)) }
+            })
+            f.tokens.append(ann.dogs.filter("ANY owners.pet.owners.pet.name == 'zz'").observe(keyPaths: ["age"]) {
+                long.add(Seen($0))
+            })
+        }
+        #expect(kennel.next() == Seen(initial: true, count: 1))
+        #expect(named.next() == Seen(initial: true, count: 1))
+        #expect(byPet.next() == Seen(initial: true, count: 2))
+        #expect(long.next() == Seen(initial: true, count: 0))
+        try f.markDeliveries()
+        // Bob links b: b has two owners, in the set and the map
+        f.commitElsewhere { r in owner(r, "Bob").dogs.append(dog(r, "b")) }
+        #expect(kennel.next(timeout: 0)?.insertions.count == 1)
+        #expect(named.next(timeout: 0)?.insertions.count == 1)
+        // the owners' pets renamed so that their order swaps (p -> r, after q)
+        f.commitElsewhere { r in dog(r, "p").name = "r" }
+        #expect(byPet.next(timeout: 0)?.count == 2)
+        #expect(byPetNames.next(timeout: 0) == ["Bob", "Ann"])
+        // Ann's pet (in her dogs), reached from each of her dogs through owners.pet.owners.pet,
+        // called zz
+        f.commitElsewhere { r in dog(r, "r").name = "zz" }
+        #expect(long.next(timeout: 0) == Seen(count: 3, ins: [0, 1, 2]))
+        for e in [kennel, named, byPet, long] { #expect(e.waiting == 0) }
+        byPetNames = Events()
         try f.finish()
     }
 

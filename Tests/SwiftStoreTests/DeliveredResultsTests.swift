@@ -142,4 +142,47 @@ private typealias CollectionSeen = Seen
         #expect(seen.waiting == 0)
         try f.finish()
     }
+
+    /// A queue observer of a query over a List and of a table query gets the same results at
+    /// every delivery while the queue's Realm is the same (their query parsed once, not at each
+    /// delivery), and new ones after that Realm was invalidated (whose results end with it).
+    @Test func aQueueObserverKeepsItsResultsWhileItsRealmIsTheSame() throws {
+        let f = try Fixture()
+        let queue = DispatchQueue(label: "kept-results")
+        let listIds = Events<ObjectIdentifier>(), tableIds = Events<ObjectIdentifier>()
+        try f.run { realm in
+            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex", "age": 1]]]) }
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(ann.dogs.filter("age > %@", 0).observe(on: queue) { change in
+                if case .update(let r, _, _, _) = change { listIds.add(ObjectIdentifier(r.base)) }
+                if case .initial(let r) = change { listIds.add(ObjectIdentifier(r.base)) }
+            })
+            f.tokens.append(realm.objects(NDog.self).filter("age > %@", 0).observe(on: queue) { change in
+                if case .update(let r, _, _, _) = change { tableIds.add(ObjectIdentifier(r.base)) }
+                if case .initial(let r) = change { tableIds.add(ObjectIdentifier(r.base)) }
+            })
+        }
+        var list: [ObjectIdentifier] = [], table: [ObjectIdentifier] = []
+        func next() {
+            if let l = listIds.next() { list.append(l) }
+            if let t = tableIds.next() { table.append(t) }
+        }
+        next()
+        for age in 2...4 {
+            f.writeElsewhere { r in
+                let ann = r.objects(NPerson.self).first!
+                ann.dogs.append(r.create(NDog.self, value: ["name": "d\(age)", "age": age]))
+            }
+            next()
+        }
+        #expect(list.count == 4 && Set(list).count == 1, "\(list)")
+        #expect(table.count == 4 && Set(table).count == 1, "\(table)")
+        // the queue's Realm invalidated: new results at the next delivery
+        queue.sync { try! Realm(configuration: f.config, queue: queue).invalidate() }
+        f.writeElsewhere { r in r.objects(NPerson.self).first!.dogs.append(r.create(NDog.self, value: ["name": "z", "age": 9])) }
+        next()
+        #expect(list.count == 5 && list[4] != list[0])
+        #expect(table.count == 5 && table[4] != table[0])
+        try f.finish()
+    }
 }

@@ -33,6 +33,12 @@ final class ReleaseProbe: @unchecked Sendable {
     }
 }
 
+/// An AnyRealmValue property, whose nested list or dictionary can be a query's argument.
+final class NRelMixed: Object {
+    @Persisted var name = ""
+    @Persisted var value: AnyRealmValue
+}
+
 /// A person's dogs projected to their names, for a ProjectedCollection observed on a queue.
 final class NRelDogNames: Projection<NPerson> {
     @Projected(\NPerson.dogs.projectTo.name) var dogNames: ProjectedCollection<String>
@@ -226,7 +232,7 @@ final class NRelDogNames: Projection<NPerson> {
                                _ register: @escaping (Realm, DispatchQueue, Events<String>) throws -> NotificationToken)
         throws -> (released: [String], delivered: [String]) {
         let dir = TempDir()
-        let config = dir.config([NToy.self, NDog.self, NPerson.self, NSetOwner.self])
+        let config = dir.config([NToy.self, NDog.self, NPerson.self, NSetOwner.self, NRelMixed.self])
         let owner = RunLoopThread()
         defer { owner.stop() }
         let queue = DispatchQueue(label: label)
@@ -356,6 +362,33 @@ final class NRelDogNames: Projection<NPerson> {
         }
     }
 
+    /// As above for a query whose argument is an AnyRealmValue holding a nested list or
+    /// dictionary read from an object (an accessor of the registering Realm): the observer keeps
+    /// what the argument converts to (a null, as the query reads it), not the nested
+    /// collection. Before, the address kept the accessor, and with it the registering Realm,
+    /// which then went with the token, off its thread.
+    @Test func aQueryObserverOnAQueueHoldsNoRealmThroughANestedCollectionArgument() throws {
+        for nested in ["list", "dictionary"] {
+            let (released, delivered) = try releasePlaces("release-nested-\(nested)") { realm, queue, delivered in
+                try realm.write {
+                    let v: AnyRealmValue = nested == "list" ? .fromArray([.int(1), .string("a")])
+                        : .fromDictionary(["k": .int(1)])
+                    realm.create(NRelMixed.self, value: ["name": "nested", "value": v])
+                    realm.create(NRelMixed.self, value: ["name": "none"])
+                }
+                let holder = realm.objects(NRelMixed.self).filter("name == 'nested'").first!
+                let argument = holder.value
+                if nested == "list" { precondition(argument.listValue?.realm != nil) }
+                else { precondition(argument.dictionaryValue?.realm != nil) }
+                return realm.objects(NRelMixed.self).filter("value == %@", argument).observe(on: queue) { change in
+                    if case .initial(let r) = change { delivered.add("\(r.count) \(r.first?.name ?? "")") }
+                }
+            }
+            #expect(released == Self.letGoOnTheirThreads, "\(nested)")
+            #expect(delivered == ["1 none"], "\(nested)")
+        }
+    }
+
     /// A query over a List with an object and an array of objects as arguments, observed on the
     /// run loop and on a queue: the queue's observer runs the query in the queue's Realm with
     /// the objects as links (to translate the List's change set) and gets the same change sets.
@@ -442,52 +475,36 @@ final class NRelDogNames: Projection<NPerson> {
         #expect(delivered == ["queue's Realm 1"])
     }
 
-    /// As above for a List.
-    @Test func aListObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
-        let (released, delivered) = try releasePlaces("release-list") { realm, queue, delivered in
-            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
-            return realm.objects(NPerson.self).first!.dogs.observe(on: queue) { change in
-                if case .initial(let l) = change { delivered.add("\(Self.through(l.realm, queue)) \(l.count)") }
+    /// As above for a List, a MutableSet, a Map and LinkingObjects.
+    @Test(arguments: ["list", "set", "map", "backlinks"])
+    func aCollectionObserverOnAQueueHoldsNoRealmOfTheRegisteringThread(_ kind: String) throws {
+        let (released, delivered) = try releasePlaces("release-\(kind)") { realm, queue, delivered in
+            func seen(_ realm: Realm?, _ count: Int) { delivered.add("\(Self.through(realm, queue)) \(count)") }
+            switch kind {
+            case "list":
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                return realm.objects(NPerson.self).first!.dogs.observe(on: queue) { change in
+                    if case .initial(let l) = change { seen(l.realm, l.count) }
+                }
+            case "set":
+                try realm.write { realm.create(NSetOwner.self, value: ["name": "a", "toys": [["brand": "b"]]]) }
+                return realm.objects(NSetOwner.self).first!.toys.observe(on: queue) { change in
+                    if case .initial(let c) = change { seen(c.realm, c.count) }
+                }
+            case "map":
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "tags": ["x": 1, "y": 2]]) }
+                return realm.objects(NPerson.self).first!.tags.observe(on: queue) { change in
+                    if case .initial(let m) = change { seen(m.realm, m.count) }
+                }
+            default:
+                try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
+                return realm.objects(NDog.self).first!.owners.observe(on: queue) { change in
+                    if case .initial(let o) = change { seen(o.realm, o.count) }
+                }
             }
         }
         #expect(released == Self.letGoOnTheirThreads)
-        #expect(delivered == ["queue's Realm 1"])
-    }
-
-    /// As above for a MutableSet.
-    @Test func aSetObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
-        let (released, delivered) = try releasePlaces("release-set") { realm, queue, delivered in
-            try realm.write { realm.create(NSetOwner.self, value: ["name": "a", "toys": [["brand": "b"]]]) }
-            return realm.objects(NSetOwner.self).first!.toys.observe(on: queue) { change in
-                if case .initial(let s) = change { delivered.add("\(Self.through(s.realm, queue)) \(s.count)") }
-            }
-        }
-        #expect(released == Self.letGoOnTheirThreads)
-        #expect(delivered == ["queue's Realm 1"])
-    }
-
-    /// As above for a Map.
-    @Test func aMapObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
-        let (released, delivered) = try releasePlaces("release-map") { realm, queue, delivered in
-            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "tags": ["x": 1, "y": 2]]) }
-            return realm.objects(NPerson.self).first!.tags.observe(on: queue) { change in
-                if case .initial(let m) = change { delivered.add("\(Self.through(m.realm, queue)) \(m.count)") }
-            }
-        }
-        #expect(released == Self.letGoOnTheirThreads)
-        #expect(delivered == ["queue's Realm 2"])
-    }
-
-    /// As above for LinkingObjects.
-    @Test func aLinkingObjectsObserverOnAQueueHoldsNoRealmOfTheRegisteringThread() throws {
-        let (released, delivered) = try releasePlaces("release-backlinks") { realm, queue, delivered in
-            try realm.write { realm.create(NPerson.self, value: ["name": "Ann", "dogs": [["name": "Rex"]]]) }
-            return realm.objects(NDog.self).first!.owners.observe(on: queue) { change in
-                if case .initial(let o) = change { delivered.add("\(Self.through(o.realm, queue)) \(o.count)") }
-            }
-        }
-        #expect(released == Self.letGoOnTheirThreads)
-        #expect(delivered == ["queue's Realm 1"])
+        #expect(delivered == ["queue's Realm \(kind == "map" ? 2 : 1)"])
     }
 
     /// As above for AnyRealmCollection (of Results, of a List, of LinkingObjects): the block gets

@@ -6,9 +6,44 @@
 import CStore
 import Foundation
 import Testing
+import TestSupport
 @testable import SwiftStore
 
 @Suite struct NotificationWakeTests {
+    /// A fixture with one NDog (age 0) and an observer of it on a new queue, whose changes go to
+    /// the returned events.
+    private func dogObservedOnAQueue(_ label: String) throws -> (Fixture, Events<SeenObject>) {
+        let f = try Fixture()
+        let dog = Events<SeenObject>()
+        let queue = DispatchQueue(label: label)
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
+            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                dog.add(SeenObject(c))
+            })
+        }
+        return (f, dog)
+    }
+
+    /// A commit through the C API on a handle of its own (sparing no notifier), creating one
+    /// object of `table` when given.
+    private func commitThroughTheCore(_ path: String, creatingIn table: String? = nil) throws {
+        var opts = cs_options()
+        var db: OpaquePointer?
+        try #require(cs_db_open(path, &opts, &db) == 0)
+        defer { cs_db_close(db) }
+        var txn: OpaquePointer?
+        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
+        defer { cs_txn_end(txn) }
+        if let table {
+            var t: UInt32 = 0
+            try #require(cs_table_find(txn, table, &t) == 0)
+            var obj = cs_obj()
+            try #require(cs_obj_create(txn, t, &obj) == 0)
+        }
+        try #require(cs_txn_commit(txn) == 0)
+    }
+
     /// A commit made through the C API on another handle of this process (sparing nothing: nothing
     /// computes it on the committing thread) wakes the notifier thread: a Realm observer gets
     /// `.didChange` and a query observer on a queue its change set.
@@ -24,51 +59,17 @@ import Testing
         #expect(queued.next()?.initial == true)
         // (the notifier thread asleep on the file before the commit)
         try waitForSleepers(f.config.path, 1)
-        var opts = cs_options()
-        var db: OpaquePointer?
-        try #require(cs_db_open(f.config.path, &opts, &db) == 0)
-        defer { cs_db_close(db) }
-        var txn: OpaquePointer?
-        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
-        var table: UInt32 = 0
-        try #require(cs_table_find(txn, "NDog", &table) == 0)
-        var obj = cs_obj()
-        try #require(cs_obj_create(txn, table, &obj) == 0)
-        try #require(cs_txn_commit(txn) == 0)
-        cs_txn_end(txn)
+        try commitThroughTheCore(f.config.path, creatingIn: "NDog")
         #expect(realmEvents.next() == .didChange)
         #expect(queued.next() == Seen(count: 1, ins: [0]))
         try f.finish()
     }
 
-    /// Waits until the lock file's sleepers (bytes 112-115, docs/FORMAT.md §9) count `n`.
-    private func waitForSleepers(_ path: String, _ n: UInt32) throws {
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let h = try FileHandle(forReadingFrom: URL(fileURLWithPath: path + ".lock"))
-            try h.seek(toOffset: 112)
-            let b = [UInt8](h.readData(ofLength: 4))
-            try h.close()
-            let count = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-            if count == n { return }
-            try #require(Date() < deadline, "the lock file counts \(count) sleepers, not \(n)")
-            usleep(1000)
-        }
-    }
-
     /// Commits through a Realm of this process spare the notifier thread: it sleeps through
-    /// them (its wait never returns) while each is delivered; a commit through the C API on
-    /// another handle wakes it.
+    /// them (its wait never returns, with futex_waitv; waiting in slices, it sees them at the end
+    /// of a slice) while each is delivered; a commit through the C API on another handle wakes it.
     @Test func realmCommitsLeaveTheNotifierThreadAsleep() throws {
-        let f = try Fixture()
-        let dog = Events<SeenObject>()
-        let queue = DispatchQueue(label: "spared")
-        try f.run { realm in
-            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
-            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
-                dog.add(SeenObject(c))
-            })
-        }
+        let (f, dog) = try dogObservedOnAQueue("spared")
         let notifier = try #require(FileNotifier.running(f.config.path))
         try waitForSleepers(f.config.path, 1)
         let before = notifier.rounds.load(ordering: .relaxed)
@@ -76,16 +77,11 @@ import Testing
             try f.run { realm in try realm.write { realm.objects(NDog.self).first!.age = age } }
             #expect(dog.next() == SeenObject(names: ["age"], old: ["\(age - 1)"], new: ["\(age)"]))
         }
-        #expect(notifier.rounds.load(ordering: .relaxed) == before, "the notifier thread woke for a spared commit")
+        if cs_notifier_waitv() {
+            #expect(notifier.rounds.load(ordering: .relaxed) == before, "the notifier thread woke for a spared commit")
+        }
         // the control: a commit it is not spared from
-        var opts = cs_options()
-        var db: OpaquePointer?
-        try #require(cs_db_open(f.config.path, &opts, &db) == 0)
-        defer { cs_db_close(db) }
-        var txn: OpaquePointer?
-        try #require(cs_txn_begin(db, Int32(CS_TXN_WRITE), &txn) == 0)
-        try #require(cs_txn_commit(txn) == 0)
-        cs_txn_end(txn)
+        try commitThroughTheCore(f.config.path)
         let deadline = Date().addingTimeInterval(10)
         while notifier.rounds.load(ordering: .relaxed) == before && Date() < deadline { usleep(1000) }
         #expect(notifier.rounds.load(ordering: .relaxed) > before)
@@ -95,15 +91,7 @@ import Testing
     /// Commits through another Realm of this process (sparing the notifier thread: the
     /// committing thread computes them) reach an object observer on a queue, each with its own change set.
     @Test func otherRealmsCommitsAreDelivered() throws {
-        let f = try Fixture()
-        let dog = Events<SeenObject>()
-        let queue = DispatchQueue(label: "other-realm")
-        try f.run { realm in
-            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
-            f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
-                dog.add(SeenObject(c))
-            })
-        }
+        let (f, dog) = try dogObservedOnAQueue("other-realm")
         let config = f.config
         onNewThread {
             let r = try! Realm(configuration: config)
@@ -140,5 +128,43 @@ import Testing
         let e = events.next()
         #expect(e?.0 == "change" && e?.1 == ["age 1 42"])
         token.invalidate()
+    }
+
+    /// Without futex_waitv (kernels before 5.16, or a seccomp filter refusing it) the notifier
+    /// waits in slices; CSTORE_NO_FUTEX_WAITV makes a process do so. The wake tests (the core's,
+    /// these, and the stress tests) pass in a run of this test binary under it, which says it
+    /// waits in slices.
+    @Test func wakeTestsPassWaitingInSlices() throws {
+        if ProcessInfo.processInfo.environment["CSTORE_NO_FUTEX_WAITV"] != nil {
+            #expect(!cs_notifier_waitv())
+            return
+        }
+        let dir = TempDir()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        p.arguments = ["--testing-library", "swift-testing",
+                       "--filter", "NotifyCoreTests/(waitWakes|aCommitSparing|aMisusedCommitSparing|aCommitOfAnotherProcess)",
+                       "--filter", "NotificationWakeTests", "--filter", "NotificationStressTests"]
+        var env = ProcessInfo.processInfo.environment
+        env["CSTORE_NO_FUTEX_WAITV"] = "1"
+        p.environment = env
+        let out = dir.url.appendingPathComponent("slices.out")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = p.standardOutput
+        try p.run()
+        let deadline = Date().addingTimeInterval(300)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        let text = readText(out.path)
+        #expect(p.terminationStatus == 0, "\(text.suffix(4000))")
+        // (each of them ran and passed there)
+        for name in ["waitWakes", "aCommitSparingANotifierLeavesItAsleep", "aMisusedCommitSparingSparesNothing",
+                     "aCommitOfAnotherProcessSparingItsNotifierWakes", "realmCommitsLeaveTheNotifierThreadAsleep",
+                     "coreCommitInThisProcessIsDelivered", "commitsFromProcessesAndThreadsWhileObserversComeAndGo",
+                     "aSleeperKilledWhileAsleepLeavesEveryoneNotified"] {
+            #expect(text.contains("Test \(name)() passed"), "\(name) did not pass waiting in slices")
+        }
     }
 }

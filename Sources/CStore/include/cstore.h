@@ -1206,6 +1206,9 @@ typedef struct cs_changeset {
     uint64_t version;          /* the version the change set brings the observer to */
     bool initial;              /* the watch's first change set (nothing else is set) */
     bool deleted;              /* the object, or the collection's owner, was deleted */
+    bool stale;                /* something a query over the collection reads of its elements
+                                  changed (cs_watch_depend_query): run that query again; the
+                                  change set may be empty otherwise */
     const size_t *deletions;   size_t ndeletions;
     const size_t *insertions;  size_t ninsertions;
     const size_t *modifications; const size_t *modifications_new; size_t nmodifications;
@@ -1252,6 +1255,13 @@ int cs_watch_move(cs_watch *w, cs_notifier *to);
  *  `timeout_ms` passes (CS_BUSY; -1: no limit). Waits on both at once with futex_waitv where the
  *  kernel has it, else in slices of the commit wait. Thread-safe. */
 int cs_notifier_wait(cs_notifier *n, uint32_t seen, int timeout_ms);
+/** Whether cs_notifier_wait waits on the commit counter and its wake word at once (futex_waitv,
+ *  Linux 5.16); false when the kernel lacks it or refuses it, or when the environment variable
+ *  CSTORE_NO_FUTEX_WAITV is set (not "0") when the process first waits or asks: the waits then
+ *  go in 20 ms slices of the commit counter's wait, looking at the wake word between them, so a
+ *  wake takes up to a slice and a commit that spared the notifier is seen at the end of one.
+ *  Decided once per process. */
+bool cs_notifier_waitv(void);
 /** Wakes cs_notifier_wait. Thread-safe. */
 void cs_notifier_wake(cs_notifier *n);
 /** As cs_txn_commit, but the commit does not wake notifier `n` (of the same file, else
@@ -1286,6 +1296,17 @@ int cs_watch_backlinks(cs_notifier *n, uint32_t table, int64_t key, uint32_t ori
 /** A watch over one object. */
 int cs_watch_object(cs_notifier *n, uint32_t table, int64_t key, const cs_keypath *paths, size_t npaths,
                     int flags, cs_watch **out);
+/** Makes watch `w`, over a List, Set or Map of objects or over backlinks, pending also when a
+ *  property that query `text` (its filter, SORT and DISTINCT, as cs_query_new_named over the
+ *  elements' table) reads of one of its elements changes, through links and backlinks: the
+ *  change set then sets `stale`, and no element is modified for it (the watch's key paths
+ *  alone decide that). For a query over the collection, whose results may change although the
+ *  collection did not (docs/ARCHITECTURE.md, Change notifications). A query whose paths are no
+ *  key paths (a SUBQUERY, more than CS_KEYPATH_MAX columns) makes the watch stale whenever a
+ *  column it reads is written in any object. Nothing for a collection of values. CS_MISUSE for
+ *  other watches. */
+int cs_watch_depend_query(cs_watch *w, const char *text, size_t len, const cs_value *args, size_t nargs,
+                          const cs_name_map *names);
 void cs_watch_free(cs_watch *w);
 /** Whether the watch has changes to hand out (its initial change set counts). */
 bool cs_watch_pending(const cs_watch *w);

@@ -311,6 +311,7 @@ enum QueryOps {
     }
 
     static func filter<E: RealmCollectionValue>(_ base: ResultsBase, _ text: String, _ args: [Any]) throws -> Results<E> {
+        // (the arguments are read now, `ResultsBase.adding`)
         let derived = base.adding(predicate: text, args)
         if base.isDetached { return Results(base: derived) }
         // Parse now, so a malformed predicate fails at the call. After earlier predicates the new

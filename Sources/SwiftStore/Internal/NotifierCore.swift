@@ -210,6 +210,35 @@ final class NotifierCore: @unchecked Sendable {
         }
     }
 
+    /// Makes `make`'s watch, a collection's or backlinks' watch behind `base` (a query over that
+    /// collection), also report the changes `base`'s filter and sort read of the elements
+    /// (through links and backlinks), which may change the results while the collection stays as
+    /// it was (`cs_watch_depend_query`). What it needs of `base` is copied now, as for
+    /// `queryWatchMaker`.
+    static func dependingOnQuery(_ base: ResultsBase, _ make: @escaping (NotifierCore) -> Watch?) -> (NotifierCore) -> Watch? {
+        guard base.info != nil else { return make }
+        let core = base.core
+        let text = base.queryText
+        let args = CoreCall.must { try QueryArguments(base.predicates.flatMap(\.1), core: core) }
+        args.detachFromRealm()
+        let names = NameMapCopy(core.nameMap)
+        return { n in
+            guard let w = make(n) else { return nil }
+            let rc = names.entries.withUnsafeBufferPointer { e in
+                var map = cs_name_map(entries: e.baseAddress, count: e.count)
+                return args.values.withUnsafeBufferPointer { a in
+                    cs_watch_depend_query(w, text, text.utf8.count, a.baseAddress, a.count, &map)
+                }
+            }
+            if rc != 0 {
+                let message = CoreCall.lastMessage
+                cs_watch_free(w)
+                preconditionFailure("Cannot observe: \(message)")
+            }
+            return w
+        }
+    }
+
     /// A watch over column `col` (a List, Set or Map) of object `key` of `table`; nil when that
     /// object does not exist at the notifier's version.
     func watchCollection(table: UInt32, key: Int64, col: UInt32, paths: [[UInt32]]) -> Watch? {
@@ -257,6 +286,7 @@ final class NotifierCore: @unchecked Sendable {
         var p = ChangePayload()
         p.initial = c.initial
         p.deleted = c.deleted
+        p.stale = c.stale
         func ints(_ ptr: UnsafePointer<Int>?, _ n: Int) -> [Int] {
             n == 0 ? [] : Array(UnsafeBufferPointer(start: ptr, count: n))
         }

@@ -127,8 +127,9 @@ struct CollectionAddress: @unchecked Sendable {
     }
 }
 
-/// Results by their root's address, their predicates (with every argument that is an object,
-/// or a collection of objects, of a Realm replaced by its link) and their sorts and distincts.
+/// Results by their root's address, their predicates (whose arguments hold no accessor and no
+/// Realm: `ResultsBase.adding` replaced every object in them by its link) and their sorts and
+/// distincts.
 struct ResultsAddress: @unchecked Sendable {
     enum Root {
         case table(ClassAddress)
@@ -148,7 +149,9 @@ struct ResultsAddress: @unchecked Sendable {
         case .collection(let m, let info): root = .collection(CollectionAddress(m), info.map(ClassAddress.init))
         case .detached: root = .detached
         }
-        predicates = base.predicates.map { ($0.0, $0.1.map(LinkArgument.detaching)) }
+        // (the arguments were detached when the predicates were added, `ResultsBase.adding`: a
+        // large collection argument is not read again for each address)
+        predicates = base.predicates
         clauses = base.clauses
     }
 }
@@ -174,8 +177,17 @@ struct LinkArgument: @unchecked Sendable {
         case let o as ObjectBase:
             return link(to: o) ?? arg
         case let v as AnyRealmValue:
-            if case .object(let o) = v, let link = link(to: o) { return link }
-            return arg
+            switch v {
+            case .object(let o):
+                return link(to: o) ?? arg
+            case .list, .dictionary:
+                // A nested collection is read as null by a query (`QueryArguments`): kept as the
+                // null it is, not as the collection, whose accessor holds its Realm (and would
+                // be read on another thread).
+                return AnyRealmValue.none
+            default:
+                return arg
+            }
         case let p as any ProjectionObservable:
             // (a projection is converted as its object: `_rlmEncode()` encodes it as its link)
             return link(to: p.rootObject) ?? arg

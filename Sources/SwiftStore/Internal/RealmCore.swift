@@ -638,7 +638,10 @@ final class RealmCore {
         }
         deletedInWrite = []
         guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
-        if !tokens.isEmpty { n.skip(tokens) }
+        if !tokens.isEmpty {
+            n.skip(tokens)
+            n.rebase(tokens, in: self)
+        }
         n.committed(by: self)
     }
 

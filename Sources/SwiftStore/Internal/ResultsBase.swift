@@ -102,8 +102,14 @@ final class ResultsBase {
 
     // MARK: Derived results
 
+    /// The arguments are read now, when the query is built, as RealmSwift converts them: a
+    /// collection argument's elements (its objects as links) as they are at this call, whatever
+    /// is done with the results later (sorted, read, observed on the run loop or on a queue,
+    /// frozen), which before each read it at their own time; and the predicates then hold no
+    /// accessor and no Realm (docs/ARCHITECTURE.md, Queries).
     func adding(predicate text: String, _ args: [Any]) -> ResultsBase {
-        ResultsBase(core: realmCore, root: root, predicates: predicates + [(text, args)], clauses: clauses)
+        ResultsBase(core: realmCore, root: root, predicates: predicates + [(text, args.map(LinkArgument.detaching))],
+                    clauses: clauses)
     }
 
     /// A later sort is the primary order and the earlier one breaks its ties (as in RealmSwift).

@@ -6,6 +6,9 @@ import Synchronization
 struct ChangePayload {
     var initial = false
     var deleted = false
+    /// A query over the collection may have changed although the collection did not (something
+    /// its filter or sort reads of the elements changed, `NotifierCore.dependingOnQuery`).
+    var stale = false
     var deletions: [Int] = []
     var insertions: [Int] = []
     var modifications: [Int] = []
@@ -15,6 +18,10 @@ struct ChangePayload {
     var columns: [UInt32] = []
     var oldValues: [Any?]? = nil
     var newValues: [Any?] = []
+    /// Not a change set: the observer's Realm reads the version a write made without notifying it
+    /// (`FileNotifier.rebase`), which a query over a collection takes as the results it showed
+    /// last (`DerivedChanges.rebase`). Only for registrations that `rebases`.
+    var rebase = false
     /// For Realm observers: which notification.
     var realmNotification: Realm.Notification = .didChange
     /// The version the change set brings its observer to.
@@ -26,7 +33,7 @@ struct ChangePayload {
     init() {}
 
     var isEmpty: Bool {
-        !initial && !deleted && deletions.isEmpty && insertions.isEmpty && modifications.isEmpty
+        !initial && !deleted && !stale && deletions.isEmpty && insertions.isEmpty && modifications.isEmpty
             && keysDeleted.isEmpty && keysInserted.isEmpty && keysModified.isEmpty && columns.isEmpty
     }
 }
@@ -78,9 +85,14 @@ final class Registration: @unchecked Sendable {
     var isRealmObserver: Bool { !readsValues && watchless }
     let watchless: Bool
 
+    /// Whether its callback takes a `rebase` payload (a query over a collection, whose change sets
+    /// are computed against the results it showed last).
+    let rebases: Bool
+
     init(watchless: Bool, target: DeliveryTarget, readValues: ((RealmCore, [UInt32]) -> [Any?])?,
-         callback: @escaping (RealmCore, ChangePayload) -> Void) {
+         rebases: Bool = false, callback: @escaping (RealmCore, ChangePayload) -> Void) {
         self.watchless = watchless
+        self.rebases = rebases
         self.target = target
         self.readValues = readValues
         readsValues = readValues != nil
@@ -567,6 +579,7 @@ final class FileNotifier: @unchecked Sendable {
                   makeWatch: ((NotifierCore) -> NotifierCore.Watch?)?,
                   onNotifierThread: Bool = false,
                   readValues: ((RealmCore, [UInt32]) -> [Any?])? = nil,
+                  rebases: Bool = false,
                   callback: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         // An object observer on a queue: the queue's Realm, when it has none yet, is made here
         // and set below to the version the watch starts at, so that the first delivery reads
@@ -587,7 +600,8 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.lock()
         let t = target(core: core, queue: queue)
-        let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, callback: callback)
+        let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, rebases: rebases,
+                             callback: callback)
         if !closed && self.core.follows(core) { r.version = NotifierCore.version(of: core) }
         t.registrations.append(r)
         if makeWatch == nil { t.realmObservers += 1 }
@@ -1017,6 +1031,27 @@ final class FileNotifier: @unchecked Sendable {
         // (the commit's version is computed here: its change sets are scheduled here, Realm
         // observers' `.didChange` too, and `committed(by:)` then finds nothing new)
         scheduleDue(moved: moved)
+    }
+
+    /// After a write through `core` made without notifying `tokens` (`skip`): the observers of
+    /// queries over collections among them take the results `core` reads now, at the version
+    /// the write made, as the ones they showed last, so that their next change set does not
+    /// report the skipped write (their change sets compare the results with those, not the
+    /// core's change set alone). On `core`'s thread, the one they are delivered on (only such
+    /// tokens can be skipped). One with change sets held back from before the write keeps its
+    /// results as they were (those change sets are compared with them).
+    func rebase(_ tokens: [NotificationToken], in core: RealmCore) {
+        lock.lock()
+        let blocks = tokens.compactMap { tok -> ((RealmCore, ChangePayload) -> Void)? in
+            guard let r = tok.registration, r.rebases, r.live.load(ordering: .relaxed), r.carried.isEmpty,
+                  r.target.core === core else { return nil }
+            return r.callback
+        }
+        lock.unlock()
+        var p = ChangePayload()
+        p.rebase = true
+        p.version = NotifierCore.version(of: core)
+        for b in blocks { b(core, p) }
     }
 
     // MARK: Delivery

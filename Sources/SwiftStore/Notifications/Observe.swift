@@ -78,26 +78,31 @@ enum Observation {
             // a query over backlinks: the backlinks' own watch, translated (DerivedChanges)
             let (t, k) = (owner.info!.table, owner.objectKey)
             let p = derivedPaths(paths, info)
-            return { $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p) }
+            return NotifierCore.dependingOnQuery(base) {
+                $0.watchBacklinks(table: t, key: k, originTable: table, originColumn: col, paths: p)
+            }
         case .collection(let c, let info):
             // a query over a List, MutableSet or Map, of objects or of values, or over a list or
             // dictionary held in an AnyRealmValue: the collection's own watch, translated
             // (DerivedChanges; a Map's by key first). A nested collection's watch compares
             // content and takes no key paths (its elements are values of no class).
+            // The watch also reports what the filter and sort read of the elements, through links
+            // and backlinks (another object linking one of them, say), which may change the
+            // results while the collection stays as it was.
             if c.isNested { return collectionWatch(c, paths: []) }
-            return collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths)
+            return NotifierCore.dependingOnQuery(base, collectionWatch(c, paths: info.map { derivedPaths(paths, $0) } ?? paths))
         case .detached:
             preconditionFailure("Only collections which are managed by a Realm support change notifications")
         }
     }
 
-    /// The key paths of the source collection's watch behind a query over it: the given ones
-    /// plus every property of the elements themselves (which the query's filter and sort may
-    /// read), or none (deep) when none were given.
+    /// The key paths of the source collection's watch behind a query over it: the given ones,
+    /// which decide the modifications (or none, deep, when none were given). What the query's
+    /// filter and sort read is the watch's dependency (`NotifierCore.dependingOnQuery`), which
+    /// makes no element modified. (Before, every property of the elements was added here, so a
+    /// write of one outside the key paths was reported as a modification.)
     static func derivedPaths(_ paths: [[UInt32]], _ info: ClassInfo) -> [[UInt32]] {
-        if paths.isEmpty { return [] }
-        let own = info.objectSchema.properties.compactMap { p in info.column(named: p.name).map { [$0] } }
-        return paths + own.filter { !paths.contains($0) }
+        paths
     }
 
     /// Whether `base` is a query over a List, MutableSet or LinkingObjects, whose watch reports
@@ -146,9 +151,19 @@ enum Observation {
     /// registering Realm and keeps the results themselves; a queue's keeps their address, which
     /// belongs to no Realm, and finds them again in the queue's Realm at each delivery, so that
     /// it holds nothing of the registering Realm once registered.
+    ///
+    /// A queue's observer keeps the results it found last, with the Realm and the invalidation
+    /// generation it found them in, and hands them out again while the queue's Realm is that
+    /// one: results follow their Realm from version to version, so their query is parsed once
+    /// per queue Realm (before, each delivery made new results and parsed the query again,
+    /// a query over a List included).
     final class DeliveredResults: @unchecked Sendable {
         private let base: ResultsBase?
         private let address: ResultsAddress?
+        /// The results last resolved and the generation of their Realm then (used by the
+        /// delivering queue only, one delivery at a time).
+        private var last: ResultsBase?
+        private var lastGeneration: UInt64 = 0
 
         init(_ base: ResultsBase, queue: DispatchQueue?) {
             self.base = queue == nil ? base : nil
@@ -157,10 +172,13 @@ enum Observation {
 
         func resolved(in core: RealmCore) -> ResultsBase {
             if let base, base.core === core { return base }
+            if let last, last.realmCore === core, lastGeneration == core.generation { return last }
             let a = address ?? ResultsAddress(base!)
             guard let r = core.results(at: a, existing: false) else {
                 preconditionFailure("The class of observed results is not in the schema of '\(core.config.path)'")
             }
+            last = r
+            lastGeneration = core.generation
             return r
         }
     }
@@ -180,11 +198,12 @@ enum Observation {
     /// `onNotifierThread`: a query's or a collection's watch, made (its initial query run, its
     /// collection read) on the notifier thread (docs/ARCHITECTURE.md, Change notifications).
     static func register(core: RealmCore, queue: DispatchQueue?, watch: @escaping (NotifierCore) -> NotifierCore.Watch?,
-                         onNotifierThread: Bool = false,
+                         onNotifierThread: Bool = false, rebases: Bool = false,
                          _ deliver: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
         check(core, queue: queue)
         let n = FileNotifier.acquire(core.config)
-        return n.register(core: core, queue: queue, makeWatch: watch, onNotifierThread: onNotifierThread, callback: deliver)
+        return n.register(core: core, queue: queue, makeWatch: watch, onNotifierThread: onNotifierThread,
+                          rebases: rebases, callback: deliver)
     }
 
     /// Registers an observer of `base`'s results: its block gets the delivering Realm, `base`
@@ -205,8 +224,13 @@ enum Observation {
             }
         }
         let derived = DerivedChanges()
-        return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread) { core, p in
+        return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread,
+                        rebases: true) { core, p in
             let resolved = delivered.resolved(in: core)
+            if p.rebase {
+                derived.rebase(resolved)
+                return
+            }
             if let q = derived.translate(resolved, p) { deliver(core, resolved, q) }
         }
     }
@@ -549,6 +573,15 @@ final class DerivedChanges: @unchecked Sendable {
     private var shown: [Int]?
     /// The results' object keys at the last delivery (results of objects only).
     private var shownKeys: [Int64] = []
+
+    /// Takes the results as `base` reads them now as the ones shown last (a write made without
+    /// notifying the observer: its next change set starts from there). Before the initial
+    /// change set, nothing (that one shows the results as they are then).
+    func rebase(_ base: ResultsBase) {
+        guard shown != nil else { return }
+        shown = base.isInvalidated ? [] : DerivedChanges.sourcePositions(base)
+        shownKeys = base.info != nil && !base.isInvalidated ? base.currentKeys() : []
+    }
 
     /// The results' change set for the collection's change set `p` (nil when the results did
     /// not change); `base` is read at the version `p` brings.
