@@ -744,10 +744,14 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
         fl_merge_reusable(l, oldest, false);
         TRY(fl_reshape(l));
     }
-    /* a merge may have joined a chosen extent to the one before: fill from its start */
+    /* a merge may have joined a chosen extent to the one before: fill from its start. From
+     * here on the free list's shape is fixed (placement only shortens extents of the chunks
+     * it rewrites), so each chosen extent and its chunk are looked up once */
     int k = 0, to[PLACE_MAX_HOLES];
     for (int h = 0; h < cur.nholes; h++) {
-        uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
+        fl_chunk *ch;
+        extent *x = fl_extent_in(l, cur.holes[h], &ch);
+        uint64_t pos = x->pos;
         to[h] = -1;
         for (int g = 0; g < k && to[h] < 0; g++)
             if (cur.holes[g] == pos) {
@@ -756,6 +760,8 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
             }
         if (to[h] < 0) {
             cur.opened[k] = cur.opened[h];
+            cur.x[k] = x;
+            cur.ch[k] = ch;
             to[h] = k;
             cur.holes[k++] = pos;
         }
@@ -764,14 +770,7 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     for (uint64_t i = 0; i < plan->n; i++)
         if (plan->items[i].hole >= 0) plan->items[i].hole = to[plan->items[i].hole];
 
-    /* placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
-     * extents of the chunks it rewrites */
-    for (int h = 0; h < cur.nholes; h++) {
-        uint32_t pi, ci;
-        fl_locate(l, cur.holes[h], &pi, &ci);
-        cur.ch[h] = l->p[pi]->c[ci];
-        cur.x[h] = fl_extent_at(l, cur.holes[h]);
-    }
+    /* placement (P1-P3 above) */
     lo->root_pos = lo->runs_pos = 0;
     bool sorted = true;
     for (uint64_t i = 0; i < plan->n; i++) {

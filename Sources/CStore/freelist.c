@@ -139,11 +139,14 @@ void fl_locate(const freelist *l, uint64_t pos, uint32_t *pi, uint32_t *ci)
     *ci = b;
 }
 
-extent *fl_extent_at(const freelist *l, uint64_t pos)
+extent *fl_extent_at(const freelist *l, uint64_t pos) { return fl_extent_in(l, pos, NULL); }
+
+extent *fl_extent_in(const freelist *l, uint64_t pos, fl_chunk **chunk)
 {
     uint32_t pi, ci;
     fl_locate(l, pos, &pi, &ci);
     fl_chunk *c = l->p[pi]->c[ci];
+    if (chunk) *chunk = c;
     uint32_t i = chunk_first_at(c, pos + 1);
     cs_assert(i > 0);
     extent *x = &c->e[i - 1];

@@ -45,6 +45,8 @@ void fl_chunk_dirty(freelist *l, uint32_t pi, uint32_t ci);
 void fl_locate(const freelist *l, uint64_t pos, uint32_t *pi, uint32_t *ci);
 /** The extent holding pos (one must). */
 extent *fl_extent_at(const freelist *l, uint64_t pos);
+/** The same, and *chunk (if not NULL) the chunk that holds it. */
+extent *fl_extent_in(const freelist *l, uint64_t pos, fl_chunk **chunk);
 /** Merges touching extents that are both reusable by readers at `oldest` or newer (the merged
  *  one keeps the newer version) in dirty chunks, and with clean_too also in clean chunks known
  *  to hold touching extents (fl_chunk.pending), which a merge makes dirty. */
