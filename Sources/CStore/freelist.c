@@ -102,6 +102,7 @@ void fl_clear(freelist *l)
 {
     for (uint32_t i = 0; i < l->n; i++) page_free(l->p[i]);
     free(l->p);
+    free(l->dl);
     memset(l, 0, sizeof *l);
 }
 
@@ -382,6 +383,31 @@ static int reshape_page(fl_page *p)
     return CS_OK;
 }
 
+/* Lists the dirty chunks in file order (freelist.dl); without memory, none is listed and the
+ * queries look through the pages. */
+static void dirty_list(freelist *l)
+{
+    l->dl_ok = false;
+    l->ndl = 0;
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *p = l->p[pi];
+        if (!p->dirty) continue;
+        for (uint32_t ci = 0; ci < p->n; ci++) {
+            if (!p->c[ci]->dirty) continue;
+            if (l->ndl == l->dlcap) {
+                uint32_t nc = l->dlcap ? l->dlcap * 2 : 16;
+                fl_chunk **d = realloc(l->dl, (size_t)nc * sizeof *d);
+                if (!d) return;
+                l->dl = d;
+                l->dlcap = nc;
+            }
+            l->dl[l->ndl++] = p->c[ci];
+        }
+    }
+    l->dl_events = l->events;
+    l->dl_ok = true;
+}
+
 int fl_reshape(freelist *l)
 {
     for (;;) {
@@ -450,7 +476,10 @@ int fl_reshape(freelist *l)
             page_dirty(l, 0);
         }
         if (l->err) return l->err;
-        if (l->events == before) return CS_OK;
+        if (l->events == before) {
+            dirty_list(l);
+            return CS_OK;
+        }
     }
 }
 
@@ -611,6 +640,16 @@ extent *fl_best_fit(freelist *l, uint64_t size, uint64_t oldest, const uint64_t 
          * far (used-up extents have length 0 and never hold a commit's node, size > 0); none
          * lies at or past `below` (none when no bound) */
         q.span = (q.best ? q.bl : UINT64_MAX) - size;
+        if (dirty_only && l->dl_ok && l->dl_events == l->events) {
+            /* the dirty chunks as the last reshaping listed them (none made dirty since) */
+            for (uint32_t k = 0; k < l->ndl; k++) {
+                fl_chunk *c = l->dl[k];
+                if (c->lo >= q.below) break;
+                if (c->maxlen < size) continue;
+                if (fit_chunk(&q, c)) goto found;
+            }
+            goto found;
+        }
         for (uint32_t pi = 0; pi < l->n; pi++) {
             const fl_page *p = l->p[pi];
             if (p->lo >= q.below) break; /* a shrinking commit: nothing at or past l->below */
@@ -857,6 +896,7 @@ void fl_published(freelist *l)
         page_aggregate(p);
     }
     l->newver = 0;
+    l->dl_ok = false; /* no chunk is dirty now */
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */

@@ -136,6 +136,12 @@ typedef struct freelist {
                           with another version's before the commit lands) */
     uint64_t events;   /* chunks and pages marked dirty so far (a commit's layout repeats until stable) */
     int err;           /* CS_NOMEM when an insertion during a commit failed */
+    fl_chunk **dl;     /* the dirty chunks in file order, as fl_reshape left them, while dl_ok and no
+                          chunk was made dirty since (events == dl_events): placement's queries
+                          among the chunks a commit rewrites visit only these */
+    uint32_t ndl, dlcap;
+    uint64_t dl_events;
+    bool dl_ok;
     uint64_t below;    /* while a shrinking commit is built: placement uses only extents that start
                           below this position (0: any), docs/FORMAT.md §7.3 */
     uint64_t avoid_lo, avoid_hi; /* ... and none that starts in [avoid_lo, avoid_hi) */
