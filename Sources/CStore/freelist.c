@@ -230,8 +230,11 @@ void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
     /* touching a neighbour of another version: merged once both are reusable */
     uint32_t mi = (uint32_t)(m - c->e);
     if ((mi > 0 && c->e[mi - 1].len && c->e[mi - 1].pos + c->e[mi - 1].len == m->pos) ||
-        (mi + 1 < c->n && c->e[mi + 1].len && m->pos + m->len == c->e[mi + 1].pos))
+        (mi + 1 < c->n && c->e[mi + 1].len && m->pos + m->len == c->e[mi + 1].pos)) {
+        /* the pairs' second extents start at m->pos or after (and no pair's start moves) */
+        if (!c->pending || m->pos < c->pend_pos) c->pend_pos = m->pos;
         c->pending = p->pending = true;
+    }
     if (m->len > c->maxlen) c->maxlen = m->len;
     if (ver > c->maxver) c->maxver = ver;
     if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
@@ -243,17 +246,27 @@ void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
 static bool chunk_merge(fl_chunk *c, uint64_t oldest)
 {
     bool merged = false, touching = false;
+    uint64_t first = 0; /* the second extent of the first pair left touching */
+    /* no pair ends before pend_pos (fl_chunk.pend_pos): the pairs from the extent before the
+     * first one at or after it */
+    uint32_t i = c->pending ? chunk_first_at(c, c->pend_pos) : c->n;
+    if (i == 0) i = 1;
+#if CS_ASSERTS
+    for (uint32_t j = 1; j < i && j < c->n; j++)
+        cs_assert(!(c->e[j].len && c->e[j - 1].len && c->e[j - 1].pos + c->e[j - 1].len == c->e[j].pos));
+#endif
     /* up to the first merge every extent stays where it is: only looked at */
-    uint32_t i = 1;
     for (; i < c->n; i++) {
         const extent *x = &c->e[i], *q = &c->e[i - 1];
         if (x->len && q->len && q->pos + q->len == x->pos) {
             if (q->ver <= oldest && x->ver <= oldest) break;
+            if (!touching) first = x->pos;
             touching = true;
         }
     }
     if (i >= c->n) {
         c->pending = touching;
+        c->pend_pos = first;
         return false;
     }
     uint32_t k = i;
@@ -270,6 +283,7 @@ static bool chunk_merge(fl_chunk *c, uint64_t oldest)
                     merged = true;
                     continue;
                 }
+                if (!touching) first = x->pos;
                 touching = true;
             }
         }
@@ -277,6 +291,7 @@ static bool chunk_merge(fl_chunk *c, uint64_t oldest)
     }
     c->n = k;
     c->pending = touching;
+    c->pend_pos = first;
     return merged;
 }
 
@@ -324,13 +339,15 @@ static int reshape_page(fl_page *p)
         if (prev && prev->dirty && (c->n < FL_CHUNK_MIN || prev->n < FL_CHUNK_MIN) && prev->n + c->n <= FL_CHUNK_MAX) {
             if ((rc = chunk_reserve(prev, prev->n + c->n)) != CS_OK) break;
             memcpy(prev->e + prev->n, c->e, c->n * sizeof(extent));
+            /* its last and c's first extent may touch (c's own pairs start after) */
+            if (!prev->pending) prev->pend_pos = c->e[0].pos;
+            prev->pending = true;
             prev->n += c->n;
             prev->big_ok = false;
             c->n = 0;
             if (c->maxlen > prev->maxlen) prev->maxlen = c->maxlen;
             if (c->maxver > prev->maxver) prev->maxver = c->maxver;
             prev->shrunk |= c->shrunk;
-            prev->pending = true; /* its last and c's first extent may touch */
             gone[ngone++] = c;
             continue;
         }
@@ -351,6 +368,7 @@ static int reshape_page(fl_page *p)
             q->n = b - a;
             q->dirty = true;
             q->pending = c->pending;
+            q->pend_pos = c->pend_pos;
             chunk_aggregate(q);
             out[n + made] = q;
         }
@@ -948,6 +966,7 @@ static int load_legacy(cs_txn *t, const uint64_t r[3], uint64_t limit, freelist 
     chunk_aggregate(c);
     page_aggregate(l->p[0]);
     c->pending = l->p[0]->pending = true; /* dirty anyway: merged by the first commit */
+    c->pend_pos = 0;
     return CS_OK;
 }
 
@@ -1006,6 +1025,7 @@ static int load_tree(cs_txn *t, uint64_t root, uint64_t limit, freelist *l)
             }
             chunk_aggregate(c);
             for (uint32_t i = 1; i < c->n; i++) c->pending |= c->e[i - 1].pos + c->e[i - 1].len == c->e[i].pos;
+            c->pend_pos = 0; /* merging looks from the first extent */
             p->pending |= c->pending;
         }
         page_aggregate(p);

@@ -101,6 +101,8 @@ typedef struct fl_chunk {
     uint64_t maxlen, maxver;
     bool dirty;        /* rewritten by the commit being built (its old node is freed) */
     bool pending;      /* has two touching extents of different versions (merged once both are reusable) */
+    uint64_t pend_pos; /* while pending: no touching pair's second extent starts below it (merging
+                          looks from there) */
     bool shrunk;       /* the commit being built shortened, used up, dropped or backdated one of its
                           extents so that maxlen or maxver may be too large: fl_published recomputes
                           them (other changes only raise them, and keep them exact) */
