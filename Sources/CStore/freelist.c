@@ -537,7 +537,7 @@ uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest)
 static bool chunk_index(fl_chunk *c)
 {
     if (c->bigcap < c->n) {
-        uint32_t nc = c->cap > c->n ? c->cap : c->n;
+        uint32_t nc = c->n;
         uint32_t *b = realloc(c->big, (size_t)nc * sizeof *b);
         if (!b) return false;
         c->big = b;
@@ -550,6 +550,7 @@ static bool chunk_index(fl_chunk *c)
         k += e[i].len >= FL_BIG;
     }
     c->nbig = k;
+    c->big_n = c->n;
     c->big_ok = true;
     return true;
 }
@@ -579,21 +580,41 @@ static int fit_consider(fit_query *q, extent *x)
     return q->bl == q->size;
 }
 
+/* The query over the extents of chunk c its index lists (fl_chunk.big): fit_consider's result
+ * for the last candidate that ended it (0: none did). */
+static inline int fit_listed(fit_query *q, const fl_chunk *c)
+{
+    extent *e = c->e;
+    const uint32_t *b = c->big;
+    for (uint32_t j = 0, n = c->nbig; j < n; j++) {
+        extent *x = &e[b[j]];
+        if (__builtin_expect(x->len - q->size >= q->span, 1)) continue;
+        int r = fit_consider(q, x);
+        if (r) return r;
+    }
+    return 0;
+}
+
 /* The query over the extents of one chunk, in position order: 1 when an exact fit was found. */
 static int fit_chunk(fit_query *q, fl_chunk *c)
 {
     extent *e = c->e;
     const uint64_t size = q->size;
-    if (size >= FL_BIG && (c->big_ok || chunk_index(c))) {
+    if (size >= FL_BIG && ((c->big_ok && c->big_n == c->n) || chunk_index(c))) {
         /* the index: only the extents of at least FL_BIG bytes can hold size */
-        const uint32_t *b = c->big;
-        for (uint32_t j = 0, n = c->nbig; j < n; j++) {
-            extent *x = &e[b[j]];
-            if (__builtin_expect(x->len - size >= q->span, 1)) continue;
-            int r = fit_consider(q, x);
-            if (r) return r > 0;
-        }
-        return 0;
+#if CS_ASSERTS
+        /* it must answer what the scan of every extent of this chunk answers */
+        fit_query plain = *q;
+        int pr = 0;
+        for (uint32_t i = 0; i < c->n && !pr; i++)
+            if (e[i].len - size < plain.span) pr = fit_consider(&plain, &e[i]);
+        int r = fit_listed(q, c);
+        cs_assert(plain.best == q->best);
+        cs_assert3(pr, ==, r);
+        return r > 0;
+#else
+        return fit_listed(q, c) > 0;
+#endif
     }
     /* every extent (one comparison each: a candidate holds size and is shorter than the best) */
     for (uint32_t i = 0, n = c->n; i < n; i++) {
@@ -682,7 +703,11 @@ extent *fl_best_fit(freelist *l, uint64_t size, uint64_t oldest, const uint64_t 
     }
 found:
 #if CS_ASSERTS
-    {
+    /* each chunk's index is checked against that chunk's extents (fit_chunk); the whole answer,
+     * the chunks visited included, against a scan of every extent now and then (it costs a pass
+     * over the whole list) */
+    static unsigned checks;
+    if (checks++ % 64 == 0) {
         uint64_t sl;
         extent *sx = best_fit_scan(l, size, oldest, taken_pos, taken_len, ntaken, dirty_only, &sl);
         cs_assert(sx == q.best);

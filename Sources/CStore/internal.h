@@ -115,6 +115,8 @@ typedef struct fl_chunk {
      * removes or moves extents clears big_ok, and the next query that needs it rebuilds it) */
     uint32_t *big;
     uint32_t nbig, bigcap;
+    uint32_t big_n;    /* n when the index was built: one that no longer matches is rebuilt, so an
+                          extent added or removed without clearing big_ok never reads past n */
     bool big_ok;
 } fl_chunk;
 
