@@ -3,9 +3,11 @@
 // and CSTORE_INTERNAL_CHECKS builds (the ones the tests run) compare the two on every query and
 // abort on a difference, and check the unreusable-bytes count and the chunks' aggregates after
 // each commit; these tests drive the free list through the changes the index must follow: frees
-// and merges, placement using extents up, chunks cut and joined, aborted write transactions,
-// readers that pin old versions, a commit that fails (the list is read again), and another
-// process's commits (the list is read again from the newest version).
+// and merges, placement using extents up, chunks cut and joined, readers that pin old versions,
+// a commit that fails after changing the list (it is read again), and another process's commits
+// (the list is read again from the newest version). Rolled-back write transactions, mixed in,
+// never reach the free list. In every build, placementMatchesTheRecordedSequence pins what
+// placement chooses to what it chose before the index.
 
 import CStore
 import Foundation
@@ -180,6 +182,114 @@ import Testing
             db.verify()
             db.close()
             check(cs_file_verify(path))
+        }
+    }
+
+    /// Placement pinned: a fixed sequence of commits (one-row updates that widen leaves, binary
+    /// values of 0-66,000 bytes, a quarter of them 1,000-1,047 bytes, on both sides of the index's
+    /// 1,024, rows deleted and created, a 200-row commit every 53rd, rollbacks, readers pinning
+    /// an old version across up to 60 commits, a commit whose writes fail every 97th; with and
+    /// without online shrinking) folds each commit's logical size, free bytes and free extents
+    /// into a hash. The expected hashes are what the same sequence gave with placement as it was
+    /// before the index (main at 91bcb1a): the index, the dirty-chunk list and the counts must
+    /// not change which extents placement chooses. A change meant to change placement records
+    /// new hashes here, and says why.
+    @Test(arguments: [(false, UInt64(12_805_558_418_123_276_304)), (true, UInt64(6_304_872_869_406_343_441))])
+    func placementMatchesTheRecordedSequence(_ shrink: Bool, _ expected: UInt64) throws {
+        try withTempDir { dir in
+            let fio = FaultIO()
+            let h = try fio.open(dir.path(), flags: CS_OPEN_CREATE | (shrink ? CS_OPEN_SHRINK : 0),
+                                 durability: CS_DURABILITY_NOSYNC)
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try addTable(t!, "T")
+            var cols: [UInt32] = []
+            for c in 0..<5 { cols.append(try addColumn(t!, table, "i\(c)", CS_TYPE_INT)) }
+            let blob = try addColumn(t!, table, "b", CS_TYPE_BINARY)
+            for i in 0..<3_000 {
+                var o = try createObj(t!, table)
+                for c in cols { check(cs_obj_set_int(&o, c, Int64(i))) }
+            }
+            try must(cs_txn_commit(t!), "load")
+            check(cs_txn_end(t!))
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+            var keys = try allKeys(t!, table)
+            check(cs_txn_end(t!))
+            var rng = SeededRNG(seed: 0x91bc)
+            var pinned: [OpaquePointer] = []
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            func fold(_ v: UInt64) { hash = (hash ^ v) &* 0x100_0000_01b3 }
+            func blobSize() -> Int {
+                switch rng.next() % 4 {
+                case 0: return 1_000 + Int(rng.next() % 48)
+                case 1: return Int(rng.next() % 1_000)
+                case 2: return Int(rng.next() % 8_000)
+                default: return Int(rng.next() % 66_000)
+                }
+            }
+            for u in 0..<900 {
+                var w: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &w), "begin")
+                let txn = w!
+                if u % 53 == 52 {
+                    for i in 0..<200 {
+                        var o = try createObj(txn, table)
+                        check(cs_obj_set_int(&o, cols[0], Int64(i)))
+                        keys.append(o.key)
+                    }
+                } else {
+                    var o = try openObj(txn, table, keys[Int(rng.next() % UInt64(keys.count))])
+                    check(cs_obj_set_int(&o, cols[Int(rng.next() % 5)], -Int64(u) - 1))
+                    if u % 3 == 0 {
+                        check(setVal(&o, blob, .binary(patternBytes(blobSize(), seed: UInt8(u & 0xff)))))
+                    }
+                    if u % 29 == 7 {
+                        var d = try openObj(txn, table, keys.remove(at: Int(rng.next() % UInt64(keys.count))))
+                        check(cs_obj_delete(&d))
+                    }
+                }
+                if u % 11 == 5 {
+                    check(cs_txn_rollback(txn))
+                    check(cs_txn_end(txn))
+                    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &w), "begin read")
+                    keys = try allKeys(w!, table)
+                    check(cs_txn_end(w!))
+                    continue
+                }
+                let failing = u % 97 == 96
+                fio.failErrno = EIO
+                fio.failWrites = failing
+                let rc = cs_txn_commit(txn)
+                fio.failWrites = false
+                check(cs_txn_end(txn))
+                if failing {
+                    expectCode(rc, CS_IOERR, "commit \(u) with failing writes")
+                    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &w), "begin read")
+                    keys = try allKeys(w!, table)
+                    check(cs_txn_end(w!))
+                } else {
+                    try must(rc, "commit \(u)")
+                }
+                if u % 120 == 10 && pinned.count < 8 {
+                    var r: OpaquePointer?
+                    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &r), "pin")
+                    pinned.append(r!)
+                }
+                if u % 120 == 70 {
+                    for r in pinned { check(cs_txn_end(r)) }
+                    pinned.removeAll()
+                }
+                var st = cs_db_stats()
+                try must(cs_db_stats_get(h, &st), "stats")
+                fold(st.logical_size)
+                fold(st.free_bytes)
+                fold(st.free_extents)
+            }
+            for r in pinned { check(cs_txn_end(r)) }
+            check(cs_db_verify(h))
+            check(cs_db_close(h))
+            #expect(hash == expected, "placement's sequence hash \(hash) (shrink \(shrink)), recorded \(expected)")
+            withExtendedLifetime(fio) {}
         }
     }
 }
