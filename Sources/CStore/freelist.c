@@ -706,8 +706,7 @@ found:
     /* each chunk's index is checked against that chunk's extents (fit_chunk); the whole answer,
      * the chunks visited included, against a scan of every extent now and then (it costs a pass
      * over the whole list) */
-    static unsigned checks;
-    if (checks++ % 64 == 0) {
+    if (l->checks++ % 64 == 0) {
         uint64_t sl;
         extent *sx = best_fit_scan(l, size, oldest, taken_pos, taken_len, ntaken, dirty_only, &sl);
         cs_assert(sx == q.best);

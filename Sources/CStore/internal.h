@@ -146,6 +146,8 @@ typedef struct freelist {
     uint32_t ndl, dlcap;
     uint64_t dl_events;
     bool dl_ok;
+    uint32_t checks;   /* debug builds: queries so far, for fl_best_fit's whole-list check (the
+                          writer lock guards it with the list) */
     uint64_t below;    /* while a shrinking commit is built: placement uses only extents that start
                           below this position (0: any), docs/FORMAT.md §7.3 */
     uint64_t avoid_lo, avoid_hi; /* ... and none that starts in [avoid_lo, avoid_hi) */
