@@ -218,7 +218,7 @@ typedef struct shrink_fit {
     int n;                       /* how many */
 } shrink_fit;
 
-static bool shrink_fits(const freelist *l, shrink_fit *sf, uint64_t size, uint64_t oldest)
+static bool shrink_fits(freelist *l, shrink_fit *sf, uint64_t size, uint64_t oldest)
 {
     uint64_t len;
     extent *x = fl_best_fit(l, size, oldest, sf->pos, sf->left, sf->n, false, &len);
@@ -367,6 +367,7 @@ int file_commit_space(cs_txn *t, commit_space *sp)
      * describes no version (file_commit_end: a failed commit reads it again) */
     f->free_version = 0;
     l->newver = newver;
+    l->newbytes = 0;
     l->events = 0;
     l->err = CS_OK;
     /* the old root (or version-1/2 arrays) die with this version */
@@ -523,6 +524,7 @@ typedef struct alloc_cur {
     uint64_t opened[PLACE_MAX_HOLES]; /* the first item the choice put into each */
     extent *x[PLACE_MAX_HOLES];       /* while placing: the extent each start names (placement only
                                          shortens extents, so the pointers stay valid) */
+    fl_chunk *ch[PLACE_MAX_HOLES];    /* ... and the chunk that holds it */
     int nholes;    /* how many */
     int last;      /* the extent the previous item went into (-1: none, or past the end) */
     uint64_t end;  /* logical end of the file */
@@ -532,11 +534,21 @@ typedef struct alloc_cur {
 static uint64_t take(cs_dbfile *f, alloc_cur *c, int h, uint64_t size, uint64_t oldest)
 {
     extent *bx = c->x[h];
+    fl_chunk *ch = c->ch[h];
     cs_assert(reusable(bx, oldest)); /* rule 1: only space no live reader can see */
     (void)oldest;
     uint64_t p = bx->pos;
+    /* the chunk's aggregates stay exact unless this was its longest extent, or the one of
+     * its newest version used up (fl_published); an extent used up is padding until then */
+    if (bx->len == ch->maxlen) ch->shrunk = true;
     bx->pos += size;
     bx->len -= size;
+    if (!bx->len) {
+        uint32_t i = (uint32_t)(bx - ch->e);
+        if (!ch->used_up || i < ch->first_used_up) ch->first_used_up = i;
+        ch->used_up++;
+        if (bx->ver == ch->maxver) ch->shrunk = true;
+    }
     f->fl.bytes -= size;
     c->holes[h] = bx->len ? bx->pos : UINT64_MAX;
     c->last = h;
@@ -732,10 +744,14 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
         fl_merge_reusable(l, oldest, false);
         TRY(fl_reshape(l));
     }
-    /* a merge may have joined a chosen extent to the one before: fill from its start */
+    /* a merge may have joined a chosen extent to the one before: fill from its start. From
+     * here on the free list's shape is fixed (placement only shortens extents of the chunks
+     * it rewrites), so each chosen extent and its chunk are looked up once */
     int k = 0, to[PLACE_MAX_HOLES];
     for (int h = 0; h < cur.nholes; h++) {
-        uint64_t pos = fl_extent_at(l, cur.holes[h])->pos;
+        fl_chunk *ch;
+        extent *x = fl_extent_in(l, cur.holes[h], &ch);
+        uint64_t pos = x->pos;
         to[h] = -1;
         for (int g = 0; g < k && to[h] < 0; g++)
             if (cur.holes[g] == pos) {
@@ -744,6 +760,8 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
             }
         if (to[h] < 0) {
             cur.opened[k] = cur.opened[h];
+            cur.x[k] = x;
+            cur.ch[k] = ch;
             to[h] = k;
             cur.holes[k++] = pos;
         }
@@ -752,14 +770,7 @@ static int place_commit(cs_dbfile *f, const commit_space *sp, const commit_what 
     for (uint64_t i = 0; i < plan->n; i++)
         if (plan->items[i].hole >= 0) plan->items[i].hole = to[plan->items[i].hole];
 
-    /* placement (P1-P3 above); the free list's shape is fixed now, placement only shortens
-     * extents of the chunks it rewrites */
-    for (int h = 0; h < cur.nholes; h++) {
-        uint32_t pi, ci;
-        fl_locate(l, cur.holes[h], &pi, &ci);
-        l->p[pi]->c[ci]->shrunk = true; /* placement shortens the extent: fl_published */
-        cur.x[h] = fl_extent_at(l, cur.holes[h]);
-    }
+    /* placement (P1-P3 above) */
     lo->root_pos = lo->runs_pos = 0;
     bool sorted = true;
     for (uint64_t i = 0; i < plan->n; i++) {
@@ -832,7 +843,7 @@ static void put_chunk(node_hdr *dst, const fl_chunk *c)
     _Static_assert(sizeof(extent) == 24 && offsetof(extent, len) == 8 && offsetof(extent, ver) == 16,
                    "extent is (pos, len, ver)");
     memcpy(node_values(dst), c->e, (size_t)c->n * sizeof(extent));
-    for (uint32_t e = 0; e < c->n; e++)
+    for (uint32_t e = c->used_up ? c->first_used_up : c->n; e < c->n; e++)
         if (!c->e[e].len) {
             put64(node_values(dst), 3 * e, 0);
             put64(node_values(dst), 3 * e + 2, 0);

@@ -32,6 +32,7 @@ static void chunk_free(fl_chunk *c)
 {
     if (!c) return;
     free(c->e);
+    free(c->big);
     free(c);
 }
 
@@ -101,6 +102,7 @@ void fl_clear(freelist *l)
 {
     for (uint32_t i = 0; i < l->n; i++) page_free(l->p[i]);
     free(l->p);
+    free(l->dl);
     memset(l, 0, sizeof *l);
 }
 
@@ -138,11 +140,14 @@ void fl_locate(const freelist *l, uint64_t pos, uint32_t *pi, uint32_t *ci)
     *ci = b;
 }
 
-extent *fl_extent_at(const freelist *l, uint64_t pos)
+extent *fl_extent_at(const freelist *l, uint64_t pos) { return fl_extent_in(l, pos, NULL); }
+
+extent *fl_extent_in(const freelist *l, uint64_t pos, fl_chunk **chunk)
 {
     uint32_t pi, ci;
     fl_locate(l, pos, &pi, &ci);
     fl_chunk *c = l->p[pi]->c[ci];
+    if (chunk) *chunk = c;
     uint32_t i = chunk_first_at(c, pos + 1);
     cs_assert(i > 0);
     extent *x = &c->e[i - 1];
@@ -219,12 +224,17 @@ void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
         c->n++;
         m = &c->e[i];
     }
+    c->big_ok = false; /* an extent added or lengthened: the index is rebuilt when needed */
     l->bytes += len;
+    if (ver == l->newver) l->newbytes += len;
     /* touching a neighbour of another version: merged once both are reusable */
     uint32_t mi = (uint32_t)(m - c->e);
     if ((mi > 0 && c->e[mi - 1].len && c->e[mi - 1].pos + c->e[mi - 1].len == m->pos) ||
-        (mi + 1 < c->n && c->e[mi + 1].len && m->pos + m->len == c->e[mi + 1].pos))
+        (mi + 1 < c->n && c->e[mi + 1].len && m->pos + m->len == c->e[mi + 1].pos)) {
+        /* the pairs' second extents start at m->pos or after (and no pair's start moves) */
+        if (!c->pending || m->pos < c->pend_pos) c->pend_pos = m->pos;
         c->pending = p->pending = true;
+    }
     if (m->len > c->maxlen) c->maxlen = m->len;
     if (ver > c->maxver) c->maxver = ver;
     if (c->maxlen > p->maxlen) p->maxlen = c->maxlen;
@@ -236,20 +246,31 @@ void fl_insert(freelist *l, uint64_t pos, uint64_t len, uint64_t ver)
 static bool chunk_merge(fl_chunk *c, uint64_t oldest)
 {
     bool merged = false, touching = false;
+    uint64_t first = 0; /* the second extent of the first pair left touching */
+    /* no pair ends before pend_pos (fl_chunk.pend_pos): the pairs from the extent before the
+     * first one at or after it */
+    uint32_t i = c->pending ? chunk_first_at(c, c->pend_pos) : c->n;
+    if (i == 0) i = 1;
+#if CS_ASSERTS
+    for (uint32_t j = 1; j < i && j < c->n; j++)
+        cs_assert(!(c->e[j].len && c->e[j - 1].len && c->e[j - 1].pos + c->e[j - 1].len == c->e[j].pos));
+#endif
     /* up to the first merge every extent stays where it is: only looked at */
-    uint32_t i = 1;
     for (; i < c->n; i++) {
         const extent *x = &c->e[i], *q = &c->e[i - 1];
         if (x->len && q->len && q->pos + q->len == x->pos) {
             if (q->ver <= oldest && x->ver <= oldest) break;
+            if (!touching) first = x->pos;
             touching = true;
         }
     }
     if (i >= c->n) {
         c->pending = touching;
+        c->pend_pos = first;
         return false;
     }
     uint32_t k = i;
+    c->big_ok = false; /* extents lengthened and moved */
     for (; i < c->n; i++) {
         extent *x = &c->e[i];
         if (k && x->len) {
@@ -262,6 +283,7 @@ static bool chunk_merge(fl_chunk *c, uint64_t oldest)
                     merged = true;
                     continue;
                 }
+                if (!touching) first = x->pos;
                 touching = true;
             }
         }
@@ -269,6 +291,7 @@ static bool chunk_merge(fl_chunk *c, uint64_t oldest)
     }
     c->n = k;
     c->pending = touching;
+    c->pend_pos = first;
     return merged;
 }
 
@@ -316,12 +339,15 @@ static int reshape_page(fl_page *p)
         if (prev && prev->dirty && (c->n < FL_CHUNK_MIN || prev->n < FL_CHUNK_MIN) && prev->n + c->n <= FL_CHUNK_MAX) {
             if ((rc = chunk_reserve(prev, prev->n + c->n)) != CS_OK) break;
             memcpy(prev->e + prev->n, c->e, c->n * sizeof(extent));
+            /* its last and c's first extent may touch (c's own pairs start after) */
+            if (!prev->pending) prev->pend_pos = c->e[0].pos;
+            prev->pending = true;
             prev->n += c->n;
+            prev->big_ok = false;
             c->n = 0;
             if (c->maxlen > prev->maxlen) prev->maxlen = c->maxlen;
             if (c->maxver > prev->maxver) prev->maxver = c->maxver;
             prev->shrunk |= c->shrunk;
-            prev->pending = true; /* its last and c's first extent may touch */
             gone[ngone++] = c;
             continue;
         }
@@ -342,6 +368,7 @@ static int reshape_page(fl_page *p)
             q->n = b - a;
             q->dirty = true;
             q->pending = c->pending;
+            q->pend_pos = c->pend_pos;
             chunk_aggregate(q);
             out[n + made] = q;
         }
@@ -350,6 +377,7 @@ static int reshape_page(fl_page *p)
             break;
         }
         c->n = (uint32_t)((uint64_t)total / pieces);
+        c->big_ok = false;
         chunk_aggregate(c);
         out[n] = c;
         n += pieces;
@@ -371,6 +399,31 @@ static int reshape_page(fl_page *p)
     p->pending = false;
     for (uint32_t i = 0; i < n; i++) p->pending |= out[i]->pending;
     return CS_OK;
+}
+
+/* Lists the dirty chunks in file order (freelist.dl); without memory, none is listed and the
+ * queries look through the pages. */
+static void dirty_list(freelist *l)
+{
+    l->dl_ok = false;
+    l->ndl = 0;
+    for (uint32_t pi = 0; pi < l->n; pi++) {
+        fl_page *p = l->p[pi];
+        if (!p->dirty) continue;
+        for (uint32_t ci = 0; ci < p->n; ci++) {
+            if (!p->c[ci]->dirty) continue;
+            if (l->ndl == l->dlcap) {
+                uint32_t nc = l->dlcap ? l->dlcap * 2 : 16;
+                fl_chunk **d = realloc(l->dl, (size_t)nc * sizeof *d);
+                if (!d) return;
+                l->dl = d;
+                l->dlcap = nc;
+            }
+            l->dl[l->ndl++] = p->c[ci];
+        }
+    }
+    l->dl_events = l->events;
+    l->dl_ok = true;
 }
 
 int fl_reshape(freelist *l)
@@ -441,13 +494,17 @@ int fl_reshape(freelist *l)
             page_dirty(l, 0);
         }
         if (l->err) return l->err;
-        if (l->events == before) return CS_OK;
+        if (l->events == before) {
+            dirty_list(l);
+            return CS_OK;
+        }
     }
 }
 
 /* ---- choosing space ---------------------------------------------------------------------- */
 
-uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest)
+/* The plain sum over the extents of every chunk that may hold one freed after oldest. */
+static uint64_t unreusable_scan(const freelist *l, uint64_t oldest)
 {
     uint64_t sum = 0;
     for (uint32_t pi = 0; pi < l->n; pi++) {
@@ -463,11 +520,116 @@ uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest)
     return sum;
 }
 
-extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
-                    const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out)
+uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest)
 {
-    /* the taken extents first, with what is left of them; the scan skips them (it looks them up
-     * only when one would beat the best so far, which is rare) */
+    /* no reader older than the version the commit starts from: only what this commit freed is
+     * not reusable (extents of its version are never merged with older ones, used or
+     * backdated), and fl_insert has counted it */
+    if (l->newver && oldest + 1 == l->newver) {
+        cs_assert3(l->newbytes, ==, unreusable_scan(l, oldest));
+        return l->newbytes;
+    }
+    return unreusable_scan(l, oldest);
+}
+
+/* Rebuilds chunk c's index of its extents of at least FL_BIG bytes (fl_chunk.big); false when
+ * out of memory (the query then looks at every extent). */
+static bool chunk_index(fl_chunk *c)
+{
+    if (c->bigcap < c->n) {
+        uint32_t nc = c->n;
+        uint32_t *b = realloc(c->big, (size_t)nc * sizeof *b);
+        if (!b) return false;
+        c->big = b;
+        c->bigcap = nc;
+    }
+    uint32_t k = 0;
+    const extent *e = c->e;
+    for (uint32_t i = 0, n = c->n; i < n; i++) {
+        c->big[k] = i; /* written for every extent, kept only for the long ones: no branch */
+        k += e[i].len >= FL_BIG;
+    }
+    c->nbig = k;
+    c->big_n = c->n;
+    c->big_ok = true;
+    return true;
+}
+
+/* The state of one best-fit query (fl_best_fit). */
+typedef struct fit_query {
+    uint64_t size, oldest, below, avoid_lo, avoid_hi;
+    bool avoid;
+    const uint64_t *taken_pos;
+    int ntaken;
+    extent *best;
+    uint64_t bl, span; /* best's length; x->len - size < span holds exactly when size <= x->len < bl */
+} fit_query;
+
+/* Extent x holds q->size and is shorter than the best so far: takes it unless it is past
+ * q->below (returns -1: no later extent of the chunk qualifies either), not reusable, avoided
+ * or taken. Returns 1 when it fits exactly (nothing can beat it). */
+static int fit_consider(fit_query *q, extent *x)
+{
+    if (x->pos >= q->below) return -1;
+    if (x->ver > q->oldest || (q->avoid && x->pos >= q->avoid_lo && x->pos < q->avoid_hi)) return 0;
+    for (int k = 0; k < q->ntaken; k++)
+        if (q->taken_pos[k] == x->pos) return 0;
+    q->best = x;
+    q->bl = x->len;
+    q->span = q->bl - q->size;
+    return q->bl == q->size;
+}
+
+/* The query over the extents of chunk c its index lists (fl_chunk.big): fit_consider's result
+ * for the last candidate that ended it (0: none did). */
+static inline int fit_listed(fit_query *q, const fl_chunk *c)
+{
+    extent *e = c->e;
+    const uint32_t *b = c->big;
+    for (uint32_t j = 0, n = c->nbig; j < n; j++) {
+        extent *x = &e[b[j]];
+        if (__builtin_expect(x->len - q->size >= q->span, 1)) continue;
+        int r = fit_consider(q, x);
+        if (r) return r;
+    }
+    return 0;
+}
+
+/* The query over the extents of one chunk, in position order: 1 when an exact fit was found. */
+static int fit_chunk(fit_query *q, fl_chunk *c)
+{
+    extent *e = c->e;
+    const uint64_t size = q->size;
+    if (size >= FL_BIG && ((c->big_ok && c->big_n == c->n) || chunk_index(c))) {
+        /* the index: only the extents of at least FL_BIG bytes can hold size */
+#if CS_ASSERTS
+        /* it must answer what the scan of every extent of this chunk answers */
+        fit_query plain = *q;
+        int pr = 0;
+        for (uint32_t i = 0; i < c->n && !pr; i++)
+            if (e[i].len - size < plain.span) pr = fit_consider(&plain, &e[i]);
+        int r = fit_listed(q, c);
+        cs_assert(plain.best == q->best);
+        cs_assert3(pr, ==, r);
+        return r > 0;
+#else
+        return fit_listed(q, c) > 0;
+#endif
+    }
+    /* every extent (one comparison each: a candidate holds size and is shorter than the best) */
+    for (uint32_t i = 0, n = c->n; i < n; i++) {
+        if (__builtin_expect(e[i].len - size >= q->span, 1)) continue;
+        int r = fit_consider(q, &e[i]);
+        if (r) return r > 0;
+    }
+    return 0;
+}
+
+#if CS_ASSERTS
+/* fl_best_fit's answer as a plain scan of every extent: what the index must agree with. */
+static extent *best_fit_scan(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
+                             const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out)
+{
     extent *best = NULL;
     uint64_t bl = 0;
     for (int k = 0; k < ntaken; k++) {
@@ -477,45 +639,82 @@ extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uin
         best = x;
         bl = taken_len[k];
     }
-    if (best && bl == size) goto found;
-    {
-        /* the scan: `below` as a bound (none: past every position), and an extent qualifies
-         * when it holds size bytes and is shorter than the best so far (consumed extents have
-         * length 0 and never hold a commit's node, size > 0) */
-        const uint64_t below = l->below ? l->below : UINT64_MAX;
-        const bool avoid = l->avoid_hi > l->avoid_lo;
-        uint64_t beat = best ? bl : UINT64_MAX;
-        /* x->len - size < span holds exactly when size <= x->len < beat (unsigned wrap-around):
-         * one branch, taken only by the candidates, for the extents the scan passes over */
-        uint64_t span = beat - size;
+    const uint64_t below = l->below ? l->below : UINT64_MAX;
+    for (uint32_t pi = 0; pi < l->n; pi++)
+        for (uint32_t ci = 0; ci < l->p[pi]->n; ci++) {
+            const fl_chunk *c = l->p[pi]->c[ci];
+            if (dirty_only && !c->dirty) continue;
+            for (uint32_t i = 0; i < c->n; i++) {
+                extent *x = &c->e[i];
+                if (x->len < size || x->pos >= below || x->ver > oldest || (best && x->len >= bl)) continue;
+                if (l->avoid_hi > l->avoid_lo && x->pos >= l->avoid_lo && x->pos < l->avoid_hi) continue;
+                bool taken = false;
+                for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
+                if (taken) continue;
+                best = x;
+                bl = x->len;
+            }
+        }
+    *len_out = bl;
+    return best;
+}
+#endif
+
+extent *fl_best_fit(freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
+                    const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out)
+{
+    /* the taken extents first, with what is left of them; the scan skips them (it looks them up
+     * only when one would beat the best so far, which is rare) */
+    fit_query q = {size, oldest, l->below ? l->below : UINT64_MAX, l->avoid_lo, l->avoid_hi,
+                   l->avoid_hi > l->avoid_lo, taken_pos, ntaken, NULL, 0, 0};
+    for (int k = 0; k < ntaken; k++) {
+        if (taken_pos[k] == UINT64_MAX || taken_len[k] < size || (q.best && taken_len[k] >= q.bl)) continue;
+        extent *x = fl_extent_at(l, taken_pos[k]);
+        if (x->pos != taken_pos[k] || x->ver > oldest) continue;
+        q.best = x;
+        q.bl = taken_len[k];
+    }
+    if (!(q.best && q.bl == size)) {
+        /* the scan: an extent qualifies when it holds size bytes and is shorter than the best so
+         * far (used-up extents have length 0 and never hold a commit's node, size > 0); none
+         * lies at or past `below` (none when no bound) */
+        q.span = (q.best ? q.bl : UINT64_MAX) - size;
+        if (dirty_only && l->dl_ok && l->dl_events == l->events) {
+            /* the dirty chunks as the last reshaping listed them (none made dirty since) */
+            for (uint32_t k = 0; k < l->ndl; k++) {
+                fl_chunk *c = l->dl[k];
+                if (c->lo >= q.below) break;
+                if (c->maxlen < size) continue;
+                if (fit_chunk(&q, c)) goto found;
+            }
+            goto found;
+        }
         for (uint32_t pi = 0; pi < l->n; pi++) {
             const fl_page *p = l->p[pi];
-            if (p->lo >= below) break; /* a shrinking commit: nothing at or past l->below */
+            if (p->lo >= q.below) break; /* a shrinking commit: nothing at or past l->below */
             if (p->maxlen < size || (dirty_only && !p->dirty)) continue;
             for (uint32_t ci = 0; ci < p->n; ci++) {
-                const fl_chunk *c = p->c[ci];
-                if (c->lo >= below) break;
+                fl_chunk *c = p->c[ci];
+                if (c->lo >= q.below) break;
                 if (c->maxlen < size || (dirty_only && !c->dirty)) continue;
-                extent *e = c->e;
-                for (uint32_t i = 0, n = c->n; i < n; i++) {
-                    extent *x = &e[i];
-                    if (__builtin_expect(x->len - size >= span, 1)) continue;
-                    if (x->pos >= below) break;
-                    if (x->ver > oldest || (avoid && x->pos >= l->avoid_lo && x->pos < l->avoid_hi)) continue;
-                    bool taken = false;
-                    for (int k = 0; k < ntaken && !taken; k++) taken = taken_pos[k] == x->pos;
-                    if (taken) continue;
-                    best = x;
-                    bl = beat = x->len;
-                    span = beat - size;
-                    if (bl == size) goto found;
-                }
+                if (fit_chunk(&q, c)) goto found;
             }
         }
     }
 found:
-    if (len_out) *len_out = bl;
-    return best;
+#if CS_ASSERTS
+    /* each chunk's index is checked against that chunk's extents (fit_chunk); the whole answer,
+     * the chunks visited included, against a scan of every extent now and then (it costs a pass
+     * over the whole list) */
+    if (l->checks++ % 64 == 0) {
+        uint64_t sl;
+        extent *sx = best_fit_scan(l, size, oldest, taken_pos, taken_len, ntaken, dirty_only, &sl);
+        cs_assert(sx == q.best);
+        cs_assert3(sl, ==, q.bl);
+    }
+#endif
+    if (len_out) *len_out = q.bl;
+    return q.best;
 }
 
 extent *fl_next_fit(const freelist *l, uint64_t size, uint64_t oldest, uint64_t from, const uint64_t *taken_pos,
@@ -607,6 +806,7 @@ uint64_t fl_cut_tail(freelist *l, uint64_t end, uint64_t oldest)
         if (l->err || !(x = last_extent(l, &pi, &ci, &ei)) || x->pos != pos || x->pos + x->len != end) break;
         fl_chunk *c = l->p[pi]->c[ci];
         c->shrunk = true;
+        c->big_ok = false;
         l->bytes -= x->len;
         memmove(c->e + ei, c->e + ei + 1, (c->n - ei - 1) * sizeof(extent));
         c->n--;
@@ -703,43 +903,42 @@ void fl_published(freelist *l)
             fl_chunk *c = p->c[ci];
             if (!c->dirty) continue;
             c->dirty = false;
-            /* a chunk the commit only freed into, merged or reshaped has no consumed extent and
-             * exact aggregates (fl_insert, chunk_merge and reshaping keep them) */
-            if (!c->shrunk) {
+            /* a chunk the commit only freed into, merged or reshaped, or whose extents placement
+             * only shortened below its largest, has exact aggregates (fl_insert, chunk_merge,
+             * reshaping and placement's take keep them) */
+            if (c->used_up) {
+                /* drops the extents placement used up; those before the first stay where they are */
+                uint32_t k = c->first_used_up;
+                cs_assert3(k, <, c->n);
+                cs_assert3(c->e[k].len, ==, 0);
+                for (uint32_t i = k; i < c->n; i++)
+                    if (c->e[i].len) c->e[k++] = c->e[i];
+                cs_assert3(c->n - k, ==, c->used_up);
+                c->n = k;
+                c->used_up = 0;
+                c->big_ok = false;
+            }
+            if (c->shrunk) {
+                c->shrunk = false;
+                chunk_aggregate(c);
+            }
 #if CS_ASSERTS
-                /* what the flag promises: no used-up extent, aggregates already exact */
-                uint64_t ml = 0, mv = 0;
-                for (uint32_t i = 0; i < c->n; i++) {
-                    cs_assert(c->e[i].len);
-                    if (c->e[i].len > ml) ml = c->e[i].len;
-                    if (c->e[i].ver > mv) mv = c->e[i].ver;
-                }
-                cs_assert3(ml, ==, c->maxlen);
-                cs_assert3(mv, ==, c->maxver);
-#endif
-                continue;
-            }
-            c->shrunk = false;
-            /* drops the consumed extents and recomputes the aggregates (chunk_aggregate) in one
-             * pass; the extents before the first consumed one stay where they are */
-            uint32_t k = 0;
-            uint64_t maxlen = 0, maxver = 0;
+            /* what the flags promise: no used-up extent left, aggregates exact */
+            uint64_t ml = 0, mv = 0;
             for (uint32_t i = 0; i < c->n; i++) {
-                const extent *x = &c->e[i];
-                if (!x->len) continue;
-                if (x->len > maxlen) maxlen = x->len;
-                if (x->ver > maxver) maxver = x->ver;
-                if (k != i) c->e[k] = *x;
-                k++;
+                cs_assert(c->e[i].len);
+                if (c->e[i].len > ml) ml = c->e[i].len;
+                if (c->e[i].ver > mv) mv = c->e[i].ver;
             }
-            c->n = k;
-            c->maxlen = maxlen;
-            c->maxver = maxver;
+            cs_assert3(ml, ==, c->maxlen);
+            cs_assert3(mv, ==, c->maxver);
+#endif
         }
         p->dirty = false;
         page_aggregate(p);
     }
     l->newver = 0;
+    l->dl_ok = false; /* no chunk is dirty now */
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -791,6 +990,7 @@ static int load_legacy(cs_txn *t, const uint64_t r[3], uint64_t limit, freelist 
     chunk_aggregate(c);
     page_aggregate(l->p[0]);
     c->pending = l->p[0]->pending = true; /* dirty anyway: merged by the first commit */
+    c->pend_pos = 0;
     return CS_OK;
 }
 
@@ -849,6 +1049,7 @@ static int load_tree(cs_txn *t, uint64_t root, uint64_t limit, freelist *l)
             }
             chunk_aggregate(c);
             for (uint32_t i = 1; i < c->n; i++) c->pending |= c->e[i - 1].pos + c->e[i - 1].len == c->e[i].pos;
+            c->pend_pos = 0; /* merging looks from the first extent */
             p->pending |= c->pending;
         }
         page_aggregate(p);

@@ -17,6 +17,10 @@
 #define FL_PAGE_MAX 64   /* chunks in a page written by a commit, at most */
 #define FL_PAGE_FILL 32  /* chunks per piece when a larger one is cut */
 #define FL_PAGE_MIN 8    /* a rewritten page this small joins the rewritten one before it */
+/* Placement's index lists a chunk's extents of at least FL_BIG bytes (fl_chunk.big): a query for
+ * that many bytes or more looks only at them. Most free extents of a settled file are old copies
+ * of small nodes, far below it (docs/benchmarks/README.md, Placement's queries). */
+#define FL_BIG 1024
 
 /** Reads the free list of a version from its top slots r[0..2] (a version-1/2 list's three
  *  arrays, or a version-3 root), each extent checked to lie in [HDR_SIZE, limit) without
@@ -41,6 +45,8 @@ void fl_chunk_dirty(freelist *l, uint32_t pi, uint32_t ci);
 void fl_locate(const freelist *l, uint64_t pos, uint32_t *pi, uint32_t *ci);
 /** The extent holding pos (one must). */
 extent *fl_extent_at(const freelist *l, uint64_t pos);
+/** The same, and *chunk (if not NULL) the chunk that holds it. */
+extent *fl_extent_in(const freelist *l, uint64_t pos, fl_chunk **chunk);
 /** Merges touching extents that are both reusable by readers at `oldest` or newer (the merged
  *  one keeps the newer version) in dirty chunks, and with clean_too also in clean chunks known
  *  to hold touching extents (fl_chunk.pending), which a merge makes dirty. */
@@ -52,8 +58,9 @@ int fl_reshape(freelist *l);
 uint64_t fl_unreusable_bytes(const freelist *l, uint64_t oldest);
 /** The smallest reusable extent with at least `size` bytes, where the extents at taken_pos[k]
  *  have only taken_len[k] bytes left; with dirty_only, only among the chunks this commit
- *  rewrites. NULL when none. *len_out receives its length. */
-extent *fl_best_fit(const freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
+ *  rewrites. Of several as small, the first in the file. NULL when none. *len_out receives its
+ *  length. May (re)build the index of the chunks it looks at (fl_chunk.big). */
+extent *fl_best_fit(freelist *l, uint64_t size, uint64_t oldest, const uint64_t *taken_pos,
                     const uint64_t *taken_len, int ntaken, bool dirty_only, uint64_t *len_out);
 /** The first reusable extent with at least `size` bytes at or after position `from` in address
  *  order, wrapping round to the start of the list (next fit), skipping the extents at

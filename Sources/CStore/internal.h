@@ -101,9 +101,23 @@ typedef struct fl_chunk {
     uint64_t maxlen, maxver;
     bool dirty;        /* rewritten by the commit being built (its old node is freed) */
     bool pending;      /* has two touching extents of different versions (merged once both are reusable) */
+    uint64_t pend_pos; /* while pending: no touching pair's second extent starts below it (merging
+                          looks from there) */
     bool shrunk;       /* the commit being built shortened, used up, dropped or backdated one of its
-                          extents: fl_published drops the used-up ones and recomputes maxlen, maxver
-                          (other changes only raise them, and keep them exact) */
+                          extents so that maxlen or maxver may be too large: fl_published recomputes
+                          them (other changes only raise them, and keep them exact) */
+    uint32_t used_up;  /* extents placement used up (len 0) in the commit being built: the node
+                          writes them as padding, fl_published drops them */
+    uint32_t first_used_up; /* the first of them (while used_up) */
+    /* placement's index (fl_best_fit, docs/ARCHITECTURE.md): while big_ok, big[0..nbig) are
+     * positions in e, ascending, among them every extent of at least FL_BIG bytes (an extent
+     * that placement shortens below FL_BIG may stay listed; a change that lengthens, adds,
+     * removes or moves extents clears big_ok, and the next query that needs it rebuilds it) */
+    uint32_t *big;
+    uint32_t nbig, bigcap;
+    uint32_t big_n;    /* n when the index was built: one that no longer matches is rebuilt, so an
+                          extent added or removed without clearing big_ok never reads past n */
+    bool big_ok;
 } fl_chunk;
 
 typedef struct fl_page {
@@ -122,8 +136,18 @@ typedef struct freelist {
     uint32_t n, cap;   /* used, allocated */
     uint64_t bytes;    /* sum of the extents' lengths */
     uint64_t newver;   /* while a commit is built: the version old chunk and page nodes are freed in */
+    uint64_t newbytes; /* ... and the bytes of the extents freed in it (none is reused or merged
+                          with another version's before the commit lands) */
     uint64_t events;   /* chunks and pages marked dirty so far (a commit's layout repeats until stable) */
     int err;           /* CS_NOMEM when an insertion during a commit failed */
+    fl_chunk **dl;     /* the dirty chunks in file order, as fl_reshape left them, while dl_ok and no
+                          chunk was made dirty since (events == dl_events): placement's queries
+                          among the chunks a commit rewrites visit only these */
+    uint32_t ndl, dlcap;
+    uint64_t dl_events;
+    bool dl_ok;
+    uint32_t checks;   /* debug builds: queries so far, for fl_best_fit's whole-list check (the
+                          writer lock guards it with the list) */
     uint64_t below;    /* while a shrinking commit is built: placement uses only extents that start
                           below this position (0: any), docs/FORMAT.md §7.3 */
     uint64_t avoid_lo, avoid_hi; /* ... and none that starts in [avoid_lo, avoid_hi) */

@@ -21,6 +21,8 @@ final class FaultIO {
     var failErrno: Int32 = ENOSPC
     var writes = 0
     var syncs = 0
+    var recordWrites = false      // keep each successful write's offset and length in `written`
+    var written: [(Int64, Int)] = []
     let io: UnsafeMutablePointer<cs_io>
 
     init() {
@@ -42,6 +44,7 @@ final class FaultIO {
             if me.shortWrites && n > 1 {
                 return Glibc.pwrite(fd, buf, n / 2, off)
             }
+            if me.recordWrites { me.written.append((Int64(off), n)) }
             return Glibc.pwrite(fd, buf, n, off)
         }
         x.fdatasync = { ctx, fd in
