@@ -159,7 +159,7 @@ static int jfail_io(cs_dbfile *f, const char *what, int e)
 {
     if (e == ENOSPC || e == EDQUOT || e == EFBIG)
         return cs_fail(CS_FULL, e, "disk full while %s the journal of %s", what, f->path);
-    return cs_fail(CS_IOERR, e, "cannot %s the journal of %s: %s", what, f->path, strerror(e));
+    return cs_fail(CS_IOERR, e, "I/O error while %s the journal of %s: %s", what, f->path, strerror(e));
 }
 
 static int jwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)
@@ -407,7 +407,7 @@ static int is_journal(cs_dbfile *f)
     uint8_t first[8] = {0};
     static const uint8_t zero[8];
     ssize_t got = f->io->pread(f->io->ctx, f->jfd, first, sizeof first, 0);
-    if (got < 0) return jfail_io(f, "read", errno);
+    if (got < 0) return jfail_io(f, "reading", errno);
     if (memcmp(first, JOURNAL_MAGIC, 8) != 0 && memcmp(first, zero, 8) != 0)
         return cs_fail(CS_EXISTS, EEXIST,
                        "%s.journal exists and is not a journal; the commit journal needs that name: "
