@@ -24,61 +24,109 @@ static int dep_add(query_deps *d, uint32_t table, uint32_t col)
     return CS_OK;
 }
 
-static int deps_of_path(cs_query *q, const bpath *b, query_deps *d)
+/* Whether step `s` reads a column: a property, a collection or map, a backlink, or the
+ * property an aggregate over objects reads (over values an aggregate names none). */
+static bool step_reads_column(const bstep *s)
 {
+    switch (s->kind) {
+    case BS_COL:
+    case BS_COLL:
+    case BS_MAPKEY:
+    case BS_BACKLINKS:
+    case BS_MIN:
+    case BS_MAX:
+    case BS_SUM:
+    case BS_AVG:
+        return s->col != CS_NONE;
+    default:
+        return false;
+    }
+}
+
+static bool step_is_aggregate(const bstep *s)
+{
+    return s->kind == BS_MIN || s->kind == BS_MAX || s->kind == BS_SUM || s->kind == BS_AVG;
+}
+
+/* One walk over every key path of a query's filter, SORT and DISTINCT, for the two answers
+ * below: `path` is called for each key path; at a SUBQUERY node `subquery` says whether to walk
+ * its own path and predicate; `too_deep` is told of a tree deeper than the walk goes; `done`
+ * ends the walk early once the answer cannot change. */
+typedef struct paths_walk {
+    cs_query *q;
+    int (*path)(struct paths_walk *w, const bpath *b);
+    bool (*subquery)(struct paths_walk *w);
+    void (*too_deep)(struct paths_walk *w);
+    bool (*done)(const struct paths_walk *w);
+} paths_walk;
+
+static int walk_node(paths_walk *w, const qnode *n, int depth)
+{
+    if (!n || w->done(w)) return CS_OK;
+    if (depth > 200) {
+        w->too_deep(w);
+        return CS_OK;
+    }
+    if (n->kind == QN_KEYPATH) return w->path(w, n->owned);
+    if (n->kind == QN_SUBQUERY) {
+        if (!w->subquery(w)) return CS_OK;
+        TRY(walk_node(w, n->path, depth + 1));
+        return walk_node(w, n->pred, depth + 1);
+    }
+    TRY(walk_node(w, n->a, depth + 1));
+    TRY(walk_node(w, n->b, depth + 1));
+    TRY(walk_node(w, n->c, depth + 1));
+    for (size_t i = 0; i < n->nitems; i++) TRY(walk_node(w, n->items[i], depth + 1));
+    return CS_OK;
+}
+
+/* Binds the query and walks its filter, SORT and DISTINCT. */
+static int walk_query(paths_walk *w)
+{
+    TRY(query_rebind(w->q));
+    const qparsed *p = w->q->parsed;
+    TRY(walk_node(w, p->pred, 0));
+    for (size_t i = 0; i < p->nsort; i++) TRY(walk_node(w, p->sort[i].path, 0));
+    for (size_t i = 0; i < p->ndistinct; i++) TRY(walk_node(w, p->distinct[i], 0));
+    return CS_OK;
+}
+
+typedef struct deps_walk {
+    paths_walk w; /* first: the walk's callbacks get this struct */
+    query_deps *d;
+} deps_walk;
+
+static int deps_of_path(paths_walk *w, const bpath *b)
+{
+    query_deps *d = ((deps_walk *)w)->d;
     if (!b) return CS_OK;
     for (size_t i = 0; i < b->n; i++) {
         const bstep *s = &b->steps[i];
-        switch (s->kind) {
-        case BS_COL:
-        case BS_COLL:
-        case BS_MAPKEY:
-        case BS_BACKLINKS:
-        case BS_MIN:
-        case BS_MAX:
-        case BS_SUM:
-        case BS_AVG:
-            /* (an aggregate over objects names the property it reads; over values, none) */
-            if (s->col == CS_NONE) break;
-            TRY(dep_add(d, s->table, s->col));
-            if (s->kind == BS_BACKLINKS || s->kind == BS_MIN || s->kind == BS_MAX || s->kind == BS_SUM ||
-                s->kind == BS_AVG || s->table != q->table || s->type == CS_TYPE_LINK)
-                d->root_only = false;
-            break;
-        default:
-            break;
-        }
+        if (!step_reads_column(s)) continue;
+        TRY(dep_add(d, s->table, s->col));
+        if (s->kind == BS_BACKLINKS || step_is_aggregate(s) || s->table != w->q->table || s->type == CS_TYPE_LINK)
+            d->root_only = false;
     }
     return CS_OK;
 }
 
-static int deps_of(cs_query *q, const qnode *n, query_deps *d, int depth)
+static bool deps_subquery(paths_walk *w)
 {
-    if (!n || depth > 200) return CS_OK;
-    if (n->kind == QN_KEYPATH) return deps_of_path(q, n->owned, d);
-    if (n->kind == QN_SUBQUERY) {
-        d->root_only = false;
-        TRY(deps_of(q, n->path, d, depth + 1));
-        return deps_of(q, n->pred, d, depth + 1);
-    }
-    TRY(deps_of(q, n->a, d, depth + 1));
-    TRY(deps_of(q, n->b, d, depth + 1));
-    TRY(deps_of(q, n->c, d, depth + 1));
-    for (size_t i = 0; i < n->nitems; i++) TRY(deps_of(q, n->items[i], d, depth + 1));
-    return CS_OK;
+    ((deps_walk *)w)->d->root_only = false;
+    return true;
 }
+
+static void deps_too_deep(paths_walk *w) { (void)w; }
+static bool deps_done(const paths_walk *w) { (void)w; return false; }
 
 int query_deps_get(cs_query *q, query_deps *out)
 {
     out->n = 0;
     out->root_only = true;
-    TRY(query_rebind(q));
+    deps_walk dw = {{q, deps_of_path, deps_subquery, deps_too_deep, deps_done}, out};
+    TRY(walk_query(&dw.w));
     const qparsed *p = q->parsed;
     out->key_ordered = q->root == QR_TABLE && !p->nsort && !p->ndistinct && p->limit < 0;
-    TRY(deps_of(q, p->pred, out, 0));
-    for (size_t i = 0; i < p->nsort; i++) TRY(deps_of(q, p->sort[i].path, out, 0));
-    for (size_t i = 0; i < p->ndistinct; i++) TRY(deps_of(q, p->distinct[i], out, 0));
-    if (q->root != QR_TABLE) out->root_only = false;
     return CS_OK;
 }
 
@@ -111,21 +159,24 @@ static int keypath_add(query_keypaths *k, const cs_keypath *p)
     return CS_OK;
 }
 
+typedef struct keypaths_walk {
+    paths_walk w; /* first: the walk's callbacks get this struct */
+    query_keypaths *k;
+} keypaths_walk;
+
 /* Path `b` as a key path from the query's table: each step's column, a backlink step as the
  * backlink column of the table it leaves; steps without a column (@count, @allKeys) add none. */
-static int keypath_of(cs_query *q, const bpath *b, query_keypaths *k)
+static int keypath_of(paths_walk *w, const bpath *b)
 {
+    query_keypaths *k = ((keypaths_walk *)w)->k;
     if (!b) return CS_OK;
     cs_keypath p = {{0}, 0};
-    uint32_t table = q->table;
+    uint32_t table = w->q->table;
     for (size_t i = 0; i < b->n; i++) {
         const bstep *s = &b->steps[i];
-        if (s->col == CS_NONE || s->kind == BS_SELF) continue;
-        if (s->kind != BS_COL && s->kind != BS_COLL && s->kind != BS_MAPKEY && s->kind != BS_BACKLINKS &&
-            s->kind != BS_MIN && s->kind != BS_MAX && s->kind != BS_SUM && s->kind != BS_AVG)
-            continue;
+        if (!step_reads_column(s)) continue;
         uint32_t col = s->col;
-        if (s->kind == BS_BACKLINKS && !backlink_column(q->txn, table, s->table, s->col, &col)) {
+        if (s->kind == BS_BACKLINKS && !backlink_column(w->q->txn, table, s->table, s->col, &col)) {
             k->whole = true;
             return CS_OK;
         }
@@ -140,36 +191,23 @@ static int keypath_of(cs_query *q, const bpath *b, query_keypaths *k)
     return p.n ? keypath_add(k, &p) : CS_OK;
 }
 
-static int keypaths_of(cs_query *q, const qnode *n, query_keypaths *k, int depth)
+/* A SUBQUERY's inner paths start from the collection's elements, not the query's table: the
+ * query may then see any change of its elements. */
+static bool keypaths_subquery(paths_walk *w)
 {
-    if (!n || k->whole) return CS_OK;
-    if (depth > 200) {
-        k->whole = true;
-        return CS_OK;
-    }
-    if (n->kind == QN_KEYPATH) return keypath_of(q, n->owned, k);
-    if (n->kind == QN_SUBQUERY) {
-        /* the inner predicate's paths start from the collection's elements */
-        k->whole = true;
-        return CS_OK;
-    }
-    TRY(keypaths_of(q, n->a, k, depth + 1));
-    TRY(keypaths_of(q, n->b, k, depth + 1));
-    TRY(keypaths_of(q, n->c, k, depth + 1));
-    for (size_t i = 0; i < n->nitems; i++) TRY(keypaths_of(q, n->items[i], k, depth + 1));
-    return CS_OK;
+    ((keypaths_walk *)w)->k->whole = true;
+    return false;
 }
+
+static void keypaths_too_deep(paths_walk *w) { ((keypaths_walk *)w)->k->whole = true; }
+static bool keypaths_done(const paths_walk *w) { return ((const keypaths_walk *)w)->k->whole; }
 
 int query_keypaths_get(cs_query *q, query_keypaths *out)
 {
     out->n = 0;
     out->whole = false;
-    TRY(query_rebind(q));
-    const qparsed *p = q->parsed;
-    TRY(keypaths_of(q, p->pred, out, 0));
-    for (size_t i = 0; i < p->nsort; i++) TRY(keypaths_of(q, p->sort[i].path, out, 0));
-    for (size_t i = 0; i < p->ndistinct; i++) TRY(keypaths_of(q, p->distinct[i], out, 0));
-    return CS_OK;
+    keypaths_walk kw = {{q, keypath_of, keypaths_subquery, keypaths_too_deep, keypaths_done}, out};
+    return walk_query(&kw.w);
 }
 
 void query_keypaths_free(query_keypaths *k)
