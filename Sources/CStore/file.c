@@ -112,6 +112,12 @@ uint64_t file_run_hash(const uint8_t *p, uint64_t n)
     return run_hash_end(&h);
 }
 
+int file_write_failed(cs_dbfile *f, int e)
+{
+    if (e == ENOSPC || e == EDQUOT || e == EFBIG) return cs_fail(CS_FULL, e, "disk full while writing %s", f->path);
+    return cs_fail(CS_IOERR, e, "write to %s failed: %s", f->path, strerror(e));
+}
+
 int file_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)
 {
     const uint8_t *p = buf;
@@ -119,10 +125,7 @@ int file_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)
         ssize_t w = f->io->pwrite(f->io->ctx, f->fd, p, n, (off_t)off);
         if (w < 0) {
             if (errno == EINTR) continue;
-            int e = errno;
-            if (e == ENOSPC || e == EDQUOT || e == EFBIG)
-                return cs_fail(CS_FULL, e, "disk full while writing %s", f->path);
-            return cs_fail(CS_IOERR, e, "write to %s failed: %s", f->path, strerror(e));
+            return file_write_failed(f, errno);
         }
         if (w == 0) return cs_fail(CS_IOERR, EIO, "write to %s made no progress", f->path);
         p += w;

@@ -31,6 +31,9 @@ typedef struct run_info {
 
 /** Writes n bytes at off, all of them (CS_FULL on a full disk, CS_IOERR otherwise). */
 int file_pwrite(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off);
+/** The error of a failed write to the database file (errno `e`): CS_FULL for a full disk or
+ *  quota, else CS_IOERR; recorded with its message. */
+int file_write_failed(cs_dbfile *f, int e);
 /** Writes n bytes at off, all of them: through the commit's writable mapping when a commit
  *  armed it (file_wmap_prepare) and the bytes lie where it may store, else file_pwrite
  *  (mapwrite.c; docs/ARCHITECTURE.md, Writes through a mapping). */

@@ -136,7 +136,5 @@ int file_write_at(cs_dbfile *f, const void *buf, uint64_t n, uint64_t off)
     if (!f->wmap_armed || n > MAPWRITE_MAX_RUN || off > f->wmap_ok || n > f->wmap_ok - off || f->wmap_ok > f->wmap_len)
         return file_pwrite(f, buf, n, off);
     if (f->io->write_mapped(f->io->ctx, f->fd, f->wmap, buf, (size_t)n, (off_t)off) == 0) return CS_OK;
-    int e = errno;
-    if (e == ENOSPC || e == EDQUOT || e == EFBIG) return cs_fail(CS_FULL, e, "disk full while writing %s", f->path);
-    return cs_fail(CS_IOERR, e, "write to %s failed: %s", f->path, strerror(e));
+    return file_write_failed(f, errno);
 }
