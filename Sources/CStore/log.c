@@ -27,6 +27,14 @@ void cs_log_set(cs_log_fn fn, void *ctx)
     pthread_mutex_unlock(&log_mu);
 }
 
+void cs_log_get(cs_log_fn *fn, void **ctx)
+{
+    pthread_mutex_lock(&log_mu);
+    if (fn) *fn = log_fn;
+    if (ctx) *ctx = log_ctx;
+    pthread_mutex_unlock(&log_mu);
+}
+
 void cs_log_set_level(int level)
 {
     if (level < CS_LOG_ALL) level = CS_LOG_ALL;

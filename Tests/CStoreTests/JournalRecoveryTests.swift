@@ -112,12 +112,17 @@ import Glibc
         let orc = cs_db_open(path, &opts, &h)
         guard orc == Int32(CS_OK), let h else { return } // failing the open clearly is acceptable
         defer { _ = cs_db_close(h) }
-        // the core's log (cs_log_set), told apart from other tests' by the path
+        // the core's log (cs_log_set), told apart from other tests' by the path; the function
+        // found (the Swift layer's, when its tests ran first) is put back after
         let sink = CoreLogSink()
+        processLogLock.lock()
+        var savedFn: cs_log_fn?
+        var savedCtx: UnsafeMutableRawPointer?
+        cs_log_get(&savedFn, &savedCtx)
         cs_log_set({ ctx, level, _, message in
             Unmanaged<CoreLogSink>.fromOpaque(ctx!).takeUnretainedValue().add(level, String(cString: message!))
         }, Unmanaged.passUnretained(sink).toOpaque())
-        defer { cs_log_set(nil, nil) }
+        defer { cs_log_set(savedFn, savedCtx); processLogLock.unlock() }
         for v in Int64(42)...43 {
             var t: OpaquePointer?
             try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")

@@ -283,11 +283,11 @@ final class DiskFullItem: Object {
     }
     /// Collects the core's messages about `path` through the Logger while `body` runs (the
     /// sink of LoggerConformanceTests; the Logger is process-wide, so messages are told apart
-    /// by path, and it is replaced under loggerSwapLock).
+    /// by path, and it is replaced under processLogLock).
     private func logged(_ path: String, _ body: () throws -> Void) rethrows -> [(LogLevel, String)] {
         let sink = CfLogSink()
-        loggerSwapLock.lock()
-        defer { loggerSwapLock.unlock() }
+        processLogLock.lock()
+        defer { processLogLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }

@@ -1340,6 +1340,9 @@ typedef void (*cs_log_fn)(void *ctx, int level, const char *category, const char
 /** Sets the log function (NULL: none) and its context; the previous one is no longer called
  *  once this returns. */
 void cs_log_set(cs_log_fn fn, void *ctx);
+/** Stores the log function set and its context (NULL if none) in `*fn` and `*ctx`, so that a
+ *  caller replacing it for a while can put it back. */
+void cs_log_get(cs_log_fn *fn, void **ctx);
 /** Sets the level: messages of a level below it (more detailed) are dropped. Default CS_LOG_INFO. */
 void cs_log_set_level(int level);
 /** The level set. */

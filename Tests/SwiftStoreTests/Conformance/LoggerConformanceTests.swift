@@ -11,11 +11,6 @@ final class CfLogged: Object {
     @Persisted var x = 0
 }
 
-/// Held by every test that replaces the process-wide Logger (here and DiskFullTests) while it
-/// does: suites run in parallel, and one suite's logger would take another's messages, or put
-/// the default back under it.
-let loggerSwapLock = NSLock()
-
 /// Collects messages (from any thread).
 final class CfLogSink: @unchecked Sendable {
     private let lock = NSCondition()
@@ -42,8 +37,8 @@ final class CfLogSink: @unchecked Sendable {
 struct LoggerConformanceTests {
     @Test func coreReportsOpensCommitsAndMigrations() throws {
         let sink = CfLogSink()
-        loggerSwapLock.lock()
-        defer { loggerSwapLock.unlock() }
+        processLogLock.lock()
+        defer { processLogLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }
@@ -80,8 +75,8 @@ struct LoggerConformanceTests {
 
     @Test func levelFiltersMessages() throws {
         let sink = CfLogSink()
-        loggerSwapLock.lock()
-        defer { loggerSwapLock.unlock() }
+        processLogLock.lock()
+        defer { processLogLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }
@@ -114,8 +109,8 @@ struct LoggerConformanceTests {
     /// debug (Realm.Storage.Notification).
     @Test func compactionAndNotifierAreReported() throws {
         let sink = CfLogSink()
-        loggerSwapLock.lock()
-        defer { loggerSwapLock.unlock() }
+        processLogLock.lock()
+        defer { processLogLock.unlock() }
         let saved = Logger.shared
         let savedLevel = Logger.shared.level
         defer { Logger.shared = saved; Logger.shared.level = savedLevel }
