@@ -124,3 +124,22 @@ func childStyleIncrement(_ h: OpaquePointer) throws -> Int32 {
     try must(setVal(&r, s.payload, .binary(childPayload(k))), "set payload")
     return cs_txn_commit(t!)
 }
+
+/// The runs of each record of a journal image (docs/FORMAT.md §13, Layout: records from 4096,
+/// each with its length at offset 24, its number of runs at 32 and the (position, length) pairs
+/// from 64, a length with bit 63 set for a patched run), up to the first that is not a record.
+func journalRecordRuns(_ j: [UInt8]) -> [[(pos: UInt64, len: UInt64, patched: Bool)]] {
+    func u64(_ at: Int) -> UInt64 { j[at..<(at + 8)].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) } }
+    var out: [[(pos: UInt64, len: UInt64, patched: Bool)]] = []
+    var off = 4096
+    while off + 64 <= j.count, Array(j[off..<(off + 8)]) == Array("CSJREC\r\n".utf8) {
+        let len = Int(u64(off + 24)), n = Int(u64(off + 32) & 0xFFFF_FFFF)
+        guard len >= 64 + 16 * n, off + len <= j.count else { break }
+        out.append((0..<n).map { i in
+            let l = u64(off + 64 + 16 * i + 8)
+            return (u64(off + 64 + 16 * i), l & ~(1 << 63), l >> 63 == 1)
+        })
+        off += len
+    }
+    return out
+}

@@ -504,12 +504,94 @@ import Glibc
         for r in recs {
             func word(_ at: Int) -> Int { rawLE64(journal, r + at) }
             let length = word(24), runs = word(32) & 0xffff_ffff, data = word(40)
-            let commit = data - 192 // the runs' bytes less the header's
+            // the runs' bytes (a patched run's length has bit 63 set, its data is shorter)
+            let raw = (0..<runs).reduce(0) { $0 + (word(64 + 16 * $1 + 8) & Int.max) }
+            let commit = raw - 192 // the runs' bytes less the header's
             most = max(most, runs)
             #expect(commit <= 1 << 20, "a one-sync commit")
             #expect(16 * (runs - 1) <= commit - 8, "\(runs) runs in \(commit) bytes")
-            #expect(length == 64 + 16 * runs + data && length <= 2 * commit + 264, "record of \(length) bytes")
+            #expect(length == 64 + 16 * runs + data && data <= raw && length <= 2 * commit + 264, "record of \(length) bytes")
         }
         #expect(most >= 2, "the runs and the header: \(most)")
+    }
+
+    /// One-row commits in one session (docs/FORMAT.md §13, Layout): from the second on, a
+    /// record holds the free-list nodes its commit rewrites as patches of the nodes the earlier
+    /// records wrote, so it is much shorter than the commit's bytes; after a power cut that
+    /// lost every in-place write, the replay of the checkpoint's file rebuilds each patched run
+    /// from the records before it and the file holds the last commit.
+    @Test func oneRowCommitsRecordTheirFreeListNodesAsPatches() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        let n = 20_000
+        do {
+            let db = try DB(path, durability: CS_DURABILITY_NOSYNC)
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                for c in 0..<4 { _ = try addColumn(txn, t, "c\(c)", CS_TYPE_INT) }
+                for i in 0..<n {
+                    var o = try createObj(txn, t)
+                    for c in 0..<4 { try must(cs_obj_set_int(&o, UInt32(c), Int64(i)), "set") }
+                }
+            }
+            // scattered updates leave free extents across the file (several chunks)
+            var rng = SeededRNG(seed: 21)
+            for _ in 0..<300 {
+                try db.write { txn throws in
+                    let t = try findTable(txn, "T")
+                    var o = try openObj(txn, t, Int64(rng.next() % UInt64(n)))
+                    try must(cs_obj_set_int(&o, 1, -1), "set")
+                }
+            }
+            db.close()
+        }
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        var rng = SeededRNG(seed: 22)
+        var want: [Int64: Int64] = [:]
+        for u in 0..<60 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            let k = Int64(rng.next() % UInt64(n))
+            var o = try openObj(t!, table, k)
+            try must(cs_obj_set_int(&o, 0, -Int64(u) - 10), "set")
+            want[k] = -Int64(u) - 10
+            try must(cs_txn_commit(t!), "commit \(u)")
+            check(cs_txn_end(t))
+        }
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let runs = journalRecordRuns(state.jsynced)
+        #expect(runs.count == 60, "a record per commit: \(runs.count)")
+        let patched = runs.dropFirst().filter { $0.contains { $0.patched } }.count
+        #expect(patched >= 50, "records from the second on patch their free-list nodes: \(patched) of 59")
+        // the records' bytes against the commits' own: the data of every record but the first
+        let recs = recordOffsets(state.jsynced)
+        var recordBytes = 0, commitBytes = 0
+        for r in recs.dropFirst() {
+            recordBytes += rawLE64(state.jsynced, r + 24)
+            commitBytes += 64 + (0..<(rawLE64(state.jsynced, r + 32) & 0xffff_ffff)).reduce(0) {
+                $0 + 16 + (rawLE64(state.jsynced, r + 64 + 16 * $1 + 8) & Int.max)
+            }
+        }
+        #expect(recordBytes * 2 < commitBytes, "records of \(recordBytes) bytes for commits of \(commitBytes)")
+        print("one-row commits: records of \(recordBytes / 59) bytes for commits of \(commitBytes / 59) bytes on average")
+        // the database file as of the session's first checkpoint, none of the in-place writes
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, state.synced, state.jsynced)
+        let db = try DB(img, flags: 0, durability: CS_DURABILITY_FULL)
+        #expect(cs_db_recovered_commits(db.h) == 60)
+        db.verify("the replayed file")
+        try db.read { txn throws in
+            let t = try findTable(txn, "T")
+            for (k, v) in want {
+                var o = try openObj(txn, t, k)
+                #expect(try getInt(&o, 0) == v, "object \(k)")
+            }
+        }
+        db.close()
     }
 }
