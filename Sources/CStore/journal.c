@@ -1069,25 +1069,50 @@ static void pt_copy(patcher *p, uint64_t src, uint64_t n)
  * inserted, removed or changed shifts the rest by one, a few such changes by a few. */
 #define PATCH_WINDOW 8
 
+/* Whether the elements of `words` 8-byte words at a and b are equal. */
+static inline bool elem_eq(const uint8_t *a, const uint8_t *b, uint32_t words)
+{
+    for (uint32_t w = 0; w < words; w++) {
+        uint64_t x, y;
+        memcpy(&x, a + 8 * w, 8);
+        memcpy(&y, b + 8 * w, 8);
+        if (x != y) return false;
+    }
+    return true;
+}
+
 /* The new node b->pos .. + b->len, at run offset off, as copies of the elements it shares with
  * the old one and literals for the rest: its 8-byte header (whose check and count change) is a
- * literal, each element of `unit` words a copy when some old element from the one after the
- * last copied (up to PATCH_WINDOW further on) has the same bytes. */
+ * literal; from elements i (new) and j (old) on, the longest stretch of equal elements is one
+ * copy (compared 16 elements at a time, then one by one); at a difference, new element i is
+ * looked for among the old ones after j (at most PATCH_WINDOW on: an extent or entry inserted,
+ * removed or changed shifts the rest by one, a few such changes by a few), and is a literal
+ * when none has its bytes. */
 static void pt_node(patcher *p, const journal_base *b, uint64_t off)
 {
-    uint64_t esz = 8ull * b->unit, n_new = (b->len - 8) / esz, n_old = b->oldlen >= 8 ? (b->oldlen - 8) / esz : 0;
+    uint32_t u = b->unit;
+    uint64_t esz = 8ull * u, n_new = (b->len - 8) / esz, n_old = b->oldlen >= 8 ? (b->oldlen - 8) / esz : 0;
     const uint8_t *nw = p->src + off + 8, *ol = b->old + 8;
     pt_literal(p, off, 8);
-    uint64_t j = 0;
-    for (uint64_t i = 0; i < n_new; i++) {
-        uint64_t k = j, lim = j + PATCH_WINDOW < n_old ? j + PATCH_WINDOW : n_old;
-        while (k < lim && memcmp(nw + i * esz, ol + k * esz, esz) != 0) k++;
-        if (k < lim) {
-            pt_copy(p, b->oldpos + 8 + k * esz, esz);
-            j = k + 1;
-        } else {
-            pt_literal(p, off + 8 + i * esz, esz);
+    uint64_t i = 0, j = 0;
+    while (i < n_new) {
+        uint64_t m = 0, lim = j < n_old ? (n_new - i < n_old - j ? n_new - i : n_old - j) : 0;
+        while (m + 16 <= lim && memcmp(nw + (i + m) * esz, ol + (j + m) * esz, 16 * esz) == 0) m += 16;
+        while (m < lim && elem_eq(nw + (i + m) * esz, ol + (j + m) * esz, u)) m++;
+        if (m) {
+            pt_copy(p, b->oldpos + 8 + j * esz, m * esz);
+            i += m;
+            j += m;
+            continue;
         }
+        uint64_t k = j + 1, klim = j + PATCH_WINDOW < n_old ? j + PATCH_WINDOW : n_old;
+        while (k < klim && !elem_eq(nw + i * esz, ol + k * esz, u)) k++;
+        if (k < klim) {
+            j = k; /* old elements j .. k - 1 are gone: copy from k */
+            continue;
+        }
+        pt_literal(p, off + 8 + i * esz, esz);
+        i++;
     }
     pt_literal(p, off + 8 + n_new * esz, b->len - 8 - n_new * esz);
 }

@@ -712,7 +712,7 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
             #expect(journalRecordRuns(journal).count == 12)
             var sum: Int64 = 0
             for i in 0..<380 { sum += (1...12).contains(i % 37) ? -Int64(i % 37) : Int64(i) }
-            for i in 393..<400 { sum += Int64(i) }
+            for i in [380] + Array(393..<400) { sum += Int64(i) }
             let db = try DB(copy, durability: CS_DURABILITY_FULL)
             #expect(cs_db_recovered_commits(db.h) == 12)
             db.verify("the replayed golden copy")
