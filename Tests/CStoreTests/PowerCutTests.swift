@@ -666,17 +666,17 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 check(cs_txn_end(t))
             }
         }, patched: true, prepare: freeSpaceFile, change: { txn in
+            // a small commit: its free-list chunk keeps most of its extents, so the patch of it
+            // is much shorter than its bytes (one that frees hundreds of nodes is not)
             var rng = SeededRNG(seed: 8)
             let t = try findTable(txn, "T")
             let keys = try allKeys(txn, t)
-            for _ in 0..<200 {
+            for _ in 0..<3 {
                 var o = try openObj(txn, t, keys[Int(rng.next() % UInt64(keys.count))])
                 try must(setVal(&o, 1, .string(randomLetters(Int(rng.next() % 60), &rng))), "update s")
             }
-            for k in keys.prefix(30) {
-                var o = try openObj(txn, t, k)
-                try must(cs_obj_delete(&o), "delete")
-            }
+            var o = try openObj(txn, t, keys[7])
+            try must(cs_obj_delete(&o), "delete")
         })
     }
 
