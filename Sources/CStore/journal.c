@@ -62,6 +62,9 @@
  * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
  * commit is one replay stops at. */
 #define JREC_MAX (JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8)
+/* The runs of a record add up to at most this many bytes (FORMAT.md §13, Layout): a journaled
+ * commit's, and its header. */
+#define JREC_RAW_MAX ((uint64_t)ONE_SYNC_MAX + HDR_USED)
 /* The journal's size is a multiple of this (FORMAT.md §13, Layout): the first checkpoint makes
  * it JOURNAL_GROW bytes, its header block and room for the records of the small commits most
  * sessions make, and a record that would end past its size grows it to the next multiple. */
@@ -331,19 +334,27 @@ static int jgrow(cs_dbfile *f, uint64_t size)
  * in regions of RM_REGION bytes allocated as they are touched: a patch copies only bytes an
  * earlier record of the same generation wrote (FORMAT.md §13, Layout), which replay checks here
  * before it reads them. */
-#define RM_SHIFT 18
+#define RM_SHIFT 16
 #define RM_REGION (1ull << RM_SHIFT)
+#define RM_REGION_WORDS (RM_REGION / 8 / 64) /* 64-bit words of a region's bitmap */
 typedef struct replay_map {
     uint64_t **region; /* region[i]: RM_REGION / 8 bits for [i << RM_SHIFT, (i + 1) << RM_SHIFT) */
     uint64_t nregion;
+    uint64_t bytes;    /* of the regions' bitmaps (cs_test_replay_map_bytes) */
 } replay_map;
+
+/* The bitmaps' bytes of the last replay map this thread freed, for the tests. */
+static _Thread_local uint64_t last_map_bytes;
+
+uint64_t cs_test_replay_map_bytes(void) { return last_map_bytes; }
 
 static void rm_free(replay_map *m)
 {
+    last_map_bytes = m->bytes;
     for (uint64_t i = 0; i < m->nregion; i++) free(m->region[i]);
     free(m->region);
     m->region = NULL;
-    m->nregion = 0;
+    m->nregion = m->bytes = 0;
 }
 
 /* Marks [pos, pos + len) written (both multiples of 8). */
@@ -359,7 +370,10 @@ static int rm_mark(replay_map *m, uint64_t pos, uint64_t len)
             m->region = x;
             m->nregion = nn;
         }
-        if (!m->region[r] && !(m->region[r] = calloc(RM_REGION / 64, 8))) return NOMEM();
+        if (!m->region[r]) {
+            if (!(m->region[r] = calloc(RM_REGION_WORDS, 8))) return NOMEM();
+            m->bytes += RM_REGION_WORDS * 8;
+        }
         m->region[r][bit / 64] |= 1ull << (bit % 64);
     }
     return CS_OK;
@@ -455,13 +469,20 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
          * 2 only) by its operations */
         const uint64_t *pairs = (const uint64_t *)(buf + JREC_HDR);
         const uint8_t *data = buf + JREC_HDR + (uint64_t)r.nruns * 16;
-        uint64_t sum = 0;
+        uint64_t sum = 0, raw = 0;
         bool ok = true;
         for (uint32_t i = 0; i < r.nruns && ok; i++) {
-            uint64_t len = pairs[2 * i + 1], used = len;
+            uint64_t len = pairs[2 * i + 1], used = len, rl = len & ~JRUN_PATCH;
+            /* the runs' bytes are a commit's (at most ONE_SYNC_MAX) and its header: a patched
+             * run, whose operations may describe more bytes than the record holds, no more */
+            if (rl > JREC_RAW_MAX - raw || pairs[2 * i] > UINT64_MAX - rl) {
+                ok = false;
+                break;
+            }
+            raw += rl;
             if (len & JRUN_PATCH) {
                 if (h->layout != JOURNAL_LAYOUT) ok = false;
-                else used = patch_len(data + sum, r.data - sum, len & ~JRUN_PATCH);
+                else used = patch_len(data + sum, r.data - sum, rl);
             }
             if (!ok || used > r.data - sum) ok = false;
             else sum += used;
@@ -497,6 +518,8 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
     const uint8_t *data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
     uint8_t *run = NULL;
     int rc = CS_OK;
+    /* a copy reads only what earlier records wrote (FORMAT.md §13): the record's own runs are
+     * marked once all of them are written */
     for (uint32_t i = 0; i < r->nruns && rc == CS_OK; i++) {
         uint64_t pos = pairs[2 * i], len = pairs[2 * i + 1];
         if (!(len & JRUN_PATCH)) {
@@ -525,7 +548,8 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                     if (!rm_covered(m, src, n)) {
                         rc = cs_fail(CS_CORRUPT, 0,
                                      "the journal %s.journal is damaged: the record of version %llu copies bytes at "
-                                     "%llu that no earlier record wrote",
+                                     "%llu that no earlier record wrote (written by a faulty library, or "
+                                     "forged); the replay stops: move the journal away to open the file without it",
                                      f->path, (unsigned long long)r->version, (unsigned long long)src);
                         break;
                     }
@@ -540,8 +564,8 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
             }
             if (rc == CS_OK) rc = file_pwrite(f, run, len, pos);
         }
-        if (rc == CS_OK) rc = rm_mark(m, pos, len);
     }
+    for (uint32_t i = 0; i < r->nruns && rc == CS_OK; i++) rc = rm_mark(m, pairs[2 * i], pairs[2 * i + 1] & ~JRUN_PATCH);
     free(run);
     return rc;
 }
