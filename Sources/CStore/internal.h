@@ -251,6 +251,7 @@ struct cs_dbfile {
     bool opened_alone;       /* no other process had the file open when this one opened it */
     uint64_t journal_lost;   /* an alone open found the header at FORMAT_JOURNAL and no journal:
                               * the version it opened (commits after it may be lost); 0: none */
+    uint16_t journal_lost_fmt; /* ... the header's format version then (7 or 8) */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
     bool shrink_cut;         /* this process's last commit cut the file's free tail (commit.c) */
     uint64_t place_cursor;   /* where this process's last commit ended (its top): placement's

@@ -704,6 +704,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         uint16_t fmt[2];
         if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && format_journaled(fmt[0])) {
             f->journal_lost = file_header_newest_version(f);
+            f->journal_lost_fmt = fmt[0];
             if (f->journal_lost)
                 note(f, CS_LOG_WARN,
                      "%s says its newest commits may be in its journal, but %s.journal is missing: "
