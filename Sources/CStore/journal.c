@@ -1094,22 +1094,17 @@ static void pt_copy(patcher *p, uint64_t src, uint64_t n)
  * inserted, removed or changed shifts the rest by one, a few such changes by a few. */
 #define PATCH_WINDOW 8
 
-/* Whether the elements of `words` 8-byte words at a and b are equal. */
+/* Whether the elements of `words` 8-byte words at a and b are equal: 3 (a chunk's extent) or
+ * 2 (a directory's entry), each compared with a fixed size the compiler inlines. */
 static inline bool elem_eq(const uint8_t *a, const uint8_t *b, uint32_t words)
 {
-    for (uint32_t w = 0; w < words; w++) {
-        uint64_t x, y;
-        memcpy(&x, a + 8 * w, 8);
-        memcpy(&y, b + 8 * w, 8);
-        if (x != y) return false;
-    }
-    return true;
+    return words == 3 ? memcmp(a, b, 24) == 0 : memcmp(a, b, 16) == 0;
 }
 
 /* The new node b->pos .. + b->len, at run offset off, as copies of the elements it shares with
  * the old one and literals for the rest: its 8-byte header (whose check and count change) is a
  * literal; from elements i (new) and j (old) on, the longest stretch of equal elements is one
- * copy (compared 16 elements at a time, then one by one); at a difference, new element i is
+ * copy (its first element compared alone, then 16 at a time, then one by one); at a difference, new element i is
  * looked for among the old ones after j (at most PATCH_WINDOW on: an extent or entry inserted,
  * removed or changed shifts the rest by one, a few such changes by a few), and is a literal
  * when none has its bytes. */
@@ -1122,8 +1117,12 @@ static void pt_node(patcher *p, const journal_base *b, uint64_t off)
     uint64_t i = 0, j = 0;
     while (i < n_new) {
         uint64_t m = 0, lim = j < n_old ? (n_new - i < n_old - j ? n_new - i : n_old - j) : 0;
-        while (m + 16 <= lim && memcmp(nw + (i + m) * esz, ol + (j + m) * esz, 16 * esz) == 0) m += 16;
-        while (m < lim && elem_eq(nw + (i + m) * esz, ol + (j + m) * esz, u)) m++;
+        /* the first element alone first: at a difference most stretches are short */
+        if (lim && elem_eq(nw + i * esz, ol + j * esz, u)) {
+            m = 1;
+            while (m + 16 <= lim && memcmp(nw + (i + m) * esz, ol + (j + m) * esz, 16 * esz) == 0) m += 16;
+            while (m < lim && elem_eq(nw + (i + m) * esz, ol + (j + m) * esz, u)) m++;
+        }
         if (m) {
             pt_copy(p, b->oldpos + 8 + j * esz, m * esz);
             i += m;
