@@ -290,7 +290,7 @@ static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
     return CS_OK;
 }
 
-/* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW: its blocks are
+/* Grows the journal to `to` bytes (a multiple of JOURNAL_GROW past its size): its blocks are
  * allocated first (io_allocate), then written with zeros (an allocation alone leaves unwritten
  * extents, whose first write costs a metadata update at the sync of each record written into
  * them); the caller syncs. The allocation is how a full disk is seen: it refuses at once,
@@ -299,13 +299,8 @@ static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
  * first commit after space came back grows it again. A growth that fails (a file system may
  * allocate what it has, then refuse) is cut back, so the space goes back to the database
  * file's own commits. */
-static int jgrow(cs_dbfile *f, uint64_t size)
+static int jgrow_to(cs_dbfile *f, uint64_t to)
 {
-    if (size <= f->jsize) return CS_OK;
-    struct stat st;
-    if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
-    if (size <= f->jsize) return CS_OK;
-    uint64_t to = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
     char *jp = journal_path(f->path);
     if (!jp) return NOMEM();
     int rc = io_allocate(f->io, jp, f->jfd, f->jsize, to - f->jsize);
@@ -325,6 +320,28 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     free(zeros);
     if (rc == CS_OK) f->jsize = to;
     else f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
+    return rc;
+}
+
+/* Makes the journal at least `size` bytes long: to the next multiple of JOURNAL_GROW, or, once it
+ * has its first JOURNAL_GROW, to twice its size when that is more (at most JOURNAL_LIMIT, the size
+ * past which records start again from the front), so a journal that fills to its limit grows
+ * in four syncs rather than fifteen (docs/benchmarks/README.md, Patched journal records). On a
+ * disk too full for the doubled size, only what `size` needs. */
+static int jgrow(cs_dbfile *f, uint64_t size)
+{
+    if (size <= f->jsize) return CS_OK;
+    struct stat st;
+    if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
+    if (size <= f->jsize) return CS_OK;
+    uint64_t need = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1), to = need;
+    if (f->jsize >= JOURNAL_GROW) {
+        uint64_t twice = f->jsize * 2 < JOURNAL_LIMIT ? f->jsize * 2 : JOURNAL_LIMIT;
+        twice = (twice + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
+        if (twice > to) to = twice;
+    }
+    int rc = jgrow_to(f, to);
+    if (rc == CS_FULL && to > need) rc = jgrow_to(f, need);
     return rc;
 }
 

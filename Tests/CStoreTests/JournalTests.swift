@@ -615,7 +615,7 @@ import Glibc
         let j = state.jsynced
         let recs = recordOffsets(j)
         #expect(recs.count == 2)
-        let gen = UInt64(rawLE64(j, 16)), id = UInt64(rawLE64(j, 24))
+        let gen = UInt64(bitPattern: Int64(rawLE64(j, 16))), id = UInt64(bitPattern: Int64(rawLE64(j, 24)))
         let end = recs.last! + rawLE64(j, recs.last! + 24)
         let patch: UInt64 = 1 << 63
         func with(_ runs: [(pos: UInt64, lenWord: UInt64, data: [UInt8])], layout1: Bool = false) -> [UInt8] {
