@@ -69,6 +69,8 @@
  * it JOURNAL_GROW bytes, its header block and room for the records of the small commits most
  * sessions make, and a record that would end past its size grows it to the next multiple. */
 #define JOURNAL_GROW (1ull << 20)
+/* The most one growth adds (jgrow): its zeros are written and synced inside a commit. */
+#define JOURNAL_GROW_MAX (4ull << 20)
 
 typedef struct jheader {
     char magic[8];    /* JOURNAL_MAGIC */
@@ -324,10 +326,11 @@ static int jgrow_to(cs_dbfile *f, uint64_t to)
 }
 
 /* Makes the journal at least `size` bytes long: to the next multiple of JOURNAL_GROW, or, once it
- * has its first JOURNAL_GROW, to twice its size when that is more (at most JOURNAL_LIMIT, the size
- * past which records start again from the front), so a journal that fills to its limit grows
- * in four syncs rather than fifteen (docs/benchmarks/README.md, Patched journal records). On a
- * disk too full for the doubled size, only what `size` needs. */
+ * has its first JOURNAL_GROW, to twice its size when that is more, by at most JOURNAL_GROW_MAX
+ * at once and to at most JOURNAL_LIMIT (the size past which records start again from the
+ * front), so a journal that fills to its limit grows in five syncs rather than fifteen, none
+ * writing more than 4 MiB of zeros inside one commit (docs/benchmarks/README.md, Patched
+ * journal records). On a disk too full for that, only what `size` needs. */
 static int jgrow(cs_dbfile *f, uint64_t size)
 {
     if (size <= f->jsize) return CS_OK;
@@ -336,7 +339,8 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     if (size <= f->jsize) return CS_OK;
     uint64_t need = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1), to = need;
     if (f->jsize >= JOURNAL_GROW) {
-        uint64_t twice = f->jsize * 2 < JOURNAL_LIMIT ? f->jsize * 2 : JOURNAL_LIMIT;
+        uint64_t twice = f->jsize * 2 < f->jsize + JOURNAL_GROW_MAX ? f->jsize * 2 : f->jsize + JOURNAL_GROW_MAX;
+        if (twice > JOURNAL_LIMIT) twice = JOURNAL_LIMIT;
         twice = (twice + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
         if (twice > to) to = twice;
     }

@@ -638,6 +638,8 @@ import Glibc
         let eight = [UInt8](repeating: 0x5A, count: 8)
         let stops: [(String, [UInt8])] = [
             ("a patched run of 2^40 bytes", with([(4096, (1 << 40) | patch, journalCopy(1 << 40, from: 4096))])),
+            // one word past a commit of 1 MiB and its 192-byte header
+            ("a patched run of 1 MiB + 200 bytes", with([(4096, ((1 << 20) + 200) | patch, journalCopy((1 << 20) + 200, from: 4096))])),
             ("an operation of no length", with([(4096, 8 | patch, journalLiteral([]) + eight)])),
             ("a literal past the data", with([(4096, 16 | patch, Array(journalLiteral(eight + eight).prefix(16)))])),
             ("a copy from an unaligned position", with([(4096, 8 | patch, journalCopy(8, from: 4097))])),

@@ -2,7 +2,8 @@
  * format-v7-journal-writer.c -- writes Tests/Fixtures/format-v7-journal.cstore and its journal
  * format-v7-journal.cstore.journal (GoldenFileTests, docs/FORMAT.md §13): a file at format
  * version 7 whose journal (layout 1, records of bytes only) holds commits a power cut left in it.
- * The pair was made by compiling this file against the version-7 library and running it:
+ * The pair was made by compiling this file against the version-7 library (commit 192bc6a, the
+ * last one before format version 8) and running it:
  *
  *   cc -O1 -D_GNU_SOURCE -I Sources/CStore/include Tests/Fixtures/format-v7-journal-writer.c \
  *      Sources/CStore/<all .c> -lpthread -llz4 -lm -o v7writer && ./v7writer format-v7-journal.cstore
