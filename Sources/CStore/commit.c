@@ -1008,8 +1008,53 @@ typedef struct io_count {
  *    after (two syncs);
  *  - NOSYNC and MEMORY: a checkpoint first when the journal holds records, then everything in
  *    place, unsynced. */
+/* The free-list nodes of a journaled commit that its record may hold as patches of the nodes
+ * they replace (docs/FORMAT.md §13, Layout): those whose old node a record of the journal's
+ * current generation `gen` wrote, as this process knows (fl_chunk.jgen, fl_page.jgen,
+ * freelist.root_jgen: set when its commit published, lost when the list is read again). The old
+ * nodes are still in the file as the previous version holds them (the commit writes only into
+ * space that version does not reach); `map` and `limit` are the transaction's view of it.
+ * *out is the caller's to free. */
+static int patch_bases(cs_dbfile *f, const cplan *plan, const uint8_t *map, uint64_t limit, uint64_t gen,
+                       journal_base **out, uint32_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < plan->n; i++) n += plan->items[i].kind == CI_CHUNK || plan->items[i].kind == CI_PAGE ||
+                                                 plan->items[i].kind == CI_ROOT;
+    if (!n || !gen) return CS_OK;
+    journal_base *b = malloc(n * sizeof *b);
+    if (!b) return NOMEM();
+    const freelist *l = &f->fl;
+    n = 0;
+    for (uint64_t i = 0; i < plan->n; i++) {
+        const citem *it = &plan->items[i];
+        uint64_t old = 0, oldlen = 0;
+        uint32_t unit = 2;
+        if (it->kind == CI_CHUNK) {
+            const fl_chunk *c = it->obj;
+            if (c->jgen == gen) old = c->oldref, oldlen = c->oldsize;
+            unit = 3;
+        } else if (it->kind == CI_PAGE) {
+            const fl_page *p = it->obj;
+            if (p->jgen == gen) old = p->oldref, oldlen = p->oldsize;
+        } else if (it->kind == CI_ROOT && l->root_jgen == gen && l->root_ref >= HDR_SIZE &&
+                   l->root_ref <= limit - NODE_HDR) {
+            const node_hdr *h = (const node_hdr *)(map + l->root_ref);
+            old = l->root_ref;
+            oldlen = node_size_of(h->flags, h->width, h->count);
+        }
+        if (!old || old < HDR_SIZE || oldlen < NODE_HDR || old > limit || oldlen > limit - old) continue;
+        b[n++] = (journal_base){it->pos, it->size, old, oldlen, map + old, unit};
+    }
+    *out = b;
+    *nout = n;
+    return CS_OK;
+}
+
 static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, const layout *lo, uint64_t newver,
-                         int nsel, uint16_t fmt, io_count *io, uint64_t *jend)
+                         int nsel, uint16_t fmt, const uint8_t *map, uint64_t limit, io_count *io, uint64_t *jend)
 {
     bool syncing = f->durability == CS_DURABILITY_FULL;
     bool one_sync = syncing && plan->total <= ONE_SYNC_MAX;
@@ -1029,12 +1074,13 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
                plan->items[j].off == plan->items[j - 1].off + plan->items[j - 1].size)
             j++;
         uint64_t len = plan->items[j - 1].off + plan->items[j - 1].size - plan->items[i].off;
-        runs[nruns++] = (journal_run){plan->items[i].pos, len, buf + plan->items[i].off};
+        runs[nruns++] = (journal_run){plan->items[i].pos, len, buf + plan->items[i].off, NULL, 0};
         i = j;
     }
     uint8_t hdr[HDR_USED];
     uint64_t top_pos = lo->top_pos;
-    runs[nruns] = (journal_run){0, HDR_USED, hdr};
+    runs[nruns] = (journal_run){0, HDR_USED, hdr, NULL, 0};
+    /* the record's room is made for its runs' bytes: patches (below) only shorten it */
     uint64_t reclen = journal_record_size(runs, nruns + 1);
     /* a checkpoint, when the commit needs one, comes before any write of it (journal.c
      * invariant 2); the header is built after it (a first checkpoint sets the file's id) */
@@ -1044,8 +1090,15 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     /* the slot's hash of the runs (in buffer order, the whole buffer): a journaled commit gets it
      * from the pass that copies the runs into its record and adds them to the record's check */
     journal_record rec = {0};
+    uint8_t *patches = NULL;
     if (rc == CS_OK && journaled) {
-        rc = journal_record_build(f, runs, nruns + 1, newver, &rec, &run.hash);
+        /* after journal_before_commit: a checkpoint it made starts a generation no base is of */
+        journal_base *bases;
+        uint32_t nbases;
+        rc = patch_bases(f, plan, map, limit, journal_generation(f), &bases, &nbases);
+        if (rc == CS_OK && nbases) rc = journal_patch(runs, nruns, bases, nbases, &patches);
+        free(bases);
+        if (rc == CS_OK) rc = journal_record_build(f, runs, nruns + 1, newver, &rec, &run.hash);
     } else if (rc == CS_OK && one_sync) {
         run.hash = file_run_hash(buf, plan->total);
     }
@@ -1062,12 +1115,13 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         io->writes++;
     }
     if (rc == CS_OK && journaled) {
+        io->bytes += rec.len;
         rc = journal_append(f, &rec, jend);
-        io->bytes += reclen;
         io->writes++;
         io->syncs++;
     }
     journal_record_free(&rec);
+    free(patches);
     free(runs);
     TRY(rc);
     /* two-sync commits make the nodes durable before the header names them; a one-sync commit
@@ -1124,8 +1178,12 @@ static void shrink_truncate(cs_dbfile *f, const commit_space *sp, uint64_t new_e
 
 /* ---- step 4: publishing ---------------------------------------------------------------- */
 
-static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t end, uint64_t jend)
+static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, uint64_t root_pos, uint64_t end,
+                    uint64_t jend)
 {
+    /* the generation whose record wrote this version's free-list nodes, for the next records'
+     * patches (patch_bases): the record is durable and no checkpoint came after it */
+    uint64_t jgen = jend ? journal_generation(f) : 0;
     /* journal.c invariant 3: the shared end moves past the record only now */
     journal_published(f, jend, newver);
     pthread_mutex_lock(&f->mu);
@@ -1133,6 +1191,9 @@ static void publish(cs_dbfile *f, int nsel, uint64_t newver, uint64_t top_pos, u
     f->version = newver;
     f->top = top_pos;
     f->logical = end;
+    f->fl.pub_gen = jgen;
+    f->fl.root_ref = root_pos;
+    f->fl.root_jgen = jgen;
     fl_published(&f->fl);
     f->free_version = newver;
     lock_publish(f);
@@ -1152,12 +1213,12 @@ int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w)
     cs_assert(w->n > 0); /* the top at least */
     int rc = place_commit(f, sp, w, &plan, &lo);
     if (rc == CS_OK) rc = serialise(t, &plan, &lo, newver, &buf);
-    if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, &io, &jend);
+    if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, t->map, t->limit, &io, &jend);
     file_wmap_done(f);
     if (rc == CS_OK) {
         if (t->db->shrink) shrink_truncate(f, sp, lo.end);
         else f->shrink_cut = false;
-        publish(f, nsel, newver, lo.top_pos, lo.end, jend);
+        publish(f, nsel, newver, lo.top_pos, lo.root_pos, lo.end, jend);
         t->last_commit_bytes = io.bytes;
         t->last_commit_writes = io.writes;
         t->last_commit_syncs = io.syncs;

@@ -710,7 +710,7 @@ bool cs_db_rejected_commit(cs_db *db, uint64_t *version, uint64_t *opened, char 
         if (why && cap)
             snprintf(why, cap, "the header says the newest commits may be in the journal (format %u), but %s.journal "
                                "is missing: commits after version %llu made durable only in it are lost",
-                     (unsigned)FORMAT_JOURNAL, f->path, (unsigned long long)f->journal_lost);
+                     (unsigned)f->journal_lost_fmt, f->path, (unsigned long long)f->journal_lost);
         return true;
     }
     if (!f->rejected.rejected) return false;

@@ -26,9 +26,11 @@
  * (FORMAT.md §2); 7 while the newest commits may be in the journal `<file>.journal` and only a
  * library that replays it may open the file (FORMAT.md §13): a checkpoint that records may
  * follow and every journaled commit mark it, and the checkpoint at the last close marks the file
- * FORMAT_RESTING again. */
-#define FORMAT_READ 7
-#define FORMAT_WRITE 7
+ * FORMAT_RESTING again; 8 the same with a journal whose records may hold patches (journal layout
+ * 2, FORMAT.md §13), which this library writes (a 7 is still replayed, and marked 8 by the
+ * first checkpoint that records may follow). */
+#define FORMAT_READ 8
+#define FORMAT_WRITE 8
 #define FORMAT_BASE 1
 #define FORMAT_CHUNKED_FREE 3
 #define FORMAT_FOR 4
@@ -37,7 +39,10 @@
 /* The version every commit of this library marks when its journal holds none of the file's
  * commits (FORMAT.md §2): the version a closed file rests at. */
 #define FORMAT_RESTING FORMAT_PK_NOIDX
-#define FORMAT_JOURNAL 7 /* the journal may hold the newest commits (FORMAT.md §13) */
+#define FORMAT_JOURNAL 8 /* the journal may hold the newest commits, records patched or not (FORMAT.md §13) */
+#define FORMAT_JOURNAL_BYTES 7 /* the same, records of bytes only (journal layout 1): read, no longer written */
+/* Whether a header's format version says the journal may hold commits (either of the above). */
+static inline bool format_journaled(uint16_t v) { return v == FORMAT_JOURNAL || v == FORMAT_JOURNAL_BYTES; }
 /* The journal id (FORMAT.md §2, header bytes 144-159): the id and its check. */
 #define HDR_ID_OFF 144u
 /* The journal's header block; records start after it (FORMAT.md §13). */

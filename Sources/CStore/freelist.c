@@ -163,6 +163,8 @@ static void page_dirty(freelist *l, uint32_t pi)
     if (p->dirty) return;
     p->dirty = true;
     l->events++;
+    p->oldref = p->ref;
+    p->oldsize = p->size;
     if (p->ref) fl_insert(l, p->ref, p->size, l->newver);
 }
 
@@ -172,6 +174,8 @@ void fl_chunk_dirty(freelist *l, uint32_t pi, uint32_t ci)
     if (c->dirty) return;
     c->dirty = true;
     l->events++;
+    c->oldref = c->ref;
+    c->oldsize = c->size;
     page_dirty(l, pi);
     if (c->ref) fl_insert(l, c->ref, c->size, l->newver);
 }
@@ -903,6 +907,8 @@ void fl_published(freelist *l)
             fl_chunk *c = p->c[ci];
             if (!c->dirty) continue;
             c->dirty = false;
+            c->jgen = l->pub_gen;
+            c->oldref = c->oldsize = 0;
             /* a chunk the commit only freed into, merged or reshaped, or whose extents placement
              * only shortened below its largest, has exact aggregates (fl_insert, chunk_merge,
              * reshaping and placement's take keep them) */
@@ -935,6 +941,8 @@ void fl_published(freelist *l)
 #endif
         }
         p->dirty = false;
+        p->jgen = l->pub_gen;
+        p->oldref = p->oldsize = 0;
         page_aggregate(p);
     }
     l->newver = 0;

@@ -118,6 +118,10 @@ typedef struct fl_chunk {
     uint32_t big_n;    /* n when the index was built: one that no longer matches is rebuilt, so an
                           extent added or removed without clearing big_ok never reads past n */
     bool big_ok;
+    /* the journal's patches (docs/FORMAT.md §13, Layout): while dirty, the node the chunk had
+     * before this commit (0: none); jgen the journal generation whose record wrote the node at
+     * ref (0: none known, or not by a record of this process) */
+    uint64_t oldref, oldsize, jgen;
 } fl_chunk;
 
 typedef struct fl_page {
@@ -129,6 +133,7 @@ typedef struct fl_page {
     uint64_t maxlen, maxver;
     bool dirty;        /* rewritten by the commit being built */
     bool pending;      /* some chunk of it is pending */
+    uint64_t oldref, oldsize, jgen; /* as fl_chunk's */
 } fl_page;
 
 typedef struct freelist {
@@ -151,6 +156,10 @@ typedef struct freelist {
     uint64_t below;    /* while a shrinking commit is built: placement uses only extents that start
                           below this position (0: any), docs/FORMAT.md §7.3 */
     uint64_t avoid_lo, avoid_hi; /* ... and none that starts in [avoid_lo, avoid_hi) */
+    /* the root's node in the version the list describes, and the journal generation whose record
+     * wrote it (0: none known); fl_published sets both, with the generation of its commit's
+     * record in pub_gen (0: the commit wrote none) for the chunks and pages it rewrote */
+    uint64_t root_ref, root_jgen, pub_gen;
 } freelist;
 
 typedef struct mapping {
@@ -242,6 +251,7 @@ struct cs_dbfile {
     bool opened_alone;       /* no other process had the file open when this one opened it */
     uint64_t journal_lost;   /* an alone open found the header at FORMAT_JOURNAL and no journal:
                               * the version it opened (commits after it may be lost); 0: none */
+    uint16_t journal_lost_fmt; /* ... the header's format version then (7 or 8) */
     uint32_t shrink_pause;   /* commits that move no node for online shrinking (commit.c) */
     bool shrink_cut;         /* this process's last commit cut the file's free tail (commit.c) */
     uint64_t place_cursor;   /* where this process's last commit ended (its top): placement's

@@ -47,16 +47,30 @@
 
 #define JOURNAL_MAGIC "CSJRNL\r\n"
 #define RECORD_MAGIC "CSJREC\r\n"
-#define JOURNAL_LAYOUT 1u
+/* The journal header's layout (FORMAT.md §13, Layout): 2, whose records may hold patched runs,
+ * is what this library writes; 1, records of bytes only (format version 7), is still replayed. */
+#define JOURNAL_LAYOUT 2u
+#define JOURNAL_LAYOUT_BYTES 1u
+/* A run pair's length word with this bit: the run's data is patch operations (layout 2). */
+#define JRUN_PATCH (1ull << 63)
+/* A patch operation's word: (bytes << 1) | kind; a literal's bytes follow it, a copy's source
+ * position follows it (one word). */
+#define JOP_LIT 0u
+#define JOP_COPY 1u
 #define JREC_HDR 64u
 /* The longest record replay accepts (FORMAT.md §13, Layout): a commit whose record would be
  * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
  * commit is one replay stops at. */
 #define JREC_MAX (JREC_HDR + 2 * (uint64_t)ONE_SYNC_MAX + HDR_USED + 8)
+/* The runs of a record add up to at most this many bytes (FORMAT.md §13, Layout): a journaled
+ * commit's, and its header. */
+#define JREC_RAW_MAX ((uint64_t)ONE_SYNC_MAX + HDR_USED)
 /* The journal's size is a multiple of this (FORMAT.md §13, Layout): the first checkpoint makes
  * it JOURNAL_GROW bytes, its header block and room for the records of the small commits most
  * sessions make, and a record that would end past its size grows it to the next multiple. */
 #define JOURNAL_GROW (1ull << 20)
+/* The most one growth adds (jgrow): its zeros are written and synced inside a commit. */
+#define JOURNAL_GROW_MAX (4ull << 20)
 
 typedef struct jheader {
     char magic[8];    /* JOURNAL_MAGIC */
@@ -273,11 +287,12 @@ static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
     if (f->jsize < sizeof *h) return CS_OK;
     ssize_t got = f->io->pread(f->io->ctx, f->jfd, h, sizeof *h, 0);
     if (got != (ssize_t)sizeof *h) return jfail_read(f, got);
-    *valid = memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 && h->layout == JOURNAL_LAYOUT && h->check == header_check(h);
+    *valid = memcmp(h->magic, JOURNAL_MAGIC, 8) == 0 &&
+             (h->layout == JOURNAL_LAYOUT || h->layout == JOURNAL_LAYOUT_BYTES) && h->check == header_check(h);
     return CS_OK;
 }
 
-/* Makes the journal at least `size` bytes long, a multiple of JOURNAL_GROW: its blocks are
+/* Grows the journal to `to` bytes (a multiple of JOURNAL_GROW past its size): its blocks are
  * allocated first (io_allocate), then written with zeros (an allocation alone leaves unwritten
  * extents, whose first write costs a metadata update at the sync of each record written into
  * them); the caller syncs. The allocation is how a full disk is seen: it refuses at once,
@@ -286,13 +301,8 @@ static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
  * first commit after space came back grows it again. A growth that fails (a file system may
  * allocate what it has, then refuse) is cut back, so the space goes back to the database
  * file's own commits. */
-static int jgrow(cs_dbfile *f, uint64_t size)
+static int jgrow_to(cs_dbfile *f, uint64_t to)
 {
-    if (size <= f->jsize) return CS_OK;
-    struct stat st;
-    if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
-    if (size <= f->jsize) return CS_OK;
-    uint64_t to = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
     char *jp = journal_path(f->path);
     if (!jp) return NOMEM();
     int rc = io_allocate(f->io, jp, f->jfd, f->jsize, to - f->jsize);
@@ -315,11 +325,122 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     return rc;
 }
 
+/* Makes the journal at least `size` bytes long: to the next multiple of JOURNAL_GROW, or, once it
+ * has its first JOURNAL_GROW, to twice its size when that is more, by at most JOURNAL_GROW_MAX
+ * at once and to at most JOURNAL_LIMIT (the size past which records start again from the
+ * front), so a journal that fills to its limit grows in five syncs rather than fifteen, none
+ * writing more than 4 MiB of zeros inside one commit (docs/benchmarks/README.md, Patched
+ * journal records). On a disk too full for that, only what `size` needs. */
+static int jgrow(cs_dbfile *f, uint64_t size)
+{
+    if (size <= f->jsize) return CS_OK;
+    struct stat st;
+    if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
+    if (size <= f->jsize) return CS_OK;
+    uint64_t need = (size + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1), to = need;
+    if (f->jsize >= JOURNAL_GROW) {
+        uint64_t twice = f->jsize * 2 < f->jsize + JOURNAL_GROW_MAX ? f->jsize * 2 : f->jsize + JOURNAL_GROW_MAX;
+        if (twice > JOURNAL_LIMIT) twice = JOURNAL_LIMIT;
+        twice = (twice + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
+        if (twice > to) to = twice;
+    }
+    int rc = jgrow_to(f, to);
+    if (rc == CS_FULL && to > need) rc = jgrow_to(f, need);
+    return rc;
+}
+
 /* ---- replay ------------------------------------------------------------------------------ */
+
+/* The bytes of the database file that the records replayed so far wrote, a bit per 8-byte word,
+ * in regions of RM_REGION bytes allocated as they are touched: a patch copies only bytes an
+ * earlier record of the same generation wrote (FORMAT.md §13, Layout), which replay checks here
+ * before it reads them. */
+#define RM_SHIFT 16
+#define RM_REGION (1ull << RM_SHIFT)
+#define RM_REGION_WORDS (RM_REGION / 8 / 64) /* 64-bit words of a region's bitmap */
+typedef struct replay_map {
+    uint64_t **region; /* region[i]: RM_REGION / 8 bits for [i << RM_SHIFT, (i + 1) << RM_SHIFT) */
+    uint64_t nregion;
+    uint64_t bytes;    /* of the regions' bitmaps (cs_test_replay_map_bytes) */
+} replay_map;
+
+/* The bitmaps' bytes of the last replay map this thread freed, for the tests. */
+static _Thread_local uint64_t last_map_bytes;
+
+uint64_t cs_test_replay_map_bytes(void) { return last_map_bytes; }
+
+static void rm_free(replay_map *m)
+{
+    last_map_bytes = m->bytes;
+    for (uint64_t i = 0; i < m->nregion; i++) free(m->region[i]);
+    free(m->region);
+    m->region = NULL;
+    m->nregion = m->bytes = 0;
+}
+
+/* Marks [pos, pos + len) written (both multiples of 8). */
+static int rm_mark(replay_map *m, uint64_t pos, uint64_t len)
+{
+    for (uint64_t w = pos / 8; w < (pos + len) / 8; w++) {
+        uint64_t r = w >> (RM_SHIFT - 3), bit = w & ((RM_REGION / 8) - 1);
+        if (r >= m->nregion) {
+            uint64_t nn = r + 1 > 2 * m->nregion ? r + 1 : 2 * m->nregion;
+            uint64_t **x = realloc(m->region, nn * sizeof *x);
+            if (!x) return NOMEM();
+            memset(x + m->nregion, 0, (nn - m->nregion) * sizeof *x);
+            m->region = x;
+            m->nregion = nn;
+        }
+        if (!m->region[r]) {
+            if (!(m->region[r] = calloc(RM_REGION_WORDS, 8))) return NOMEM();
+            m->bytes += RM_REGION_WORDS * 8;
+        }
+        m->region[r][bit / 64] |= 1ull << (bit % 64);
+    }
+    return CS_OK;
+}
+
+/* Whether every word of [pos, pos + len) was marked. */
+static bool rm_covered(const replay_map *m, uint64_t pos, uint64_t len)
+{
+    for (uint64_t w = pos / 8; w < (pos + len) / 8; w++) {
+        uint64_t r = w >> (RM_SHIFT - 3), bit = w & ((RM_REGION / 8) - 1);
+        if (r >= m->nregion || !m->region[r] || !(m->region[r][bit / 64] & (1ull << (bit % 64)))) return false;
+    }
+    return true;
+}
+
+/* The length of the patch operations of a run of `raw` bytes at p (at most `avail` bytes of
+ * the record's data), or UINT64_MAX when they are malformed: every operation's length a nonzero
+ * multiple of 8, a copy's source a multiple of 8 that does not wrap, the operations adding up to
+ * the run exactly. */
+static uint64_t patch_len(const uint8_t *p, uint64_t avail, uint64_t raw)
+{
+    uint64_t at = 0, out = 0;
+    while (out < raw) {
+        uint64_t w, src;
+        if (avail - at < 8) return UINT64_MAX;
+        memcpy(&w, p + at, 8);
+        at += 8;
+        uint64_t n = w >> 1;
+        if (!n || (n & 7) || n > raw - out) return UINT64_MAX;
+        if ((w & 1) == JOP_LIT) {
+            if (avail - at < n) return UINT64_MAX;
+            at += n;
+        } else {
+            if (avail - at < 8) return UINT64_MAX;
+            memcpy(&src, p + at, 8);
+            at += 8;
+            if ((src & 7) || src > UINT64_MAX - n) return UINT64_MAX;
+        }
+        out += n;
+    }
+    return at;
+}
 
 /* Walks the valid records of a journal whose header is h; calls `apply` (when not NULL) for
  * each. Returns the number of valid records, or a negative error code. */
-typedef int (*apply_fn)(cs_dbfile *f, const uint8_t *rec, const jrecord *r);
+typedef int (*apply_fn)(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_map *m);
 
 /* The valid records from JOURNAL_HDR on, up to version `upto` at most; `apply` is called on
  * each. Returns their number, or -error. */
@@ -330,6 +451,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
     int64_t n = 0;
     uint8_t *buf = NULL;
     size_t cap = 0;
+    replay_map map = {0};
     *last_version = h->base;
     for (;;) {
         jrecord r;
@@ -337,6 +459,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
         ssize_t got = f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off);
         if (got != (ssize_t)JREC_HDR) {
             free(buf);
+            rm_free(&map);
             return -jfail_read(f, got);
         }
         if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect || r.version > upto) break;
@@ -348,6 +471,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
             uint8_t *nb = realloc(buf, r.length);
             if (!nb) {
                 free(buf);
+                rm_free(&map);
                 return -NOMEM();
             }
             buf = nb;
@@ -356,24 +480,40 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
         got = f->io->pread(f->io->ctx, f->jfd, buf, r.length, (off_t)off);
         if (got != (ssize_t)r.length) {
             free(buf);
+            rm_free(&map);
             return -jfail_read(f, got);
         }
         uint64_t check = r.check;
         memset(buf + 56, 0, 8);
         if (record_check(buf, r.length, h->gen, h->id) != check) break;
-        /* the runs must add up to the data */
+        /* the runs must add up to the data: a run of bytes by its length, a patched one (layout
+         * 2 only) by its operations */
         const uint64_t *pairs = (const uint64_t *)(buf + JREC_HDR);
-        uint64_t sum = 0;
+        const uint8_t *data = buf + JREC_HDR + (uint64_t)r.nruns * 16;
+        uint64_t sum = 0, raw = 0;
         bool ok = true;
         for (uint32_t i = 0; i < r.nruns && ok; i++) {
-            if (pairs[2 * i + 1] > r.data - sum) ok = false;
-            else sum += pairs[2 * i + 1];
+            uint64_t len = pairs[2 * i + 1], used = len, rl = len & ~JRUN_PATCH;
+            /* the runs' bytes are a commit's (at most ONE_SYNC_MAX) and its header: a patched
+             * run, whose operations may describe more bytes than the record holds, no more */
+            if (rl > JREC_RAW_MAX - raw || pairs[2 * i] > UINT64_MAX - rl) {
+                ok = false;
+                break;
+            }
+            raw += rl;
+            if (len & JRUN_PATCH) {
+                if (h->layout != JOURNAL_LAYOUT) ok = false;
+                else used = patch_len(data + sum, r.data - sum, rl);
+            }
+            if (!ok || used > r.data - sum) ok = false;
+            else sum += used;
         }
         if (!ok || sum != r.data) break;
         if (apply) {
-            int rc = apply(f, buf, &r);
+            int rc = apply(f, buf, &r, &map);
             if (rc != CS_OK) {
                 free(buf);
+                rm_free(&map);
                 return -rc;
             }
         }
@@ -383,19 +523,72 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
         off += r.length;
     }
     free(buf);
+    rm_free(&map);
     *end = off;
     return n;
 }
 
-static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r)
+/* Writes a record's runs at their positions (a patched run rebuilt first: its copies read the
+ * bytes earlier records of this replay wrote, which the record's own runs never overlap, since a
+ * commit writes only into space its previous version does not reach). A copy of bytes no earlier
+ * record wrote is damage (CS_CORRUPT): a writer patches only against nodes its generation's
+ * records wrote. */
+static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_map *m)
 {
     const uint64_t *pairs = (const uint64_t *)(rec + JREC_HDR);
     const uint8_t *data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
-    for (uint32_t i = 0; i < r->nruns; i++) {
-        TRY(file_pwrite(f, data, pairs[2 * i + 1], pairs[2 * i]));
-        data += pairs[2 * i + 1];
+    uint8_t *run = NULL;
+    int rc = CS_OK;
+    /* a copy reads only what earlier records wrote (FORMAT.md §13): the record's own runs are
+     * marked once all of them are written */
+    for (uint32_t i = 0; i < r->nruns && rc == CS_OK; i++) {
+        uint64_t pos = pairs[2 * i], len = pairs[2 * i + 1];
+        if (!(len & JRUN_PATCH)) {
+            rc = file_pwrite(f, data, len, pos);
+            data += len;
+        } else {
+            len &= ~JRUN_PATCH;
+            uint8_t *nr = realloc(run, len ? len : 8);
+            if (!nr) {
+                rc = NOMEM();
+                break;
+            }
+            run = nr;
+            for (uint64_t out = 0; out < len && rc == CS_OK;) {
+                uint64_t w, n;
+                memcpy(&w, data, 8);
+                data += 8;
+                n = w >> 1;
+                if ((w & 1) == JOP_LIT) {
+                    memcpy(run + out, data, n);
+                    data += n;
+                } else {
+                    uint64_t src;
+                    memcpy(&src, data, 8);
+                    data += 8;
+                    if (!rm_covered(m, src, n)) {
+                        rc = cs_fail(CS_CORRUPT, 0,
+                                     "the journal %s.journal is damaged: the record of version %llu copies bytes at "
+                                     "%llu that no earlier record wrote (written by a faulty library, or "
+                                     "forged); the replay stops: move the journal away to open the file without it",
+                                     f->path, (unsigned long long)r->version, (unsigned long long)src);
+                        break;
+                    }
+                    ssize_t got = f->io->pread(f->io->ctx, f->fd, run + out, n, (off_t)src);
+                    if (got != (ssize_t)n) {
+                        int e = got < 0 ? errno : EIO;
+                        rc = cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
+                                     got < 0 ? strerror(e) : "it ended early");
+                    }
+                }
+                out += n;
+            }
+            if (rc == CS_OK) rc = file_pwrite(f, run, len, pos);
+        }
     }
-    return CS_OK;
+    for (uint32_t i = 0; i < r->nruns && rc == CS_OK; i++) rc = rm_mark(m, pairs[2 * i], pairs[2 * i + 1] & ~JRUN_PATCH);
+    free(run);
+    return rc;
 }
 
 /* CS_EXISTS for a file in the journal's place that is not one (neither the magic, valid or
@@ -483,7 +676,7 @@ static bool header_says_journal(cs_dbfile *f)
     if (f->io->pread(f->io->ctx, f->fd, b, sizeof b, 0) != (ssize_t)sizeof b || memcmp(b, HDR_MAGIC, 8) != 0)
         return false;
     memcpy(fmt, b + 8, 4);
-    return fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL;
+    return format_journaled(fmt[0]) && format_journaled(fmt[1]);
 }
 
 /* Marks the header's format versions FORMAT_RESTING (bytes 8-11). */
@@ -530,8 +723,9 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         /* the header says the newest commits may be in the journal, and there is none (moved
          * away, or the file copied without it): commits made durable only there are lost */
         uint16_t fmt[2];
-        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL) {
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && format_journaled(fmt[0])) {
             f->journal_lost = file_header_newest_version(f);
+            f->journal_lost_fmt = fmt[0];
             if (f->journal_lost)
                 note(f, CS_LOG_WARN,
                      "%s says its newest commits may be in its journal, but %s.journal is missing: "
@@ -637,7 +831,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         /* the journal is empty after this and a read-only opener commits nothing: the file
          * rests at FORMAT_RESTING as after a clean close (FORMAT.md §2) */
         uint16_t fmt[2];
-        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && format_journaled(fmt[0]) && format_journaled(fmt[1])) {
             fmt[0] = fmt[1] = FORMAT_RESTING;
             if ((rc = file_pwrite(f, fmt, 4, 8)) != CS_OK) goto done;
         }
@@ -689,7 +883,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
     }
     if (closing) {
         uint16_t fmt[2];
-        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && fmt[0] == FORMAT_JOURNAL && fmt[1] == FORMAT_JOURNAL) {
+        if (f->io->pread(f->io->ctx, f->fd, fmt, 4, 8) == 4 && format_journaled(fmt[0]) && format_journaled(fmt[1])) {
             fmt[0] = fmt[1] = FORMAT_RESTING;
             TRY(file_pwrite(f, fmt, 4, 8));
             if (f->hdr_version) memcpy(f->hdr_img + 8, fmt, 4);
@@ -836,8 +1030,174 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
 uint64_t journal_record_size(const journal_run *runs, uint32_t n)
 {
     uint64_t len = JREC_HDR + (uint64_t)n * 16;
-    for (uint32_t i = 0; i < n; i++) len += runs[i].len;
+    for (uint32_t i = 0; i < n; i++) len += runs[i].enc ? runs[i].enclen : runs[i].len;
     return (len + 7) & ~7ull;
+}
+
+uint64_t journal_generation(cs_dbfile *f)
+{
+    journal_shared *s = shared(f);
+    return s ? s->gen : 0;
+}
+
+/* ---- patches (FORMAT.md §13, Layout) -------------------------------------------------------- */
+
+/* A run's patch while it is built: the operations so far in out[0..at), and the operation not
+ * yet written (a literal of run bytes [lit, lit + litn), or a copy of cpn bytes from cps). */
+typedef struct patcher {
+    uint8_t *out;
+    uint64_t at, cap;
+    const uint8_t *src; /* the run's bytes */
+    uint64_t lit, litn, cps, cpn;
+    bool oom;
+} patcher;
+
+static void pt_put(patcher *p, const void *b, uint64_t n)
+{
+    if (p->at + n > p->cap) {
+        uint64_t nc = p->cap ? 2 * p->cap : 4096;
+        while (nc < p->at + n) nc *= 2;
+        uint8_t *x = realloc(p->out, nc);
+        if (!x) {
+            p->oom = true;
+            return;
+        }
+        p->out = x;
+        p->cap = nc;
+    }
+    memcpy(p->out + p->at, b, n);
+    p->at += n;
+}
+
+static void pt_flush(patcher *p)
+{
+    if (p->litn) {
+        uint64_t w = (p->litn << 1) | JOP_LIT;
+        pt_put(p, &w, 8);
+        pt_put(p, p->src + p->lit, p->litn);
+        p->litn = 0;
+    }
+    if (p->cpn) {
+        uint64_t w[2] = {(p->cpn << 1) | JOP_COPY, p->cps};
+        pt_put(p, w, 16);
+        p->cpn = 0;
+    }
+}
+
+/* The run's bytes [off, off + n) go as they are. */
+static void pt_literal(patcher *p, uint64_t off, uint64_t n)
+{
+    if (!n) return;
+    if (p->cpn) pt_flush(p);
+    if (p->litn && p->lit + p->litn == off) {
+        p->litn += n;
+        return;
+    }
+    pt_flush(p);
+    p->lit = off;
+    p->litn = n;
+}
+
+/* The next n bytes of the run are the file's bytes at src (written by an earlier record). */
+static void pt_copy(patcher *p, uint64_t src, uint64_t n)
+{
+    if (p->litn) pt_flush(p);
+    if (p->cpn && p->cps + p->cpn == src) {
+        p->cpn += n;
+        return;
+    }
+    pt_flush(p);
+    p->cps = src;
+    p->cpn = n;
+}
+
+/* How far ahead among the old node's elements a new element is looked for: an extent or entry
+ * inserted, removed or changed shifts the rest by one, a few such changes by a few. */
+#define PATCH_WINDOW 8
+
+/* Whether the elements of `words` 8-byte words at a and b are equal: 3 (a chunk's extent) or
+ * 2 (a directory's entry), each compared with a fixed size the compiler inlines. */
+static inline bool elem_eq(const uint8_t *a, const uint8_t *b, uint32_t words)
+{
+    return words == 3 ? memcmp(a, b, 24) == 0 : memcmp(a, b, 16) == 0;
+}
+
+/* The new node b->pos .. + b->len, at run offset off, as copies of the elements it shares with
+ * the old one and literals for the rest: its 8-byte header (whose check and count change) is a
+ * literal; from elements i (new) and j (old) on, the longest stretch of equal elements is one
+ * copy (its first element compared alone, then 16 at a time, then one by one); at a difference, new element i is
+ * looked for among the old ones after j (at most PATCH_WINDOW on: an extent or entry inserted,
+ * removed or changed shifts the rest by one, a few such changes by a few), and is a literal
+ * when none has its bytes. */
+static void pt_node(patcher *p, const journal_base *b, uint64_t off)
+{
+    uint32_t u = b->unit;
+    uint64_t esz = 8ull * u, n_new = (b->len - 8) / esz, n_old = b->oldlen >= 8 ? (b->oldlen - 8) / esz : 0;
+    const uint8_t *nw = p->src + off + 8, *ol = b->old + 8;
+    pt_literal(p, off, 8);
+    uint64_t i = 0, j = 0;
+    while (i < n_new) {
+        uint64_t m = 0, lim = j < n_old ? (n_new - i < n_old - j ? n_new - i : n_old - j) : 0;
+        /* the first element alone first: at a difference most stretches are short */
+        if (lim && elem_eq(nw + i * esz, ol + j * esz, u)) {
+            m = 1;
+            while (m + 16 <= lim && memcmp(nw + (i + m) * esz, ol + (j + m) * esz, 16 * esz) == 0) m += 16;
+            while (m < lim && elem_eq(nw + (i + m) * esz, ol + (j + m) * esz, u)) m++;
+        }
+        if (m) {
+            pt_copy(p, b->oldpos + 8 + j * esz, m * esz);
+            i += m;
+            j += m;
+            continue;
+        }
+        uint64_t k = j + 1, klim = j + PATCH_WINDOW < n_old ? j + PATCH_WINDOW : n_old;
+        while (k < klim && !elem_eq(nw + i * esz, ol + k * esz, u)) k++;
+        if (k < klim) {
+            j = k; /* old elements j .. k - 1 are gone: copy from k */
+            continue;
+        }
+        pt_literal(p, off + 8 + i * esz, esz);
+        i++;
+    }
+    pt_literal(p, off + 8 + n_new * esz, b->len - 8 - n_new * esz);
+}
+
+int journal_patch(journal_run *runs, uint32_t n, const journal_base *b, uint32_t nb, uint8_t **store)
+{
+    *store = NULL;
+    patcher p = {0};
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n && k < nb; i++) {
+        journal_run *r = &runs[i];
+        while (k < nb && b[k].pos < r->pos) k++;
+        if (k == nb || b[k].pos >= r->pos + r->len) continue;
+        uint64_t start = p.at, off = 0;
+        p.src = r->src;
+        for (; k < nb && b[k].pos + b[k].len <= r->pos + r->len; k++) {
+            cs_assert3(b[k].pos, >=, r->pos + off);
+            pt_literal(&p, off, b[k].pos - r->pos - off);
+            pt_node(&p, &b[k], b[k].pos - r->pos);
+            off = b[k].pos - r->pos + b[k].len;
+        }
+        pt_literal(&p, off, r->len - off);
+        pt_flush(&p);
+        if (p.oom) break;
+        if (p.at - start >= r->len) {
+            p.at = start; /* no shorter than its bytes: the run goes as it is */
+            continue;
+        }
+        r->enclen = p.at - start;
+        r->enc = (const uint8_t *)(uintptr_t)start; /* an offset until p.out stops moving */
+    }
+    if (p.oom) {
+        free(p.out);
+        for (uint32_t i = 0; i < n; i++) runs[i].enc = NULL;
+        return NOMEM();
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (runs[i].enclen) runs[i].enc = p.out + (uintptr_t)runs[i].enc;
+    *store = p.out;
+    return CS_OK;
 }
 
 /* record_check a word at a time (journal_record_build, journal_record_seal): the words
@@ -850,7 +1210,8 @@ static inline void check_word(journal_record *jr, uint64_t w)
 }
 
 /* Copies a run of n bytes (a multiple of 8) into the record at jr->at and adds its words to the
- * record's check and to *rh: one pass over the bytes for the copy and both hashes. */
+ * record's check and, unless rh is NULL, to *rh: one pass over the bytes for the copy and both
+ * hashes. */
 static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_hash *rh)
 {
     cs_assert((n & 7) == 0);
@@ -859,20 +1220,31 @@ static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_has
     if ((jr->words & 1) && n >= 8) { /* lane b is next: one word, then whole pairs */
         memcpy(&w0, src, 8);
         memcpy(dst, &w0, 8);
-        run_hash_word(rh, w0);
+        if (rh) run_hash_word(rh, w0);
         check_word(jr, w0);
         i = 8;
     }
     uint64_t a = jr->a, b = jr->b, pairs = 0;
-    for (; i + 16 <= n; i += 16, pairs++) {
-        memcpy(&w0, src + i, 8);
-        memcpy(&w1, src + i + 8, 8);
-        memcpy(dst + i, &w0, 8);
-        memcpy(dst + i + 8, &w1, 8);
-        run_hash_word(rh, w0);
-        run_hash_word(rh, w1);
-        a = lane_round(a, w0);
-        b = lane_round(b, w1);
+    if (rh) {
+        for (; i + 16 <= n; i += 16, pairs++) {
+            memcpy(&w0, src + i, 8);
+            memcpy(&w1, src + i + 8, 8);
+            memcpy(dst + i, &w0, 8);
+            memcpy(dst + i + 8, &w1, 8);
+            run_hash_word(rh, w0);
+            run_hash_word(rh, w1);
+            a = lane_round(a, w0);
+            b = lane_round(b, w1);
+        }
+    } else {
+        for (; i + 16 <= n; i += 16, pairs++) {
+            memcpy(&w0, src + i, 8);
+            memcpy(&w1, src + i + 8, 8);
+            memcpy(dst + i, &w0, 8);
+            memcpy(dst + i + 8, &w1, 8);
+            a = lane_round(a, w0);
+            b = lane_round(b, w1);
+        }
     }
     jr->a = a;
     jr->b = b;
@@ -880,7 +1252,7 @@ static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_has
     if (i < n) {
         memcpy(&w0, src + i, 8);
         memcpy(dst + i, &w0, 8);
-        run_hash_word(rh, w0);
+        if (rh) run_hash_word(rh, w0);
         check_word(jr, w0);
     }
     jr->at += n;
@@ -905,8 +1277,8 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
     uint64_t *pairs = (uint64_t *)(jr->rec + JREC_HDR);
     for (uint32_t i = 0; i < n; i++) {
         pairs[2 * i] = runs[i].pos;
-        pairs[2 * i + 1] = runs[i].len;
-        r->data += runs[i].len;
+        pairs[2 * i + 1] = runs[i].len | (runs[i].enc ? JRUN_PATCH : 0);
+        r->data += runs[i].enc ? runs[i].enclen : runs[i].len;
         if (i + 1 < n) data += runs[i].len;
     }
     /* the record header (its check word still zero) and the pairs, then the runs but the last */
@@ -918,8 +1290,21 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
         memcpy(&w, jr->rec + k, 8);
         check_word(jr, w);
     }
+    /* the slot's hash is of the runs' bytes, the record's check of what the record holds: one
+     * pass for a run of bytes, two for a patched one */
     run_hash rh = run_hash_start(data);
-    for (uint32_t i = 0; i + 1 < n; i++) take_run(jr, runs[i].src, runs[i].len, &rh);
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        if (!runs[i].enc) {
+            take_run(jr, runs[i].src, runs[i].len, &rh);
+            continue;
+        }
+        for (uint64_t k = 0; k < runs[i].len; k += 8) {
+            uint64_t w;
+            memcpy(&w, runs[i].src + k, 8);
+            run_hash_word(&rh, w);
+        }
+        take_run(jr, runs[i].enc, runs[i].enclen, NULL);
+    }
     *hash = run_hash_end(&rh);
     return CS_OK;
 }
@@ -927,8 +1312,7 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
 void journal_record_seal(journal_record *jr, const journal_run *last)
 {
     _Static_assert(HDR_USED % 8 == 0, "the header run is whole words");
-    run_hash unused = run_hash_start(0);
-    take_run(jr, last->src, last->len, &unused);
+    take_run(jr, last->src, last->len, NULL);
     cs_assert3(jr->at, ==, jr->len); /* every run a multiple of 8 bytes: no padding */
     /* were it otherwise, the record's tail would be zeros and hashed like the rest */
     for (; jr->at < jr->len; jr->at += 8) {

@@ -31,11 +31,34 @@ enum {
                          * so the next checkpoint writes the records again first */
 };
 
-/** One run of a commit: `len` bytes of the commit's buffer at `off` go to `pos` in the file. */
+/** One run of a commit: `len` bytes of the commit's buffer at `src` go to `pos` in the file.
+ *  With `enc` set (journal_patch) the record holds the run as `enclen` bytes of patch
+ *  operations instead of its bytes (docs/FORMAT.md §13, Layout). */
 typedef struct journal_run {
     uint64_t pos, len;
     const uint8_t *src;
+    const uint8_t *enc;
+    uint64_t enclen;
 } journal_run;
+
+/** A node of a commit that the record may hold as a patch of the node it replaces: the new node
+ *  at `pos` (`len` bytes, inside a run), the old one at `oldpos` (`oldlen` bytes at `old`),
+ *  which a record of the journal's current generation wrote (journal_generation). `unit`: words
+ *  per element after the node's 8-byte header (3 for a free-list chunk, 2 for a directory), the
+ *  step at which the patch looks for elements the two share. */
+typedef struct journal_base {
+    uint64_t pos, len, oldpos, oldlen;
+    const uint8_t *old;
+    uint32_t unit;
+} journal_base;
+
+/** The generation of the journal's current header (0: none this session); a commit's record
+ *  is written under the one that holds once journal_before_commit returned. */
+uint64_t journal_generation(cs_dbfile *f);
+/** Sets runs[i].enc / enclen for each run of runs[0..n) (in file order) that holds a base of
+ *  b[0..nb) (sorted by position) and whose patch is shorter than its bytes; the encodings are
+ *  in *store, which the caller frees (NULL when none). CS_NOMEM only. */
+int journal_patch(journal_run *runs, uint32_t n, const journal_base *b, uint32_t nb, uint8_t **store);
 
 /** At open, before the header is read: when no other process has the file open, replays the
  *  journal's valid records onto the database file, syncs it and resets the journal. A read-only
@@ -51,7 +74,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly);
  *  without a journal, after a checkpoint when records are pending; a full disk is logged once,
  *  journal_log_note). */
 int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version);
-/** The size of the record of a commit with these runs. */
+/** The size of the record of a commit with these runs (a patched run counted by its encoding). */
 uint64_t journal_record_size(const journal_run *runs, uint32_t n);
 /** A commit's record while it is built: its bytes so far and the state of its check. */
 typedef struct journal_record {

@@ -39,7 +39,9 @@
 #include <unistd.h>
 
 #define LOCK_MAGIC "CSLOCK\r\n"
-#define LOCK_LAYOUT 4u /* 3: the journal's shared state at 64; 4: the sleepers at 112 (FORMAT.md §9) */
+#define LOCK_LAYOUT 5u /* 3: the journal's shared state at 64; 4: the sleepers at 112; 5: the journal's
+                        * records may be patched (layout 2, FORMAT.md §13), which a library that
+                        * writes layout 1 must not share a journal with (FORMAT.md §9) */
 #define LOCK_SLOTS 512u
 #define LOCK_HDR 4096u
 

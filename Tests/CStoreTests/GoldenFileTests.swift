@@ -694,6 +694,53 @@ private func expectDump(_ db: DB, _ expected: URL, indexes: Bool,
         }
     }
 
+    /// A version-7 file with commits in its journal (layout 1, records of bytes only), as a
+    /// power cut left it under the version-7 library (format-v7-journal-writer.c): the open
+    /// replays the twelve records onto the file (FORMAT.md §13, Recovery), whose in-place writes
+    /// after the first commit were lost, and the file holds the twelfth commit's version. The
+    /// next journaled commit's checkpoint writes a layout-2 journal and marks the file 8; the
+    /// close marks it 6.
+    @Test func formatVersionSevenJournalStillReplays() throws {
+        let golden = fixtures.appendingPathComponent("format-v7-journal.cstore")
+        try withTempDir { dir in
+            let copy = dir.path("v7.cstore")
+            try FileManager.default.copyItem(atPath: golden.path, toPath: copy)
+            try FileManager.default.copyItem(atPath: golden.path + ".journal", toPath: copy + ".journal")
+            #expect(try headerVersions(copy) == (7, 7))
+            let journal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy + ".journal")))
+            #expect(journal[8] == 1, "a layout-1 journal")
+            #expect(journalRecordRuns(journal).count == 12)
+            var sum: Int64 = 0
+            for i in 0..<380 { sum += (1...12).contains(i % 37) ? -Int64(i % 37) : Int64(i) }
+            for i in [380] + Array(393..<400) { sum += Int64(i) }
+            let db = try DB(copy, durability: CS_DURABILITY_FULL)
+            #expect(cs_db_recovered_commits(db.h) == 12)
+            db.verify("the replayed golden copy")
+            try db.read { txn throws in
+                let t = try findTable(txn, "T")
+                let keys = try allKeys(txn, t)
+                #expect(keys.count == 388)
+                var got: Int64 = 0
+                for k in keys {
+                    var o = try openObj(txn, t, k)
+                    got += try getInt(&o, 0)
+                }
+                #expect(got == sum, "the twelfth commit's values")
+            }
+            try db.write { txn throws in
+                let t = try findTable(txn, "T")
+                var o = try openObj(txn, t, 0)
+                try must(cs_obj_set_int(&o, 0, 1000), "set")
+            }
+            #expect(try headerVersions(copy) == (8, 8), "a journaled commit of this library marks 8")
+            let j2 = [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy + ".journal")))
+            #expect(j2[8] == 2, "the checkpoint wrote a layout-2 journal header")
+            db.close()
+            #expect(try headerVersions(copy) == (6, 6), "a clean close rests at 6")
+            check(cs_file_verify(copy), "verifies after the close")
+        }
+    }
+
     /// FORMAT.md §7.2: the order of a commit's runs in its run list is the writer's choice. The
     /// golden files of versions 3, 4 and 6 were written while run lists followed plan order (the
     /// selected slot's list is not in file order); each opens at that slot's version, the slot's

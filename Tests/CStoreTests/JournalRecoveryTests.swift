@@ -15,8 +15,9 @@ import Glibc
     private func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
 
     /// FORMAT.md §2 says a version-6 library refuses a file whose journal may hold commits
-    /// (format version 7). After a power cut that lost the unsynced in-place header write, the
-    /// durable header must already say 7, or an older library opens the checkpoint's version:
+    /// (format version 7; 8 with patched records, which a version-7 library refuses too). After
+    /// a power cut that lost the unsynced in-place header write, the durable header must
+    /// already say 8, or an older library opens the checkpoint's version:
     /// acknowledged commits are lost, and its own commits are later clobbered by the replay.
     @Test func theDurableHeaderSaysTheJournalFormatWhileTheJournalHoldsRecords() throws {
         let dir = TempDir()
@@ -33,7 +34,7 @@ import Glibc
         let state = pio.cut!
         _ = cs_db_close(h)
         #expect(state.jsynced.count > 4096 + 64, "the journal holds the records")
-        #expect(u16(state.synced, 8) == 7 && u16(state.synced, 10) == 7,
+        #expect(u16(state.synced, 8) == 8 && u16(state.synced, 10) == 8,
                 "the synced header says read \(u16(state.synced, 8)) / write \(u16(state.synced, 10)) while the journal holds acknowledged commits")
     }
 
@@ -251,7 +252,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let state = try journalCrash(dir, [100, 200])
-        #expect(u16(state.synced, 8) == 7)
+        #expect(u16(state.synced, 8) == 8)
         let img = dir.path("b.cstore")
         try writeJournalImage(img, state.synced, nil)
         let (rc, h2) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
@@ -269,18 +270,18 @@ import Glibc
         #expect(cs_file_verify(img) == Int32(CS_OK), "after a write and a clean close (version 6) nothing is claimed: \(lastMessage())")
     }
 
-    /// A header at format version 7 beside a journal that holds no record (docs/FORMAT.md §13,
+    /// A header at format version 8 beside a journal that holds no record (docs/FORMAT.md §13,
     /// Recovery) says nothing a version-6 library would miss: the file rests at 6 again after a
     /// read-write open that replays a crash's records and commits nothing, and after a
     /// read-only open alone (what `swiftstore recover` makes) or a read-write one of a file
     /// whose journal holds its header only (a checkpoint no record followed). A journaled
-    /// commit marks it 7 again; a missing journal leaves it 7 (the loss the open reports).
+    /// commit marks it 8 again; a missing journal leaves it 8 (the loss the open reports).
     @Test func aFileWhoseJournalHoldsNoRecordRestsAtVersion6() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let state = try journalCrash(dir, [100])
         let v = state.version
-        #expect(u16(state.synced, 8) == 7 && state.jsynced.count > 4096)
+        #expect(u16(state.synced, 8) == 8 && state.jsynced.count > 4096)
         let img = dir.path("b.cstore")
         func header() -> [Int] {
             let b = [UInt8](((try? Data(contentsOf: URL(fileURLWithPath: img))) ?? Data(count: 12)).prefix(12))
@@ -300,7 +301,7 @@ import Glibc
         let headerOnly = Array(state.jsynced.prefix(4096)) + [UInt8](repeating: 0, count: 8192)
         for flags in [CS_OPEN_READONLY, 0] {
             try writeJournalImage(img, state.synced, headerOnly)
-            #expect(header() == [7, 7])
+            #expect(header() == [8, 8])
             let (rc, h3) = openRaw(img, flags: flags, durability: CS_DURABILITY_FULL)
             try must(rc, "open with flags \(flags)")
             #expect(cs_db_recovered_commits(h3!) == 0 && cs_db_version(h3!) < v)
@@ -310,22 +311,22 @@ import Glibc
             #expect(header() == [6, 6], "flags \(flags): \(header())")
             #expect(check(cs_file_verify(img)))
         }
-        // a journaled commit marks it 7 again while its record is pending
+        // a journaled commit marks it 8 again while its record is pending
         do {
             let (rc, h4) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
             try must(rc, "open")
             try journalCommit(h4!, 200)
-            #expect(header() == [7, 7])
+            #expect(header() == [8, 8])
             _ = cs_db_close(h4)
             #expect(header() == [6, 6])
         }
-        // without its journal the header stays 7 after a read-only open: the loss is reported
+        // without its journal the header stays 8 after a read-only open: the loss is reported
         try writeJournalImage(img, state.synced, nil)
         let (rc, h5) = openRaw(img, flags: CS_OPEN_READONLY)
         try must(rc, "open without the journal")
         #expect(cs_db_rejected_commit(h5!, nil, nil, nil, 0))
         _ = cs_db_close(h5)
-        #expect(header() == [7, 7])
+        #expect(header() == [8, 8])
     }
 
     /// A journal that cannot be read at the open (EIO on its header, or on its first record) is
@@ -375,7 +376,7 @@ import Glibc
             _ = cs_db_close(h2)
         }
         let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: img)).prefix(12))
-        #expect(u16(b, 8) == 7 && u16(b, 10) == 7)
+        #expect(u16(b, 8) == 8 && u16(b, 10) == 8)
     }
 
     /// A file that is not a database (zeros, but 7 where a header's format versions would be)

@@ -124,3 +124,77 @@ func childStyleIncrement(_ h: OpaquePointer) throws -> Int32 {
     try must(setVal(&r, s.payload, .binary(childPayload(k))), "set payload")
     return cs_txn_commit(t!)
 }
+
+/// The runs of each record of a journal image (docs/FORMAT.md §13, Layout: records from 4096,
+/// each with its length at offset 24, its number of runs at 32 and the (position, length) pairs
+/// from 64, a length with bit 63 set for a patched run), up to the first that is not a record.
+func journalRecordRuns(_ j: [UInt8]) -> [[(pos: UInt64, len: UInt64, patched: Bool)]] {
+    func u64(_ at: Int) -> UInt64 { j[at..<(at + 8)].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) } }
+    var out: [[(pos: UInt64, len: UInt64, patched: Bool)]] = []
+    var off = 4096
+    while off + 64 <= j.count, Array(j[off..<(off + 8)]) == Array("CSJREC\r\n".utf8) {
+        let len = Int(u64(off + 24)), n = Int(u64(off + 32) & 0xFFFF_FFFF)
+        guard len >= 64 + 16 * n, off + len <= j.count else { break }
+        out.append((0..<n).map { i in
+            let l = u64(off + 64 + 16 * i + 8)
+            return (u64(off + 64 + 16 * i), l & ~(1 << 63), l >> 63 == 1)
+        })
+        off += len
+    }
+    return out
+}
+
+/// `record_check` of docs/FORMAT.md §13 (journal.c): two lanes of xxHash64's round over the
+/// record's 8-byte words (its check word, at 56, taken as zero), seeded with the generation and
+/// the id, then its final mix; low bit set. For tests that forge records.
+func journalRecordCheck(_ rec: [UInt8], gen: UInt64, id: UInt64) -> UInt64 {
+    let p1: UInt64 = 0x9E37_79B1_85EB_CA87, p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 - r)) }
+    func round(_ v: UInt64, _ w: UInt64) -> UInt64 { rotl(v &+ w &* p2, 31) &* p1 }
+    func word(_ i: Int) -> UInt64 {
+        i == 56 ? 0 : rec[i..<(i + 8)].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) }
+    }
+    var a = gen ^ p1, b = id ^ p2, i = 0
+    while i + 16 <= rec.count {
+        a = round(a, word(i))
+        b = round(b, word(i + 8))
+        i += 16
+    }
+    if i + 8 <= rec.count { a = round(a, word(i)) }
+    var h = rotl(a, 7) &+ rotl(b, 18) &+ UInt64(rec.count)
+    h ^= h >> 33
+    h = h &* p2
+    h ^= h >> 29
+    h = h &* 0x1656_67B1_9E37_79F9
+    h ^= h >> 32
+    return h | 1
+}
+
+/// A record of docs/FORMAT.md §13 made by hand and sealed with its check: generation `gen`,
+/// version `version`, the run pairs (position, length word: bit 63 for a patched run) and each
+/// run's data (its bytes, or its operations) in that order.
+func journalForgeRecord(gen: UInt64, id: UInt64, version: UInt64, runs: [(pos: UInt64, lenWord: UInt64, data: [UInt8])]) -> [UInt8] {
+    func le(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+    var data: [UInt8] = []
+    for r in runs { data += r.data }
+    while data.count % 8 != 0 { data.append(0) }
+    let length = 64 + 16 * runs.count + data.count
+    var rec = Array("CSJREC\r\n".utf8) + le(gen) + le(version) + le(UInt64(length))
+    rec += le(UInt64(runs.count)) + le(UInt64(data.count)) + le(0) + le(0)
+    for r in runs { rec += le(r.pos) + le(r.lenWord) }
+    rec += data
+    let check = journalRecordCheck(rec, gen: gen, id: id)
+    rec.replaceSubrange(56..<64, with: le(check))
+    return rec
+}
+
+/// A patch operation's words (docs/FORMAT.md §13, Layout): a literal of `bytes`, or a copy of n
+/// bytes from position `src` of the database file.
+func journalLiteral(_ bytes: [UInt8]) -> [UInt8] {
+    let w = UInt64(bytes.count) << 1
+    return (0..<8).map { UInt8(truncatingIfNeeded: w >> (8 * UInt64($0))) } + bytes
+}
+func journalCopy(_ n: UInt64, from src: UInt64) -> [UInt8] {
+    let w = n << 1 | 1
+    return (0..<8).map { UInt8(truncatingIfNeeded: w >> (8 * UInt64($0))) } + (0..<8).map { UInt8(truncatingIfNeeded: src >> (8 * UInt64($0))) }
+}

@@ -504,12 +504,196 @@ import Glibc
         for r in recs {
             func word(_ at: Int) -> Int { rawLE64(journal, r + at) }
             let length = word(24), runs = word(32) & 0xffff_ffff, data = word(40)
-            let commit = data - 192 // the runs' bytes less the header's
+            // the runs' bytes (a patched run's length has bit 63 set, its data is shorter)
+            let raw = (0..<runs).reduce(0) { $0 + (word(64 + 16 * $1 + 8) & Int.max) }
+            let commit = raw - 192 // the runs' bytes less the header's
             most = max(most, runs)
             #expect(commit <= 1 << 20, "a one-sync commit")
             #expect(16 * (runs - 1) <= commit - 8, "\(runs) runs in \(commit) bytes")
-            #expect(length == 64 + 16 * runs + data && length <= 2 * commit + 264, "record of \(length) bytes")
+            #expect(length == 64 + 16 * runs + data && data <= raw && length <= 2 * commit + 264, "record of \(length) bytes")
         }
         #expect(most >= 2, "the runs and the header: \(most)")
+    }
+
+    /// One-row commits in one session (docs/FORMAT.md §13, Layout): from the second on, a
+    /// record holds the free-list nodes its commit rewrites as patches of the nodes the earlier
+    /// records wrote, so it is much shorter than the commit's bytes; after a power cut that
+    /// lost every in-place write, the replay of the checkpoint's file rebuilds each patched run
+    /// from the records before it and the file holds the last commit.
+    @Test func oneRowCommitsRecordTheirFreeListNodesAsPatches() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        let n = 20_000
+        do {
+            let db = try DB(path, durability: CS_DURABILITY_NOSYNC)
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                for c in 0..<4 { _ = try addColumn(txn, t, "c\(c)", CS_TYPE_INT) }
+                for i in 0..<n {
+                    var o = try createObj(txn, t)
+                    for c in 0..<4 { try must(cs_obj_set_int(&o, UInt32(c), Int64(i)), "set") }
+                }
+            }
+            // scattered updates leave free extents across the file (several chunks)
+            var rng = SeededRNG(seed: 21)
+            for _ in 0..<300 {
+                try db.write { txn throws in
+                    let t = try findTable(txn, "T")
+                    var o = try openObj(txn, t, Int64(rng.next() % UInt64(n)))
+                    try must(cs_obj_set_int(&o, 1, -1), "set")
+                }
+            }
+            db.close()
+        }
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        var rng = SeededRNG(seed: 22)
+        var want: [Int64: Int64] = [:]
+        for u in 0..<60 {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            let k = Int64(rng.next() % UInt64(n))
+            var o = try openObj(t!, table, k)
+            try must(cs_obj_set_int(&o, 0, -Int64(u) - 10), "set")
+            want[k] = -Int64(u) - 10
+            try must(cs_txn_commit(t!), "commit \(u)")
+            check(cs_txn_end(t))
+        }
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        let runs = journalRecordRuns(state.jsynced)
+        #expect(runs.count == 60, "a record per commit: \(runs.count)")
+        let patched = runs.dropFirst().filter { $0.contains { $0.patched } }.count
+        #expect(patched >= 50, "records from the second on patch their free-list nodes: \(patched) of 59")
+        // the records' bytes against the commits' own: the data of every record but the first
+        let recs = recordOffsets(state.jsynced)
+        var recordBytes = 0, commitBytes = 0
+        for r in recs.dropFirst() {
+            recordBytes += rawLE64(state.jsynced, r + 24)
+            commitBytes += 64 + (0..<(rawLE64(state.jsynced, r + 32) & 0xffff_ffff)).reduce(0) {
+                $0 + 16 + (rawLE64(state.jsynced, r + 64 + 16 * $1 + 8) & Int.max)
+            }
+        }
+        #expect(recordBytes * 2 < commitBytes, "records of \(recordBytes) bytes for commits of \(commitBytes)")
+        print("one-row commits: records of \(recordBytes / 59) bytes for commits of \(commitBytes / 59) bytes on average")
+        // the database file as of the session's first checkpoint, none of the in-place writes
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, state.synced, state.jsynced)
+        let db = try DB(img, flags: 0, durability: CS_DURABILITY_FULL)
+        #expect(cs_db_recovered_commits(db.h) == 60)
+        // the replay's map of written bytes: 1 KiB per 64 KiB region the records wrote into
+        var regions = Set<UInt64>()
+        for rec in runs { for r in rec where r.len > 0 { for g in (r.pos >> 16)...((r.pos + r.len - 1) >> 16) { regions.insert(g) } } }
+        #expect(cs_test_replay_map_bytes() == UInt64(regions.count) * 1024,
+                "\(cs_test_replay_map_bytes()) bytes for \(regions.count) regions")
+        db.verify("the replayed file")
+        try db.read { txn throws in
+            let t = try findTable(txn, "T")
+            for (k, v) in want {
+                var o = try openObj(txn, t, k)
+                #expect(try getInt(&o, 0) == v, "object \(k)")
+            }
+        }
+        db.close()
+    }
+
+    /// Records a writer of this library never makes, each sealed with a valid check after the
+    /// two records of a crash (docs/FORMAT.md §13, Layout and Recovery): a patched run longer
+    /// than a commit can be (its operations would make the replay allocate and write far more
+    /// than the record holds), an operation of no length, a literal past the record's data, a
+    /// copy from an unaligned position, operations short of the run's length, and a patched run
+    /// under a layout-1 header are not valid records (the replay stops before them and the
+    /// file opens at the version before); a well-formed copy of bytes no earlier record wrote
+    /// fails the open with CS_CORRUPT and says so.
+    @Test func forgedPatchedRecordsAreRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = try journalCrash(dir, [100, 200])
+        let j = state.jsynced
+        let recs = recordOffsets(j)
+        #expect(recs.count == 2)
+        let gen = UInt64(bitPattern: Int64(rawLE64(j, 16))), id = UInt64(bitPattern: Int64(rawLE64(j, 24)))
+        let end = recs.last! + rawLE64(j, recs.last! + 24)
+        let patch: UInt64 = 1 << 63
+        func with(_ runs: [(pos: UInt64, lenWord: UInt64, data: [UInt8])], layout1: Bool = false) -> [UInt8] {
+            var out = Array(j[..<end]) + journalForgeRecord(gen: gen, id: id, version: state.version + 1, runs: runs)
+            out += [UInt8](repeating: 0, count: 4096)
+            if layout1 {
+                // the header of layout 1, its check made again (header_check in journal.c)
+                out[8] = 1
+                var x: UInt64 = 0xCBF2_9CE4_8422_2325
+                for w in [UInt64(1), gen, id, UInt64(rawLE64(j, 32)), 0x4A52_4E4C] {
+                    x ^= w
+                    x = x &* 0x0000_0100_0000_01B3
+                    x ^= x >> 31
+                }
+                x |= 1
+                for b in 0..<8 { out[56 + b] = UInt8(truncatingIfNeeded: x >> (8 * UInt64(b))) }
+            }
+            return out
+        }
+        let eight = [UInt8](repeating: 0x5A, count: 8)
+        let stops: [(String, [UInt8])] = [
+            ("a patched run of 2^40 bytes", with([(4096, (1 << 40) | patch, journalCopy(1 << 40, from: 4096))])),
+            // one word past a commit of 1 MiB and its 192-byte header
+            ("a patched run of 1 MiB + 200 bytes", with([(4096, ((1 << 20) + 200) | patch, journalCopy((1 << 20) + 200, from: 4096))])),
+            ("an operation of no length", with([(4096, 8 | patch, journalLiteral([]) + eight)])),
+            ("a literal past the data", with([(4096, 16 | patch, Array(journalLiteral(eight + eight).prefix(16)))])),
+            ("a copy from an unaligned position", with([(4096, 8 | patch, journalCopy(8, from: 4097))])),
+            ("operations short of the run", with([(4096, 16 | patch, journalLiteral(eight))])),
+            ("a patched run under a layout-1 header", with([(4096, 8 | patch, journalLiteral(eight))], layout1: true)),
+        ]
+        for (what, journal) in stops {
+            let img = dir.path("image.cstore")
+            try writeJournalImage(img, state.synced, journal)
+            let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            #expect(rc == Int32(CS_OK), "\(what): \(codeName(rc)) \(lastMessage())")
+            guard let h else { continue }
+            #expect(cs_db_recovered_commits(h) == 2 && cs_db_version(h) == state.version, "\(what): the two records before it")
+            #expect(check(cs_db_verify(h)), "\(what): verifies")
+            _ = cs_db_close(h)
+        }
+        // a copy of bytes no record wrote (far past the file): refused, not applied
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, state.synced, with([(4096, 8 | patch, journalCopy(8, from: 1 << 30))]))
+        let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        if let h { _ = cs_db_close(h) }
+        #expect(rc == Int32(CS_CORRUPT) && lastMessage().contains("no earlier record wrote"), "\(codeName(rc)) \(lastMessage())")
+    }
+
+    /// A checkpoint in the middle of a session (the journal reaching its 16 MiB limit, docs/
+    /// FORMAT.md §13, Checkpoints) starts a new generation: no record of it patches a node a
+    /// record of the old one wrote (replay, which starts at the new generation's first record,
+    /// could not rebuild it), so its first record holds no patched run while later ones do, and
+    /// after a power cut the replay of the new generation's records onto the checkpoint's file
+    /// gives the last commit.
+    @Test func aCheckpointInTheSessionStartsRecordsThatPatchNothingOld() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (_, pio, h) = try journalPowerCutFile(dir)
+        var sum: Int64 = 45, version: UInt64 = 0
+        var gens = Set<Int>()
+        for i in 1...60 {
+            // one-row commits between large ones: the journal passes 16 MiB at about the 46th
+            version = try journalCommit(h, Int64(i), bytes: i % 2 == 0 ? 720_000 : 0)
+            sum += Int64(i)
+            let fd = Glibc.open(dir.path("a.cstore") + ".journal", O_RDONLY)
+            let head = PowerCutIO.contents(fd).map { Array($0.prefix(24)) } ?? []
+            Glibc.close(fd)
+            if head.count == 24 { gens.insert(rawLE64(head, 16)) }
+        }
+        pio.cutNow()
+        let state = pio.cut!
+        _ = cs_db_close(h)
+        #expect(gens.count == 2, "one checkpoint at the limit in the session: \(gens.count) generations")
+        let runs = journalRecordRuns(state.jsynced)
+        #expect(runs.count > 3 && runs.count < 30, "the new generation's records: \(runs.count)")
+        #expect(!(runs.first ?? []).contains { $0.patched }, "the first record of a generation patches nothing")
+        #expect(runs.dropFirst().contains { $0.contains { $0.patched } }, "later records of it do")
+        let r = try journalReopen(dir, state.synced, state.jsynced, "after the checkpoint at the limit")
+        #expect(r?.0 == version && r?.1 == sum, "the last commit: \(String(describing: r)), want \(version) \(sum)")
     }
 }

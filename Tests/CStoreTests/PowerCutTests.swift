@@ -384,7 +384,12 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     /// cutting the file after its last sync (online shrinking, docs/FORMAT.md §7.3).
     /// `mapped`: the power-cut layer has write_mapped (the path the default layer takes on
     /// ext4, docs/ARCHITECTURE.md, Writes through a mapping), else every write is a pwrite.
+    /// `session`: commits made through the commit's handle before it, uncut (journaled ones
+    /// leave records of the same generation, whose free-list nodes the commit's record may
+    /// patch); the old version is the one they leave. `patched`: the commit's record must hold
+    /// a patched run (docs/FORMAT.md §13, Layout).
     private func cutEveryEvent(_ name: String, syncs: Int, flags: Int = 0, truncates: Bool = false, mapped: Bool = true,
+                               session: ((OpaquePointer) throws -> Void)? = nil, patched: Bool = false,
                                prepare: (DB) throws -> Void, change: (OpaquePointer) throws -> Void) throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -395,7 +400,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             db.close()
         }
         let pristine = [UInt8](try Data(contentsOf: URL(fileURLWithPath: base)))
-        let oldDigest = try DB(base, flags: 0).read { try contentDigest($0) }
+        var oldDigest = try DB(base, flags: 0).read { try contentDigest($0) }
 
         /// Runs the commit on a fresh copy, cutting before event `cut`; returns the model.
         func run(cutBefore cut: Int) throws -> (PowerCutIO, Int32) {
@@ -406,6 +411,12 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             let pio = PowerCutIO(disk: pristine, mapped: mapped)
             let h = try pio.open(path, flags: flags)
             var t: OpaquePointer?
+            if let session {
+                try session(h)
+                try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+                oldDigest = try contentDigest(t!)
+                check(cs_txn_end(t))
+            }
             try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
             try change(t!)
             pio.cutBefore = cut
@@ -431,6 +442,12 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             #expect(counter.mappedWrites == 0, "\(name): off ext4 the commit writes with pwrite only")
         }
         print("power cuts (\(name)): the commit made \(counter.mappedWrites) stores through the mapping")
+        if patched, let state = counter.cut {
+            let runs = journalRecordRuns(PowerCutIO.apply(state.jpending, to: state.jsynced))
+            let last = runs.last ?? []
+            #expect(last.contains { $0.patched }, "\(name): the commit's record holds a patched run: \(last)")
+            print("power cuts (\(name)): the commit's record holds \(last.filter { $0.patched }.count) patched runs of \(last.count)")
+        }
         let newDigest = try DB(dir.path("run.cstore"), flags: 0).read { try contentDigest($0) }
         #expect(newDigest != oldDigest, "\(name): the commit changes the content")
         // FULL (FORMAT.md §2, §13): a one-sync commit is journaled: its record appended to the
@@ -566,6 +583,46 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         })
     }
 
+    /// A file of 3,000 objects (v: Int, s: String) with free extents scattered through it
+    /// (scattered updates and deletes), for commits into free space.
+    private func freeSpaceFile(_ db: DB) throws {
+        var rng = SeededRNG(seed: 7)
+        try db.write { txn throws in
+            let t = try addTable(txn, "T")
+            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+            _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
+            for i in 0..<3000 {
+                var o = try createObj(txn, t)
+                try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
+                try must(setVal(&o, 1, .string(randomLetters(Int(rng.next() % 60), &rng))), "set s")
+            }
+        }
+        for round in 0..<8 { // scattered updates and deletes leave free extents behind
+            try db.write { txn throws in
+                let t = try findTable(txn, "T")
+                let keys = try allKeys(txn, t)
+                for _ in 0..<150 {
+                    var o = try openObj(txn, t, keys[Int(rng.next() % UInt64(keys.count))])
+                    try must(cs_obj_set_int(&o, 0, Int64(round * 100_000) + Int64(rng.next() % 1000)), "update")
+                }
+                for k in keys.suffix(40) {
+                    var o = try openObj(txn, t, k)
+                    try must(cs_obj_delete(&o), "delete")
+                }
+            }
+        }
+        try db.write { txn throws in // every other object of the first half: most leaves
+            let t = try findTable(txn, "T")
+            let keys = try allKeys(txn, t)
+            for k in keys.prefix(keys.count / 2) where k % 2 == 0 {
+                var o = try openObj(txn, t, k)
+                try must(cs_obj_delete(&o), "delete")
+            }
+        }
+        let st = try db.stats()
+        #expect(st.free_bytes > 32 * 1024, "the file has free space to reuse: \(st.free_bytes) bytes")
+    }
+
     /// A commit on a file with free space from earlier commits: it writes into reused space
     /// (and may write many scattered runs).
     /// `mapped` false: the same campaign over the pwrite path (an I/O layer without
@@ -573,43 +630,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     @Test(arguments: [true, false])
     func powerCutAtEveryStepOfACommitIntoFreeSpace(mapped: Bool) throws {
         try cutEveryEvent(mapped ? "commit into free space" : "commit into free space, pwrite", syncs: 1, mapped: mapped,
-                          prepare: { db in
-            var rng = SeededRNG(seed: 7)
-            try db.write { txn throws in
-                let t = try addTable(txn, "T")
-                _ = try addColumn(txn, t, "v", CS_TYPE_INT)
-                _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
-                for i in 0..<3000 {
-                    var o = try createObj(txn, t)
-                    try must(cs_obj_set_int(&o, 0, Int64(i)), "set v")
-                    try must(setVal(&o, 1, .string(randomLetters(Int(rng.next() % 60), &rng))), "set s")
-                }
-            }
-            for round in 0..<8 { // scattered updates and deletes leave free extents behind
-                try db.write { txn throws in
-                    let t = try findTable(txn, "T")
-                    let keys = try allKeys(txn, t)
-                    for _ in 0..<150 {
-                        var o = try openObj(txn, t, keys[Int(rng.next() % UInt64(keys.count))])
-                        try must(cs_obj_set_int(&o, 0, Int64(round * 100_000) + Int64(rng.next() % 1000)), "update")
-                    }
-                    for k in keys.suffix(40) {
-                        var o = try openObj(txn, t, k)
-                        try must(cs_obj_delete(&o), "delete")
-                    }
-                }
-            }
-            try db.write { txn throws in // every other object of the first half: most leaves
-                let t = try findTable(txn, "T")
-                let keys = try allKeys(txn, t)
-                for k in keys.prefix(keys.count / 2) where k % 2 == 0 {
-                    var o = try openObj(txn, t, k)
-                    try must(cs_obj_delete(&o), "delete")
-                }
-            }
-            let st = try db.stats()
-            #expect(st.free_bytes > 32 * 1024, "the file has free space to reuse: \(st.free_bytes) bytes")
-        }, change: { txn in
+                          prepare: freeSpaceFile, change: { txn in
             var rng = SeededRNG(seed: 8)
             let t = try findTable(txn, "T")
             let keys = try allKeys(txn, t)
@@ -621,6 +642,41 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 var o = try openObj(txn, t, k)
                 try must(cs_obj_delete(&o), "delete")
             }
+        })
+    }
+
+    /// The same commit after journaled commits of its session: its record holds the free-list
+    /// nodes it rewrites as patches of the nodes those commits' records wrote (docs/FORMAT.md
+    /// §13, Layout), and the power cut leaves the session's in-place writes unsynced too, so the
+    /// disk images hold any subset of them: the replay rebuilds every patched run from the
+    /// records before it, whatever the disk holds there.
+    @Test func powerCutAtEveryStepOfAPatchedCommit() throws {
+        try cutEveryEvent("patched commit", syncs: 1, session: { h in
+            var rng = SeededRNG(seed: 9)
+            for _ in 0..<4 {
+                var t: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+                let table = try findTable(t!, "T")
+                let keys = try allKeys(t!, table)
+                for _ in 0..<40 {
+                    var o = try openObj(t!, table, keys[Int(rng.next() % UInt64(keys.count))])
+                    try must(setVal(&o, 1, .string(randomLetters(Int(rng.next() % 60), &rng))), "update s")
+                }
+                try must(cs_txn_commit(t!), "a commit of the session")
+                check(cs_txn_end(t))
+            }
+        }, patched: true, prepare: freeSpaceFile, change: { txn in
+            // a small commit: its free-list chunk keeps most of its extents, so the patch of it
+            // is much shorter than its bytes (one that frees hundreds of nodes is not)
+            var rng = SeededRNG(seed: 8)
+            let t = try findTable(txn, "T")
+            let keys = try allKeys(txn, t)
+            for _ in 0..<3 {
+                var o = try openObj(txn, t, keys[Int(rng.next() % UInt64(keys.count))])
+                try must(setVal(&o, 1, .string(randomLetters(Int(rng.next() % 60), &rng))), "update s")
+            }
+            var o = try openObj(txn, t, keys[7])
+            try must(cs_obj_delete(&o), "delete")
         })
     }
 

@@ -47,10 +47,10 @@ final class IdxAny: Object {
         #expect(ids(all.filter("value == 'a'")) == [0, 5])
         #expect(ids(all.filter("value == nil")).isEmpty)
 
-        // The index is in the file and the core answers from it; the header says version 7 while
+        // The index is in the file and the core answers from it; the header says version 8 while
         // the commit journal may hold commits (docs/FORMAT.md §13; every journaled commit marks
-        // it, and versions 6 and 7 include Mixed indexes).
+        // it, and versions 6 to 8 include Mixed indexes).
         let header = try Data(contentsOf: dir.file()).prefix(12)
-        #expect(header[8] == 7 && header[10] == 7)
+        #expect(header[8] == 8 && header[10] == 8)
     }
 }

@@ -211,7 +211,7 @@ final class ToolItem: Object {
     }
 
     /// `swiftstore recover` on a file whose header says its commits may be in the journal
-    /// (format version 7) while the journal holds no record (copied while a writer had it open,
+    /// (format version 8) while the journal holds no record (copied while a writer had it open,
     /// its journal cut to its header): nothing to recover, and the file is left at the resting
     /// version 6 (docs/FORMAT.md §13, Recovery), which a library without the journal opens.
     @Test func recoverLeavesAFileWithAnEmptyJournalAtTheRestingVersion() throws {
@@ -228,7 +228,7 @@ final class ToolItem: Object {
             _ = realm
         }
         func version() throws -> [UInt8] { Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: copy)))[8..<12]) }
-        #expect(try version() == [7, 0, 7, 0], "copied at version 7")
+        #expect(try version() == [8, 0, 8, 0], "copied at version 8")
         let r = try Tool.run(["recover", copy])
         #expect(r.status == 0 && r.stdout == "\(copy): nothing to recover (its journal holds no commits)\n", "\(r.stdout) \(r.stderr)")
         #expect(try version() == [6, 0, 6, 0], "left at the resting version")

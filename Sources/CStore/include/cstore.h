@@ -1367,6 +1367,10 @@ bool cs_test_node_allocation_failed(void);
  *  free-list or run-list node finds its size check failed (as if the library had an error),
  *  so the commit fails with CS_INTERNAL. Returns false, doing nothing, in other builds. */
 bool cs_test_fail_commit_check(void);
+/** For the core's tests: the bytes of the map of written bytes the calling thread's last
+ *  journal replay kept (docs/FORMAT.md §13, Recovery: a bit per 8-byte word, in regions of
+ *  64 KiB allocated as records touch them, 1 KiB each), 0 before any. */
+uint64_t cs_test_replay_map_bytes(void);
 
 #ifdef __cplusplus
 }
