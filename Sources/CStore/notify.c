@@ -1136,6 +1136,9 @@ static int col_add(cs_watch *w, uint32_t col)
     return CS_OK;
 }
 
+/* Whether (table, col, key) was written this round (defined below). */
+static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key);
+
 static int round_object(cs_watch *w)
 {
     const summary *s = &w->n->s;
@@ -1148,10 +1151,19 @@ static int round_object(cs_watch *w)
     keyvec hit = {0};
     int rc = CS_OK;
     for (size_t i = 0; i < w->npaths && rc == CS_OK; i++) {
+        const cs_keypath *p = &w->paths[i];
+        /* the path's first column written on the object itself: one search of the written
+         * triples, where path_dirty would list every key written in that column; a one-column
+         * path (a shallow watch's every path) reaches the object no other way */
+        if (written_key(s, w->ptab[i][0], p->cols[0], w->key)) {
+            rc = col_add(w, p->cols[0]);
+            continue;
+        }
+        if (p->n == 1) continue;
         hit.n = 0;
         rc = path_dirty(w, i, &hit);
         keyvec_sort_unique(&hit);
-        if (rc == CS_OK && keyvec_has(&hit, w->key)) rc = col_add(w, w->paths[i].cols[0]);
+        if (rc == CS_OK && keyvec_has(&hit, w->key)) rc = col_add(w, p->cols[0]);
     }
     free(hit.v);
     return rc;
@@ -1187,8 +1199,6 @@ static int replay_into(cs_watch *w, pending *pend)
 }
 
 static int replay(cs_watch *w) { return replay_into(w, &w->pend); }
-
-static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key);
 
 /* A List or Map of Mixed values whose column was written: this round's operations replayed on
  * their own, then every element kept by them that holds (or held) a nested collection compared
