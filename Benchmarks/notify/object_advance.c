@@ -55,7 +55,12 @@ int main(int argc, char **argv)
         if (cs_watch_pending(w)) {
             cs_changeset cs;
             CK(cs_watch_take(w, &cs));
-            seen += (long)cs.ncolumns;
+            if (cs.deleted || cs.ncolumns != 1 || cs.columns[0] != cols[1]) {
+                printf("commit %d: %zu columns reported, the first %u (want column %u alone)\n", i, cs.ncolumns,
+                       cs.ncolumns ? cs.columns[0] : 0u, cols[1]);
+                return 1;
+            }
+            seen++;
         }
     }
     printf("%d commits, %ld changed columns reported\n", commits, seen);

@@ -1136,8 +1136,22 @@ static int col_add(cs_watch *w, uint32_t col)
     return CS_OK;
 }
 
-/* Whether (table, col, key) was written this round (defined below). */
-static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key);
+/* Whether (table, col, key) was written this round: one binary search of the sorted, unique
+ * triples (not the run of the column's keys first, which a commit writing the column on many
+ * objects makes long). */
+static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key)
+{
+    wtriple k = {table, col, key};
+    size_t a = 0, b = s->nw;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        int c = cmp_triple(&s->w[m], &k);
+        if (c == 0) return true;
+        if (c < 0) a = m + 1;
+        else b = m;
+    }
+    return false;
+}
 
 static int round_object(cs_watch *w)
 {
@@ -1295,19 +1309,6 @@ static int round_coll(cs_watch *w)
     }
     coll_at at = {&c, w->map};
     return mark_stale(w, len, coll_key, &at);
-}
-
-/* Whether the summary holds a write of (table, col, key). */
-static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key)
-{
-    size_t lo, hi;
-    triples_of(s, table, col, &lo, &hi);
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (s->w[m].key < key) lo = m + 1;
-        else hi = m;
-    }
-    return lo < s->nw && s->w[lo].table == table && s->w[lo].col == col && s->w[lo].key == key;
 }
 
 /* A collection nested in a Mixed value: the history names only the owning property, so when
