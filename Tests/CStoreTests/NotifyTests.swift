@@ -258,8 +258,6 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
-    /// Lists: insert, erase, move, swap and replace replayed; a deep change to an element
-    /// reported as a modification of its position; key-path filters as given.
     /// An object watch reports the columns written on its own object only, whatever the commit
     /// writes in the same columns of other objects (a shallow watch's one-column paths are one
     /// search of the written triples; a path through a link also walks back from the linked
@@ -349,6 +347,8 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
+    /// Lists: insert, erase, move, swap and replace replayed; a deep change to an element
+    /// reported as a modification of its position; key-path filters as given.
     @Test func listAndObjectChanges() throws {
         try withTempDir { dir in
             let db = try DB(dir.path())
