@@ -1136,6 +1136,23 @@ static int col_add(cs_watch *w, uint32_t col)
     return CS_OK;
 }
 
+/* Whether (table, col, key) was written this round: one binary search of the sorted, unique
+ * triples (not the run of the column's keys first, which a commit writing the column on many
+ * objects makes long). */
+static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key)
+{
+    wtriple k = {table, col, key};
+    size_t a = 0, b = s->nw;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        int c = cmp_triple(&s->w[m], &k);
+        if (c == 0) return true;
+        if (c < 0) a = m + 1;
+        else b = m;
+    }
+    return false;
+}
+
 static int round_object(cs_watch *w)
 {
     const summary *s = &w->n->s;
@@ -1148,10 +1165,19 @@ static int round_object(cs_watch *w)
     keyvec hit = {0};
     int rc = CS_OK;
     for (size_t i = 0; i < w->npaths && rc == CS_OK; i++) {
+        const cs_keypath *p = &w->paths[i];
+        /* the path's first column written on the object itself: one search of the written
+         * triples, where path_dirty would list every key written in that column; a one-column
+         * path (a shallow watch's every path) reaches the object no other way */
+        if (written_key(s, w->ptab[i][0], p->cols[0], w->key)) {
+            rc = col_add(w, p->cols[0]);
+            continue;
+        }
+        if (p->n == 1) continue;
         hit.n = 0;
         rc = path_dirty(w, i, &hit);
         keyvec_sort_unique(&hit);
-        if (rc == CS_OK && keyvec_has(&hit, w->key)) rc = col_add(w, w->paths[i].cols[0]);
+        if (rc == CS_OK && keyvec_has(&hit, w->key)) rc = col_add(w, p->cols[0]);
     }
     free(hit.v);
     return rc;
@@ -1187,8 +1213,6 @@ static int replay_into(cs_watch *w, pending *pend)
 }
 
 static int replay(cs_watch *w) { return replay_into(w, &w->pend); }
-
-static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key);
 
 /* A List or Map of Mixed values whose column was written: this round's operations replayed on
  * their own, then every element kept by them that holds (or held) a nested collection compared
@@ -1285,19 +1309,6 @@ static int round_coll(cs_watch *w)
     }
     coll_at at = {&c, w->map};
     return mark_stale(w, len, coll_key, &at);
-}
-
-/* Whether the summary holds a write of (table, col, key). */
-static bool written_key(const summary *s, uint32_t table, uint32_t col, int64_t key)
-{
-    size_t lo, hi;
-    triples_of(s, table, col, &lo, &hi);
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (s->w[m].key < key) lo = m + 1;
-        else hi = m;
-    }
-    return lo < s->nw && s->w[lo].table == table && s->w[lo].col == col && s->w[lo].key == key;
 }
 
 /* A collection nested in a Mixed value: the history names only the owning property, so when

@@ -258,6 +258,95 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
+    /// An object watch reports the columns written on its own object only, whatever the commit
+    /// writes in the same columns of other objects (a shallow watch's one-column paths are one
+    /// search of the written triples; a path through a link also walks back from the linked
+    /// objects).
+    @Test func objectWatchColumnsAmongOtherObjectsWrites() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var item: UInt32 = 0, other: UInt32 = 0, x: UInt32 = 0, link: UInt32 = 0
+            var c: [UInt32] = []
+            try db.write { t in
+                other = try addTable(t, "Other")
+                x = try addColumn(t, other, "x", CS_TYPE_INT)
+                item = try addTable(t, "Item")
+                for name in ["c0", "c1", "c2"] { c.append(try addColumn(t, item, name, CS_TYPE_INT)) }
+                link = try addColumn(t, item, "friend", CS_TYPE_LINK, flags: Int(CS_COL_NULLABLE), target: other)
+                for _ in 0..<2 { _ = try createObj(t, other) }
+                for _ in 0..<5 { _ = try createObj(t, item) }
+                var o = try openObj(t, item, 2)
+                var v = cs_link(other, 0)
+                try must(cs_obj_set(&o, link, &v))
+            }
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            var shallow: OpaquePointer?
+            try must(cs_watch_object(notifier!, item, 2, nil, 0, Int32(CS_WATCH_SHALLOW), &shallow))
+            var paths = [keypath(c[1]), keypath(link, x)]
+            var linked: OpaquePointer?
+            try must(cs_watch_object(notifier!, item, 2, &paths, paths.count, 0, &linked))
+            func set(_ table: UInt32, _ key: Int64, _ col: UInt32, _ v: Int64) throws {
+                try db.write { t in
+                    var o = try openObj(t, table, key)
+                    try must(setVal(&o, col, .int(v)))
+                }
+            }
+            // the watched columns written on the neighbours only
+            try db.write { t in
+                for k: Int64 in [1, 3] {
+                    var o = try openObj(t, item, k)
+                    for col in c { try must(setVal(&o, col, .int(7))) }
+                }
+                var o = try openObj(t, other, 1)
+                try must(setVal(&o, x, .int(7)))
+            }
+            try advance(notifier!)
+            #expect(!cs_watch_pending(shallow!) && !cs_watch_pending(linked!))
+            // c0 and c2 of the object, c1 of a neighbour: exactly c0 and c2, in column order
+            try db.write { t in
+                var o = try openObj(t, item, 2)
+                try must(setVal(&o, c[2], .int(1)))
+                try must(setVal(&o, c[0], .int(1)))
+                var n = try openObj(t, item, 3)
+                try must(setVal(&n, c[1], .int(1)))
+            }
+            try advance(notifier!)
+            #expect(try TakenChange(shallow!).columns == [c[0], c[2]])
+            #expect(!cs_watch_pending(linked!))
+            // the linked object's x: the link path's first column; c1 of the object: its own path
+            try set(other, 0, x, 2)
+            try advance(notifier!)
+            #expect(!cs_watch_pending(shallow!))
+            #expect(try TakenChange(linked!).columns == [link])
+            try set(item, 2, c[1], 2)
+            try set(other, 0, x, 3)
+            try advance(notifier!)
+            #expect(try TakenChange(shallow!).columns == [c[1]])
+            #expect(try TakenChange(linked!).columns == [c[1], link])
+            // the link itself written: the shallow watch sees its column, the path its first step
+            try db.write { t in
+                var o = try openObj(t, item, 2)
+                var v = cs_link(other, 1)
+                try must(cs_obj_set(&o, link, &v))
+            }
+            try advance(notifier!)
+            #expect(try TakenChange(shallow!).columns == [link])
+            #expect(try TakenChange(linked!).columns == [link])
+            // the object deleted among other writes
+            try db.write { t in
+                var o = try openObj(t, item, 2)
+                try must(cs_obj_delete(&o))
+                var n = try openObj(t, item, 1)
+                try must(setVal(&n, c[0], .int(9)))
+            }
+            try advance(notifier!)
+            #expect(try TakenChange(shallow!).deleted)
+            #expect(try TakenChange(linked!).deleted)
+        }
+    }
+
     /// Lists: insert, erase, move, swap and replace replayed; a deep change to an element
     /// reported as a modification of its position; key-path filters as given.
     @Test func listAndObjectChanges() throws {

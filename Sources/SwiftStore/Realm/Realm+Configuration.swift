@@ -85,7 +85,14 @@ extension Realm {
         /// would pin more fails. Nil for no limit.
         public var maximumNumberOfActiveVersions: UInt?
 
-        private var _fileURL: URL?
+        private var _fileURL: URL? {
+            didSet { _filePath = _fileURL?.path }
+        }
+        /// `_fileURL`'s path, kept with it: `URL.path` parses the URL again at every call (about
+        /// 0.6 µs), and every write reads `path` two or three times (the notifier's lookup in
+        /// `beginWrite` and in the commit; docs/benchmarks/README.md, "notify.latency: the path
+        /// and the hand-over").
+        private var _filePath: String?
         private var _inMemoryIdentifier: String?
         private var _objectTypes: TypeList?
 
@@ -103,6 +110,7 @@ extension Realm {
                     seedFilePath: URL? = nil,
                     maximumNumberOfActiveVersions: UInt? = nil) {
             self._fileURL = fileURL
+            self._filePath = fileURL?.path
             self.encryptionKey = encryptionKey
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
@@ -122,7 +130,7 @@ extension Realm {
                 let safe = id.map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
                 return NSTemporaryDirectory() + "/swiftstore-memory-\(getpid())-\(safe).realm"
             }
-            return (_fileURL ?? URL(fileURLWithPath: "default.realm")).path
+            return _filePath ?? URL(fileURLWithPath: "default.realm").path
         }
 
         /// The identity instances are cached by.
