@@ -22,6 +22,12 @@ struct ChangePayload {
     /// (`FileNotifier.rebase`), which a query over a collection takes as the results it showed
     /// last (`DerivedChanges.rebase`). Only for registrations that `rebases`.
     var rebase = false
+    /// For registrations that `rebases`: the file frozen at the version a change set held back by
+    /// a write that skipped the observer brings it to (the version the write started from), or,
+    /// with `rebase`, at the version the write made. A query over a collection reads its results
+    /// there, not in the delivering Realm, which reads a later version (docs/ARCHITECTURE.md,
+    /// Change notifications).
+    var at: RealmCore? = nil
     /// For Realm observers: which notification.
     var realmNotification: Realm.Notification = .didChange
     /// The version the change set brings its observer to.
@@ -270,6 +276,13 @@ final class FileNotifier: @unchecked Sendable {
     /// Set by the thread, before it waits for `committing` and closes the core: no commit
     /// spares the notifier from then on.
     private var sparingEnded = false
+    /// Set (under `lock`) from `holdBack` to `skip`, while a write that skips observers commits
+    /// and until its own version was computed alone: no other advance moves the core notifier
+    /// meanwhile (the notifier thread's and a commit's leave the newest versions to `skip`, the
+    /// others wait for it), so that `skip` drops exactly that version's changes
+    /// (docs/ARCHITECTURE.md, Change notifications). Entered into `skipEnded` while set.
+    private var skipping = false
+    private let skipEnded = DispatchGroup()
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -486,7 +499,9 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        let (moved, failed) = core.tryAdvance()
+        // (a write that skips observers is between its commit and `skip`: that one computes the
+        // newest version after the write's own, and schedules)
+        let (moved, failed) = skipping ? (false, false) : core.tryAdvance()
         // (a failure, and watches still to be made, are the notifier thread's, which the
         // commit left asleep)
         if !makingWatches && (failed || !unmade.isEmpty) { core.wake() }
@@ -599,6 +614,9 @@ final class FileNotifier: @unchecked Sendable {
             }
         }
         lock.lock()
+        // (a watch made here starts no older than the registering Realm's version, which may be
+        // past a write that skips observers and has not computed its version yet)
+        if makeWatch != nil && !onNotifierThread { waitForSkip() }
         let t = target(core: core, queue: queue)
         let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, rebases: rebases,
                              callback: callback)
@@ -702,6 +720,9 @@ final class FileNotifier: @unchecked Sendable {
     /// reference goes here.
     private func makeWatches(of t: DeliveryTarget?) {
         lock.lock()
+        // (the registering Realms may read past a write that skips observers and has not
+        // computed its version yet)
+        if !unmade.isEmpty { waitForSkip() }
         if unmade.isEmpty || stopping || closed {
             lock.unlock()
             return
@@ -981,14 +1002,18 @@ final class FileNotifier: @unchecked Sendable {
         return t.core === core ? t : nil
     }
 
-    /// Before a write that skips `tokens` commits (the writer holds the write lock, so the
-    /// newest version is the one the write started from): computes the change sets up to that
-    /// version and keeps what those tokens' watches hold, so that `skip` drops only the write's
-    /// own changes and nothing another commit brought.
+    /// Before a write through `writer` that skips `tokens` commits (the writer holds the write
+    /// lock, so the newest version is the one the write started from): computes the change sets
+    /// up to that version and keeps what those tokens' watches hold, so that `skip` drops only
+    /// the write's own changes and nothing another commit brought. From here to `skip` (or
+    /// `abandonSkip`, when the commit fails) no other advance moves the notifier (`skipping`).
+    /// Returns false, doing nothing, when the notifier is closed.
     /// An object observer's held-back change set gets the old values of its properties read
     /// through `snapshot` (the file at the version the write started from, which the observer
-    /// was given last) when the write moved past other commits; otherwise it has none.
-    func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
+    /// was given last) when the write moved past other commits; otherwise it has none. A query
+    /// over a collection's gets the file frozen at the version the write started from, where its
+    /// results are read when it is delivered (`ChangePayload.at`).
+    func holdBack(_ tokens: [NotificationToken], writer: RealmCore, oldValuesAt snapshot: RealmCore? = nil) -> Bool {
         // snapshots no longer needed go after the lock is released
         var released: [RealmCore?] = []
         lock.lock()
@@ -996,8 +1021,11 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             released = []
         }
-        if closed { return }
+        // (another write's skip: its commit came before this write took the write lock)
+        waitForSkip()
+        if closed { return false }
         let moved = core.advance()
+        var start: RealmCore?
         for tok in tokens {
             guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
@@ -1005,10 +1033,36 @@ final class FileNotifier: @unchecked Sendable {
             if let read = r.readValues, let at, !p.columns.isEmpty, !p.deleted { p.oldValues = read(at, p.columns) }
             released.append(r.oldValuesAt)
             r.oldValuesAt = nil
-            if !p.isEmpty { r.carried.append(p) }
+            if p.isEmpty { continue }
+            if r.rebases {
+                if start == nil { start = core.frozen(like: writer) }
+                p.at = start
+            }
+            r.carried.append(p)
         }
+        skipping = true
+        skipEnded.enter()
         // (scheduled as any advance's: Realm observers get `.didChange` for a version computed here)
         scheduleDue(moved: moved)
+        return true
+    }
+
+    /// Waits (lock held, released meanwhile) until no write that skips observers is between its
+    /// `holdBack` and its `skip`.
+    private func waitForSkip() {
+        while skipping && !closed {
+            lock.unlock()
+            skipEnded.wait()
+            lock.lock()
+        }
+    }
+
+    /// Ends `skipping` (lock held).
+    private func endSkipping() {
+        if skipping {
+            skipping = false
+            skipEnded.leave()
+        }
     }
 
     /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
@@ -1018,40 +1072,74 @@ final class FileNotifier: @unchecked Sendable {
         return ownTarget(of: core)?.registrations.contains { $0.readsValues } ?? false
     }
 
-    /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
-    /// without notifying them), after computing the newest version.
-    func skip(_ tokens: [NotificationToken]) {
+    /// Drops what the listed tokens' watches accumulated since `holdBack`: exactly the changes
+    /// of the write `writer` committed without notifying them. The notifier computes that
+    /// version alone (`cs_notifier_advance_to` the version `writer` reads, right after its
+    /// commit: nothing moved the notifier past it since `holdBack`), the tokens' watches drop
+    /// it, and then the newest version is computed as usual, so that a commit landing right
+    /// after the write (another thread's or process's) is reported to them
+    /// (docs/ARCHITECTURE.md, Change notifications). Ends `skipping`.
+    func skip(_ tokens: [NotificationToken], committedBy writer: RealmCore) {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            endSkipping()
+            lock.unlock()
+        }
         if closed { return }
-        let moved = core.advance()
+        var (moved, exact) = core.follows(writer) ? core.advance(upTo: writer) : (false, false)
+        // (cannot fail but on a failed read: then the write is dropped with what came after it,
+        // as the newest version is all that can be computed)
+        if !exact { moved = core.advance() || moved }
         for tok in tokens {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
-        // (the commit's version is computed here: its change sets are scheduled here, Realm
-        // observers' `.didChange` too, and `committed(by:)` then finds nothing new)
+        if core.advance() { moved = true }
+        // (the commit's version and those after it are computed here: their change sets are
+        // scheduled here, Realm observers' `.didChange` too, and `committed(by:)` then finds
+        // nothing new)
         scheduleDue(moved: moved)
     }
 
-    /// After a write through `core` made without notifying `tokens` (`skip`): the observers of
-    /// queries over collections among them take the results `core` reads now, at the version
-    /// the write made, as the ones they showed last, so that their next change set does not
-    /// report the skipped write (their change sets compare the results with those, not the
-    /// core's change set alone). On `core`'s thread, the one they are delivered on (only such
-    /// tokens can be skipped). One with change sets held back from before the write keeps its
-    /// results as they were (those change sets are compared with them).
-    func rebase(_ tokens: [NotificationToken], in core: RealmCore) {
+    /// Ends `skipping` after a write that skips observers failed to commit (`holdBack` was
+    /// called): the other advances go on.
+    func abandonSkip() {
         lock.lock()
-        let blocks = tokens.compactMap { tok -> ((RealmCore, ChangePayload) -> Void)? in
-            guard let r = tok.registration, r.rebases, r.live.load(ordering: .relaxed), r.carried.isEmpty,
-                  r.target.core === core else { return nil }
-            return r.callback
+        endSkipping()
+        lock.unlock()
+    }
+
+    /// After a write through `core` made without notifying `tokens` (`skip`): the observers of
+    /// queries over collections among them take the results at the version the write made as
+    /// the ones they showed last, so that their next change set does not report the skipped
+    /// write (their change sets compare the results with those, not the core's change set
+    /// alone). On `core`'s thread, the one they are delivered on (only such tokens can be
+    /// skipped), where `core` reads exactly that version now. One with change sets held back
+    /// from before the write (`carried`, each translated against the results at its own
+    /// version) gets the rebase behind them, as a payload holding the file frozen at the
+    /// write's version; the others take it here, from `core`.
+    func rebase(_ tokens: [NotificationToken], in core: RealmCore) {
+        var marker = ChangePayload()
+        marker.rebase = true
+        marker.version = NotifierCore.version(of: core)
+        lock.lock()
+        var blocks: [(RealmCore, ChangePayload) -> Void] = []
+        var behind: [Registration] = []
+        for tok in tokens {
+            guard let r = tok.registration, r.rebases, r.live.load(ordering: .relaxed), r.target.core === core,
+                  let b = r.callback else { continue }
+            if r.carried.isEmpty { blocks.append(b) } else { behind.append(r) }
         }
         lock.unlock()
-        var p = ChangePayload()
-        p.rebase = true
-        p.version = NotifierCore.version(of: core)
-        for b in blocks { b(core, p) }
+        if !behind.isEmpty {
+            // (frozen outside the lock: it opens the file; no delivery to this target runs
+            // meanwhile, as this is its thread)
+            marker.at = core.frozen()
+            lock.lock()
+            for r in behind where r.live.load(ordering: .relaxed) { r.carried.append(marker) }
+            lock.unlock()
+            marker.at = nil
+        }
+        for b in blocks { b(core, marker) }
     }
 
     // MARK: Delivery
@@ -1095,8 +1183,9 @@ final class FileNotifier: @unchecked Sendable {
             return false
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
-        // observers get `.didChange` for it; this one delivers here)
-        scheduleDue(moved: self.core.advance(), except: t)
+        // observers get `.didChange` for it; this one delivers here. None while a write that
+        // skips observers is between its commit and `skip`, which computes the newest version)
+        if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
         lock.unlock()
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
