@@ -112,6 +112,288 @@ import TestSupport
     }
 }
 
+extension SkippedWriteNotificationTests {
+    /// A random oracle for `write(withoutNotifying:)`: hundreds of rounds of random commits from
+    /// the observing thread (each skipping a random subset of the observers, some with another
+    /// thread's or process's commit landing right after them, before their version is computed),
+    /// from another thread and from another process, observed through a filtered and two sorted
+    /// table queries, a List, queries over that List, with and without key paths. Each delivered
+    /// change set, applied to the observer's previous key list, must give the delivered
+    /// collection; after a skipped write the observer's list is the collection as the write left
+    /// it (what the app shows after making the write itself), so a skipped write reported later
+    /// or another commit's change left out breaks the next comparison or the one at the round's
+    /// end. Modifications: a skipped observer never reports an object only the skipped write
+    /// changed; an unsorted observer of ages reports every object another commit changed that
+    /// stayed in it; an observer of names only reports none. SKIP_ORACLE_SEED and
+    /// SKIP_ORACLE_ROUNDS choose another run.
+    @Test func randomSkippedWritesOracle() throws {
+        let env = ProcessInfo.processInfo.environment
+        let seed = env["SKIP_ORACLE_SEED"].flatMap { UInt64($0) } ?? stableSeed("skipped-write-oracle")
+        let rounds = env["SKIP_ORACLE_ROUNDS"].flatMap { Int($0) } ?? 300
+        let f = try Fixture(models: [ProcPerson.self, SkipOwner.self])
+        let o = SkipOracle(seed: seed)
+        try f.run { realm in
+            try realm.write {
+                let owner = realm.create(SkipOwner.self, value: ["name": "o"])
+                for _ in 0..<6 { owner.people.append(realm.create(ProcPerson.self, value: ["name": o.newName(), "age": o.int(100)])) }
+            }
+            let people = realm.objects(ProcPerson.self), list = realm.objects(SkipOwner.self).first!.people
+            f.tokens = [
+                people.filter("age < 50").observe { o.handle(0, $0) },
+                people.sorted(byKeyPath: "age").observe { o.handle(1, $0) },
+                people.sorted(byKeyPath: "age", ascending: false).observe(keyPaths: ["name"]) { o.handle(2, $0) },
+                list.observe { o.handle(3, $0) },
+                list.observe(keyPaths: ["name"]) { o.handle(4, $0) },
+                list.filter("age >= 20").observe { o.handle(5, $0) },
+                list.sorted(byKeyPath: "age").observe(keyPaths: ["age"]) { o.handle(6, $0) },
+            ]
+            realm.refresh()
+        }
+        var start = try f.run { realm in SkipOracle.truth(realm) }
+        #expect(o.models == start, "seed \(seed): initial notifications")
+        let config = f.config, path = config.path, dir = f.dir
+        for round in 0..<rounds where o.failures.isEmpty {
+            o.startRound(round)
+            var commits: [SkipOracle.Commit] = []
+            for step in 0..<(1 + o.int(3)) {
+                let kind = o.int(100)
+                if round % 50 == 17 && step == 0 {
+                    commits.append(try SkipOracle.commitInChild(o, path: path, dir: dir, config: config))
+                } else if kind < 55 || (round % 50 == 42 && step == 0) {
+                    // from the observing thread, skipping some observers; some with another
+                    // commit landing right after it
+                    let skipped = o.int(10) < 7 ? (0..<f.tokens.count).filter { _ in o.int(2) == 0 } : []
+                    let landing = round % 50 == 42 && step == 0 ? 2 : (o.int(100) < 30 ? 1 : 0)
+                    let after = Locked<SkipOracle.Commit?>(nil)
+                    if landing > 0 {
+                        RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+                        RealmCore.afterCommitForTesting.withLock {
+                            $0[path] = {
+                                let c = landing == 1 ? SkipOracle.commitOnThread(o, config: config)
+                                    : try? SkipOracle.commitInChild(o, path: path, dir: dir, config: config)
+                                after.withLock { $0 = c }
+                            }
+                        }
+                    }
+                    let local = try f.run { realm -> SkipOracle.Commit in
+                        var modified = Set<String>()
+                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) { modified = o.randomOps(realm) }
+                        let truth = SkipOracle.truth(realm)
+                        // what the app shows after making the write itself
+                        for i in skipped { o.models[i] = truth[i] }
+                        return SkipOracle.Commit(truth: truth, modified: modified, skipped: Set(skipped))
+                    }
+                    commits.append(local)
+                    if landing > 0 {
+                        guard let c = after.withLock({ $0 }) else {
+                            o.fail("the commit landing after the write did not run")
+                            break
+                        }
+                        commits.append(c)
+                    }
+                } else {
+                    commits.append(SkipOracle.commitOnThread(o, config: config))
+                }
+            }
+            let end = try f.run { realm -> [[String]] in
+                realm.refresh()
+                return SkipOracle.truth(realm)
+            }
+            o.check(start: start, commits: commits, end: end)
+            start = end
+        }
+        #expect(o.failures.isEmpty, "seed \(seed): \(o.failures.joined(separator: "; "))")
+        if !o.failures.isEmpty { print("randomSkippedWritesOracle failed with SKIP_ORACLE_SEED=\(seed)") }
+        if o.failures.isEmpty { #expect(o.childCommits >= 2 * (rounds / 50)) }
+        try f.finish()
+    }
+}
+
+final class SkipOwner: Object {
+    @Persisted var name = ""
+    @Persisted var people: List<ProcPerson>
+}
+
+/// The state of `randomSkippedWritesOracle`: its generator, the observers' key lists (names,
+/// on the observing thread), and what they reported as modified in the current round.
+private final class SkipOracle: @unchecked Sendable {
+    /// One commit: every observed collection as it left it, the objects whose age it set that
+    /// it did not delete, and the observers it skipped.
+    struct Commit {
+        var truth: [[String]]
+        var modified: Set<String>
+        var skipped: Set<Int> = []
+    }
+
+    /// Whether each observer's order is that of the table or the List (its elements never move
+    /// when their age changes), and whether its key paths see ages.
+    static let unsorted = [true, false, false, true, true, true, false]
+    static let seesAge = [true, true, false, true, false, true, true]
+    static let names = ["age < 50", "sorted by age", "sorted (name)", "List", "List (name)", "List age >= 20",
+                        "List sorted (age)"]
+
+    // (used by one thread at a time: the test's, the observing thread's, a committing thread's,
+    // each waiting for the other)
+    private var rng: SeededRNG
+    private var count = 0
+    var models = [[String]](repeating: [], count: 7)
+    var reported = [Set<String>](repeating: [], count: 7)
+    var failures: [String] = []
+    var round = 0
+    var childCommits = 0
+
+    init(seed: UInt64) { rng = SeededRNG(seed: seed) }
+
+    func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+    func newName() -> String {
+        count += 1
+        return "p\(count)"
+    }
+    func fail(_ text: String) { failures.append("round \(round): \(text)") }
+
+    func startRound(_ r: Int) {
+        round = r
+        reported = [Set<String>](repeating: [], count: 7)
+    }
+
+    static func truth(_ r: Realm) -> [[String]] {
+        let people = r.objects(ProcPerson.self), list = r.objects(SkipOwner.self).first!.people
+        return [people.filter("age < 50").map(\.name), people.sorted(byKeyPath: "age").map(\.name),
+                people.sorted(byKeyPath: "age", ascending: false).map(\.name), list.map(\.name), list.map(\.name),
+                list.filter("age >= 20").map(\.name), list.sorted(byKeyPath: "age").map(\.name)]
+    }
+
+    /// Applies one delivered change set to observer `i`'s key list and compares the result with
+    /// the delivered collection.
+    func handle<C: Collection>(_ i: Int, _ change: RealmCollectionChange<C>) where C.Element == ProcPerson {
+        switch change {
+        case .initial(let c):
+            models[i] = c.map(\.name)
+        case .update(let c, let del, let ins, let mod):
+            let old = models[i], now = c.map(\.name)
+            let sorted = { (a: [Int]) in zip(a, a.dropFirst()).allSatisfy { $0 < $1 } }
+            guard sorted(del), sorted(ins), sorted(mod), del.allSatisfy({ $0 < old.count }),
+                  mod.allSatisfy({ $0 < old.count }), Set(mod).isDisjoint(with: del), ins.allSatisfy({ $0 < now.count })
+            else {
+                fail("\(SkipOracle.names[i]): bad indices -\(del) +\(ins) ~\(mod) for \(old.count) -> \(now.count)")
+                models[i] = now
+                return
+            }
+            var m = old
+            for d in del.reversed() { m.remove(at: d) }
+            for j in ins where j <= m.count { m.insert(now[j], at: j) }
+            if m != now {
+                fail("\(SkipOracle.names[i]): \(old) -\(del) +\(ins) gives \(m), delivered \(now)")
+            }
+            for k in mod { reported[i].insert(old[k]) }
+            models[i] = now
+        case .error(let e):
+            fail("\(SkipOracle.names[i]): error \(e)")
+        }
+    }
+
+    /// One to three random operations in the write of `r`: add a person (and put it in the
+    /// List), set a person's age, delete a person, put a person in the List, take one out.
+    /// Returns the people whose age it set and did not delete.
+    func randomOps(_ r: Realm) -> Set<String> {
+        var modified = Set<String>(), deleted = Set<String>()
+        let list = r.objects(SkipOwner.self).first!.people
+        for _ in 0..<(1 + int(3)) {
+            let people = Array(r.objects(ProcPerson.self))
+            var op = int(100)
+            if people.count < 4 { op = 0 } else if people.count > 24 && op < 30 { op = 60 }
+            switch op {
+            case 0..<30:
+                let p = r.create(ProcPerson.self, value: ["name": newName(), "age": int(100)])
+                if int(2) == 0 { list.insert(p, at: int(list.count + 1)) }
+            case 30..<60:
+                let p = people[int(people.count)]
+                p.age = int(100)
+                modified.insert(p.name)
+            case 60..<72:
+                let p = people[int(people.count)]
+                deleted.insert(p.name)
+                r.delete(p)
+            case 72..<86:
+                list.insert(people[int(people.count)], at: int(list.count + 1))
+            default:
+                if !list.isEmpty { list.remove(at: int(list.count)) }
+            }
+        }
+        return modified.subtracting(deleted)
+    }
+
+    /// A commit of random operations from another thread.
+    static func commitOnThread(_ o: SkipOracle, config: Realm.Configuration) -> Commit {
+        let box = Locked<Commit?>(nil)
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            var modified = Set<String>()
+            try! r.write { modified = o.randomOps(r) }
+            box.withLock { $0 = Commit(truth: truth(r), modified: modified) }
+        }
+        return box.withLock { $0! }
+    }
+
+    /// A commit of random operations on people from another process (which knows no List: it
+    /// adds, ages and deletes people).
+    static func commitInChild(_ o: SkipOracle, path: String, dir: TempDir, config: Realm.Configuration) throws -> Commit {
+        let plan = Locked<([String], Set<String>)>(([], []))
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            var names = r.objects(ProcPerson.self).map(\.name)
+            var ops: [String] = [], modified = Set<String>()
+            for _ in 0..<(1 + o.int(3)) {
+                switch names.count < 4 ? 0 : o.int(3) {
+                case 0:
+                    let n = o.newName()
+                    ops.append("+\(n):\(o.int(100))")
+                case 1:
+                    let n = names[o.int(names.count)]
+                    ops.append("=\(n):\(o.int(100))")
+                    modified.insert(n)
+                default:
+                    let n = names.remove(at: o.int(names.count))
+                    ops.append("-\(n)")
+                    modified.remove(n)
+                }
+            }
+            plan.withLock { $0 = (ops, modified) }
+        }
+        let (ops, modified) = plan.withLock { $0 }
+        let result = try ChildProcess.run(["edit", path] + ops, in: dir)
+        if result.status != 0 { o.fail("child edit \(ops): \(result.stderr)") }
+        o.childCommits += 1
+        let box = Locked<[[String]]>([])
+        onNewThread { box.withLock { $0 = truth(try! Realm(configuration: config)) } }
+        return Commit(truth: box.withLock { $0 }, modified: modified)
+    }
+
+    /// The checks at the end of a round (every change set delivered): each observer's key list
+    /// is its collection; the modifications it reported are right.
+    func check(start: [[String]], commits: [Commit], end: [[String]]) {
+        for i in 0..<7 {
+            if models[i] != end[i] { fail("\(SkipOracle.names[i]): observer has \(models[i]), the data \(end[i])") }
+            if !SkipOracle.seesAge[i] {
+                if !reported[i].isEmpty { fail("\(SkipOracle.names[i]): modified \(reported[i].sorted()) (names only)") }
+                continue
+            }
+            var skippedOnly = Set<String>(), others = Set<String>()
+            for c in commits {
+                if c.skipped.contains(i) { skippedOnly.formUnion(c.modified) } else { others.formUnion(c.modified) }
+            }
+            skippedOnly.subtract(others)
+            let wrong = reported[i].intersection(skippedOnly)
+            if !wrong.isEmpty { fail("\(SkipOracle.names[i]): reported the skipped write's modification of \(wrong.sorted())") }
+            guard SkipOracle.unsorted[i] else { continue }
+            // (an object in the collection from the round's start to its end)
+            let stayed = commits.reduce(Set(start[i])) { $0.intersection($1.truth[i]) }
+            let missing = others.intersection(stayed).subtracting(reported[i])
+            if !missing.isEmpty { fail("\(SkipOracle.names[i]): no modification reported for \(missing.sorted())") }
+        }
+    }
+}
+
 private func namedDog(_ r: Realm, _ name: String) -> NDog { r.objects(NDog.self).filter("name == %@", name).first! }
 private func bkDog(_ r: Realm, _ name: String) -> BKDog { r.objects(BKDog.self).filter("name == %@", name).first! }
 private func bkOwner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.self).filter("name == %@", name).first! }

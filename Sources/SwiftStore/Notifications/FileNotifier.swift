@@ -1093,7 +1093,10 @@ final class FileNotifier: @unchecked Sendable {
         for tok in tokens {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
-        if core.advance() { moved = true }
+        let (later, failed) = core.tryAdvance()
+        if later { moved = true }
+        // (the advances left to this one retry on the notifier thread)
+        if failed { core.wake() }
         // (the commit's version and those after it are computed here: their change sets are
         // scheduled here, Realm observers' `.didChange` too, and `committed(by:)` then finds
         // nothing new)
