@@ -176,12 +176,13 @@ extension SkippedWriteNotificationTests {
                         }
                     }
                     let local = try f.run { realm -> SkipOracle.Commit in
-                        var modified = Set<String>()
-                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) { modified = o.randomOps(realm) }
+                        var ops: (modified: Set<String>, listed: Set<String>) = ([], [])
+                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) { ops = o.randomOps(realm) }
                         let truth = SkipOracle.truth(realm)
                         // what the app shows after making the write itself
                         for i in skipped { o.models[i] = truth[i] }
-                        return SkipOracle.Commit(truth: truth, modified: modified, skipped: Set(skipped))
+                        return SkipOracle.Commit(truth: truth, modified: ops.modified, listed: ops.listed,
+                                                 skipped: Set(skipped))
                     }
                     commits.append(local)
                     if landing > 0 {
@@ -218,16 +219,19 @@ final class SkipOwner: Object {
 /// on the observing thread), and what they reported as modified in the current round.
 private final class SkipOracle: @unchecked Sendable {
     /// One commit: every observed collection as it left it, the objects whose age it set that
-    /// it did not delete, and the observers it skipped.
+    /// it did not delete, the objects it put in the List or took out (another element of the
+    /// List, which is inserted or deleted, not modified), and the observers it skipped.
     struct Commit {
         var truth: [[String]]
         var modified: Set<String>
+        var listed: Set<String> = []
         var skipped: Set<Int> = []
     }
 
     /// Whether each observer's order is that of the table or the List (its elements never move
     /// when their age changes), and whether its key paths see ages.
     static let unsorted = [true, false, false, true, true, true, false]
+    static let overList = [false, false, false, true, true, true, true]
     static let seesAge = [true, true, false, true, false, true, true]
     static let names = ["age < 50", "sorted by age", "sorted (name)", "List", "List (name)", "List age >= 20",
                         "List sorted (age)"]
@@ -294,9 +298,10 @@ private final class SkipOracle: @unchecked Sendable {
 
     /// One to three random operations in the write of `r`: add a person (and put it in the
     /// List), set a person's age, delete a person, put a person in the List, take one out.
-    /// Returns the people whose age it set and did not delete.
-    func randomOps(_ r: Realm) -> Set<String> {
-        var modified = Set<String>(), deleted = Set<String>()
+    /// Returns the people whose age it set and did not delete, and those it put in the List or
+    /// took out.
+    func randomOps(_ r: Realm) -> (modified: Set<String>, listed: Set<String>) {
+        var modified = Set<String>(), deleted = Set<String>(), listed = Set<String>()
         let list = r.objects(SkipOwner.self).first!.people
         for _ in 0..<(1 + int(3)) {
             let people = Array(r.objects(ProcPerson.self))
@@ -305,7 +310,10 @@ private final class SkipOracle: @unchecked Sendable {
             switch op {
             case 0..<30:
                 let p = r.create(ProcPerson.self, value: ["name": newName(), "age": int(100)])
-                if int(2) == 0 { list.insert(p, at: int(list.count + 1)) }
+                if int(2) == 0 {
+                    list.insert(p, at: int(list.count + 1))
+                    listed.insert(p.name)
+                }
             case 30..<60:
                 let p = people[int(people.count)]
                 p.age = int(100)
@@ -315,12 +323,18 @@ private final class SkipOracle: @unchecked Sendable {
                 deleted.insert(p.name)
                 r.delete(p)
             case 72..<86:
-                list.insert(people[int(people.count)], at: int(list.count + 1))
+                let p = people[int(people.count)]
+                list.insert(p, at: int(list.count + 1))
+                listed.insert(p.name)
             default:
-                if !list.isEmpty { list.remove(at: int(list.count)) }
+                if !list.isEmpty {
+                    let at = int(list.count)
+                    listed.insert(list[at].name)
+                    list.remove(at: at)
+                }
             }
         }
-        return modified.subtracting(deleted)
+        return (modified.subtracting(deleted), listed)
     }
 
     /// A commit of random operations from another thread.
@@ -328,9 +342,9 @@ private final class SkipOracle: @unchecked Sendable {
         let box = Locked<Commit?>(nil)
         onNewThread {
             let r = try! Realm(configuration: config)
-            var modified = Set<String>()
-            try! r.write { modified = o.randomOps(r) }
-            box.withLock { $0 = Commit(truth: truth(r), modified: modified) }
+            var ops: (modified: Set<String>, listed: Set<String>) = ([], [])
+            try! r.write { ops = o.randomOps(r) }
+            box.withLock { $0 = Commit(truth: truth(r), modified: ops.modified, listed: ops.listed) }
         }
         return box.withLock { $0! }
     }
@@ -386,8 +400,10 @@ private final class SkipOracle: @unchecked Sendable {
             let wrong = reported[i].intersection(skippedOnly)
             if !wrong.isEmpty { fail("\(SkipOracle.names[i]): reported the skipped write's modification of \(wrong.sorted())") }
             guard SkipOracle.unsorted[i] else { continue }
-            // (an object in the collection from the round's start to its end)
-            let stayed = commits.reduce(Set(start[i])) { $0.intersection($1.truth[i]) }
+            // (an object in the collection from the round's start to its end, and, in a List, the
+            // same element of it)
+            var stayed = commits.reduce(Set(start[i])) { $0.intersection($1.truth[i]) }
+            if SkipOracle.overList[i] { for c in commits { stayed.subtract(c.listed) } }
             let missing = others.intersection(stayed).subtracting(reported[i])
             if !missing.isEmpty { fail("\(SkipOracle.names[i]): no modification reported for \(missing.sorted())") }
         }
