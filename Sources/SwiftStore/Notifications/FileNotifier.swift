@@ -1181,14 +1181,16 @@ final class FileNotifier: @unchecked Sendable {
             if inFlight { making.wait() }
         }
         lock.lock()
+        // (a write that skips observers may be between its commit and `skip`: this advance
+        // waits for it, so that what the Realm moves to is delivered)
+        waitForSkip()
         if closed {
             lock.unlock()
             return false
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
-        // observers get `.didChange` for it; this one delivers here. None while a write that
-        // skips observers is between its commit and `skip`, which computes the newest version)
-        if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
+        // observers get `.didChange` for it; this one delivers here)
+        scheduleDue(moved: self.core.advance(), except: t)
         lock.unlock()
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
