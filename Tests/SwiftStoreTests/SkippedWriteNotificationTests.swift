@@ -410,6 +410,56 @@ private final class SkipOracle: @unchecked Sendable {
     }
 }
 
+extension SkippedWriteNotificationTests {
+    /// As `aSkippedWriteInsideABlockAfterAnotherCommit`, with the block making the write called
+    /// before the block of the query over the List in the same delivery, which has a change set
+    /// of its own in it: that change set is compared with the results at the version delivered,
+    /// not with those the write in the earlier block moved the Realm to. Before, it reported the
+    /// skipped write's dog (update(4 +[3] ~[2])), and the held-back change set then took it away
+    /// again (update(4 -[3] ~[0])).
+    @Test func aSkippedWriteInAnEarlierBlockOfTheSameDelivery() throws {
+        let f = try Fixture(models: [BKOwner.self, BKDog.self])
+        try f.run { realm in
+            try realm.write {
+                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
+                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+                realm.create(BKOwner.self, value: ["name": "Bob"])
+            }
+        }
+        let plain = Events<Seen>(), owners = Events<Seen>()
+        let armed = Locked(true)
+        let skipped = Locked<[NotificationToken]>([])
+        try f.run { realm in
+            f.tokens.append(realm.objects(BKOwner.self).observe { change in
+                owners.add(Seen(change))
+                guard case .update = change, armed.withLock({ let a = $0; $0 = false; return a }) else { return }
+                f.writeElsewhere { r in bkDog(r, "a").name = "a2" }
+                try! realm.write(withoutNotifying: skipped.withLock { $0 }) {
+                    bkOwner(realm, "Ann").dogs.append(realm.create(BKDog.self, value: ["name": "d"]))
+                }
+            })
+            let t = bkOwner(realm, "Ann").dogs.filter("name != 'zz'").observe { plain.add(Seen($0)) }
+            skipped.withLock { $0 = [t] }
+            f.tokens.append(t)
+        }
+        #expect(owners.next() == Seen(initial: true, count: 2))
+        #expect(plain.next() == Seen(initial: true, count: 3))
+        f.writeElsewhere { r in
+            bkOwner(r, "Ann").age = 1
+            bkDog(r, "c").name = "c1"
+        }
+        #expect(owners.next() == Seen(count: 2, mod: [0]))
+        // c renamed (the delivery's change set), then a renamed (held back by the write)
+        #expect(plain.next(timeout: 3) == Seen(count: 4, mod: [2]))
+        #expect(plain.next(timeout: 3) == Seen(count: 4, mod: [0]))
+        f.writeElsewhere { r in bkDog(r, "b").name = "b2" }
+        #expect(plain.next() == Seen(count: 4, mod: [1]))
+        try f.run { _ in }
+        #expect(plain.waiting == 0)
+        try f.finish()
+    }
+}
+
 private func namedDog(_ r: Realm, _ name: String) -> NDog { r.objects(NDog.self).filter("name == %@", name).first! }
 private func bkDog(_ r: Realm, _ name: String) -> BKDog { r.objects(BKDog.self).filter("name == %@", name).first! }
 private func bkOwner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.self).filter("name == %@", name).first! }

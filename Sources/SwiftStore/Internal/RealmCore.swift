@@ -234,6 +234,16 @@ final class RealmCore {
         return core
     }
 
+    /// A pin of the version this instance reads: a frozen transaction on its handle (a count on
+    /// a version it pins anyway), which keeps that version readable, for `frozen(like:at:)`,
+    /// after this instance moves; nil on a failure. Let go with `unpin`.
+    func pinVersion() -> OpaquePointer? {
+        var pin: OpaquePointer?
+        return cs_txn_freeze(db, txn, &pin) == 0 ? pin : nil
+    }
+
+    static func unpin(_ pin: OpaquePointer) { cs_txn_end(pin) }
+
     /// Whether two instances read the same file (the same open file of this process).
     func sameFile(as other: RealmCore) -> Bool {
         db == other.db || cs_txn_same_file(txn, other.txn)

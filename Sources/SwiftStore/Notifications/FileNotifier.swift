@@ -1299,9 +1299,23 @@ final class FileNotifier: @unchecked Sendable {
         guard calls else { return moves }
         CoreLog.log(.debug, Category.Storage.notification.rawValue,
                     "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
+        // (a block that writes moves the Realm: the queries over collections after it read their
+        // results in the file frozen at the version delivered, pinned here, docs/ARCHITECTURE.md,
+        // Change notifications)
+        let pin = out.contains { $0.0.rebases } ? core.pinVersion() : nil
+        var delivered: RealmCore?
         for ((r, p), block) in zip(out, blocks) where r.live.load(ordering: .sequentiallyConsistent) {
-            block?(core, p)
+            if r.rebases, p.at == nil, let pin, NotifierCore.version(of: core) != nv {
+                if delivered == nil { delivered = try? RealmCore.frozen(like: core, at: pin) }
+                var q = p
+                q.at = delivered
+                block?(core, q)
+            } else {
+                block?(core, p)
+            }
         }
+        if let pin { RealmCore.unpin(pin) }
+        delivered = nil
         notifyRealmObservers(realmObservers, of: t, core, .didChange)
         // (an observer unregistered meanwhile, its token released in a block, may have its last
         // reference here: let go now, on the target's thread, not under the lock below)
