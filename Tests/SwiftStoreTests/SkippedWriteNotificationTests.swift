@@ -458,6 +458,53 @@ extension SkippedWriteNotificationTests {
         #expect(plain.waiting == 0)
         try f.finish()
     }
+
+    /// A write made inside an earlier block of a delivery, without notifying an observer whose
+    /// change set in the same delivery is still to be called (another thread appended x): that
+    /// change set is reported as it is (x inserted), and the rebase past the skipped write (d
+    /// appended) comes after it, so the next change set (a deleted) lines up. Before, a query over
+    /// the List took the results after the write as shown first and then translated its change
+    /// set from there (x deleted and inserted again); the plain List was right.
+    @Test(arguments: [true, false]) func skippedByAnEarlierBlockOfTheSameDelivery(queryOverList: Bool) throws {
+        let f = try Fixture(models: [BKOwner.self, BKDog.self])
+        try f.run { realm in
+            try realm.write {
+                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
+                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            }
+        }
+        let seen = Events<Seen>(), owners = Events<Seen>()
+        let armed = Locked(true)
+        let skipped = Locked<[NotificationToken]>([])
+        try f.run { realm in
+            f.tokens.append(realm.objects(BKOwner.self).observe { change in
+                owners.add(Seen(change))
+                guard case .update = change, armed.withLock({ let a = $0; $0 = false; return a }) else { return }
+                try! realm.write(withoutNotifying: skipped.withLock { $0 }) {
+                    bkOwner(realm, "Ann").dogs.append(realm.create(BKDog.self, value: ["name": "d"]))
+                }
+            })
+            let dogs = bkOwner(realm, "Ann").dogs
+            let t = queryOverList ? dogs.filter("name != 'zz'").observe { seen.add(Seen($0)) }
+                : dogs.observe { seen.add(Seen($0)) }
+            skipped.withLock { $0 = [t] }
+            f.tokens.append(t)
+        }
+        #expect(owners.next() == Seen(initial: true, count: 1))
+        #expect(seen.next() == Seen(initial: true, count: 3))
+        f.writeElsewhere { r in
+            let ann = bkOwner(r, "Ann")
+            ann.dogs.append(r.create(BKDog.self, value: ["name": "x"]))
+            ann.age = 1
+        }
+        #expect(owners.next() == Seen(count: 1, mod: [0]))
+        #expect(seen.next(timeout: 3) == Seen(count: 5, ins: [3]))
+        f.writeElsewhere { r in r.delete(bkDog(r, "a")) }
+        #expect(seen.next() == Seen(count: 4, del: [0]))
+        try f.run { _ in }
+        #expect(seen.waiting == 0)
+        try f.finish()
+    }
 }
 
 private func namedDog(_ r: Realm, _ name: String) -> NDog { r.objects(NDog.self).filter("name == %@", name).first! }

@@ -1116,31 +1116,36 @@ final class FileNotifier: @unchecked Sendable {
     /// the ones they showed last, so that their next change set does not report the skipped
     /// write (their change sets compare the results with those, not the core's change set
     /// alone). On `core`'s thread, the one they are delivered on (only such tokens can be
-    /// skipped), where `core` reads exactly that version now. One with change sets held back
-    /// from before the write (`carried`, each translated against the results at its own
-    /// version) gets the rebase behind them, as a payload holding the file frozen at the
-    /// write's version; the others take it here, from `core`.
+    /// skipped), where `core` reads exactly that version now. One with change sets still to be
+    /// translated gets the rebase behind them, as a payload holding the file frozen at the
+    /// write's version: change sets held back from before the write (`carried`, each
+    /// translated against the results at its own version), or, when the write is made inside a
+    /// block of a delivery to this target, one that delivery may still hold for it (translated
+    /// against the results at the version delivered, `deliver`). The others take it here, from
+    /// `core`. (When the file cannot be frozen, they all do.)
     func rebase(_ tokens: [NotificationToken], in core: RealmCore) {
         var marker = ChangePayload()
         marker.rebase = true
         marker.version = NotifierCore.version(of: core)
         lock.lock()
         var blocks: [(RealmCore, ChangePayload) -> Void] = []
-        var behind: [Registration] = []
+        var behind: [(Registration, (RealmCore, ChangePayload) -> Void)] = []
         for tok in tokens {
             guard let r = tok.registration, r.rebases, r.live.load(ordering: .relaxed), r.target.core === core,
                   let b = r.callback else { continue }
-            if r.carried.isEmpty { blocks.append(b) } else { behind.append(r) }
+            if r.carried.isEmpty && !r.target.delivering { blocks.append(b) } else { behind.append((r, b)) }
         }
         lock.unlock()
-        if !behind.isEmpty {
-            // (frozen outside the lock: it opens the file; no delivery to this target runs
-            // meanwhile, as this is its thread)
-            marker.at = core.frozen()
+        // (frozen outside the lock: it opens the file; no delivery to this target runs
+        // meanwhile, as this is its thread)
+        if !behind.isEmpty, let frozen = try? RealmCore.frozen(like: core, at: core.txn) {
+            marker.at = frozen
             lock.lock()
-            for r in behind where r.live.load(ordering: .relaxed) { r.carried.append(marker) }
+            for (r, _) in behind where r.live.load(ordering: .relaxed) { r.carried.append(marker) }
             lock.unlock()
             marker.at = nil
+        } else {
+            blocks += behind.map(\.1)
         }
         for b in blocks { b(core, marker) }
     }
