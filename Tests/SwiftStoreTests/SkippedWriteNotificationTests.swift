@@ -114,22 +114,26 @@ import TestSupport
 
 extension SkippedWriteNotificationTests {
     /// A random oracle for `write(withoutNotifying:)`: hundreds of rounds of random commits from
-    /// the observing thread (each skipping a random subset of the observers, some with another
-    /// thread's or process's commit landing right after them, before their version is computed),
-    /// from another thread and from another process, observed through a filtered and two sorted
-    /// table queries, a List, queries over that List, with and without key paths. Each delivered
-    /// change set, applied to the observer's previous key list, must give the delivered
-    /// collection; after a skipped write the observer's list is the collection as the write left
-    /// it (what the app shows after making the write itself), so a skipped write reported later
-    /// or another commit's change left out breaks the next comparison or the one at the round's
-    /// end. Modifications: a skipped observer never reports an object only the skipped write
-    /// changed; an unsorted observer of ages reports every object another commit changed that
-    /// stayed in it; an observer of names only reports none. SKIP_ORACLE_SEED and
+    /// the observing thread (each skipping a random subset of the observers; some with another
+    /// thread's or process's commit landing right after them, before their version is computed,
+    /// some with another thread's landing before they take the write lock, which holds change
+    /// sets back), made inside the first block of a delivery, from another thread and from
+    /// another process, observed through a filtered and two sorted table queries, a List,
+    /// queries over that List, with and without key paths. Each delivered change set, applied
+    /// to the observer's previous key list, must give the collection at the version it is for:
+    /// the delivered collection, or, for a held-back change set or one delivered after a write
+    /// in an earlier block, the collection at that earlier version. After a skipped write the
+    /// observer's list is the collection as the write left it (what the app shows after making
+    /// the write itself; after the held-back change set, if any), so a skipped write reported
+    /// later or another commit's change left out breaks the next comparison or the one at the
+    /// round's end. Modifications: a skipped observer never reports an object only the skipped
+    /// write changed; an unsorted observer of ages reports every object another commit changed
+    /// that stayed in it; an observer of names only reports none. SKIP_ORACLE_SEED and
     /// SKIP_ORACLE_ROUNDS choose another run.
     @Test func randomSkippedWritesOracle() throws {
         let env = ProcessInfo.processInfo.environment
         let seed = env["SKIP_ORACLE_SEED"].flatMap { UInt64($0) } ?? stableSeed("skipped-write-oracle")
-        let rounds = env["SKIP_ORACLE_ROUNDS"].flatMap { Int($0) } ?? 300
+        let rounds = env["SKIP_ORACLE_ROUNDS"].flatMap { Int($0) } ?? 200
         let f = try Fixture(models: [ProcPerson.self, SkipOwner.self])
         let o = SkipOracle(seed: seed)
         try f.run { realm in
@@ -138,6 +142,10 @@ extension SkippedWriteNotificationTests {
                 for _ in 0..<6 { owner.people.append(realm.create(ProcPerson.self, value: ["name": o.newName(), "age": o.int(100)])) }
             }
             let people = realm.objects(ProcPerson.self), list = realm.objects(SkipOwner.self).first!.people
+            // (registered first: its block writes before the others' blocks of the same delivery)
+            let trigger = people.observe { change in
+                if case .update = change { o.writeInBlock(realm, f.tokens) }
+            }
             f.tokens = [
                 people.filter("age < 50").observe { o.handle(0, $0) },
                 people.sorted(byKeyPath: "age").observe { o.handle(1, $0) },
@@ -147,10 +155,15 @@ extension SkippedWriteNotificationTests {
                 list.filter("age >= 20").observe { o.handle(5, $0) },
                 list.sorted(byKeyPath: "age").observe(keyPaths: ["age"]) { o.handle(6, $0) },
             ]
+            // (registered last: called at the end of each delivery that moves the Realm)
+            f.tokens += [trigger, realm.observe { _, _ in o.deliveryEnded() }]
             realm.refresh()
         }
-        var start = try f.run { realm in SkipOracle.truth(realm) }
-        #expect(o.models == start, "seed \(seed): initial notifications")
+        var start = try f.run { realm in
+            let t = SkipOracle.truth(realm)
+            if o.models != t { o.fail("initial notifications: \(o.models), the data \(t)") }
+            return t
+        }
         let config = f.config, path = config.path, dir = f.dir
         for round in 0..<rounds where o.failures.isEmpty {
             o.startRound(round)
@@ -162,9 +175,21 @@ extension SkippedWriteNotificationTests {
                 } else if kind < 55 || (round % 50 == 42 && step == 0) {
                     // from the observing thread, skipping some observers; some with another
                     // commit landing right after it
-                    let skipped = o.int(10) < 7 ? (0..<f.tokens.count).filter { _ in o.int(2) == 0 } : []
+                    let skipped = o.int(10) < 7 ? o.randomObservers() : []
                     let landing = round % 50 == 42 && step == 0 ? 2 : (o.int(100) < 30 ? 1 : 0)
-                    let after = Locked<SkipOracle.Commit?>(nil)
+                    // (or one landing after it delivered what was pending and before it took the
+                    // write lock: change sets held back for the skipped observers)
+                    let before = landing == 0 && o.int(100) < 25
+                    let after = Locked<SkipOracle.Commit?>(nil), landed = Locked<SkipOracle.Commit?>(nil)
+                    if before {
+                        RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+                        RealmCore.beforePromoteForTesting.withLock {
+                            $0[path] = {
+                                let c = SkipOracle.commitOnThread(o, config: config)
+                                landed.withLock { $0 = c }
+                            }
+                        }
+                    }
                     if landing > 0 {
                         RealmCore.testHooksArmed.store(true, ordering: .relaxed)
                         RealmCore.afterCommitForTesting.withLock {
@@ -179,10 +204,28 @@ extension SkippedWriteNotificationTests {
                         var ops: (modified: Set<String>, listed: Set<String>) = ([], [])
                         try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) { ops = o.randomOps(realm) }
                         let truth = SkipOracle.truth(realm)
-                        // what the app shows after making the write itself
-                        for i in skipped { o.models[i] = truth[i] }
+                        if let c = landed.withLock({ $0 }) {
+                            // a held-back change set comes first, for the version the write
+                            // started from; then the app's own write
+                            for i in skipped { o.heldBack[i] = (c.truth[i], truth[i]) }
+                        } else {
+                            // what the app shows after making the write itself
+                            for i in skipped { o.models[i] = truth[i] }
+                        }
                         return SkipOracle.Commit(truth: truth, modified: ops.modified, listed: ops.listed,
                                                  skipped: Set(skipped))
+                    }
+                    if before {
+                        guard let c = landed.withLock({ $0 }) else {
+                            o.fail("the commit landing before the write lock did not run")
+                            break
+                        }
+                        commits.append(c)
+                        // (delivered before anything else commits)
+                        try f.run { realm in
+                            realm.refresh()
+                            o.endHeldBack()
+                        }
                     }
                     commits.append(local)
                     if landing > 0 {
@@ -192,16 +235,28 @@ extension SkippedWriteNotificationTests {
                         }
                         commits.append(c)
                     }
+                } else if kind < 70 {
+                    // another thread's commit, and a write skipping some observers made in the
+                    // first block of its delivery (if the commit changed a person: that block's
+                    // observer sees no List)
+                    try f.run { _ in o.armWriteInBlock(o.int(10) < 8 ? o.randomObservers() : []) }
+                    commits.append(SkipOracle.commitOnThread(o, config: config))
+                    if let c = try f.run({ realm -> SkipOracle.Commit? in
+                        realm.refresh()
+                        return o.disarmWriteInBlock()
+                    }) {
+                        commits.append(c)
+                    }
                 } else {
                     commits.append(SkipOracle.commitOnThread(o, config: config))
                 }
             }
-            let end = try f.run { realm -> [[String]] in
+            start = try f.run { realm -> [[String]] in
                 realm.refresh()
-                return SkipOracle.truth(realm)
+                let end = SkipOracle.truth(realm)
+                o.check(start: start, commits: commits, end: end)
+                return end
             }
-            o.check(start: start, commits: commits, end: end)
-            start = end
         }
         #expect(o.failures.isEmpty, "seed \(seed): \(o.failures.joined(separator: "; "))")
         if !o.failures.isEmpty { print("randomSkippedWritesOracle failed with SKIP_ORACLE_SEED=\(seed)") }
@@ -240,9 +295,22 @@ private final class SkipOracle: @unchecked Sendable {
     // each waiting for the other)
     private var rng: SeededRNG
     private var count = 0
+    // (read and written on the observing thread only)
     var models = [[String]](repeating: [], count: 7)
     var reported = [Set<String>](repeating: [], count: 7)
-    var failures: [String] = []
+    /// Observers with a change set held back by the last write: the collection at the version
+    /// it brings them to, and the collection as the write left it.
+    var heldBack: [Int: (before: [String], after: [String])] = [:]
+    /// A write to make in the next delivery's first block (`writeInBlock`), skipping these.
+    private var armed: [Int]?
+    /// During that delivery: the collections at the version delivered (its change sets'
+    /// version, while the Realm reads the write's), the collections after the write, the
+    /// observers skipped; and the commit.
+    private var inBlock: (delivered: [[String]], after: [[String]], skipped: [Int])?
+    private var writing = false
+    private var blockCommit: Commit?
+    private let failureLog = Locked<[String]>([])
+    var failures: [String] { failureLog.withLock { $0 } }
     var round = 0
     var childCommits = 0
 
@@ -253,7 +321,51 @@ private final class SkipOracle: @unchecked Sendable {
         count += 1
         return "p\(count)"
     }
-    func fail(_ text: String) { failures.append("round \(round): \(text)") }
+    func fail(_ text: String) {
+        let r = round
+        failureLog.withLock { $0.append("round \(r): \(text)") }
+    }
+
+    func randomObservers() -> [Int] { (0..<7).filter { _ in int(2) == 0 } }
+
+    /// After the delivery that follows a write with held-back change sets: the observers that
+    /// got none take the collection as the write left it.
+    func endHeldBack() {
+        for (i, h) in heldBack { models[i] = h.after }
+        heldBack = [:]
+    }
+
+    func armWriteInBlock(_ skipped: [Int]) { armed = skipped }
+
+    /// The first block of a delivery, when armed: a write skipping the armed observers.
+    func writeInBlock(_ realm: Realm, _ tokens: [NotificationToken]) {
+        guard let skipped = armed else { return }
+        armed = nil
+        let delivered = SkipOracle.truth(realm)
+        var ops: (modified: Set<String>, listed: Set<String>) = ([], [])
+        writing = true
+        try! realm.write(withoutNotifying: skipped.map { tokens[$0] }) { ops = randomOps(realm) }
+        writing = false
+        let after = SkipOracle.truth(realm)
+        inBlock = (delivered, after, skipped)
+        blockCommit = Commit(truth: after, modified: ops.modified, listed: ops.listed, skipped: Set(skipped))
+    }
+
+    /// The Realm observer registered last: the end of a delivery (not the `.didChange` of the
+    /// write in its first block).
+    func deliveryEnded() {
+        guard !writing, let b = inBlock else { return }
+        inBlock = nil
+        for i in b.skipped { models[i] = b.after[i] }
+    }
+
+    /// The write made in a block, if the armed one was made.
+    func disarmWriteInBlock() -> Commit? {
+        armed = nil
+        if inBlock != nil { fail("the delivery with a write in its first block did not end") }
+        defer { blockCommit = nil }
+        return blockCommit
+    }
 
     func startRound(_ r: Int) {
         round = r
@@ -274,7 +386,11 @@ private final class SkipOracle: @unchecked Sendable {
         case .initial(let c):
             models[i] = c.map(\.name)
         case .update(let c, let del, let ins, let mod):
-            let old = models[i], now = c.map(\.name)
+            // (a held-back change set, or one delivered after a write in an earlier block:
+            // for an earlier version than the collection's)
+            let held = heldBack.removeValue(forKey: i)
+            let old = models[i], now = held?.before ?? inBlock?.delivered[i] ?? c.map(\.name)
+            defer { if let held { models[i] = held.after } }
             let sorted = { (a: [Int]) in zip(a, a.dropFirst()).allSatisfy { $0 < $1 } }
             guard sorted(del), sorted(ins), sorted(mod), del.allSatisfy({ $0 < old.count }),
                   mod.allSatisfy({ $0 < old.count }), Set(mod).isDisjoint(with: del), ins.allSatisfy({ $0 < now.count })
