@@ -621,6 +621,56 @@ extension SkippedWriteNotificationTests {
         #expect(seen.waiting == 0)
         try f.finish()
     }
+
+    /// A `refresh()` on another thread while a write that skips observers has committed and not
+    /// computed its version yet waits for it, and delivers what the Realm moves to inside the
+    /// refresh. Before, the refresh delivered up to the notifier's older version and then moved
+    /// the Realm to the write's, its observer told nothing (the change set came later).
+    @Test func refreshWhileASkippedWriteComputesItsVersion() throws {
+        let f = try Fixture()
+        let other = RunLoopThread()
+        let config = f.config, path = config.path
+        let seen = Events<Seen>()
+        let held = Locked<(Realm?, NotificationToken?)>((nil, nil))
+        try other.sync {
+            let r = try Realm(configuration: config)
+            held.withLock { $0 = (r, r.objects(NDog.self).observe { seen.add(Seen($0)) }) }
+        }
+        #expect(seen.next() == Seen(initial: true, count: 0))
+        let skipped = try f.run { realm -> NotificationToken in
+            let t = realm.objects(NDog.self).observe { _ in }
+            f.tokens.append(t)
+            return t
+        }
+        let inside = Locked<[Seen]>([]), waiting = DispatchSemaphore(value: 0), refreshed = DispatchSemaphore(value: 0)
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.waitingForSkipForTesting.withLock { $0[path] = { waiting.signal() } }
+        RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+        RealmCore.afterCommitForTesting.withLock {
+            $0[path] = {
+                Thread {
+                    try! other.sync {
+                        let before = seen.all.count
+                        held.withLock { $0.0 }!.refresh()
+                        inside.withLock { $0 = Array(seen.all.dropFirst(before)) }
+                    }
+                    refreshed.signal()
+                }.start()
+                // (the refresh waits for this write to compute its version)
+                _ = waiting.wait(timeout: .now() + 3)
+            }
+        }
+        try f.run { realm in try realm.write(withoutNotifying: [skipped]) { realm.create(NDog.self, value: ["name": "a"]) } }
+        refreshed.wait()
+        FileNotifier.waitingForSkipForTesting.withLock { $0[path] = nil }
+        #expect(inside.withLock { $0 } == [Seen(count: 1, ins: [0])])
+        try other.sync {
+            held.withLock { $0.1?.invalidate() }
+            held.withLock { $0 = (nil, nil) }
+        }
+        other.stop()
+        try f.finish()
+    }
 }
 
 private func namedDog(_ r: Realm, _ name: String) -> NDog { r.objects(NDog.self).filter("name == %@", name).first! }

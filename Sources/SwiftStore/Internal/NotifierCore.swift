@@ -72,6 +72,9 @@ final class NotifierCore: @unchecked Sendable {
         return (rc == 0 && moved, rc != 0)
     }
 
+    /// Whether the notifier computed the newest committed version (nothing newer to compute).
+    var isNewest: Bool { cs_db_version(db) == cs_notifier_version(notifier) }
+
     /// As `advance()`, to exactly the version `core` reads (a Realm of the followed file, not
     /// writing, at a version no older than the notifier's): whether the version moved, and
     /// whether it succeeded.

@@ -616,7 +616,9 @@ final class FileNotifier: @unchecked Sendable {
         lock.lock()
         // (a watch made here starts no older than the registering Realm's version, which may be
         // past a write that skips observers and has not computed its version yet)
-        if makeWatch != nil && !onNotifierThread { waitForSkip() }
+        if makeWatch != nil && !onNotifierThread {
+            waitForSkip(unlessAt: max(NotifierCore.version(of: core), fresh.map { NotifierCore.version(of: $0) } ?? 0))
+        }
         let t = target(core: core, queue: queue)
         let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, rebases: rebases,
                              callback: callback)
@@ -722,7 +724,7 @@ final class FileNotifier: @unchecked Sendable {
         lock.lock()
         // (the registering Realms may read past a write that skips observers and has not
         // computed its version yet)
-        if !unmade.isEmpty { waitForSkip() }
+        if !unmade.isEmpty { waitForSkip(unlessAt: unmade.map(\.version).max() ?? 0) }
         if unmade.isEmpty || stopping || closed {
             lock.unlock()
             return
@@ -843,6 +845,10 @@ final class FileNotifier: @unchecked Sendable {
             hook(count)
         }
     }
+
+    /// For tests: runs once, on a thread about to wait (without the lock) for a write that skips
+    /// observers of the file at that path to compute its version (`waitForSkip`).
+    static let waitingForSkipForTesting = Locked<[String: @Sendable () -> Void]>([:])
 
     /// For tests: runs once on the notifier thread of the file at that path, after a round of
     /// its loop scheduled what was due and released the lock.
@@ -1007,7 +1013,8 @@ final class FileNotifier: @unchecked Sendable {
     /// up to that version and keeps what those tokens' watches hold, so that `skip` drops only
     /// the write's own changes and nothing another commit brought. From here to `skip` (or
     /// `abandonSkip`, when the commit fails) no other advance moves the notifier (`skipping`).
-    /// Returns false, doing nothing, when the notifier is closed.
+    /// Returns false, doing nothing, when the notifier is closed, or when it cannot compute the
+    /// version the write started from (a failed read): the write is then not skipped.
     /// An object observer's held-back change set gets the old values of its properties read
     /// through `snapshot` (the file at the version the write started from, which the observer
     /// was given last) when the write moved past other commits; otherwise it has none. A query
@@ -1024,7 +1031,14 @@ final class FileNotifier: @unchecked Sendable {
         // (another write's skip: its commit came before this write took the write lock)
         waitForSkip()
         if closed { return false }
-        let moved = core.advance()
+        let (moved, failed) = core.tryAdvance()
+        if failed {
+            // (the versions before the write cannot be computed apart from it: the write is not
+            // skipped, rather than dropping other commits' changes with it; the notifier thread
+            // retries)
+            core.wake()
+            return false
+        }
         var start: RealmCore?
         for tok in tokens {
             guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
@@ -1048,10 +1062,19 @@ final class FileNotifier: @unchecked Sendable {
     }
 
     /// Waits (lock held, released meanwhile) until no write that skips observers is between its
-    /// `holdBack` and its `skip`.
-    private func waitForSkip() {
+    /// `holdBack` and its `skip`; with `unlessAt`, only while the notifier's version is older than
+    /// that, and with `unlessNewest`, only while a newer version than the notifier's exists: the
+    /// skipping write's commit (its data written and synced) is not waited for until it is done.
+    /// Returns with `skipping` possibly still set then: the caller does not advance.
+    private func waitForSkip(unlessAt version: UInt64? = nil, unlessNewest: Bool = false) {
         while skipping && !closed {
+            if let version, core.version >= version { return }
+            if unlessNewest && core.isNewest { return }
             lock.unlock()
+            if FileNotifier.makingHooksArmed.load(ordering: .relaxed),
+               let hook = FileNotifier.waitingForSkipForTesting.withLock({ $0.removeValue(forKey: path) }) {
+                hook()
+            }
             skipEnded.wait()
             lock.lock()
         }
@@ -1186,16 +1209,17 @@ final class FileNotifier: @unchecked Sendable {
             if inFlight { making.wait() }
         }
         lock.lock()
-        // (a write that skips observers may be between its commit and `skip`: this advance
-        // waits for it, so that what the Realm moves to is delivered)
-        waitForSkip()
+        // (a write that skips observers may be between its commit and `skip`: once a version
+        // newer than the notifier's exists, this advance waits for `skip`, so that what the Realm
+        // moves to is delivered; before, nothing is newer, and there is nothing to advance)
+        waitForSkip(unlessNewest: true)
         if closed {
             lock.unlock()
             return false
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
-        scheduleDue(moved: self.core.advance(), except: t)
+        if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
         lock.unlock()
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
