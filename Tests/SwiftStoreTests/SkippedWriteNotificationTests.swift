@@ -689,6 +689,148 @@ extension SkippedWriteNotificationTests {
         other.stop()
         try f.finish()
     }
+
+    /// A change set held back (another thread's commit inside a block, before the write) and a
+    /// commit landing right after the skipped write (the afterCommit hook) together: the skipped
+    /// query over the List gets x (held back) and y (landing), each once, never d.
+    @Test func heldBackAndLandingTogether() throws {
+        let f = try Fixture(models: [BKOwner.self, BKDog.self])
+        try f.run { realm in
+            try realm.write {
+                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
+                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            }
+        }
+        let owners = Events<Seen>(), observed = Events<Seen>()
+        let armed = Locked(true)
+        let config = f.config
+        try f.run { realm in
+            let ann = bkOwner(realm, "Ann")
+            f.tokens.append(ann.dogs.filter("name != 'zz'").observe { observed.add(Seen($0)) })
+            f.tokens.append(realm.objects(BKOwner.self).observe { change in
+                owners.add(Seen(change))
+                guard case .update = change, armed.withLock({ let a = $0; $0 = false; return a }) else { return }
+                f.writeElsewhere { r in
+                    bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "x"]))
+                }
+                commitAfterTheCommit(config) { r in
+                    bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "y"]))
+                }
+                try! realm.write(withoutNotifying: [f.tokens[0]]) {
+                    ann.dogs.append(realm.create(BKDog.self, value: ["name": "d"]))
+                }
+            })
+        }
+        #expect(observed.next() == Seen(initial: true, count: 3))
+        #expect(owners.next() == Seen(initial: true, count: 1))
+        f.writeElsewhere { r in bkOwner(r, "Ann").age = 1 }
+        #expect(owners.next() == Seen(count: 1, mod: [0]))
+        // [a, b, c, x, d, y]
+        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [3]))
+        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [5]))
+        try f.run { _ in }
+        #expect(observed.waiting == 0)
+        try f.finish()
+    }
+
+    /// As `heldBackAndLandingTogether`, the skipped query over the List registered before or after
+    /// the writing observer, with a change set of its own in the delivery that writes (c renamed).
+    @Test(arguments: [true, false]) func heldBackLandingAndOwnChangeSet(skippedFirst: Bool) throws {
+        let f = try Fixture(models: [BKOwner.self, BKDog.self])
+        try f.run { realm in
+            try realm.write {
+                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
+                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            }
+        }
+        let owners = Events<Seen>(), observed = Events<Seen>()
+        let armed = Locked(true)
+        let skipped = Locked<[NotificationToken]>([])
+        let config = f.config
+        try f.run { realm in
+            let ann = bkOwner(realm, "Ann")
+            let register = {
+                let t = ann.dogs.filter("name != 'zz'").observe { observed.add(Seen($0)) }
+                skipped.withLock { $0 = [t] }
+                f.tokens.append(t)
+            }
+            if skippedFirst { register() }
+            f.tokens.append(realm.objects(BKOwner.self).observe { change in
+                owners.add(Seen(change))
+                guard case .update = change, armed.withLock({ let a = $0; $0 = false; return a }) else { return }
+                f.writeElsewhere { r in
+                    bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "x"]))
+                }
+                commitAfterTheCommit(config) { r in
+                    bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "y"]))
+                }
+                try! realm.write(withoutNotifying: skipped.withLock { $0 }) {
+                    ann.dogs.append(realm.create(BKDog.self, value: ["name": "d"]))
+                }
+            })
+            if !skippedFirst { register() }
+        }
+        #expect(observed.next() == Seen(initial: true, count: 3))
+        #expect(owners.next() == Seen(initial: true, count: 1))
+        f.writeElsewhere { r in
+            bkOwner(r, "Ann").age = 1
+            r.objects(BKDog.self).filter("name == 'c'").first!.name = "c1"
+        }
+        #expect(owners.next() == Seen(count: 1, mod: [0]))
+        // c renamed (called before the write: 3 dogs; after it: [a, b, c1, x, d])
+        #expect(observed.next(timeout: 3) == Seen(count: skippedFirst ? 3 : 5, mod: [2]))
+        // then, [a, b, c1, x, d, y]: x (held back), y (landing)
+        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [3]))
+        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [5]))
+        f.writeElsewhere { r in r.delete(r.objects(BKDog.self).filter("name == 'a'").first!) }
+        #expect(observed.next() == Seen(count: 5, del: [0]))
+        try f.run { _ in }
+        #expect(observed.waiting == 0)
+        try f.finish()
+    }
+
+    /// A Realm confined to a queue skipping its own query over a List observed on that queue: the
+    /// next commits' change sets line up with the data the write left.
+    @Test func queueConfinedSkip() throws {
+        let dir = TempDir()
+        let config = dir.config([BKOwner.self, BKDog.self])
+        let q = DispatchQueue(label: "review-skip-queue")
+        let seen = Events<Seen>()
+        let state = UncheckedBox<(Realm?, NotificationToken?)>((nil, nil))
+        try q.sync {
+            let r = try Realm(configuration: config, queue: q)
+            try r.write {
+                let dogs = ["a", "b", "c"].map { r.create(BKDog.self, value: ["name": $0]) }
+                r.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            }
+            state.value.0 = r
+            let list = bkOwner(r, "Ann").dogs.filter("name != 'zz'")
+            state.value.1 = list.observe(on: q) { seen.add(Seen($0)) }
+        }
+        #expect(seen.next() == Seen(initial: true, count: 3))
+        try q.sync {
+            let r = state.value.0!
+            try r.write(withoutNotifying: [state.value.1!]) {
+                bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "d"]))
+            }
+        }
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            try! r.write { bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "y"])) }
+        }
+        #expect(seen.next(timeout: 3) == Seen(count: 5, ins: [4]))
+        // the next commit lines up: [a, b, c, d, y, z]
+        onNewThread {
+            let r = try! Realm(configuration: config)
+            try! r.write { bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "z"])) }
+        }
+        #expect(seen.next(timeout: 3) == Seen(count: 6, ins: [5]))
+        q.sync {
+            state.value.1?.invalidate()
+            state.value = (nil, nil)
+        }
+        #expect(seen.waiting == 0)
+    }
 }
 
 private func namedDog(_ r: Realm, _ name: String) -> NDog { r.objects(NDog.self).filter("name == %@", name).first! }

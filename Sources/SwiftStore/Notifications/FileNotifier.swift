@@ -617,7 +617,8 @@ final class FileNotifier: @unchecked Sendable {
         // (a watch made here starts no older than the registering Realm's version, which may be
         // past a write that skips observers and has not computed its version yet)
         if makeWatch != nil && !onNotifierThread {
-            waitForSkip(unlessAt: max(NotifierCore.version(of: core), fresh.map { NotifierCore.version(of: $0) } ?? 0))
+            let from = max(NotifierCore.version(of: core), fresh.map { NotifierCore.version(of: $0) } ?? 0)
+            waitForSkip(unlessAt: { from })
         }
         let t = target(core: core, queue: queue)
         let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, rebases: rebases,
@@ -724,7 +725,7 @@ final class FileNotifier: @unchecked Sendable {
         lock.lock()
         // (the registering Realms may read past a write that skips observers and has not
         // computed its version yet)
-        if !unmade.isEmpty { waitForSkip(unlessAt: unmade.map(\.version).max() ?? 0) }
+        if !unmade.isEmpty { waitForSkip(unlessAt: { self.unmade.map(\.version).max() ?? 0 }) }
         if unmade.isEmpty || stopping || closed {
             lock.unlock()
             return
@@ -748,7 +749,8 @@ final class FileNotifier: @unchecked Sendable {
         // that Realm reads exists there. The advance's change sets are scheduled like any other
         // (`moved` too: Realm observers get their `.didChange`).
         let newest = batch.map { $0.0.version }.max() ?? 0
-        if core.version < newest { scheduleDue(moved: core.advance()) }
+        // (never while a write skips observers: `skip` wakes the notifier thread after it)
+        if core.version < newest && !skipping { scheduleDue(moved: core.advance()) }
         if core.version < newest {
             // (the advance failed: made at the next round)
             unmade.append(contentsOf: batch.map(\.0))
@@ -1063,12 +1065,13 @@ final class FileNotifier: @unchecked Sendable {
 
     /// Waits (lock held, released meanwhile) until no write that skips observers is between its
     /// `holdBack` and its `skip`; with `unlessAt`, only while the notifier's version is older than
-    /// that, and with `unlessNewest`, only while a newer version than the notifier's exists: the
-    /// skipping write's commit (its data written and synced) is not waited for until it is done.
-    /// Returns with `skipping` possibly still set then: the caller does not advance.
-    private func waitForSkip(unlessAt version: UInt64? = nil, unlessNewest: Bool = false) {
+    /// the version it gives (read again after each wait), and with `unlessNewest`, only while a
+    /// newer version than the notifier's exists: the skipping write's commit (its data written
+    /// and synced) is not waited for until it is done. Returns with `skipping` possibly still set
+    /// then: the caller does not advance.
+    private func waitForSkip(unlessAt version: (() -> UInt64)? = nil, unlessNewest: Bool = false) {
         while skipping && !closed {
-            if let version, core.version >= version { return }
+            if let version, core.version >= version() { return }
             if unlessNewest && core.isNewest { return }
             lock.unlock()
             if FileNotifier.makingHooksArmed.load(ordering: .relaxed),
@@ -1118,8 +1121,9 @@ final class FileNotifier: @unchecked Sendable {
         }
         let (later, failed) = core.tryAdvance()
         if later { moved = true }
-        // (the advances left to this one retry on the notifier thread)
-        if failed { core.wake() }
+        // (the advances left to this one retry on the notifier thread, and the watches left
+        // unmade are made there)
+        if failed || !unmade.isEmpty { core.wake() }
         // (the commit's version and those after it are computed here: their change sets are
         // scheduled here, Realm observers' `.didChange` too, and `committed(by:)` then finds
         // nothing new)
