@@ -22,11 +22,12 @@ struct ChangePayload {
     /// (`FileNotifier.rebase`), which a query over a collection takes as the results it showed
     /// last (`DerivedChanges.rebase`). Only for registrations that `rebases`.
     var rebase = false
-    /// For registrations that `rebases`: the file frozen at the version a change set held back by
-    /// a write that skipped the observer brings it to (the version the write started from), or,
-    /// with `rebase`, at the version the write made. A query over a collection reads its results
-    /// there, not in the delivering Realm, which reads a later version (docs/ARCHITECTURE.md,
-    /// Change notifications).
+    /// For registrations that `rebases`: the file frozen at the version the change set brings the
+    /// observer to when the delivering Realm reads a later one: a change set held back by a
+    /// write that skipped the observer (the version the write started from), one delivered after
+    /// a block of the same delivery wrote (the version delivered), or, with `rebase`, the version
+    /// the skipped write made. A query over a collection reads its results there
+    /// (docs/ARCHITECTURE.md, Change notifications).
     var at: RealmCore? = nil
     /// For Realm observers: which notification.
     var realmNotification: Realm.Notification = .didChange
