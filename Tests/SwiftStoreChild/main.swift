@@ -11,6 +11,8 @@
 //                              it in this process (on a queue) waits for the change; print
 //                              "ok" once that observer saw it
 //   count PATH                 print the number of ProcPerson objects
+//   edit PATH OP...            in one write: +NAME:AGE adds a ProcPerson, =NAME:AGE sets the
+//                              age of one, -NAME deletes one; print "ok" once committed
 //   open-limited PATH MB       limit the address space to (current + MB) MiB, then open PATH
 //   open-as-nobody PATH        drop to uid/gid 65534, then open PATH
 //   hold PATH LOG              open PATH, write "holding" to LOG and stay until killed
@@ -339,6 +341,31 @@ case "read-all":
         exit(3)
     } catch {
         fail("read-all failed: \(error)")
+    }
+case "edit":
+    do {
+        let realm = try Realm(configuration: config(path))
+        try realm.write {
+            for op in args.dropFirst(3) {
+                let body = String(op.dropFirst())
+                let parts = body.split(separator: ":").map(String.init)
+                switch op.first {
+                case "+" where parts.count == 2:
+                    realm.add(ProcPerson(value: ["name": parts[0], "age": Int(parts[1]) ?? 0]))
+                case "=" where parts.count == 2:
+                    guard let p = realm.object(ofType: ProcPerson.self, forPrimaryKey: parts[0]) else { fail("no \(parts[0])") }
+                    p.age = Int(parts[1]) ?? 0
+                case "-":
+                    guard let p = realm.object(ofType: ProcPerson.self, forPrimaryKey: body) else { fail("no \(body)") }
+                    realm.delete(p)
+                default:
+                    fail("bad edit \(op)")
+                }
+            }
+        }
+        print("ok")
+    } catch {
+        fail("edit failed: \(error)")
     }
 case "count":
     do {

@@ -72,6 +72,25 @@ final class NotifierCore: @unchecked Sendable {
         return (rc == 0 && moved, rc != 0)
     }
 
+    /// Whether the notifier computed the newest committed version (nothing newer to compute).
+    var isNewest: Bool { cs_db_version(db) == cs_notifier_version(notifier) }
+
+    /// As `advance()`, to exactly the version `core` reads (a Realm of the followed file, not
+    /// writing, at a version no older than the notifier's): whether the version moved, and
+    /// whether it succeeded.
+    func advance(upTo core: RealmCore) -> (moved: Bool, ok: Bool) {
+        var moved = false
+        let rc = cs_notifier_advance_to(notifier, core.txn, &moved)
+        return (rc == 0 && moved, rc == 0)
+    }
+
+    /// The file frozen at this notifier's version, read as `core` reads it (its schema); nil
+    /// when it cannot be opened.
+    func frozen(like core: RealmCore) -> RealmCore? {
+        guard let t = cs_notifier_txn(notifier) else { return nil }
+        return try? RealmCore.frozen(like: core, at: t)
+    }
+
     /// Commits `core`'s write transaction without waking this notifier's thread from `wait`
     /// (`cs_txn_commit_sparing`): the caller computes the new version here itself. The
     /// notifier must stay open until this returns.

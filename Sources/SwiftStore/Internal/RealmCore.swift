@@ -221,6 +221,29 @@ final class RealmCore {
         }
     }
 
+    /// The frozen instance at the version transaction `at` reads (of `source`'s file, not
+    /// writing), with `source`'s schema; cached as `frozen()`'s, by version.
+    static func frozen(like source: RealmCore, at: OpaquePointer) throws -> RealmCore {
+        let key = "\(source.config.cacheKey)#\(cs_txn_version(at))"
+        frozenCacheLock.lock()
+        defer { frozenCacheLock.unlock() }
+        if let core = frozenCache[key]?.core { return core }
+        frozenCache = frozenCache.filter { $0.value.core != nil }
+        let core = try RealmCore(frozenAt: source, pin: at)
+        frozenCache[key] = FrozenWeak(core)
+        return core
+    }
+
+    /// A pin of the version this instance reads: a frozen transaction on its handle (a count on
+    /// a version it pins anyway), which keeps that version readable, for `frozen(like:at:)`,
+    /// after this instance moves; nil on a failure. Let go with `unpin`.
+    func pinVersion() -> OpaquePointer? {
+        var pin: OpaquePointer?
+        return cs_txn_freeze(db, txn, &pin) == 0 ? pin : nil
+    }
+
+    static func unpin(_ pin: OpaquePointer) { cs_txn_end(pin) }
+
     /// Whether two instances read the same file (the same open file of this process).
     func sameFile(as other: RealmCore) -> Bool {
         db == other.db || cs_txn_same_file(txn, other.txn)
@@ -600,8 +623,14 @@ final class RealmCore {
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
     /// notifications were delivered and before the write lock is taken (a commit landing there).
     static let beforePromoteForTesting = Locked<[String: @Sendable () -> Void]>([:])
-    /// Set when `beforePromoteForTesting` was ever used (the write path skips the lock until then).
+    /// Set when `beforePromoteForTesting` or `afterCommitForTesting` was ever used (the write
+    /// path skips the lock until then).
     static let testHooksArmed = Atomic<Bool>(false)
+
+    /// For tests: runs once, in the next commit of a write on a Realm of that path, right after
+    /// the commit and before its change sets are computed (a commit landing there, after the
+    /// write lock was released).
+    static let afterCommitForTesting = Locked<[String: @Sendable () -> Void]>([:])
 
     func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         verifyThread()
@@ -613,7 +642,13 @@ final class RealmCore {
         }
         let snapshot = preWriteSnapshot
         preWriteSnapshot = nil
-        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path) { n.holdBack(tokens, oldValuesAt: snapshot) }
+        // the notifier that computes the write's own version alone and drops it for `tokens`
+        // (docs/ARCHITECTURE.md, Change notifications)
+        var skipper: FileNotifier?
+        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path),
+           n.holdBack(tokens, writer: self, oldValuesAt: snapshot) {
+            skipper = n
+        }
         mutations &+= 1
         defer { asyncWrites?.writeDidEnd() }
         // the notifier the commit spared (its thread sleeps through the commit, whose change
@@ -631,17 +666,22 @@ final class RealmCore {
         } catch {
             // The failed commit rolled the write back. (The notifier thread looks at the file
             // again, as a commit would have made it.)
+            skipper?.abandonSkip()
             if ownsHandle { FileNotifier.running(config.path)?.wakeThread() }
             invalidateDeletedInstances()
             writeEndedWithoutCommit()
             throw error
         }
         deletedInWrite = []
-        guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
-        if !tokens.isEmpty {
-            n.skip(tokens)
-            n.rebase(tokens, in: self)
+        if RealmCore.testHooksArmed.load(ordering: .relaxed),
+           let hook = RealmCore.afterCommitForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
+            hook()
         }
+        if let skipper {
+            skipper.skip(tokens, committedBy: self)
+            skipper.rebase(tokens, in: self)
+        }
+        guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
         n.committed(by: self)
     }
 

@@ -22,6 +22,13 @@ struct ChangePayload {
     /// (`FileNotifier.rebase`), which a query over a collection takes as the results it showed
     /// last (`DerivedChanges.rebase`). Only for registrations that `rebases`.
     var rebase = false
+    /// For registrations that `rebases`: the file frozen at the version the change set brings the
+    /// observer to when the delivering Realm reads a later one: a change set held back by a
+    /// write that skipped the observer (the version the write started from), one delivered after
+    /// a block of the same delivery wrote (the version delivered), or, with `rebase`, the version
+    /// the skipped write made. A query over a collection reads its results there
+    /// (docs/ARCHITECTURE.md, Change notifications).
+    var at: RealmCore? = nil
     /// For Realm observers: which notification.
     var realmNotification: Realm.Notification = .didChange
     /// The version the change set brings its observer to.
@@ -270,6 +277,13 @@ final class FileNotifier: @unchecked Sendable {
     /// Set by the thread, before it waits for `committing` and closes the core: no commit
     /// spares the notifier from then on.
     private var sparingEnded = false
+    /// Set (under `lock`) from `holdBack` to `skip`, while a write that skips observers commits
+    /// and until its own version was computed alone: no other advance moves the core notifier
+    /// meanwhile (the notifier thread's and a commit's leave the newest versions to `skip`, the
+    /// others wait for it), so that `skip` drops exactly that version's changes
+    /// (docs/ARCHITECTURE.md, Change notifications). Entered into `skipEnded` while set.
+    private var skipping = false
+    private let skipEnded = DispatchGroup()
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
@@ -486,7 +500,9 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        let (moved, failed) = core.tryAdvance()
+        // (a write that skips observers is between its commit and `skip`: that one computes the
+        // newest version after the write's own, and schedules)
+        let (moved, failed) = skipping ? (false, false) : core.tryAdvance()
         // (a failure, and watches still to be made, are the notifier thread's, which the
         // commit left asleep)
         if !makingWatches && (failed || !unmade.isEmpty) { core.wake() }
@@ -599,6 +615,12 @@ final class FileNotifier: @unchecked Sendable {
             }
         }
         lock.lock()
+        // (a watch made here starts no older than the registering Realm's version, which may be
+        // past a write that skips observers and has not computed its version yet)
+        if makeWatch != nil && !onNotifierThread {
+            let from = max(NotifierCore.version(of: core), fresh.map { NotifierCore.version(of: $0) } ?? 0)
+            waitForSkip(unlessAt: { from })
+        }
         let t = target(core: core, queue: queue)
         let r = Registration(watchless: makeWatch == nil, target: t, readValues: readValues, rebases: rebases,
                              callback: callback)
@@ -702,6 +724,9 @@ final class FileNotifier: @unchecked Sendable {
     /// reference goes here.
     private func makeWatches(of t: DeliveryTarget?) {
         lock.lock()
+        // (the registering Realms may read past a write that skips observers and has not
+        // computed its version yet)
+        if !unmade.isEmpty { waitForSkip(unlessAt: { self.unmade.map(\.version).max() ?? 0 }) }
         if unmade.isEmpty || stopping || closed {
             lock.unlock()
             return
@@ -725,7 +750,8 @@ final class FileNotifier: @unchecked Sendable {
         // that Realm reads exists there. The advance's change sets are scheduled like any other
         // (`moved` too: Realm observers get their `.didChange`).
         let newest = batch.map { $0.0.version }.max() ?? 0
-        if core.version < newest { scheduleDue(moved: core.advance()) }
+        // (never while a write skips observers: `skip` wakes the notifier thread after it)
+        if core.version < newest && !skipping { scheduleDue(moved: core.advance()) }
         if core.version < newest {
             // (the advance failed: made at the next round)
             unmade.append(contentsOf: batch.map(\.0))
@@ -822,6 +848,10 @@ final class FileNotifier: @unchecked Sendable {
             hook(count)
         }
     }
+
+    /// For tests: runs once, on a thread about to wait (without the lock) for a write that skips
+    /// observers of the file at that path to compute its version (`waitForSkip`).
+    static let waitingForSkipForTesting = Locked<[String: @Sendable () -> Void]>([:])
 
     /// For tests: runs once on the notifier thread of the file at that path, after a round of
     /// its loop scheduled what was due and released the lock.
@@ -981,14 +1011,19 @@ final class FileNotifier: @unchecked Sendable {
         return t.core === core ? t : nil
     }
 
-    /// Before a write that skips `tokens` commits (the writer holds the write lock, so the
-    /// newest version is the one the write started from): computes the change sets up to that
-    /// version and keeps what those tokens' watches hold, so that `skip` drops only the write's
-    /// own changes and nothing another commit brought.
+    /// Before a write through `writer` that skips `tokens` commits (the writer holds the write
+    /// lock, so the newest version is the one the write started from): computes the change sets
+    /// up to that version and keeps what those tokens' watches hold, so that `skip` drops only
+    /// the write's own changes and nothing another commit brought. From here to `skip` (or
+    /// `abandonSkip`, when the commit fails) no other advance moves the notifier (`skipping`).
+    /// Returns false, doing nothing, when the notifier is closed, or when it cannot compute the
+    /// version the write started from (a failed read): the write is then not skipped.
     /// An object observer's held-back change set gets the old values of its properties read
     /// through `snapshot` (the file at the version the write started from, which the observer
-    /// was given last) when the write moved past other commits; otherwise it has none.
-    func holdBack(_ tokens: [NotificationToken], oldValuesAt snapshot: RealmCore? = nil) {
+    /// was given last) when the write moved past other commits; otherwise it has none. A query
+    /// over a collection's gets the file frozen at the version the write started from, where its
+    /// results are read when it is delivered (`ChangePayload.at`).
+    func holdBack(_ tokens: [NotificationToken], writer: RealmCore, oldValuesAt snapshot: RealmCore? = nil) -> Bool {
         // snapshots no longer needed go after the lock is released
         var released: [RealmCore?] = []
         lock.lock()
@@ -996,8 +1031,18 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             released = []
         }
-        if closed { return }
-        let moved = core.advance()
+        // (another write's skip: its commit came before this write took the write lock)
+        waitForSkip()
+        if closed { return false }
+        let (moved, failed) = core.tryAdvance()
+        if failed {
+            // (the versions before the write cannot be computed apart from it: the write is not
+            // skipped, rather than dropping other commits' changes with it; the notifier thread
+            // retries)
+            core.wake()
+            return false
+        }
+        var start: RealmCore?
         for tok in tokens {
             guard let r = tok.registration, let w = r.watch, core.pending(w), var p = core.take(w) else { continue }
             r.delivered = true
@@ -1005,10 +1050,46 @@ final class FileNotifier: @unchecked Sendable {
             if let read = r.readValues, let at, !p.columns.isEmpty, !p.deleted { p.oldValues = read(at, p.columns) }
             released.append(r.oldValuesAt)
             r.oldValuesAt = nil
-            if !p.isEmpty { r.carried.append(p) }
+            if p.isEmpty { continue }
+            if r.rebases {
+                if start == nil { start = core.frozen(like: writer) }
+                p.at = start
+            }
+            r.carried.append(p)
         }
+        skipping = true
+        skipEnded.enter()
         // (scheduled as any advance's: Realm observers get `.didChange` for a version computed here)
         scheduleDue(moved: moved)
+        return true
+    }
+
+    /// Waits (lock held, released meanwhile) until no write that skips observers is between its
+    /// `holdBack` and its `skip`; with `unlessAt`, only while the notifier's version is older than
+    /// the version it gives (read again after each wait), and with `unlessNewest`, only while a
+    /// newer version than the notifier's exists: the skipping write's commit (its data written
+    /// and synced) is not waited for until it is done. Returns with `skipping` possibly still set
+    /// then: the caller does not advance.
+    private func waitForSkip(unlessAt version: (() -> UInt64)? = nil, unlessNewest: Bool = false) {
+        while skipping && !closed {
+            if let version, core.version >= version() { return }
+            if unlessNewest && core.isNewest { return }
+            lock.unlock()
+            if FileNotifier.makingHooksArmed.load(ordering: .relaxed),
+               let hook = FileNotifier.waitingForSkipForTesting.withLock({ $0.removeValue(forKey: path) }) {
+                hook()
+            }
+            skipEnded.wait()
+            lock.lock()
+        }
+    }
+
+    /// Ends `skipping` (lock held).
+    private func endSkipping() {
+        if skipping {
+            skipping = false
+            skipEnded.leave()
+        }
     }
 
     /// Whether `core`'s delivery target has object observers (whose change sets carry old values).
@@ -1018,40 +1099,83 @@ final class FileNotifier: @unchecked Sendable {
         return ownTarget(of: core)?.registrations.contains { $0.readsValues } ?? false
     }
 
-    /// Drops what the listed tokens' watches accumulated since `holdBack` (the write made
-    /// without notifying them), after computing the newest version.
-    func skip(_ tokens: [NotificationToken]) {
+    /// Drops what the listed tokens' watches accumulated since `holdBack`: exactly the changes
+    /// of the write `writer` committed without notifying them. The notifier computes that
+    /// version alone (`cs_notifier_advance_to` the version `writer` reads, right after its
+    /// commit: nothing moved the notifier past it since `holdBack`), the tokens' watches drop
+    /// it, and then the newest version is computed as usual, so that a commit landing right
+    /// after the write (another thread's or process's) is reported to them
+    /// (docs/ARCHITECTURE.md, Change notifications). Ends `skipping`.
+    func skip(_ tokens: [NotificationToken], committedBy writer: RealmCore) {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            endSkipping()
+            lock.unlock()
+        }
         if closed { return }
-        let moved = core.advance()
+        var (moved, exact) = core.follows(writer) ? core.advance(upTo: writer) : (false, false)
+        // (cannot fail but on a failed read: then the write is dropped with what came after it,
+        // as the newest version is all that can be computed)
+        if !exact { moved = core.advance() || moved }
         for tok in tokens {
             if let r = tok.registration, let w = r.watch { core.discard(w) }
         }
-        // (the commit's version is computed here: its change sets are scheduled here, Realm
-        // observers' `.didChange` too, and `committed(by:)` then finds nothing new)
+        let (later, failed) = core.tryAdvance()
+        if later { moved = true }
+        // (the advances left to this one retry on the notifier thread, and the watches left
+        // unmade are made there)
+        if failed || !unmade.isEmpty { core.wake() }
+        // (the commit's version and those after it are computed here: their change sets are
+        // scheduled here, Realm observers' `.didChange` too, and `committed(by:)` then finds
+        // nothing new)
         scheduleDue(moved: moved)
     }
 
-    /// After a write through `core` made without notifying `tokens` (`skip`): the observers of
-    /// queries over collections among them take the results `core` reads now, at the version
-    /// the write made, as the ones they showed last, so that their next change set does not
-    /// report the skipped write (their change sets compare the results with those, not the
-    /// core's change set alone). On `core`'s thread, the one they are delivered on (only such
-    /// tokens can be skipped). One with change sets held back from before the write keeps its
-    /// results as they were (those change sets are compared with them).
-    func rebase(_ tokens: [NotificationToken], in core: RealmCore) {
+    /// Ends `skipping` after a write that skips observers failed to commit (`holdBack` was
+    /// called): the other advances go on.
+    func abandonSkip() {
         lock.lock()
-        let blocks = tokens.compactMap { tok -> ((RealmCore, ChangePayload) -> Void)? in
-            guard let r = tok.registration, r.rebases, r.live.load(ordering: .relaxed), r.carried.isEmpty,
-                  r.target.core === core else { return nil }
-            return r.callback
+        endSkipping()
+        lock.unlock()
+    }
+
+    /// After a write through `core` made without notifying `tokens` (`skip`): the observers of
+    /// queries over collections among them take the results at the version the write made as
+    /// the ones they showed last, so that their next change set does not report the skipped
+    /// write (their change sets compare the results with those, not the core's change set
+    /// alone). On `core`'s thread, the one they are delivered on (only such tokens can be
+    /// skipped), where `core` reads exactly that version now. One with change sets still to be
+    /// translated gets the rebase behind them, as a payload holding the file frozen at the
+    /// write's version: change sets held back from before the write (`carried`, each
+    /// translated against the results at its own version), or, when the write is made inside a
+    /// block of a delivery to this target, one that delivery may still hold for it (translated
+    /// against the results at the version delivered, `deliver`). The others take it here, from
+    /// `core`. (When the file cannot be frozen, they all do.)
+    func rebase(_ tokens: [NotificationToken], in core: RealmCore) {
+        var marker = ChangePayload()
+        marker.rebase = true
+        marker.version = NotifierCore.version(of: core)
+        lock.lock()
+        var blocks: [(RealmCore, ChangePayload) -> Void] = []
+        var behind: [(Registration, (RealmCore, ChangePayload) -> Void)] = []
+        for tok in tokens {
+            guard let r = tok.registration, r.rebases, r.live.load(ordering: .relaxed), r.target.core === core,
+                  let b = r.callback else { continue }
+            if r.carried.isEmpty && !r.target.delivering { blocks.append(b) } else { behind.append((r, b)) }
         }
         lock.unlock()
-        var p = ChangePayload()
-        p.rebase = true
-        p.version = NotifierCore.version(of: core)
-        for b in blocks { b(core, p) }
+        // (frozen outside the lock: it opens the file; no delivery to this target runs
+        // meanwhile, as this is its thread)
+        if !behind.isEmpty, let frozen = try? RealmCore.frozen(like: core, at: core.txn) {
+            marker.at = frozen
+            lock.lock()
+            for (r, _) in behind where r.live.load(ordering: .relaxed) { r.carried.append(marker) }
+            lock.unlock()
+            marker.at = nil
+        } else {
+            blocks += behind.map(\.1)
+        }
+        for b in blocks { b(core, marker) }
     }
 
     // MARK: Delivery
@@ -1090,13 +1214,17 @@ final class FileNotifier: @unchecked Sendable {
             if inFlight { making.wait() }
         }
         lock.lock()
+        // (a write that skips observers may be between its commit and `skip`: once a version
+        // newer than the notifier's exists, this advance waits for `skip`, so that what the Realm
+        // moves to is delivered; before, nothing is newer, and there is nothing to advance)
+        waitForSkip(unlessNewest: true)
         if closed {
             lock.unlock()
             return false
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
-        scheduleDue(moved: self.core.advance(), except: t)
+        if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
         lock.unlock()
         return deliver(t, force: true, beforeWrite: beforeWrite)
     }
@@ -1205,9 +1333,23 @@ final class FileNotifier: @unchecked Sendable {
         guard calls else { return moves }
         CoreLog.log(.debug, Category.Storage.notification.rawValue,
                     "Delivering version \(nv) of '\(path)': \(out.count) change set(s), \(realmObservers.count) Realm observer(s)")
+        // (a block that writes moves the Realm: the queries over collections after it read their
+        // results in the file frozen at the version delivered, pinned here, docs/ARCHITECTURE.md,
+        // Change notifications)
+        let pin = out.contains { $0.0.rebases } ? core.pinVersion() : nil
+        var delivered: RealmCore?
         for ((r, p), block) in zip(out, blocks) where r.live.load(ordering: .sequentiallyConsistent) {
-            block?(core, p)
+            if r.rebases, p.at == nil, let pin, NotifierCore.version(of: core) != nv {
+                if delivered == nil { delivered = try? RealmCore.frozen(like: core, at: pin) }
+                var q = p
+                q.at = delivered
+                block?(core, q)
+            } else {
+                block?(core, p)
+            }
         }
+        if let pin { RealmCore.unpin(pin) }
+        delivered = nil
         notifyRealmObservers(realmObservers, of: t, core, .didChange)
         // (an observer unregistered meanwhile, its token released in a block, may have its last
         // reference here: let go now, on the target's thread, not under the lock below)

@@ -226,12 +226,16 @@ enum Observation {
         let derived = DerivedChanges()
         return register(core: base.core, queue: queue, watch: watch, onNotifierThread: onNotifierThread,
                         rebases: true) { core, p in
+            // (a change set held back by a write that skipped this observer, and the rebase
+            // behind it, are read at their own versions, frozen: docs/ARCHITECTURE.md, Change
+            // notifications)
+            let source = p.at.map { delivered.resolved(in: $0) }
             let resolved = delivered.resolved(in: core)
             if p.rebase {
-                derived.rebase(resolved)
+                derived.rebase(source ?? resolved)
                 return
             }
-            if let q = derived.translate(resolved, p) { deliver(core, resolved, q) }
+            if let q = derived.translate(source ?? resolved, p) { deliver(core, resolved, q) }
         }
     }
 }
