@@ -33,7 +33,8 @@ deps:
 # -Wmissing-prototypes and -Wredundant-decls make a function defined without its header's
 # declaration, or declared a second time by hand in a .c file, fail the build.
 cwarn:
-	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c \
+	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c Benchmarks/lookup/chase.c \
+		Benchmarks/lookup/folio_sync.c \
 		Benchmarks/commit/commit_loop.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only

@@ -9,7 +9,9 @@
  *   ./chase MIB HUGE     MIB: the region's size; HUGE 1 asks for 2 MiB pages (MADV_HUGEPAGE),
  *                        0 forbids them (MADV_NOHUGEPAGE); prints the AnonHugePages it got
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,9 @@
  * and once a one-byte pwrite and fdatasync. For each it prints the sectors the whole disk DISK
  * (default vda, /sys/block/DISK/stat) wrote meanwhile, other processes' writes included.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
