@@ -303,7 +303,8 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
             let present = Set(0..<n)
             let probes = probesFor(Array(0..<n), &rng)
             try db.read { txn in
-                #expect(try checkLookups(txn, t, v, present: present, probes: probes, "loaded in key order") == 0)
+                let wrong = try checkLookups(txn, t, v, present: present, probes: probes, "loaded in key order")
+                #expect(wrong == 0)
             }
             // one row in every leaf whose index is a multiple of 5 or below 3 (leaves 0-2 are the
             // first children of the first inner node): each such leaf is copied elsewhere
@@ -317,22 +318,23 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
                 }
             }
             try db.read { txn in
-                #expect(try checkLookups(txn, t, v, present: present, probes: probes, "after leaves moved") == 0)
-                var wrong = 0
+                let wrong = try checkLookups(txn, t, v, present: present, probes: probes, "after leaves moved")
+                #expect(wrong == 0)
+                var wrongW = 0
                 for k in stride(from: Int64(0), to: n, by: 1) {
                     var o = try openObj(txn, t, k)
-                    if try getInt(&o, w) != (written[k] ?? 0) { wrong += 1 }
+                    if try getInt(&o, w) != (written[k] ?? 0) { wrongW += 1 }
                 }
-                #expect(wrong == 0, "values of w read back wrong for \(wrong) objects")
+                #expect(wrongW == 0, "values of w read back wrong for \(wrongW) objects")
             }
             db.verify()
         }
     }
 
     /// An inner node whose first four child refs are damaged into one stride (past the file's
-    /// end, among the refs a write's own nodes take, or inside the file at the wrong places) makes the descent predict
-    /// a leaf from them: every lookup still answers (found with the key asked for, or not found)
-    /// or is CS_CORRUPT, none crashes, and the damage shows.
+    /// end, among the refs a write's own nodes take, or inside the file at the wrong places)
+    /// makes the descent predict a leaf from them: every lookup still answers (found with the key
+    /// asked for, or not found) or is CS_CORRUPT, none crashes, and the damage shows.
     @Test func damagedChildStridesGiveAnswersOrCorruptNeverACrash() throws {
         let n = 70_000
         try withTempDir { dir in
