@@ -1,6 +1,6 @@
 /*
- * chase.c -- the memory latency behind the lookup figures (docs/benchmarks/README.md, "Huge
- * pages, prefetches and the lookup's floor"): a pointer chase over one random cycle through
+ * chase.c -- the memory latency behind the lookup figures (docs/benchmarks/README.md,
+ * "scale.pk.get to 100M"): a pointer chase over one random cycle through
  * every 64-byte line of an anonymous region, so each load waits for the one before it, as a
  * tree descent's reads do. Prints the CPU time per load (on a loaded machine the wall time also
  * counts other processes' turns).

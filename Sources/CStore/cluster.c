@@ -379,10 +379,13 @@ static inline void prefetch_gap(const cs_txn *t, ref_t prev, ref_t r)
 }
 
 /* How many of an inner node's first children must step by one stride for predict_child to trust
- * it: with three (two equal steps) 13 of the 32 lowest inner nodes of 1M keys loaded in random
- * order, whose leaves differ in size, matched by chance; with four, 2 (docs/benchmarks/README.md,
- * "Predicted leaves"). */
-#define PREDICT_CHILDREN 4
+ * it. A load in random order evens out neighbouring leaves (leaf_overflow), so leaves of one size
+ * side by side happen: of the 32 lowest inner nodes after 1M Int keys loaded in random order, 13
+ * start with three children one stride apart, 2 with four, none with six (nor any of the 4 after
+ * 120k such keys); after a load in key order 3,046 of 3,051 start with six (docs/benchmarks/
+ * README.md, "Predicted leaves"). Six slots are bytes 16-63 of the node: its header's cache line
+ * and at most the next. */
+#define PREDICT_CHILDREN 6
 
 /* Where child g of an inner node probably is, before the slot that holds its ref has arrived
  * (docs/ARCHITECTURE.md, The lookup's cache misses): a commit writes sibling leaves one after the
@@ -402,6 +405,25 @@ static inline ref_t predict_child(node_hdr *h, uint64_t g, uint64_t *stride)
     for (int k = 2; k < PREDICT_CHILDREN; k++)
         if (ch[k] - ch[k - 1] != *stride) return 0;
     return ch[0] + g * *stride;
+}
+
+#if CS_ASSERTS
+/* cs_test_lookup_predictions' counts for this thread: right, wrong, none */
+static _Thread_local uint64_t predict_counts[3];
+#endif
+
+bool cs_test_lookup_predictions(uint64_t counts[3])
+{
+    counts[0] = counts[1] = counts[2] = 0;
+#if CS_ASSERTS
+    for (int i = 0; i < 3; i++) {
+        counts[i] = predict_counts[i];
+        predict_counts[i] = 0;
+    }
+    return true;
+#else
+    return false;
+#endif
 }
 
 /* The most column sub-nodes of a leaf whose headers a lookup prefetches (the first ones). */
@@ -433,6 +455,9 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
             uint64_t c = child_for_span(first, key, &s, g);
             r = cluster_inner_child(h, c);
             if (c > 0 && r != predicted) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
+#if CS_ASSERTS
+            if (depth > 0) predict_counts[!predicted ? 2 : r == predicted ? 0 : 1]++;
+#endif
             continue;
         }
         /* The leaf's key list and its column sub-nodes are fetched together, not one after the

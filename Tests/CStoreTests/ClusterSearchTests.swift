@@ -285,13 +285,25 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
     }
 
     /// The leaf a descent predicts from its inner node's first children (cluster.c,
-    /// predict_child) is only prefetched: after a load in key order (sibling leaves one size
-    /// apart, so the guesses are right) lookups are exact; after writes that copy scattered leaves
-    /// elsewhere, among them the first children of some inner nodes (the guesses point at freed
-    /// places, or no stride is found), they are exact too, reading the values written.
+    /// predict_child) is only prefetched, so answers are exact whether the guess is right or not;
+    /// and the guesses are made where they should be (cs_test_lookup_predictions, in builds with
+    /// the core's assertions): after a load in key order (sibling leaves one size apart) nearly
+    /// every descent below the root predicts the child it takes; after writes that copy
+    /// scattered leaves elsewhere, among them the first children of some inner nodes, fewer do
+    /// (the guesses point at freed places, or no stride is found); after a load in random order
+    /// (leaves of uneven sizes) hardly any guess is made.
     @Test func predictedLeavesOnlyPrefetchAnswersAreExact() throws {
         var rng = SeededRNG(seed: stableSeed("cluster search predicted leaves"))
         let n: Int64 = 70_000
+        var counts: [UInt64] = [0, 0, 0]
+        let counting = cs_test_lookup_predictions(&counts)
+        /// Opens every key of 0..<count in `t` and returns the prediction counts of those lookups.
+        func predictions(_ txn: OpaquePointer, _ t: UInt32, _ count: Int64) throws -> [UInt64] {
+            _ = cs_test_lookup_predictions(&counts)
+            for k in 0..<count { _ = try openObj(txn, t, k) }
+            _ = cs_test_lookup_predictions(&counts)
+            return counts
+        }
         try withTempDir { dir in
             let db = try DB(dir.path())
             let (t, v, w) = try db.write { txn -> (UInt32, UInt32, UInt32) in
@@ -302,9 +314,14 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
             }
             let present = Set(0..<n)
             let probes = probesFor(Array(0..<n), &rng)
+            var rightInKeyOrder: UInt64 = 0
             try db.read { txn in
                 let wrong = try checkLookups(txn, t, v, present: present, probes: probes, "loaded in key order")
                 #expect(wrong == 0)
+                let c = try predictions(txn, t, n)
+                rightInKeyOrder = c[0]
+                // one inner level below the root (274 leaves): one count per lookup
+                if counting { #expect(c[0] * 10 >= UInt64(n) * 9, "key order: predictions right, wrong, none: \(c)") }
             }
             // one row in every leaf whose index is a multiple of 5 or below 3 (leaves 0-2 are the
             // first children of the first inner node): each such leaf is copied elsewhere
@@ -326,12 +343,31 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
                     if try getInt(&o, w) != (written[k] ?? 0) { wrongW += 1 }
                 }
                 #expect(wrongW == 0, "values of w read back wrong for \(wrongW) objects")
+                let c = try predictions(txn, t, n)
+                if counting { #expect(c[0] < rightInKeyOrder, "leaves moved: predictions right, wrong, none: \(c)") }
+            }
+            // 120k keys in random order: leaves of uneven sizes
+            let m: Int64 = 120_000
+            let (s, sv) = try db.write { txn -> (UInt32, UInt32) in
+                let (s, sv) = try addKeyedTable(txn, "S")
+                for i in 0..<m { try createKeyed(txn, s, sv, (i * 7919) % m) }
+                return (s, sv)
+            }
+            try db.read { txn in
+                let c = try predictions(txn, s, m)
+                if counting { #expect((c[0] + c[1]) * 10 <= UInt64(m), "random order: predictions right, wrong, none: \(c)") }
+                var wrong = 0
+                for k in 0..<m {
+                    var o = try openObj(txn, s, k)
+                    if try getInt(&o, sv) != valueOf(k) { wrong += 1 }
+                }
+                #expect(wrong == 0)
             }
             db.verify()
         }
     }
 
-    /// An inner node whose first four child refs are damaged into one stride (past the file's
+    /// An inner node whose first six child refs are damaged into one stride (past the file's
     /// end, among the refs a write's own nodes take, or inside the file at the wrong places)
     /// makes the descent predict a leaf from them: every lookup still answers (found with the key
     /// asked for, or not found) or is CS_CORRUPT, none crashes, and the damage shows.
@@ -361,7 +397,7 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
                                         ("in the write slabs' range", (UInt64(1) << 62) + 8, stride),
                                         ("inside, at the wrong places", child0, 64)] {
                 var b = bytes
-                for k in 0..<4 {
+                for k in 0..<6 {
                     let ref = first &+ UInt64(k) &* step
                     for i in 0..<8 { b[inner + 8 + 8 * (1 + k) + i] = UInt8(truncatingIfNeeded: ref >> (8 * UInt64(i))) }
                 }

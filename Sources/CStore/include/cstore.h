@@ -1364,6 +1364,12 @@ bool cs_test_node_allocation_failed(void);
  *  free-list or run-list node finds its size check failed (as if the library had an error),
  *  so the commit fails with CS_INTERNAL. Returns false, doing nothing, in other builds. */
 bool cs_test_fail_commit_check(void);
+/** For the core's tests, in the same builds: what the lookups by key of the calling thread did
+ *  below a tree's root since the last call (docs/ARCHITECTURE.md, "Predicting the leaf"):
+ *  counts[0] the inner nodes whose predicted child was the one taken, counts[1] those whose
+ *  prediction was another, counts[2] those where none was made. Resets the counts. Returns false,
+ *  leaving `counts` zero, in other builds. */
+bool cs_test_lookup_predictions(uint64_t counts[3]);
 
 #ifdef __cplusplus
 }
