@@ -6,8 +6,9 @@
  *   gcc -O2 -o folio_sync Benchmarks/lookup/folio_sync.c
  *   ./folio_sync FILE CHUNK_KIB [reread]
  *
- * Makes FILE 16 MiB (fallocate; an existing FILE is overwritten, and removed at the end), fills it with pwrites of CHUNK_KIB each (4096: the page cache
- * then holds 2 MiB folios on ext4 with large folios; 4: 4 KiB folios) and syncs it; with
+ * Makes FILE 16 MiB (fallocate; an existing FILE is overwritten, and removed at the end), fills
+ * it with pwrites of CHUNK_KIB each (4096: the page cache then holds 2 MiB folios on ext4 with
+ * large folios; 4: 4 KiB folios) and syncs it; with
  * `reread`, drops its pages and reads them back with pread and readahead (which grows the
  * folios). Then five times: a one-byte store through a shared writable mapping and fdatasync;
  * and once a one-byte pwrite and fdatasync. For each it prints what the block device that holds

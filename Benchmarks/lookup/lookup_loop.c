@@ -237,7 +237,11 @@ static int collapse(const char *path)
         return 1;
     }
     size_t len = (size_t)st.st_size & ~(size_t)((2 << 20) - 1);
-    if (!len) return 2;
+    if (!len) {
+        fprintf(stderr, "%s is smaller than 2 MiB\n", path);
+        close(fd);
+        return 2;
+    }
     unsigned char *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         perror("mmap");
@@ -269,6 +273,10 @@ static int touch(const char *path, long n, long k)
     cs_db *db;
     cs_txn *t;
     uint32_t tb, v;
+    if (k < 1) {
+        fprintf(stderr, "touch: K must be at least 1\n");
+        return 2;
+    }
     CK(cs_db_open(path, &o, &db));
     for (int pass = 0; pass < 2; pass++) {
         CK(cs_txn_begin(db, CS_TXN_WRITE, &t));

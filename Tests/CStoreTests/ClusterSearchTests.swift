@@ -297,6 +297,7 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
         let n: Int64 = 70_000
         var counts: [UInt64] = [0, 0, 0]
         let counting = cs_test_lookup_predictions(&counts)
+        #expect(counting, "the prediction counts need a build with the core's assertions (docs/CONTRIBUTING.md)")
         /// Opens every key of 0..<count in `t` and returns the prediction counts of those lookups.
         func predictions(_ txn: OpaquePointer, _ t: UInt32, _ count: Int64) throws -> [UInt64] {
             _ = cs_test_lookup_predictions(&counts)
