@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example placement-loop lookup-loop commit-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example placement-loop lookup-loop lookup-layout commit-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -33,7 +33,9 @@ deps:
 # -Wmissing-prototypes and -Wredundant-decls make a function defined without its header's
 # declaration, or declared a second time by hand in a .c file, fail the build.
 cwarn:
-	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c \
+	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c Benchmarks/lookup/chase.c \
+		Benchmarks/lookup/lookup_layout.c \
+		Benchmarks/lookup/folio_sync.c \
 		Benchmarks/commit/commit_loop.c Benchmarks/notify/object_advance.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only
@@ -99,6 +101,15 @@ lookup-loop: deps
 	$(CC) -O2 -g $(C_EXAMPLE_FLAGS) -o .build/lookup-loop/lookup-loop \
 		Benchmarks/lookup/lookup_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
 	@echo "run: .build/lookup-loop/lookup-loop build FILE N [MODE 0-3], then get FILE N OPS [MODE]"
+	@echo "     (LOOKUP_SMAPS=1: the mapping's 2 MiB share); cache FILE huge|small, collapse FILE, touch FILE N K"
+
+# The tree-shape counter behind the lookup figures (Benchmarks/lookup/lookup_layout.c): it reads
+# the core's private headers.
+lookup-layout: deps
+	@mkdir -p .build/lookup-loop
+	$(CC) -O2 -g $(C_EXAMPLE_FLAGS) -ISources/CStore -o .build/lookup-loop/lookup-layout \
+		Benchmarks/lookup/lookup_layout.c $(CSRC) $(C_EXAMPLE_LIBS)
+	@echo "run: .build/lookup-loop/lookup-layout FILE [TABLE]"
 
 # The tests run with a private PostgreSQL server for the mirror tests (.ci/with-postgres: initdb
 # into a temporary directory, a Unix socket there, stopped and removed afterwards).

@@ -378,6 +378,54 @@ static inline void prefetch_gap(const cs_txn *t, ref_t prev, ref_t r)
     __builtin_prefetch(t->map + r);
 }
 
+/* How many of an inner node's first children must step by one stride for predict_child to trust
+ * it. A load in random order evens out neighbouring leaves (leaf_overflow), so leaves of one size
+ * side by side happen: of the 32 lowest inner nodes after 1M Int keys loaded in random order, 13
+ * start with three children one stride apart, 2 with four, none with six (nor any of the 4 after
+ * 120k such keys); after a load in key order 3,046 of 3,051 start with six (docs/benchmarks/
+ * README.md, "Predicted leaves"). Six slots are bytes 16-63 of the node: its header's cache line
+ * and at most the next. */
+#define PREDICT_CHILDREN 6
+
+/* Where child g of an inner node probably is, before the slot that holds its ref has arrived
+ * (docs/ARCHITECTURE.md, The lookup's cache misses): a commit writes sibling leaves one after the
+ * other, and in a load in key order they all have one size, so their refs step by one stride.
+ * When the node's first PREDICT_CHILDREN children (in its header's cache line or the next) do,
+ * and the stride is a leaf's (at most FIND_GAP_MAX, not a subtree's), child g is guessed at
+ * child 0 + g * stride, with *stride set; else 0. Only a guess to prefetch by: the descent still
+ * reads the real ref, and a damaged node can make the guess point anywhere (prefetch_gap fetches
+ * nothing outside the snapshot). */
+static inline ref_t predict_child(node_hdr *h, uint64_t g, uint64_t *stride)
+{
+    uint64_t n = cluster_inner_children(h);
+    if (g == 0 || g >= n || n < PREDICT_CHILDREN) return 0;
+    const uint64_t *ch = &node_refs(h)[CL_CHILD0];
+    *stride = ch[1] - ch[0];
+    if (IS_SLAB(ch[0]) || ch[1] <= ch[0] || *stride > FIND_GAP_MAX) return 0;
+    for (int k = 2; k < PREDICT_CHILDREN; k++)
+        if (ch[k] - ch[k - 1] != *stride) return 0;
+    return ch[0] + g * *stride;
+}
+
+#if CS_ASSERTS
+/* cs_test_lookup_predictions' counts for this thread: right, wrong, none */
+static _Thread_local uint64_t predict_counts[3];
+#endif
+
+bool cs_test_lookup_predictions(uint64_t counts[3])
+{
+    counts[0] = counts[1] = counts[2] = 0;
+#if CS_ASSERTS
+    for (int i = 0; i < 3; i++) {
+        counts[i] = predict_counts[i];
+        predict_counts[i] = 0;
+    }
+    return true;
+#else
+    return false;
+#endif
+}
+
 /* The most column sub-nodes of a leaf whose headers a lookup prefetches (the first ones). */
 #define FIND_PREFETCH_COLS 8
 
@@ -391,14 +439,25 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
         TRY(node_at(t, r, &h));
         if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
         if (h->flags & NF_INNER) {
-            /* the child's ref is fetched while the first keys that confirm it are read */
+            /* the child's ref is fetched while the first keys that confirm it are read; below
+             * the root (whose slots every lookup reads, so they are cached), a leaf child whose
+             * place its siblings predict is fetched at the same time, without waiting for it */
             uint64_t g = span_guess(&s, key, cluster_inner_children(h));
-            if (g < cluster_inner_children(h)) __builtin_prefetch(&node_refs(h)[CL_CHILD0 + g]);
+            ref_t predicted = 0;
+            if (g < cluster_inner_children(h)) {
+                __builtin_prefetch(&node_refs(h)[CL_CHILD0 + g]);
+                uint64_t stride = 0;
+                if (depth > 0) predicted = predict_child(h, g, &stride);
+                if (predicted) prefetch_gap(t, predicted - stride, predicted);
+            }
             node_hdr *first;
             TRY(open_inner(t, h, &first)); /* its count is cluster_inner_children(h), so g holds */
             uint64_t c = child_for_span(first, key, &s, g);
             r = cluster_inner_child(h, c);
-            if (c > 0) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
+            if (c > 0 && r != predicted) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
+#if CS_ASSERTS
+            if (depth > 0) predict_counts[!predicted ? 2 : r == predicted ? 0 : 1]++;
+#endif
             continue;
         }
         /* The leaf's key list and its column sub-nodes are fetched together, not one after the

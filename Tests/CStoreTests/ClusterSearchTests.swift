@@ -6,6 +6,9 @@
 // guess is right (dense keys) and where it is mostly wrong (sparse, random over 2^61, runs with
 // large jumps, deleted stretches), in key lists as a write leaves them and as a commit packs them
 // (with a base or without, FORMAT.md §3), and that damaged key lists give answers or CS_CORRUPT.
+// Below the root, a descent also guesses where a leaf child lies from the stride of the inner
+// node's first children and prefetches it: only a prefetch, so answers must not depend on whether
+// the guess is right (a load in key order), wrong (leaves moved by later writes) or damaged.
 
 import CStore
 import Foundation
@@ -275,6 +278,159 @@ private func probesFor(_ keys: [Int64], _ rng: inout SeededRNG) -> [Int64] {
                 }
                 #expect((opened[codeName(Int32(CS_OK))] ?? 0) < n, "\(what): the damage shows: \(opened)")
                 print("cluster search, damaged \(what): cs_obj_open gave \(opened.sorted { $0.key < $1.key })")
+                check(cs_txn_end(txn!))
+                check(cs_db_close(h))
+            }
+        }
+    }
+
+    /// The leaf a descent predicts from its inner node's first children (cluster.c,
+    /// predict_child) is only prefetched, so answers are exact whether the guess is right or not;
+    /// and the guesses are made where they should be (cs_test_lookup_predictions, in builds with
+    /// the core's assertions): after a load in key order (sibling leaves one size apart) nearly
+    /// every descent below the root predicts the child it takes; after writes that copy
+    /// scattered leaves elsewhere, among them the first children of some inner nodes, fewer do
+    /// (the guesses point at freed places, or no stride is found); after a load in random order
+    /// (leaves of uneven sizes) hardly any guess is made.
+    @Test func predictedLeavesOnlyPrefetchAnswersAreExact() throws {
+        var rng = SeededRNG(seed: stableSeed("cluster search predicted leaves"))
+        let n: Int64 = 70_000
+        var counts: [UInt64] = [0, 0, 0]
+        let counting = cs_test_lookup_predictions(&counts)
+        #expect(counting, "the prediction counts need a build with the core's assertions (docs/CONTRIBUTING.md)")
+        /// Opens every key of 0..<count in `t` and returns the prediction counts of those lookups.
+        func predictions(_ txn: OpaquePointer, _ t: UInt32, _ count: Int64) throws -> [UInt64] {
+            _ = cs_test_lookup_predictions(&counts)
+            for k in 0..<count { _ = try openObj(txn, t, k) }
+            _ = cs_test_lookup_predictions(&counts)
+            return counts
+        }
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            let (t, v, w) = try db.write { txn -> (UInt32, UInt32, UInt32) in
+                let (t, v) = try addKeyedTable(txn, "T")
+                let w = try addColumn(txn, t, "w", CS_TYPE_INT)
+                for k in 0..<n { try createKeyed(txn, t, v, k) }
+                return (t, v, w)
+            }
+            let present = Set(0..<n)
+            let probes = probesFor(Array(0..<n), &rng)
+            var rightInKeyOrder: UInt64 = 0
+            try db.read { txn in
+                let wrong = try checkLookups(txn, t, v, present: present, probes: probes, "loaded in key order")
+                #expect(wrong == 0)
+                let c = try predictions(txn, t, n)
+                rightInKeyOrder = c[0]
+                // one inner level below the root (274 leaves, three inner nodes): one count per
+                // lookup. The first inner node's first leaf is the first half of the root leaf's
+                // split, smaller than the others, so that node finds no stride; the others do, and
+                // their guesses are right
+                if counting {
+                    #expect(c[0] * 3 >= UInt64(n) && c[0] * 10 >= (c[0] + c[1]) * 9,
+                            "key order: predictions right, wrong, none: \(c)")
+                }
+            }
+            // one row in every leaf whose index is a multiple of 5 or below 3 (leaves 0-2 are the
+            // first children of the first inner node): each such leaf is copied elsewhere
+            var written: [Int64: Int64] = [:]
+            try db.write { txn in
+                for leaf in stride(from: Int64(0), to: n / 256, by: 1) where leaf % 5 == 0 || leaf < 3 {
+                    let k = leaf * 256 + Int64.random(in: 0..<256, using: &rng)
+                    var o = try openObj(txn, t, k)
+                    try must(cs_obj_set_int(&o, w, -k - 1), "cs_obj_set_int")
+                    written[k] = -k - 1
+                }
+            }
+            try db.read { txn in
+                let wrong = try checkLookups(txn, t, v, present: present, probes: probes, "after leaves moved")
+                #expect(wrong == 0)
+                var wrongW = 0
+                for k in stride(from: Int64(0), to: n, by: 1) {
+                    var o = try openObj(txn, t, k)
+                    if try getInt(&o, w) != (written[k] ?? 0) { wrongW += 1 }
+                }
+                #expect(wrongW == 0, "values of w read back wrong for \(wrongW) objects")
+                let c = try predictions(txn, t, n)
+                if counting { #expect(c[0] < rightInKeyOrder, "leaves moved: predictions right, wrong, none: \(c)") }
+            }
+            // 120k keys in random order: leaves of uneven sizes
+            let m: Int64 = 120_000
+            let (s, sv) = try db.write { txn -> (UInt32, UInt32) in
+                let (s, sv) = try addKeyedTable(txn, "S")
+                for i in 0..<m { try createKeyed(txn, s, sv, (i * 7919) % m) }
+                return (s, sv)
+            }
+            try db.read { txn in
+                let c = try predictions(txn, s, m)
+                if counting { #expect((c[0] + c[1]) * 10 <= UInt64(m), "random order: predictions right, wrong, none: \(c)") }
+                var wrong = 0
+                for k in 0..<m {
+                    var o = try openObj(txn, s, k)
+                    if try getInt(&o, sv) != valueOf(k) { wrong += 1 }
+                }
+                #expect(wrong == 0)
+            }
+            db.verify()
+        }
+    }
+
+    /// An inner node whose first six child refs are damaged into one stride (past the file's
+    /// end, among the refs a write's own nodes take, or inside the file at the wrong places)
+    /// makes the descent predict a leaf from them: every lookup still answers (found with the key
+    /// asked for, or not found) or is CS_CORRUPT, none crashes, and the damage shows.
+    @Test func damagedChildStridesGiveAnswersOrCorruptNeverACrash() throws {
+        let n = 70_000
+        try withTempDir { dir in
+            let path = dir.path("orig.cstore")
+            let table: UInt32 = try {
+                let db = try DB(path)
+                defer { db.close() }
+                return try db.write { txn -> UInt32 in
+                    let (t, v) = try addKeyedTable(txn, "T")
+                    for k in 0..<Int64(n) { try createKeyed(txn, t, v, k) }
+                    return t
+                }
+            }()
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let root = rawLE64(bytes, rawTableNode(bytes, table) + 8)
+            func slot(_ node: Int, _ i: Int) -> Int { rawLE64(bytes, node + 8 + 8 * i) }
+            let inner = slot(root, 2) // below the root, where leaves are predicted
+            #expect(bytes[inner + 2] & 0x01 != 0, "the root's child is an inner node")
+            #expect(bytes[slot(inner, 1) + 2] & 0x01 == 0, "its children are leaves")
+            let child0 = UInt64(slot(inner, 1)), stride = UInt64(slot(inner, 2) - slot(inner, 1))
+            #expect(stride > 0 && stride <= 65536, "the load in key order left its leaves one stride apart")
+            var cases: [(String, [UInt8])] = []
+            for (what, first, step) in [("past the end", UInt64(bytes.count + 4096), stride),
+                                        ("in the write slabs' range", (UInt64(1) << 62) + 8, stride),
+                                        ("inside, at the wrong places", child0, 64)] {
+                var b = bytes
+                for k in 0..<6 {
+                    let ref = first &+ UInt64(k) &* step
+                    for i in 0..<8 { b[inner + 8 + 8 * (1 + k) + i] = UInt8(truncatingIfNeeded: ref >> (8 * UInt64(i))) }
+                }
+                cases.append((what, b))
+            }
+            for (what, b) in cases {
+                let copy = dir.path("copy.cstore")
+                try? FileManager.default.removeItem(atPath: copy)
+                try Data(b).write(to: URL(fileURLWithPath: copy))
+                let (rc, h) = openRaw(copy, flags: CS_OPEN_READONLY)
+                guard rc == Int32(CS_OK), let h else {
+                    #expect(rc == Int32(CS_CORRUPT), "\(what): open gave \(codeName(rc))")
+                    continue
+                }
+                var txn: OpaquePointer?
+                try must(cs_txn_begin(h, Int32(CS_TXN_READ), &txn))
+                var opened: [String: Int] = [:]
+                for k in Int64(-1)..<Int64(n + 2) {
+                    var o = cs_obj()
+                    let orc = cs_obj_open(txn!, table, k, &o)
+                    opened[codeName(orc), default: 0] += 1
+                    #expect(orc == Int32(CS_OK) || orc == Int32(CS_NOTFOUND) || orc == Int32(CS_CORRUPT),
+                            "\(what): cs_obj_open(\(k)) gave \(codeName(orc))")
+                    if orc == Int32(CS_OK) { #expect(o.key == k, "\(what): cs_obj_open(\(k)) opened \(o.key)") }
+                }
+                #expect((opened[codeName(Int32(CS_OK))] ?? 0) < n, "\(what): the damage shows: \(opened)")
                 check(cs_txn_end(txn!))
                 check(cs_db_close(h))
             }

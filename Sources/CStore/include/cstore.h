@@ -1371,6 +1371,12 @@ bool cs_test_fail_commit_check(void);
  *  journal replay kept (docs/FORMAT.md §13, Recovery: a bit per 8-byte word, in regions of
  *  64 KiB allocated as records touch them, 1 KiB each), 0 before any. */
 uint64_t cs_test_replay_map_bytes(void);
+/** For the core's tests, in the same builds: what the lookups by key of the calling thread did
+ *  below a tree's root since the last call (docs/ARCHITECTURE.md, "Predicting the leaf"):
+ *  counts[0] the inner nodes whose predicted child was the one taken, counts[1] those whose
+ *  prediction was another, counts[2] those where none was made. Resets the counts. Returns false,
+ *  leaving `counts` zero, in other builds. */
+bool cs_test_lookup_predictions(uint64_t counts[3]);
 
 #ifdef __cplusplus
 }
