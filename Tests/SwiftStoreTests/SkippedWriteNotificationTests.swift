@@ -63,14 +63,7 @@ import TestSupport
     /// change set was compared with the results after the skipped write, which it reported
     /// again (the dog the write linked inserted a second time, the one it created inserted).
     @Test func aSkippedWriteInsideABlockAfterAnotherCommit() throws {
-        let f = try Fixture(models: [BKOwner.self, BKDog.self])
-        try f.run { realm in
-            try realm.write {
-                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
-                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
-                realm.create(BKOwner.self, value: ["name": "Bob"])
-            }
-        }
+        let f = try annOwningDogs(andBob: true)
         let shared = Events<Seen>(), plain = Events<Seen>(), owners = Events<Seen>()
         let armed = Locked(true)
         try f.run { realm in
@@ -569,14 +562,7 @@ extension SkippedWriteNotificationTests {
     /// skipped write's dog (update(4 +[3] ~[2])), and the held-back change set then took it away
     /// again (update(4 -[3] ~[0])).
     @Test func aSkippedWriteInAnEarlierBlockOfTheSameDelivery() throws {
-        let f = try Fixture(models: [BKOwner.self, BKDog.self])
-        try f.run { realm in
-            try realm.write {
-                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
-                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
-                realm.create(BKOwner.self, value: ["name": "Bob"])
-            }
-        }
+        let f = try annOwningDogs(andBob: true)
         let plain = Events<Seen>(), owners = Events<Seen>()
         let armed = Locked(true)
         let skipped = Locked<[NotificationToken]>([])
@@ -617,13 +603,7 @@ extension SkippedWriteNotificationTests {
     /// the List took the results after the write as shown first and then translated its change
     /// set from there (x deleted and inserted again); the plain List was right.
     @Test(arguments: [true, false]) func skippedByAnEarlierBlockOfTheSameDelivery(queryOverList: Bool) throws {
-        let f = try Fixture(models: [BKOwner.self, BKDog.self])
-        try f.run { realm in
-            try realm.write {
-                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
-                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
-            }
-        }
+        let f = try annOwningDogs()
         let seen = Events<Seen>(), owners = Events<Seen>()
         let armed = Locked(true)
         let skipped = Locked<[NotificationToken]>([])
@@ -711,13 +691,7 @@ extension SkippedWriteNotificationTests {
     /// commit landing right after the skipped write (the afterCommit hook) together: the skipped
     /// query over the List gets x (held back) and y (landing), each once, never d.
     @Test func heldBackAndLandingTogether() throws {
-        let f = try Fixture(models: [BKOwner.self, BKDog.self])
-        try f.run { realm in
-            try realm.write {
-                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
-                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
-            }
-        }
+        let f = try annOwningDogs()
         let owners = Events<Seen>(), observed = Events<Seen>()
         let armed = Locked(true)
         let config = f.config
@@ -753,13 +727,7 @@ extension SkippedWriteNotificationTests {
     /// As `heldBackAndLandingTogether`, the skipped query over the List registered before or after
     /// the writing observer, with a change set of its own in the delivery that writes (c renamed).
     @Test(arguments: [true, false]) func heldBackLandingAndOwnChangeSet(skippedFirst: Bool) throws {
-        let f = try Fixture(models: [BKOwner.self, BKDog.self])
-        try f.run { realm in
-            try realm.write {
-                let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
-                realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
-            }
-        }
+        let f = try annOwningDogs()
         let owners = Events<Seen>(), observed = Events<Seen>()
         let armed = Locked(true)
         let skipped = Locked<[NotificationToken]>([])
@@ -853,6 +821,19 @@ extension SkippedWriteNotificationTests {
 private func namedDog(_ r: Realm, _ name: String) -> NDog { r.objects(NDog.self).filter("name == %@", name).first! }
 private func bkDog(_ r: Realm, _ name: String) -> BKDog { r.objects(BKDog.self).filter("name == %@", name).first! }
 private func bkOwner(_ r: Realm, _ name: String) -> BKOwner { r.objects(BKOwner.self).filter("name == %@", name).first! }
+
+/// A file in which Ann owns dogs a, b and c (and Bob, with `andBob`, owns none).
+private func annOwningDogs(andBob: Bool = false) throws -> Fixture {
+    let f = try Fixture(models: [BKOwner.self, BKDog.self])
+    try f.run { realm in
+        try realm.write {
+            let dogs = ["a", "b", "c"].map { realm.create(BKDog.self, value: ["name": $0]) }
+            realm.create(BKOwner.self, value: ["name": "Ann"]).dogs.append(objectsIn: dogs)
+            if andBob { realm.create(BKOwner.self, value: ["name": "Bob"]) }
+        }
+    }
+    return f
+}
 
 /// Arms the test hook so that the next commit on the file of `config`, right after it committed
 /// and before its change sets are computed, waits for `body` to be committed by another Realm on
