@@ -597,6 +597,9 @@ final class FileNotifier: @unchecked Sendable {
                   readValues: ((RealmCore, [UInt32]) -> [Any?])? = nil,
                   rebases: Bool = false,
                   callback: @escaping (RealmCore, ChangePayload) -> Void) -> NotificationToken {
+        // (an observer registered without a queue through a Realm confined to a queue is
+        // delivered on that queue, as RealmSwift does: the target is the queue's)
+        let queue = queue ?? core.queue
         // An object observer on a queue: the queue's Realm, when it has none yet, is made here
         // and set below to the version the watch starts at, so that the first delivery reads
         // the old values there (opened at its first delivery, it would read the newest

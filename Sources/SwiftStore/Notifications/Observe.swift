@@ -11,8 +11,10 @@ enum Observation {
         if core.isInWriteTransaction {
             preconditionFailure("Cannot register notification blocks from within write transactions.")
         }
-        // an actor-isolated Realm delivers on its actor; a thread's Realm needs its run loop
-        if queue == nil && core.actor == nil && !Thread.isMainThread && RunLoop.current.currentMode == nil {
+        // an actor-isolated Realm delivers on its actor, a queue-confined one on its queue; a
+        // thread's Realm needs its run loop
+        if queue == nil && core.actor == nil && core.queue == nil && !Thread.isMainThread
+            && RunLoop.current.currentMode == nil {
             preconditionFailure("Can only add notification blocks from within runloops.")
         }
     }
@@ -258,7 +260,7 @@ extension Results {
     ///     depth of 4 (docs/ARCHITECTURE.md, Change notifications). Insertions and deletions
     ///     are reported whatever the key paths.
     ///   - queue: a serial queue to call `block` on (with results of a Realm confined to it);
-    ///     nil: the registering thread's run loop.
+    ///     nil: the registering thread's run loop (the Realm's queue for a Realm confined to one).
     /// - Returns: a token; notifications stop when it is invalidated or released.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
@@ -454,7 +456,8 @@ extension Object {
     ///     "owners.name" for those plus the linking objects' names); nil: every property of the
     ///     object itself (shallow, backlinks left out).
     ///   - queue: a serial queue to call `block` on (with the object read from a Realm
-    ///     confined to it); nil: the registering thread's run loop.
+    ///     confined to it); nil: the registering thread's run loop (the Realm's queue for a Realm
+    ///     confined to one).
     /// - Returns: a token; notifications stop when it is invalidated or released.
     public func observe<T: ObjectBase>(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                                        _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {

@@ -75,7 +75,8 @@ extension SectionedResults {
     ///   - keyPaths: the properties whose changes count as modifications, as for
     ///     `Results.observe(keyPaths:on:_:)`; a write that moves an element to another section
     ///     or row is always reported.
-    ///   - queue: a serial queue to call `block` on; nil: the registering thread's run loop.
+    ///   - queue: a serial queue to call `block` on; nil: the registering thread's run loop (the
+    ///     Realm's queue for a Realm confined to one).
     /// - Returns: a token; notifications stop when it is invalidated or released.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<SectionedResults<Key, SectionElement>>) -> Void)
@@ -111,7 +112,8 @@ extension ResultsSection {
     ///
     /// - Parameters:
     ///   - keyPaths: as for `SectionedResults.observe(keyPaths:on:_:)`.
-    ///   - queue: a serial queue to call `block` on; nil: the registering thread's run loop.
+    ///   - queue: a serial queue to call `block` on; nil: the registering thread's run loop (the
+    ///     Realm's queue for a Realm confined to one).
     /// - Returns: a token; notifications stop when it is invalidated or released.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (SectionedResultsChange<ResultsSection<Key, T>>) -> Void) -> NotificationToken {

@@ -205,7 +205,8 @@ extension ProjectionObservable {
     ///   - keyPaths: the projection's properties to watch, by the persisted property path
     ///     they read ("lastName", "friends.firstName") or by label; nil or empty: all of them.
     ///     Every projected property that reads a watched path reports its change.
-    ///   - queue: a serial queue to call `block` on; nil: the registering thread's run loop.
+    ///   - queue: a serial queue to call `block` on; nil: the registering thread's run loop (the
+    ///     Realm's queue for a Realm confined to one).
     /// - Returns: a token; notifications stop when it is invalidated or released.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
