@@ -59,10 +59,6 @@ uint64_t file_oldest_live(cs_dbfile *f, uint64_t latest)
     return o;
 }
 
-/* Rule 1: an extent is reusable when no live reader reads a version older than the one it was
- * freed in. */
-static inline bool reusable(const extent *x, uint64_t oldest) { return x->ver <= oldest; }
-
 /* ---- backdating ------------------------------------------------------------------------- */
 
 typedef struct vfree {
@@ -535,7 +531,9 @@ static uint64_t take(cs_dbfile *f, alloc_cur *c, int h, uint64_t size, uint64_t 
 {
     extent *bx = c->x[h];
     fl_chunk *ch = c->ch[h];
-    cs_assert(reusable(bx, oldest)); /* rule 1: only space no live reader can see */
+    /* rule 1: only space no live reader can see, an extent freed in a version no newer than
+     * the oldest one a live reader reads */
+    cs_assert(bx->ver <= oldest);
     (void)oldest;
     uint64_t p = bx->pos;
     /* the chunk's aggregates stay exact unless this was its longest extent, or the one of

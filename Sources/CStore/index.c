@@ -280,8 +280,8 @@ static int inner_child(cs_txn *t, node_hdr *h, const uint8_t *p, size_t n, size_
     }
     *child = c;
     if (out) {
-        const uint8_t *e;
-        size_t en;
+        const uint8_t *e = NULL;
+        size_t en = 0;
         out->lo = out->hi = NULL;
         if (seps.stride) {
             TRY(ileaf_get(t, &seps, c, &e, &en));
@@ -1017,7 +1017,7 @@ typedef struct collect_ctx {
 static int collect_key(void *vctx, const uint8_t *e, size_t en, int64_t key)
 {
     collect_ctx *c = vctx;
-    if (c->prefix && (en != c->plen + 8 || memcmp(e, c->prefix, c->plen) != 0)) return 1; /* stop */
+    if (c->prefix && (en != c->plen + 8 || !e || memcmp(e, c->prefix, c->plen) != 0)) return 1; /* stop */
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 16;
         int64_t *k = realloc(c->keys, nc * sizeof *k);

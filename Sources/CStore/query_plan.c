@@ -73,8 +73,8 @@ static int value_bounds(const cs_value *v, bool mixed, uint8_t **k, size_t *kn, 
 
 static int plan_point(seedplan *p, const cs_value *v, bool mixed)
 {
-    uint8_t *k, *after;
-    size_t kn, an;
+    uint8_t *k = NULL, *after = NULL;
+    size_t kn = 0, an = 0;
     TRY(value_bounds(v, mixed, &k, &kn, &after, &an));
     return plan_add(p, k, kn, after, an);
 }

@@ -268,7 +268,7 @@ int cs_column_remove(cs_txn *txn, uint32_t table, uint32_t col)
     schema *s = txn->schema;
     c = &s->tables[table].cols[col];
     if (c->type == CS_TYPE_LINK) {
-        uint32_t bt, bc;
+        uint32_t bt = 0, bc = 0;
         TRY(backlink_col_of(s, table, col, &bt, &bc));
         /* embedded targets lose their owner: delete them */
         if (s->tables[bt].flags & CS_TABLE_EMBEDDED) {

@@ -60,7 +60,7 @@ int txn_table(cs_txn *t, uint32_t table, table_def **out)
 
 int txn_col(cs_txn *t, uint32_t table, uint32_t col, table_def **tbl, col_def **out)
 {
-    table_def *td;
+    table_def *td = NULL;
     TRY(txn_table(t, table, &td));
     if (col >= td->ncols || !td->cols[col].live)
         return cs_fail(CS_NOTFOUND, 0, "no column %u in table '%s'", col, td->name);
