@@ -41,8 +41,9 @@ int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_
 
 int io_file_size(const cs_io *io, int fd, uint64_t *size, uint64_t *allocated)
 {
-    if (io == cs_io_default()) {
-        /* no time asked for: the size and the blocks only (see io.h) */
+    if (io == cs_io_default() || io->fstat == cs_io_default()->fstat) {
+        /* no time asked for: the size and the blocks only (see io.h); also for a layer that
+         * keeps the default fstat (one that replaces only write_mapped, say) */
         struct statx sx;
         if (statx(fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_BLOCKS, &sx) == 0) {
             *size = sx.stx_size;
