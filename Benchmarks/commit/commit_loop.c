@@ -189,6 +189,12 @@ static int cache(const char *path, const char *how)
     return folios(path);
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int build(const char *path, long rows)
 {
     char aside[4096];
@@ -246,6 +252,9 @@ static int run(const char *path, bool full, long start, long count, long rows)
     bool per_commit = dv && !strcmp(dv, "1") && d0 >= 0;
     long *dev = per_commit ? calloc((size_t)(count > 0 ? count : 1), sizeof *dev) : NULL;
     double *at = per_commit ? calloc((size_t)(count > 0 ? count : 1), sizeof *at) : NULL;
+    /* each commit's wall time, for the median (a loaded machine's stalls move the mean) */
+    double *took = calloc((size_t)(count > 0 ? count : 1), sizeof *took);
+    if (!took) return 1;
     cs_db *db;
     cs_txn *t;
     uint32_t table, col;
@@ -263,6 +272,7 @@ static int run(const char *path, bool full, long start, long count, long rows)
     double c0 = cpu(), t0 = now();
     CALLGRIND_START_INSTRUMENTATION;
     for (long u = start; u < start + count; u++) {
+        double b0 = now();
         must(cs_txn_begin(db, CS_TXN_WRITE, &t), "cs_txn_begin");
         must(cs_obj_open(t, table, first + (int64_t)((uint64_t)(u % rows) * 7919 % (uint64_t)rows), &ob), "cs_obj_open");
         must(cs_obj_set_int(&ob, col, -(int64_t)(u + 1)), "cs_obj_set_int");
@@ -273,14 +283,18 @@ static int run(const char *path, bool full, long start, long count, long rows)
         syncs += s;
         bytes += cs_txn_last_commit_bytes(t);
         must(cs_txn_end(t), "cs_txn_end");
+        took[u - start] = now() - b0;
         if (dev) dev[u - start] = device_sectors(path), at[u - start] = now();
     }
     CALLGRIND_STOP_INSTRUMENTATION;
     double t1 = now(), c1 = cpu(), n = count > 0 ? (double)count : 1;
     long d1 = device_sectors(path);
-    printf("%ld commits%s: %.2f us, %.2f us of CPU, %.2f writes, %.0f bytes, %.3f syncs per commit\n", count,
-           o.io ? " (pwrite only)" : "", (t1 - t0) * 1e6 / n, (c1 - c0) * 1e6 / n, (double)writes / n,
-           (double)bytes / n, (double)syncs / n);
+    qsort(took, (size_t)(count > 0 ? count : 1), sizeof *took, by_value);
+    printf("%ld commits%s: %.2f us, %.2f us of CPU, %.2f writes, %.0f bytes, %.3f syncs per commit; median %.2f us, "
+           "p90 %.2f us\n",
+           count, o.io ? " (pwrite only)" : "", (t1 - t0) * 1e6 / n, (c1 - c0) * 1e6 / n, (double)writes / n,
+           (double)bytes / n, (double)syncs / n, took[count / 2] * 1e6, took[count * 9 / 10] * 1e6);
+    free(took);
     must(cs_db_close(db), "cs_db_close");
     long d2 = device_sectors(path);
     if (dev) {

@@ -71,6 +71,13 @@
 #define JOURNAL_GROW (1ull << 20)
 /* The most one growth adds (jgrow): its zeros are written and synced inside a commit. */
 #define JOURNAL_GROW_MAX (4ull << 20)
+/* A growth's zeros go in pwrites of this many bytes (jgrow_to). The page cache takes a write's
+ * length as the size of the folios it makes (Linux with large folios, ext4), and a record's
+ * pwrite into a folio walks the buffers of the whole folio, as its sync does: into 1 MiB folios
+ * a 3.8 KB record's pwrite and fdatasync took about 2 µs more than into 64 KiB ones
+ * (docs/benchmarks/README.md, "Large folios and the commit's writes"). 64 KiB folios still hold
+ * about 16 records each, so few records straddle two. */
+#define JOURNAL_ZERO_PIECE (64ull << 10)
 
 typedef struct jheader {
     char magic[8];    /* JOURNAL_MAGIC */
@@ -293,9 +300,9 @@ static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
 }
 
 /* Grows the journal to `to` bytes (a multiple of JOURNAL_GROW past its size): its blocks are
- * allocated first (io_allocate), then written with zeros (an allocation alone leaves unwritten
- * extents, whose first write costs a metadata update at the sync of each record written into
- * them); the caller syncs. The allocation is how a full disk is seen: it refuses at once,
+ * allocated first (io_allocate), then written with zeros, JOURNAL_ZERO_PIECE bytes a pwrite
+ * (an allocation alone leaves unwritten extents, whose first write costs a metadata update at
+ * the sync of each record written into them); the caller syncs. The allocation is how a full disk is seen: it refuses at once,
  * before a byte is written, so a commit that falls back to an in-place one for space
  * (journal_before_commit) writes nothing into the journal however often it tries, and the
  * first commit after space came back grows it again. A growth that fails (a file system may
@@ -313,12 +320,16 @@ static int jgrow_to(cs_dbfile *f, uint64_t to)
         f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
         return rc;
     }
-    uint8_t *zeros = calloc(1, to - f->jsize);
+    /* the zeros in pieces of JOURNAL_ZERO_PIECE: one pwrite per piece, so that the page cache
+     * holds the journal in folios of that size rather than of the growth's (up to 4 MiB) */
+    uint64_t piece = to - f->jsize < JOURNAL_ZERO_PIECE ? to - f->jsize : JOURNAL_ZERO_PIECE;
+    uint8_t *zeros = calloc(1, piece);
     if (!zeros) {
         f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
         return NOMEM();
     }
-    rc = jwrite(f, zeros, to - f->jsize, f->jsize);
+    for (uint64_t at = f->jsize; rc == CS_OK && at < to; at += piece)
+        rc = jwrite(f, zeros, to - at < piece ? to - at : piece, at);
     free(zeros);
     if (rc == CS_OK) f->jsize = to;
     else f->io->ftruncate(f->io->ctx, f->jfd, (off_t)f->jsize);
