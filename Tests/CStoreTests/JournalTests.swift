@@ -697,3 +697,54 @@ import Glibc
         #expect(r?.0 == version && r?.1 == sum, "the last commit: \(String(describing: r)), want \(version) \(sum)")
     }
 }
+
+@Suite struct JournalGrowthTests {
+    /// A journal's growth writes its zeros 64 KiB per pwrite (journal.c, JOURNAL_ZERO_PIECE),
+    /// not in one pwrite of the whole growth, so the page cache holds the journal in 64 KiB
+    /// folios (docs/ARCHITECTURE.md, The journal's folios): the session's first durable commit
+    /// makes a new journal 1 MiB long, and a commit whose record does not fit grows it to 2 MiB.
+    @Test func aGrowthWritesItsZerosIn64KiBPieces() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("g.cstore")
+        do {
+            let db = try DB(path) // NOSYNC: no journal
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                _ = try addColumn(txn, t, "s", CS_TYPE_STRING)
+                var o = try createObj(txn, t)
+                try must(setVal(&o, 0, .str("first")), "set s")
+            }
+            db.close()
+        }
+        #expect(access(path + ".journal", F_OK) != 0, "no journal before the durable session")
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path)
+        defer { _ = cs_db_close(h) }
+        pio.armed = true
+        func commit(_ rows: Int, _ len: Int) throws {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            for i in 0..<rows {
+                var o = try createObj(t!, table)
+                try must(setVal(&o, 0, .str(String(repeating: "x", count: len) + "\(i)")), "set s")
+            }
+            try must(cs_txn_commit(t!), "commit")
+            check(cs_txn_end(t))
+        }
+        try commit(1, 10) // a new journal, 1 MiB
+        try commit(600, 1000) // a record of about 600 KB after the first: the journal grows to 2 MiB
+        let journal = pio.events.compactMap { e -> (Int, Int)? in
+            if case .jwrite(let off, let n) = e { return (off, n) }
+            return nil
+        }
+        for k in 0..<32 {
+            #expect(journal.contains { $0 == (k * 65536, 65536) }, "zeros written at \(k * 65536) as one 64 KiB piece: \(journal.prefix(40))")
+        }
+        #expect(!journal.contains { $0.1 >= 1 << 20 }, "no write of a whole growth: \(journal.filter { $0.1 >= 1 << 20 })")
+        var st = stat()
+        #expect(stat(path + ".journal", &st) == 0 && st.st_size == 2 << 20, "the journal is 2 MiB: \(st.st_size)")
+        check(cs_db_verify(h), "verify")
+    }
+}
