@@ -702,7 +702,8 @@ import Glibc
     /// A journal's growth writes its zeros 64 KiB per pwrite (journal.c, JOURNAL_ZERO_PIECE),
     /// not in one pwrite of the whole growth, so the page cache holds the journal in 64 KiB
     /// folios (docs/ARCHITECTURE.md, The journal's folios): the session's first durable commit
-    /// makes a new journal 1 MiB long, and a commit whose record does not fit grows it to 2 MiB.
+    /// makes a new journal 1 MiB long, and a record that does not fit after the others grows it
+    /// to 2 MiB.
     @Test func aGrowthWritesItsZerosIn64KiBPieces() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -734,7 +735,8 @@ import Glibc
             check(cs_txn_end(t))
         }
         try commit(1, 10) // a new journal, 1 MiB
-        try commit(600, 1000) // a record of about 600 KB after the first: the journal grows to 2 MiB
+        try commit(600, 1000) // a record of about 600 KB: it fits
+        try commit(600, 1000) // another: it does not, and the journal grows to 2 MiB
         let journal = pio.events.compactMap { e -> (Int, Int)? in
             if case .jwrite(let off, let n) = e { return (off, n) }
             return nil
