@@ -72,9 +72,8 @@
 /* The most one growth adds (jgrow): its zeros are written and synced inside a commit. */
 #define JOURNAL_GROW_MAX (4ull << 20)
 /* A growth's zeros go in pwrites of this many bytes (jgrow_to). The page cache takes a write's
- * length as the size of the folios it makes (Linux with large folios, ext4), and a record's
- * pwrite into a folio walks the buffers of the whole folio, as its sync does: into 1 MiB folios
- * a 3.8 KB record's pwrite and fdatasync took about 2 µs more than into 64 KiB ones
+ * length as the size of the folios it makes (Linux with large folios, ext4), and a 3.8 KB
+ * record's pwrite and fdatasync into 1 MiB folios took 2-4 µs more than into 64 KiB ones
  * (docs/benchmarks/README.md, "Large folios and the commit's writes"). 64 KiB folios still hold
  * about 16 records each, so few records straddle two. */
 #define JOURNAL_ZERO_PIECE (64ull << 10)
