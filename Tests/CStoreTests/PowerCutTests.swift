@@ -128,7 +128,14 @@ final class PowerCutIO {
                     me.journalRoom -= max(0, Int(off) + n - size)
                 }
             }
+            // a journal growth writes its zeros in 64 KiB pieces (journal.c, JOURNAL_ZERO_PIECE):
+            // a piece that continues the one just before is counted apart (zeroPieces)
+            let zeros = j && n > 0 && UnsafeRawBufferPointer(start: buf, count: n).allSatisfy { $0 == 0 }
+            let continues = zeros && me.armed && me.cut == nil && me.lastZeroEnd == Int(off) &&
+                me.events.last.map { if case .jwrite = $0 { return true }; return false } == true
             guard me.event(j ? .jwrite(Int(off), n) : .write(Int(off), n)) else { errno = EIO; return -1 }
+            if continues { me.zeroPieces += 1 }
+            me.lastZeroEnd = zeros ? Int(off) + n : -1
             let r = Glibc.pwrite(fd, buf, n, off)
             if r > 0 {
                 let op = Op.write(Int(off), Array(UnsafeRawBufferPointer(start: buf, count: r)))
@@ -207,6 +214,12 @@ final class PowerCutIO {
         io.deinitialize(count: 1)
         io.deallocate()
     }
+
+    /// Journal writes of zeros that continue the zeros written just before (a growth's second
+    /// and later pieces): a cut between two of them leaves the same journal to recovery as a
+    /// cut before the first, so campaigns leave them out when they size their image sets.
+    var zeroPieces = 0
+    private var lastZeroEnd = -1
 
     /// Records an event; false once the power is off.
     private func event(_ e: Event) -> Bool {
@@ -390,6 +403,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     /// a patched run (docs/FORMAT.md §13, Layout).
     private func cutEveryEvent(_ name: String, syncs: Int, flags: Int = 0, truncates: Bool = false, mapped: Bool = true,
                                session: ((OpaquePointer) throws -> Void)? = nil, patched: Bool = false,
+                               lightExpected: Bool? = nil,
                                prepare: (DB) throws -> Void, change: (OpaquePointer) throws -> Void) throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -483,6 +497,10 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             #expect(cut, "\(name): the commit ends by making the file shorter: \(events)")
         }
 
+        // the reduced image set for long commits; a growth's zero pieces count as one event (as
+        // the one pwrite of the whole growth they replaced did)
+        let light = n - counter.zeroPieces > 20 && !fullCampaign
+        if let lightExpected { #expect(light == lightExpected, "\(name): light image set \(light), \(n) events, \(counter.zeroPieces) of them further zero pieces") }
         var rng = SeededRNG(seed: stableSeed("power cut \(name)"))
         var images = 0
         var sawOld = 0, sawNew = 0
@@ -498,7 +516,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             guard let state = pio.cut else { Issue.record("\(name): no cut state"); continue }
             let journals = journalImages(state.jsynced, state.jpending)
             var combos: [(String, [UInt8], String, [UInt8])] = []
-            for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: n > 20 && !fullCampaign).enumerated() {
+            for (k, (desc, image)) in powerCutImages(state.synced, state.pending, &rng, light: light).enumerated() {
                 if k == 0 { for (jd, j) in journals { combos.append((desc, image, jd, j)) } }
                 else { let (jd, j) = journals[k % journals.count]; combos.append((desc, image, jd, j)) }
             }
@@ -557,7 +575,9 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     /// A commit that appends 700 objects and changes 100 to a 500-object file: it grows the
     /// file.
     @Test func powerCutAtEveryStepOfAGrowingCommit() throws {
-        try cutEveryEvent("growing commit", syncs: 1, prepare: { db in
+        // a session's first journaled commit: the new journal's 16 zero pieces leave it with the
+        // full image set
+        try cutEveryEvent("growing commit", syncs: 1, lightExpected: false, prepare: { db in
             try db.write { txn throws in
                 let t = try addTable(txn, "T")
                 let v = try addColumn(txn, t, "v", CS_TYPE_INT)
@@ -691,7 +711,8 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
             var o = try openObj(txn, t, keys[keys.count / 2])
             try must(cs_obj_set_int(&o, 0, -1), "set v")
         }
-        try cutEveryEvent("shrinking commit", syncs: 1, flags: CS_OPEN_SHRINK, truncates: true, prepare: { db in
+        try cutEveryEvent("shrinking commit", syncs: 1, flags: CS_OPEN_SHRINK, truncates: true, lightExpected: false,
+                          prepare: { db in
             var rng = SeededRNG(seed: 21)
             func fill(_ txn: OpaquePointer, _ t: UInt32, _ n: Int) throws {
                 for i in 0..<n {
