@@ -479,6 +479,60 @@ import Glibc
     /// checkpoints (which needs no growth), then appends its record from the journal's start
     /// when it fits there, and is made in place with one sync when it does not (docs/FORMAT.md
     /// §13, Commit step 1). Every commit returns, and the reopened file holds them all.
+    /// A growth whose zeros the disk refuses part-way (the allocation not supported, so the
+    /// zeros alone claim the space, 64 KiB per pwrite; the fifth piece refused): the growth is
+    /// cut back to the journal's size before it, the commit is made after a checkpoint with its
+    /// record from the journal's start, and once the disk has room a record grows the journal.
+    @Test func aGrowthRefusedPartWayIsCutBack() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        let fio = JournalFaultIO()
+        fio.journalAllocateUnsupported = true
+        let h = try fio.open(path)
+        func records() -> UInt64 {
+            var n: UInt64 = 0, bytes: UInt64 = 0
+            _ = cs_file_journal_info(path, &n, &bytes)
+            return n
+        }
+        func journalSize() -> Int {
+            var st = stat()
+            return stat(path + ".journal", &st) == 0 ? Int(st.st_size) : -1
+        }
+        func commit(_ v: Int64, _ bytes: Int) throws {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+            defer { _ = cs_txn_end(t) }
+            var o = try createObj(t!, try findTable(t!, "T"))
+            try must(cs_obj_set_int(&o, 0, v), "set v")
+            var rng = SeededRNG(seed: UInt64(v))
+            try must(setVal(&o, 1, .binary(randomBytes(bytes, &rng))), "set b")
+            try must(cs_txn_commit(t!), "commit \(v): \(lastMessage())")
+        }
+        for i in 1...3 { try commit(Int64(i), 200_000) }
+        #expect(records() == 3, "three records in the journal's first MiB")
+        let sizeBefore = journalSize()
+        #expect(sizeBefore == 1 << 20, "the journal is 1 MiB: \(sizeBefore)")
+        // room for four 64 KiB pieces of the growth's zeros, not the fifth
+        fio.journalWriteLimit = sizeBefore + 300 * 1024
+        try commit(4, 500_000)
+        #expect(fio.journalWriteRefusals > 0, "the growth's zeros were refused part-way")
+        #expect(journalSize() == sizeBefore, "the growth was cut back: \(journalSize()) bytes")
+        #expect(records() == 1, "a checkpoint emptied the journal, then the record went in from its start")
+        // the disk has room again: a record that does not fit grows the journal
+        fio.journalWriteLimit = nil
+        try commit(5, 600_000)
+        #expect(records() == 2)
+        #expect(journalSize() == 2 << 20, "the journal grew to 2 MiB: \(journalSize())")
+        #expect(try journalObjectCount(h!) == 15)
+        _ = cs_db_close(h)
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        #expect(try journalObjectCount(db.h) == 15)
+        db.close()
+    }
+
     @Test func aRecordTheJournalCannotGrowForFallsBack() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -678,6 +732,13 @@ final class JournalFaultIO: @unchecked Sendable {
     /// Fail (ENOSPC) every write that would grow the journal: a full disk.
     var failJournalGrowth = false
     var journalGrowthFailures = 0
+    /// The journal's allocation not supported (EOPNOTSUPP, as on a layer or file system that
+    /// cannot allocate): a growth then writes its zeros alone (journal.c, jgrow_to).
+    var journalAllocateUnsupported = false
+    /// Refuse (ENOSPC) every journal write that would end past this offset: a disk that fills up
+    /// in the middle of a growth's zeros.
+    var journalWriteLimit: Int?
+    var journalWriteRefusals = 0
     /// Syncs of any file, and bytes written into the journal.
     var syncs = 0
     var journalBytes = 0
@@ -713,6 +774,11 @@ final class JournalFaultIO: @unchecked Sendable {
                 errno = ENOSPC
                 return -1
             }
+            if let limit = me.journalWriteLimit, me.journalFds.contains(fd), Int(off) + n > limit {
+                me.journalWriteRefusals += 1
+                errno = ENOSPC
+                return -1
+            }
             if me.failJournalGrowth && me.journalFds.contains(fd) {
                 var st = stat()
                 if Glibc.fstat(fd, &st) == 0 && Int(off) + n > Int(st.st_size) {
@@ -739,6 +805,10 @@ final class JournalFaultIO: @unchecked Sendable {
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
         x.allocate = { ctx, fd, off, len in
             let me = Unmanaged<JournalFaultIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.journalAllocateUnsupported && me.journalFds.contains(fd) {
+                errno = EOPNOTSUPP
+                return -1
+            }
             if me.failJournalGrowth && me.journalFds.contains(fd) {
                 var st = stat()
                 if Glibc.fstat(fd, &st) == 0 && Int(off + len) > Int(st.st_size) {
