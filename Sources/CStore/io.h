@@ -24,8 +24,9 @@ int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_
 /** The size of fd's file in *size and, when `allocated` is not NULL, the bytes its blocks take
  *  in *allocated (st_blocks * 512: less than the size when the file has holes; 0 when not
  *  known): a size-only statx for the default I/O layer and for any layer whose fstat is the
- *  default one (lseek when statx is refused), io->fstat for a layer that replaces fstat. A write transaction asks
- *  for it each time it starts (another process may have grown or shrunk the file, or left a
+ *  default one (lseek when statx is refused: the blocks are then not known, and the commit
+ *  allocates the whole file again), io->fstat for a layer that replaces fstat. A write
+ *  transaction asks for it each time it starts (another process may have grown or shrunk the file, or left a
  *  hole, mapwrite.c); fstat would also read the file's times, and on kernels with
  *  fine-grained timestamps that makes the next write store a fine-grained time, which costs the
  *  next commit's sync an extra wait (docs/benchmarks/README.md, "fstat in every write"). */

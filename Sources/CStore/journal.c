@@ -301,8 +301,9 @@ static int read_jheader(cs_dbfile *f, jheader *h, bool *valid)
 /* Grows the journal to `to` bytes (a multiple of JOURNAL_GROW past its size): its blocks are
  * allocated first (io_allocate), then written with zeros, JOURNAL_ZERO_PIECE bytes a pwrite
  * (an allocation alone leaves unwritten extents, whose first write costs a metadata update at
- * the sync of each record written into them); the caller syncs. The allocation is how a full disk is seen: it refuses at once,
- * before a byte is written, so a commit that falls back to an in-place one for space
+ * the sync of each record written into them); the caller syncs. The allocation is how a full
+ * disk is seen: it refuses at once, before a byte is written, so a commit that falls back to an
+ * in-place one for space
  * (journal_before_commit) writes nothing into the journal however often it tries, and the
  * first commit after space came back grows it again. A growth that fails (a file system may
  * allocate what it has, then refuse) is cut back, so the space goes back to the database

@@ -220,7 +220,11 @@ int cs_value_compare(const cs_value *a, const cs_value *b);
 /**
  * Every system call CStore makes on a database file goes through one of these, so tests can
  * simulate power cuts, torn writes, ENOSPC, EIO and short writes. Each returns what the system
- * call returns (-1 and errno on failure). Pass NULL in cs_options for the real calls.
+ * call returns (-1 and errno on failure). Pass NULL in cs_options for the real calls. One
+ * exception: the size (and allocated blocks) a write transaction reads at its start comes from
+ * statx, not from `fstat`, when `fstat` is the default layer's own function (reading the file's
+ * times through fstat would make the next write dirty the inode); a layer that sets its own
+ * `fstat` is asked through it.
  */
 typedef struct cs_io {
     int (*open)(void *ctx, const char *path, int flags, mode_t mode);
