@@ -475,10 +475,6 @@ import Glibc
         #expect(cs_db_version(db.h) == UInt64(failed + 1))
         db.close()
     }
-    /// A record the journal cannot grow for (a full disk) while records are pending: the commit
-    /// checkpoints (which needs no growth), then appends its record from the journal's start
-    /// when it fits there, and is made in place with one sync when it does not (docs/FORMAT.md
-    /// §13, Commit step 1). Every commit returns, and the reopened file holds them all.
     /// A growth whose zeros the disk refuses part-way (the allocation not supported, so the
     /// zeros alone claim the space, 64 KiB per pwrite; the fifth piece refused): the growth is
     /// cut back to the journal's size before it, the commit is made after a checkpoint with its
@@ -516,8 +512,14 @@ import Glibc
         #expect(sizeBefore == 1 << 20, "the journal is 1 MiB: \(sizeBefore)")
         // room for four 64 KiB pieces of the growth's zeros, not the fifth
         fio.journalWriteLimit = sizeBefore + 300 * 1024
+        let bytesBefore = fio.journalBytes
         try commit(4, 500_000)
-        #expect(fio.journalWriteRefusals > 0, "the growth's zeros were refused part-way")
+        #expect(fio.journalWriteRefusals > 0, "the growth's zeros were refused")
+        // four pieces went in before the fifth was refused, then the record after the checkpoint
+        // (the checkpoint's header write of 64 bytes, the record of about 500 KB)
+        let written = fio.journalBytes - bytesBefore
+        #expect(written >= 4 * 65536 + 500_000 && written < 4 * 65536 + 520_000,
+                "the growth's first four 64 KiB pieces, then the checkpoint and the record: \(written) bytes")
         #expect(journalSize() == sizeBefore, "the growth was cut back: \(journalSize()) bytes")
         #expect(records() == 1, "a checkpoint emptied the journal, then the record went in from its start")
         // the disk has room again: a record that does not fit grows the journal
@@ -533,6 +535,10 @@ import Glibc
         db.close()
     }
 
+    /// A record the journal cannot grow for (a full disk) while records are pending: the commit
+    /// checkpoints (which needs no growth), then appends its record from the journal's start
+    /// when it fits there, and is made in place with one sync when it does not (docs/FORMAT.md
+    /// §13, Commit step 1). Every commit returns, and the reopened file holds them all.
     @Test func aRecordTheJournalCannotGrowForFallsBack() throws {
         let dir = TempDir()
         defer { dir.remove() }
