@@ -109,8 +109,9 @@ extension SkippedWriteNotificationTests {
     /// A random oracle for `write(withoutNotifying:)`: hundreds of rounds of random commits from
     /// the observing thread (each skipping a random subset of the observers; some with another
     /// thread's or process's commit landing right after them, before their version is computed,
-    /// some with another thread's landing before they take the write lock, which holds change
-    /// sets back), made inside the first block of a delivery, from another thread and from
+    /// some with another thread's landing before they take the write lock, which the write
+    /// delivers before it begins, or, in every other round, holds back as after its last try),
+    /// made inside the first block of a delivery, from another thread and from
     /// another process, observed through a filtered and two sorted table queries, a List,
     /// queries over that List, with and without key paths. Each delivered change set, applied
     /// to the observer's previous key list, must give the collection at the version it is for:
@@ -121,7 +122,9 @@ extension SkippedWriteNotificationTests {
     /// later or another commit's change left out breaks the next comparison or the one at the
     /// round's end. Modifications: a skipped observer never reports an object only the skipped
     /// write changed; an unsorted observer of ages reports every object another commit changed
-    /// that stayed in it; an observer of names only reports none. SKIP_ORACLE_SEED and
+    /// that stayed in it; an observer of names only reports none. A write from the observing
+    /// thread (outside a block) starts from data its observers were told of, unless a change
+    /// set was held back. SKIP_ORACLE_SEED and
     /// SKIP_ORACLE_ROUNDS choose another run.
     @Test func randomSkippedWritesOracle() throws {
         let env = ProcessInfo.processInfo.environment
@@ -171,8 +174,10 @@ extension SkippedWriteNotificationTests {
                     let skipped = o.int(10) < 7 ? o.randomObservers() : []
                     let landing = round % 50 == 42 && step == 0 ? 2 : (o.int(100) < 30 ? 1 : 0)
                     // (or one landing after it delivered what was pending and before it took the
-                    // write lock: change sets held back for the skipped observers)
+                    // write lock: delivered before the write, or, in every other round, as after
+                    // the write's last try, held back for the skipped observers)
                     let before = o.int(100) < 25
+                    let heldBack = before && round % 2 == 0
                     let after = Locked<SkipOracle.Commit?>(nil), landed = Locked<SkipOracle.Commit?>(nil)
                     // (armed after the commit landing before the write lock, which would take it)
                     let armLanding: @Sendable () -> Void = {
@@ -187,6 +192,7 @@ extension SkippedWriteNotificationTests {
                     }
                     RealmCore.testHooksArmed.store(true, ordering: .relaxed)
                     if before {
+                        RealmCore.redeliveriesBeforeWriteForTesting.withLock { $0[path] = heldBack ? 0 : nil }
                         RealmCore.beforePromoteForTesting.withLock {
                             $0[path] = {
                                 let c = SkipOracle.commitOnThread(o, config: config)
@@ -199,9 +205,16 @@ extension SkippedWriteNotificationTests {
                     }
                     let local = try f.run { realm -> SkipOracle.Commit in
                         var ops: (modified: Set<String>, listed: Set<String>) = ([], [])
-                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) { ops = o.randomOps(realm) }
+                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) {
+                            // (the observers were told of the version the write starts from, a
+                            // commit that landed before its write lock included)
+                            if !heldBack, o.models != SkipOracle.truth(realm) {
+                                o.fail("a write started from data its observers were not told of: \(o.models), the data \(SkipOracle.truth(realm))")
+                            }
+                            ops = o.randomOps(realm)
+                        }
                         let truth = SkipOracle.truth(realm)
-                        if let c = landed.withLock({ $0 }) {
+                        if heldBack, let c = landed.withLock({ $0 }) {
                             // a held-back change set comes first, for the version the write
                             // started from; then the app's own write
                             for i in skipped { o.holdBack(i, landed: c, after: truth[i]) }

@@ -35,10 +35,54 @@ import TestSupport
         try f.finish()
     }
 
+    /// A commit that lands after `beginWrite` delivered what was pending and before it took the
+    /// write lock (the `beforePromote` hook) is delivered by that `beginWrite` too, before the
+    /// write begins: its observers (a table query, a query over a List, an object, the Realm)
+    /// have been told of exactly the version the write starts from. Before, the write started
+    /// from that version and they heard of the commit only after the write, its change set
+    /// folded with the write's own.
+    @Test func beginWriteDeliversACommitThatLandedBeforeTheWriteLock() throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>(), derived = Events<Seen>(), object = Events<SeenObject>(), changes = Events<Int>()
+        try f.run { realm in
+            try realm.write {
+                realm.create(NPerson.self, value: ["name": "Ann"]).dogs
+                    .append(realm.create(NDog.self, value: ["name": "a", "age": 1]))
+            }
+            let ann = realm.objects(NPerson.self).first!
+            f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) })
+            f.tokens.append(ann.dogs.filter("age < 10").observe { derived.add(Seen($0)) })
+            f.tokens.append(ann.dogs.first!.observe { (c: ObjectChange<NDog>) in object.add(SeenObject(c)) })
+            f.tokens.append(realm.observe { n, r in if n == .didChange { changes.add(r.objects(NDog.self).count) } })
+            realm.refresh()
+        }
+        #expect(dogs.next() == Seen(initial: true, count: 1))
+        #expect(derived.next() == Seen(initial: true, count: 1))
+        let seen = try f.run { realm -> [Int] in
+            commitBeforeTheWriteLock(f.config) { r in
+                addDogToPerson(r, "b")
+                r.objects(NDog.self).filter("name == 'a'").first!.age = 2
+            }
+            realm.beginWrite()
+            let seen = [dogs.waiting, derived.waiting, object.waiting, changes.waiting, realm.objects(NDog.self).count]
+            realm.cancelWrite()
+            return seen
+        }
+        #expect(seen == [1, 1, 1, 1, 2])
+        #expect(dogs.next() == Seen(count: 2, ins: [1], mod: [0]))
+        #expect(derived.next() == Seen(count: 2, ins: [1], mod: [0]))
+        #expect(object.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
+        #expect(changes.next() == 2)
+        try f.run { _ in }
+        #expect(dogs.waiting == 0 && derived.waiting == 0 && object.waiting == 0 && changes.waiting == 0)
+        try f.finish()
+    }
+
     /// A delivery that comes while the Realm is in a write transaction waits for the write to
     /// end, and a write that is cancelled instead of committed (`cancelWrite()`, or a write
     /// block that throws) is such an end: the pending change set is delivered after it, with no
-    /// other commit needed.
+    /// other commit needed. (The commit landing before the write lock is left pending, as after
+    /// `beginWrite`'s last try, `heldBack`.)
     @Test(arguments: [false, true])
     func deliveryDuringAWriteComesAfterTheWriteIsCancelled(throwing: Bool) throws {
         let f = try Fixture()
@@ -48,7 +92,7 @@ import TestSupport
         let waiting = try f.run { realm -> Int in
             // a commit lands after beginWrite delivered what was pending: its delivery is
             // scheduled on this run loop and comes during the write
-            commitBeforeTheWriteLock(f.config) { r in r.create(NDog.self, value: ["name": "a"]) }
+            commitBeforeTheWriteLock(f.config, heldBack: true) { r in r.create(NDog.self, value: ["name": "a"]) }
             var waiting = -1
             let runTheLoopOnce = {
                 // the delivery's timer is due already; this one, due after it, ends the run
@@ -79,8 +123,10 @@ import TestSupport
 
     /// A commit that lands after the write delivered what was pending and before it took the
     /// write lock is still reported to an observer the write skips; only the write's own
-    /// insertion is left out, and later indices follow the data.
-    @Test func withoutNotifyingKeepsAnotherCommitsChanges() throws {
+    /// insertion is left out, and later indices follow the data. The commit is delivered by
+    /// `beginWrite` before the write (one dog then), or, after its last try (`heldBack`), held
+    /// back and delivered after it (two dogs then).
+    @Test(arguments: [false, true]) func withoutNotifyingKeepsAnotherCommitsChanges(heldBack: Bool) throws {
         let f = try Fixture()
         let dogs = Events<Seen>()
         try f.run { realm in
@@ -88,11 +134,11 @@ import TestSupport
         }
         #expect(dogs.next() == Seen(initial: true, count: 0))
         try f.run { realm in
-            commitBeforeTheWriteLock(f.config) { r in r.create(NDog.self, value: ["name": "b"]) }
+            commitBeforeTheWriteLock(f.config, heldBack: heldBack) { r in r.create(NDog.self, value: ["name": "b"]) }
             try realm.write(withoutNotifying: [f.tokens[0]]) { realm.create(NDog.self, value: ["name": "a"]) }
         }
         // "b" was inserted at 0 of the version the write started from; "a" is not reported
-        #expect(dogs.next() == Seen(count: 2, ins: [0]))
+        #expect(dogs.next() == Seen(count: heldBack ? 2 : 1, ins: [0]))
         f.writeElsewhere { r in r.create(NDog.self, value: ["name": "c"]) }
         #expect(dogs.next() == Seen(count: 3, ins: [2]))
         #expect(dogs.waiting == 0)
@@ -100,9 +146,9 @@ import TestSupport
     }
 
     /// An object change held back by a write that skips the observer (a commit that landed
-    /// after the write delivered what was pending and before it took the write lock) gives the
-    /// old values as of the version the observer was last given, not nil; the write's own
-    /// property is not reported.
+    /// after the write delivered what was pending and before it took the write lock, at
+    /// `beginWrite`'s last try) gives the old values as of the version the observer was last
+    /// given, not nil; the write's own property is not reported.
     @Test func heldBackObjectChangeHasOldValues() throws {
         let f = try Fixture()
         let dog = Events<SeenObject>()
@@ -113,7 +159,7 @@ import TestSupport
         f.writeElsewhere { r in r.objects(NDog.self).first!.age = 2 }
         #expect(dog.next() == SeenObject(names: ["age"], old: ["1"], new: ["2"]))
         try f.run { realm in
-            commitBeforeTheWriteLock(f.config) { r in r.objects(NDog.self).first!.age = 3 }
+            commitBeforeTheWriteLock(f.config, heldBack: true) { r in r.objects(NDog.self).first!.age = 3 }
             try realm.write(withoutNotifying: [f.tokens[0]]) { realm.objects(NDog.self).first!.name = "b" }
         }
         #expect(dog.next() == SeenObject(names: ["age"], old: ["2"], new: ["3"]))
@@ -129,9 +175,12 @@ private struct CancelledWrite: Error {}
 
 /// Arms the test hook so that the next write on the file of `config`, once it has delivered what
 /// was pending and before it takes the write lock, waits for `body` to be committed by another
-/// Realm on another thread.
-private func commitBeforeTheWriteLock(_ config: Realm.Configuration, _ body: @escaping @Sendable (Realm) -> Void) {
+/// Realm on another thread. `heldBack`: that write makes no other try (as after its last one), so
+/// the commit is not delivered before the write.
+private func commitBeforeTheWriteLock(_ config: Realm.Configuration, heldBack: Bool = false,
+                                      _ body: @escaping @Sendable (Realm) -> Void) {
     RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+    RealmCore.redeliveriesBeforeWriteForTesting.withLock { $0[config.path] = heldBack ? 0 : nil }
     RealmCore.beforePromoteForTesting.withLock {
         $0[config.path] = {
             onNewThread {

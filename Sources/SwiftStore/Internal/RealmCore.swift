@@ -588,30 +588,70 @@ final class RealmCore {
         }
         // A write starts by delivering what this Realm's observers were not given yet
         // (docs/ARCHITECTURE.md, Change notifications).
-        var pin: OpaquePointer?
-        if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
-            n.deliverNow(self, beforeWrite: true)
-            if isInWriteTransaction {
-                preconditionFailure("The Realm is already in a write transaction")
-            }
-            // the version the object observers were given last, kept (a count on a version this
-            // Realm pins anyway) until the write lock is held
-            if n.hasObjectObservers(self), cs_txn_freeze(db, txn, &pin) != 0 { pin = nil }
-        }
+        var redeliveries = RealmCore.redeliveriesBeforeWrite
         if RealmCore.testHooksArmed.load(ordering: .relaxed),
-           let hook = RealmCore.beforePromoteForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
-            hook()
+           let n = RealmCore.redeliveriesBeforeWriteForTesting.withLock({ $0[config.path] }) {
+            redeliveries = n
         }
-        let rc = cs_txn_promote(txn)
-        if let pin {
-            if rc == 0 && cs_txn_version(pin) != cs_txn_version(txn) {
-                preWriteSnapshot = try? RealmCore(frozenAt: self, pin: pin)
+        // (on a try after the first: the Realm already reads the version the last try's write
+        // lock found, past the one its observers were told of, which is frozen here when object
+        // observers need its values as their old values)
+        var landed: (moved: Bool, oldValuesAt: RealmCore?) = (false, nil)
+        while true {
+            var pin: OpaquePointer?
+            // the version the observers were told of, which the write should start from
+            var told: UInt64?
+            if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+                let delivered = n.deliverNow(self, beforeWrite: true, moved: landed.moved, oldValuesAt: landed.oldValuesAt)
+                landed = (false, nil)
+                if isInWriteTransaction {
+                    preconditionFailure("The Realm is already in a write transaction")
+                }
+                if delivered?.told == true { told = cs_txn_version(txn) }
+                // the version the object observers were given last, kept (a count on a version
+                // this Realm pins anyway) until the write lock is held
+                if n.hasObjectObservers(self), cs_txn_freeze(db, txn, &pin) != 0 { pin = nil }
             }
-            cs_txn_end(pin)
+            if RealmCore.testHooksArmed.load(ordering: .relaxed),
+               let hook = RealmCore.beforePromoteForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
+                hook()
+            }
+            let rc = cs_txn_promote(txn)
+            if rc == 0, let told, cs_txn_version(txn) != told, redeliveries > 0 {
+                // Another commit landed between the delivery and the write lock, and the write
+                // would start from a version the observers were not told of: the lock is given
+                // back (nothing was written) and that version delivered first, so the write
+                // starts from exactly what they were told, as in RealmSwift.
+                redeliveries -= 1
+                CoreCall.must(cs_txn_rollback(txn), "Giving the write lock back to deliver a newer version")
+                landed = (true, nil)
+                if let pin {
+                    landed.oldValuesAt = try? RealmCore(frozenAt: self, pin: pin)
+                    cs_txn_end(pin)
+                }
+                continue
+            }
+            // (after as many tries, commits keep landing there: the write starts past what the
+            // observers were told, which they get after it, held back if it skips them)
+            if let pin {
+                if rc == 0 && cs_txn_version(pin) != cs_txn_version(txn) {
+                    preWriteSnapshot = try? RealmCore(frozenAt: self, pin: pin)
+                }
+                cs_txn_end(pin)
+            }
+            if rc == 0 { mutations &+= 1 }
+            return rc
         }
-        if rc == 0 { mutations &+= 1 }
-        return rc
     }
+
+    /// How many times `beginWrite` gives the write lock back, when a commit landed between its
+    /// delivery of what was pending and the lock, to deliver that commit before the write
+    /// (docs/ARCHITECTURE.md, Change notifications).
+    static let redeliveriesBeforeWrite = 4
+
+    /// For tests: `redeliveriesBeforeWrite` for the Realms of that path (0: a commit landing
+    /// before the write lock is held back, as after the last try).
+    static let redeliveriesBeforeWriteForTesting = Locked<[String: Int]>([:])
 
     /// For tests: runs in the `deinit` of every instance of that path, with the queue it is
     /// confined to (where, on which thread, a Realm is let go: docs/ARCHITECTURE.md, Change
@@ -623,9 +663,14 @@ final class RealmCore {
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
     /// notifications were delivered and before the write lock is taken (a commit landing there).
     static let beforePromoteForTesting = Locked<[String: @Sendable () -> Void]>([:])
-    /// Set when `beforePromoteForTesting` or `afterCommitForTesting` was ever used (the write
-    /// path skips the lock until then).
+    /// Set when `beforePromoteForTesting`, `afterCommitForTesting`,
+    /// `afterRefreshDeliveryForTesting` or `redeliveriesBeforeWriteForTesting` was ever used (the
+    /// write and refresh paths skip their locks until then).
     static let testHooksArmed = Atomic<Bool>(false)
+
+    /// For tests: runs once, in the next `refresh()` on a Realm of that path, after it delivered
+    /// what was pending and before it returns (a commit landing there).
+    static let afterRefreshDeliveryForTesting = Locked<[String: @Sendable () -> Void]>([:])
 
     /// For tests: runs once, in the next commit of a write on a Realm of that path, right after
     /// the commit and before its change sets are computed (a commit landing there, after the
@@ -725,17 +770,25 @@ final class RealmCore {
         verifyThread()
         if isInWriteTransaction || isFrozen { return false }
         guard let t = _txn else { _ = txn; return true }
-        var changed = false
         if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
             // (nil: inside a block of a delivery to this Realm, which a refresh does not move,
             // as in RealmSwift: docs/ARCHITECTURE.md, Change notifications)
             guard let c = n.deliverNow(self) else { return false }
-            changed = c
+            if RealmCore.testHooksArmed.load(ordering: .relaxed),
+               let hook = RealmCore.afterRefreshDeliveryForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
+                hook()
+            }
+            // The delivery brought the Realm to the newest version the notifier computed and
+            // told its observers of exactly that version: a commit that landed since is theirs
+            // at the next delivery, and the Realm stays where they were told it is, as
+            // realm-core's refresh advances to the version its notifiers were computed at.
+            // (Not told: the Realm could not be brought there, and advances on its own.)
+            if c.told { return c.moved }
         }
         var moved = false
         CoreCall.must(cs_txn_advance(t, &moved), "Refreshing")
         if moved { mutations &+= 1 }
-        return changed || moved
+        return moved
     }
 
     func invalidate() {

@@ -1183,19 +1183,33 @@ final class FileNotifier: @unchecked Sendable {
 
     // MARK: Delivery
 
-    /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite).
+    /// What `deliverNow` did: whether the Realm moved, and whether it now reads exactly the
+    /// version its observers were told of (the notifier's, `told`): then it must move no
+    /// further before its next delivery (docs/ARCHITECTURE.md, Change notifications).
+    struct DeliveredNow {
+        var moved = false
+        var told = false
+    }
+
+    /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite),
+    /// bringing its Realm to the notifier's version, which this first advances to the newest.
     /// `beforeWrite`: observers whose initial change set was not delivered yet are left out
-    /// (the write is folded into their initial one). Returns whether the Realm moved; nil when
-    /// called from a block of a delivery to that target, which then delivers nothing more
-    /// (RealmSwift sends no notifications from a write begun, or a refresh, inside a
-    /// notification block: an observer still to be called gets the change set that delivery
-    /// holds for it first), and then the Realm must not move either (`refresh()` does nothing).
+    /// (the write is folded into their initial one). `moved`: the Realm already moved past the
+    /// version its observers were told of last (a write lock taken and given back), so its Realm
+    /// observers get `.didChange` though this delivery may not move it, and object observers
+    /// read their old values in `oldValuesAt`, that version frozen (none when nil).
+    /// Returns nil when called from a block of a
+    /// delivery to that target, which then delivers nothing more (RealmSwift sends no
+    /// notifications from a write begun, or a refresh, inside a notification block: an
+    /// observer still to be called gets the change set that delivery holds for it first), and
+    /// then the Realm must not move either (`refresh()` does nothing).
     @discardableResult
-    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> Bool? {
+    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false, moved: Bool = false,
+                    oldValuesAt: RealmCore? = nil) -> DeliveredNow? {
         lock.lock()
         if closed {
             lock.unlock()
-            return false
+            return DeliveredNow()
         }
         let t = ownTarget(of: core)
         if let t, t.delivering {
@@ -1204,7 +1218,7 @@ final class FileNotifier: @unchecked Sendable {
             return nil
         }
         lock.unlock()
-        guard let t else { return false }
+        guard let t else { return DeliveredNow() }
         // refresh() delivers the initial notifications of new query and collection observers
         // too (their watches made here, then brought to the newest version); a write leaves
         // them for later
@@ -1223,19 +1237,31 @@ final class FileNotifier: @unchecked Sendable {
         waitForSkip(unlessNewest: true)
         if closed {
             lock.unlock()
-            return false
+            return DeliveredNow()
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
         if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
         lock.unlock()
-        return deliver(t, force: true, beforeWrite: beforeWrite)
+        var told = false
+        let moves = deliver(t, force: true, beforeWrite: beforeWrite, told: &told, movedBefore: moved,
+                            oldValuesAt: oldValuesAt)
+        return DeliveredNow(moved: moves || moved, told: told)
     }
 
     /// Brings the target's Realm to the notifier's version and calls its observers' blocks with
     /// what changed. Returns whether the Realm moved.
     @discardableResult
     func deliver(_ t: DeliveryTarget, force: Bool = false, beforeWrite: Bool = false) -> Bool {
+        var told = false
+        return deliver(t, force: force, beforeWrite: beforeWrite, told: &told)
+    }
+
+    /// `deliver`, setting `told` when the target's Realm was brought to the notifier's version
+    /// (under the lock, with every pending change set of its observers taken up to there).
+    /// `movedBefore`, `oldValuesAt`: as `deliverNow`'s `moved` and `oldValuesAt`.
+    private func deliver(_ t: DeliveryTarget, force: Bool, beforeWrite: Bool, told: inout Bool,
+                         movedBefore: Bool = false, oldValuesAt before: RealmCore? = nil) -> Bool {
         // (an object observer's registration may have set a queue's Realm from its thread)
         lock.lock()
         if t.dropped {
@@ -1310,6 +1336,8 @@ final class FileNotifier: @unchecked Sendable {
             if let read = r.readValues, !p.columns.isEmpty {
                 if let at = r.oldValuesAt {
                     p.oldValues = read(at, p.columns)
+                } else if movedBefore {
+                    p.oldValues = before.map { read($0, p.columns) }
                 } else {
                     p.oldValues = moves ? read(core, p.columns) : nil
                 }
@@ -1323,11 +1351,12 @@ final class FileNotifier: @unchecked Sendable {
             out.append((r, p))
         }
         if moves { self.core.advance(core) }
+        told = true
         t.versionAtLeast = max(t.versionAtLeast, nv)
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
-        var realmObservers = moves ? t.registrations.filter { $0.watchless } : []
+        var realmObservers = moves || movedBefore ? t.registrations.filter { $0.watchless } : []
         var blocks = out.map { $0.0.callback }
         let calls = !out.isEmpty || !realmObservers.isEmpty
         if calls { t.delivering = true }
