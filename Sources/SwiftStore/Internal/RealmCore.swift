@@ -64,6 +64,25 @@ final class RealmCore {
     private let ownsTxn: Bool
     /// What the instance cache references weakly (see `Anchor`).
     let anchor = Anchor()
+    /// The notifier `notifier` found last (weak: a notifier stops, and goes, when its last
+    /// observer goes), and `FileNotifier.generation` before that lookup (0: none yet).
+    private weak var foundNotifier: FileNotifier?
+    @exclusivity(unchecked) private var foundNotifierGeneration: UInt64 = 0
+
+    /// The running notifier of this Realm's file (`FileNotifier.running`), looked up again only
+    /// when a notifier of any file started or stopped since the last lookup: a write asks for it
+    /// two or three times, and each lookup hashed the path under a process-wide lock. A stopped
+    /// notifier is never given (it left `FileNotifier.all`, which changed the generation), and
+    /// the reference kept does not keep it alive (docs/ARCHITECTURE.md, Change notifications).
+    var notifier: FileNotifier? {
+        let generation = FileNotifier.generation.load(ordering: .acquiring)
+        if generation == foundNotifierGeneration { return foundNotifier }
+        let n = FileNotifier.running(config.path)
+        foundNotifier = n
+        foundNotifierGeneration = generation
+        return n
+    }
+
     /// Whether notifications move this instance to the newest version (`Realm.autorefresh`).
     var autorefresh = true
     /// Set while the blocks of this Realm's Realm observers run (`FileNotifier`, notifier's lock
@@ -601,7 +620,7 @@ final class RealmCore {
             var pin: OpaquePointer?
             // the version the observers were told of, which the write should start from
             var told: UInt64?
-            if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+            if ownsHandle, let n = notifier, n.hasObservers(self) {
                 let delivered = n.deliverNow(self, beforeWrite: true, moved: landed.moved, oldValuesAt: landed.oldValuesAt)
                 landed = (false, nil)
                 if isInWriteTransaction {
@@ -690,7 +709,7 @@ final class RealmCore {
         // the notifier that computes the write's own version alone and drops it for `tokens`
         // (docs/ARCHITECTURE.md, Change notifications)
         var skipper: FileNotifier?
-        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path),
+        if !tokens.isEmpty, ownsHandle, let n = notifier,
            n.holdBack(tokens, writer: self, oldValuesAt: snapshot) {
             skipper = n
         }
@@ -712,7 +731,7 @@ final class RealmCore {
             // The failed commit rolled the write back. (The notifier thread looks at the file
             // again, as a commit would have made it.)
             skipper?.abandonSkip()
-            if ownsHandle { FileNotifier.running(config.path)?.wakeThread() }
+            if ownsHandle { notifier?.wakeThread() }
             invalidateDeletedInstances()
             writeEndedWithoutCommit()
             throw error
@@ -726,7 +745,7 @@ final class RealmCore {
             skipper.skip(tokens, committedBy: self)
             skipper.rebase(tokens, in: self)
         }
-        guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
+        guard ownsHandle, let n = spared ?? notifier else { return }
         n.committed(by: self)
     }
 
@@ -755,7 +774,7 @@ final class RealmCore {
     /// A delivery that came during the write waited for it to end; with no commit to schedule
     /// it again, it is scheduled now (docs/ARCHITECTURE.md, Change notifications).
     private func writeEndedWithoutCommit() {
-        if ownsHandle, let n = FileNotifier.running(config.path) { n.writeEnded(self) }
+        if ownsHandle, let n = notifier { n.writeEnded(self) }
     }
 
     /// Keeps the instances deleted in a write that did not commit invalidated: their
@@ -770,7 +789,7 @@ final class RealmCore {
         verifyThread()
         if isInWriteTransaction || isFrozen { return false }
         guard let t = _txn else { _ = txn; return true }
-        if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+        if ownsHandle, let n = notifier, n.hasObservers(self) {
             // (nil: inside a block of a delivery to this Realm, which a refresh does not move,
             // as in RealmSwift: docs/ARCHITECTURE.md, Change notifications)
             guard let c = n.deliverNow(self) else { return false }

@@ -287,6 +287,12 @@ final class FileNotifier: @unchecked Sendable {
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
+    /// Bumped (under `all`'s lock) whenever a notifier joins or leaves `all`: while it is
+    /// unchanged, what `running` gave for a path is still what it gives, so a Realm keeps the
+    /// notifier it looked up (`RealmCore.notifier`) instead of hashing its path under that lock
+    /// at every write (docs/ARCHITECTURE.md, Change notifications).
+    static let generation = Atomic<UInt64>(1)
+
     private init(config: Realm.Configuration) throws {
         path = config.path
         core = try NotifierCore(config)
@@ -304,6 +310,7 @@ final class FileNotifier: @unchecked Sendable {
             }
             _ = n.retainUser()
             dict[config.path] = n
+            generation.add(1, ordering: .releasing)
             n.start()
             return n
         }
@@ -347,7 +354,10 @@ final class FileNotifier: @unchecked Sendable {
             rounds.add(1, ordering: .relaxed)
         }
         FileNotifier.all.withLock { dict in
-            if dict[path] === self { dict[path] = nil }
+            if dict[path] === self {
+                dict[path] = nil
+                FileNotifier.generation.add(1, ordering: .releasing)
+            }
         }
         // (a refresh() may be making its Realm's new watches on a side notifier that borrows
         // the core's handle; a commit may be sparing the core notifier)
@@ -372,7 +382,7 @@ final class FileNotifier: @unchecked Sendable {
     /// lock is held here); the notifier's thread closes its core only once no such commit runs
     /// (`committing`).
     static func commit(_ core: RealmCore) -> (Int32, FileNotifier?) {
-        guard let n = running(core.config.path) else { return (NotifierCore.commit(core), nil) }
+        guard let n = core.notifier else { return (NotifierCore.commit(core), nil) }
         n.sparing.lock()
         // (the core is read only before `sparingEnded`: the thread closes it after)
         let spare = !n.sparingEnded && n.core.isOnFileOf(core)
