@@ -88,6 +88,7 @@ struct cs_watch {
         size_t key_len;
     } path[NEST_MAX];    /* nested watches: the steps from the column down to the collection */
     uint8_t npath;
+    uint32_t identity;   /* nested watches: the collection's identity (cs_coll_identity; 0: none) */
     uint32_t origin_table, origin_col; /* backlinks */
     uint32_t root;       /* table the key paths start from (the elements' table), CS_NONE: none */
     bool links;          /* the elements are objects (their keys are diffed and modified) */
@@ -884,7 +885,8 @@ void cs_watch_free(cs_watch *w)
 
 /* The collection a collection watch observes, in version `t` (for a nested watch: the
  * collection its path leads to; CS_TYPE when that is no longer a collection of the watch's
- * kind, CS_NOTFOUND when the path leads nowhere). */
+ * kind, CS_NOTFOUND when the path leads nowhere or to another collection than the one watched,
+ * one made again there with another identity). */
 static int open_coll_in(cs_watch *w, cs_txn *t, cs_coll *c)
 {
     cs_obj o;
@@ -897,6 +899,8 @@ static int open_coll_in(cs_watch *w, cs_txn *t, cs_coll *c)
     }
     if (w->kind == W_NESTED && (cs_coll_kind_of(c) == CS_COLL_MAP) != w->map)
         return cs_fail(CS_TYPE, 0, "the nested collection was replaced by one of another kind");
+    if (w->kind == W_NESTED && w->identity && cs_coll_identity(c) != w->identity)
+        return cs_fail(CS_NOTFOUND, 0, "the nested collection was replaced by another one");
     return CS_OK;
 }
 
@@ -1044,6 +1048,7 @@ int cs_watch_nested(cs_notifier *n, const cs_coll *coll, cs_watch **out)
     w->key = coll->obj.key;
     w->col = coll->col;
     w->map = cs_coll_kind_of(coll) == CS_COLL_MAP;
+    w->identity = cs_coll_identity(coll);
     int rc = CS_OK;
     for (uint8_t i = 0; i < coll->depth && rc == CS_OK; i++) {
         w->path[i].index = coll->path[i].index;

@@ -31,18 +31,20 @@ final class ManagedCollection {
         let col: UInt32
         let mixedKind: MixedKind?
         let steps: [(index: Int64, key: [CChar]?)]
+        var identity: UInt32 = 0
     }
 
     var path: Path {
         Path(col: col, mixedKind: mixedKind, steps: steps.map { s in
             (s.index, s.key.map { Array(UnsafeBufferPointer(start: $0, count: s.keyLength + 1)) })
-        })
+        }, identity: identity)
     }
 
     /// The collection at `path` below `owner`.
     convenience init(owner: ObjectBase, path: Path) {
         self.init(owner: owner, column: path.col)
         mixedKind = path.mixedKind
+        identity = path.identity
         for s in path.steps {
             var key: UnsafeMutablePointer<CChar>? = nil
             if let k = s.key {
@@ -80,7 +82,28 @@ final class ManagedCollection {
         } else {
             child.steps.append((index, nil, 0))
         }
+        if kind != nil { child.identity = child.currentIdentity() }
         return child
+    }
+
+    /// For a collection held in an AnyRealmValue: the identity of the collection this accessor
+    /// was made for (`cs_coll_identity`; 0: not checked, a collection written before identities
+    /// were kept). A path that leads to a collection with another identity leads to one made
+    /// again there (the property, or an element on the way, set to a new list or dictionary):
+    /// this accessor is then invalidated, as RealmSwift's is (docs/ARCHITECTURE.md,
+    /// "Collections nested in AnyRealmValue").
+    var identity: UInt32 = 0
+
+    /// The identity of the collection the path leads to now (0 when it leads to none).
+    func currentIdentity() -> UInt32 {
+        var c = cs_coll()
+        guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return 0 }
+        for s in steps {
+            var n = cs_coll()
+            guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return 0 }
+            c = n
+        }
+        return cs_coll_identity(&c)
     }
 
     var core: RealmCore { owner.core! }
@@ -104,6 +127,10 @@ final class ManagedCollection {
             var n = cs_coll()
             CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
             c = n
+        }
+        if identity != 0 && cs_coll_identity(&c) != identity {
+            preconditionFailure("This collection is no more: the AnyRealmValue holding it was set to another collection, "
+                                + "and this accessor is invalidated")
         }
         body(&c)
     }
@@ -130,6 +157,7 @@ final class ManagedCollection {
             c = n
         }
         return (cs_coll_kind_of(&c) == CS_COLL_MAP) != (kind == .map)
+            || (identity != 0 && cs_coll_identity(&c) != identity)
     }
 
     var count: Int {
