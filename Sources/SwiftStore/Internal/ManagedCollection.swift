@@ -61,8 +61,11 @@ final class ManagedCollection {
         ManagedCollection(owner: owner, path: path)
     }
 
-    /// A collection nested in element `index` (list) or `key` (map) of this one.
-    func nested(index: Int64 = -1, key: String? = nil, kind: MixedKind? = nil) -> ManagedCollection {
+    /// A collection nested in element `index` (list) or `key` (map) of this one; `parent` is this
+    /// one's core accessor, open, through which the identity of a collection held in an
+    /// AnyRealmValue (`kind`) is read (without it, none is kept and none checked).
+    func nested(index: Int64 = -1, key: String? = nil, kind: MixedKind? = nil,
+                in parent: UnsafeMutablePointer<cs_coll>? = nil) -> ManagedCollection {
         let child = ManagedCollection(owner: owner, column: col)
         child.mixedKind = kind
         child.typedElements = typedElements
@@ -82,7 +85,12 @@ final class ManagedCollection {
         } else {
             child.steps.append((index, nil, 0))
         }
-        if kind != nil { child.identity = child.currentIdentity() }
+        if kind != nil, let parent, let last = child.steps.last {
+            var n = cs_coll()
+            if cs_coll_open_nested(parent, last.index, last.key, last.keyLength, &n) == 0 {
+                child.identity = cs_coll_identity(&n)
+            }
+        }
         return child
     }
 
@@ -179,7 +187,7 @@ final class ManagedCollection {
             let rc = cs_list_get(c, i, &v)
             if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
             CoreCall.must(rc, "Reading a collection element")
-            out = decode(v, index: Int64(i), key: nil)
+            out = decode(v, index: Int64(i), key: nil, in: c)
         }
         return out
     }
@@ -201,12 +209,12 @@ final class ManagedCollection {
         return keys
     }
 
-    func decode(_ v: cs_value, index: Int64, key: String?) -> StoredValue {
+    func decode(_ v: cs_value, index: Int64, key: String?, in c: UnsafeMutablePointer<cs_coll>) -> StoredValue {
         if v.type == CS_TYPE_LIST {
-            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key, kind: .list)))
+            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key, kind: .list, in: c)))
         }
         if v.type == CS_TYPE_DICT {
-            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key, kind: .map)))
+            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key, kind: .map, in: c)))
         }
         return core.stored(from: v, dynamic: owner.isDynamic && !typedElements)
     }
@@ -374,7 +382,7 @@ final class ManagedCollection {
             let rc = k.withUTF8 { kb in cs_map_get(c, kb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, kb.count, &v) }
             if rc == Int32(CS_NOTFOUND) { return }
             CoreCall.must(rc, "Reading a map value")
-            out = decode(v, index: -1, key: key)
+            out = decode(v, index: -1, key: key, in: c)
         }
         return out
     }
@@ -436,7 +444,7 @@ final class ManagedCollection {
             if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
             CoreCall.must(rc, "Reading a map entry")
             let key = String(decoding: UnsafeRawBufferPointer(start: k.v.bytes.ptr, count: k.v.bytes.len), as: UTF8.self)
-            out = (key, decode(v, index: -1, key: key))
+            out = (key, decode(v, index: -1, key: key, in: c))
         }
         return out
     }
