@@ -219,6 +219,7 @@ int cs_coll_open(cs_obj *obj, uint32_t col, cs_coll *out)
     out->nullable = 1;
     out->depth = 0;
     /* the collection's identity (cs_coll_identity), from the owner's leaf cs_obj_get positioned */
+    out->obj = *obj;
     cs_obj *o = &out->obj;
     if (!(o->leaf && o->epoch == o->txn->epoch)) {
         bool exists;

@@ -386,8 +386,9 @@ static uint32_t nested_identity_new(void)
             fresh = none;
         s = fresh;
     }
-    /* splitmix64 of the seed plus a counter */
-    uint64_t z = s + __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull;
+    /* splitmix64 of the seed plus a counter, and the process id (a forked child, which inherits
+     * both, draws other numbers than its parent) */
+    uint64_t z = (s ^ ((uint64_t)getpid() << 20)) + __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;

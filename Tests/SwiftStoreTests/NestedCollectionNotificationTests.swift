@@ -487,10 +487,12 @@ private func ints(_ v: [Int]) -> AnyRealmValue { .fromArray(v.map { .int($0) }) 
 
     /// A list nested in a list's element, the element set to a new list: the old nested list's
     /// observer gets every element deleted and its accessor reads as invalidated; an observer of
-    /// the outer list sees the element modified. A nested collection is named by its path: after
-    /// a move inside the outer list, an observer of the list that was at position 1 finds another
-    /// collection there and is told every element deleted (RealmSwift's follows the moved list),
-    /// and the moved list, read at its new position, is written as usual.
+    /// the outer list sees the element modified. A list moved within its list, or shifted by an
+    /// insert before it, is followed by its accessor and its observer, as realm-core finds a
+    /// collection by its key: the observer of the list that was at position 1 is told nothing
+    /// for the move and the append to it after (insertion 1), and an accessor held across an
+    /// insert at 0 reads the same list. (With the identity checked at the recorded position only,
+    /// the observer was told every element deleted and the accessor trapped.)
     @Test func nestedElementReassigned() throws {
         let f = try NestFixture(.fromArray([ints([1, 2]), ints([7])]))
         let inner = Events<NSeen>(), outer = Events<NSeen>(), moved = Events<NSeen>()
@@ -513,17 +515,24 @@ private func ints(_ v: [Int]) -> AnyRealmValue { .fromArray(v.map { .int($0) }) 
         }
         #expect(moved.next() == NSeen(initial: true, count: 1))
         f.write { _, h in h.anyValue.listValue!.move(from: 1, to: 0) }
-        #expect(moved.next() == NSeen(count: -1, del: [0]))
         try f.run { realm, h in
             realm.refresh()
             #expect(h.anyValue.listValue![0].listValue!.first == .int(7))
         }
         f.write { _, h in h.anyValue.listValue![0].listValue!.append(.int(8)) }
+        #expect(moved.next() == NSeen(count: 2, ins: [1]))
         try f.run { realm, h in
             realm.refresh()
             #expect(h.anyValue.listValue![0].listValue!.count == 2)
+            // an accessor held across an insert before it reads the same list
+            let second = h.anyValue.listValue![1].listValue!
+            try realm.write { h.anyValue.listValue!.insert(.int(0), at: 0) }
+            #expect(!second.isInvalidated)
+            #expect(Array(second) == [.int(3)])
+            try realm.write { second.append(.int(4)) }
+            #expect(Array(h.anyValue.listValue![2].listValue!) == [.int(3), .int(4)])
         }
-        #expect(inner.waiting == 0)
+        #expect(inner.waiting == 0 && moved.waiting == 0)
         try f.finish()
     }
 

@@ -191,8 +191,8 @@ extension SkippedWriteNotificationTests {
                         }
                     }
                     RealmCore.testHooksArmed.store(true, ordering: .relaxed)
+                    RealmCore.redeliveriesBeforeWriteForTesting.withLock { $0[path] = heldBack ? 0 : nil }
                     if before {
-                        RealmCore.redeliveriesBeforeWriteForTesting.withLock { $0[path] = heldBack ? 0 : nil }
                         RealmCore.beforePromoteForTesting.withLock {
                             $0[path] = {
                                 let c = SkipOracle.commitOnThread(o, config: config)

@@ -31,20 +31,20 @@ final class ManagedCollection {
         let col: UInt32
         let mixedKind: MixedKind?
         let steps: [(index: Int64, key: [CChar]?)]
-        var identity: UInt32 = 0
+        var identities: [UInt32] = []
     }
 
     var path: Path {
         Path(col: col, mixedKind: mixedKind, steps: steps.map { s in
             (s.index, s.key.map { Array(UnsafeBufferPointer(start: $0, count: s.keyLength + 1)) })
-        }, identity: identity)
+        }, identities: identities)
     }
 
     /// The collection at `path` below `owner`.
     convenience init(owner: ObjectBase, path: Path) {
         self.init(owner: owner, column: path.col)
         mixedKind = path.mixedKind
-        identity = path.identity
+        identities = path.identities
         for s in path.steps {
             var key: UnsafeMutablePointer<CChar>? = nil
             if let k = s.key {
@@ -85,22 +85,65 @@ final class ManagedCollection {
         } else {
             child.steps.append((index, nil, 0))
         }
+        var id: UInt32 = 0
         if kind != nil, let parent, let last = child.steps.last {
             var n = cs_coll()
-            if cs_coll_open_nested(parent, last.index, last.key, last.keyLength, &n) == 0 {
-                child.identity = cs_coll_identity(&n)
-            }
+            if cs_coll_open_nested(parent, last.index, last.key, last.keyLength, &n) == 0 { id = cs_coll_identity(&n) }
         }
+        child.identities = (identities.isEmpty ? [UInt32](repeating: 0, count: steps.count + 1) : identities) + [id]
         return child
     }
 
-    /// For a collection held in an AnyRealmValue: the identity of the collection this accessor
-    /// was made for (`cs_coll_identity`; 0: not checked, a collection written before identities
-    /// were kept). A path that leads to a collection with another identity leads to one made
-    /// again there (the property, or an element on the way, set to a new list or dictionary):
-    /// this accessor is then invalidated, as RealmSwift's is (docs/ARCHITECTURE.md,
-    /// "Collections nested in AnyRealmValue").
-    var identity: UInt32 = 0
+    /// For a collection held in an AnyRealmValue: the identities of the collections on its path
+    /// when this accessor was made (`cs_coll_identity`): element 0 the column's collection (a
+    /// Mixed property's), element i + 1 the one step i leads to; 0 (or none): not checked, as for
+    /// a collection written before identities were kept (docs/ARCHITECTURE.md, "Collections
+    /// nested in AnyRealmValue").
+    var identities: [UInt32] = []
+
+    /// How `resolve` ended.
+    private enum Resolution { case found, failed(Int32), replaced }
+
+    /// Opens the path into `c`. A step whose collection has another identity than this accessor
+    /// was made for: when the step is a list position and the collection is elsewhere in that
+    /// list (elements inserted or removed before it, or it was moved), the step takes its new
+    /// position (not kept for a frozen Realm's accessor, which threads share) and the path goes
+    /// on, as realm-core finds a collection by its key; otherwise the collection was replaced
+    /// (made again there, or taken out of the list) and `replaced` is the answer.
+    private func resolve(_ c: inout cs_coll) -> Resolution {
+        var rc = cs_coll_open(&owner.cobj, col, &c)
+        if rc != 0 { return .failed(rc) }
+        if let want = identities.first, want != 0, cs_coll_identity(&c) != want { return .replaced }
+        for i in steps.indices {
+            var n = cs_coll()
+            rc = cs_coll_open_nested(&c, steps[i].index, steps[i].key, steps[i].keyLength, &n)
+            let want = i + 1 < identities.count ? identities[i + 1] : 0
+            if want != 0 && (rc != 0 || cs_coll_identity(&n) != want) {
+                guard steps[i].key == nil, let j = ManagedCollection.position(of: want, in: &c) else { return .replaced }
+                if owner.core?.isFrozen != true { steps[i].index = j }
+                rc = cs_coll_open_nested(&c, j, nil, 0, &n)
+            }
+            if rc != 0 { return .failed(rc) }
+            c = n
+        }
+        return .found
+    }
+
+    /// The position in list `c` (of Mixed values) of the nested collection with identity `id`,
+    /// if any (a pass over the list, made only when a step's collection is not where it was).
+    private static func position(of id: UInt32, in c: inout cs_coll) -> Int64? {
+        guard cs_coll_kind_of(&c) == CS_COLL_LIST else { return nil }
+        var n = 0
+        guard cs_coll_size(&c, &n) == 0 else { return nil }
+        for j in 0..<n {
+            var v = cs_value()
+            guard cs_list_get(&c, j, &v) == 0 else { return nil }
+            guard v.type == CS_TYPE_LIST || v.type == CS_TYPE_DICT else { continue }
+            var e = cs_coll()
+            if cs_coll_open_nested(&c, Int64(j), nil, 0, &e) == 0 && cs_coll_identity(&e) == id { return Int64(j) }
+        }
+        return nil
+    }
 
     /// The identity of the collection the path leads to now (0 when it leads to none).
     func currentIdentity() -> UInt32 {
@@ -130,15 +173,21 @@ final class ManagedCollection {
     func open(_ body: (UnsafeMutablePointer<cs_coll>) -> Void) {
         _ = owner.verifyReadable()
         var c = cs_coll()
-        CoreCall.must(cs_coll_open(&owner.cobj, col, &c), "Opening a collection")
-        for s in steps {
-            var n = cs_coll()
-            CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
-            c = n
-        }
-        if identity != 0 && cs_coll_identity(&c) != identity {
-            preconditionFailure("This collection is no more: the AnyRealmValue holding it was set to another collection, "
-                                + "and this accessor is invalidated")
+        if identities.isEmpty {
+            CoreCall.must(cs_coll_open(&owner.cobj, col, &c), "Opening a collection")
+            for s in steps {
+                var n = cs_coll()
+                CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
+                c = n
+            }
+        } else {
+            switch resolve(&c) {
+            case .found: break
+            case .failed(let rc): CoreCall.must(rc, "Opening a nested collection")
+            case .replaced:
+                preconditionFailure("This collection is no more: the AnyRealmValue holding it was set to another value, "
+                                    + "and this accessor is invalidated")
+            }
         }
         body(&c)
     }
@@ -158,14 +207,17 @@ final class ManagedCollection {
         if owner.isInvalidated { return true }
         guard let kind = mixedKind else { return false }
         var c = cs_coll()
-        guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return true }
-        for s in steps {
-            var n = cs_coll()
-            guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return true }
-            c = n
+        if identities.isEmpty {
+            guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return true }
+            for s in steps {
+                var n = cs_coll()
+                guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return true }
+                c = n
+            }
+        } else {
+            guard case .found = resolve(&c) else { return true }
         }
         return (cs_coll_kind_of(&c) == CS_COLL_MAP) != (kind == .map)
-            || (identity != 0 && cs_coll_identity(&c) != identity)
     }
 
     var count: Int {

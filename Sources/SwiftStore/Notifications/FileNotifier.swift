@@ -1251,12 +1251,22 @@ final class FileNotifier: @unchecked Sendable {
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
-        if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
+        // (a failed advance, a read of the history refused or failing, leaves the notifier behind
+        // the newest version: the delivery then tells the observers of that older version, and
+        // `told` stays false, so that `refresh()` still advances the Realm on its own; the
+        // notifier thread retries)
+        var failed = false
+        if !skipping {
+            let (advanced, fail) = self.core.tryAdvance()
+            failed = fail
+            if fail { self.core.wake() }
+            scheduleDue(moved: advanced, except: t)
+        }
         lock.unlock()
         var told = false
         let moves = deliver(t, force: true, beforeWrite: beforeWrite, told: &told, movedBefore: moved,
                             oldValuesAt: oldValuesAt)
-        return DeliveredNow(moved: moves || moved, told: told)
+        return DeliveredNow(moved: moves || moved, told: told && !failed)
     }
 
     /// Brings the target's Realm to the notifier's version and calls its observers' blocks with
