@@ -110,7 +110,7 @@ extension SkippedWriteNotificationTests {
     /// the observing thread (each skipping a random subset of the observers; some with another
     /// thread's or process's commit landing right after them, before their version is computed,
     /// some with another thread's landing before they take the write lock, which the write
-    /// delivers before it begins, or, in every other round, holds back as after its last try),
+    /// delivers inside itself before its changes, or, in every other round, holds back),
     /// made inside the first block of a delivery, from another thread and from
     /// another process, observed through a filtered and two sorted table queries, a List,
     /// queries over that List, with and without key paths. Each delivered change set, applied
@@ -174,8 +174,8 @@ extension SkippedWriteNotificationTests {
                     let skipped = o.int(10) < 7 ? o.randomObservers() : []
                     let landing = round % 50 == 42 && step == 0 ? 2 : (o.int(100) < 30 ? 1 : 0)
                     // (or one landing after it delivered what was pending and before it took the
-                    // write lock: delivered before the write, or, in every other round, as after
-                    // the write's last try, held back for the skipped observers)
+                    // write lock: delivered inside the write before its changes, or, in every other
+                    // round, left pending and held back for the skipped observers)
                     let before = o.int(100) < 25
                     let heldBack = before && round % 2 == 0
                     let after = Locked<SkipOracle.Commit?>(nil), landed = Locked<SkipOracle.Commit?>(nil)
@@ -191,7 +191,7 @@ extension SkippedWriteNotificationTests {
                         }
                     }
                     RealmCore.testHooksArmed.store(true, ordering: .relaxed)
-                    RealmCore.redeliveriesBeforeWriteForTesting.withLock { $0[path] = heldBack ? 0 : nil }
+                    RealmCore.deliversLandedCommitsInWriteForTesting.withLock { $0[path] = heldBack ? false : nil }
                     if before {
                         RealmCore.beforePromoteForTesting.withLock {
                             $0[path] = {

@@ -36,9 +36,10 @@ import TestSupport
     }
 
     /// A commit that lands after `beginWrite` delivered what was pending and before it took the
-    /// write lock (the `beforePromote` hook) is delivered by that `beginWrite` too, before the
-    /// write begins: its observers (a table query, a query over a List, an object, the Realm)
-    /// have been told of exactly the version the write starts from. Before, the write started
+    /// write lock (the `beforePromote` hook) is delivered by that `beginWrite` too, inside the
+    /// write and before any of its changes (as realm-core's `begin_transaction` delivers): its
+    /// observers (a table query, a query over a List, an object, the Realm) have been told of
+    /// exactly the version the write starts from. Before, the write started
     /// from that version and they heard of the commit only after the write, its change set
     /// folded with the write's own.
     @Test func beginWriteDeliversACommitThatLandedBeforeTheWriteLock() throws {
@@ -82,7 +83,7 @@ import TestSupport
     /// end, and a write that is cancelled instead of committed (`cancelWrite()`, or a write
     /// block that throws) is such an end: the pending change set is delivered after it, with no
     /// other commit needed. (The commit landing before the write lock is left pending, as after
-    /// `beginWrite`'s last try, `heldBack`.)
+    /// `beginWrite` delivering it inside the write, `heldBack`.)
     @Test(arguments: [false, true])
     func deliveryDuringAWriteComesAfterTheWriteIsCancelled(throwing: Bool) throws {
         let f = try Fixture()
@@ -124,7 +125,7 @@ import TestSupport
     /// A commit that lands after the write delivered what was pending and before it took the
     /// write lock is still reported to an observer the write skips; only the write's own
     /// insertion is left out, and later indices follow the data. The commit is delivered by
-    /// `beginWrite` before the write (one dog then), or, after its last try (`heldBack`), held
+    /// `beginWrite` inside the write (one dog then), or, when it does not (`heldBack`), held
     /// back and delivered after it (two dogs then).
     @Test(arguments: [false, true]) func withoutNotifyingKeepsAnotherCommitsChanges(heldBack: Bool) throws {
         let f = try Fixture()
@@ -175,12 +176,12 @@ private struct CancelledWrite: Error {}
 
 /// Arms the test hook so that the next write on the file of `config`, once it has delivered what
 /// was pending and before it takes the write lock, waits for `body` to be committed by another
-/// Realm on another thread. `heldBack`: that write makes no other try (as after its last one), so
-/// the commit is not delivered before the write.
+/// Realm on another thread. `heldBack`: that write does not deliver the commit inside the write
+/// (the path for a write begun inside a notification block), so it is delivered after it.
 private func commitBeforeTheWriteLock(_ config: Realm.Configuration, heldBack: Bool = false,
                                       _ body: @escaping @Sendable (Realm) -> Void) {
     RealmCore.testHooksArmed.store(true, ordering: .relaxed)
-    RealmCore.redeliveriesBeforeWriteForTesting.withLock { $0[config.path] = heldBack ? 0 : nil }
+    RealmCore.deliversLandedCommitsInWriteForTesting.withLock { $0[config.path] = heldBack ? false : nil }
     RealmCore.beforePromoteForTesting.withLock {
         $0[config.path] = {
             onNewThread {

@@ -607,70 +607,64 @@ final class RealmCore {
         }
         // A write starts by delivering what this Realm's observers were not given yet
         // (docs/ARCHITECTURE.md, Change notifications).
-        var redeliveries = RealmCore.redeliveriesBeforeWrite
+        var inWrite = true
         if RealmCore.testHooksArmed.load(ordering: .relaxed),
-           let n = RealmCore.redeliveriesBeforeWriteForTesting.withLock({ $0[config.path] }) {
-            redeliveries = n
+           let deliver = RealmCore.deliversLandedCommitsInWriteForTesting.withLock({ $0[config.path] }) {
+            inWrite = deliver
         }
-        // (on a try after the first: the Realm already reads the version the last try's write
-        // lock found, past the one its observers were told of, which is frozen here when object
-        // observers need its values as their old values)
-        var landed: (moved: Bool, oldValuesAt: RealmCore?) = (false, nil)
-        while true {
-            var pin: OpaquePointer?
-            // the version the observers were told of, which the write should start from
-            var told: UInt64?
-            if ownsHandle, let n = notifier, n.hasObservers(self) {
-                let delivered = n.deliverNow(self, beforeWrite: true, moved: landed.moved, oldValuesAt: landed.oldValuesAt)
-                landed = (false, nil)
-                if isInWriteTransaction {
-                    preconditionFailure("The Realm is already in a write transaction")
-                }
-                if delivered?.told == true { told = cs_txn_version(txn) }
-                // the version the object observers were given last, kept (a count on a version
-                // this Realm pins anyway) until the write lock is held
-                if n.hasObjectObservers(self), cs_txn_freeze(db, txn, &pin) != 0 { pin = nil }
+        var pin: OpaquePointer?
+        // the version the observers were told of, which the write should start from
+        var told: UInt64?
+        let n = ownsHandle ? notifier : nil
+        if let n, n.hasObservers(self) {
+            let delivered = n.deliverNow(self, beforeWrite: true)
+            if isInWriteTransaction {
+                preconditionFailure("The Realm is already in a write transaction")
             }
-            if RealmCore.testHooksArmed.load(ordering: .relaxed),
-               let hook = RealmCore.beforePromoteForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
-                hook()
-            }
-            let rc = cs_txn_promote(txn)
-            if rc == 0, let told, cs_txn_version(txn) != told, redeliveries > 0 {
-                // Another commit landed between the delivery and the write lock, and the write
-                // would start from a version the observers were not told of: the lock is given
-                // back (nothing was written) and that version delivered first, so the write
-                // starts from exactly what they were told, as in RealmSwift.
-                redeliveries -= 1
-                CoreCall.must(cs_txn_rollback(txn), "Giving the write lock back to deliver a newer version")
-                landed = (true, nil)
-                if let pin {
-                    landed.oldValuesAt = try? RealmCore(frozenAt: self, pin: pin)
-                    cs_txn_end(pin)
-                }
-                continue
-            }
-            // (after as many tries, commits keep landing there: the write starts past what the
-            // observers were told, which they get after it, held back if it skips them)
-            if let pin {
-                if rc == 0 && cs_txn_version(pin) != cs_txn_version(txn) {
-                    preWriteSnapshot = try? RealmCore(frozenAt: self, pin: pin)
-                }
-                cs_txn_end(pin)
-            }
-            if rc == 0 { mutations &+= 1 }
-            return rc
+            if delivered?.told == true { told = cs_txn_version(txn) }
+            // the version the object observers were given last, kept (a count on a version this
+            // Realm pins anyway) until the write lock is held
+            if n.hasObjectObservers(self), cs_txn_freeze(db, txn, &pin) != 0 { pin = nil }
         }
+        if RealmCore.testHooksArmed.load(ordering: .relaxed),
+           let hook = RealmCore.beforePromoteForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
+            hook()
+        }
+        let rc = cs_txn_promote(txn)
+        // (not told, inside a block of a delivery among others: what the write moved past is
+        // delivered after it)
+        var pending = told == nil
+        if rc == 0, let told, let n, cs_txn_version(txn) != told {
+            // Another commit landed between the delivery and the write lock: the write starts from
+            // a version the observers were not told of. With the lock held nothing else commits,
+            // so that version is the newest: it is delivered now, the Realm in its write, as
+            // realm-core's `begin_transaction` delivers the version the write starts from
+            // (docs/ARCHITECTURE.md, Change notifications). The object observers' old values are
+            // those of the version they were told of (the pin, frozen).
+            if inWrite {
+                let before = pin.flatMap { try? RealmCore(frozenAt: self, pin: $0) }
+                let delivered = n.deliverNow(self, beforeWrite: true, moved: true, oldValuesAt: before)
+                pending = delivered?.told != true
+            } else {
+                pending = true
+            }
+        }
+        if let pin {
+            // (not told there: the write starts past what the observers were told, which they
+            // get after it, held back if it skips them)
+            if pending && isInWriteTransaction && cs_txn_version(pin) != cs_txn_version(txn) {
+                preWriteSnapshot = try? RealmCore(frozenAt: self, pin: pin)
+            }
+            cs_txn_end(pin)
+        }
+        if rc == 0 { mutations &+= 1 }
+        return rc
     }
 
-    /// How many times `beginWrite` gives the write lock back, when a commit landed between its
-    /// delivery of what was pending and the lock, to deliver that commit before the write
-    /// (docs/ARCHITECTURE.md, Change notifications).
-    static let redeliveriesBeforeWrite = 4
-
-    /// For tests: `redeliveriesBeforeWrite` for the Realms of that path (0: a commit landing
-    /// before the write lock is held back, as after the last try).
-    static let redeliveriesBeforeWriteForTesting = Locked<[String: Int]>([:])
+    /// For tests: whether `beginWrite` delivers, inside the write, a commit that landed between
+    /// its delivery and the write lock, for the Realms of that path (false: it is left pending,
+    /// delivered after the write, or held back when the write skips its observer).
+    static let deliversLandedCommitsInWriteForTesting = Locked<[String: Bool]>([:])
 
     /// For tests: runs in the `deinit` of every instance of that path, with the queue it is
     /// confined to (where, on which thread, a Realm is let go: docs/ARCHITECTURE.md, Change
@@ -683,8 +677,8 @@ final class RealmCore {
     /// notifications were delivered and before the write lock is taken (a commit landing there).
     static let beforePromoteForTesting = Locked<[String: @Sendable () -> Void]>([:])
     /// Set when `beforePromoteForTesting`, `afterCommitForTesting`,
-    /// `afterRefreshDeliveryForTesting` or `redeliveriesBeforeWriteForTesting` was ever used (the
-    /// write and refresh paths skip their locks until then).
+    /// `afterRefreshDeliveryForTesting` or `deliversLandedCommitsInWriteForTesting` was ever used
+    /// (the write and refresh paths skip their locks until then).
     static let testHooksArmed = Atomic<Bool>(false)
 
     /// For tests: runs once, in the next `refresh()` on a Realm of that path, after it delivered

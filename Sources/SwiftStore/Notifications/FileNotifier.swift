@@ -1205,9 +1205,12 @@ final class FileNotifier: @unchecked Sendable {
     /// bringing its Realm to the notifier's version, which this first advances to the newest.
     /// `beforeWrite`: observers whose initial change set was not delivered yet are left out
     /// (the write is folded into their initial one). `moved`: the Realm already moved past the
-    /// version its observers were told of last (a write lock taken and given back), so its Realm
-    /// observers get `.didChange` though this delivery may not move it, and object observers
-    /// read their old values in `oldValuesAt`, that version frozen (none when nil).
+    /// version its observers were told of last (`beginWrite`'s write lock found a newer version),
+    /// so its Realm observers get `.didChange` though this delivery does not move it, object
+    /// observers read their old values in `oldValuesAt`, that version frozen (none when nil),
+    /// and the Realm may be in its write transaction (which the delivery then does not move:
+    /// the notifier reaches the version the write started from, the newest while the write
+    /// lock is held).
     /// Returns nil when called from a block of a
     /// delivery to that target, which then delivers nothing more (RealmSwift sends no
     /// notifications from a write begun, or a refresh, inside a notification block: an
@@ -1305,7 +1308,7 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        guard !closed, let core = t.core, !core.isInWriteTransaction, self.core.follows(core) else {
+        guard !closed, let core = t.core, !core.isInWriteTransaction || movedBefore, self.core.follows(core) else {
             lock.unlock()
             return false
         }
