@@ -88,6 +88,36 @@ import TestSupport
         try f.finish()
     }
 
+    /// `refresh()` whose notifier advance fails (the `failAdvance` hook; the notifier held behind
+    /// the newest version by holding its thread) advances the Realm itself to the newest version
+    /// and returns true, as before the Realm stopped at the version its observers were told of.
+    /// Before the fix it stopped at the notifier's older version, returned false and did not
+    /// show the commit.
+    @Test func refreshAdvancesItselfWhenTheNotifierCannot() throws {
+        let f = try Fixture()
+        let path = f.config.path
+        let dogs = Events<Seen>()
+        try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        try waitForSleepers(path, 1)
+        // the notifier thread computes the first commit, then is held
+        let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.afterSchedulingForTesting.withLock { $0[path] = { holding.signal(); held.wait() } }
+        try commitThroughTheCore(path, creatingIn: "NDog")
+        holding.wait()
+        #expect(dogs.next() == Seen(count: 1, ins: [0]))
+        // a second commit the notifier does not compute
+        try commitThroughTheCore(path, creatingIn: "NDog")
+        FileNotifier.failAdvanceForTesting.withLock { $0[path] = true }
+        let (moved, count) = try f.run { realm in (realm.refresh(), realm.objects(NDog.self).count) }
+        held.signal()
+        #expect(moved)
+        #expect(count == 2)
+        #expect(dogs.next() == Seen(count: 2, ins: [1]))
+        try f.finish()
+    }
+
     /// A Realm keeps the notifier it found for its writes (`RealmCore.notifier`) only while
     /// that notifier runs: a write with none running finds none, and the notifier an observer
     /// starts later is found by the next write (which spares its thread); one that stopped when

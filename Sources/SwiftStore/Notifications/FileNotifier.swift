@@ -862,6 +862,10 @@ final class FileNotifier: @unchecked Sendable {
         }
     }
 
+    /// For tests: the next `deliverNow` on the file at that path takes its notifier advance for
+    /// failed (as when reading the change history fails), without advancing.
+    static let failAdvanceForTesting = Locked<[String: Bool]>([:])
+
     /// For tests: runs once, on a thread about to wait (without the lock) for a write that skips
     /// observers of the file at that path to compute its version (`waitForSkip`).
     static let waitingForSkipForTesting = Locked<[String: @Sendable () -> Void]>([:])
@@ -1260,7 +1264,9 @@ final class FileNotifier: @unchecked Sendable {
         // notifier thread retries)
         var failed = false
         if !skipping {
-            let (advanced, fail) = self.core.tryAdvance()
+            let (advanced, fail) = FileNotifier.makingHooksArmed.load(ordering: .relaxed)
+                && FileNotifier.failAdvanceForTesting.withLock({ $0.removeValue(forKey: path) }) != nil
+                ? (false, true) : self.core.tryAdvance()
             failed = fail
             if fail { self.core.wake() }
             scheduleDue(moved: advanced, except: t)
