@@ -109,8 +109,8 @@ extension SkippedWriteNotificationTests {
     /// A random oracle for `write(withoutNotifying:)`: hundreds of rounds of random commits from
     /// the observing thread (each skipping a random subset of the observers; some with another
     /// thread's or process's commit landing right after them, before their version is computed,
-    /// some with another thread's landing before they take the write lock, which the write
-    /// delivers inside itself before its changes, or, in every other round, holds back),
+    /// some with another thread's landing before they take the write lock, which holds change
+    /// sets back),
     /// made inside the first block of a delivery, from another thread and from
     /// another process, observed through a filtered and two sorted table queries, a List,
     /// queries over that List, with and without key paths. Each delivered change set, applied
@@ -123,8 +123,8 @@ extension SkippedWriteNotificationTests {
     /// round's end. Modifications: a skipped observer never reports an object only the skipped
     /// write changed; an unsorted observer of ages reports every object another commit changed
     /// that stayed in it; an observer of names only reports none. A write from the observing
-    /// thread (outside a block) starts from data its observers were told of, unless a change
-    /// set was held back. SKIP_ORACLE_SEED and
+    /// thread (outside a block) starts from data its observers were told of, unless a commit
+    /// landed before its write lock. SKIP_ORACLE_SEED and
     /// SKIP_ORACLE_ROUNDS choose another run.
     @Test func randomSkippedWritesOracle() throws {
         let env = ProcessInfo.processInfo.environment
@@ -174,10 +174,8 @@ extension SkippedWriteNotificationTests {
                     let skipped = o.int(10) < 7 ? o.randomObservers() : []
                     let landing = round % 50 == 42 && step == 0 ? 2 : (o.int(100) < 30 ? 1 : 0)
                     // (or one landing after it delivered what was pending and before it took the
-                    // write lock: delivered inside the write before its changes, or, in every other
-                    // round, left pending and held back for the skipped observers)
+                    // write lock: change sets held back for the skipped observers)
                     let before = o.int(100) < 25
-                    let heldBack = before && round % 2 == 0
                     let after = Locked<SkipOracle.Commit?>(nil), landed = Locked<SkipOracle.Commit?>(nil)
                     // (armed after the commit landing before the write lock, which would take it)
                     let armLanding: @Sendable () -> Void = {
@@ -191,7 +189,6 @@ extension SkippedWriteNotificationTests {
                         }
                     }
                     RealmCore.testHooksArmed.store(true, ordering: .relaxed)
-                    RealmCore.deliversLandedCommitsInWriteForTesting.withLock { $0[path] = heldBack ? false : nil }
                     if before {
                         RealmCore.beforePromoteForTesting.withLock {
                             $0[path] = {
@@ -208,13 +205,13 @@ extension SkippedWriteNotificationTests {
                         try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) {
                             // (the observers were told of the version the write starts from, a
                             // commit that landed before its write lock included)
-                            if !heldBack, o.models != SkipOracle.truth(realm) {
+                            if !before, o.models != SkipOracle.truth(realm) {
                                 o.fail("a write started from data its observers were not told of: \(o.models), the data \(SkipOracle.truth(realm))")
                             }
                             ops = o.randomOps(realm)
                         }
                         let truth = SkipOracle.truth(realm)
-                        if heldBack, let c = landed.withLock({ $0 }) {
+                        if let c = landed.withLock({ $0 }) {
                             // a held-back change set comes first, for the version the write
                             // started from; then the app's own write
                             for i in skipped { o.holdBack(i, landed: c, after: truth[i]) }

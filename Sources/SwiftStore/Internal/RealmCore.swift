@@ -607,21 +607,15 @@ final class RealmCore {
         }
         // A write starts by delivering what this Realm's observers were not given yet
         // (docs/ARCHITECTURE.md, Change notifications).
-        var inWrite = true
-        if RealmCore.testHooksArmed.load(ordering: .relaxed),
-           let deliver = RealmCore.deliversLandedCommitsInWriteForTesting.withLock({ $0[config.path] }) {
-            inWrite = deliver
-        }
+        // (a commit that lands between this delivery and the write lock is delivered after the
+        // write, held back if the write skips its observers: the blocks never run inside the
+        // write, docs/ARCHITECTURE.md, Change notifications)
         var pin: OpaquePointer?
-        // the version the observers were told of, which the write should start from
-        var told: UInt64?
-        let n = ownsHandle ? notifier : nil
-        if let n, n.hasObservers(self) {
-            let delivered = n.deliverNow(self, beforeWrite: true)
+        if ownsHandle, let n = notifier, n.hasObservers(self) {
+            n.deliverNow(self, beforeWrite: true)
             if isInWriteTransaction {
                 preconditionFailure("The Realm is already in a write transaction")
             }
-            if delivered?.told == true { told = cs_txn_version(txn) }
             // the version the object observers were given last, kept (a count on a version this
             // Realm pins anyway) until the write lock is held
             if n.hasObjectObservers(self), cs_txn_freeze(db, txn, &pin) != 0 { pin = nil }
@@ -631,28 +625,8 @@ final class RealmCore {
             hook()
         }
         let rc = cs_txn_promote(txn)
-        // (not told, inside a block of a delivery among others: what the write moved past is
-        // delivered after it)
-        var pending = told == nil
-        if rc == 0, let told, let n, cs_txn_version(txn) != told {
-            // Another commit landed between the delivery and the write lock: the write starts from
-            // a version the observers were not told of. With the lock held nothing else commits,
-            // so that version is the newest: it is delivered now, the Realm in its write, as
-            // realm-core's `begin_transaction` delivers the version the write starts from
-            // (docs/ARCHITECTURE.md, Change notifications). The object observers' old values are
-            // those of the version they were told of (the pin, frozen).
-            if inWrite {
-                let before = pin.flatMap { try? RealmCore(frozenAt: self, pin: $0) }
-                let delivered = n.deliverNow(self, beforeWrite: true, moved: true, oldValuesAt: before)
-                pending = delivered?.told != true
-            } else {
-                pending = true
-            }
-        }
         if let pin {
-            // (not told there: the write starts past what the observers were told, which they
-            // get after it, held back if it skips them)
-            if pending && isInWriteTransaction && cs_txn_version(pin) != cs_txn_version(txn) {
+            if rc == 0 && cs_txn_version(pin) != cs_txn_version(txn) {
                 preWriteSnapshot = try? RealmCore(frozenAt: self, pin: pin)
             }
             cs_txn_end(pin)
@@ -660,11 +634,6 @@ final class RealmCore {
         if rc == 0 { mutations &+= 1 }
         return rc
     }
-
-    /// For tests: whether `beginWrite` delivers, inside the write, a commit that landed between
-    /// its delivery and the write lock, for the Realms of that path (false: it is left pending,
-    /// delivered after the write, or held back when the write skips its observer).
-    static let deliversLandedCommitsInWriteForTesting = Locked<[String: Bool]>([:])
 
     /// For tests: runs in the `deinit` of every instance of that path, with the queue it is
     /// confined to (where, on which thread, a Realm is let go: docs/ARCHITECTURE.md, Change
@@ -676,9 +645,9 @@ final class RealmCore {
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
     /// notifications were delivered and before the write lock is taken (a commit landing there).
     static let beforePromoteForTesting = Locked<[String: @Sendable () -> Void]>([:])
-    /// Set when `beforePromoteForTesting`, `afterCommitForTesting`,
-    /// `afterRefreshDeliveryForTesting` or `deliversLandedCommitsInWriteForTesting` was ever used
-    /// (the write and refresh paths skip their locks until then).
+    /// Set when `beforePromoteForTesting`, `afterCommitForTesting` or
+    /// `afterRefreshDeliveryForTesting` was ever used (the write and refresh paths skip their
+    /// locks until then).
     static let testHooksArmed = Atomic<Bool>(false)
 
     /// For tests: runs once, in the next `refresh()` on a Realm of that path, after it delivered

@@ -1208,21 +1208,14 @@ final class FileNotifier: @unchecked Sendable {
     /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite),
     /// bringing its Realm to the notifier's version, which this first advances to the newest.
     /// `beforeWrite`: observers whose initial change set was not delivered yet are left out
-    /// (the write is folded into their initial one). `moved`: the Realm already moved past the
-    /// version its observers were told of last (`beginWrite`'s write lock found a newer version),
-    /// so its Realm observers get `.didChange` though this delivery does not move it, object
-    /// observers read their old values in `oldValuesAt`, that version frozen (none when nil),
-    /// and the Realm may be in its write transaction (which the delivery then does not move:
-    /// the notifier reaches the version the write started from, the newest while the write
-    /// lock is held).
+    /// (the write is folded into their initial one).
     /// Returns nil when called from a block of a
     /// delivery to that target, which then delivers nothing more (RealmSwift sends no
     /// notifications from a write begun, or a refresh, inside a notification block: an
     /// observer still to be called gets the change set that delivery holds for it first), and
     /// then the Realm must not move either (`refresh()` does nothing).
     @discardableResult
-    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false, moved: Bool = false,
-                    oldValuesAt: RealmCore? = nil) -> DeliveredNow? {
+    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> DeliveredNow? {
         lock.lock()
         if closed {
             lock.unlock()
@@ -1273,9 +1266,8 @@ final class FileNotifier: @unchecked Sendable {
         }
         lock.unlock()
         var told = false
-        let moves = deliver(t, force: true, beforeWrite: beforeWrite, told: &told, movedBefore: moved,
-                            oldValuesAt: oldValuesAt)
-        return DeliveredNow(moved: moves || moved, told: told && !failed)
+        let moves = deliver(t, force: true, beforeWrite: beforeWrite, told: &told)
+        return DeliveredNow(moved: moves, told: told && !failed)
     }
 
     /// Brings the target's Realm to the notifier's version and calls its observers' blocks with
@@ -1288,9 +1280,7 @@ final class FileNotifier: @unchecked Sendable {
 
     /// `deliver`, setting `told` when the target's Realm was brought to the notifier's version
     /// (under the lock, with every pending change set of its observers taken up to there).
-    /// `movedBefore`, `oldValuesAt`: as `deliverNow`'s `moved` and `oldValuesAt`.
-    private func deliver(_ t: DeliveryTarget, force: Bool, beforeWrite: Bool, told: inout Bool,
-                         movedBefore: Bool = false, oldValuesAt before: RealmCore? = nil) -> Bool {
+    private func deliver(_ t: DeliveryTarget, force: Bool, beforeWrite: Bool, told: inout Bool) -> Bool {
         // (an object observer's registration may have set a queue's Realm from its thread)
         lock.lock()
         if t.dropped {
@@ -1314,7 +1304,7 @@ final class FileNotifier: @unchecked Sendable {
             lock.unlock()
             return false
         }
-        guard !closed, let core = t.core, !core.isInWriteTransaction || movedBefore, self.core.follows(core) else {
+        guard !closed, let core = t.core, !core.isInWriteTransaction, self.core.follows(core) else {
             lock.unlock()
             return false
         }
@@ -1365,8 +1355,6 @@ final class FileNotifier: @unchecked Sendable {
             if let read = r.readValues, !p.columns.isEmpty {
                 if let at = r.oldValuesAt {
                     p.oldValues = read(at, p.columns)
-                } else if movedBefore {
-                    p.oldValues = before.map { read($0, p.columns) }
                 } else {
                     p.oldValues = moves ? read(core, p.columns) : nil
                 }
@@ -1385,7 +1373,7 @@ final class FileNotifier: @unchecked Sendable {
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
         }
-        var realmObservers = moves || movedBefore ? t.registrations.filter { $0.watchless } : []
+        var realmObservers = moves ? t.registrations.filter { $0.watchless } : []
         var blocks = out.map { $0.0.callback }
         let calls = !out.isEmpty || !realmObservers.isEmpty
         if calls { t.delivering = true }
