@@ -136,6 +136,22 @@ int bpt_set_ref(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, uint64_t
     return leaf_set_ref(t, s, leaf, local, v);
 }
 
+int bpt_get_identity(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, uint32_t *out)
+{
+    ref_t leaf;
+    uint64_t local;
+    TRY(find_leaf(t, s, root, i, &leaf, &local));
+    return leaf_get_identity(t, s, leaf, local, out);
+}
+
+int bpt_set_identity(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, uint32_t identity)
+{
+    ref_t *leaf;
+    uint64_t local;
+    TRY(write_leaf(t, s, root, i, &leaf, &local));
+    return leaf_set_identity(t, s, leaf, local, identity);
+}
+
 typedef struct bsplit {
     bool happened; /* a right sibling was made */
     ref_t ref;     /* its ref */

@@ -12,6 +12,9 @@ int bpt_get(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, cs_value *out
 int bpt_get_ref(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, uint64_t *out);
 int bpt_set(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, const cs_value *v);
 int bpt_set_ref(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, uint64_t v);
+/** leaf_get_identity / leaf_set_identity of element i of the tree. */
+int bpt_get_identity(cs_txn *t, const leaf_spec *s, ref_t root, uint64_t i, uint32_t *out);
+int bpt_set_identity(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, uint32_t identity);
 int bpt_insert(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i, const cs_value *v);
 int bpt_erase(cs_txn *t, const leaf_spec *s, ref_t *root, uint64_t i);
 

@@ -1132,6 +1132,21 @@ int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spe
     return leaf_get_ref(t, s, r, row, out);
 }
 
+int cluster_leaf_get_identity(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col,
+                              uint32_t *out)
+{
+    ref_t r = cluster_leaf_col_ref(leaf, col);
+    *out = 0;
+    if (!r) return CS_OK;
+    if (tagged(r)) return CORRUPT("column slot holds a number");
+    if (t->writing) {
+        uint64_t have;
+        TRY(leaf_count(t, s, r, &have));
+        if (row >= have) return CS_OK; /* the short tail (invariant 2): a default, no collection */
+    }
+    return leaf_get_identity(t, s, r, row, out);
+}
+
 /* ---- padding short sub-nodes before a commit (invariant 2) ---------------------------------- */
 
 static int fill_rec(cs_txn *t, uint32_t table, ref_t *slot, int depth)

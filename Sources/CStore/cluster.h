@@ -72,6 +72,10 @@ int cluster_leaf_get_run(cs_txn *t, ref_t root, const int64_t *keys, size_t max,
 /** The raw ref element (LK_REFS / LK_BACK, spec s) column col holds at `row` of a leaf: 0 when the
  *  leaf does not materialise the column or the row is past a short sub-node's end. */
 int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out);
+/** The identity of the nested collection Mixed column col holds at `row` of a leaf
+ *  (leaf_get_identity): 0 when it holds none. */
+int cluster_leaf_get_identity(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col,
+                              uint32_t *out);
 /** Pads every column sub-node this write left short of its leaf's rows with defaults, so that a
  *  commit writes only full sub-nodes (cluster.c invariant 2). Called by cs_txn_commit. */
 int cluster_fill_short(cs_txn *t);

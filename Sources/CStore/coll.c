@@ -218,6 +218,18 @@ int cs_coll_open(cs_obj *obj, uint32_t col, cs_coll *out)
     out->elem_type = CS_TYPE_MIXED;
     out->nullable = 1;
     out->depth = 0;
+    /* the collection's identity (cs_coll_identity), from the owner's leaf cs_obj_get positioned */
+    out->obj = *obj;
+    cs_obj *o = &out->obj;
+    if (!(o->leaf && o->epoch == o->txn->epoch)) {
+        bool exists;
+        TRY(cs_obj_check_exists(o, &exists));
+        if (!exists) return cs_fail(CS_NOTFOUND, 0, "the object has been deleted");
+    }
+    leaf_spec ls = leaf_spec_col(cd);
+    uint32_t id;
+    TRY(cluster_leaf_get_identity(o->txn, (node_hdr *)o->leaf, o->row, &ls, col, &id));
+    out->identity = id;
     return CS_OK;
 }
 
@@ -237,7 +249,26 @@ int cs_coll_open_nested(const cs_coll *parent, int64_t index, const char *key, s
     }
     if (v.type != CS_TYPE_LIST && v.type != CS_TYPE_DICT)
         return cs_fail(CS_TYPE, 0, "the element does not hold a nested collection");
+    /* the element's identity (cs_coll_identity) */
+    uint32_t id = 0;
+    {
+        cs_txn *t = p.obj.txn;
+        ref_t root;
+        TRY(coll_root(&p, &root));
+        leaf_spec ms = mixed_spec();
+        if (p.kind == CS_COLL_MAP) {
+            ref_t keys, vals;
+            TRY(map_parts(t, root, &keys, &vals));
+            uint64_t idx;
+            bool found;
+            TRY(map_search(t, keys, key, key_len, &idx, &found));
+            if (found) TRY(bpt_get_identity(t, &ms, vals, idx, &id));
+        } else {
+            TRY(bpt_get_identity(t, &ms, root, (uint64_t)index, &id));
+        }
+    }
     *out = p;
+    out->identity = id;
     out->path[p.depth].index = p.kind == CS_COLL_MAP ? -1 : index;
     out->path[p.depth].key = p.kind == CS_COLL_MAP ? key : NULL;
     out->path[p.depth].key_len = p.kind == CS_COLL_MAP ? key_len : 0;
@@ -249,6 +280,8 @@ int cs_coll_open_nested(const cs_coll *parent, int64_t index, const char *key, s
 }
 
 cs_coll_kind cs_coll_kind_of(const cs_coll *c) { return (cs_coll_kind)c->kind; }
+
+uint32_t cs_coll_identity(const cs_coll *c) { return c->identity; }
 
 int cs_coll_size(cs_coll *c, size_t *out)
 {
@@ -442,17 +475,20 @@ int cs_list_erase(cs_coll *c, size_t i)
     return link_removed(c, &old);
 }
 
-/* Takes element i out of the tree without freeing a nested collection it holds. */
-static int detach(cs_coll *c, size_t i, cs_value *v, void **buf, uint64_t *nested)
+/* Takes element i out of the tree without freeing a nested collection it holds (whose identity
+ * goes along). */
+static int detach(cs_coll *c, size_t i, cs_value *v, void **buf, uint64_t *nested, uint32_t *identity)
 {
     TRY(cs_list_get(c, i, v));
     TRY(value_copy(v, buf));
     *nested = 0;
+    *identity = 0;
     if (v->type == CS_TYPE_LIST || v->type == CS_TYPE_DICT) {
         ref_t root;
         TRY(elems_root(c, &root));
         leaf_spec s = elem_spec(c);
         TRY(bpt_get_ref(c->obj.txn, &s, root, i, nested));
+        TRY(bpt_get_identity(c->obj.txn, &s, root, i, identity));
         ref_t *slot;
         TRY(elems_slot(c, &slot));
         TRY(bpt_set_ref(c->obj.txn, &s, slot, i, 0));
@@ -460,7 +496,7 @@ static int detach(cs_coll *c, size_t i, cs_value *v, void **buf, uint64_t *neste
     return CS_OK;
 }
 
-static int attach(cs_coll *c, size_t i, const cs_value *v, uint64_t nested, bool insert)
+static int attach(cs_coll *c, size_t i, const cs_value *v, uint64_t nested, uint32_t identity, bool insert)
 {
     ref_t *slot;
     TRY(elems_slot(c, &slot));
@@ -470,6 +506,10 @@ static int attach(cs_coll *c, size_t i, const cs_value *v, uint64_t nested, bool
     if (nested) {
         TRY(elems_slot(c, &slot));
         TRY(bpt_set_ref(c->obj.txn, &s, slot, i, nested));
+    }
+    if (identity) {
+        TRY(elems_slot(c, &slot));
+        TRY(bpt_set_identity(c->obj.txn, &s, slot, i, identity));
     }
     return CS_OK;
 }
@@ -492,12 +532,13 @@ int cs_list_move(cs_coll *c, size_t from, size_t to)
     cs_value v;
     void *buf;
     uint64_t nested;
-    TRY(detach(c, from, &v, &buf, &nested));
+    uint32_t identity;
+    TRY(detach(c, from, &v, &buf, &nested, &identity));
     ref_t *slot;
     int rc = coll_slot(c, &slot);
     leaf_spec s = elem_spec(c);
     if (rc == CS_OK) rc = bpt_erase(c->obj.txn, &s, slot, from);
-    if (rc == CS_OK) rc = attach(c, to, &v, nested, true);
+    if (rc == CS_OK) rc = attach(c, to, &v, nested, identity, true);
     free(buf);
     if (rc == CS_OK) rc = change_coll(c->obj.txn, c, CS_CHANGE_MOVE, (int64_t)from, (int64_t)to);
     return rc;
@@ -510,11 +551,12 @@ int cs_list_swap(cs_coll *c, size_t i, size_t j)
     cs_value a, b;
     void *ba, *bb;
     uint64_t na, nb;
-    TRY(detach(c, i, &a, &ba, &na));
-    int rc = detach(c, j, &b, &bb, &nb);
+    uint32_t ia, ib;
+    TRY(detach(c, i, &a, &ba, &na, &ia));
+    int rc = detach(c, j, &b, &bb, &nb, &ib);
     if (rc != CS_OK) { free(ba); return rc; }
-    rc = attach(c, i, &b, nb, false);
-    if (rc == CS_OK) rc = attach(c, j, &a, na, false);
+    rc = attach(c, i, &b, nb, ib, false);
+    if (rc == CS_OK) rc = attach(c, j, &a, na, ia, false);
     free(ba);
     free(bb);
     if (rc == CS_OK) rc = change_coll(c->obj.txn, c, CS_CHANGE_SWAP, (int64_t)i, (int64_t)j);

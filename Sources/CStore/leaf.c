@@ -22,6 +22,8 @@
  *  3. Moving elements between leaves moves ownership of their blobs and trees; erasing frees.
  */
 #include "node.h"
+#include <time.h>
+#include <unistd.h>
 #include "leaf.h"
 
 #define BIG_VALUE 4096u
@@ -366,6 +368,34 @@ static int mixed_get(cs_txn *t, ref_t r, uint64_t i, cs_value *out)
     return CORRUPT("bad mixed value (type %lld, %zu bytes)", (long long)ty, n);
 }
 
+/* A new nested collection's identity: never 0, drawn from a sequence seeded per process (the
+ * time, the process id and an address), so that a collection made again at the same place is
+ * told from the one it replaced (docs/ARCHITECTURE.md, "Collections nested in AnyRealmValue"). */
+static uint32_t nested_identity_new(void)
+{
+    static uint64_t seed, counter;
+    uint64_t s = __atomic_load_n(&seed, __ATOMIC_RELAXED);
+    if (!s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t fresh = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
+                         ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&seed;
+        fresh |= 1;
+        uint64_t none = 0;
+        if (!__atomic_compare_exchange_n(&seed, &none, fresh, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            fresh = none;
+        s = fresh;
+    }
+    /* splitmix64 of the seed plus a counter, and the process id (a forked child, which inherits
+     * both, draws other numbers than its parent) */
+    uint64_t z = (s ^ ((uint64_t)getpid() << 20)) + __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    uint32_t id = (uint32_t)(z ^ (z >> 32));
+    return id ? id : 1;
+}
+
 static int mixed_put(cs_txn *t, ref_t *slot, uint64_t i, const cs_value *v, bool free_old)
 {
     TRY(node_cow(t, slot));
@@ -393,6 +423,7 @@ static int mixed_put(cs_txn *t, ref_t *slot, uint64_t i, const cs_value *v, bool
     case CS_TYPE_UUID: memcpy(buf, v->v.uuid, 16); bp = buf; bn = 16; break;
     case CS_TYPE_DECIMAL: memcpy(buf, &v->v.dec, 16); bp = buf; bn = 16; break;
     case CS_TYPE_LINK: iv = v->v.link.key; memcpy(buf, &v->v.link.table, 4); bp = buf; bn = 4; break;
+    case CS_TYPE_LIST: case CS_TYPE_DICT: iv = nested_identity_new(); break;
     default: break;
     }
     TRY(node_set_int(t, &e[MX_TYPES], i, v->type));
@@ -668,6 +699,27 @@ int leaf_get_ref(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, uint64_t *o
     TRY(fixed_node(t, s, r, i, &h));
     *out = node_refs(h)[i];
     return CS_OK;
+}
+
+int leaf_get_identity(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, uint32_t *out)
+{
+    *out = 0;
+    if (s->kind != LK_MIXED) return CS_OK;
+    node_hdr *p[4];
+    uint64_t sr;
+    TRY(mixed_open(t, r, p, &sr));
+    if (i >= p[0]->count || i >= p[1]->count) return CORRUPT("mixed leaf index past its end");
+    int64_t ty = node_get_int(p[0], i);
+    if (ty == CS_TYPE_LIST || ty == CS_TYPE_DICT) *out = (uint32_t)node_get_int(p[1], i);
+    return CS_OK;
+}
+
+int leaf_set_identity(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, uint32_t identity)
+{
+    if (s->kind != LK_MIXED) return CS_OK;
+    TRY(node_cow(t, slot));
+    uint64_t *e = node_refs((node_hdr *)txn_ptr(t, *slot));
+    return node_set_int(t, &e[MX_INTS], i, identity);
 }
 
 int leaf_set_ref(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, uint64_t v)

@@ -55,6 +55,13 @@ int leaf_move(cs_txn *t, const leaf_spec *s, ref_t *src, uint64_t from, ref_t *d
 /** Raw ref element of an LK_REFS / LK_BACK leaf, or the nested ref of a Mixed element. */
 int leaf_get_ref(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, uint64_t *out);
 int leaf_set_ref(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, uint64_t v);
+/** The identity of the nested list or dictionary Mixed element i holds (docs/FORMAT.md §6.3,
+ *  Mixed leaf): a number drawn when the collection was made, 0 for any other element, another
+ *  leaf kind, or a collection written before identities were kept. */
+int leaf_get_identity(cs_txn *t, const leaf_spec *s, ref_t r, uint64_t i, uint32_t *out);
+/** Sets the identity of the nested collection Mixed element i holds (a collection moved within
+ *  its list keeps its identity); nothing for another leaf kind. */
+int leaf_set_identity(cs_txn *t, const leaf_spec *s, ref_t *slot, uint64_t i, uint32_t identity);
 /** Checks a value against a leaf spec (type, nulls, size). */
 int value_check(const leaf_spec *s, const cs_value *v);
 

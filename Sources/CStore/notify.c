@@ -86,8 +86,11 @@ struct cs_watch {
         int64_t index;   /* list position, or -1 for a map key */
         char *key;       /* map key (owned) */
         size_t key_len;
+        uint32_t identity; /* the identity of the collection the step leads to (0: not checked) */
     } path[NEST_MAX];    /* nested watches: the steps from the column down to the collection */
     uint8_t npath;
+    uint32_t identity;   /* nested watches: the identity of the column's collection (cs_coll_identity;
+                            0: not checked) */
     uint32_t origin_table, origin_col; /* backlinks */
     uint32_t root;       /* table the key paths start from (the elements' table), CS_NONE: none */
     bool links;          /* the elements are objects (their keys are diffed and modified) */
@@ -884,24 +887,62 @@ void cs_watch_free(cs_watch *w)
 
 /* The collection a collection watch observes, in version `t` (for a nested watch: the
  * collection its path leads to; CS_TYPE when that is no longer a collection of the watch's
- * kind, CS_NOTFOUND when the path leads nowhere). */
-static int open_coll_in(cs_watch *w, cs_txn *t, cs_coll *c)
+ * kind, CS_NOTFOUND when the path leads nowhere or to another collection than the one watched,
+ * one made again there with another identity). */
+/* The position in list `c` (of Mixed values) of the nested collection with identity `id`. */
+static int find_identity(cs_coll *c, uint32_t id, int64_t *out)
+{
+    if (cs_coll_kind_of(c) != CS_COLL_LIST) return cs_fail(CS_NOTFOUND, 0, "not in a list");
+    size_t n;
+    TRY(cs_coll_size(c, &n));
+    for (size_t j = 0; j < n; j++) {
+        cs_value v;
+        TRY(cs_list_get(c, j, &v));
+        if (v.type != CS_TYPE_LIST && v.type != CS_TYPE_DICT) continue;
+        cs_coll e;
+        if (cs_coll_open_nested(c, (int64_t)j, NULL, 0, &e) == CS_OK && cs_coll_identity(&e) == id) {
+            *out = (int64_t)j;
+            return CS_OK;
+        }
+    }
+    return cs_fail(CS_NOTFOUND, 0, "the nested collection was replaced by another one");
+}
+
+/* `open_coll_in`; `follow`: a nested watch's list step whose collection moved within its list
+ * takes its new position (the notifier's own version; an older one only finds it). */
+static int open_coll_at(cs_watch *w, cs_txn *t, cs_coll *c, bool follow)
 {
     cs_obj o;
     TRY(cs_obj_open(t, w->table, w->key, &o));
     TRY(cs_coll_open(&o, w->col, c));
+    bool nested = w->kind == W_NESTED;
+    if (nested && w->identity && cs_coll_identity(c) != w->identity)
+        return cs_fail(CS_NOTFOUND, 0, "the nested collection was replaced by another one");
     for (uint8_t i = 0; i < w->npath; i++) {
         cs_coll nc;
-        TRY(cs_coll_open_nested(c, w->path[i].index, w->path[i].key, w->path[i].key_len, &nc));
+        int rc = cs_coll_open_nested(c, w->path[i].index, w->path[i].key, w->path[i].key_len, &nc);
+        uint32_t want = nested ? w->path[i].identity : 0;
+        if (want && (rc != CS_OK || cs_coll_identity(&nc) != want)) {
+            /* elsewhere in its list (elements inserted or removed before it, or moved), as
+             * realm-core finds a collection by its key; a map key names its collection */
+            int64_t j;
+            if (w->path[i].key) return cs_fail(CS_NOTFOUND, 0, "the nested collection was replaced by another one");
+            TRY(find_identity(c, want, &j));
+            if (follow) w->path[i].index = j;
+            rc = cs_coll_open_nested(c, j, NULL, 0, &nc);
+        }
+        TRY(rc);
         *c = nc;
     }
-    if (w->kind == W_NESTED && (cs_coll_kind_of(c) == CS_COLL_MAP) != w->map)
+    if (nested && (cs_coll_kind_of(c) == CS_COLL_MAP) != w->map)
         return cs_fail(CS_TYPE, 0, "the nested collection was replaced by one of another kind");
     return CS_OK;
 }
 
+static int open_coll_in(cs_watch *w, cs_txn *t, cs_coll *c) { return open_coll_at(w, t, c, false); }
+
 /* The collection a collection watch observes, in the notifier's version. */
-static int open_coll(cs_watch *w, cs_coll *c) { return open_coll_in(w, w->n->t, c); }
+static int open_coll(cs_watch *w, cs_coll *c) { return open_coll_at(w, w->n->t, c, true); }
 
 /* The backlink keys of a backlinks watch now, into w->keys (CS_NOTFOUND: the target is gone). */
 static int backlink_keys(cs_watch *w, keyvec *out)
@@ -1045,6 +1086,21 @@ int cs_watch_nested(cs_notifier *n, const cs_coll *coll, cs_watch **out)
     w->col = coll->col;
     w->map = cs_coll_kind_of(coll) == CS_COLL_MAP;
     int rc = CS_OK;
+    /* the identities on the path, read where `coll` reads */
+    {
+        cs_obj o = coll->obj;
+        cs_coll cur;
+        rc = cs_coll_open(&o, coll->col, &cur);
+        if (rc == CS_OK) w->identity = cs_coll_identity(&cur);
+        for (uint8_t i = 0; i < coll->depth && rc == CS_OK; i++) {
+            cs_coll nc;
+            rc = cs_coll_open_nested(&cur, coll->path[i].index, coll->path[i].key, coll->path[i].key_len, &nc);
+            if (rc == CS_OK) {
+                w->path[i].identity = cs_coll_identity(&nc);
+                cur = nc;
+            }
+        }
+    }
     for (uint8_t i = 0; i < coll->depth && rc == CS_OK; i++) {
         w->path[i].index = coll->path[i].index;
         w->path[i].key_len = coll->path[i].key_len;

@@ -195,4 +195,80 @@ private func checkChange(_ change: TakenChange, _ old: [String], _ new: [String]
             #expect(!cs_watch_pending(mw!) && !cs_watch_pending(lw!))
         }
     }
+
+    /// A nested collection's identity (cs_coll_identity): nonzero when it was made, another one
+    /// when the property (or a list element) is set to a new collection of the same kind, the
+    /// same when a list move carries it elsewhere; a nested watch whose path leads to a
+    /// collection made again is told every element deleted, once, as when the path leads
+    /// nowhere. Before, the identity did not exist and the watch reported the content's
+    /// difference with the new list.
+    @Test func nestedIdentityTellsAReplacedCollection() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var table: UInt32 = 0, any: UInt32 = 0
+            var first: UInt32 = 0
+            try db.write { t in
+                table = try addTable(t, "H")
+                any = try addColumn(t, table, "any", CS_TYPE_MIXED)
+                var o = try createObj(t, table)
+                try must(cs_obj_set_collection(&o, any, CS_TYPE_LIST))
+                var c = try openColl(&o, any)
+                try must(listAppend(&c, .int(1)))
+                try must(listAppend(&c, .int(2)))
+                first = cs_coll_identity(&c)
+            }
+            #expect(first != 0)
+            var notifier: OpaquePointer?
+            try must(cs_notifier_open(db.h, &notifier))
+            defer { cs_notifier_close(notifier) }
+            var w: OpaquePointer?
+            try db.read { t in
+                var o = try openObj(t, table, 0)
+                var c = try openColl(&o, any)
+                #expect(cs_coll_identity(&c) == first)
+                try must(cs_watch_nested(notifier!, &c, &w))
+            }
+            defer { cs_watch_free(w) }
+            #expect(try TakenChange(w!).initial)
+            // set again to a list: another identity, and the watch's collection is gone
+            var second: UInt32 = 0
+            try db.write { t in
+                var o = try openObj(t, table, 0)
+                try must(cs_obj_set_collection(&o, any, CS_TYPE_LIST))
+                var c = try openColl(&o, any)
+                try must(listAppend(&c, .int(1)))
+                try must(listAppend(&c, .int(2)))
+                try must(listAppend(&c, .int(3)))
+                second = cs_coll_identity(&c)
+                // nested lists in it: a move keeps the moved one's identity
+                try must(cs_list_set_collection(&c, 0, CS_TYPE_LIST))
+                try must(cs_list_set_collection(&c, 1, CS_TYPE_LIST))
+                var a = cs_coll(), b = cs_coll()
+                try must(cs_coll_open_nested(&c, 0, nil, 0, &a))
+                try must(cs_coll_open_nested(&c, 1, nil, 0, &b))
+                let (ia, ib) = (cs_coll_identity(&a), cs_coll_identity(&b))
+                #expect(ia != 0 && ib != 0 && ia != ib)
+                try must(cs_list_move(&c, 0, 2))
+                var moved = cs_coll(), now = cs_coll()
+                try must(cs_coll_open_nested(&c, 2, nil, 0, &moved))
+                try must(cs_coll_open_nested(&c, 0, nil, 0, &now))
+                #expect(cs_coll_identity(&moved) == ia)
+                #expect(cs_coll_identity(&now) == ib)
+                try must(cs_list_swap(&c, 0, 2))
+                try must(cs_coll_open_nested(&c, 0, nil, 0, &now))
+                #expect(cs_coll_identity(&now) == ia)
+            }
+            #expect(second != 0 && second != first)
+            try must(cs_notifier_advance(notifier!, nil))
+            let gone = try TakenChange(w!)
+            #expect(gone.deleted && gone.deletions == [0, 1] && gone.insertions.isEmpty)
+            try db.write { t in
+                var o = try openObj(t, table, 0)
+                var c = try openColl(&o, any)
+                try must(listAppend(&c, .int(4)))
+            }
+            try must(cs_notifier_advance(notifier!, nil))
+            #expect(!cs_watch_pending(w!))
+        }
+    }
 }

@@ -88,6 +88,95 @@ import TestSupport
         try f.finish()
     }
 
+    /// `refresh()` whose notifier advance fails (the `failAdvance` hook; the notifier held behind
+    /// the newest version by holding its thread) advances the Realm itself to the newest version
+    /// and returns true, as before the Realm stopped at the version its observers were told of.
+    /// Before the fix it stopped at the notifier's older version, returned false and did not
+    /// show the commit.
+    @Test func refreshAdvancesItselfWhenTheNotifierCannot() throws {
+        let f = try Fixture()
+        let path = f.config.path
+        let dogs = Events<Seen>()
+        try f.run { realm in f.tokens.append(realm.objects(NDog.self).observe { dogs.add(Seen($0)) }) }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        try waitForSleepers(path, 1)
+        // the notifier thread computes the first commit, then is held
+        let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        FileNotifier.makingHooksArmed.store(true, ordering: .relaxed)
+        FileNotifier.afterSchedulingForTesting.withLock { $0[path] = { holding.signal(); held.wait() } }
+        try commitThroughTheCore(path, creatingIn: "NDog")
+        holding.wait()
+        #expect(dogs.next() == Seen(count: 1, ins: [0]))
+        // a second commit the notifier does not compute
+        try commitThroughTheCore(path, creatingIn: "NDog")
+        FileNotifier.failAdvanceForTesting.withLock { $0[path] = true }
+        let (moved, count) = try f.run { realm in (realm.refresh(), realm.objects(NDog.self).count) }
+        held.signal()
+        #expect(moved)
+        #expect(count == 2)
+        #expect(dogs.next() == Seen(count: 2, ins: [1]))
+        try f.finish()
+    }
+
+    /// A Realm keeps the notifier it found for its writes (`RealmCore.notifier`) only while
+    /// that notifier runs: a write with none running finds none, and the notifier an observer
+    /// starts later is found by the next write (which spares its thread); one that stopped when
+    /// its last observer went is neither used nor kept alive by the Realm, and the one started
+    /// for the next observer is found again.
+    @Test func aRealmUsesTheNotifierThatRunsNow() throws {
+        let f = try Fixture()
+        let path = f.config.path
+        let queue = DispatchQueue(label: "notifier-lifetime")
+        let dog = Events<SeenObject>()
+        try f.run { realm in
+            try realm.write { realm.create(NDog.self, value: ["name": "a", "age": 0]) }
+            #expect(realm.core.notifier == nil)
+        }
+        let observe = {
+            try f.run { realm in
+                f.tokens.append(realm.objects(NDog.self).first!.observe(on: queue) { (c: ObjectChange<NDog>) in
+                    dog.add(SeenObject(c))
+                })
+            }
+        }
+        // a write through the Realm, computed on its thread (the notifier's thread sleeps on)
+        let writeSparing = { (age: Int) in
+            let n = try #require(FileNotifier.running(path))
+            try waitForSleepers(path, 1)
+            let before = n.rounds.load(ordering: .relaxed)
+            // (the blocks run on the Realm's thread hold no reference to the notifier)
+            let found = try f.run { realm in
+                try realm.write { realm.objects(NDog.self).first!.age = age }
+                return realm.core.notifier.map(ObjectIdentifier.init)
+            }
+            #expect(found == ObjectIdentifier(n))
+            #expect(dog.next() == SeenObject(names: ["age"], old: ["\(age - 1)"], new: ["\(age)"]))
+            if cs_notifier_waitv() { #expect(n.rounds.load(ordering: .relaxed) == before) }
+        }
+        try observe()
+        try writeSparing(1)
+        // the last observer goes: the notifier stops, and the Realm neither keeps nor uses it
+        let first = WeakNotifier(FileNotifier.running(path))
+        let stopped = first.value?.stopped
+        try #require(stopped != nil)
+        try f.run { _ in
+            for t in f.tokens { t.invalidate() }
+            f.tokens = []
+        }
+        stopped?.wait()
+        let deadline = Date().addingTimeInterval(10)
+        while first.value != nil && Date() < deadline { usleep(1000) }
+        #expect(first.value == nil, "the stopped notifier is kept alive")
+        try f.run { realm in
+            try realm.write { realm.objects(NDog.self).first!.age = 1 }
+            #expect(realm.core.notifier == nil)
+        }
+        try observe()
+        try writeSparing(2)
+        #expect(first.value == nil)
+        try f.finish()
+    }
+
     /// Commits through another Realm of this process (sparing the notifier thread: the
     /// committing thread computes them) reach an object observer on a queue, each with its own change set.
     @Test func otherRealmsCommitsAreDelivered() throws {
@@ -167,4 +256,10 @@ import TestSupport
             #expect(text.contains("Test \(name)() passed"), "\(name) did not pass waiting in slices")
         }
     }
+}
+
+/// A weak reference to a notifier (a test holds none of its own).
+private final class WeakNotifier {
+    weak var value: FileNotifier?
+    init(_ value: FileNotifier?) { self.value = value }
 }

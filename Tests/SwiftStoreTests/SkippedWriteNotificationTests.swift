@@ -110,7 +110,8 @@ extension SkippedWriteNotificationTests {
     /// the observing thread (each skipping a random subset of the observers; some with another
     /// thread's or process's commit landing right after them, before their version is computed,
     /// some with another thread's landing before they take the write lock, which holds change
-    /// sets back), made inside the first block of a delivery, from another thread and from
+    /// sets back),
+    /// made inside the first block of a delivery, from another thread and from
     /// another process, observed through a filtered and two sorted table queries, a List,
     /// queries over that List, with and without key paths. Each delivered change set, applied
     /// to the observer's previous key list, must give the collection at the version it is for:
@@ -121,7 +122,9 @@ extension SkippedWriteNotificationTests {
     /// later or another commit's change left out breaks the next comparison or the one at the
     /// round's end. Modifications: a skipped observer never reports an object only the skipped
     /// write changed; an unsorted observer of ages reports every object another commit changed
-    /// that stayed in it; an observer of names only reports none. SKIP_ORACLE_SEED and
+    /// that stayed in it; an observer of names only reports none. A write from the observing
+    /// thread (outside a block) starts from data its observers were told of, unless a commit
+    /// landed before its write lock. SKIP_ORACLE_SEED and
     /// SKIP_ORACLE_ROUNDS choose another run.
     @Test func randomSkippedWritesOracle() throws {
         let env = ProcessInfo.processInfo.environment
@@ -199,7 +202,14 @@ extension SkippedWriteNotificationTests {
                     }
                     let local = try f.run { realm -> SkipOracle.Commit in
                         var ops: (modified: Set<String>, listed: Set<String>) = ([], [])
-                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) { ops = o.randomOps(realm) }
+                        try realm.write(withoutNotifying: skipped.map { f.tokens[$0] }) {
+                            // (the observers were told of the version the write starts from, a
+                            // commit that landed before its write lock included)
+                            if !before, o.models != SkipOracle.truth(realm) {
+                                o.fail("a write started from data its observers were not told of: \(o.models), the data \(SkipOracle.truth(realm))")
+                            }
+                            ops = o.randomOps(realm)
+                        }
                         let truth = SkipOracle.truth(realm)
                         if let c = landed.withLock({ $0 }) {
                             // a held-back change set comes first, for the version the write

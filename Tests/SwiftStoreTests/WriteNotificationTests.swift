@@ -35,6 +35,40 @@ import TestSupport
         try f.finish()
     }
 
+    /// A commit that lands after `beginWrite` delivered what was pending and before it took the
+    /// write lock (the `beforePromote` hook) is not delivered inside the write: no observer block
+    /// runs while the Realm is in its write (where a block that writes, freezes or registers an
+    /// observer would trap, and one that waits for another writer would deadlock, only when a
+    /// commit raced into that window); it comes after the write. This pins the choice
+    /// (docs/ARCHITECTURE.md, Change notifications): the write starts past what the observers
+    /// were told of.
+    @Test func aCommitLandingBeforeTheWriteLockIsDeliveredAfterTheWrite() throws {
+        let f = try Fixture()
+        let dogs = Events<Seen>(), inWrite = Locked<[Bool]>([])
+        try f.run { realm in
+            f.tokens.append(realm.objects(NDog.self).observe { c in
+                inWrite.withLock { $0.append(realm.isInWriteTransaction) }
+                dogs.add(Seen(c))
+            })
+        }
+        #expect(dogs.next() == Seen(initial: true, count: 0))
+        let seen = try f.run { realm -> [Int] in
+            f.writeElsewhere { r in r.create(NDog.self, value: ["name": "a"]) }
+            commitBeforeTheWriteLock(f.config) { r in r.create(NDog.self, value: ["name": "b"]) }
+            realm.beginWrite()
+            let seen = [dogs.waiting, realm.objects(NDog.self).count]
+            realm.cancelWrite()
+            return seen
+        }
+        // a, delivered before the write; b after it
+        #expect(seen == [1, 2])
+        #expect(dogs.next() == Seen(count: 1, ins: [0]))
+        #expect(dogs.next() == Seen(count: 2, ins: [1]))
+        #expect(inWrite.withLock { $0 } == [false, false, false])
+        #expect(dogs.waiting == 0)
+        try f.finish()
+    }
+
     /// A delivery that comes while the Realm is in a write transaction waits for the write to
     /// end, and a write that is cancelled instead of committed (`cancelWrite()`, or a write
     /// block that throws) is such an end: the pending change set is delivered after it, with no

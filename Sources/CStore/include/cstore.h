@@ -830,7 +830,7 @@ typedef struct cs_coll {
     uint8_t depth;       /* private: nesting depth for Mixed collections (0 = the column) */
     uint8_t nullable;    /* private */
     uint32_t target;     /* private: link target table */
-    uint32_t pad;        /* private */
+    uint32_t identity;   /* private: a nested collection's identity when opened (cs_coll_identity) */
     struct {
         int64_t index;    /* position in a list, or -1 for a map key */
         const char *key;  /* map key (borrowed from the caller; must outlive the accessor) */
@@ -847,6 +847,14 @@ int cs_coll_open_nested(const cs_coll *parent, int64_t index, const char *key, s
                         cs_coll *out);
 /** Kind of the collection: CS_COLL_LIST, CS_COLL_SET or CS_COLL_MAP. */
 cs_coll_kind cs_coll_kind_of(const cs_coll *c);
+/** The identity of a collection nested in a Mixed value as it was when `c` was opened: a nonzero
+ *  number drawn when the collection was made (cs_obj_set_collection, cs_list_set_collection,
+ *  cs_map_set_collection; kept when a list moves it), so a collection
+ *  made again at the same path (the property set to a new list) has another one. 0 for a List,
+ *  Set or Map property, and for a nested collection written before identities were kept
+ *  (docs/FORMAT.md §6.3, Mixed leaf). An accessor that names a collection by its path compares
+ *  this with the identity it opened first to tell that the collection was replaced. */
+uint32_t cs_coll_identity(const cs_coll *c);
 int cs_coll_size(cs_coll *c, size_t *out);
 /** Removes every element (WRITE). For links into an embedded table the objects are deleted. */
 int cs_coll_clear(cs_coll *c);

@@ -31,18 +31,20 @@ final class ManagedCollection {
         let col: UInt32
         let mixedKind: MixedKind?
         let steps: [(index: Int64, key: [CChar]?)]
+        var identities: [UInt32] = []
     }
 
     var path: Path {
         Path(col: col, mixedKind: mixedKind, steps: steps.map { s in
             (s.index, s.key.map { Array(UnsafeBufferPointer(start: $0, count: s.keyLength + 1)) })
-        })
+        }, identities: identities)
     }
 
     /// The collection at `path` below `owner`.
     convenience init(owner: ObjectBase, path: Path) {
         self.init(owner: owner, column: path.col)
         mixedKind = path.mixedKind
+        identities = path.identities
         for s in path.steps {
             var key: UnsafeMutablePointer<CChar>? = nil
             if let k = s.key {
@@ -59,8 +61,11 @@ final class ManagedCollection {
         ManagedCollection(owner: owner, path: path)
     }
 
-    /// A collection nested in element `index` (list) or `key` (map) of this one.
-    func nested(index: Int64 = -1, key: String? = nil, kind: MixedKind? = nil) -> ManagedCollection {
+    /// A collection nested in element `index` (list) or `key` (map) of this one; `parent` is this
+    /// one's core accessor, open, through which the identity of a collection held in an
+    /// AnyRealmValue (`kind`) is read (without it, none is kept and none checked).
+    func nested(index: Int64 = -1, key: String? = nil, kind: MixedKind? = nil,
+                in parent: UnsafeMutablePointer<cs_coll>? = nil) -> ManagedCollection {
         let child = ManagedCollection(owner: owner, column: col)
         child.mixedKind = kind
         child.typedElements = typedElements
@@ -80,7 +85,76 @@ final class ManagedCollection {
         } else {
             child.steps.append((index, nil, 0))
         }
+        var id: UInt32 = 0
+        if kind != nil, let parent, let last = child.steps.last {
+            var n = cs_coll()
+            if cs_coll_open_nested(parent, last.index, last.key, last.keyLength, &n) == 0 { id = cs_coll_identity(&n) }
+        }
+        child.identities = (identities.isEmpty ? [UInt32](repeating: 0, count: steps.count + 1) : identities) + [id]
         return child
+    }
+
+    /// For a collection held in an AnyRealmValue: the identities of the collections on its path
+    /// when this accessor was made (`cs_coll_identity`): element 0 the column's collection (a
+    /// Mixed property's), element i + 1 the one step i leads to; 0 (or none): not checked, as for
+    /// a collection written before identities were kept (docs/ARCHITECTURE.md, "Collections
+    /// nested in AnyRealmValue").
+    var identities: [UInt32] = []
+
+    /// How `resolve` ended.
+    private enum Resolution { case found, failed(Int32), replaced }
+
+    /// Opens the path into `c`. A step whose collection has another identity than this accessor
+    /// was made for: when the step is a list position and the collection is elsewhere in that
+    /// list (elements inserted or removed before it, or it was moved), the step takes its new
+    /// position (not kept for a frozen Realm's accessor, which threads share) and the path goes
+    /// on, as realm-core finds a collection by its key; otherwise the collection was replaced
+    /// (made again there, or taken out of the list) and `replaced` is the answer.
+    private func resolve(_ c: inout cs_coll) -> Resolution {
+        var rc = cs_coll_open(&owner.cobj, col, &c)
+        if rc != 0 { return .failed(rc) }
+        if let want = identities.first, want != 0, cs_coll_identity(&c) != want { return .replaced }
+        for i in steps.indices {
+            var n = cs_coll()
+            rc = cs_coll_open_nested(&c, steps[i].index, steps[i].key, steps[i].keyLength, &n)
+            let want = i + 1 < identities.count ? identities[i + 1] : 0
+            if want != 0 && (rc != 0 || cs_coll_identity(&n) != want) {
+                guard steps[i].key == nil, let j = ManagedCollection.position(of: want, in: &c) else { return .replaced }
+                if owner.core?.isFrozen != true { steps[i].index = j }
+                rc = cs_coll_open_nested(&c, j, nil, 0, &n)
+            }
+            if rc != 0 { return .failed(rc) }
+            c = n
+        }
+        return .found
+    }
+
+    /// The position in list `c` (of Mixed values) of the nested collection with identity `id`,
+    /// if any (a pass over the list, made only when a step's collection is not where it was).
+    private static func position(of id: UInt32, in c: inout cs_coll) -> Int64? {
+        guard cs_coll_kind_of(&c) == CS_COLL_LIST else { return nil }
+        var n = 0
+        guard cs_coll_size(&c, &n) == 0 else { return nil }
+        for j in 0..<n {
+            var v = cs_value()
+            guard cs_list_get(&c, j, &v) == 0 else { return nil }
+            guard v.type == CS_TYPE_LIST || v.type == CS_TYPE_DICT else { continue }
+            var e = cs_coll()
+            if cs_coll_open_nested(&c, Int64(j), nil, 0, &e) == 0 && cs_coll_identity(&e) == id { return Int64(j) }
+        }
+        return nil
+    }
+
+    /// The identity of the collection the path leads to now (0 when it leads to none).
+    func currentIdentity() -> UInt32 {
+        var c = cs_coll()
+        guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return 0 }
+        for s in steps {
+            var n = cs_coll()
+            guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return 0 }
+            c = n
+        }
+        return cs_coll_identity(&c)
     }
 
     var core: RealmCore { owner.core! }
@@ -99,11 +173,21 @@ final class ManagedCollection {
     func open(_ body: (UnsafeMutablePointer<cs_coll>) -> Void) {
         _ = owner.verifyReadable()
         var c = cs_coll()
-        CoreCall.must(cs_coll_open(&owner.cobj, col, &c), "Opening a collection")
-        for s in steps {
-            var n = cs_coll()
-            CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
-            c = n
+        if identities.isEmpty {
+            CoreCall.must(cs_coll_open(&owner.cobj, col, &c), "Opening a collection")
+            for s in steps {
+                var n = cs_coll()
+                CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
+                c = n
+            }
+        } else {
+            switch resolve(&c) {
+            case .found: break
+            case .failed(let rc): CoreCall.must(rc, "Opening a nested collection")
+            case .replaced:
+                preconditionFailure("This collection is no more: the AnyRealmValue holding it was set to another value, "
+                                    + "and this accessor is invalidated")
+            }
         }
         body(&c)
     }
@@ -123,11 +207,15 @@ final class ManagedCollection {
         if owner.isInvalidated { return true }
         guard let kind = mixedKind else { return false }
         var c = cs_coll()
-        guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return true }
-        for s in steps {
-            var n = cs_coll()
-            guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return true }
-            c = n
+        if identities.isEmpty {
+            guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return true }
+            for s in steps {
+                var n = cs_coll()
+                guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return true }
+                c = n
+            }
+        } else {
+            guard case .found = resolve(&c) else { return true }
         }
         return (cs_coll_kind_of(&c) == CS_COLL_MAP) != (kind == .map)
     }
@@ -151,7 +239,7 @@ final class ManagedCollection {
             let rc = cs_list_get(c, i, &v)
             if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
             CoreCall.must(rc, "Reading a collection element")
-            out = decode(v, index: Int64(i), key: nil)
+            out = decode(v, index: Int64(i), key: nil, in: c)
         }
         return out
     }
@@ -173,12 +261,12 @@ final class ManagedCollection {
         return keys
     }
 
-    func decode(_ v: cs_value, index: Int64, key: String?) -> StoredValue {
+    func decode(_ v: cs_value, index: Int64, key: String?, in c: UnsafeMutablePointer<cs_coll>) -> StoredValue {
         if v.type == CS_TYPE_LIST {
-            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key, kind: .list)))
+            return .list(List<AnyRealmValue>(managed: nested(index: index, key: key, kind: .list, in: c)))
         }
         if v.type == CS_TYPE_DICT {
-            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key, kind: .map)))
+            return .dictionary(Map<String, AnyRealmValue>(managed: nested(index: index, key: key, kind: .map, in: c)))
         }
         return core.stored(from: v, dynamic: owner.isDynamic && !typedElements)
     }
@@ -346,7 +434,7 @@ final class ManagedCollection {
             let rc = k.withUTF8 { kb in cs_map_get(c, kb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, kb.count, &v) }
             if rc == Int32(CS_NOTFOUND) { return }
             CoreCall.must(rc, "Reading a map value")
-            out = decode(v, index: -1, key: key)
+            out = decode(v, index: -1, key: key, in: c)
         }
         return out
     }
@@ -408,7 +496,7 @@ final class ManagedCollection {
             if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
             CoreCall.must(rc, "Reading a map entry")
             let key = String(decoding: UnsafeRawBufferPointer(start: k.v.bytes.ptr, count: k.v.bytes.len), as: UTF8.self)
-            out = (key, decode(v, index: -1, key: key))
+            out = (key, decode(v, index: -1, key: key, in: c))
         }
         return out
     }

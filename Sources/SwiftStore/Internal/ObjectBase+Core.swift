@@ -34,11 +34,13 @@ extension ObjectBase {
         if v.type == CS_TYPE_LIST {
             let m = ManagedCollection(owner: self, column: col)
             m.mixedKind = .list
+            m.identities = [m.currentIdentity()]
             return .list(List<AnyRealmValue>(managed: m))
         }
         if v.type == CS_TYPE_DICT {
             let m = ManagedCollection(owner: self, column: col)
             m.mixedKind = .map
+            m.identities = [m.currentIdentity()]
             return .dictionary(Map<String, AnyRealmValue>(managed: m))
         }
         return core.stored(from: v, dynamic: isDynamic)

@@ -64,6 +64,25 @@ final class RealmCore {
     private let ownsTxn: Bool
     /// What the instance cache references weakly (see `Anchor`).
     let anchor = Anchor()
+    /// The notifier `notifier` found last (weak: a notifier stops, and goes, when its last
+    /// observer goes), and `FileNotifier.generation` before that lookup (0: none yet).
+    private weak var foundNotifier: FileNotifier?
+    @exclusivity(unchecked) private var foundNotifierGeneration: UInt64 = 0
+
+    /// The running notifier of this Realm's file (`FileNotifier.running`), looked up again only
+    /// when a notifier of any file started or stopped since the last lookup: a write asks for it
+    /// two or three times, and each lookup hashed the path under a process-wide lock. A stopped
+    /// notifier is never given (it left `FileNotifier.all`, which changed the generation), and
+    /// the reference kept does not keep it alive (docs/ARCHITECTURE.md, Change notifications).
+    var notifier: FileNotifier? {
+        let generation = FileNotifier.generation.load(ordering: .acquiring)
+        if generation == foundNotifierGeneration { return foundNotifier }
+        let n = FileNotifier.running(config.path)
+        foundNotifier = n
+        foundNotifierGeneration = generation
+        return n
+    }
+
     /// Whether notifications move this instance to the newest version (`Realm.autorefresh`).
     var autorefresh = true
     /// Set while the blocks of this Realm's Realm observers run (`FileNotifier`, notifier's lock
@@ -588,8 +607,11 @@ final class RealmCore {
         }
         // A write starts by delivering what this Realm's observers were not given yet
         // (docs/ARCHITECTURE.md, Change notifications).
+        // (a commit that lands between this delivery and the write lock is delivered after the
+        // write, held back if the write skips its observers: the blocks never run inside the
+        // write, docs/ARCHITECTURE.md, Change notifications)
         var pin: OpaquePointer?
-        if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+        if ownsHandle, let n = notifier, n.hasObservers(self) {
             n.deliverNow(self, beforeWrite: true)
             if isInWriteTransaction {
                 preconditionFailure("The Realm is already in a write transaction")
@@ -623,9 +645,14 @@ final class RealmCore {
     /// For tests: runs once, in the next `beginWrite` on a Realm of that path, after pending
     /// notifications were delivered and before the write lock is taken (a commit landing there).
     static let beforePromoteForTesting = Locked<[String: @Sendable () -> Void]>([:])
-    /// Set when `beforePromoteForTesting` or `afterCommitForTesting` was ever used (the write
-    /// path skips the lock until then).
+    /// Set when `beforePromoteForTesting`, `afterCommitForTesting` or
+    /// `afterRefreshDeliveryForTesting` was ever used (the write and refresh paths skip their
+    /// locks until then).
     static let testHooksArmed = Atomic<Bool>(false)
+
+    /// For tests: runs once, in the next `refresh()` on a Realm of that path, after it delivered
+    /// what was pending and before it returns (a commit landing there).
+    static let afterRefreshDeliveryForTesting = Locked<[String: @Sendable () -> Void]>([:])
 
     /// For tests: runs once, in the next commit of a write on a Realm of that path, right after
     /// the commit and before its change sets are computed (a commit landing there, after the
@@ -645,7 +672,7 @@ final class RealmCore {
         // the notifier that computes the write's own version alone and drops it for `tokens`
         // (docs/ARCHITECTURE.md, Change notifications)
         var skipper: FileNotifier?
-        if !tokens.isEmpty, ownsHandle, let n = FileNotifier.running(config.path),
+        if !tokens.isEmpty, ownsHandle, let n = notifier,
            n.holdBack(tokens, writer: self, oldValuesAt: snapshot) {
             skipper = n
         }
@@ -667,7 +694,7 @@ final class RealmCore {
             // The failed commit rolled the write back. (The notifier thread looks at the file
             // again, as a commit would have made it.)
             skipper?.abandonSkip()
-            if ownsHandle { FileNotifier.running(config.path)?.wakeThread() }
+            if ownsHandle { notifier?.wakeThread() }
             invalidateDeletedInstances()
             writeEndedWithoutCommit()
             throw error
@@ -681,7 +708,7 @@ final class RealmCore {
             skipper.skip(tokens, committedBy: self)
             skipper.rebase(tokens, in: self)
         }
-        guard ownsHandle, let n = spared ?? FileNotifier.running(config.path) else { return }
+        guard ownsHandle, let n = spared ?? notifier else { return }
         n.committed(by: self)
     }
 
@@ -710,7 +737,7 @@ final class RealmCore {
     /// A delivery that came during the write waited for it to end; with no commit to schedule
     /// it again, it is scheduled now (docs/ARCHITECTURE.md, Change notifications).
     private func writeEndedWithoutCommit() {
-        if ownsHandle, let n = FileNotifier.running(config.path) { n.writeEnded(self) }
+        if ownsHandle, let n = notifier { n.writeEnded(self) }
     }
 
     /// Keeps the instances deleted in a write that did not commit invalidated: their
@@ -725,17 +752,25 @@ final class RealmCore {
         verifyThread()
         if isInWriteTransaction || isFrozen { return false }
         guard let t = _txn else { _ = txn; return true }
-        var changed = false
-        if ownsHandle, let n = FileNotifier.running(config.path), n.hasObservers(self) {
+        if ownsHandle, let n = notifier, n.hasObservers(self) {
             // (nil: inside a block of a delivery to this Realm, which a refresh does not move,
             // as in RealmSwift: docs/ARCHITECTURE.md, Change notifications)
             guard let c = n.deliverNow(self) else { return false }
-            changed = c
+            if RealmCore.testHooksArmed.load(ordering: .relaxed),
+               let hook = RealmCore.afterRefreshDeliveryForTesting.withLock({ $0.removeValue(forKey: config.path) }) {
+                hook()
+            }
+            // The delivery brought the Realm to the newest version the notifier computed and
+            // told its observers of exactly that version: a commit that landed since is theirs
+            // at the next delivery, and the Realm stays where they were told it is, as
+            // realm-core's refresh advances to the version its notifiers were computed at.
+            // (Not told: the Realm could not be brought there, and advances on its own.)
+            if c.told { return c.moved }
         }
         var moved = false
         CoreCall.must(cs_txn_advance(t, &moved), "Refreshing")
         if moved { mutations &+= 1 }
-        return changed || moved
+        return moved
     }
 
     func invalidate() {

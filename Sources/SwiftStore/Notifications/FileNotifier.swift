@@ -287,6 +287,12 @@ final class FileNotifier: @unchecked Sendable {
 
     private static let all = Locked<[String: FileNotifier]>([:])
 
+    /// Bumped (under `all`'s lock) whenever a notifier joins or leaves `all`: while it is
+    /// unchanged, what `running` gave for a path is still what it gives, so a Realm keeps the
+    /// notifier it looked up (`RealmCore.notifier`) instead of hashing its path under that lock
+    /// at every write (docs/ARCHITECTURE.md, Change notifications).
+    static let generation = Atomic<UInt64>(1)
+
     private init(config: Realm.Configuration) throws {
         path = config.path
         core = try NotifierCore(config)
@@ -304,6 +310,7 @@ final class FileNotifier: @unchecked Sendable {
             }
             _ = n.retainUser()
             dict[config.path] = n
+            generation.add(1, ordering: .releasing)
             n.start()
             return n
         }
@@ -347,7 +354,10 @@ final class FileNotifier: @unchecked Sendable {
             rounds.add(1, ordering: .relaxed)
         }
         FileNotifier.all.withLock { dict in
-            if dict[path] === self { dict[path] = nil }
+            if dict[path] === self {
+                dict[path] = nil
+                FileNotifier.generation.add(1, ordering: .releasing)
+            }
         }
         // (a refresh() may be making its Realm's new watches on a side notifier that borrows
         // the core's handle; a commit may be sparing the core notifier)
@@ -372,7 +382,7 @@ final class FileNotifier: @unchecked Sendable {
     /// lock is held here); the notifier's thread closes its core only once no such commit runs
     /// (`committing`).
     static func commit(_ core: RealmCore) -> (Int32, FileNotifier?) {
-        guard let n = running(core.config.path) else { return (NotifierCore.commit(core), nil) }
+        guard let n = core.notifier else { return (NotifierCore.commit(core), nil) }
         n.sparing.lock()
         // (the core is read only before `sparingEnded`: the thread closes it after)
         let spare = !n.sparingEnded && n.core.isOnFileOf(core)
@@ -852,6 +862,10 @@ final class FileNotifier: @unchecked Sendable {
         }
     }
 
+    /// For tests: the next `deliverNow` on the file at that path takes its notifier advance for
+    /// failed (as when reading the change history fails), without advancing.
+    static let failAdvanceForTesting = Locked<[String: Bool]>([:])
+
     /// For tests: runs once, on a thread about to wait (without the lock) for a write that skips
     /// observers of the file at that path to compute its version (`waitForSkip`).
     static let waitingForSkipForTesting = Locked<[String: @Sendable () -> Void]>([:])
@@ -1183,19 +1197,29 @@ final class FileNotifier: @unchecked Sendable {
 
     // MARK: Delivery
 
-    /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite).
+    /// What `deliverNow` did: whether the Realm moved, and whether it now reads exactly the
+    /// version its observers were told of (the notifier's, `told`): then it must move no
+    /// further before its next delivery (docs/ARCHITECTURE.md, Change notifications).
+    struct DeliveredNow {
+        var moved = false
+        var told = false
+    }
+
+    /// Delivers what is pending for `core`'s target now, on its thread (refresh, beginWrite),
+    /// bringing its Realm to the notifier's version, which this first advances to the newest.
     /// `beforeWrite`: observers whose initial change set was not delivered yet are left out
-    /// (the write is folded into their initial one). Returns whether the Realm moved; nil when
-    /// called from a block of a delivery to that target, which then delivers nothing more
-    /// (RealmSwift sends no notifications from a write begun, or a refresh, inside a
-    /// notification block: an observer still to be called gets the change set that delivery
-    /// holds for it first), and then the Realm must not move either (`refresh()` does nothing).
+    /// (the write is folded into their initial one).
+    /// Returns nil when called from a block of a
+    /// delivery to that target, which then delivers nothing more (RealmSwift sends no
+    /// notifications from a write begun, or a refresh, inside a notification block: an
+    /// observer still to be called gets the change set that delivery holds for it first), and
+    /// then the Realm must not move either (`refresh()` does nothing).
     @discardableResult
-    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> Bool? {
+    func deliverNow(_ core: RealmCore, beforeWrite: Bool = false) -> DeliveredNow? {
         lock.lock()
         if closed {
             lock.unlock()
-            return false
+            return DeliveredNow()
         }
         let t = ownTarget(of: core)
         if let t, t.delivering {
@@ -1204,7 +1228,7 @@ final class FileNotifier: @unchecked Sendable {
             return nil
         }
         lock.unlock()
-        guard let t else { return false }
+        guard let t else { return DeliveredNow() }
         // refresh() delivers the initial notifications of new query and collection observers
         // too (their watches made here, then brought to the newest version); a write leaves
         // them for later
@@ -1223,19 +1247,40 @@ final class FileNotifier: @unchecked Sendable {
         waitForSkip(unlessNewest: true)
         if closed {
             lock.unlock()
-            return false
+            return DeliveredNow()
         }
         // (an advance that moves schedules the other targets, as any advance does: their Realm
         // observers get `.didChange` for it; this one delivers here)
-        if !skipping { scheduleDue(moved: self.core.advance(), except: t) }
+        // (a failed advance, a read of the history refused or failing, leaves the notifier behind
+        // the newest version: the delivery then tells the observers of that older version, and
+        // `told` stays false, so that `refresh()` still advances the Realm on its own; the
+        // notifier thread retries)
+        var failed = false
+        if !skipping {
+            let (advanced, fail) = FileNotifier.makingHooksArmed.load(ordering: .relaxed)
+                && FileNotifier.failAdvanceForTesting.withLock({ $0.removeValue(forKey: path) }) != nil
+                ? (false, true) : self.core.tryAdvance()
+            failed = fail
+            if fail { self.core.wake() }
+            scheduleDue(moved: advanced, except: t)
+        }
         lock.unlock()
-        return deliver(t, force: true, beforeWrite: beforeWrite)
+        var told = false
+        let moves = deliver(t, force: true, beforeWrite: beforeWrite, told: &told)
+        return DeliveredNow(moved: moves, told: told && !failed)
     }
 
     /// Brings the target's Realm to the notifier's version and calls its observers' blocks with
     /// what changed. Returns whether the Realm moved.
     @discardableResult
     func deliver(_ t: DeliveryTarget, force: Bool = false, beforeWrite: Bool = false) -> Bool {
+        var told = false
+        return deliver(t, force: force, beforeWrite: beforeWrite, told: &told)
+    }
+
+    /// `deliver`, setting `told` when the target's Realm was brought to the notifier's version
+    /// (under the lock, with every pending change set of its observers taken up to there).
+    private func deliver(_ t: DeliveryTarget, force: Bool, beforeWrite: Bool, told: inout Bool) -> Bool {
         // (an object observer's registration may have set a queue's Realm from its thread)
         lock.lock()
         if t.dropped {
@@ -1323,6 +1368,7 @@ final class FileNotifier: @unchecked Sendable {
             out.append((r, p))
         }
         if moves { self.core.advance(core) }
+        told = true
         t.versionAtLeast = max(t.versionAtLeast, nv)
         for i in objects where !out[i].1.deleted {
             out[i].1.newValues = out[i].0.readValues!(core, out[i].1.columns)
