@@ -1367,10 +1367,16 @@ bool cs_test_node_allocation_failed(void);
  *  free-list or run-list node finds its size check failed (as if the library had an error),
  *  so the commit fails with CS_INTERNAL. Returns false, doing nothing, in other builds. */
 bool cs_test_fail_commit_check(void);
-/** For the core's tests: the bytes of the map of written bytes the calling thread's last
- *  journal replay kept (docs/FORMAT.md §13, Recovery: a bit per 8-byte word, in regions of
- *  64 KiB allocated as records touch them, 1 KiB each), 0 before any. */
-uint64_t cs_test_replay_map_bytes(void);
+/** For the core's tests: the image of written bytes the calling thread's last journal replay
+ *  built (docs/ARCHITECTURE.md, The commit journal: pages of 4 KiB, each with a bit per byte,
+ *  for the pages the records wrote into): `*pages` its pages, `*bytes` the memory it held
+ *  (the pages and its table of them); both 0 before any. */
+void cs_test_replay_image(uint64_t *pages, uint64_t *bytes);
+/** For the core's tests: `fn(ctx)` is called on the calling thread after each write a journal
+ *  replay on that thread makes into the database file (the replay at open, and the checkpoint
+ *  that writes the records again after a lost header write, docs/FORMAT.md §13); NULL removes
+ *  it. The hook may read the database through other handles. */
+void cs_test_set_replay_hook(void (*fn)(void *ctx), void *ctx);
 /** For the core's tests, in the same builds: what the lookups by key of the calling thread did
  *  below a tree's root since the last call (docs/ARCHITECTURE.md, "Predicting the leaf"):
  *  counts[0] the inner nodes whose predicted child was the one taken, counts[1] those whose
