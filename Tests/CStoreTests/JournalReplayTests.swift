@@ -112,4 +112,112 @@ private final class ReplayWatch: @unchecked Sendable {
         #expect(cs_db_verify(w!) == Int32(CS_OK), "\(lastMessage())")
         #expect(try journalObjectCount(w!) == 52)
     }
+
+    /// The replay at open writes each byte once, in file order, the header's bytes last
+    /// (docs/FORMAT.md §13, Recovery); cut at each of its writes and at its sync, with any
+    /// subset of the unsynced writes on disk, the next open replays again and gives the last
+    /// commit. Thirty one-row commits: space freed and reused inside the generation, and
+    /// patched records.
+    @Test func powerCutsDuringTheReplayAtOpen() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = try journalPatchedCrash(dir, commits: 30)
+        #expect(journalRecordRuns(state.jsynced).dropFirst().contains { $0.contains { $0.patched } }, "patched records")
+        let path = dir.path("replay.cstore")
+        func run(_ cutBefore: Int) throws -> PowerCutIO {
+            try writeJournalImage(path, state.synced, state.jsynced)
+            let pio = PowerCutIO(disk: state.synced)
+            pio.cutBefore = cutBefore
+            pio.armed = true
+            var opts = cs_options()
+            opts.durability = CS_DURABILITY_FULL
+            opts.io = UnsafePointer(pio.io)
+            var h: OpaquePointer?
+            let rc = cs_db_open(path, &opts, &h)
+            pio.cutNow()
+            if rc == Int32(CS_OK), let h { _ = cs_db_close(h) }
+            return pio
+        }
+        let events = try run(Int.max).events
+        guard let sync = events.firstIndex(of: .sync) else {
+            Issue.record("the replay syncs the file: \(events)")
+            return
+        }
+        // the replay's writes: no byte twice, in file order but the header's, which is last
+        var writes: [(Int, Int)] = []
+        for e in events[..<sync] {
+            if case .write(let off, let n) = e { writes.append((off, n)) } else { Issue.record("not a write: \(e)") }
+        }
+        #expect(writes.count > 2 && writes.last! == (0, 192), "the header last: \(writes.suffix(2))")
+        let body = writes.dropLast()
+        #expect(zip(body, body.dropFirst()).allSatisfy { $0.0 + $0.1 <= $1.0 }, "file order, no byte twice: \(writes)")
+        #expect(body.allSatisfy { $0.0 >= 192 }, "the header's bytes only in the last write")
+        var rng = SeededRNG(seed: 16)
+        var images = 0
+        for cut in 0...(sync + 1) {
+            let cutState = try run(cut).cut!
+            let journals = journalImages(cutState.jsynced, cutState.jpending)
+            for (k, (desc, image)) in powerCutImages(cutState.synced, cutState.pending, &rng, light: true).enumerated() {
+                for (jd, j) in k == 0 ? journals : [journals[k % journals.count]] {
+                    images += 1
+                    let what = "cut before replay event \(cut): \(desc), \(jd)"
+                    let v = try journalPatchedReopen(dir, image, j, state.want, what)
+                    #expect(v == state.version, "\(what): version \(String(describing: v))")
+                }
+            }
+        }
+        print("replay at open: \(writes.count) writes, \(images) images")
+    }
+
+    /// A record whose patched run rebuilds other bytes than its commit wrote (a literal of its
+    /// patch changed, the record sealed again with a valid check, as a faulty writer or a forger
+    /// would leave it): the header run's slot holds the length and hash of the commit's runs
+    /// (docs/FORMAT.md §2), so replay refuses it with CS_CORRUPT before it writes anything, and
+    /// the database file is left as it was.
+    @Test func aRecordWhosePatchRebuildsOtherBytesIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = try journalPatchedCrash(dir, commits: 4)
+        var j = state.jsynced
+        let gen = UInt64(bitPattern: Int64(rawLE64(j, 16))), id = UInt64(bitPattern: Int64(rawLE64(j, 24)))
+        // the first literal of the first patched run, past its operation word
+        var forged: Int?
+        for r in journalRecordOffsets(j) where forged == nil {
+            let n = rawLE64(j, r + 32) & 0xffff_ffff
+            var data = r + 64 + 16 * n
+            for i in 0..<n where forged == nil {
+                let word = UInt64(bitPattern: Int64(rawLE64(j, r + 64 + 16 * i + 8)))
+                let len = Int(word & ~(1 << 63))
+                guard word >> 63 == 1 else { data += len; continue }
+                var at = data, out = 0
+                while out < len {
+                    let w = rawLE64(j, at), k = w >> 1
+                    if w & 1 == 0 {
+                        j[at + 8] ^= 0x40
+                        forged = r
+                        break
+                    }
+                    at += 16
+                    out += k
+                }
+            }
+        }
+        guard let r = forged else {
+            Issue.record("no patched record with a literal")
+            return
+        }
+        let len = rawLE64(j, r + 24)
+        let check = journalRecordCheck(Array(j[r..<(r + len)]), gen: gen, id: id)
+        for b in 0..<8 { j[r + 56 + b] = UInt8(truncatingIfNeeded: check >> (8 * UInt64(b))) }
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, state.synced, j)
+        let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        if let h { _ = cs_db_close(h) }
+        #expect(rc == Int32(CS_CORRUPT) && lastMessage().contains("are not the bytes its header describes"),
+                "\(codeName(rc)) \(lastMessage())")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == state.synced, "nothing written")
+        // the record as the writer made it replays
+        let v = try journalPatchedReopen(dir, state.synced, state.jsynced, state.want, "the journal as written")
+        #expect(v == state.version)
+    }
 }
