@@ -216,13 +216,39 @@ static int dbsync(cs_dbfile *f)
     return CS_OK;
 }
 
+/* CS_EXISTS for something at the journal's path that is not a regular file (a directory, a FIFO,
+ * a socket, a device, or a symbolic link to one): it is not a journal and never becomes one, and
+ * nothing is read from or written into it. */
+static int not_regular(cs_dbfile *f, mode_t mode)
+{
+    const char *what = S_ISDIR(mode)    ? "a directory"
+                       : S_ISFIFO(mode) ? "a FIFO"
+                       : S_ISSOCK(mode) ? "a socket"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                                        : "not a file";
+    return cs_fail(CS_EXISTS, EEXIST,
+                   "%s.journal is not a regular file (%s); the commit journal needs that name: move it away "
+                   "(it was left as it is)",
+                   f->path, what);
+}
+
+/* Opens the journal (created with `create`). O_NONBLOCK: a FIFO at its path opens at once
+ * (unopened, a reader would wait for a writer forever), and fstat then refuses whatever is not
+ * a regular file (not_regular) before a byte of it is read. */
 static int jopen(cs_dbfile *f, bool create)
 {
     if (f->jfd >= 0) return CS_OK;
     char *jp = journal_path(f->path);
     if (!jp) return NOMEM();
-    int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+    int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+                         0644);
     int e = errno;
+    struct stat st;
+    if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV || e == ELOOP) && stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+        free(jp);
+        return not_regular(f, st.st_mode);
+    }
     free(jp);
     if (fd < 0) {
         if (!create && e == ENOENT) return CS_NOTFOUND;
@@ -230,11 +256,14 @@ static int jopen(cs_dbfile *f, bool create)
         return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
                        "cannot open the journal of %s: %s", f->path, strerror(e));
     }
-    struct stat st;
     if (f->io->fstat(f->io->ctx, fd, &st) != 0) {
         e = errno;
         f->io->close(f->io->ctx, fd);
         return cs_fail(CS_IOERR, e, "cannot stat the journal of %s", f->path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        f->io->close(f->io->ctx, fd);
+        return not_regular(f, st.st_mode);
     }
     f->jfd = fd;
     f->jsize = (uint64_t)st.st_size;

@@ -220,4 +220,88 @@ private final class ReplayWatch: @unchecked Sendable {
         let v = try journalPatchedReopen(dir, state.synced, state.jsynced, state.want, "the journal as written")
         #expect(v == state.version)
     }
+
+    /// Runs `body` on another thread: its result and that thread's last message, or nil when it
+    /// has not returned after `seconds` (then `unblock` is called and the thread waited for).
+    private func withTimeout(_ seconds: Double, unblock: () -> Void,
+                             _ body: @escaping @Sendable () -> Int32) -> (Int32, String)? {
+        final class Box: @unchecked Sendable { var rc: Int32 = 0; var message = "" }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            box.rc = body()
+            box.message = lastMessage()
+            done.signal()
+        }.start()
+        if done.wait(timeout: .now() + seconds) == .success { return (box.rc, box.message) }
+        unblock()
+        done.wait()
+        return nil
+    }
+
+    /// A directory at the journal's path (`<file>.journal`, docs/FORMAT.md §13): the open fails
+    /// with CS_EXISTS and says what is in the way, the database file and the directory are left
+    /// as they were, and once the directory is moved away the file opens with everything in it.
+    @Test func aDirectoryAtTheJournalsPathIsRefusedClearly() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        let before = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        try FileManager.default.createDirectory(atPath: path + ".journal", withIntermediateDirectories: false)
+        _ = FileManager.default.createFile(atPath: path + ".journal/keep", contents: Data([1, 2, 3]))
+        for flags in [0, Int(CS_OPEN_READONLY)] {
+            let (rc, h) = openRaw(path, flags: flags, durability: CS_DURABILITY_FULL)
+            if let h { _ = cs_db_close(h) }
+            #expect(rc == Int32(CS_EXISTS) && lastMessage().contains("is not a regular file (a directory)"),
+                    "flags \(flags): \(codeName(rc)) \(lastMessage())")
+        }
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_EXISTS), "\(lastMessage())")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == before, "the database file as it was")
+        #expect(FileManager.default.contents(atPath: path + ".journal/keep") == Data([1, 2, 3]), "the directory as it was")
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(rc, "open once the directory is gone")
+        defer { _ = cs_db_close(h) }
+        try journalCommit(h!, 100)
+        #expect(try journalObjectCount(h!) == 11)
+    }
+
+    /// A FIFO at the journal's path: opening it for reading would wait for a writer forever.
+    /// The open (read-write and read-only) and the tool's look at the journal return CS_EXISTS
+    /// at once, saying what is in the way, and leave the FIFO and the database file as they were.
+    @Test func aFIFOAtTheJournalsPathIsRefusedWithoutBlocking() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        let before = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        #expect(mkfifo(path + ".journal", 0o644) == 0)
+        // a writer opened without blocking once the open waits for one: it lets a blocked open go on
+        let unblock = {
+            let fd = Glibc.open(path + ".journal", O_WRONLY | O_NONBLOCK)
+            if fd >= 0 { usleep(200_000); Glibc.close(fd) }
+        }
+        for flags in [0, Int(CS_OPEN_READONLY)] {
+            let r = withTimeout(10, unblock: unblock) {
+                let (rc, h) = openRaw(path, flags: flags, durability: CS_DURABILITY_FULL)
+                if let h { _ = cs_db_close(h) }
+                return rc
+            }
+            #expect(r != nil, "flags \(flags): the open blocked on the FIFO")
+            #expect(r?.0 == Int32(CS_EXISTS) && r?.1.contains("is not a regular file (a FIFO)") == true,
+                    "flags \(flags): \(String(describing: r))")
+        }
+        let r = withTimeout(10, unblock: unblock) {
+            var records: UInt64 = 0, bytes: UInt64 = 0
+            return cs_file_journal_info(path, &records, &bytes)
+        }
+        #expect(r?.0 == Int32(CS_EXISTS), "the tool's look: \(String(describing: r))")
+        var st = stat()
+        #expect(lstat(path + ".journal", &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO, "the FIFO as it was")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == before, "the database file as it was")
+    }
 }
