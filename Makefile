@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example placement-loop lookup-loop lookup-layout commit-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example placement-loop lookup-loop lookup-layout commit-loop replay-time test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -93,6 +93,14 @@ commit-loop: deps
 		Benchmarks/commit/commit_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
 	@echo "run: .build/commit-loop/commit-loop build FILE ROWS, then run FILE full|nosync START COUNT [ROWS]"
 
+# The replay of a generation of one-row commits (docs/benchmarks/README.md, Replay of a
+# generation): a crash's file and journal, then timed opens that replay it.
+replay-time: deps
+	@mkdir -p .build/commit-loop
+	$(CC) -O2 -g -DREPLAY_IMAGE $(C_EXAMPLE_FLAGS) -o .build/commit-loop/replay-time \
+		Benchmarks/commit/replay_time.c $(CSRC) $(C_EXAMPLE_LIBS)
+	@echo "run: .build/commit-loop/replay-time crash FILE ROWS COMMITS, then replay FILE REPS"
+
 # The C loop behind the lookup figures (docs/benchmarks/README.md, The lookup's cache misses at
 # 10M): random lookups by Int primary key on a file it builds, optimised; -g for callgrind (a
 # gcc build: valgrind does not read clang's DWARF 5).
@@ -159,7 +167,7 @@ tsan: deps tool
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= open_verify open_body query_parse
+FUZZ_TARGETS ?= open_verify open_body query_parse open_journal
 FUZZ_OUT     := .build-fuzz
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -fuse-ld=lld \
                 -ISources/CStore/include -ISources/CStore -IFuzz
@@ -193,8 +201,9 @@ $(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_OBJS)
 
 fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARGETS))
 	rm -rf $(FUZZ_OUT)/seeds
-	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body $(FUZZ_OUT)/seeds/query_parse
+	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body $(FUZZ_OUT)/seeds/query_parse $(FUZZ_OUT)/seeds/open_journal
 	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus seeds $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body
+	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus journals $(FUZZ_OUT)/seeds/open_journal
 	cp Fuzz/query-seeds/* $(FUZZ_OUT)/seeds/query_parse/
 
 fuzz: fuzz-build
