@@ -438,6 +438,53 @@ const uint8_t *fuzz_journal_base(size_t *n)
     return base;
 }
 
+/* The journal's checks (docs/FORMAT.md §13, Layout; header_check and record_check in
+ * journal.c), for fuzz_journal_seal. */
+static uint64_t jmix(uint64_t h, uint64_t w)
+{
+    h ^= w;
+    h *= 0x100000001b3ull;
+    return h ^ (h >> 31);
+}
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static uint64_t jrecord_check(const uint8_t *rec, uint64_t len, uint64_t gen, uint64_t id)
+{
+    const uint64_t p1 = 0x9e3779b185ebca87ull, p2 = 0xc2b2ae3d27d4eb4full;
+    uint64_t a = gen ^ p1, b = id ^ p2, i = 0;
+    for (; i + 16 <= len; i += 16) {
+        uint64_t w0 = i == 56 ? 0 : get64(rec + i), w1 = i + 8 == 56 ? 0 : get64(rec + i + 8);
+        a = rotl64(a + w0 * p2, 31) * p1;
+        b = rotl64(b + w1 * p2, 31) * p1;
+    }
+    if (i + 8 <= len) a = rotl64(a + (i == 56 ? 0 : get64(rec + i)) * p2, 31) * p1;
+    uint64_t h = rotl64(a, 7) + rotl64(b, 18) + len;
+    h ^= h >> 33;
+    h *= p2;
+    h ^= h >> 29;
+    h *= 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    return h | 1;
+}
+
+void fuzz_journal_seal(uint8_t *j, size_t n)
+{
+    if (n < 64 || memcmp(j, "CSJRNL\r\n", 8) != 0) return;
+    uint64_t layout = (uint64_t)j[8] | (uint64_t)j[9] << 8 | (uint64_t)j[10] << 16 | (uint64_t)j[11] << 24;
+    uint64_t gen = get64(j + 16), id = get64(j + 24), base = get64(j + 32);
+    uint64_t x = 0xcbf29ce484222325ull;
+    const uint64_t w[5] = {layout, gen, id, base, 0x4a524e4cull};
+    for (int k = 0; k < 5; k++) x = jmix(x, w[k]);
+    put64(j + 56, x | 1);
+    for (size_t off = 4096; off + 64 <= n && memcmp(j + off, "CSJREC\r\n", 8) == 0;) {
+        uint64_t len = get64(j + off + 24);
+        if (len < 64 || (len & 7) || len > n - off) break;
+        put64(j + off + 56, jrecord_check(j + off, len, gen, id));
+        off += (size_t)len;
+    }
+}
+
 int fuzz_journal_files(const char *path, const uint8_t *journal, size_t jn)
 {
     size_t n;

@@ -81,6 +81,13 @@ const uint8_t *fuzz_journal_base(size_t *n);
 int fuzz_journal_files(const char *path, const uint8_t *journal, size_t jn);
 
 /*
+ * Gives the journal header and every record (from 4096 on, while each has the record magic and
+ * a length that fits) their correct checks (docs/FORMAT.md §13), so that a mutation reaches the
+ * replay behind them instead of ending at a failed check.
+ */
+void fuzz_journal_seal(uint8_t *j, size_t n);
+
+/*
  * Opens `path` read-write (FULL: the replay of its journal), verifies the handle, closes it,
  * then runs fuzz_read_all on the result. open_rc is the read-write open's result when it
  * failed.

@@ -731,6 +731,7 @@ static int check_journals(int n, char **files)
             perror(files[i]);
             return 1;
         }
+        if (jn % 2 == 0) fuzz_journal_seal(journal, jn); /* as open_journal takes it */
         if (fuzz_journal_files(work, journal, jn) != 0) die("writing the replay", CS_IOERR);
         free(journal);
         fuzz_stats fs = fuzz_replay_all(work);
