@@ -36,7 +36,7 @@ cwarn:
 	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c Benchmarks/lookup/chase.c \
 		Benchmarks/lookup/lookup_layout.c \
 		Benchmarks/lookup/folio_sync.c \
-		Benchmarks/commit/commit_loop.c Benchmarks/notify/object_advance.c
+		Benchmarks/commit/commit_loop.c Benchmarks/commit/replay_time.c Benchmarks/notify/object_advance.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only
 # Sources/SwiftStore/Internal/ names the C core (`import CStore`, cs_* / CS_*), outside comments.

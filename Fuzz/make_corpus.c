@@ -676,7 +676,7 @@ static int make_journals(const char *dir)
                 cs_obj ob;
                 if (js->bytes) {
                     static uint8_t blob[65536];
-                    for (int b = 0; b < js->bytes; b++) blob[b] = (uint8_t)(x >> (b % 56));
+                    for (int k = 0; k < js->bytes; k++) blob[k] = (uint8_t)(x >> (k % 56));
                     OK(cs_obj_create(t, tb, &ob));
                     cs_value bv = cs_binary(blob, (size_t)js->bytes);
                     OK(cs_obj_set(&ob, b, &bv));

@@ -812,13 +812,15 @@ static int img_write(cs_dbfile *f, replay_image *m)
         const img_page *p = pages[i];
         uint64_t base = p->index << IMG_SHIFT;
         for (uint64_t at = p->index ? 0 : HDR_USED; at < IMG_PAGE && rc == CS_OK;) {
-            /* the next stretch of written bytes in this page */
+            /* the next stretch of written bytes in this page (a word of the map at a time where
+             * it is all clear or all set) */
             if (!(p->written[at >> 6] >> (at & 63) & 1)) {
-                at++;
+                at = !(at & 63) && !p->written[at >> 6] ? at + 64 : at + 1;
                 continue;
             }
             uint64_t e = at + 1;
-            while (e < IMG_PAGE && (p->written[e >> 6] >> (e & 63) & 1)) e++;
+            while (e < IMG_PAGE && (p->written[e >> 6] >> (e & 63) & 1))
+                e = !(e & 63) && p->written[e >> 6] == ~0ull ? e + 64 : e + 1;
             if (slen && (spos + slen != base + at || slen + (e - at) > IMG_WRITE_MAX)) {
                 rc = replay_write(f, stage, slen, spos);
                 slen = 0;
