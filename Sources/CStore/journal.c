@@ -7,8 +7,9 @@
  * the header into the database file without syncing it. After a power cut the database file
  * holds the last checkpoint's bytes plus any subset of the later in-place writes; replaying
  * every valid record since the checkpoint, in order, rewrites every byte written since then
- * (last writer wins), and every other byte the newest version reaches is the checkpoint's
- * (copy-on-write never makes freed space reachable again without rewriting it).
+ * (last writer wins: replay builds that final image in memory and writes each byte once), and
+ * every other byte the newest version reaches is the checkpoint's (copy-on-write never makes
+ * freed space reachable again without rewriting it).
  *
  * Invariants:
  *  1. A record is valid only with the journal header's magic, generation and id, the version
