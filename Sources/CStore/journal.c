@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -393,24 +394,36 @@ static int jgrow(cs_dbfile *f, uint64_t size)
  *
  * The image is kept in pages of IMG_PAGE bytes with a bit per byte written, found through a
  * hash table of the pages touched: its memory is proportional to what the records wrote (the
- * distinct pages), not to the highest offset. A generation this library writes holds at most
- * JOURNAL_LIMIT bytes of records, each describing at most JREC_RAW_MAX bytes; the pages are
- * the distinct ones among those, in practice the space its commits cycle through (measured in
- * docs/benchmarks/README.md, Replay). IMG_MAX bounds it for any journal: a replay that would
- * hold more fails with CS_NOMEM and writes nothing. */
+ * distinct pages), not to the highest offset. A generation of small commits cycles through few
+ * pages (measured in docs/benchmarks/README.md, Replay of a generation), but nothing bounds the
+ * distinct pages a generation touches (small nodes placed in holes all over a large fragmented
+ * file), so the image holds at most IMG_MAX bytes of pages: a generation that would need more is
+ * replayed record by record instead (`direct`), as before the image: each record's runs written
+ * in turn, a patched run's copies read back from the file, and only the map of written bytes
+ * kept (IMG_MAP_BYTES a page). That gives the same file; at open the replay is alone, and only
+ * the checkpoint after a lost header write, with readers, loses the write-once property for
+ * such a generation (docs/ARCHITECTURE.md, "Replay writes each byte once"). */
 #define IMG_SHIFT 12
 #define IMG_PAGE (1u << IMG_SHIFT)
-#define IMG_MAX (256ull << 20)
+#define IMG_MAX (64ull << 20)
 typedef struct img_page {
     uint64_t index;                     /* position >> IMG_SHIFT */
     uint64_t written[IMG_PAGE / 64];    /* a bit per byte of data */
-    uint8_t data[IMG_PAGE];
+    uint8_t data[IMG_PAGE];             /* not allocated in a direct replay */
 } img_page;
+#define IMG_MAP_BYTES offsetof(img_page, data)
 
 typedef struct replay_image {
     img_page **table; /* open addressing by index, cap a power of 2, at most half full */
     uint64_t cap, n;
+    bool direct;      /* record by record into the file: pages hold the map only */
+    bool full;        /* the image reached IMG_MAX (replay then goes direct) */
 } replay_image;
+
+/* The calling thread's bound in place of IMG_MAX (cs_test_set_replay_image_max; 0: IMG_MAX). */
+static _Thread_local uint64_t img_max;
+
+void cs_test_set_replay_image_max(uint64_t bytes) { img_max = bytes; }
 
 /* The pages and bytes of the last image this thread freed, for the tests. */
 static _Thread_local uint64_t last_img_pages, last_img_bytes;
@@ -424,7 +437,7 @@ void cs_test_replay_image(uint64_t *pages, uint64_t *bytes)
 static void img_free(replay_image *m)
 {
     last_img_pages = m->n;
-    last_img_bytes = m->n * sizeof(img_page) + m->cap * sizeof *m->table;
+    last_img_bytes = m->n * (m->direct ? IMG_MAP_BYTES : sizeof(img_page)) + m->cap * sizeof *m->table;
     for (uint64_t i = 0; i < m->cap; i++) free(m->table[i]);
     free(m->table);
     m->table = NULL;
@@ -450,16 +463,17 @@ static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out
 {
     img_page *p = img_find(m, index);
     if ((*out = p)) return CS_OK;
-    if ((m->n + 1) * sizeof(img_page) > IMG_MAX)
-        return cs_fail(CS_NOMEM, ENOMEM,
-                       "the replay of the journal of %s would hold more than %llu MiB of written pages; "
-                       "the journal was left as it is",
-                       f->path, (unsigned long long)(IMG_MAX >> 20));
+    if (!m->direct && (m->n + 1) * sizeof(img_page) > (img_max ? img_max : IMG_MAX)) {
+        m->full = true; /* replay() starts again, direct */
+        return cs_fail(CS_NOMEM, ENOMEM, "the replay image of %s is full", f->path);
+    }
     if (2 * (m->n + 1) > m->cap) {
         uint64_t nc = m->cap ? 2 * m->cap : 64;
         img_page **nt = calloc(nc, sizeof *nt);
         if (!nt) return NOMEM();
-        replay_image grown = {nt, nc, m->n};
+        replay_image grown = *m;
+        grown.table = nt;
+        grown.cap = nc;
         for (uint64_t i = 0; i < m->cap; i++) {
             if (!m->table[i]) continue;
             uint64_t j = img_slot(&grown, m->table[i]->index);
@@ -469,7 +483,7 @@ static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out
         free(m->table);
         *m = grown;
     }
-    if (!(p = calloc(1, sizeof *p))) return NOMEM();
+    if (!(p = calloc(1, m->direct ? IMG_MAP_BYTES : sizeof *p))) return NOMEM();
     p->index = index;
     uint64_t j = img_slot(m, index);
     while (m->table[j]) j = (j + 1) & (m->cap - 1);
@@ -523,6 +537,33 @@ static bool img_read(const replay_image *m, uint64_t pos, uint8_t *out, uint64_t
         memcpy(out, p->data + at, k);
         pos += k;
         out += k;
+        n -= k;
+    }
+    return true;
+}
+
+/* Marks [pos, pos + n) written (a direct replay's map). */
+static int img_mark(cs_dbfile *f, replay_image *m, uint64_t pos, uint64_t n)
+{
+    while (n) {
+        uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
+        img_page *p;
+        TRY(img_get(f, m, pos >> IMG_SHIFT, &p));
+        bits_range(p->written, at, k, false);
+        pos += k;
+        n -= k;
+    }
+    return CS_OK;
+}
+
+/* Whether every byte of [pos, pos + n) was marked written. */
+static bool img_covered(const replay_image *m, uint64_t pos, uint64_t n)
+{
+    while (n) {
+        uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
+        const img_page *p = img_find(m, pos >> IMG_SHIFT);
+        if (!p || !bits_range((uint64_t *)p->written, at, k, true)) return false;
+        pos += k;
         n -= k;
     }
     return true;
@@ -673,6 +714,8 @@ static void runs_hash_add(runs_hash *x, const uint8_t *p, uint64_t n)
     while (n--) x->part[x->nparts++] = *p++;
 }
 
+static int replay_write(cs_dbfile *f, const void *buf, uint64_t len, uint64_t pos);
+
 /* Puts a record's runs into the image, in their order (the last writer winning, as within a
  * commit). A patched run is rebuilt first, its copies read from the image as the records
  * before this one left it (the record's own runs go in once all are rebuilt): a copy of bytes
@@ -716,7 +759,15 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                 uint64_t src;
                 memcpy(&src, data, 8);
                 data += 8;
-                if (!img_read(img, src, out + at, n))
+                if (img->direct && img_covered(img, src, n)) {
+                    /* the bytes the records before this one wrote, in the file */
+                    ssize_t got = f->io->pread(f->io->ctx, f->fd, out + at, n, (off_t)src);
+                    if (got != (ssize_t)n) {
+                        int e = got < 0 ? errno : EIO;
+                        return cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
+                                       got < 0 ? strerror(e) : "it ended early");
+                    }
+                } else if (img->direct || !img_read(img, src, out + at, n))
                     return cs_fail(CS_CORRUPT, 0,
                                    "the journal %s.journal is damaged: the record of version %llu copies bytes at "
                                    "%llu that no earlier record wrote (written by a faulty library, or "
@@ -751,7 +802,8 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                 data += rl;
             }
             if (pass == 1) {
-                TRY(img_put(f, img, pairs[2 * i], bytes, rl));
+                if (img->direct) TRY(replay_write(f, bytes, rl, pairs[2 * i]));
+                else TRY(img_put(f, img, pairs[2 * i], bytes, rl));
             } else if (i + 1 < r->nruns) {
                 runs_hash_add(&rh, bytes, rl);
             } else {
@@ -769,6 +821,9 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                            f->path, (unsigned long long)r->version, (unsigned long long)hl, (unsigned long long)hh,
                            (unsigned long long)total, (unsigned long long)run_hash_end(&rh.h));
     }
+    /* a direct replay marks the record's runs once all are written: its copies read only what
+     * earlier records wrote */
+    for (uint32_t i = 0; img->direct && i < r->nruns; i++) TRY(img_mark(f, img, pairs[2 * i], pairs[2 * i + 1] & ~JRUN_PATCH));
     return CS_OK;
 }
 
@@ -857,7 +912,12 @@ static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, uint64_t *l
 {
     replay_image img = {0};
     int64_t n = walk(f, h, &img, upto, last_version, end);
-    if (n > 0) {
+    if (n == -CS_NOMEM && img.full) {
+        /* more pages than the image holds: record by record (IMG_MAX), nothing written yet */
+        img_free(&img);
+        img.direct = true;
+        n = walk(f, h, &img, upto, last_version, end);
+    } else if (n > 0) {
         int rc = img_write(f, &img);
         if (rc != CS_OK) n = -rc;
     }

@@ -1372,6 +1372,11 @@ bool cs_test_fail_commit_check(void);
  *  for the pages the records wrote into): `*pages` its pages, `*bytes` the memory it held
  *  (the pages and its table of them); both 0 before any. */
 void cs_test_replay_image(uint64_t *pages, uint64_t *bytes);
+/** For the core's tests: the bytes of pages the calling thread's journal replays may hold in
+ *  their image before they go record by record instead (docs/ARCHITECTURE.md, "Replay writes
+ *  each byte once"; 0: the library's bound, 64 MiB). A replay that went record by record
+ *  reports, through cs_test_replay_image, 520 bytes a page (its map of written bytes only). */
+void cs_test_set_replay_image_max(uint64_t bytes);
 /** For the core's tests: `fn(ctx)` is called on the calling thread after each write a journal
  *  replay on that thread makes into the database file (the replay at open, and the checkpoint
  *  that writes the records again after a lost header write, docs/FORMAT.md §13); NULL removes
