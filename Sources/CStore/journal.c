@@ -243,11 +243,17 @@ static int jopen(cs_dbfile *f, bool create)
     if (f->jfd >= 0) return CS_OK;
     char *jp = journal_path(f->path);
     if (!jp) return NOMEM();
+    /* a device is refused before it is opened (opening some has effects of its own); the fstat
+     * below catches what replaces the file in between */
+    struct stat st;
+    if (stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+        free(jp);
+        return not_regular(f, st.st_mode);
+    }
     int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
                          0644);
     int e = errno;
-    struct stat st;
-    if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV || e == ELOOP) && stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV) && stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
         free(jp);
         return not_regular(f, st.st_mode);
     }
@@ -266,6 +272,12 @@ static int jopen(cs_dbfile *f, bool create)
     if (!S_ISREG(st.st_mode)) {
         f->io->close(f->io->ctx, fd);
         return not_regular(f, st.st_mode);
+    }
+    /* a regular file: O_NONBLOCK off again (a FUSE or network file system may honour it); a
+     * replacement I/O layer's descriptors are its own, and its open decides */
+    if (f->io == cs_io_default()) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     }
     f->jfd = fd;
     f->jsize = (uint64_t)st.st_size;
@@ -1700,8 +1712,14 @@ void journal_last_close(cs_dbfile *f)
     journal_shared *s = shared(f);
     if (!s || f->fd < 0) return;
     if (f->durability == CS_DURABILITY_MEMORY && !f->readonly) {
+        /* only a journal goes: whatever else is at its path (a directory, a FIFO, a symbolic
+         * link, a file that is not a journal) stays */
         char *jp = journal_path(f->path);
-        if (jp) unlink(jp);
+        struct stat st;
+        if (jp && lstat(jp, &st) == 0 && S_ISREG(st.st_mode) && (f->jfd >= 0 || jopen(f, false) == CS_OK) &&
+            is_journal(f) == CS_OK)
+            unlink(jp);
+        journal_close(f);
         free(jp);
         return;
     }

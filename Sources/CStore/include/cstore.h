@@ -72,7 +72,8 @@ enum {
     CS_NOMEM = 12,      /* out of memory or address space */
     CS_TYPE = 13,       /* a value of the wrong type for a column */
     CS_RANGE = 14,      /* an index out of range */
-    CS_EXISTS = 15,     /* a table or column of that name exists already */
+    CS_EXISTS = 15,     /* a table or column of that name exists already; or something not
+                           the library's is where a file of its own goes (`<file>.journal`) */
     CS_OVERFLOW = 16,   /* an integer aggregate overflowed 64 bits */
     CS_INTERNAL = 17,   /* the library found its own state inconsistent (an error of the
                            library, not of the file or the call); the operation changed nothing */
@@ -293,8 +294,11 @@ typedef struct cs_options {
 /**
  * Opens (or creates, with CS_OPEN_CREATE) the database at `path`. Opening the same file twice
  * in one process shares one underlying state. Errors: CS_NOTFOUND (no file), CS_PERM,
- * CS_CORRUPT (not a database, or damaged header), CS_VERSION (newer format), CS_NOMEM
- * (address space), CS_IOERR.
+ * CS_CORRUPT (not a database, or damaged header; or a commit journal of another file, or one
+ * whose records are damaged, docs/FORMAT.md §13), CS_VERSION (newer format), CS_NOMEM (memory
+ * or address space), CS_EXISTS (something at `<file>.journal` that is not a journal: a file
+ * that is not one, a directory, a FIFO, a socket, a device; left as it is), CS_READONLY (a
+ * read-only open that cannot recover the journal's records), CS_IOERR.
  */
 int cs_db_open(const char *path, const cs_options *opts, cs_db **out);
 /** Closes the handle. Every transaction on it must have ended (else CS_MISUSE). */
