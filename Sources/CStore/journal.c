@@ -430,6 +430,9 @@ typedef struct replay_image {
     uint64_t cap, n;
     bool direct;      /* record by record into the file: pages hold the map only */
     bool full;        /* the image reached IMG_MAX (replay then goes direct) */
+    bool inplace;     /* direct, the file's own bytes written back (replay, `live`) */
+    bool have_hdr;    /* inplace: hdr holds the last record's header run */
+    uint8_t hdr[HDR_USED];
 } replay_image;
 
 /* The calling thread's bound in place of IMG_MAX (cs_test_set_replay_image_max; 0: IMG_MAX). */
@@ -814,8 +817,16 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                 data += rl;
             }
             if (pass == 1) {
-                if (img->direct) TRY(replay_write(f, bytes, rl, pairs[2 * i]));
-                else TRY(img_put(f, img, pairs[2 * i], bytes, rl));
+                if (img->inplace) {
+                    if (i + 1 == r->nruns && pairs[2 * i] == 0 && rl == HDR_USED) {
+                        memcpy(img->hdr, bytes, HDR_USED);
+                        img->have_hdr = true;
+                    }
+                } else if (img->direct) {
+                    TRY(replay_write(f, bytes, rl, pairs[2 * i]));
+                } else {
+                    TRY(img_put(f, img, pairs[2 * i], bytes, rl));
+                }
             } else if (i + 1 < r->nruns) {
                 runs_hash_add(&rh, bytes, rl);
             } else {
@@ -823,7 +834,8 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
             }
         }
         uint64_t v, hl, hh;
-        if (pass == 0 && hdr && hpos == 0 && (hlen & ~JRUN_PATCH) == HDR_USED && file_header_run(hdr, &v, &hl, &hh) &&
+        if (pass == 0 && !img->inplace && hdr && hpos == 0 && (hlen & ~JRUN_PATCH) == HDR_USED &&
+            file_header_run(hdr, &v, &hl, &hh) &&
             (hl != total || run_hash_end(&rh.h) != hh))
             return cs_fail(CS_CORRUPT, 0,
                            "the journal %s.journal is damaged: the runs of the record of version %llu are not the "
@@ -856,6 +868,20 @@ static int page_order(const void *a, const void *b)
 /* The largest write replay makes at once: stretches of written bytes that follow each other
  * across pages are joined up to this many bytes. */
 #define IMG_WRITE_MAX (256u << 10)
+
+/* Writes a staged stretch; in place, the file's own bytes there, read first. */
+static int stage_write(cs_dbfile *f, const replay_image *m, uint8_t *stage, uint64_t len, uint64_t pos)
+{
+    if (m->inplace) {
+        ssize_t got = f->io->pread(f->io->ctx, f->fd, stage, len, (off_t)pos);
+        if (got != (ssize_t)len) {
+            int e = got < 0 ? errno : EIO;
+            return cs_fail(CS_IOERR, e, "cannot read %s while writing its journal's records again: %s", f->path,
+                           got < 0 ? strerror(e) : "it ended early");
+        }
+    }
+    return replay_write(f, stage, len, pos);
+}
 
 /* Writes the image into the database file, each written byte once, in file order, the header's
  * bytes [0, HDR_USED) last (so a header naming the newest version is never on disk before the
@@ -890,17 +916,23 @@ static int img_write(cs_dbfile *f, replay_image *m)
             while (e < IMG_PAGE && (p->written[e >> 6] >> (e & 63) & 1))
                 e = !(e & 63) && p->written[e >> 6] == ~0ull ? e + 64 : e + 1;
             if (slen && (spos + slen != base + at || slen + (e - at) > IMG_WRITE_MAX)) {
-                rc = replay_write(f, stage, slen, spos);
+                rc = stage_write(f, m, stage, slen, spos);
                 slen = 0;
             }
             if (!slen) spos = base + at;
-            memcpy(stage + slen, p->data + at, e - at);
+            if (!m->inplace) memcpy(stage + slen, p->data + at, e - at);
             slen += e - at;
             at = e;
         }
     }
-    if (rc == CS_OK && slen) rc = replay_write(f, stage, slen, spos);
+    if (rc == CS_OK && slen) rc = stage_write(f, m, stage, slen, spos);
     /* the header's bytes last */
+    if (m->inplace) {
+        if (rc == CS_OK && m->have_hdr) rc = replay_write(f, m->hdr, HDR_USED, 0);
+        free(pages);
+        free(stage);
+        return rc;
+    }
     const img_page *p0 = m->n && pages[0]->index == 0 ? pages[0] : NULL;
     for (uint64_t at = 0; p0 && at < HDR_USED && rc == CS_OK;) {
         if (!(p0->written[at >> 6] >> (at & 63) & 1)) {
@@ -920,15 +952,25 @@ static int img_write(cs_dbfile *f, replay_image *m)
 /* Replays the valid records of the journal whose header is h, up to version `upto`: builds
  * their image, then writes it (img_write). Returns the number of records, or -error (nothing
  * written when the records cannot all be rebuilt and checked). */
-static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, uint64_t *last_version, uint64_t *end)
+static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, uint64_t *last_version,
+                      uint64_t *end)
 {
     replay_image img = {0};
     int64_t n = walk(f, h, &img, upto, last_version, end);
     if (n == -CS_NOMEM && img.full) {
-        /* more pages than the image holds: record by record (IMG_MAX), nothing written yet */
+        /* more pages than the image holds (IMG_MAX), nothing written yet. Alone (at open):
+         * record by record. With readers (`live`: the checkpoint after a lost header write,
+         * whose records' bytes are all in the page cache already, only the header's write
+         * having failed): the map of the bytes they wrote, then each such byte written back
+         * once with the value the file holds, in file order, and the last record's header */
         img_free(&img);
         img.direct = true;
+        img.inplace = live;
         n = walk(f, h, &img, upto, last_version, end);
+        if (n > 0 && live) {
+            int rc = img_write(f, &img);
+            if (rc != CS_OK) n = -rc;
+        }
     } else if (n > 0) {
         int rc = img_write(f, &img);
         if (rc != CS_OK) n = -rc;
@@ -1168,7 +1210,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         journal_close(f);
         if ((rc = jopen(f, true)) != CS_OK) goto done;
     }
-    int64_t m = replay(f, &h, UINT64_MAX, &last, &end);
+    int64_t m = replay(f, &h, UINT64_MAX, false, &last, &end);
     if (m != n) {
         rc = m < 0 ? (int)-m : cs_fail(CS_IOERR, EIO, "the journal of %s changed while it was replayed", f->path);
         goto done;
@@ -1220,7 +1262,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
         uint64_t last = 0, end;
         bool valid;
         TRY(read_jheader(f, &h, &valid));
-        int64_t n = valid && h.gen == s->gen ? replay(f, &h, s->last, &last, &end) : 0;
+        int64_t n = valid && h.gen == s->gen ? replay(f, &h, s->last, true, &last, &end) : 0;
         if (n < 0) return (int)-n;
         if (last != s->last)
             return cs_fail(CS_IOERR, EIO, "the journal of %s no longer holds the commit whose header write failed",

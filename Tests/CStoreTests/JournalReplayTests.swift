@@ -64,6 +64,17 @@ private final class ReplayWatch: @unchecked Sendable {
     /// the newest version (another handle) after every write of that replay must read it whole:
     /// every node's checksum (cs_db_verify) and the values.
     @Test func readersOfTheNewestVersionDuringTheCheckpointAfterALostHeaderWrite() throws {
+        try readersDuringTheCheckpointAfterALostHeaderWrite(imageMax: 0)
+    }
+
+    /// The same past the image's bound (cs_test_set_replay_image_max: one page), where the
+    /// checkpoint cannot hold the generation's final bytes in memory: it must still never
+    /// write an earlier record's bytes over a later commit's.
+    @Test func readersDuringTheCheckpointAfterALostHeaderWritePastTheImagesBound() throws {
+        try readersDuringTheCheckpointAfterALostHeaderWrite(imageMax: 4616)
+    }
+
+    private func readersDuringTheCheckpointAfterALostHeaderWrite(imageMax: UInt64) throws {
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path("a.cstore")
@@ -104,6 +115,8 @@ private final class ReplayWatch: @unchecked Sendable {
             Unmanaged<ReplayWatch>.fromOpaque(ctx!).takeUnretainedValue().look()
         }, Unmanaged.passUnretained(watch).toOpaque())
         defer { cs_test_set_replay_hook(nil, nil) }
+        cs_test_set_replay_image_max(imageMax)
+        defer { cs_test_set_replay_image_max(0) }
         try journalCommit(w!, 2000) // checkpoints first: the records again, then the sync
         cs_test_set_replay_hook(nil, nil)
         #expect(watch.calls > 0, "the checkpoint wrote the records again")
