@@ -410,4 +410,72 @@ private final class ReplayWatch: @unchecked Sendable {
         cs_test_replay_image(&pages, &bytes)
         #expect(pages > 1 && bytes <= pages * 520 + max(64, 4 * (pages + 1)) * 8, "\(pages) pages, \(bytes) bytes")
     }
+
+    /// A Unix socket at the journal's path: the open fails with CS_EXISTS naming it, and the
+    /// socket and the database file are left as they were.
+    @Test func aSocketAtTheJournalsPathIsRefused() throws {
+        // a short directory: a socket's path has at most 107 bytes
+        var template = Array("/tmp/jrsXXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        try #require(made != nil)
+        let short = String(cString: template.map { UInt8(bitPattern: $0) })
+        defer { try? FileManager.default.removeItem(atPath: short) }
+        let path = short + "/a.cstore"
+        try journalPrepare(path)
+        let before = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { Glibc.close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let sp = Array((path + ".journal").utf8CString)
+        try #require(sp.count <= MemoryLayout.size(ofValue: addr.sun_path), "the socket's path fits")
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, c) in sp.enumerated() { raw[i] = UInt8(bitPattern: c) }
+        }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0, "bind: \(errno)")
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        if let h { _ = cs_db_close(h) }
+        #expect(rc == Int32(CS_EXISTS) && lastMessage().contains("is not a regular file (a socket)"), "\(codeName(rc)) \(lastMessage())")
+        var st = stat()
+        #expect(lstat(path + ".journal", &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK, "the socket as it was")
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) == before, "the database file as it was")
+    }
+
+    /// A directory put at the journal's path while the file is open, before its first journaled
+    /// commit: that commit's checkpoint needs the journal, so the commit fails with CS_EXISTS
+    /// naming the directory and changes nothing; the directory is left as it was, and once it is
+    /// moved away the next commit is journaled.
+    @Test func aDirectoryAtTheJournalsPathFailsTheCommitThatNeedsIt() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        let (orc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(orc, "open")
+        defer { _ = cs_db_close(h) }
+        try FileManager.default.createDirectory(atPath: path + ".journal", withIntermediateDirectories: false)
+        let version = cs_db_version(h!)
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h!, Int32(CS_TXN_WRITE), &t), "begin")
+        var o = try createObj(t!, try findTable(t!, "T"))
+        try must(cs_obj_set_int(&o, 0, 100), "set")
+        let rc = cs_txn_commit(t!)
+        let message = lastMessage()
+        _ = cs_txn_end(t)
+        #expect(rc == Int32(CS_EXISTS) && message.contains("is not a regular file (a directory)"), "\(codeName(rc)) \(message)")
+        let count = try journalObjectCount(h!)
+        #expect(cs_db_version(h!) == version && count == 10, "the commit changed nothing")
+        var isDir: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path + ".journal", isDirectory: &isDir) && isDir.boolValue)
+        try FileManager.default.removeItem(atPath: path + ".journal")
+        try journalCommit(h!, 100)
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 1, "journaled: \(records)")
+    }
 }
