@@ -884,8 +884,10 @@ static int stage_write(cs_dbfile *f, const replay_image *m, uint8_t *stage, uint
 }
 
 /* Writes the image into the database file, each written byte once, in file order, the header's
- * bytes [0, HDR_USED) last (so a header naming the newest version is never on disk before the
- * bytes it reaches are written, however the replay is cut short). */
+ * bytes [0, HDR_USED) last: in the page cache, a header naming the newest version never comes
+ * before the bytes it reaches (no sync orders them on disk: the journal, kept until the sync
+ * after the replay, covers a cut at any point). In place (`inplace`), the bytes written back are
+ * the file's own, and the header is the last record's. */
 static int img_write(cs_dbfile *f, replay_image *m)
 {
     if (!m->n) return CS_OK;
