@@ -478,4 +478,30 @@ private final class ReplayWatch: @unchecked Sendable {
         var records: UInt64 = 0, bytes: UInt64 = 0
         #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 1, "journaled: \(records)")
     }
+
+    /// The last close of a MEMORY file removes the file and its journal, and only a journal: a
+    /// FIFO put at the journal's path during the session, or a regular file that is not a
+    /// journal, stays; a journal (zeros, as a new one's space) goes.
+    @Test func theLastCloseOfAMemoryFileRemovesOnlyAJournal() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        for what in ["a FIFO", "a file that is not a journal", "a journal"] {
+            let path = dir.path("m.cstore")
+            for p in [path, path + ".lock", path + ".journal"] { try? FileManager.default.removeItem(atPath: p) }
+            try journalPrepare(path)
+            try? FileManager.default.removeItem(atPath: path + ".journal")
+            if what == "a file that is not a journal" {
+                try Data("notes\n".utf8).write(to: URL(fileURLWithPath: path + ".journal"))
+            } else if what == "a journal" {
+                try Data(count: 1 << 20).write(to: URL(fileURLWithPath: path + ".journal"))
+            }
+            let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_MEMORY)
+            try must(rc, "open MEMORY (\(what))")
+            if what == "a FIFO" { #expect(mkfifo(path + ".journal", 0o644) == 0) }
+            _ = cs_db_close(h)
+            var st = stat()
+            let there = lstat(path + ".journal", &st) == 0
+            #expect(there == (what != "a journal"), "\(what) at the journal's path after the last close: \(there)")
+        }
+    }
 }
