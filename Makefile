@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example placement-loop lookup-loop lookup-layout commit-loop test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example placement-loop lookup-loop lookup-layout commit-loop replay-time test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -37,7 +37,8 @@ cwarn:
 		Benchmarks/lookup/lookup_layout.c \
 		Benchmarks/lookup/folio_sync.c \
 		Benchmarks/commit/commit_loop.c Benchmarks/commit/journal_folios.c Benchmarks/commit/syscall_cost.c \
-		Benchmarks/commit/disk_probe.c Benchmarks/notify/object_advance.c Benchmarks/notify/pin_cost.c
+		Benchmarks/commit/disk_probe.c Benchmarks/commit/replay_time.c Benchmarks/notify/object_advance.c \
+		Benchmarks/notify/pin_cost.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only
 # Sources/SwiftStore/Internal/ names the C core (`import CStore`, cs_* / CS_*), outside comments.
@@ -93,6 +94,14 @@ commit-loop: deps
 	$(CC) -O2 -g $(C_EXAMPLE_FLAGS) -o .build/commit-loop/commit-loop \
 		Benchmarks/commit/commit_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
 	@echo "run: .build/commit-loop/commit-loop build FILE ROWS, then run FILE full|nosync START COUNT [ROWS]"
+
+# The replay of a generation of one-row commits (docs/benchmarks/README.md, Replay of a
+# generation): a crash's file and journal, then timed opens that replay it.
+replay-time: deps
+	@mkdir -p .build/commit-loop
+	$(CC) -O2 -g -DREPLAY_IMAGE $(C_EXAMPLE_FLAGS) -o .build/commit-loop/replay-time \
+		Benchmarks/commit/replay_time.c $(CSRC) $(C_EXAMPLE_LIBS)
+	@echo "run: .build/commit-loop/replay-time crash FILE ROWS COMMITS, then replay FILE REPS"
 
 # The C loop behind the lookup figures (docs/benchmarks/README.md, The lookup's cache misses at
 # 10M): random lookups by Int primary key on a file it builds, optimised; -g for callgrind (a
@@ -156,11 +165,13 @@ tsan: deps tool
 # libFuzzer targets over the file format (Fuzz/README.md): builds them with clang's
 # -fsanitize=fuzzer,address,undefined, writes the seed corpus and runs the targets side by side,
 # each for FUZZ_SECONDS (its output in .build-fuzz/<target>.log, the tail printed). New inputs go to .build-fuzz/corpus/<target>, crashes to
-# .build-fuzz/crashes/<target>; any crash, hang or sanitizer report fails the target.
+# .build-fuzz/crashes/<target>; any crash, hang or sanitizer report fails the target. open_journal
+# works in /dev/shm when it can (each input's replay syncs the database file and the journal,
+# and on a disk those syncs, not the replay, would take most of its time).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= open_verify open_body query_parse
+FUZZ_TARGETS ?= open_verify open_body query_parse open_journal
 FUZZ_OUT     := .build-fuzz
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -fuse-ld=lld \
                 -ISources/CStore/include -ISources/CStore -IFuzz
@@ -194,8 +205,9 @@ $(FUZZ_OUT)/bin/%: Fuzz/%.c $(FUZZ_OBJS)
 
 fuzz-build: $(FUZZ_OUT)/bin/make_corpus $(addprefix $(FUZZ_OUT)/bin/,$(FUZZ_TARGETS))
 	rm -rf $(FUZZ_OUT)/seeds
-	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body $(FUZZ_OUT)/seeds/query_parse
+	mkdir -p $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body $(FUZZ_OUT)/seeds/query_parse $(FUZZ_OUT)/seeds/open_journal
 	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus seeds $(FUZZ_OUT)/seeds/open_verify $(FUZZ_OUT)/seeds/open_body
+	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus journals $(FUZZ_OUT)/seeds/open_journal
 	cp Fuzz/query-seeds/* $(FUZZ_OUT)/seeds/query_parse/
 
 fuzz: fuzz-build
@@ -204,8 +216,9 @@ fuzz: fuzz-build
 		extra=""; if [ $$t = open_verify ] && [ -d $(FUZZ_CORPUS) ]; then extra=$(FUZZ_CORPUS); fi; \
 		dict=Fuzz/cstore.dict; maxlen=$(FUZZ_MAX_LEN); \
 		if [ $$t = query_parse ]; then dict=Fuzz/query.dict; maxlen=4096; extra=Tests/Fixtures/query-corpus; fi; \
+		tmp=$${TMPDIR:-/tmp}; if [ $$t = open_journal ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then tmp=/dev/shm; fi; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
-		( $(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen \
+		( TMPDIR=$$tmp $(FUZZ_ENV) $(FUZZ_OUT)/bin/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen \
 			-timeout=10 -rss_limit_mb=2048 -dict=$$dict -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_OUT)/crashes/$$t/ \
 			$(FUZZ_OUT)/corpus/$$t $(FUZZ_OUT)/seeds/$$t $$extra > $(FUZZ_OUT)/$$t.log 2>&1 \

@@ -63,4 +63,35 @@ uint8_t *fuzz_read_file(const char *path, size_t *n);
  * inside it that every iteration reuses. */
 const char *fuzz_temp_db_path(void);
 
+/*
+ * The journal target (open_journal): its input is a commit journal (docs/FORMAT.md §13) read
+ * as `<file>.journal` beside the base database. fuzz_journal_base makes that database once per
+ * process (table T: Int v and w, a nullable Binary b, 3000 objects, then 120 one-row updates
+ * in NOSYNC, so its free list spans several chunks and journaled one-row commits patch them)
+ * and returns its bytes; it is the same in every process of one build, so journals made
+ * against it (make_corpus journals) replay onto it. Aborts when it cannot be made.
+ */
+const uint8_t *fuzz_journal_base(size_t *n);
+
+/*
+ * Writes the base database to `path` with the journal id of the journal's header (its bytes
+ * 24-31, when present) in its header, and the journal to `<path>.journal`; removes any lock
+ * file. Returns 0, or -1 with errno.
+ */
+int fuzz_journal_files(const char *path, const uint8_t *journal, size_t jn);
+
+/*
+ * Gives the journal header and every record (from 4096 on, while each has the record magic and
+ * a length that fits) their correct checks (docs/FORMAT.md §13), so that a mutation reaches the
+ * replay behind them instead of ending at a failed check.
+ */
+void fuzz_journal_seal(uint8_t *j, size_t n);
+
+/*
+ * Opens `path` read-write (FULL: the replay of its journal), verifies the handle, closes it,
+ * then runs fuzz_read_all on the result. open_rc is the read-write open's result when it
+ * failed.
+ */
+fuzz_stats fuzz_replay_all(const char *path);
+
 #endif /* FUZZ_COMMON_H */

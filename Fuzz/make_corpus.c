@@ -7,6 +7,10 @@
  *   make_corpus wrap <in> <out>               turn a body-only input into a whole file
  *   make_corpus check <file>...               run the fuzz walk over copies of files and print
  *                                             what it saw (replays a crash without libFuzzer)
+ *   make_corpus journals <dir>                write journals made by journaled commits into
+ *                                             the journal target's base database (open_journal)
+ *   make_corpus check-journal <file>...       replay journals onto that base and print what the
+ *                                             walk saw (replays an open_journal crash)
  *
  * Seeds cover every column type, nullable and not, List / Set / Map of every element type,
  * single links, lists, sets and maps of links (so backlink columns exist), embedded objects,
@@ -624,14 +628,131 @@ static int check(int argc, char **argv)
     return 0;
 }
 
+/* ---- journals (open_journal) ------------------------------------------------------------ */
+
+/* One journal seed: `commits` commits into the base, each of `rows` one-row updates (or, with
+ * `bytes`, a new object with a value of that many bytes in b), every `del`-th one a delete
+ * too; the journal as the crash before the last close would leave it. */
+typedef struct journal_seed {
+    const char *name;
+    int commits, rows, bytes, del;
+} journal_seed;
+
+static const journal_seed journal_seeds[] = {
+    {"journal-one-row", 24, 1, 0, 0},
+    {"journal-few-rows", 8, 6, 0, 3},
+    {"journal-large", 4, 1, 9000, 0},
+    {"journal-one", 1, 1, 0, 0},
+};
+
+static int make_journals(const char *dir)
+{
+    const char *work = fuzz_temp_db_path();
+    char path[8192], jp[8192];
+    snprintf(jp, sizeof jp, "%s.journal", work);
+    for (size_t i = 0; i < sizeof journal_seeds / sizeof journal_seeds[0]; i++) {
+        const journal_seed *js = &journal_seeds[i];
+        size_t basen;
+        const uint8_t *base = fuzz_journal_base(&basen);
+        unlink(jp);
+        char lp[8192];
+        snprintf(lp, sizeof lp, "%s.lock", work);
+        unlink(lp);
+        write_or_die(work, base, basen);
+        cs_options o;
+        memset(&o, 0, sizeof o);
+        o.durability = CS_DURABILITY_FULL;
+        cs_db *db;
+        OK(cs_db_open(work, &o, &db));
+        uint64_t x = 0x9e3779b97f4a7c15ull + i;
+        for (int c = 0; c < js->commits; c++) {
+            cs_txn *t = begin_write(db);
+            uint32_t tb, v, b;
+            OK(cs_table_find(t, "T", &tb));
+            OK(cs_column_find(t, tb, "v", &v));
+            OK(cs_column_find(t, tb, "b", &b));
+            for (int r = 0; r < js->rows; r++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                cs_obj ob;
+                if (js->bytes) {
+                    static uint8_t blob[65536];
+                    for (int k = 0; k < js->bytes; k++) blob[k] = (uint8_t)(x >> (k % 56));
+                    OK(cs_obj_create(t, tb, &ob));
+                    cs_value bv = cs_binary(blob, (size_t)js->bytes);
+                    OK(cs_obj_set(&ob, b, &bv));
+                } else {
+                    OK(cs_obj_open(t, tb, (int64_t)((x >> 33) % 3000), &ob));
+                    if (js->del && (c * js->rows + r) % js->del == 0) OK(cs_obj_delete(&ob));
+                    else OK(cs_obj_set_int(&ob, v, -(int64_t)(c * 100 + r)));
+                }
+            }
+            commit(t);
+        }
+        /* the crash: the journal before the last close's checkpoint empties it */
+        size_t jn;
+        uint8_t *journal = fuzz_read_file(jp, &jn);
+        if (!journal) die("reading the journal", CS_IOERR);
+        OK(cs_db_close(db));
+        /* only the records matter: the journal cut after the last (the rest is zeros) */
+        size_t end = 4096;
+        while (end + 64 <= jn && memcmp(journal + end, "CSJREC\r\n", 8) == 0) {
+            uint64_t len;
+            memcpy(&len, journal + end + 24, 8);
+            if (len < 64 || len > jn - end) break;
+            end += (size_t)len;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, js->name);
+        write_or_die(path, journal, end);
+        /* the seed must replay every commit onto the base and read clean */
+        if (fuzz_journal_files(work, journal, end) != 0) die("writing the replay", CS_IOERR);
+        free(journal);
+        OK(cs_db_open(work, &o, &db));
+        uint64_t got = cs_db_recovered_commits(db);
+        OK(cs_db_verify(db));
+        OK(cs_db_close(db));
+        fuzz_stats fs = fuzz_read_all(work);
+        if (got != (uint64_t)js->commits || fs.verify_rc != CS_OK || fs.open_rc != CS_OK || fs.first_error != 0) {
+            fprintf(stderr, "make_corpus: journal %s does not replay clean (%llu of %d commits, verify %s, open %s)\n",
+                    js->name, (unsigned long long)got, js->commits, cs_errstr(fs.verify_rc), cs_errstr(fs.open_rc));
+            return 1;
+        }
+        printf("%-20s %6zu bytes, %d records\n", js->name, end, js->commits);
+    }
+    return 0;
+}
+
+static int check_journals(int n, char **files)
+{
+    const char *work = fuzz_temp_db_path();
+    for (int i = 0; i < n; i++) {
+        size_t jn;
+        uint8_t *journal = fuzz_read_file(files[i], &jn);
+        if (!journal) {
+            perror(files[i]);
+            return 1;
+        }
+        if (jn % 2 == 0) fuzz_journal_seal(journal, jn); /* as open_journal takes it */
+        if (fuzz_journal_files(work, journal, jn) != 0) die("writing the replay", CS_IOERR);
+        free(journal);
+        fuzz_stats fs = fuzz_replay_all(work);
+        printf("%s: open %s, verify %s, first error %s, %llu objects\n", files[i], cs_errstr(fs.open_rc),
+               cs_errstr(fs.verify_rc), cs_errstr(fs.first_error), (unsigned long long)fs.objects);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "journals") == 0) return make_journals(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "check-journal") == 0) return check_journals(argc - 2, argv + 2);
     if (argc == 4 && strcmp(argv[1], "seeds") == 0) return make_seeds(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "wrap") == 0) return wrap(argv[2], argv[3]);
     if (argc >= 3 && strcmp(argv[1], "check") == 0) return check(argc - 2, argv + 2);
     fprintf(stderr,
             "usage: make_corpus seeds <full-dir> <body-dir>\n"
             "       make_corpus wrap <body-input> <out-file>\n"
-            "       make_corpus check <file>...\n");
+            "       make_corpus check <file>...\n"
+            "       make_corpus journals <dir>\n"
+            "       make_corpus check-journal <file>...\n");
     return 2;
 }

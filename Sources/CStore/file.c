@@ -369,6 +369,19 @@ uint64_t file_header_newest_version(cs_dbfile *f)
     return v;
 }
 
+bool file_header_run(const void *img, uint64_t *version, uint64_t *len, uint64_t *hash)
+{
+    file_hdr h;
+    memcpy(&h, img, sizeof h);
+    if (memcmp(h.magic, HDR_MAGIC, 8) != 0 || h.selector > 1) return false;
+    const hdr_slot *s = &h.slot[h.selector];
+    if (s->check != slot_check(s, h.selector) || !(s->flags & HS_ONE_SYNC)) return false;
+    *version = s->version;
+    *len = s->run_len;
+    *hash = s->run_hash;
+    return true;
+}
+
 int file_put_header(cs_dbfile *f, const void *img, uint64_t version)
 {
     f->hdr_version = 0;

@@ -92,6 +92,10 @@ int file_put_header(cs_dbfile *f, const void *img, uint64_t version);
 /** The highest version named by a header slot whose own check passes (its commit's bytes are
  *  not checked): 0 when the header cannot be read. */
 uint64_t file_header_newest_version(cs_dbfile *f);
+/** For a header image of HDR_USED bytes (a journal record's header run): when its selected slot
+ *  passes its check and describes a one-sync commit (docs/FORMAT.md §2), that slot's version,
+ *  run length and run hash (file_run_hash of the commit's runs), and true; false otherwise. */
+bool file_header_run(const void *img, uint64_t *version, uint64_t *len, uint64_t *hash);
 /** The check kept beside the journal id in the header (FORMAT.md §2, bytes 152-159). */
 uint64_t file_id_check(uint64_t id);
 

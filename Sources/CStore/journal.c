@@ -7,8 +7,9 @@
  * the header into the database file without syncing it. After a power cut the database file
  * holds the last checkpoint's bytes plus any subset of the later in-place writes; replaying
  * every valid record since the checkpoint, in order, rewrites every byte written since then
- * (last writer wins), and every other byte the newest version reaches is the checkpoint's
- * (copy-on-write never makes freed space reachable again without rewriting it).
+ * (last writer wins: replay builds that final image in memory and writes each byte once), and
+ * every other byte the newest version reaches is the checkpoint's (copy-on-write never makes
+ * freed space reachable again without rewriting it).
  *
  * Invariants:
  *  1. A record is valid only with the journal header's magic, generation and id, the version
@@ -40,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -222,13 +224,45 @@ static int dbsync(cs_dbfile *f)
     return CS_OK;
 }
 
+/* CS_EXISTS for something at the journal's path that is not a regular file (a directory, a FIFO,
+ * a socket, a device, or a symbolic link to one): it is not a journal and never becomes one, and
+ * nothing is read from or written into it. */
+static int not_regular(cs_dbfile *f, mode_t mode)
+{
+    const char *what = S_ISDIR(mode)    ? "a directory"
+                       : S_ISFIFO(mode) ? "a FIFO"
+                       : S_ISSOCK(mode) ? "a socket"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                                        : "not a file";
+    return cs_fail(CS_EXISTS, EEXIST,
+                   "%s.journal is not a regular file (%s); the commit journal needs that name: move it away "
+                   "(it was left as it is)",
+                   f->path, what);
+}
+
+/* Opens the journal (created with `create`). O_NONBLOCK: a FIFO at its path opens at once
+ * (unopened, a reader would wait for a writer forever), and fstat then refuses whatever is not
+ * a regular file (not_regular) before a byte of it is read. */
 static int jopen(cs_dbfile *f, bool create)
 {
     if (f->jfd >= 0) return CS_OK;
     char *jp = journal_path(f->path);
     if (!jp) return NOMEM();
-    int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+    /* a device is refused before it is opened (opening some has effects of its own); the fstat
+     * below catches what replaces the file in between */
+    struct stat st;
+    if (stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+        free(jp);
+        return not_regular(f, st.st_mode);
+    }
+    int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+                         0644);
     int e = errno;
+    if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV) && stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+        free(jp);
+        return not_regular(f, st.st_mode);
+    }
     free(jp);
     if (fd < 0) {
         if (!create && e == ENOENT) return CS_NOTFOUND;
@@ -236,11 +270,20 @@ static int jopen(cs_dbfile *f, bool create)
         return cs_fail(e == EACCES || e == EPERM || e == EROFS ? CS_PERM : CS_IOERR, e,
                        "cannot open the journal of %s: %s", f->path, strerror(e));
     }
-    struct stat st;
     if (f->io->fstat(f->io->ctx, fd, &st) != 0) {
         e = errno;
         f->io->close(f->io->ctx, fd);
         return cs_fail(CS_IOERR, e, "cannot stat the journal of %s", f->path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        f->io->close(f->io->ctx, fd);
+        return not_regular(f, st.st_mode);
+    }
+    /* a regular file: O_NONBLOCK off again (a FUSE or network file system may honour it); a
+     * replacement I/O layer's descriptors are its own, and its open decides */
+    if (f->io == cs_io_default()) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     }
     f->jfd = fd;
     f->jsize = (uint64_t)st.st_size;
@@ -362,61 +405,192 @@ static int jgrow(cs_dbfile *f, uint64_t size)
 
 /* ---- replay ------------------------------------------------------------------------------ */
 
-/* The bytes of the database file that the records replayed so far wrote, a bit per 8-byte word,
- * in regions of RM_REGION bytes allocated as they are touched: a patch copies only bytes an
- * earlier record of the same generation wrote (FORMAT.md §13, Layout), which replay checks here
- * before it reads them. */
-#define RM_SHIFT 16
-#define RM_REGION (1ull << RM_SHIFT)
-#define RM_REGION_WORDS (RM_REGION / 8 / 64) /* 64-bit words of a region's bitmap */
-typedef struct replay_map {
-    uint64_t **region; /* region[i]: RM_REGION / 8 bits for [i << RM_SHIFT, (i + 1) << RM_SHIFT) */
-    uint64_t nregion;
-    uint64_t bytes;    /* of the regions' bitmaps (cs_test_replay_map_bytes) */
-} replay_map;
+/* Replay (docs/FORMAT.md §13, Recovery; docs/ARCHITECTURE.md, The commit journal) builds the
+ * final content of every byte the generation's records write, in memory, then writes each such
+ * byte of the database file once: the last record that wrote it gives its bytes. Written one
+ * record after another, an early record would put back, for a moment, bytes a later commit of
+ * the generation reused (space freed and allocated again), and a reader of the newest version
+ * (the checkpoint after a lost header write runs while other processes read) would see an old
+ * node there. A patched run is rebuilt from the image (its copies read the bytes the records
+ * before it wrote), never from the file, so what the disk holds does not matter and a replay
+ * cut short by a crash is done again the same way.
+ *
+ * The image is kept in pages of IMG_PAGE bytes with a bit per byte written, found through a
+ * hash table of the pages touched: its memory is proportional to what the records wrote (the
+ * distinct pages), not to the highest offset. A generation of small commits cycles through few
+ * pages (measured in docs/benchmarks/README.md, Replay of a generation), but nothing bounds the
+ * distinct pages a generation touches (small nodes placed in holes all over a large fragmented
+ * file), so the image holds at most IMG_MAX bytes of pages: a generation that would need more is
+ * replayed record by record instead (`direct`), as before the image: each record's runs written
+ * in turn, a patched run's copies read back from the file, and only the map of written bytes
+ * kept (IMG_MAP_BYTES a page). That gives the same file; at open the replay is alone, and only
+ * the checkpoint after a lost header write, with readers, loses the write-once property for
+ * such a generation (docs/ARCHITECTURE.md, "Replay writes each byte once"). */
+#define IMG_SHIFT 12
+#define IMG_PAGE (1u << IMG_SHIFT)
+#define IMG_MAX (64ull << 20)
+typedef struct img_page {
+    uint64_t index;                     /* position >> IMG_SHIFT */
+    uint64_t written[IMG_PAGE / 64];    /* a bit per byte of data */
+    uint8_t data[IMG_PAGE];             /* not allocated in a direct replay */
+} img_page;
+#define IMG_MAP_BYTES offsetof(img_page, data)
 
-/* The bitmaps' bytes of the last replay map this thread freed, for the tests. */
-static _Thread_local uint64_t last_map_bytes;
+typedef struct replay_image {
+    img_page **table; /* open addressing by index, cap a power of 2, at most half full */
+    uint64_t cap, n;
+    bool direct;      /* record by record into the file: pages hold the map only */
+    bool full;        /* the image reached IMG_MAX (replay then goes direct) */
+    bool inplace;     /* direct, the file's own bytes written back (replay, `live`) */
+    bool have_hdr;    /* inplace: hdr holds the last record's header run */
+    uint8_t hdr[HDR_USED];
+} replay_image;
 
-uint64_t cs_test_replay_map_bytes(void) { return last_map_bytes; }
+/* The calling thread's bound in place of IMG_MAX (cs_test_set_replay_image_max; 0: IMG_MAX). */
+static _Thread_local uint64_t img_max;
 
-static void rm_free(replay_map *m)
+void cs_test_set_replay_image_max(uint64_t bytes) { img_max = bytes; }
+
+/* The pages and bytes of the last image this thread freed, for the tests. */
+static _Thread_local uint64_t last_img_pages, last_img_bytes;
+
+void cs_test_replay_image(uint64_t *pages, uint64_t *bytes)
 {
-    last_map_bytes = m->bytes;
-    for (uint64_t i = 0; i < m->nregion; i++) free(m->region[i]);
-    free(m->region);
-    m->region = NULL;
-    m->nregion = m->bytes = 0;
+    *pages = last_img_pages;
+    *bytes = last_img_bytes;
 }
 
-/* Marks [pos, pos + len) written (both multiples of 8). */
-static int rm_mark(replay_map *m, uint64_t pos, uint64_t len)
+static void img_free(replay_image *m)
 {
-    for (uint64_t w = pos / 8; w < (pos + len) / 8; w++) {
-        uint64_t r = w >> (RM_SHIFT - 3), bit = w & ((RM_REGION / 8) - 1);
-        if (r >= m->nregion) {
-            uint64_t nn = r + 1 > 2 * m->nregion ? r + 1 : 2 * m->nregion;
-            uint64_t **x = realloc(m->region, nn * sizeof *x);
-            if (!x) return NOMEM();
-            memset(x + m->nregion, 0, (nn - m->nregion) * sizeof *x);
-            m->region = x;
-            m->nregion = nn;
+    last_img_pages = m->n;
+    last_img_bytes = m->n * (m->direct ? IMG_MAP_BYTES : sizeof(img_page)) + m->cap * sizeof *m->table;
+    for (uint64_t i = 0; i < m->cap; i++) free(m->table[i]);
+    free(m->table);
+    m->table = NULL;
+    m->cap = m->n = 0;
+}
+
+static inline uint64_t img_slot(const replay_image *m, uint64_t index)
+{
+    return (index * 0x9e3779b97f4a7c15ull >> 17) & (m->cap - 1);
+}
+
+static img_page *img_find(const replay_image *m, uint64_t index)
+{
+    if (!m->cap) return NULL;
+    for (uint64_t i = img_slot(m, index);; i = (i + 1) & (m->cap - 1)) {
+        img_page *p = m->table[i];
+        if (!p || p->index == index) return p;
+    }
+}
+
+/* The page of `index` in *out, made (zeros, nothing written) when missing. */
+static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out)
+{
+    img_page *p = img_find(m, index);
+    if ((*out = p)) return CS_OK;
+    if (!m->direct && (m->n + 1) * sizeof(img_page) > (img_max ? img_max : IMG_MAX)) {
+        m->full = true; /* replay() starts again, direct */
+        return cs_fail(CS_NOMEM, ENOMEM, "the replay image of %s is full", f->path);
+    }
+    if (2 * (m->n + 1) > m->cap) {
+        uint64_t nc = m->cap ? 2 * m->cap : 64;
+        img_page **nt = calloc(nc, sizeof *nt);
+        if (!nt) return NOMEM();
+        replay_image grown = *m;
+        grown.table = nt;
+        grown.cap = nc;
+        for (uint64_t i = 0; i < m->cap; i++) {
+            if (!m->table[i]) continue;
+            uint64_t j = img_slot(&grown, m->table[i]->index);
+            while (nt[j]) j = (j + 1) & (nc - 1);
+            nt[j] = m->table[i];
         }
-        if (!m->region[r]) {
-            if (!(m->region[r] = calloc(RM_REGION_WORDS, 8))) return NOMEM();
-            m->bytes += RM_REGION_WORDS * 8;
+        free(m->table);
+        *m = grown;
+    }
+    if (!(p = calloc(1, m->direct ? IMG_MAP_BYTES : sizeof *p))) return NOMEM();
+    p->index = index;
+    uint64_t j = img_slot(m, index);
+    while (m->table[j]) j = (j + 1) & (m->cap - 1);
+    m->table[j] = p;
+    m->n++;
+    *out = p;
+    return CS_OK;
+}
+
+/* Sets (or, with `test`, checks) bits [at, at + n) of a page's map; the check says whether all
+ * are set. */
+static bool bits_range(uint64_t *w, uint64_t at, uint64_t n, bool test)
+{
+    while (n) {
+        uint64_t b = at & 63, k = 64 - b < n ? 64 - b : n;
+        uint64_t mask = (k == 64 ? ~0ull : ((1ull << k) - 1)) << b;
+        if (test) {
+            if ((w[at >> 6] & mask) != mask) return false;
+        } else {
+            w[at >> 6] |= mask;
         }
-        m->region[r][bit / 64] |= 1ull << (bit % 64);
+        at += k;
+        n -= k;
+    }
+    return true;
+}
+
+/* Puts [pos, pos + n) into the image. */
+static int img_put(cs_dbfile *f, replay_image *m, uint64_t pos, const uint8_t *src, uint64_t n)
+{
+    while (n) {
+        uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
+        img_page *p;
+        TRY(img_get(f, m, pos >> IMG_SHIFT, &p));
+        memcpy(p->data + at, src, k);
+        bits_range(p->written, at, k, false);
+        pos += k;
+        src += k;
+        n -= k;
     }
     return CS_OK;
 }
 
-/* Whether every word of [pos, pos + len) was marked. */
-static bool rm_covered(const replay_map *m, uint64_t pos, uint64_t len)
+/* Reads [pos, pos + n) from the image into out; false when a byte of it was not written. */
+static bool img_read(const replay_image *m, uint64_t pos, uint8_t *out, uint64_t n)
 {
-    for (uint64_t w = pos / 8; w < (pos + len) / 8; w++) {
-        uint64_t r = w >> (RM_SHIFT - 3), bit = w & ((RM_REGION / 8) - 1);
-        if (r >= m->nregion || !m->region[r] || !(m->region[r][bit / 64] & (1ull << (bit % 64)))) return false;
+    while (n) {
+        uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
+        const img_page *p = img_find(m, pos >> IMG_SHIFT);
+        if (!p || !bits_range((uint64_t *)p->written, at, k, true)) return false;
+        memcpy(out, p->data + at, k);
+        pos += k;
+        out += k;
+        n -= k;
+    }
+    return true;
+}
+
+/* Marks [pos, pos + n) written (a direct replay's map). */
+static int img_mark(cs_dbfile *f, replay_image *m, uint64_t pos, uint64_t n)
+{
+    while (n) {
+        uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
+        img_page *p;
+        TRY(img_get(f, m, pos >> IMG_SHIFT, &p));
+        bits_range(p->written, at, k, false);
+        pos += k;
+        n -= k;
+    }
+    return CS_OK;
+}
+
+/* Whether every byte of [pos, pos + n) was marked written. */
+static bool img_covered(const replay_image *m, uint64_t pos, uint64_t n)
+{
+    while (n) {
+        uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
+        const img_page *p = img_find(m, pos >> IMG_SHIFT);
+        if (!p || !bits_range((uint64_t *)p->written, at, k, true)) return false;
+        pos += k;
+        n -= k;
     }
     return true;
 }
@@ -449,29 +623,26 @@ static uint64_t patch_len(const uint8_t *p, uint64_t avail, uint64_t raw)
     return at;
 }
 
-/* Walks the valid records of a journal whose header is h; calls `apply` (when not NULL) for
- * each. Returns the number of valid records, or a negative error code. */
-typedef int (*apply_fn)(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_map *m);
+/* The valid records from JOURNAL_HDR on, up to version `upto` at most; with `img`, each is put
+ * into it (apply_record). Returns their number, or -error. */
+static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_image *img, uint8_t **scratch);
 
-/* The valid records from JOURNAL_HDR on, up to version `upto` at most; `apply` is called on
- * each. Returns their number, or -error. */
-static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upto, uint64_t *last_version,
+static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t upto, uint64_t *last_version,
                     uint64_t *end)
 {
     uint64_t off = JOURNAL_HDR, expect = h->base + 1;
     int64_t n = 0;
-    uint8_t *buf = NULL;
+    uint8_t *buf = NULL, *scratch = NULL;
     size_t cap = 0;
-    replay_map map = {0};
+    int rc = CS_OK;
     *last_version = h->base;
     for (;;) {
         jrecord r;
         if (off + JREC_HDR > f->jsize) break;
         ssize_t got = f->io->pread(f->io->ctx, f->jfd, &r, JREC_HDR, (off_t)off);
         if (got != (ssize_t)JREC_HDR) {
-            free(buf);
-            rm_free(&map);
-            return -jfail_read(f, got);
+            rc = jfail_read(f, got);
+            break;
         }
         if (memcmp(r.magic, RECORD_MAGIC, 8) != 0 || r.gen != h->gen || r.version != expect || r.version > upto) break;
         if (r.length < JREC_HDR || (r.length & 7) || r.length > f->jsize - off ||
@@ -481,18 +652,16 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
         if (r.length > cap) {
             uint8_t *nb = realloc(buf, r.length);
             if (!nb) {
-                free(buf);
-                rm_free(&map);
-                return -NOMEM();
+                rc = NOMEM();
+                break;
             }
             buf = nb;
             cap = r.length;
         }
         got = f->io->pread(f->io->ctx, f->jfd, buf, r.length, (off_t)off);
         if (got != (ssize_t)r.length) {
-            free(buf);
-            rm_free(&map);
-            return -jfail_read(f, got);
+            rc = jfail_read(f, got);
+            break;
         }
         uint64_t check = r.check;
         memset(buf + 56, 0, 8);
@@ -520,86 +689,307 @@ static int64_t walk(cs_dbfile *f, const jheader *h, apply_fn apply, uint64_t upt
             else sum += used;
         }
         if (!ok || sum != r.data) break;
-        if (apply) {
-            int rc = apply(f, buf, &r, &map);
-            if (rc != CS_OK) {
-                free(buf);
-                rm_free(&map);
-                return -rc;
-            }
-        }
+        if (img && (rc = apply_record(f, buf, &r, img, &scratch)) != CS_OK) break;
         n++;
         *last_version = r.version;
         expect++;
         off += r.length;
     }
     free(buf);
-    rm_free(&map);
+    free(scratch);
+    if (rc != CS_OK) return -rc;
     *end = off;
     return n;
 }
 
-/* Writes a record's runs at their positions (a patched run rebuilt first: its copies read the
- * bytes earlier records of this replay wrote, which the record's own runs never overlap, since a
- * commit writes only into space its previous version does not reach). A copy of bytes no earlier
- * record wrote is damage (CS_CORRUPT): a writer patches only against nodes its generation's
- * records wrote. */
-static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_map *m)
+/* The calling thread's replay hook (cs_test_set_replay_hook). */
+static _Thread_local void (*replay_hook)(void *);
+static _Thread_local void *replay_hook_ctx;
+
+void cs_test_set_replay_hook(void (*fn)(void *ctx), void *ctx)
+{
+    replay_hook = fn;
+    replay_hook_ctx = ctx;
+}
+
+/* Adds bytes to a run hash (file_run_hash of the runs' bytes in order): whole words as they
+ * come, a word split between two runs through `part`. */
+typedef struct runs_hash {
+    run_hash h;
+    uint8_t part[8];
+    uint64_t nparts;
+} runs_hash;
+
+static void runs_hash_add(runs_hash *x, const uint8_t *p, uint64_t n)
+{
+    while (n && x->nparts) {
+        x->part[x->nparts++] = *p++;
+        n--;
+        if (x->nparts == 8) {
+            uint64_t w;
+            memcpy(&w, x->part, 8);
+            run_hash_word(&x->h, w);
+            x->nparts = 0;
+        }
+    }
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        run_hash_word(&x->h, w);
+    }
+    while (n--) x->part[x->nparts++] = *p++;
+}
+
+static int replay_write(cs_dbfile *f, const void *buf, uint64_t len, uint64_t pos);
+
+/* Puts a record's runs into the image, in their order (the last writer winning, as within a
+ * commit). A patched run is rebuilt first, its copies read from the image as the records
+ * before this one left it (the record's own runs go in once all are rebuilt): a copy of bytes
+ * no earlier record wrote is damage (CS_CORRUPT), since a writer patches only against nodes
+ * its generation's records wrote. When the record's last run is a header (position 0,
+ * HDR_USED bytes) whose selected slot describes a one-sync commit, the runs before it, as
+ * rebuilt, must be its length and hash (docs/FORMAT.md §2, slot bytes 40-55): a record whose
+ * patches rebuild other bytes than its commit wrote is refused (CS_CORRUPT) before anything of
+ * the replay is written. `*scratch` is the caller's buffer for the rebuilt runs (at most
+ * JREC_RAW_MAX bytes, walk's bound). */
+static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_image *img, uint8_t **scratch)
 {
     const uint64_t *pairs = (const uint64_t *)(rec + JREC_HDR);
     const uint8_t *data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
-    uint8_t *run = NULL;
-    int rc = CS_OK;
-    /* a copy reads only what earlier records wrote (FORMAT.md §13): the record's own runs are
-     * marked once all of them are written */
-    for (uint32_t i = 0; i < r->nruns && rc == CS_OK; i++) {
-        uint64_t pos = pairs[2 * i], len = pairs[2 * i + 1];
+    uint64_t rebuilt = 0;
+    for (uint32_t i = 0; i < r->nruns; i++)
+        if (pairs[2 * i + 1] & JRUN_PATCH) rebuilt += pairs[2 * i + 1] & ~JRUN_PATCH;
+    if (rebuilt) {
+        uint8_t *nb = realloc(*scratch, rebuilt);
+        if (!nb) return NOMEM();
+        *scratch = nb;
+    }
+    /* each run's bytes: in the record, or rebuilt into *scratch */
+    uint8_t *out = *scratch;
+    for (uint32_t i = 0; i < r->nruns; i++) {
+        uint64_t len = pairs[2 * i + 1];
         if (!(len & JRUN_PATCH)) {
-            rc = file_pwrite(f, data, len, pos);
             data += len;
-        } else {
-            len &= ~JRUN_PATCH;
-            uint8_t *nr = realloc(run, len ? len : 8);
-            if (!nr) {
-                rc = NOMEM();
-                break;
-            }
-            run = nr;
-            for (uint64_t out = 0; out < len && rc == CS_OK;) {
-                uint64_t w, n;
-                memcpy(&w, data, 8);
+            continue;
+        }
+        len &= ~JRUN_PATCH;
+        for (uint64_t at = 0; at < len;) {
+            uint64_t w, n;
+            memcpy(&w, data, 8);
+            data += 8;
+            n = w >> 1;
+            if ((w & 1) == JOP_LIT) {
+                memcpy(out + at, data, n);
+                data += n;
+            } else {
+                uint64_t src;
+                memcpy(&src, data, 8);
                 data += 8;
-                n = w >> 1;
-                if ((w & 1) == JOP_LIT) {
-                    memcpy(run + out, data, n);
-                    data += n;
-                } else {
-                    uint64_t src;
-                    memcpy(&src, data, 8);
-                    data += 8;
-                    if (!rm_covered(m, src, n)) {
-                        rc = cs_fail(CS_CORRUPT, 0,
-                                     "the journal %s.journal is damaged: the record of version %llu copies bytes at "
-                                     "%llu that no earlier record wrote (written by a faulty library, or "
-                                     "forged); the replay stops: move the journal away to open the file without it",
-                                     f->path, (unsigned long long)r->version, (unsigned long long)src);
-                        break;
-                    }
-                    ssize_t got = f->io->pread(f->io->ctx, f->fd, run + out, n, (off_t)src);
+                if (img->direct && img_covered(img, src, n)) {
+                    /* the bytes the records before this one wrote, in the file */
+                    ssize_t got = f->io->pread(f->io->ctx, f->fd, out + at, n, (off_t)src);
                     if (got != (ssize_t)n) {
                         int e = got < 0 ? errno : EIO;
-                        rc = cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
-                                     got < 0 ? strerror(e) : "it ended early");
+                        return cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
+                                       got < 0 ? strerror(e) : "it ended early");
                     }
-                }
-                out += n;
+                } else if (img->direct || !img_read(img, src, out + at, n))
+                    return cs_fail(CS_CORRUPT, 0,
+                                   "the journal %s.journal is damaged: the record of version %llu copies bytes at "
+                                   "%llu that no earlier record wrote (written by a faulty library, or "
+                                   "forged); the replay stops: move the journal away to open the file without it",
+                                   f->path, (unsigned long long)r->version, (unsigned long long)src);
             }
-            if (rc == CS_OK) rc = file_pwrite(f, run, len, pos);
+            at += n;
+        }
+        out += len;
+    }
+    /* the runs as the commit wrote them, in order: checked against the header's hash, then put */
+    uint64_t hpos = r->nruns ? pairs[2 * (r->nruns - 1)] : 1, hlen = r->nruns ? pairs[2 * (r->nruns - 1) + 1] : 0;
+    for (int pass = 0; pass < 2; pass++) {
+        runs_hash rh = {0};
+        uint64_t total = 0;
+        const uint8_t *hdr = NULL;
+        data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
+        out = *scratch;
+        if (pass == 0) {
+            for (uint32_t i = 0; i + 1 < r->nruns; i++) total += pairs[2 * i + 1] & ~JRUN_PATCH;
+            rh.h = run_hash_start(total);
+        }
+        for (uint32_t i = 0; i < r->nruns; i++) {
+            uint64_t len = pairs[2 * i + 1], rl = len & ~JRUN_PATCH;
+            const uint8_t *bytes;
+            if (len & JRUN_PATCH) {
+                bytes = out;
+                out += rl;
+                data += patch_len(data, UINT64_MAX, rl);
+            } else {
+                bytes = data;
+                data += rl;
+            }
+            if (pass == 1) {
+                if (img->inplace) {
+                    if (i + 1 == r->nruns && pairs[2 * i] == 0 && rl == HDR_USED) {
+                        memcpy(img->hdr, bytes, HDR_USED);
+                        img->have_hdr = true;
+                    }
+                } else if (img->direct) {
+                    TRY(replay_write(f, bytes, rl, pairs[2 * i]));
+                } else {
+                    TRY(img_put(f, img, pairs[2 * i], bytes, rl));
+                }
+            } else if (i + 1 < r->nruns) {
+                runs_hash_add(&rh, bytes, rl);
+            } else {
+                hdr = bytes;
+            }
+        }
+        uint64_t v, hl, hh;
+        if (pass == 0 && !img->inplace && hdr && hpos == 0 && (hlen & ~JRUN_PATCH) == HDR_USED &&
+            file_header_run(hdr, &v, &hl, &hh) &&
+            (hl != total || run_hash_end(&rh.h) != hh))
+            return cs_fail(CS_CORRUPT, 0,
+                           "the journal %s.journal is damaged: the runs of the record of version %llu are not the "
+                           "bytes its header describes (%llu bytes, hash %016llx; the record's %llu bytes hash to "
+                           "%016llx); the replay stops before it writes anything: move the journal away to open the "
+                           "file without it",
+                           f->path, (unsigned long long)r->version, (unsigned long long)hl, (unsigned long long)hh,
+                           (unsigned long long)total, (unsigned long long)run_hash_end(&rh.h));
+    }
+    /* a direct replay marks the record's runs once all are written: its copies read only what
+     * earlier records wrote */
+    for (uint32_t i = 0; img->direct && i < r->nruns; i++) TRY(img_mark(f, img, pairs[2 * i], pairs[2 * i + 1] & ~JRUN_PATCH));
+    return CS_OK;
+}
+
+/* One write of a replay into the database file, then the test hook. */
+static int replay_write(cs_dbfile *f, const void *buf, uint64_t len, uint64_t pos)
+{
+    int rc = file_pwrite(f, buf, len, pos);
+    if (replay_hook) replay_hook(replay_hook_ctx);
+    return rc;
+}
+
+static int page_order(const void *a, const void *b)
+{
+    uint64_t x = (*(img_page *const *)a)->index, y = (*(img_page *const *)b)->index;
+    return x < y ? -1 : x > y;
+}
+
+/* The largest write replay makes at once: stretches of written bytes that follow each other
+ * across pages are joined up to this many bytes. */
+#define IMG_WRITE_MAX (256u << 10)
+
+/* Writes a staged stretch; in place, the file's own bytes there, read first. */
+static int stage_write(cs_dbfile *f, const replay_image *m, uint8_t *stage, uint64_t len, uint64_t pos)
+{
+    if (m->inplace) {
+        ssize_t got = f->io->pread(f->io->ctx, f->fd, stage, len, (off_t)pos);
+        if (got != (ssize_t)len) {
+            int e = got < 0 ? errno : EIO;
+            return cs_fail(CS_IOERR, e, "cannot read %s while writing its journal's records again: %s", f->path,
+                           got < 0 ? strerror(e) : "it ended early");
         }
     }
-    for (uint32_t i = 0; i < r->nruns && rc == CS_OK; i++) rc = rm_mark(m, pairs[2 * i], pairs[2 * i + 1] & ~JRUN_PATCH);
-    free(run);
+    return replay_write(f, stage, len, pos);
+}
+
+/* Writes the image into the database file, each written byte once, in file order, the header's
+ * bytes [0, HDR_USED) last: in the page cache, a header naming the newest version never comes
+ * before the bytes it reaches (no sync orders them on disk: the journal, kept until the sync
+ * after the replay, covers a cut at any point). In place (`inplace`), the bytes written back are
+ * the file's own, and the header is the last record's. */
+static int img_write(cs_dbfile *f, replay_image *m)
+{
+    if (!m->n) return CS_OK;
+    img_page **pages = malloc(m->n * sizeof *pages);
+    uint8_t *stage = malloc(IMG_WRITE_MAX);
+    int rc = CS_OK;
+    if (!pages || !stage) {
+        free(pages);
+        free(stage);
+        return NOMEM();
+    }
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < m->cap; i++)
+        if (m->table[i]) pages[k++] = m->table[i];
+    qsort(pages, m->n, sizeof *pages, page_order);
+    uint64_t spos = 0, slen = 0; /* the stretch staged */
+    for (uint64_t i = 0; i < m->n && rc == CS_OK; i++) {
+        const img_page *p = pages[i];
+        uint64_t base = p->index << IMG_SHIFT;
+        for (uint64_t at = p->index ? 0 : HDR_USED; at < IMG_PAGE && rc == CS_OK;) {
+            /* the next stretch of written bytes in this page (a word of the map at a time where
+             * it is all clear or all set) */
+            if (!(p->written[at >> 6] >> (at & 63) & 1)) {
+                at = !(at & 63) && !p->written[at >> 6] ? at + 64 : at + 1;
+                continue;
+            }
+            uint64_t e = at + 1;
+            while (e < IMG_PAGE && (p->written[e >> 6] >> (e & 63) & 1))
+                e = !(e & 63) && p->written[e >> 6] == ~0ull ? e + 64 : e + 1;
+            if (slen && (spos + slen != base + at || slen + (e - at) > IMG_WRITE_MAX)) {
+                rc = stage_write(f, m, stage, slen, spos);
+                slen = 0;
+            }
+            if (!slen) spos = base + at;
+            if (!m->inplace) memcpy(stage + slen, p->data + at, e - at);
+            slen += e - at;
+            at = e;
+        }
+    }
+    if (rc == CS_OK && slen) rc = stage_write(f, m, stage, slen, spos);
+    /* the header's bytes last */
+    if (m->inplace) {
+        if (rc == CS_OK && m->have_hdr) rc = replay_write(f, m->hdr, HDR_USED, 0);
+        free(pages);
+        free(stage);
+        return rc;
+    }
+    const img_page *p0 = m->n && pages[0]->index == 0 ? pages[0] : NULL;
+    for (uint64_t at = 0; p0 && at < HDR_USED && rc == CS_OK;) {
+        if (!(p0->written[at >> 6] >> (at & 63) & 1)) {
+            at++;
+            continue;
+        }
+        uint64_t e = at + 1;
+        while (e < HDR_USED && (p0->written[e >> 6] >> (e & 63) & 1)) e++;
+        rc = replay_write(f, p0->data + at, e - at, at);
+        at = e;
+    }
+    free(pages);
+    free(stage);
     return rc;
+}
+
+/* Replays the valid records of the journal whose header is h, up to version `upto`: builds
+ * their image, then writes it (img_write). Returns the number of records, or -error (nothing
+ * written when the records cannot all be rebuilt and checked). */
+static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, uint64_t *last_version,
+                      uint64_t *end)
+{
+    replay_image img = {0};
+    int64_t n = walk(f, h, &img, upto, last_version, end);
+    if (n == -CS_NOMEM && img.full) {
+        /* more pages than the image holds (IMG_MAX), nothing written yet. Alone (at open):
+         * record by record. With readers (`live`: the checkpoint after a lost header write,
+         * whose records' bytes are all in the page cache already, only the header's write
+         * having failed): the map of the bytes they wrote, then each such byte written back
+         * once with the value the file holds, in file order, and the last record's header */
+        img_free(&img);
+        img.direct = true;
+        img.inplace = live;
+        n = walk(f, h, &img, upto, last_version, end);
+        if (n > 0 && live) {
+            int rc = img_write(f, &img);
+            if (rc != CS_OK) n = -rc;
+        }
+    } else if (n > 0) {
+        int rc = img_write(f, &img);
+        if (rc != CS_OK) n = -rc;
+    }
+    img_free(&img);
+    return n;
 }
 
 /* CS_EXISTS for a file in the journal's place that is not one (neither the magic, valid or
@@ -833,7 +1223,7 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
         journal_close(f);
         if ((rc = jopen(f, true)) != CS_OK) goto done;
     }
-    int64_t m = walk(f, &h, apply_record, UINT64_MAX, &last, &end);
+    int64_t m = replay(f, &h, UINT64_MAX, false, &last, &end);
     if (m != n) {
         rc = m < 0 ? (int)-m : cs_fail(CS_IOERR, EIO, "the journal of %s changed while it was replayed", f->path);
         goto done;
@@ -885,7 +1275,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
         uint64_t last = 0, end;
         bool valid;
         TRY(read_jheader(f, &h, &valid));
-        int64_t n = valid && h.gen == s->gen ? walk(f, &h, apply_record, s->last, &last, &end) : 0;
+        int64_t n = valid && h.gen == s->gen ? replay(f, &h, s->last, true, &last, &end) : 0;
         if (n < 0) return (int)-n;
         if (last != s->last)
             return cs_fail(CS_IOERR, EIO, "the journal of %s no longer holds the commit whose header write failed",
@@ -1377,8 +1767,14 @@ void journal_last_close(cs_dbfile *f)
     journal_shared *s = shared(f);
     if (!s || f->fd < 0) return;
     if (f->durability == CS_DURABILITY_MEMORY && !f->readonly) {
+        /* only a journal goes: whatever else is at its path (a directory, a FIFO, a symbolic
+         * link, a file that is not a journal) stays */
         char *jp = journal_path(f->path);
-        if (jp) unlink(jp);
+        struct stat st;
+        if (jp && lstat(jp, &st) == 0 && S_ISREG(st.st_mode) && (f->jfd >= 0 || jopen(f, false) == CS_OK) &&
+            is_journal(f) == CS_OK)
+            unlink(jp);
+        journal_close(f);
         free(jp);
         return;
     }

@@ -73,6 +73,86 @@ func journalCrash(_ dir: TempDir, _ values: [Int64]) throws -> (synced: [UInt8],
     return (cut.synced, cut.jsynced, version)
 }
 
+/// The disk a power cut leaves after `commits` journaled one-row commits into a file whose free
+/// list spans several chunks (table T of `rows` objects with four Int columns c0...c3, then 300
+/// scattered updates in NOSYNC), so that from the second on the records patch the free-list
+/// nodes the earlier ones wrote (docs/FORMAT.md §13, Layout). The u-th commit sets c0 of a
+/// random object to -u - 10; `want` is c0 of each object changed.
+func journalPatchedCrash(_ dir: TempDir, commits: Int, rows: Int = 5000)
+    throws -> (synced: [UInt8], jsynced: [UInt8], version: UInt64, want: [Int64: Int64]) {
+    let path = dir.path("a.cstore")
+    do {
+        let db = try DB(path, durability: CS_DURABILITY_NOSYNC)
+        try db.write { txn throws in
+            let t = try addTable(txn, "T")
+            for c in 0..<4 { _ = try addColumn(txn, t, "c\(c)", CS_TYPE_INT) }
+            for i in 0..<rows {
+                var o = try createObj(txn, t)
+                for c in 0..<4 { try must(cs_obj_set_int(&o, UInt32(c), Int64(i)), "set") }
+            }
+        }
+        var rng = SeededRNG(seed: 21)
+        for _ in 0..<300 {
+            try db.write { txn throws in
+                let t = try findTable(txn, "T")
+                var o = try openObj(txn, t, Int64(rng.next() % UInt64(rows)))
+                try must(cs_obj_set_int(&o, 1, -1), "set")
+            }
+        }
+        db.close()
+    }
+    let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    let h = try pio.open(path)
+    var rng = SeededRNG(seed: 22)
+    var want: [Int64: Int64] = [:]
+    var version: UInt64 = 0
+    for u in 0..<commits {
+        var t: OpaquePointer?
+        try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+        let table = try findTable(t!, "T")
+        let k = Int64(rng.next() % UInt64(rows))
+        var o = try openObj(t!, table, k)
+        try must(cs_obj_set_int(&o, 0, -Int64(u) - 10), "set")
+        want[k] = -Int64(u) - 10
+        try must(cs_txn_commit(t!), "commit \(u)")
+        version = cs_txn_version(t!)
+        check(cs_txn_end(t))
+    }
+    pio.cutNow()
+    let cut = pio.cut!
+    _ = cs_db_close(h)
+    return (cut.synced, cut.jsynced, version, want)
+}
+
+/// Opens `image` (with `journal` beside it) as `dir`/image.cstore with the real I/O and checks
+/// it: it verifies, and c0 of each object of `want` is its value there. Returns the version
+/// opened (nil, with an issue recorded, when it does not open).
+func journalPatchedReopen(_ dir: TempDir, _ image: [UInt8], _ journal: [UInt8]?, _ want: [Int64: Int64],
+                          _ what: String) throws -> UInt64? {
+    let path = dir.path("image.cstore")
+    try writeJournalImage(path, image, journal)
+    let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+    guard rc == Int32(CS_OK), let h else {
+        Issue.record("\(what): open returned \(codeName(rc)): \(lastMessage())")
+        return nil
+    }
+    defer { _ = cs_db_close(h) }
+    #expect(check(cs_db_verify(h), "\(what): verifies"))
+    var t: OpaquePointer?
+    try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+    defer { _ = cs_txn_end(t) }
+    let table = try findTable(t!, "T")
+    for (k, v) in want {
+        var o = try openObj(t!, table, k)
+        let got = try getInt(&o, 0)
+        if got != v {
+            Issue.record("\(what): object \(k) has \(got), want \(v)")
+            break
+        }
+    }
+    return cs_txn_version(t!)
+}
+
 /// Writes a power cut's images to `path`: the database file, and the journal beside it when
 /// given (nil: none); any lock file or journal already there is removed first.
 func writeJournalImage(_ path: String, _ db: [UInt8], _ journal: [UInt8]?) throws {
@@ -139,6 +219,20 @@ func journalRecordRuns(_ j: [UInt8]) -> [[(pos: UInt64, len: UInt64, patched: Bo
             let l = u64(off + 64 + 16 * i + 8)
             return (u64(off + 64 + 16 * i), l & ~(1 << 63), l >> 63 == 1)
         })
+        off += len
+    }
+    return out
+}
+
+/// The offsets of the records in a journal image (docs/FORMAT.md §13: records from 4096, each
+/// with its length at offset 24); stops at the first that is not a record.
+func journalRecordOffsets(_ j: [UInt8]) -> [Int] {
+    var out: [Int] = []
+    var off = 4096
+    while off + 64 <= j.count, Array(j[off..<(off + 8)]) == Array("CSJREC\r\n".utf8) {
+        let len = rawLE64(j, off + 24)
+        guard len >= 64, off + len <= j.count else { break }
+        out.append(off)
         off += len
     }
     return out

@@ -584,11 +584,15 @@ import Glibc
         try writeJournalImage(img, state.synced, state.jsynced)
         let db = try DB(img, flags: 0, durability: CS_DURABILITY_FULL)
         #expect(cs_db_recovered_commits(db.h) == 60)
-        // the replay's map of written bytes: 1 KiB per 64 KiB region the records wrote into
-        var regions = Set<UInt64>()
-        for rec in runs { for r in rec where r.len > 0 { for g in (r.pos >> 16)...((r.pos + r.len - 1) >> 16) { regions.insert(g) } } }
-        #expect(cs_test_replay_map_bytes() == UInt64(regions.count) * 1024,
-                "\(cs_test_replay_map_bytes()) bytes for \(regions.count) regions")
+        // the replay's image: a page of 4 KiB (its bytes, a bit per byte and its index) per page
+        // the records wrote into, and a table of at most 4 slots of 8 bytes per page (64 at least)
+        var pages = Set<UInt64>()
+        for rec in runs { for r in rec where r.len > 0 { for g in (r.pos >> 12)...((r.pos + r.len - 1) >> 12) { pages.insert(g) } } }
+        var imgPages: UInt64 = 0, imgBytes: UInt64 = 0
+        cs_test_replay_image(&imgPages, &imgBytes)
+        let np = UInt64(pages.count)
+        #expect(imgPages == np, "\(imgPages) pages for \(np) pages written")
+        #expect(imgBytes >= np * 4616 && imgBytes <= np * 4616 + max(64, 4 * (np + 1)) * 8, "\(imgBytes) bytes for \(np) pages")
         db.verify("the replayed file")
         try db.read { txn throws in
             let t = try findTable(txn, "T")

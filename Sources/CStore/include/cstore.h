@@ -72,7 +72,8 @@ enum {
     CS_NOMEM = 12,      /* out of memory or address space */
     CS_TYPE = 13,       /* a value of the wrong type for a column */
     CS_RANGE = 14,      /* an index out of range */
-    CS_EXISTS = 15,     /* a table or column of that name exists already */
+    CS_EXISTS = 15,     /* a table or column of that name exists already; or something not
+                           the library's is where a file of its own goes (`<file>.journal`) */
     CS_OVERFLOW = 16,   /* an integer aggregate overflowed 64 bits */
     CS_INTERNAL = 17,   /* the library found its own state inconsistent (an error of the
                            library, not of the file or the call); the operation changed nothing */
@@ -297,8 +298,11 @@ typedef struct cs_options {
 /**
  * Opens (or creates, with CS_OPEN_CREATE) the database at `path`. Opening the same file twice
  * in one process shares one underlying state. Errors: CS_NOTFOUND (no file), CS_PERM,
- * CS_CORRUPT (not a database, or damaged header), CS_VERSION (newer format), CS_NOMEM
- * (address space), CS_IOERR.
+ * CS_CORRUPT (not a database, or damaged header; or a commit journal of another file, or one
+ * whose records are damaged, docs/FORMAT.md §13), CS_VERSION (newer format), CS_NOMEM (memory
+ * or address space), CS_EXISTS (something at `<file>.journal` that is not a journal: a file
+ * that is not one, a directory, a FIFO, a socket, a device; left as it is), CS_READONLY (a
+ * read-only open that cannot recover the journal's records), CS_IOERR.
  */
 int cs_db_open(const char *path, const cs_options *opts, cs_db **out);
 /** Closes the handle. Every transaction on it must have ended (else CS_MISUSE). */
@@ -1379,10 +1383,21 @@ bool cs_test_node_allocation_failed(void);
  *  free-list or run-list node finds its size check failed (as if the library had an error),
  *  so the commit fails with CS_INTERNAL. Returns false, doing nothing, in other builds. */
 bool cs_test_fail_commit_check(void);
-/** For the core's tests: the bytes of the map of written bytes the calling thread's last
- *  journal replay kept (docs/FORMAT.md §13, Recovery: a bit per 8-byte word, in regions of
- *  64 KiB allocated as records touch them, 1 KiB each), 0 before any. */
-uint64_t cs_test_replay_map_bytes(void);
+/** For the core's tests: the image of written bytes the calling thread's last journal replay
+ *  built (docs/ARCHITECTURE.md, The commit journal: pages of 4 KiB, each with a bit per byte,
+ *  for the pages the records wrote into): `*pages` its pages, `*bytes` the memory it held
+ *  (the pages and its table of them); both 0 before any. */
+void cs_test_replay_image(uint64_t *pages, uint64_t *bytes);
+/** For the core's tests: the bytes of pages the calling thread's journal replays may hold in
+ *  their image before they go record by record instead (docs/ARCHITECTURE.md, "Replay writes
+ *  each byte once"; 0: the library's bound, 64 MiB). A replay that went record by record
+ *  reports, through cs_test_replay_image, 520 bytes a page (its map of written bytes only). */
+void cs_test_set_replay_image_max(uint64_t bytes);
+/** For the core's tests: `fn(ctx)` is called on the calling thread after each write a journal
+ *  replay on that thread makes into the database file (the replay at open, and the checkpoint
+ *  that writes the records again after a lost header write, docs/FORMAT.md §13); NULL removes
+ *  it. The hook may read the database through other handles. */
+void cs_test_set_replay_hook(void (*fn)(void *ctx), void *ctx);
 /** For the core's tests, in the same builds: what the lookups by key of the calling thread did
  *  below a tree's root since the last call (docs/ARCHITECTURE.md, "Predicting the leaf"):
  *  counts[0] the inner nodes whose predicted child was the one taken, counts[1] those whose
