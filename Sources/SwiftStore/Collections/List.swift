@@ -266,6 +266,9 @@ extension List: _RealmSchemaDiscoverable, _Persistable {
         target.removeAll()
         for (i, e) in items.enumerated() { target.insert(e._rlmEncode().value, at: i, policy: policy) }
     }
+    public static func _rlmStoredElements(_ value: List<Element>) -> [(key: String?, value: _Stored)] {
+        Array(value).map { (nil, $0._rlmEncode()) }
+    }
     public static func _rlmFromAny(_ value: Any) -> List<Element>? {
         // Always a new list: an object made from another must not share its collections.
         guard let items = CollectionDescription.elements(of: value) else { return nil }

@@ -1,0 +1,402 @@
+import CStore
+import Foundation
+
+/// `realm.add` of a sequence: every new object of every class is created with its class's other
+/// new objects in one core call, with the results of `add(_:policy:)` on each object in turn
+/// (docs/ARCHITECTURE.md, Bulk creation with primary keys and indexes).
+extension RealmCore {
+    /// Adds a sequence of objects with the same results as `add(_:policy:)` on each in turn.
+    ///
+    /// Three passes. The plan walks the objects as the single adds would (each object, then its
+    /// properties in order, each unmanaged object a link or collection reaches before the rest,
+    /// including cycles and objects reached twice) and lists the objects that would be created,
+    /// in creation order, and those that would update a row (an existing primary key, or one
+    /// met earlier in the walk, under `.modified`/`.all`). Nothing is written while planning: an
+    /// object the plan cannot take (of another Realm, invalidated, a primary key twice under
+    /// `.error`, a misplaced embedded object, an invalid map key) makes the whole sequence go
+    /// through `add` object by object, which reports the error as a single add does. Then each
+    /// class's new objects are created by one `cs_obj_create_many_keys` call with their
+    /// plain-value columns (a class's keys depend only on the order of its own creations, which
+    /// is the walk's), and become managed. Last, the objects' other properties (links,
+    /// collections, embedded objects, AnyRealmValue, legacy boxes) are stored and the objects
+    /// bound, in the walk's order: an object is finished where the single adds would have added
+    /// it (`link(to:policy:)` finishes a planned object it meets), so embedded objects are
+    /// created, and rows updated, in the same order.
+    func addAll<S: Sequence>(_ objects: S, policy: Realm.UpdatePolicy) where S.Element: ObjectBase {
+        verifyWrite("add objects to a Realm")
+        let top: [ObjectBase] = objects.map { $0 }
+        // A migration's primary keys are ordinary values while its block runs; a sequence added
+        // while another is being finished (no such path today) is added object by object.
+        if isMigration || addPlan != nil {
+            for o in top { add(o, policy: policy) }
+            return
+        }
+        let plan = AddPlan(core: self, policy: policy)
+        guard plan.walk(top), !plan.nodes.isEmpty, createRows(plan) else {
+            for o in top { add(o, policy: policy) }
+            return
+        }
+        addPlan = plan
+        defer { addPlan = nil }
+        for o in top {
+            if let i = plan.pending.removeValue(forKey: ObjectIdentifier(o)) {
+                finishAdd(plan, i)
+            } else {
+                add(o, policy: policy) // managed already: the same checks as a single add
+            }
+        }
+        // Every planned object is reached from the sequence; finish any the walk reached and the
+        // stores did not (none is expected), in plan order.
+        while let i = plan.pending.values.min() {
+            plan.pending.removeValue(forKey: ObjectIdentifier(plan.nodes[i].object))
+            finishAdd(plan, i)
+        }
+    }
+
+    /// Creates the rows of the plan's new objects, one core call per class, and makes every
+    /// planned object managed (not yet bound). False, with nothing created, when the first
+    /// call is refused (a primary key that exists, under `.error`): the caller then adds object
+    /// by object, which reports it.
+    private func createRows(_ plan: AddPlan) -> Bool {
+        didMutate()
+        var createdAny = false
+        for cp in plan.classes where !cp.created.isEmpty {
+            let info = cp.info
+            if cp.batchable {
+                var keys = [Int64](repeating: 0, count: cp.created.count)
+                let rc = createMany(cp, plan, &keys)
+                if rc == Int32(CS_CONSTRAINT) {
+                    if !createdAny { return false }
+                    plan.trapAtFirstExistingPrimaryKey()
+                }
+                if rc != 0 { CoreCall.fail(rc, "Creating \(cp.created.count) \(info.objectSchema.className) objects") }
+                batchedAdds += cp.created.count
+                var prev = cs_obj()
+                for (r, i) in cp.created.enumerated() {
+                    var row = cs_obj()
+                    if r > 0 { cs_obj_prepare(txn, info.table, keys[r], &prev, &row) } else { cs_obj_prepare(txn, info.table, keys[r], nil, &row) }
+                    plan.nodes[i].batched = true
+                    manage(plan.nodes[i].object, info, row)
+                    prev = row
+                }
+            } else {
+                for i in cp.created {
+                    var row = cs_obj()
+                    let o = plan.nodes[i].object
+                    if let pk = cp.primaryKey {
+                        let rc = withCValue(KeyValueCoding.unmanagedStored(o, pk)) { cs_obj_create_primary(txn, info.table, $0, &row) }
+                        if rc == Int32(CS_CONSTRAINT) {
+                            if !createdAny { return false }
+                            plan.trapAtFirstExistingPrimaryKey()
+                        }
+                        if rc != 0 { CoreCall.fail(rc, "Creating a \(info.objectSchema.className)") }
+                    } else {
+                        CoreCall.must(cs_obj_create(txn, info.table, &row), "Creating a \(info.objectSchema.className)")
+                    }
+                    createdAny = true
+                    manage(o, info, row)
+                }
+            }
+            createdAny = true
+        }
+        // Objects that update a row: one that exists, or one created above for an object met
+        // earlier in the walk with the same primary key.
+        for i in plan.nodes.indices where !plan.nodes[i].isCreated {
+            let n = plan.nodes[i]
+            var row = cs_obj()
+            CoreCall.must(cs_obj_open(txn, n.cls.info.table, plan.rowKey(i), &row), "Opening an object")
+            manage(n.object, n.cls.info, row)
+        }
+        for (i, n) in plan.nodes.enumerated() { plan.pending[ObjectIdentifier(n.object)] = i }
+        return true
+    }
+
+    /// One `cs_obj_create_many_keys` call for the new objects of `cp`'s class, with the values
+    /// of its plain-value columns.
+    private func createMany(_ cp: AddPlan.ClassPlan, _ plan: AddPlan, _ keys: inout [Int64]) -> Int32 {
+        let n = cp.created.count
+        var values: [cs_value] = []
+        var owned: [UnsafeMutableRawPointer] = []
+        defer { for p in owned { p.deallocate() } }
+        values.reserveCapacity(cp.batch.count * n)
+        for b in cp.batch {
+            for i in cp.created {
+                let o = plan.nodes[i].object
+                let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+                let sv = b.field.storedValue(at: base + b.offset) ?? KeyValueCoding.unmanagedStored(o, b.property)
+                switch sv {
+                case .string(var str):
+                    values.append(str.withUTF8 { buf in
+                        let copy = UnsafeMutableRawPointer.allocate(byteCount: max(buf.count, 1), alignment: 1)
+                        owned.append(copy)
+                        if let b = buf.baseAddress { copy.copyMemory(from: b, byteCount: buf.count) }
+                        return cs_string(copy.assumingMemoryBound(to: CChar.self), buf.count)
+                    })
+                case .data(let d):
+                    let copy = UnsafeMutableRawPointer.allocate(byteCount: max(d.count, 1), alignment: 1)
+                    owned.append(copy)
+                    d.withUnsafeBytes { if let b = $0.baseAddress { copy.copyMemory(from: b, byteCount: $0.count) } }
+                    values.append(cs_binary(UnsafeRawPointer(copy), d.count))
+                default:
+                    values.append(withCValue(sv) { $0.pointee })
+                }
+            }
+        }
+        let cols = cp.batch.map(\.col)
+        return cs_obj_create_many_keys(txn, cp.info.table, n, cols.count, cols, values, &keys)
+    }
+
+    /// Makes an unmanaged object the accessor of `row` (its values are stored by `finishAdd`).
+    private func manage(_ o: ObjectBase, _ info: ClassInfo, _ row: cs_obj) {
+        o.core = self
+        o.info = info
+        o.generation = generation
+        o.cobj = row
+    }
+
+    /// Stores what the row of planned object `i` does not hold yet and binds the object: its
+    /// properties besides the batched columns (a new object) or all of them (an update), as
+    /// `add` copies them.
+    func finishAdd(_ plan: AddPlan, _ i: Int) {
+        let n = plan.nodes[i]
+        let o = n.object, info = n.cls.info
+        if n.batched {
+            let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
+            for b in n.cls.rest { b.field.store(from: base + b.offset, into: o, column: b.col, policy: plan.policy) }
+            for b in info.legacyBindings where b.col != info.primaryColumn {
+                let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)
+                (box as? LegacyPropertyBox)?.store(into: o, column: b.col, policy: plan.policy)
+            }
+        } else {
+            copyValues(of: o, info, policy: plan.policy, skipPrimary: true)
+        }
+        bind(o, info)
+    }
+}
+
+/// What `RealmCore.addAll` will do, worked out before it writes anything: the objects the
+/// single adds would create or update, in their order.
+final class AddPlan {
+    /// A primary key as a dictionary key (the types a primary key can have).
+    enum PrimaryKey: Hashable {
+        case null
+        case int(Int64)
+        case string(String)
+        case objectId([UInt8])
+        case uuid(UUID)
+
+        init?(_ v: StoredValue) {
+            switch v {
+            case .null: self = .null
+            case .int(let i): self = .int(i)
+            case .string(let s): self = .string(s)
+            case .objectId(let o): self = .objectId(o.bytes)
+            case .uuid(let u): self = .uuid(u)
+            default: return nil
+            }
+        }
+    }
+
+    /// How a planned object gets its row.
+    enum Kind {
+        /// A new row.
+        case create
+        /// Updates the existing row with this key.
+        case update(Int64)
+        /// Updates the row of the planned object at this index (the same primary key, met
+        /// earlier in the walk).
+        case twin(Int)
+    }
+
+    struct Node {
+        let object: ObjectBase
+        let cls: ClassPlan
+        let kind: Kind
+        /// Created by `cs_obj_create_many_keys` with the batched columns.
+        var batched = false
+        var isCreated: Bool { if case .create = kind { return true } else { return false } }
+    }
+
+    /// How objects of one class are planned and created.
+    final class ClassPlan {
+        let info: ClassInfo
+        let primaryKey: Property?
+        /// Plain-value columns the batch creates objects with (the primary key among them).
+        var batch: [(offset: Int, field: any PersistedField.Type, col: UInt32, property: Property)] = []
+        /// The other @Persisted properties (not the primary key), stored per object afterwards.
+        var rest: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+        /// The properties that can reach other objects, or hold map keys, in `copyValues`
+        /// order (@Persisted, then legacy boxes); `embedded`: a link to an embedded class.
+        var walks: [(offset: Int, field: (any PersistedField.Type)?, embedded: Bool)] = []
+        /// Whether `cs_obj_create_many_keys` can create the class's objects (a top-level class
+        /// whose primary key, if any, is a batched column); else each is created alone.
+        var batchable = true
+        /// Indices of the planned new objects, in creation order.
+        var created: [Int] = []
+        /// The planned object of each primary key met.
+        var keys: [PrimaryKey: Int] = [:]
+
+        init(_ info: ClassInfo) {
+            self.info = info
+            let props = info.objectSchema.allProperties
+            primaryKey = info.objectSchema.primaryKeyProperty
+            var pkBatched = false
+            for b in info.bindings where b.stored {
+                guard let pi = info.propertyIndex(column: b.col) else { continue }
+                let p = props[pi]
+                if p.type == .object || p.type == .any || p.isMap {
+                    walks.append((b.offset, b.field, p.type == .object && info.targets[pi]?.isEmbedded == true))
+                }
+                if Self.plain(p) {
+                    batch.append((b.offset, b.field, b.col, p))
+                    if b.col == info.primaryColumn { pkBatched = true }
+                } else if b.col != info.primaryColumn {
+                    rest.append((b.offset, b.field, b.col))
+                }
+            }
+            for b in info.legacyBindings {
+                guard let pi = info.propertyIndex(column: b.col) else { continue }
+                let p = props[pi]
+                if p.type == .object || p.type == .any || p.isMap {
+                    walks.append((b.offset, nil, p.type == .object && info.targets[pi]?.isEmbedded == true))
+                }
+            }
+            batchable = !info.isEmbedded && (info.primaryColumn == CS_NONE || pkBatched)
+        }
+
+        /// A single value of a type `cs_obj_create_many_keys` takes without looking at links.
+        private static func plain(_ p: Property) -> Bool {
+            if p.isCollection || p.legacy { return false }
+            switch p.type {
+            case .int, .bool, .float, .double, .string, .data, .date, .objectId, .decimal128, .UUID: return true
+            default: return false
+            }
+        }
+    }
+
+    unowned let core: RealmCore
+    let policy: Realm.UpdatePolicy
+    var nodes: [Node] = []
+    /// Classes in the order first met.
+    private(set) var classes: [ClassPlan] = []
+    private var classByType: [ObjectIdentifier: ClassPlan] = [:]
+    /// The node of each planned object.
+    private var planned: [ObjectIdentifier: Int] = [:]
+    /// Unmanaged embedded objects met (each may be embedded once).
+    private var embedded = Set<ObjectIdentifier>()
+    /// Planned objects not finished yet (filled once their rows exist).
+    var pending: [ObjectIdentifier: Int] = [:]
+
+    init(core: RealmCore, policy: Realm.UpdatePolicy) {
+        self.core = core
+        self.policy = policy
+    }
+
+    /// Plans adding `objects` in order; false if an object needs the single adds (see
+    /// `RealmCore.addAll`).
+    func walk(_ objects: [ObjectBase]) -> Bool {
+        for o in objects where !visit(o) { return false }
+        return true
+    }
+
+    private func classPlan(_ o: ObjectBase) -> ClassPlan? {
+        let id = ObjectIdentifier(type(of: o))
+        if let cp = classByType[id] { return cp }
+        guard let info = core.infos[id], info.objectSchema.objectClass != DynamicObject.self else { return nil }
+        let cp = ClassPlan(info)
+        classByType[id] = cp
+        classes.append(cp)
+        return cp
+    }
+
+    /// An object added, or linked from an object added: planned if it is new.
+    private func visit(_ o: ObjectBase) -> Bool {
+        if let c = o.core {
+            return c === core && !o.isInvalidated
+        }
+        let id = ObjectIdentifier(o)
+        if planned[id] != nil { return true }
+        guard let cp = classPlan(o), !cp.info.isEmbedded else { return false }
+        var kind = Kind.create
+        if let pk = cp.primaryKey {
+            let value = KeyValueCoding.unmanagedStored(o, pk)
+            guard let key = PrimaryKey(value) else { return false }
+            if let first = cp.keys[key] {
+                if policy == .error { return false }
+                kind = .twin(first)
+            } else {
+                if policy != .error {
+                    var found: Int64 = 0
+                    let rc = core.withCValue(value) { cs_table_find_primary(core.txn, cp.info.table, $0, &found) }
+                    if rc == 0 { kind = .update(found) }
+                }
+                cp.keys[key] = nodes.count
+            }
+        }
+        planned[id] = nodes.count
+        if case .create = kind { cp.created.append(nodes.count) }
+        nodes.append(Node(object: o, cls: cp, kind: kind))
+        return walkValues(o, cp)
+    }
+
+    /// Plans the objects `o`'s properties reach, in the order `copyValues` stores them.
+    private func walkValues(_ o: ObjectBase, _ cp: ClassPlan) -> Bool {
+        if cp.walks.isEmpty { return true }
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+        for w in cp.walks {
+            let elements: [(key: String?, value: StoredValue)]
+            if let field = w.field {
+                elements = field.storedElements(at: base + w.offset)
+            } else {
+                let box = base.load(fromByteOffset: w.offset, as: AnyObject.self)
+                elements = (box as? LegacyPropertyBox)?.storedElements ?? []
+            }
+            for e in elements where !walkValue(e.value, key: e.key, embedded: w.embedded) { return false }
+        }
+        return true
+    }
+
+    private func walkValue(_ v: StoredValue, key: String?, embedded target: Bool) -> Bool {
+        if let key, key.isEmpty || key.hasPrefix("$") || key.contains(".") || key.utf8.contains(0) { return false }
+        switch v {
+        case .object(let t):
+            guard target else { return visit(t) }
+            guard t.core == nil, embedded.insert(ObjectIdentifier(t)).inserted,
+                  let cp = classPlan(t), cp.info.isEmbedded else { return false }
+            return walkValues(t, cp)
+        case .list(let l):
+            for e in Array(l) where !walkValue(e._rlmEncode().value, key: nil, embedded: false) { return false }
+            return true
+        case .dictionary(let m):
+            for (k, e) in m.entries() where !walkValue(e._rlmEncode().value, key: k, embedded: false) { return false }
+            return true
+        default:
+            return true
+        }
+    }
+
+    /// The key of the row planned object `i` writes to (after `createRows`).
+    func rowKey(_ i: Int) -> Int64 {
+        switch nodes[i].kind {
+        case .create: return nodes[i].object.cobj.key
+        case .update(let key): return key
+        case .twin(let first): return rowKey(first)
+        }
+    }
+
+    /// Under `.error`, after the core refused a class's batch once other rows were created:
+    /// traps as the single adds would, at the first planned new object (in their order) whose
+    /// primary key exists. The walk found every other error first.
+    func trapAtFirstExistingPrimaryKey() -> Never {
+        for n in nodes where n.isCreated && n.object.core == nil {
+            guard let pk = n.cls.primaryKey else { continue }
+            let value = KeyValueCoding.unmanagedStored(n.object, pk)
+            var found: Int64 = 0
+            if core.withCValue(value, { cs_table_find_primary(core.txn, n.cls.info.table, $0, &found) }) == 0 {
+                preconditionFailure("Attempting to create an object of type '\(n.cls.info.objectSchema.className)' "
+                                    + "with an existing primary key value '\(KeyValueCoding.describe(value))'.")
+            }
+        }
+        CoreCall.fail(Int32(CS_CONSTRAINT), "Creating objects")
+    }
+}
