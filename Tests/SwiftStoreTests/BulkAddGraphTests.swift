@@ -403,6 +403,7 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
         (6, "Cannot set a link to an existing managed embedded object"),
         (7, "Cannot add an existing managed embedded object to a List."),
         (8, "Adding a deleted or invalidated object to a Realm is not permitted"),
+        (9, "Adding a deleted or invalidated object to a Realm is not permitted"),
     ])
     func errorsAreThoseOfSingleAdds(_ scenario: Int, _ message: String) async {
         let batched = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [scenario] in
@@ -477,6 +478,13 @@ func bulkGraphErrorScenario(_ scenario: Int, batched: Bool) {
         let o = bgOwner(2)
         o.pet = p
         add([o, bgOwner(5)])
+    case 9: // the same after another class's objects were created (pets first)
+        let p = bgPet("deleted")
+        realm.add(p)
+        realm.delete(p)
+        let o = bgOwner(2)
+        o.pet = p
+        add([bgPet("new"), o, bgOwner(5)])
     default:
         break
     }

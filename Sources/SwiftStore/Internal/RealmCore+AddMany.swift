@@ -36,13 +36,14 @@ extension RealmCore {
             for o in top { add(o, policy: policy) }
             return
         }
+        if plan.pending.isEmpty && !plan.topWasManaged.contains(true) { return }
         addPlan = plan
         defer { addPlan = nil }
-        for o in top {
+        for (t, o) in top.enumerated() {
             if let i = plan.pending.removeValue(forKey: ObjectIdentifier(o)) {
                 finishAdd(plan, i)
-            } else {
-                add(o, policy: policy) // managed already: the same checks as a single add
+            } else if plan.topWasManaged[t] {
+                add(o, policy: policy) // managed before: the checks of a single add
             }
         }
         // Every planned object is reached from the sequence; finish any the walk reached and the
@@ -63,11 +64,12 @@ extension RealmCore {
         for cp in plan.classes where !cp.created.isEmpty {
             let info = cp.info
             if cp.batchable {
+                if !cp.needsFinish { plan.finishCount -= cp.created.count }
                 var keys = [Int64](repeating: 0, count: cp.created.count)
                 let rc = createMany(cp, plan, &keys)
                 if rc == Int32(CS_CONSTRAINT) {
                     if !createdAny { return false }
-                    plan.trapAtFirstExistingPrimaryKey()
+                    plan.trapAtFirstError()
                 }
                 if rc != 0 { CoreCall.fail(rc, "Creating \(cp.created.count) \(info.objectSchema.className) objects") }
                 batchedAdds += cp.created.count
@@ -87,7 +89,7 @@ extension RealmCore {
                         let rc = withCValue(KeyValueCoding.unmanagedStored(o, pk)) { cs_obj_create_primary(txn, info.table, $0, &row) }
                         if rc == Int32(CS_CONSTRAINT) {
                             if !createdAny { return false }
-                            plan.trapAtFirstExistingPrimaryKey()
+                            plan.trapAtFirstError()
                         }
                         if rc != 0 { CoreCall.fail(rc, "Creating a \(info.objectSchema.className)") }
                     } else {
@@ -107,7 +109,13 @@ extension RealmCore {
             CoreCall.must(cs_obj_open(txn, n.cls.info.table, plan.rowKey(i), &row), "Opening an object")
             manage(n.object, n.cls.info, row)
         }
-        for (i, n) in plan.nodes.enumerated() { plan.pending[ObjectIdentifier(n.object)] = i }
+        // Objects created whole by a batch (every property a batched column, bound lazily)
+        // need nothing more: only the others stay pending.
+        if plan.finishCount == 0 {
+            plan.pending.removeAll()
+        } else if plan.finishCount < plan.nodes.count {
+            for n in plan.nodes where n.batched && !n.cls.needsFinish { plan.pending.removeValue(forKey: ObjectIdentifier(n.object)) }
+        }
         return true
     }
 
@@ -227,10 +235,13 @@ final class AddPlan {
         var rest: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
         /// The properties that can reach other objects, or hold map keys, in `copyValues`
         /// order (@Persisted, then legacy boxes); `embedded`: a link to an embedded class.
-        var walks: [(offset: Int, field: (any PersistedField.Type)?, embedded: Bool)] = []
+        var walks: [(offset: Int, field: (any PersistedField.Type)?, embedded: Bool, single: Bool)] = []
         /// Whether `cs_obj_create_many_keys` can create the class's objects (a top-level class
         /// whose primary key, if any, is a batched column); else each is created alone.
         var batchable = true
+        /// Whether a new object created by the batch still needs `finishAdd`: properties
+        /// besides the batched columns, legacy boxes, or wrappers bound eagerly.
+        var needsFinish: Bool { !rest.isEmpty || !info.legacyBindings.isEmpty || info.bindsEagerly }
         /// Indices of the planned new objects, in creation order.
         var created: [Int] = []
         /// The planned object of each primary key met.
@@ -245,7 +256,7 @@ final class AddPlan {
                 guard let pi = info.propertyIndex(column: b.col) else { continue }
                 let p = props[pi]
                 if p.type == .object || p.type == .any || p.isMap {
-                    walks.append((b.offset, b.field, p.type == .object && info.targets[pi]?.isEmbedded == true))
+                    walks.append((b.offset, b.field, p.type == .object && info.targets[pi]?.isEmbedded == true, !p.isCollection))
                 }
                 if Self.plain(p) {
                     batch.append((b.offset, b.field, b.col, p))
@@ -258,7 +269,7 @@ final class AddPlan {
                 guard let pi = info.propertyIndex(column: b.col) else { continue }
                 let p = props[pi]
                 if p.type == .object || p.type == .any || p.isMap {
-                    walks.append((b.offset, nil, p.type == .object && info.targets[pi]?.isEmbedded == true))
+                    walks.append((b.offset, nil, p.type == .object && info.targets[pi]?.isEmbedded == true, false))
                 }
             }
             batchable = !info.isEmbedded && (info.primaryColumn == CS_NONE || pkBatched)
@@ -280,28 +291,47 @@ final class AddPlan {
     /// Classes in the order first met.
     private(set) var classes: [ClassPlan] = []
     private var classByType: [ObjectIdentifier: ClassPlan] = [:]
-    /// The node of each planned object.
-    private var planned: [ObjectIdentifier: Int] = [:]
+    private var lastClass: (type: ObjectIdentifier, plan: ClassPlan)?
+    /// The node of each planned object; once the rows exist, of each one not finished yet.
+    var pending: [ObjectIdentifier: Int] = [:]
     /// Unmanaged embedded objects met (each may be embedded once).
     private var embedded = Set<ObjectIdentifier>()
-    /// Planned objects not finished yet (filled once their rows exist).
-    var pending: [ObjectIdentifier: Int] = [:]
 
-    init(core: RealmCore, policy: Realm.UpdatePolicy) {
+    /// Per object added: whether it was managed before (a single add checks it again).
+    private(set) var topWasManaged: [Bool] = []
+    /// How many planned objects `finishAdd` must still see.
+    var finishCount = 0
+    /// For the strict walk: the plan whose rows are being created.
+    private let original: AddPlan?
+    /// The objects added, in order.
+    private var top: [ObjectBase] = []
+
+    init(core: RealmCore, policy: Realm.UpdatePolicy, original: AddPlan? = nil) {
         self.core = core
         self.policy = policy
+        self.original = original
     }
 
     /// Plans adding `objects` in order; false if an object needs the single adds (see
     /// `RealmCore.addAll`).
     func walk(_ objects: [ObjectBase]) -> Bool {
-        for o in objects where !visit(o) { return false }
+        top = objects
+        topWasManaged.reserveCapacity(objects.count)
+        for o in objects {
+            topWasManaged.append(o.core != nil)
+            if !visit(o) { return false }
+        }
+        finishCount = nodes.count
         return true
     }
 
     private func classPlan(_ o: ObjectBase) -> ClassPlan? {
         let id = ObjectIdentifier(type(of: o))
-        if let cp = classByType[id] { return cp }
+        if let last = lastClass, last.type == id { return last.plan }
+        if let cp = classByType[id] {
+            lastClass = (id, cp)
+            return cp
+        }
         guard let info = core.infos[id], info.objectSchema.objectClass != DynamicObject.self else { return nil }
         let cp = ClassPlan(info)
         classByType[id] = cp
@@ -311,11 +341,21 @@ final class AddPlan {
 
     /// An object added, or linked from an object added: planned if it is new.
     private func visit(_ o: ObjectBase) -> Bool {
-        if let c = o.core {
-            return c === core && !o.isInvalidated
-        }
         let id = ObjectIdentifier(o)
-        if planned[id] != nil { return true }
+        var createdHere = false // the strict walk: created by the original plan's batches
+        if let c = o.core {
+            guard c === core else { return false }
+            guard let original, original.pending[id] != nil else {
+                // managed before this add: a single add checks it is valid, which storing the
+                // link checks (and the strict walk, where the order of errors matters)
+                if original != nil, o.isInvalidated {
+                    preconditionFailure("Adding a deleted or invalidated object to a Realm is not permitted")
+                }
+                return true
+            }
+            createdHere = true // (only new objects are managed while rows are being created)
+        }
+        if pending[id] != nil { return true }
         guard let cp = classPlan(o), !cp.info.isEmbedded else { return false }
         var kind = Kind.create
         if let pk = cp.primaryKey {
@@ -325,15 +365,21 @@ final class AddPlan {
                 if policy == .error { return false }
                 kind = .twin(first)
             } else {
-                if policy != .error {
+                if policy != .error || (original != nil && !createdHere) {
                     var found: Int64 = 0
                     let rc = core.withCValue(value) { cs_table_find_primary(core.txn, cp.info.table, $0, &found) }
-                    if rc == 0 { kind = .update(found) }
+                    if rc == 0 {
+                        if policy == .error {
+                            preconditionFailure("Attempting to create an object of type '\(cp.info.objectSchema.className)' "
+                                                + "with an existing primary key value '\(KeyValueCoding.describe(value))'.")
+                        }
+                        kind = .update(found)
+                    }
                 }
                 cp.keys[key] = nodes.count
             }
         }
-        planned[id] = nodes.count
+        pending[id] = nodes.count
         if case .create = kind { cp.created.append(nodes.count) }
         nodes.append(Node(object: o, cls: cp, kind: kind))
         return walkValues(o, cp)
@@ -344,6 +390,11 @@ final class AddPlan {
         if cp.walks.isEmpty { return true }
         let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
         for w in cp.walks {
+            if w.single, let field = w.field {
+                // a link or an AnyRealmValue: one value, read without making an array
+                if let v = field.storedValue(at: base + w.offset), !walkValue(v, key: nil, embedded: w.embedded) { return false }
+                continue
+            }
             let elements: [(key: String?, value: StoredValue)]
             if let field = w.field {
                 elements = field.storedElements(at: base + w.offset)
@@ -385,18 +436,12 @@ final class AddPlan {
     }
 
     /// Under `.error`, after the core refused a class's batch once other rows were created:
-    /// traps as the single adds would, at the first planned new object (in their order) whose
-    /// primary key exists. The walk found every other error first.
-    func trapAtFirstExistingPrimaryKey() -> Never {
-        for n in nodes where n.isCreated && n.object.core == nil {
-            guard let pk = n.cls.primaryKey else { continue }
-            let value = KeyValueCoding.unmanagedStored(n.object, pk)
-            var found: Int64 = 0
-            if core.withCValue(value, { cs_table_find_primary(core.txn, n.cls.info.table, $0, &found) }) == 0 {
-                preconditionFailure("Attempting to create an object of type '\(n.cls.info.objectSchema.className)' "
-                                    + "with an existing primary key value '\(KeyValueCoding.describe(value))'.")
-            }
-        }
+    /// traps as the single adds would, at the first error in their order, found by walking the
+    /// objects again, strictly: a primary key that exists (looked up for each new object not
+    /// created yet) or an invalidated object (the plan left that check to the stores).
+    func trapAtFirstError() -> Never {
+        let strict = AddPlan(core: core, policy: policy, original: self)
+        _ = strict.walk(top)
         CoreCall.fail(Int32(CS_CONSTRAINT), "Creating objects")
     }
 }
