@@ -32,6 +32,7 @@ final class BGPet: Object {
     @Persisted var next: BGPet?
     @Persisted var ints: List<Int>
     @Persisted var when: Date?
+    @Persisted(originProperty: "pet") var petOf: LinkingObjects<BGOwner>
 }
 
 final class BGAddress: EmbeddedObject {
@@ -111,7 +112,8 @@ func bulkGraphDump(_ realm: Realm) -> [String] {
                    + "ints=\(Array(o.ints)) owned=\(o.petsOwned.map(key))")
     }
     for p in realm.objects(BGPet.self) {
-        out.append("\(key(p)) \(p.name) owner=\(key(p.owner)) next=\(key(p.next)) ints=\(Array(p.ints)) when=\(String(describing: p.when))")
+        out.append("\(key(p)) \(p.name) owner=\(key(p.owner)) next=\(key(p.next)) ints=\(Array(p.ints)) when=\(String(describing: p.when)) "
+                   + "petOf=\(p.petOf.map(key))")
     }
     for l in realm.objects(BGLegacy.self) {
         out.append("\(key(l)) \(l.name) pets=\(l.pets.map(key)) scores=\(l.scores.map { "\($0.key):\($0.value)" }) age=\(String(describing: l.age.value))")
@@ -289,6 +291,47 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
             #expect(realm.objects(BGOwner.self).count == 4)
             #expect(realm.objects(BGPet.self).count == 2)
             #expect(a.friend?.friend?.id == 1)
+        }
+    }
+
+    /// Links to objects managed before the add go in with their class's batch only where the
+    /// single adds would set them right after creating the object: the backlinks of a target
+    /// (LinkingObjects, in the order the links were made) are the single adds' also when a
+    /// link before them adds other objects first, when the sequence updates objects, and when
+    /// the sequence links the same target from many objects.
+    @Test(arguments: [Realm.UpdatePolicy.error, .modified, .all])
+    func backlinksKeepTheOrderOfSingleAdds(_ policy: Realm.UpdatePolicy) throws {
+        try expectSameGraph { realm, add in
+            let keptPets = (0..<3).map { bgPet("kept \($0)") }
+            let keptOwner = bgOwner(1000, "kept owner")
+            try realm.write {
+                for p in keptPets { realm.add(p) }
+                realm.add(keptOwner)
+                if policy != .error { realm.add(bgOwner(7, "old 7")) }
+            }
+            var seq: [Object] = []
+            for i in 0..<30 {
+                let o = bgOwner(i)
+                o.pet = keptPets[i % 3]
+                // a friend before `pet` in the class: the friend (and its pet link) is added first
+                if i % 4 == 1 {
+                    let f = bgOwner(100 + i)
+                    f.pet = keptPets[i % 3]
+                    o.friend = f
+                }
+                let p = bgPet("new \(i)")
+                p.owner = keptOwner
+                if i % 5 == 2 {
+                    let q = bgPet("next \(i)")
+                    q.owner = keptOwner
+                    p.next = q
+                }
+                seq.append(o)
+                seq.append(p)
+            }
+            try realm.write { add(seq, policy) }
+            #expect(keptPets[0].petOf.count > 5)
+            #expect(keptOwner.petsOwned.count == 36)
         }
     }
 

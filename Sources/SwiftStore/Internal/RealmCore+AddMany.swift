@@ -64,9 +64,17 @@ extension RealmCore {
         for cp in plan.classes where !cp.created.isEmpty {
             let info = cp.info
             if cp.batchable {
+                var links: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+                if !cp.hasUpdates {
+                    for (l, link) in cp.links.enumerated() where cp.linkBatched[l] { links.append(link) }
+                    if !links.isEmpty {
+                        let cols = Set(links.map(\.col))
+                        cp.finishRest = cp.rest.filter { !cols.contains($0.col) }
+                    }
+                }
                 if !cp.needsFinish { plan.finishCount -= cp.created.count }
                 var keys = [Int64](repeating: 0, count: cp.created.count)
-                let rc = createMany(cp, plan, &keys)
+                let rc = createMany(cp, links, plan, &keys)
                 if rc == Int32(CS_CONSTRAINT) {
                     if !createdAny { return false }
                     plan.trapAtFirstError()
@@ -121,12 +129,13 @@ extension RealmCore {
 
     /// One `cs_obj_create_many_keys` call for the new objects of `cp`'s class, with the values
     /// of its plain-value columns.
-    private func createMany(_ cp: AddPlan.ClassPlan, _ plan: AddPlan, _ keys: inout [Int64]) -> Int32 {
+    private func createMany(_ cp: AddPlan.ClassPlan, _ links: [(offset: Int, field: any PersistedField.Type, col: UInt32)],
+                            _ plan: AddPlan, _ keys: inout [Int64]) -> Int32 {
         let n = cp.created.count
         var values: [cs_value] = []
         var owned: [UnsafeMutableRawPointer] = []
         defer { for p in owned { p.deallocate() } }
-        values.reserveCapacity(cp.batch.count * n)
+        values.reserveCapacity((cp.batch.count + links.count) * n)
         for b in cp.batch {
             for i in cp.created {
                 let o = plan.nodes[i].object
@@ -150,7 +159,19 @@ extension RealmCore {
                 }
             }
         }
-        let cols = cp.batch.map(\.col)
+        // links to objects managed before this add (walkValues checked them)
+        for l in links {
+            for i in cp.created {
+                let o = plan.nodes[i].object
+                let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+                if case .object(let t) = l.field.storedValue(at: base + l.offset), let tinfo = t.info {
+                    values.append(cs_link(tinfo.table, t.cobj.key))
+                } else {
+                    values.append(cs_null())
+                }
+            }
+        }
+        let cols = cp.batch.map(\.col) + links.map(\.col)
         return cs_obj_create_many_keys(txn, cp.info.table, n, cols.count, cols, values, &keys)
     }
 
@@ -170,7 +191,7 @@ extension RealmCore {
         let o = n.object, info = n.cls.info
         if n.batched {
             let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
-            for b in n.cls.rest { b.field.store(from: base + b.offset, into: o, column: b.col, policy: plan.policy) }
+            for b in n.cls.finishRest { b.field.store(from: base + b.offset, into: o, column: b.col, policy: plan.policy) }
             for b in info.legacyBindings where b.col != info.primaryColumn {
                 let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)
                 (box as? LegacyPropertyBox)?.store(into: o, column: b.col, policy: plan.policy)
@@ -235,13 +256,24 @@ final class AddPlan {
         var rest: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
         /// The properties that can reach other objects, or hold map keys, in `copyValues`
         /// order (@Persisted, then legacy boxes); `embedded`: a link to an embedded class.
-        var walks: [(offset: Int, field: (any PersistedField.Type)?, embedded: Bool, single: Bool)] = []
+        var walks: [(offset: Int, field: (any PersistedField.Type)?, embedded: Bool, single: Bool, link: Int?)] = []
+        /// The links to top-level classes (single values, not the primary key): batched
+        /// columns too while `linkBatched` says so (see `AddPlan.walkValues`).
+        var links: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+        /// Per link: whether every new object's link can go in with the batch.
+        var linkBatched: [Bool] = []
+        /// Whether an object of the class updates a row (its links are then all set in order,
+        /// one by one, so that backlinks keep the order of the single adds).
+        var hasUpdates = false
+        /// What `finishAdd` stores for an object the batch created: `rest`, less the links
+        /// the batch held (set by `createRows`).
+        var finishRest: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
         /// Whether `cs_obj_create_many_keys` can create the class's objects (a top-level class
         /// whose primary key, if any, is a batched column); else each is created alone.
         var batchable = true
         /// Whether a new object created by the batch still needs `finishAdd`: properties
         /// besides the batched columns, legacy boxes, or wrappers bound eagerly.
-        var needsFinish: Bool { !rest.isEmpty || !info.legacyBindings.isEmpty || info.bindsEagerly }
+        var needsFinish: Bool { !finishRest.isEmpty || !info.legacyBindings.isEmpty || info.bindsEagerly }
         /// Indices of the planned new objects, in creation order.
         var created: [Int] = []
         /// The planned object of each primary key met.
@@ -255,8 +287,15 @@ final class AddPlan {
             for b in info.bindings where b.stored {
                 guard let pi = info.propertyIndex(column: b.col) else { continue }
                 let p = props[pi]
+                let embeddedTarget = p.type == .object && info.targets[pi]?.isEmbedded == true
+                var link: Int?
+                if p.type == .object && !p.isCollection && !embeddedTarget && info.targets[pi] != nil {
+                    link = links.count
+                    links.append((b.offset, b.field, b.col))
+                    linkBatched.append(true)
+                }
                 if p.type == .object || p.type == .any || p.isMap {
-                    walks.append((b.offset, b.field, p.type == .object && info.targets[pi]?.isEmbedded == true, !p.isCollection))
+                    walks.append((b.offset, b.field, embeddedTarget, !p.isCollection, link))
                 }
                 if Self.plain(p) {
                     batch.append((b.offset, b.field, b.col, p))
@@ -269,10 +308,11 @@ final class AddPlan {
                 guard let pi = info.propertyIndex(column: b.col) else { continue }
                 let p = props[pi]
                 if p.type == .object || p.type == .any || p.isMap {
-                    walks.append((b.offset, nil, p.type == .object && info.targets[pi]?.isEmbedded == true, false))
+                    walks.append((b.offset, nil, p.type == .object && info.targets[pi]?.isEmbedded == true, false, nil))
                 }
             }
             batchable = !info.isEmbedded && (info.primaryColumn == CS_NONE || pkBatched)
+            finishRest = rest
         }
 
         /// A single value of a type `cs_obj_create_many_keys` takes without looking at links.
@@ -380,19 +420,35 @@ final class AddPlan {
             }
         }
         pending[id] = nodes.count
-        if case .create = kind { cp.created.append(nodes.count) }
+        let created: Bool
+        if case .create = kind { created = true } else { created = false }
+        if created { cp.created.append(nodes.count) } else { cp.hasUpdates = true }
         nodes.append(Node(object: o, cls: cp, kind: kind))
-        return walkValues(o, cp)
+        return walkValues(o, cp, created: created)
     }
 
     /// Plans the objects `o`'s properties reach, in the order `copyValues` stores them.
-    private func walkValues(_ o: ObjectBase, _ cp: ClassPlan) -> Bool {
+    ///
+    /// A new object's link can go in with its class's batch (`linkBatched`) when it is nil or
+    /// names an object managed (and valid) before this add, and no new object was planned while
+    /// walking the properties before it: then the single adds would set it right after creating
+    /// the object, so the backlinks of its target come in creation order either way.
+    private func walkValues(_ o: ObjectBase, _ cp: ClassPlan, created: Bool = false) -> Bool {
         if cp.walks.isEmpty { return true }
         let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+        let start = nodes.count
         for w in cp.walks {
             if w.single, let field = w.field {
                 // a link or an AnyRealmValue: one value, read without making an array
-                if let v = field.storedValue(at: base + w.offset), !walkValue(v, key: nil, embedded: w.embedded) { return false }
+                let v = field.storedValue(at: base + w.offset) ?? .null
+                if let l = w.link, cp.linkBatched[l] {
+                    var direct = created && nodes.count == start
+                    if direct, case .object(let t) = v {
+                        direct = t.core === core && original == nil && !t.isInvalidated
+                    }
+                    if !direct { cp.linkBatched[l] = false }
+                }
+                if !walkValue(v, key: nil, embedded: w.embedded) { return false }
                 continue
             }
             let elements: [(key: String?, value: StoredValue)]
