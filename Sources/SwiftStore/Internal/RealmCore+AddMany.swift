@@ -12,9 +12,10 @@ extension RealmCore {
     /// including cycles and objects reached twice) and lists the objects that would be created,
     /// in creation order, and those that would update a row (an existing primary key, or one
     /// met earlier in the walk, under `.modified`/`.all`). Nothing is written while planning: an
-    /// object the plan cannot take (of another Realm, invalidated, a primary key twice under
-    /// `.error`, a misplaced embedded object, an invalid map key) makes the whole sequence go
-    /// through `add` object by object, which reports the error as a single add does. Then each
+    /// object the plan cannot take (of another Realm, a primary key twice under `.error`, a
+    /// misplaced embedded object, an invalid map key) makes the whole sequence go through `add`
+    /// object by object, which reports the error as a single add does; an invalidated object is
+    /// reported by the store that meets it, in the single adds' order. Then each
     /// class's new objects are created by one `cs_obj_create_many_keys` call with their
     /// plain-value columns (a class's keys depend only on the order of its own creations, which
     /// is the walk's), and become managed. Last, the objects' other properties (links,
