@@ -61,7 +61,22 @@ final class BGCodable: Object, Encodable {
     @Persisted var ints: List<Int>
 }
 
-let bulkGraphTypes: [ObjectBase.Type] = [BGOwner.self, BGPet.self, BGAddress.self, BGInner.self, BGLegacy.self, BGCodable.self]
+/// A primary-key class with plain values on both sides of a link to its own class.
+final class BGNode: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var before = ""
+    @Persisted var parent: BGNode?
+    @Persisted var after = ""
+    @Persisted var tags: List<String>
+}
+
+/// A class that is not in the Realm's schema.
+final class BGOutside: Object {
+    @Persisted var name = ""
+}
+
+let bulkGraphTypes: [ObjectBase.Type] = [BGOwner.self, BGPet.self, BGAddress.self, BGInner.self, BGLegacy.self, BGCodable.self,
+                                         BGNode.self]
 
 func bgPet(_ name: String) -> BGPet {
     let p = BGPet()
@@ -120,6 +135,9 @@ func bulkGraphDump(_ realm: Realm) -> [String] {
     }
     for c in realm.objects(BGCodable.self) {
         out.append("\(key(c)) \(c.name) other=\(key(c.other)) ints=\(Array(c.ints))")
+    }
+    for n in realm.objects(BGNode.self) {
+        out.append("\(key(n)) \(n.id) \(n.before) parent=\(key(n.parent)) \(n.after) tags=\(Array(n.tags))")
     }
     return out
 }
@@ -335,6 +353,50 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
         }
     }
 
+    /// `.modified`/`.all`: an object whose primary key is met again inside its own graph (a
+    /// link to another instance with the same key) is updated by that instance in the middle of
+    /// its own add: plain values declared before the link end with the second instance's, those
+    /// after it with the first's, as the single add stores them in declaration order.
+    @Test(arguments: [Realm.UpdatePolicy.modified, .all])
+    func aPrimaryKeyMetAgainInsideItsOwnGraph(_ policy: Realm.UpdatePolicy) throws {
+        try expectSameGraph { realm, add in
+            let a = BGNode(), b = BGNode(), c = BGNode()
+            a.id = 1; a.before = "a"; a.after = "a"; a.tags.append("a")
+            b.id = 1; b.before = "b"; b.after = "b"; b.tags.append("b")
+            c.id = 2; c.before = "c"; c.after = "c"
+            a.parent = b
+            b.parent = c
+            let d = BGNode()
+            d.id = 3; d.before = "d"; d.after = "d"
+            try realm.write { add([d, a, bgPet("p")], policy) }
+            #expect(realm.object(ofType: BGNode.self, forPrimaryKey: 1)?.after == "a")
+            #expect(realm.object(ofType: BGNode.self, forPrimaryKey: 1)?.before == "b")
+        }
+    }
+
+    /// A sequence that is not an array is added element by element as it is produced, as
+    /// RealmSwift's loop of single adds does: an element made after the previous ones were
+    /// added can find them.
+    @Test func aLazySequenceSeesWhatItsEarlierElementsAdded() throws {
+        var dumps: [[String]] = []
+        for asSequence in [true, false] {
+            let dir = TempDir()
+            let realm = try Realm(configuration: dir.config(bulkGraphTypes))
+            let seq = [1, 1, 2].lazy.map { (id: Int) -> BGPet in
+                let p = bgPet("n\(realm.objects(BGPet.self).count)")
+                p.owner = realm.object(ofType: BGOwner.self, forPrimaryKey: id) ?? bgOwner(id)
+                return p
+            }
+            try realm.write {
+                if asSequence { realm.add(seq) } else { for p in seq { realm.add(p) } }
+            }
+            #expect(Array(realm.objects(BGPet.self).map(\.name)) == ["n0", "n1", "n2"])
+            #expect(realm.objects(BGOwner.self).count == 2)
+            dumps.append(bulkGraphDump(realm))
+        }
+        #expect(dumps[0] == dumps[1])
+    }
+
     /// Sequences of one class that needs the walk (links among the sequence) in random order,
     /// into a table that already holds objects.
     @Test func largeRandomGraphs() throws {
@@ -447,6 +509,11 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
         (7, "Cannot add an existing managed embedded object to a List."),
         (8, "Adding a deleted or invalidated object to a Realm is not permitted"),
         (9, "Adding a deleted or invalidated object to a Realm is not permitted"),
+        (10, "Attempting to create an object of type 'BGOwner' with an existing primary key value '5'."),
+        (11, "Map key 'a.b' is not allowed"),
+        (12, "Map key '$x' is not allowed"),
+        (13, "Object is already managed by another Realm. Use create instead to copy it into this Realm."),
+        (14, "Object type 'BGOutside' is not managed by the Realm"),
     ])
     func errorsAreThoseOfSingleAdds(_ scenario: Int, _ message: String) async {
         let batched = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [scenario] in
@@ -528,6 +595,27 @@ func bulkGraphErrorScenario(_ scenario: Int, batched: Bool) {
         let o = bgOwner(2)
         o.pet = p
         add([bgPet("new"), o, bgOwner(5)])
+    case 10: // a value the core refuses (over its size limit) after the first error
+        add([bgPet("first"), bgOwner(5), bgPet(String(repeating: "x", count: 17 << 20))])
+    case 11: // an invalid map key
+        let o = bgOwner(2)
+        o.scores["a.b"] = 1
+        add([bgOwner(1), o, bgOwner(5)])
+    case 12: // an invalid key of a dictionary nested in an AnyRealmValue list
+        let o = bgOwner(2)
+        o.anyList.append(anyDict(["$x": .int(1)]))
+        add([bgPet("first"), o, bgOwner(5)])
+    case 13: // a frozen object
+        let p = bgPet("frozen")
+        realm.add(p)
+        try! realm.commitWrite()
+        let frozen = p.freeze()
+        realm.beginWrite()
+        let o = bgOwner(2)
+        o.pets.append(frozen)
+        add([bgOwner(1), o, bgOwner(5)])
+    case 14: // an object of a class not in the schema
+        add([bgPet("first"), BGOutside(), bgOwner(5)])
     default:
         break
     }

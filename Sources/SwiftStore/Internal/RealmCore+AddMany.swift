@@ -3,7 +3,7 @@ import Foundation
 
 /// `realm.add` of a sequence: every new object of every class is created with its class's other
 /// new objects in one core call, with the results of `add(_:policy:)` on each object in turn
-/// (docs/ARCHITECTURE.md, Bulk creation with primary keys and indexes).
+/// (docs/ARCHITECTURE.md, `realm.add` of a sequence).
 extension RealmCore {
     /// Adds a sequence of objects with the same results as `add(_:policy:)` on each in turn.
     ///
@@ -25,7 +25,18 @@ extension RealmCore {
     /// created, and rows updated, in the same order.
     func addAll<S: Sequence>(_ objects: S, policy: Realm.UpdatePolicy) where S.Element: ObjectBase {
         verifyWrite("add objects to a Realm")
-        let top: [ObjectBase] = objects.map { $0 }
+        // Only a sequence whose elements all exist already (an array) is read whole first: any
+        // other (a lazy map, a generator) is added element by element as it produces them, as
+        // RealmSwift's loop does, so an element made after earlier ones were added sees them.
+        let top: [ObjectBase]
+        switch objects {
+        case let a as [S.Element]: top = a
+        case let a as ContiguousArray<S.Element>: top = Array(a)
+        case let a as ArraySlice<S.Element>: top = Array(a)
+        default:
+            for o in objects { add(o, policy: policy) }
+            return
+        }
         // A migration's primary keys are ordinary values while its block runs; a sequence added
         // while another is being finished (no such path today) is added object by object.
         if isMigration || addPlan != nil {
@@ -49,8 +60,7 @@ extension RealmCore {
         }
         // Every planned object is reached from the sequence; finish any the walk reached and the
         // stores did not (none is expected), in plan order.
-        while let i = plan.pending.values.min() {
-            plan.pending.removeValue(forKey: ObjectIdentifier(plan.nodes[i].object))
+        for i in plan.pending.values.sorted() where plan.pending.removeValue(forKey: ObjectIdentifier(plan.nodes[i].object)) != nil {
             finishAdd(plan, i)
         }
     }
@@ -61,25 +71,30 @@ extension RealmCore {
     /// by object, which reports it.
     private func createRows(_ plan: AddPlan) -> Bool {
         didMutate()
+        // Every batch's values first: a value the core would refuse (a String or Data over its
+        // size limit) gives up before anything is created, so the single adds report it where
+        // they meet it.
+        var prepared: [ObjectIdentifier: BatchValues] = [:]
+        for cp in plan.classes where !cp.created.isEmpty && cp.batchable {
+            var links: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+            if !cp.hasUpdates {
+                for (l, link) in cp.links.enumerated() where cp.linkBatched[l] { links.append(link) }
+                if !links.isEmpty {
+                    let cols = Set(links.map(\.col))
+                    cp.finishRest = cp.rest.filter { !cols.contains($0.col) }
+                }
+            }
+            guard let values = batchValues(cp, links, plan) else { return false }
+            prepared[ObjectIdentifier(cp)] = values
+        }
         var createdAny = false
         for cp in plan.classes where !cp.created.isEmpty {
             let info = cp.info
-            if cp.batchable {
-                var links: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
-                if !cp.hasUpdates {
-                    for (l, link) in cp.links.enumerated() where cp.linkBatched[l] { links.append(link) }
-                    if !links.isEmpty {
-                        let cols = Set(links.map(\.col))
-                        cp.finishRest = cp.rest.filter { !cols.contains($0.col) }
-                    }
-                }
-                if !cp.needsFinish { plan.finishCount -= cp.created.count }
+            if cp.batchable, let values = prepared[ObjectIdentifier(cp)] {
                 var keys = [Int64](repeating: 0, count: cp.created.count)
-                let rc = createMany(cp, links, plan, &keys)
-                if rc == Int32(CS_CONSTRAINT) {
-                    if !createdAny { return false }
-                    plan.trapAtFirstError()
-                }
+                let rc = cs_obj_create_many_keys(txn, info.table, cp.created.count, values.cols.count, values.cols, values.values, &keys)
+                if rc != 0 && !createdAny { return false } // nothing created: the single adds report it
+                if rc == Int32(CS_CONSTRAINT) { plan.trapAtFirstError() }
                 if rc != 0 { CoreCall.fail(rc, "Creating \(cp.created.count) \(info.objectSchema.className) objects") }
                 batchedAdds += cp.created.count
                 var prev = cs_obj()
@@ -120,23 +135,24 @@ extension RealmCore {
         }
         // Objects created whole by a batch (every property a batched column, bound lazily)
         // need nothing more: only the others stay pending.
-        if plan.finishCount == 0 {
+        let whole = plan.nodes.filter { $0.batched && !$0.rewrite && !$0.cls.needsFinish }
+        if whole.count == plan.nodes.count {
             plan.pending.removeAll()
-        } else if plan.finishCount < plan.nodes.count {
-            for n in plan.nodes where n.batched && !n.cls.needsFinish { plan.pending.removeValue(forKey: ObjectIdentifier(n.object)) }
+        } else {
+            for n in whole { plan.pending.removeValue(forKey: ObjectIdentifier(n.object)) }
         }
         return true
     }
 
-    /// One `cs_obj_create_many_keys` call for the new objects of `cp`'s class, with the values
-    /// of its plain-value columns.
-    private func createMany(_ cp: AddPlan.ClassPlan, _ links: [(offset: Int, field: any PersistedField.Type, col: UInt32)],
-                            _ plan: AddPlan, _ keys: inout [Int64]) -> Int32 {
+    /// The columns and values of the `cs_obj_create_many_keys` call for the new objects of `cp`'s
+    /// class: its plain-value columns and the links `links` (to objects managed before the add);
+    /// nil when a value is over the core's size limit.
+    private func batchValues(_ cp: AddPlan.ClassPlan, _ links: [(offset: Int, field: any PersistedField.Type, col: UInt32)],
+                             _ plan: AddPlan) -> BatchValues? {
         let n = cp.created.count
-        var values: [cs_value] = []
-        var owned: [UnsafeMutableRawPointer] = []
-        defer { for p in owned { p.deallocate() } }
-        values.reserveCapacity((cp.batch.count + links.count) * n)
+        let out = BatchValues()
+        out.values.reserveCapacity((cp.batch.count + links.count) * n)
+        let limit = 16 * 1024 * 1024 // CS_MAX_BLOB of cstore.h (a macro Swift does not import)
         for b in cp.batch {
             for i in cp.created {
                 let o = plan.nodes[i].object
@@ -144,19 +160,21 @@ extension RealmCore {
                 let sv = b.field.storedValue(at: base + b.offset) ?? KeyValueCoding.unmanagedStored(o, b.property)
                 switch sv {
                 case .string(var str):
-                    values.append(str.withUTF8 { buf in
+                    if str.utf8.count > limit { return nil }
+                    out.values.append(str.withUTF8 { buf in
                         let copy = UnsafeMutableRawPointer.allocate(byteCount: max(buf.count, 1), alignment: 1)
-                        owned.append(copy)
+                        out.owned.append(copy)
                         if let b = buf.baseAddress { copy.copyMemory(from: b, byteCount: buf.count) }
                         return cs_string(copy.assumingMemoryBound(to: CChar.self), buf.count)
                     })
                 case .data(let d):
+                    if d.count > limit { return nil }
                     let copy = UnsafeMutableRawPointer.allocate(byteCount: max(d.count, 1), alignment: 1)
-                    owned.append(copy)
+                    out.owned.append(copy)
                     d.withUnsafeBytes { if let b = $0.baseAddress { copy.copyMemory(from: b, byteCount: $0.count) } }
-                    values.append(cs_binary(UnsafeRawPointer(copy), d.count))
+                    out.values.append(cs_binary(UnsafeRawPointer(copy), d.count))
                 default:
-                    values.append(withCValue(sv) { $0.pointee })
+                    out.values.append(withCValue(sv) { $0.pointee })
                 }
             }
         }
@@ -166,14 +184,14 @@ extension RealmCore {
                 let o = plan.nodes[i].object
                 let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
                 if case .object(let t) = l.field.storedValue(at: base + l.offset), let tinfo = t.info {
-                    values.append(cs_link(tinfo.table, t.cobj.key))
+                    out.values.append(cs_link(tinfo.table, t.cobj.key))
                 } else {
-                    values.append(cs_null())
+                    out.values.append(cs_null())
                 }
             }
         }
-        let cols = cp.batch.map(\.col) + links.map(\.col)
-        return cs_obj_create_many_keys(txn, cp.info.table, n, cols.count, cols, values, &keys)
+        out.cols = cp.batch.map(\.col) + links.map(\.col)
+        return out
     }
 
     /// Makes an unmanaged object the accessor of `row` (its values are stored by `finishAdd`).
@@ -190,7 +208,7 @@ extension RealmCore {
     func finishAdd(_ plan: AddPlan, _ i: Int) {
         let n = plan.nodes[i]
         let o = n.object, info = n.cls.info
-        if n.batched {
+        if n.batched && !n.rewrite {
             let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(o).toOpaque())
             for b in n.cls.finishRest { b.field.store(from: base + b.offset, into: o, column: b.col, policy: plan.policy) }
             for b in info.legacyBindings where b.col != info.primaryColumn {
@@ -202,6 +220,15 @@ extension RealmCore {
         }
         bind(o, info)
     }
+}
+
+/// The columns and values of one `cs_obj_create_many_keys` call (column by column), with the
+/// copies of the strings and data they point at.
+final class BatchValues {
+    var cols: [UInt32] = []
+    var values: [cs_value] = []
+    var owned: [UnsafeMutableRawPointer] = []
+    deinit { for p in owned { p.deallocate() } }
 }
 
 /// What `RealmCore.addAll` will do, worked out before it writes anything: the objects the
@@ -244,6 +271,10 @@ final class AddPlan {
         let kind: Kind
         /// Created by `cs_obj_create_many_keys` with the batched columns.
         var batched = false
+        /// A later object has the same primary key (a twin): `finishAdd` stores every property
+        /// again, in declaration order, so a twin met inside this object's own graph updates
+        /// the row between them as the single add does.
+        var rewrite = false
         var isCreated: Bool { if case .create = kind { return true } else { return false } }
     }
 
@@ -279,6 +310,8 @@ final class AddPlan {
         var created: [Int] = []
         /// The planned object of each primary key met.
         var keys: [PrimaryKey: Int] = [:]
+        /// The primary key's wrapper, when it is a batched column.
+        var pkBinding: (offset: Int, field: any PersistedField.Type)?
 
         init(_ info: ClassInfo) {
             self.info = info
@@ -300,7 +333,10 @@ final class AddPlan {
                 }
                 if Self.plain(p) {
                     batch.append((b.offset, b.field, b.col, p))
-                    if b.col == info.primaryColumn { pkBatched = true }
+                    if b.col == info.primaryColumn {
+                        pkBatched = true
+                        pkBinding = (b.offset, b.field)
+                    }
                 } else if b.col != info.primaryColumn {
                     rest.append((b.offset, b.field, b.col))
                 }
@@ -314,6 +350,16 @@ final class AddPlan {
             }
             batchable = !info.isEmbedded && (info.primaryColumn == CS_NONE || pkBatched)
             finishRest = rest
+        }
+
+        /// The unmanaged primary key of `o`: through its wrapper (as the batch reads it) when
+        /// the key is a batched column, else through key-value coding.
+        func primaryKeyValue(_ o: ObjectBase, _ pk: Property) -> StoredValue {
+            if let b = pkBinding {
+                let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
+                if let v = b.field.storedValue(at: base + b.offset) { return v }
+            }
+            return KeyValueCoding.unmanagedStored(o, pk)
         }
 
         /// A single value of a type `cs_obj_create_many_keys` takes without looking at links.
@@ -340,8 +386,6 @@ final class AddPlan {
 
     /// Per object added: whether it was managed before (a single add checks it again).
     private(set) var topWasManaged: [Bool] = []
-    /// How many planned objects `finishAdd` must still see.
-    var finishCount = 0
     /// For the strict walk: the plan whose rows are being created.
     private let original: AddPlan?
     /// The objects added, in order.
@@ -358,11 +402,12 @@ final class AddPlan {
     func walk(_ objects: [ObjectBase]) -> Bool {
         top = objects
         topWasManaged.reserveCapacity(objects.count)
+        nodes.reserveCapacity(objects.count)
+        pending.reserveCapacity(objects.count)
         for o in objects {
             topWasManaged.append(o.core != nil)
             if !visit(o) { return false }
         }
-        finishCount = nodes.count
         return true
     }
 
@@ -400,11 +445,12 @@ final class AddPlan {
         guard let cp = classPlan(o), !cp.info.isEmbedded else { return false }
         var kind = Kind.create
         if let pk = cp.primaryKey {
-            let value = KeyValueCoding.unmanagedStored(o, pk)
+            let value = cp.primaryKeyValue(o, pk)
             guard let key = PrimaryKey(value) else { return false }
             if let first = cp.keys[key] {
                 if policy == .error { return false }
                 kind = .twin(first)
+                nodes[first].rewrite = true
             } else {
                 if policy != .error || (original != nil && !createdHere) {
                     var found: Int64 = 0
