@@ -703,7 +703,8 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
  * (row after row), when every link names an object that exists before the call, of a table that
  * is not embedded; otherwise (a link to a row of the batch, to no object, to an embedded
  * object), and with Mixed columns, the call fills the table object by object through
- * cs_obj_set's checks.
+ * cs_obj_set's checks. After any other error (CS_CONSTRAINT and CS_TYPE come before anything is
+ * created) rows may be in place: roll the transaction back.
  */
 int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                        const cs_value *values, int64_t *first_key);

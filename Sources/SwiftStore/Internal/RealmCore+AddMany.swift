@@ -17,8 +17,9 @@ extension RealmCore {
     /// object by object, which reports the error as a single add does; an invalidated object is
     /// reported by the store that meets it, in the single adds' order. Then each
     /// class's new objects are created by one `cs_obj_create_many_keys` call with their
-    /// plain-value columns (a class's keys depend only on the order of its own creations, which
-    /// is the walk's), and become managed. Last, the objects' other properties (links,
+    /// plain-value columns and the links the single adds would set right after creating them
+    /// (a class's keys depend only on the order of its own creations, which is the walk's), and
+    /// become managed. Only an array is planned; another sequence is added element by element. Last, the objects' other properties (links,
     /// collections, embedded objects, AnyRealmValue, legacy boxes) are stored and the objects
     /// bound, in the walk's order: an object is finished where the single adds would have added
     /// it (`link(to:policy:)` finishes a planned object it meets), so embedded objects are
@@ -444,11 +445,17 @@ final class AddPlan {
         if pending[id] != nil { return true }
         guard let cp = classPlan(o), !cp.info.isEmbedded else { return false }
         var kind = Kind.create
-        if let pk = cp.primaryKey {
+        // Under `.error` the plan does no key work: the core refuses a batch with a key twice or
+        // one that exists, before creating anything (then the single adds, or the strict walk,
+        // report it). The strict walk and the update policies look keys up.
+        if let pk = cp.primaryKey, policy != .error || original != nil {
             let value = cp.primaryKeyValue(o, pk)
             guard let key = PrimaryKey(value) else { return false }
             if let first = cp.keys[key] {
-                if policy == .error { return false }
+                if policy == .error {
+                    preconditionFailure("Attempting to create an object of type '\(cp.info.objectSchema.className)' "
+                                        + "with an existing primary key value '\(KeyValueCoding.describe(value))'.")
+                }
                 kind = .twin(first)
                 nodes[first].rewrite = true
             } else {
