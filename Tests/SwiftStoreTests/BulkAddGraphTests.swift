@@ -520,6 +520,7 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
         (12, "Map key '$x' is not allowed"),
         (13, "Object is already managed by another Realm. Use create instead to copy it into this Realm."),
         (14, "Object type 'BGOutside' is not managed by the Realm"),
+        (15, "Attempting to create an object of type 'BGOwner' with an existing primary key value '1'."),
     ])
     func errorsAreThoseOfSingleAdds(_ scenario: Int, _ message: String) async {
         let batched = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [scenario] in
@@ -622,6 +623,10 @@ func bulkGraphErrorScenario(_ scenario: Int, batched: Bool) {
         add([bgOwner(1), o, bgOwner(5)])
     case 14: // an object of a class not in the schema
         add([bgPet("first"), BGOutside(), bgOwner(5)])
+    case 15: // a key twice in a class created after another (pets first): the strict walk
+        let o = bgOwner(2)
+        o.friend = bgOwner(1)
+        add([bgPet("x"), bgOwner(1), o, bgOwner(5)])
     default:
         break
     }
