@@ -509,6 +509,11 @@ static int many_by_key(cs_txn *t, uint32_t table, const many_col *mc, size_t nco
     return rc;
 }
 
+size_t cs_max_blob(void)
+{
+    return CS_MAX_BLOB;
+}
+
 /* Whether the links of column m can go into the new rows directly (the leaf-at-a-time and key
  * order paths, then many_backlinks): each non-null one names an object that exists now, of a
  * table that is not embedded. Otherwise (a link to a row of this batch, to a missing object, to

@@ -128,6 +128,8 @@ typedef enum cs_coll_kind {
 
 /** Largest string or binary value, in bytes (16 MiB). A larger one is CS_FULL. */
 #define CS_MAX_BLOB (16u * 1024u * 1024u)
+/** CS_MAX_BLOB as a function, for languages that do not import the macro. */
+size_t cs_max_blob(void);
 
 /** A decimal128 in the BID encoding: w[0] is the low 64 bits. */
 typedef struct cs_decimal128 {

@@ -153,7 +153,7 @@ extension RealmCore {
         let n = cp.created.count
         let out = BatchValues()
         out.values.reserveCapacity((cp.batch.count + links.count) * n)
-        let limit = 16 * 1024 * 1024 // CS_MAX_BLOB of cstore.h (a macro Swift does not import)
+        let limit = cs_max_blob()
         for b in cp.batch {
             for i in cp.created {
                 let o = plan.nodes[i].object
