@@ -509,6 +509,51 @@ static int many_by_key(cs_txn *t, uint32_t table, const many_col *mc, size_t nco
     return rc;
 }
 
+size_t cs_max_blob(void)
+{
+    return CS_MAX_BLOB;
+}
+
+/* Whether the links of column m can go into the new rows directly (the leaf-at-a-time and key
+ * order paths, then many_backlinks): each non-null one names an object that exists now, of a
+ * table that is not embedded. Otherwise (a link to a row of this batch, to a missing object, to
+ * an embedded object) *per_row is set: cs_obj_set, row after row, then gives the sequence of
+ * single creations' result or error. */
+static int many_links_batchable(cs_txn *t, const many_col *m, size_t n, bool *per_row)
+{
+    table_def *tt;
+    TRY(txn_table(t, m->cd->target, &tt));
+    if (tt->flags & CS_TABLE_EMBEDDED) {
+        *per_row = true;
+        return CS_OK;
+    }
+    for (size_t r = 0; r < n; r++) {
+        const cs_value *v = &m->vals[r];
+        if (v->type == CS_TYPE_NULL) continue;
+        bool ok;
+        TRY(obj_exists_key(t, m->cd->target, v->v.link.key, &ok));
+        if (!ok) {
+            *per_row = true;
+            return CS_OK;
+        }
+    }
+    return CS_OK;
+}
+
+/* The backlinks of the links the new rows (keys[r], row r) hold in the named link columns, row
+ * after row as single creations add them. */
+static int many_backlinks(cs_txn *t, uint32_t table, const many_col *mc, size_t ncols, size_t n, const int64_t *keys)
+{
+    for (size_t r = 0; r < n; r++)
+        for (size_t c = 0; c < ncols; c++) {
+            if (mc[c].cd->type != CS_TYPE_LINK) continue;
+            cs_value v = many_value(&mc[c], r);
+            if (v.type != CS_TYPE_NULL) TRY(backlink_add(t, mc[c].cd->target, v.v.link.key, table, mc[c].col, keys[r]));
+        }
+    t->epoch++;
+    return CS_OK;
+}
+
 static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                        const cs_value *values, const int64_t *const *ints, int64_t *first_key, int64_t *keys_out)
 {
@@ -529,7 +574,8 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         return NOMEM();
     }
     int rc = CS_OK;
-    bool per_row = false; /* links and Mixed values: object by object, through cs_obj_set */
+    bool per_row = false; /* Mixed values, and links cs_obj_set would refuse: object by object */
+    bool links = false;   /* link columns named: their backlinks go in after the rows */
     bool indexed = false; /* every new row needs its index entries */
     bool pk_unindexed = false; /* the primary key keeps no index (keying.c invariant 5) */
     if (td->primary != CS_NONE) rc = keying_pk_unindexed(t, table, &pk_unindexed);
@@ -559,8 +605,12 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         m->vals = values + c * n;
         leaf_spec cs = m->s;
         if (m->cd->type == CS_TYPE_LINK) cs.nullable = true;
-        if (m->cd->type == CS_TYPE_LINK || m->cd->type == CS_TYPE_MIXED) per_row = true; /* backlinks, target checks */
+        if (m->cd->type == CS_TYPE_MIXED) per_row = true; /* links inside Mixed values: through cs_obj_set */
         for (size_t r = 0; r < n && rc == CS_OK; r++) rc = value_check(&cs, &m->vals[r]);
+        if (rc == CS_OK && m->cd->type == CS_TYPE_LINK) {
+            links = true;
+            if (!per_row) rc = many_links_batchable(t, m, n, &per_row);
+        }
     }
     if (rc == CS_OK && td->primary != CS_NONE && !pmc)
         rc = cs_fail(CS_MISUSE, 0, "'%s' has a primary key: name its column among the values", td->name);
@@ -619,6 +669,7 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
             r += k;
         }
     }
+    if (rc == CS_OK && links) rc = many_backlinks(t, table, mc, ncols, n, keys);
     if (rc == CS_OK) {
         ref_t *ts;
         rc = table_node_slot(t, table, &ts);

@@ -214,7 +214,7 @@ private func sum(_ txn: OpaquePointer, _ t: UInt32, _ col: UInt32, _ text: Strin
                 }
                 #expect(try tableCount(txn, t) == UInt64(n))
             }
-            // a link column goes object by object, backlinks included
+            // a link column to existing objects: the links and their backlinks
             try db.write { txn throws in
                 let lk = try addColumn(txn, t, "link", CS_TYPE_LINK, target: target)
                 try withValues([.link(target, 0), .null]) { p in

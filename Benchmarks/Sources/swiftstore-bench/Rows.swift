@@ -6,6 +6,7 @@ func allRows(scaleMax: Int = 10_000_000) -> [Row] {
         insertRow(id: "insert.rows.50k", size: 50_000, goal: "<= 0.5x", timeOpen: true),
         insertObjectsRow(),
         addSequenceRow(),
+        addSequenceLinksRow(),
         upsertObjectsRow(),
         scatteredLoadRow(sequence: false),
         scatteredLoadRow(sequence: true),

@@ -129,6 +129,8 @@ typedef enum cs_coll_kind {
 
 /** Largest string or binary value, in bytes (16 MiB). A larger one is CS_FULL. */
 #define CS_MAX_BLOB (16u * 1024u * 1024u)
+/** CS_MAX_BLOB as a function, for languages that do not import the macro. */
+size_t cs_max_blob(void);
 
 /** A decimal128 in the BID encoding: w[0] is the low 64 bits. */
 typedef struct cs_decimal128 {
@@ -707,8 +709,12 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
  * share a primary key or a row's is an existing object's. Such keys need not be consecutive:
  * *first_key is the first row's key, and cs_obj_create_many_keys gives every row's. Embedded
  * tables refuse this (CS_MISUSE); collection and backlink columns cannot be named (CS_TYPE).
- * Link and Mixed columns among `cols` make the call fill the table object by object through
- * the same checks.
+ * Link columns go into the new rows with the other values, their backlinks in after the rows
+ * (row after row), when every link names an object that exists before the call, of a table that
+ * is not embedded; otherwise (a link to a row of the batch, to no object, to an embedded
+ * object), and with Mixed columns, the call fills the table object by object through
+ * cs_obj_set's checks. After any other error (CS_CONSTRAINT and CS_TYPE come before anything is
+ * created) rows may be in place: roll the transaction back.
  */
 int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                        const cs_value *values, int64_t *first_key);

@@ -22,6 +22,9 @@ extension List: LegacyPropertyBox {
     func store(into owner: ObjectBase, column: UInt32, policy: Realm.UpdatePolicy) {
         Self._rlmStore(self, owner, column, policy)
     }
+    var storedElements: [(key: String?, value: StoredValue)] {
+        Self._rlmStoredElements(self).map { ($0.key, $0.value.value) }
+    }
 }
 
 extension MutableSet: LegacyPropertyBox {
@@ -39,6 +42,9 @@ extension MutableSet: LegacyPropertyBox {
     func store(into owner: ObjectBase, column: UInt32, policy: Realm.UpdatePolicy) {
         Self._rlmStore(self, owner, column, policy)
     }
+    var storedElements: [(key: String?, value: StoredValue)] {
+        Self._rlmStoredElements(self).map { ($0.key, $0.value.value) }
+    }
 }
 
 extension Map: LegacyPropertyBox {
@@ -55,6 +61,9 @@ extension Map: LegacyPropertyBox {
     }
     func store(into owner: ObjectBase, column: UInt32, policy: Realm.UpdatePolicy) {
         Self._rlmStore(self, owner, column, policy)
+    }
+    var storedElements: [(key: String?, value: StoredValue)] {
+        Self._rlmStoredElements(self).map { ($0.key, $0.value.value) }
     }
 }
 

@@ -261,10 +261,13 @@ extension List: _RealmSchemaDiscoverable, _Persistable {
     }
     public static func _rlmStore(_ value: List<Element>, _ obj: ObjectBase, _ col: UInt32,
                                  _ policy: Realm.UpdatePolicy) {
-        let items = Array(value)
+        let items = value.managed == nil ? value.unmanaged.map { $0._rlmEncode().value } : value.map { $0._rlmEncode().value }
         let target = ManagedCollection(owner: obj, column: col)
         target.removeAll()
-        for (i, e) in items.enumerated() { target.insert(e._rlmEncode().value, at: i, policy: policy) }
+        target.insertAll(items, policy: policy)
+    }
+    public static func _rlmStoredElements(_ value: List<Element>) -> [(key: String?, value: _Stored)] {
+        Array(value).map { (nil, $0._rlmEncode()) }
     }
     public static func _rlmFromAny(_ value: Any) -> List<Element>? {
         // Always a new list: an object made from another must not share its collections.

@@ -215,6 +215,9 @@ extension Map: _RealmSchemaDiscoverable, _Persistable {
         target.removeAll()
         for (k, v) in items { target.mapSet(k._rlmKey, v._rlmEncode().value, policy: policy) }
     }
+    public static func _rlmStoredElements(_ value: Map<Key, Value>) -> [(key: String?, value: _Stored)] {
+        value.asKeyValueSequence().map { (Optional($0.key._rlmKey), $0.value._rlmEncode()) }
+    }
     public static func _rlmFromAny(_ value: Any) -> Map<Key, Value>? {
         let map = Map<Key, Value>()
         if let m = value as? Map<Key, Value> {

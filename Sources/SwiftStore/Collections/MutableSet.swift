@@ -168,6 +168,9 @@ extension MutableSet: _RealmSchemaDiscoverable, _Persistable {
         target.removeAll()
         for e in items { target.setInsert(e._rlmEncode().value, policy: policy) }
     }
+    public static func _rlmStoredElements(_ value: MutableSet<Element>) -> [(key: String?, value: _Stored)] {
+        Array(value).map { (nil, $0._rlmEncode()) }
+    }
     public static func _rlmFromAny(_ value: Any) -> MutableSet<Element>? {
         guard let items = CollectionDescription.elements(of: value) else { return nil }
         let set = MutableSet<Element>()

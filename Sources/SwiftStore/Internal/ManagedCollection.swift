@@ -323,6 +323,32 @@ final class ManagedCollection {
         }
     }
 
+    /// Inserts `values` at positions 0, 1, ... of a list (`add` copying an unmanaged List into
+    /// an empty one): values other than objects and nested collections through one opening of
+    /// the list, the rest one by one as `insert` does.
+    func insertAll(_ values: [StoredValue], policy: Realm.UpdatePolicy) {
+        let plain = !values.contains {
+            switch $0 {
+            case .object, .list, .dictionary: return true
+            default: return false
+            }
+        }
+        guard plain else {
+            for (i, v) in values.enumerated() { insert(v, at: i, policy: policy) }
+            return
+        }
+        if values.isEmpty { return }
+        openForWrite { c in
+            for i in values.indices {
+                core.withCValue(values[i]) { v in
+                    let rc = cs_list_insert(c, i, v)
+                    if rc == Int32(CS_RANGE) { indexOutOfRange(i, c) }
+                    if rc != 0 { CoreCall.fail(rc, "Inserting into a list") }
+                }
+            }
+        }
+    }
+
     func append(_ value: StoredValue, policy: Realm.UpdatePolicy = .error) {
         insert(value, at: count, policy: policy)
     }

@@ -90,6 +90,12 @@ extension RealmCore {
     /// its table and key. Traps for an object of another Realm, as RealmSwift does.
     func link(to object: ObjectBase, policy: Realm.UpdatePolicy) -> ObjectBase {
         if object.core === self {
+            // an object `addAll` created and has not finished: finished here, where the single
+            // adds would add it
+            if let plan = addPlan, let i = plan.pending.removeValue(forKey: ObjectIdentifier(object)) {
+                finishAdd(plan, i)
+                return object
+            }
             if object.isInvalidated { preconditionFailure("Adding a deleted or invalidated object to a Realm is not permitted") }
             return object
         }

@@ -21,6 +21,8 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Objects `addAll` created in batches (`cs_obj_create_many_keys`), for the tests.
     var batchedAdds = 0
+    /// While `addAll` finishes the objects it created: its plan (`link(to:)` finishes those).
+    var addPlan: AddPlan?
     /// Bumped by every write through this instance, so cached results know to re-run.
     @exclusivity(unchecked) private(set) var mutations: UInt64 = 0
     /// The instances passed to `delete` in the open write transaction. If the write does not

@@ -453,6 +453,9 @@ protocol PersistedField {
                       policy: Realm.UpdatePolicy)
     /// The unmanaged value at `p` as a core value (a batched `add`); nil when it is not one.
     static func storedValue(at p: UnsafeRawPointer) -> StoredValue?
+    /// The core values the unmanaged value at `p` holds, each with its map key, in the order
+    /// `store` writes them (a batched `add` finds the objects it links from them).
+    static func storedElements(at p: UnsafeRawPointer) -> [(key: String?, value: StoredValue)]
     /// Reads a managed object's column as the property's Swift type.
     static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any
     /// Reads a managed object's column as key-value coding gives it (an Optional flattened).
@@ -501,6 +504,11 @@ extension Persisted: PersistedField {
     static func storedValue(at p: UnsafeRawPointer) -> StoredValue? {
         let value = p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue ?? Value._rlmDefaultValue()
         return Value._rlmEncodeStored(value)?.value
+    }
+
+    static func storedElements(at p: UnsafeRawPointer) -> [(key: String?, value: StoredValue)] {
+        let value = p.assumingMemoryBound(to: Persisted<Value>.self).pointee.unmanagedValue ?? Value._rlmDefaultValue()
+        return Value._rlmStoredElements(value).map { ($0.key, $0.value.value) }
     }
 
     static func managedValue(_ object: ObjectBase, column col: UInt32) -> Any {

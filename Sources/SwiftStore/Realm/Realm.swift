@@ -132,8 +132,12 @@ public struct Realm: Equatable {
         core.add(object, policy: update)
     }
 
-    /// Adds every object of a sequence, as `add(_:update:)` on each in turn would. Runs of new
-    /// objects of one class with only plain-value properties are created in one batch.
+    /// Adds every object of a sequence, with the results of `add(_:update:)` on each in turn:
+    /// the same objects (with the unmanaged objects they link to, embedded objects and
+    /// collections), the same keys, the same updates under `.modified`/`.all` and the same error.
+    /// The new objects of each class are created together, in one batch, when the sequence is an
+    /// array (read whole first); any other sequence is added element by element as it produces
+    /// them, so an element made after earlier ones were added can find them.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
         core.addAll(objects, policy: update)
     }

@@ -166,6 +166,8 @@ protocol LegacyPropertyBox: AnyObject {
     func setAny(_ value: Any) -> Bool
     func attach(owner: ObjectBase, column: UInt32)
     func store(into owner: ObjectBase, column: UInt32, policy: Realm.UpdatePolicy)
+    /// The core values `store` writes, each with its map key, in its order.
+    var storedElements: [(key: String?, value: StoredValue)] { get }
 }
 
 extension RealmProperty: LegacyPropertyBox {
@@ -183,5 +185,8 @@ extension RealmProperty: LegacyPropertyBox {
     }
     func store(into owner: ObjectBase, column: UInt32, policy: Realm.UpdatePolicy) {
         Value._rlmStore(unmanagedValue, owner, column, policy)
+    }
+    var storedElements: [(key: String?, value: StoredValue)] {
+        Value._rlmStoredElements(unmanagedValue).map { ($0.key, $0.value.value) }
     }
 }

@@ -53,12 +53,18 @@ public protocol _Persistable: _RealmSchemaDiscoverable {
     static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any?
     /// The core value of an unmanaged value for a batched `add` (nil: not a single value).
     static func _rlmEncodeStored(_ value: Self) -> _Stored?
+    /// The core values an unmanaged value holds, each with its map key, in the order
+    /// `_rlmStore` writes them: a batched `add` finds the objects they link from them.
+    static func _rlmStoredElements(_ value: Self) -> [(key: String?, value: _Stored)]
 }
 
 extension _Persistable {
     public static var _rlmCachesAccessor: Bool { false }
     public static func _rlmGetFlattened(_ obj: ObjectBase, _ col: UInt32) -> Any? { _rlmGet(obj, col) }
     public static func _rlmEncodeStored(_ value: Self) -> _Stored? { (value as? any _StorableValue)?._rlmEncode() }
+    public static func _rlmStoredElements(_ value: Self) -> [(key: String?, value: _Stored)] {
+        _rlmEncodeStored(value).map { [(nil, $0)] } ?? []
+    }
     @inlinable
     public static func _rlmGet(_ obj: ObjectBase, fieldOffset offset: Int) -> Self {
         _rlmGet(obj, obj.column(atFieldOffset: offset))
