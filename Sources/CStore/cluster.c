@@ -1118,7 +1118,10 @@ int cluster_leaf_get_run(cs_txn *t, ref_t root, const int64_t *keys, size_t max,
     return CS_OK;
 }
 
-int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out)
+/* The sub-node of column `col` that holds `row`'s value, or 0 where the row has none: no
+ * sub-node, or the short tail a write leaves (invariant 2: a default, no collection, no
+ * backlinks). */
+static int row_sub_node(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, ref_t *out)
 {
     ref_t r = cluster_leaf_col_ref(leaf, col);
     *out = 0;
@@ -1127,24 +1130,27 @@ int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spe
     if (t->writing) {
         uint64_t have;
         TRY(leaf_count(t, s, r, &have));
-        if (row >= have) return CS_OK; /* the short tail (invariant 2): no collection, no backlinks */
+        if (row >= have) return CS_OK;
     }
-    return leaf_get_ref(t, s, r, row, out);
+    *out = r;
+    return CS_OK;
+}
+
+int cluster_leaf_get_ref(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col, uint64_t *out)
+{
+    ref_t r;
+    *out = 0;
+    TRY(row_sub_node(t, leaf, row, s, col, &r));
+    return r ? leaf_get_ref(t, s, r, row, out) : CS_OK;
 }
 
 int cluster_leaf_get_identity(cs_txn *t, node_hdr *leaf, uint32_t row, const leaf_spec *s, uint32_t col,
                               uint32_t *out)
 {
-    ref_t r = cluster_leaf_col_ref(leaf, col);
+    ref_t r;
     *out = 0;
-    if (!r) return CS_OK;
-    if (tagged(r)) return CORRUPT("column slot holds a number");
-    if (t->writing) {
-        uint64_t have;
-        TRY(leaf_count(t, s, r, &have));
-        if (row >= have) return CS_OK; /* the short tail (invariant 2): a default, no collection */
-    }
-    return leaf_get_identity(t, s, r, row, out);
+    TRY(row_sub_node(t, leaf, row, s, col, &r));
+    return r ? leaf_get_identity(t, s, r, row, out) : CS_OK;
 }
 
 /* ---- padding short sub-nodes before a commit (invariant 2) ---------------------------------- */
