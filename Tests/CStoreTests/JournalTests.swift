@@ -523,47 +523,8 @@ import Glibc
     @Test func oneRowCommitsRecordTheirFreeListNodesAsPatches() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let path = dir.path("a.cstore")
-        let n = 20_000
-        do {
-            let db = try DB(path, durability: CS_DURABILITY_NOSYNC)
-            try db.write { txn throws in
-                let t = try addTable(txn, "T")
-                for c in 0..<4 { _ = try addColumn(txn, t, "c\(c)", CS_TYPE_INT) }
-                for i in 0..<n {
-                    var o = try createObj(txn, t)
-                    for c in 0..<4 { try must(cs_obj_set_int(&o, UInt32(c), Int64(i)), "set") }
-                }
-            }
-            // scattered updates leave free extents across the file (several chunks)
-            var rng = SeededRNG(seed: 21)
-            for _ in 0..<300 {
-                try db.write { txn throws in
-                    let t = try findTable(txn, "T")
-                    var o = try openObj(txn, t, Int64(rng.next() % UInt64(n)))
-                    try must(cs_obj_set_int(&o, 1, -1), "set")
-                }
-            }
-            db.close()
-        }
-        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
-        let h = try pio.open(path)
-        var rng = SeededRNG(seed: 22)
-        var want: [Int64: Int64] = [:]
-        for u in 0..<60 {
-            var t: OpaquePointer?
-            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
-            let table = try findTable(t!, "T")
-            let k = Int64(rng.next() % UInt64(n))
-            var o = try openObj(t!, table, k)
-            try must(cs_obj_set_int(&o, 0, -Int64(u) - 10), "set")
-            want[k] = -Int64(u) - 10
-            try must(cs_txn_commit(t!), "commit \(u)")
-            check(cs_txn_end(t))
-        }
-        pio.cutNow()
-        let state = pio.cut!
-        _ = cs_db_close(h)
+        let state = try journalPatchedCrash(dir, commits: 60, rows: 20_000)
+        let want = state.want
         let runs = journalRecordRuns(state.jsynced)
         #expect(runs.count == 60, "a record per commit: \(runs.count)")
         let patched = runs.dropFirst().filter { $0.contains { $0.patched } }.count
