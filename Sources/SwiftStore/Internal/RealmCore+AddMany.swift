@@ -103,7 +103,7 @@ extension RealmCore {
                     var row = cs_obj()
                     if r > 0 { cs_obj_prepare(txn, info.table, keys[r], &prev, &row) } else { cs_obj_prepare(txn, info.table, keys[r], nil, &row) }
                     plan.nodes[i].batched = true
-                    manage(plan.nodes[i].object, info, row)
+                    point(plan.nodes[i].object, info, at: row)
                     prev = row
                 }
             } else {
@@ -121,7 +121,7 @@ extension RealmCore {
                         CoreCall.must(cs_obj_create(txn, info.table, &row), "Creating a \(info.objectSchema.className)")
                     }
                     createdAny = true
-                    manage(o, info, row)
+                    point(o, info, at: row)
                 }
             }
             createdAny = true
@@ -132,7 +132,7 @@ extension RealmCore {
             let n = plan.nodes[i]
             var row = cs_obj()
             CoreCall.must(cs_obj_open(txn, n.cls.info.table, plan.rowKey(i), &row), "Opening an object")
-            manage(n.object, n.cls.info, row)
+            point(n.object, n.cls.info, at: row)
         }
         // Objects created whole by a batch (every property a batched column, bound lazily)
         // need nothing more: only the others stay pending.
@@ -193,14 +193,6 @@ extension RealmCore {
         }
         out.cols = cp.batch.map(\.col) + links.map(\.col)
         return out
-    }
-
-    /// Makes an unmanaged object the accessor of `row` (its values are stored by `finishAdd`).
-    private func manage(_ o: ObjectBase, _ info: ClassInfo, _ row: cs_obj) {
-        o.core = self
-        o.info = info
-        o.generation = generation
-        o.cobj = row
     }
 
     /// Stores what the row of planned object `i` does not hold yet and binds the object: its

@@ -38,10 +38,7 @@ extension RealmCore {
         } else {
             CoreCall.must(cs_obj_create(t, info.table, &row), "Creating a \(info.objectSchema.className)")
         }
-        object.core = self
-        object.info = info
-        object.generation = generation
-        object.cobj = row
+        point(object, info, at: row)
         copyValues(of: object, info, policy: policy, skipPrimary: true)
         bind(object, info)
     }

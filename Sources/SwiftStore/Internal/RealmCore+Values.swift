@@ -178,10 +178,7 @@ extension RealmCore {
     /// Makes an unmanaged object the accessor of the new row `row`, copying its values in.
     func adopt(_ target: ObjectBase, row: cs_obj, policy: Realm.UpdatePolicy) {
         let info = self.info(for: type(of: target))
-        target.core = self
-        target.info = info
-        target.generation = generation
-        target.cobj = row
+        point(target, info, at: row)
         copyValues(of: target, info, policy: policy, skipPrimary: true)
         bind(target, info)
     }

@@ -888,11 +888,17 @@ final class RealmCore {
 
     /// Makes `o` read and write through `accessor` (an object of `info`'s table).
     func attach(_ o: ObjectBase, _ info: ClassInfo, accessor: cs_obj) {
+        point(o, info, at: accessor)
+        bind(o, info)
+    }
+
+    /// Makes `o` the accessor of `row` (an object of `info`'s table), not yet bound: the caller
+    /// stores its values or binds it (`bind`) next.
+    func point(_ o: ObjectBase, _ info: ClassInfo, at row: cs_obj) {
         o.core = self
         o.info = info
         o.generation = generation
-        o.cobj = accessor
-        bind(o, info)
+        o.cobj = row
     }
 
     /// Points the legacy boxes of `o` at their columns and, for Encodable classes, every
