@@ -102,7 +102,7 @@ final class ManagedCollection {
     var identities: [UInt32] = []
 
     /// How `resolve` ended.
-    private enum Resolution { case found, failed(Int32), replaced }
+    private enum Resolution { case found, failed(Int32, nested: Bool), replaced }
 
     /// Opens the path into `c`. A step whose collection has another identity than this accessor
     /// was made for: when the step is a list position and the collection is elsewhere in that
@@ -110,9 +110,10 @@ final class ManagedCollection {
     /// position (not kept for a frozen Realm's accessor, which threads share) and the path goes
     /// on, as realm-core finds a collection by its key; otherwise the collection was replaced
     /// (made again there, or taken out of the list) and `replaced` is the answer.
+    @inline(__always)
     private func resolve(_ c: inout cs_coll) -> Resolution {
         var rc = cs_coll_open(&owner.cobj, col, &c)
-        if rc != 0 { return .failed(rc) }
+        if rc != 0 { return .failed(rc, nested: false) }
         if let want = identities.first, want != 0, cs_coll_identity(&c) != want { return .replaced }
         for i in steps.indices {
             var n = cs_coll()
@@ -123,7 +124,7 @@ final class ManagedCollection {
                 if owner.core?.isFrozen != true { steps[i].index = j }
                 rc = cs_coll_open_nested(&c, j, nil, 0, &n)
             }
-            if rc != 0 { return .failed(rc) }
+            if rc != 0 { return .failed(rc, nested: true) }
             c = n
         }
         return .found
@@ -173,21 +174,12 @@ final class ManagedCollection {
     func open(_ body: (UnsafeMutablePointer<cs_coll>) -> Void) {
         _ = owner.verifyReadable()
         var c = cs_coll()
-        if identities.isEmpty {
-            CoreCall.must(cs_coll_open(&owner.cobj, col, &c), "Opening a collection")
-            for s in steps {
-                var n = cs_coll()
-                CoreCall.must(cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n), "Opening a nested collection")
-                c = n
-            }
-        } else {
-            switch resolve(&c) {
-            case .found: break
-            case .failed(let rc): CoreCall.must(rc, "Opening a nested collection")
-            case .replaced:
-                preconditionFailure("This collection is no more: the AnyRealmValue holding it was set to another value, "
-                                    + "and this accessor is invalidated")
-            }
+        switch resolve(&c) {
+        case .found: break
+        case .failed(let rc, let nested): CoreCall.must(rc, nested ? "Opening a nested collection" : "Opening a collection")
+        case .replaced:
+            preconditionFailure("This collection is no more: the AnyRealmValue holding it was set to another value, "
+                                + "and this accessor is invalidated")
         }
         body(&c)
     }
@@ -207,16 +199,7 @@ final class ManagedCollection {
         if owner.isInvalidated { return true }
         guard let kind = mixedKind else { return false }
         var c = cs_coll()
-        if identities.isEmpty {
-            guard cs_coll_open(&owner.cobj, col, &c) == 0 else { return true }
-            for s in steps {
-                var n = cs_coll()
-                guard cs_coll_open_nested(&c, s.index, s.key, s.keyLength, &n) == 0 else { return true }
-                c = n
-            }
-        } else {
-            guard case .found = resolve(&c) else { return true }
-        }
+        guard case .found = resolve(&c) else { return true }
         return (cs_coll_kind_of(&c) == CS_COLL_MAP) != (kind == .map)
     }
 
