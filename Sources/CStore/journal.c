@@ -439,6 +439,9 @@ typedef struct img_page {
 typedef struct replay_image {
     img_page **table; /* open addressing by index, cap a power of 2, at most half full */
     uint64_t cap, n;
+    uint64_t bound;   /* no byte at or past it is written (walk: the file's size + the runs') */
+    uint64_t spill;   /* direct: pages from this index on hold their bytes (those past bound) */
+    uint64_t nspill;  /* such pages */
     bool direct;      /* record by record into the file: pages hold the map only */
     bool full;        /* the image reached IMG_MAX (replay then goes direct) */
     bool inplace;     /* direct, the file's own bytes written back (replay, `live`) */
@@ -463,11 +466,12 @@ void cs_test_replay_image(uint64_t *pages, uint64_t *bytes)
 static void img_free(replay_image *m)
 {
     last_img_pages = m->n;
-    last_img_bytes = m->n * (m->direct ? IMG_MAP_BYTES : sizeof(img_page)) + m->cap * sizeof *m->table;
+    last_img_bytes = m->n * (m->direct ? IMG_MAP_BYTES : sizeof(img_page)) + m->cap * sizeof *m->table +
+                     m->nspill * (sizeof(img_page) - IMG_MAP_BYTES);
     for (uint64_t i = 0; i < m->cap; i++) free(m->table[i]);
     free(m->table);
     m->table = NULL;
-    m->cap = m->n = 0;
+    m->cap = m->n = m->nspill = 0;
 }
 
 static inline uint64_t img_slot(const replay_image *m, uint64_t index)
@@ -489,10 +493,19 @@ static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out
 {
     img_page *p = img_find(m, index);
     if ((*out = p)) return CS_OK;
+    bool data = !m->direct || index >= m->spill;
     if (!m->direct && (m->n + 1) * sizeof(img_page) > (img_max ? img_max : IMG_MAX)) {
         m->full = true; /* replay() starts again, direct */
         return cs_fail(CS_NOMEM, ENOMEM, "the replay image of %s is full", f->path);
     }
+    /* the bytes past the bound a direct replay keeps: as many as the image, whatever bound the
+     * tests set for it */
+    if (m->direct && data && (m->nspill + 1) * sizeof(img_page) > IMG_MAX)
+        return cs_fail(CS_CORRUPT, 0,
+                       "the journal %s.journal is damaged: its records write more than %llu MiB past byte %llu, the "
+                       "file's size plus the length of every run of its records, where no commit writes; the "
+                       "replay stops: move the journal away to open the file without it",
+                       f->path, (unsigned long long)(IMG_MAX >> 20), (unsigned long long)m->bound);
     if (2 * (m->n + 1) > m->cap) {
         uint64_t nc = m->cap ? 2 * m->cap : 64;
         img_page **nt = calloc(nc, sizeof *nt);
@@ -509,8 +522,9 @@ static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out
         free(m->table);
         *m = grown;
     }
-    if (!(p = calloc(1, m->direct ? IMG_MAP_BYTES : sizeof *p))) return NOMEM();
+    if (!(p = calloc(1, data ? sizeof *p : IMG_MAP_BYTES))) return NOMEM();
     p->index = index;
+    if (m->direct && data) m->nspill++;
     uint64_t j = img_slot(m, index);
     while (m->table[j]) j = (j + 1) & (m->cap - 1);
     m->table[j] = p;
@@ -624,18 +638,31 @@ static uint64_t patch_len(const uint8_t *p, uint64_t avail, uint64_t raw)
 }
 
 /* The valid records from JOURNAL_HDR on, up to version `upto` at most; with `img`, each is put
- * into it (apply_record). Returns their number, or -error. */
+ * into it (apply_record). Returns their number, or -error. `*bound` gets the replay's bound
+ * (docs/FORMAT.md §13, Recovery): the database file's size plus the lengths of every run of the
+ * records. No commit's version reaches past it: a commit's runs lie below its version's logical
+ * size, which grows by at most the bytes it places past the end (commit.c, place), and the file
+ * holds at least the logical size of the version of some moment since the checkpoint (the
+ * checkpoint synced it; online shrinking cuts no byte either header slot names). The newest
+ * record's runs must lie below it (CS_CORRUPT otherwise, a forged or damaged journal); an
+ * earlier record's may not (a tail online shrinking cut after they were written), and the
+ * replay writes none of those bytes (img_write, direct_put). */
 static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_image *img, uint8_t **scratch);
 
 static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t upto, uint64_t *last_version,
-                    uint64_t *end)
+                    uint64_t *end, uint64_t *bound)
 {
     uint64_t off = JOURNAL_HDR, expect = h->base + 1;
     int64_t n = 0;
     uint8_t *buf = NULL, *scratch = NULL;
     size_t cap = 0;
     int rc = CS_OK;
+    uint64_t size, reach = 0; /* reach: where the last record's runs end */
     *last_version = h->base;
+    if (f->fd < 0) size = UINT64_MAX; /* journal_peek: no database file, no bound */
+    else if (io_file_size(f->io, f->fd, &size, NULL) != 0)
+        return -cs_fail(CS_IOERR, errno, "cannot stat %s to replay its journal: %s", f->path, strerror(errno));
+    *bound = size > HDR_SIZE ? size : HDR_SIZE;
     for (;;) {
         jrecord r;
         if (off + JREC_HDR > f->jsize) break;
@@ -670,7 +697,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t 
          * 2 only) by its operations */
         const uint64_t *pairs = (const uint64_t *)(buf + JREC_HDR);
         const uint8_t *data = buf + JREC_HDR + (uint64_t)r.nruns * 16;
-        uint64_t sum = 0, raw = 0;
+        uint64_t sum = 0, raw = 0, runs_end = 0;
         bool ok = true;
         for (uint32_t i = 0; i < r.nruns && ok; i++) {
             uint64_t len = pairs[2 * i + 1], used = len, rl = len & ~JRUN_PATCH;
@@ -681,6 +708,7 @@ static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t 
                 break;
             }
             raw += rl;
+            if (pairs[2 * i] + rl > runs_end) runs_end = pairs[2 * i] + rl;
             if (len & JRUN_PATCH) {
                 if (h->layout != JOURNAL_LAYOUT) ok = false;
                 else used = patch_len(data + sum, r.data - sum, rl);
@@ -690,6 +718,8 @@ static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t 
         }
         if (!ok || sum != r.data) break;
         if (img && (rc = apply_record(f, buf, &r, img, &scratch)) != CS_OK) break;
+        *bound = *bound > UINT64_MAX - raw ? UINT64_MAX : *bound + raw;
+        reach = runs_end;
         n++;
         *last_version = r.version;
         expect++;
@@ -697,6 +727,13 @@ static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t 
     }
     free(buf);
     free(scratch);
+    if (rc == CS_OK && reach > *bound)
+        rc = cs_fail(CS_CORRUPT, 0,
+                     "the journal %s.journal is damaged: the record of version %llu writes up to byte %llu, past byte "
+                     "%llu (the file's size plus the length of every run of its records), where no commit writes "
+                     "(written by a faulty library, or forged); the replay stops before it writes anything: move "
+                     "the journal away to open the file without it",
+                     f->path, (unsigned long long)*last_version, (unsigned long long)reach, (unsigned long long)*bound);
     if (rc != CS_OK) return -rc;
     *end = off;
     return n;
@@ -742,6 +779,20 @@ static void runs_hash_add(runs_hash *x, const uint8_t *p, uint64_t n)
 
 static int replay_write(cs_dbfile *f, const void *buf, uint64_t len, uint64_t pos);
 
+/* A run of a replay record by record: its bytes below the bound go into the file, and those in
+ * the pages from the one that holds the bound on are kept in memory (img_put), where a later
+ * record's copy finds them: an earlier record's bytes past the bound are not written (walk). */
+static int direct_put(cs_dbfile *f, replay_image *m, const uint8_t *bytes, uint64_t len, uint64_t pos)
+{
+    uint64_t cut = m->spill << IMG_SHIFT; /* m->spill = m->bound >> IMG_SHIFT: no overflow */
+    if (pos < m->bound) TRY(replay_write(f, bytes, m->bound - pos < len ? m->bound - pos : len, pos));
+    if (pos + len > cut) {
+        uint64_t skip = pos < cut ? cut - pos : 0;
+        TRY(img_put(f, m, pos + skip, bytes + skip, len - skip));
+    }
+    return CS_OK;
+}
+
 /* Puts a record's runs into the image, in their order (the last writer winning, as within a
  * commit). A patched run is rebuilt first, its copies read from the image as the records
  * before this one left it (the record's own runs go in once all are rebuilt): a copy of bytes
@@ -786,13 +837,18 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                 memcpy(&src, data, 8);
                 data += 8;
                 if (img->direct && img_covered(img, src, n)) {
-                    /* the bytes the records before this one wrote, in the file */
-                    ssize_t got = f->io->pread(f->io->ctx, f->fd, out + at, n, (off_t)src);
-                    if (got != (ssize_t)n) {
+                    /* the bytes the records before this one wrote: in the file, or in memory
+                     * from the first page that holds bytes past the bound on (direct_put) */
+                    uint64_t cut = img->spill > (UINT64_MAX >> IMG_SHIFT) ? UINT64_MAX : img->spill << IMG_SHIFT;
+                    uint64_t k = src >= cut ? 0 : cut - src < n ? cut - src : n;
+                    ssize_t got = k ? f->io->pread(f->io->ctx, f->fd, out + at, k, (off_t)src) : 0;
+                    if (got != (ssize_t)k) {
                         int e = got < 0 ? errno : EIO;
                         return cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
                                        got < 0 ? strerror(e) : "it ended early");
                     }
+                    if (k < n && !img_read(img, src + k, out + at + k, n - k))
+                        return cs_fail(CS_INTERNAL, 0, "the replay of %s lost bytes it kept", f->path);
                 } else if (img->direct || !img_read(img, src, out + at, n))
                     return cs_fail(CS_CORRUPT, 0,
                                    "the journal %s.journal is damaged: the record of version %llu copies bytes at "
@@ -834,7 +890,7 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                         img->have_hdr = true;
                     }
                 } else if (img->direct) {
-                    TRY(replay_write(f, bytes, rl, pairs[2 * i]));
+                    TRY(direct_put(f, img, bytes, rl, pairs[2 * i]));
                 } else {
                     TRY(img_put(f, img, pairs[2 * i], bytes, rl));
                 }
@@ -918,7 +974,9 @@ static int img_write(cs_dbfile *f, replay_image *m)
     for (uint64_t i = 0; i < m->n && rc == CS_OK; i++) {
         const img_page *p = pages[i];
         uint64_t base = p->index << IMG_SHIFT;
-        for (uint64_t at = p->index ? 0 : HDR_USED; at < IMG_PAGE && rc == CS_OK;) {
+        /* nothing at or past the bound (walk): the pages are in file order */
+        uint64_t lim = base >= m->bound ? 0 : m->bound - base < IMG_PAGE ? m->bound - base : IMG_PAGE;
+        for (uint64_t at = p->index ? 0 : HDR_USED; at < lim && rc == CS_OK;) {
             /* the next stretch of written bytes in this page (a word of the map at a time where
              * it is all clear or all set) */
             if (!(p->written[at >> 6] >> (at & 63) & 1)) {
@@ -928,6 +986,7 @@ static int img_write(cs_dbfile *f, replay_image *m)
             uint64_t e = at + 1;
             while (e < IMG_PAGE && (p->written[e >> 6] >> (e & 63) & 1))
                 e = !(e & 63) && p->written[e >> 6] == ~0ull ? e + 64 : e + 1;
+            if (e > lim) e = lim;
             if (slen && (spos + slen != base + at || slen + (e - at) > IMG_WRITE_MAX)) {
                 rc = stage_write(f, m, stage, slen, spos);
                 slen = 0;
@@ -969,17 +1028,24 @@ static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, 
                       uint64_t *end)
 {
     replay_image img = {0};
-    int64_t n = walk(f, h, &img, upto, last_version, end);
+    img.spill = UINT64_MAX;
+    int64_t n = walk(f, h, &img, upto, last_version, end, &img.bound);
     if (n == -CS_NOMEM && img.full) {
         /* more pages than the image holds (IMG_MAX), nothing written yet. Alone (at open):
-         * record by record. With readers (`live`: the checkpoint after a lost header write,
-         * whose records' bytes are all in the page cache already, only the header's write
-         * having failed): the map of the bytes they wrote, then each such byte written back
-         * once with the value the file holds, in file order, and the last record's header */
+         * record by record, the bytes past the bound kept in memory (direct_put), which needs
+         * the bound first (a walk that checks the records, writing nothing). With readers
+         * (`live`: the checkpoint after a lost header write, whose records' bytes are all in
+         * the page cache already, only the header's write having failed): the map of the bytes
+         * they wrote, then each such byte written back once with the value the file holds, in
+         * file order, and the last record's header */
         img_free(&img);
+        n = walk(f, h, NULL, upto, last_version, end, &img.bound);
+        if (n < 0) return n;
         img.direct = true;
         img.inplace = live;
-        n = walk(f, h, &img, upto, last_version, end);
+        img.spill = live ? UINT64_MAX : img.bound >> IMG_SHIFT;
+        uint64_t bound;
+        n = walk(f, h, &img, upto, last_version, end, &bound);
         if (n > 0 && live) {
             int rc = img_write(f, &img);
             if (rc != CS_OK) n = -rc;
@@ -1104,7 +1170,8 @@ static int rest_if_empty(cs_dbfile *f)
     bool valid;
     TRY(read_jheader(f, &h, &valid));
     if (valid) {
-        int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end);
+        uint64_t bound;
+        int64_t n = walk(f, &h, NULL, UINT64_MAX, &last, &end, &bound);
         if (n != 0) return n < 0 ? (int)-n : CS_OK;
     }
     return rest(f);
@@ -1137,12 +1204,13 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
     }
     if (rc != CS_OK) goto done;
     jheader h;
-    uint64_t last = 0, end;
+    uint64_t last = 0, end, bound;
     bool valid;
     /* a journal that cannot be read fails the open: taken for one without records, the open
-     * would go on without the replay, and the first checkpoint would drop the records */
+     * would go on without the replay, and the first checkpoint would drop the records; so does
+     * one whose newest record writes past the bound (walk), before anything is written */
     if ((rc = read_jheader(f, &h, &valid)) != CS_OK) goto done;
-    int64_t n = valid ? walk(f, &h, NULL, UINT64_MAX, &last, &end) : 0;
+    int64_t n = valid ? walk(f, &h, NULL, UINT64_MAX, &last, &end, &bound) : 0;
     if (n < 0) {
         rc = (int)-n;
         goto done;
@@ -1848,8 +1916,8 @@ int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *b
     bool valid;
     int rc = read_jheader(&f, &h, &valid);
     if (rc == CS_OK && valid) {
-        uint64_t last, end;
-        int64_t n = walk(&f, &h, NULL, UINT64_MAX, &last, &end);
+        uint64_t last, end, bound;
+        int64_t n = walk(&f, &h, NULL, UINT64_MAX, &last, &end, &bound);
         if (n < 0) rc = (int)-n;
         if (n > 0) {
             *records = (uint64_t)n;

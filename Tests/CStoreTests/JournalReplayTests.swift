@@ -320,9 +320,11 @@ private final class ReplayWatch: @unchecked Sendable {
 
     /// The replay's memory follows what the records wrote, not the highest offset they wrote
     /// at (docs/ARCHITECTURE.md, "Replay writes each byte once"): a record that writes 8 bytes
-    /// 10 GiB into the file (past its end: bytes nothing reaches) adds one page of 4 KiB to the
-    /// image and no table sized by the offset (the bitmap regions it replaced were indexed by a
-    /// table of 8 bytes per 64 KiB up to the highest offset, 1.3 MB here).
+    /// 10 GiB into the file (past its end and the replay's bound: bytes nothing reaches, kept in
+    /// the image and never written), followed by one that writes 8 bytes inside the file, adds
+    /// two pages of 4 KiB to the image and no table sized by the offset (the bitmap regions it
+    /// replaced were indexed by a table of 8 bytes per 64 KiB up to the highest offset, 1.3 MB
+    /// here).
     @Test func theReplaysMemoryFollowsWhatWasWritten() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -336,16 +338,19 @@ private final class ReplayWatch: @unchecked Sendable {
         for r in journalRecordRuns(j)[0] where r.len > 0 {
             for g in (r.pos >> 12)...((r.pos + r.len - 1) >> 12) { pages.insert(g) }
         }
-        let far: UInt64 = 10 << 30
+        let far: UInt64 = 10 << 30, near = UInt64(state.synced.count) - 8
         pages.insert(far >> 12)
+        pages.insert(near >> 12)
         let journal = Array(j[..<end]) + journalForgeRecord(gen: gen, id: id, version: state.version + 1,
                                                             runs: [(far, 8, [UInt8](repeating: 0x5A, count: 8))])
+            + journalForgeRecord(gen: gen, id: id, version: state.version + 2,
+                                 runs: [(near, 8, [UInt8](repeating: 0x5B, count: 8))])
             + [UInt8](repeating: 0, count: 4096)
         let img = dir.path("image.cstore")
         try writeJournalImage(img, state.synced, journal)
         let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         try must(rc, "open")
-        #expect(cs_db_recovered_commits(h!) == 2)
+        #expect(cs_db_recovered_commits(h!) == 3)
         var imgPages: UInt64 = 0, imgBytes: UInt64 = 0
         cs_test_replay_image(&imgPages, &imgBytes)
         _ = cs_db_close(h)
@@ -378,6 +383,7 @@ private final class ReplayWatch: @unchecked Sendable {
         journal += [UInt8](repeating: 0, count: 4096)
         let img = dir.path("image.cstore")
         try writeJournalImage(img, state.synced, journal)
+        #expect(truncate(img, off_t(page(599, 100))) == 0, "a file as large as the pages the records write")
         let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         #expect(rc == Int32(CS_OK), "\(codeName(rc)) \(lastMessage())")
         guard let h else { return }

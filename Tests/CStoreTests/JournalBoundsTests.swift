@@ -1,0 +1,128 @@
+// Bounds of a journal's replay (docs/FORMAT.md §13, Recovery): what a forged or damaged journal
+// may make an opener write or allocate. A replay writes nothing at or past the bound (the
+// database file's size before the replay plus the lengths of every run of the generation's
+// records), refuses a newest record that writes past it, and keeps what earlier records wrote
+// past it in memory only (bytes no version the replay leaves reaches, whatever their position).
+
+import CStore
+import Foundation
+import Glibc
+import Testing
+
+@Suite(.serialized) struct JournalBoundsTests {
+    /// A power cut after one journaled commit, with forged records after its record: the
+    /// database file's image, the journal's, and the genuine record's version.
+    struct Forged {
+        var db: [UInt8]
+        var journal: [UInt8]
+        var version: UInt64
+    }
+
+    /// `records` gets the synced database file's size.
+    func forge(_ dir: TempDir, _ records: (UInt64) -> [[(pos: UInt64, lenWord: UInt64, data: [UInt8])]]) throws -> Forged {
+        let state = try journalCrash(dir, [100])
+        let j = state.jsynced
+        let gen = UInt64(bitPattern: Int64(rawLE64(j, 16))), id = UInt64(bitPattern: Int64(rawLE64(j, 24)))
+        let recs = journalRecordOffsets(j)
+        #expect(recs.count == 1)
+        let end = recs[0] + rawLE64(j, recs[0] + 24)
+        var journal = Array(j[..<end])
+        for (k, runs) in records(UInt64(state.synced.count)).enumerated() {
+            journal += journalForgeRecord(gen: gen, id: id, version: state.version + 1 + UInt64(k), runs: runs)
+        }
+        journal += [UInt8](repeating: 0, count: 4096)
+        return Forged(db: state.synced, journal: journal, version: state.version)
+    }
+
+    func fileSize(_ path: String) -> UInt64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? UInt64(st.st_size) : 0
+    }
+
+    func bytes(_ path: String, _ at: UInt64, _ n: Int) -> [UInt8] {
+        let fd = Glibc.open(path, O_RDONLY)
+        defer { Glibc.close(fd) }
+        var b = [UInt8](repeating: 0, count: n)
+        let got = b.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, n, off_t(at)) }
+        return got == n ? b : []
+    }
+
+    /// A newest record whose run lies far past the database file's end (1 TiB, or 2^60 where
+    /// no file system holds a file): no commit could have put it there, since a commit's runs
+    /// lie below its version's logical size, which grows by at most the commit's own bytes. The
+    /// open refuses it with CS_CORRUPT, naming the record, and writes nothing: the database file
+    /// keeps its size and bytes, and the journal stays for a later look.
+    @Test func aNewestRecordFarPastTheFilesEndIsRefused() throws {
+        for far: UInt64 in [1 << 40, 1 << 60] {
+            let dir = TempDir()
+            defer { dir.remove() }
+            let x = try forge(dir) { _ in [[(pos: far, lenWord: UInt64(8), data: [UInt8](repeating: 0x5A, count: 8))]] }
+            let img = dir.path("image.cstore")
+            try writeJournalImage(img, x.db, x.journal)
+            let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            if let h { _ = cs_db_close(h) }
+            #expect(rc == Int32(CS_CORRUPT), "at \(far): \(codeName(rc)) \(lastMessage())")
+            #expect(lastMessage().contains("version \(x.version + 1)") && lastMessage().contains("past"),
+                    "at \(far): \(lastMessage())")
+            #expect(fileSize(img) == UInt64(x.db.count), "at \(far): the file's size as it was")
+            #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == x.db, "at \(far): its bytes as they were")
+            #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img + ".journal"))) == x.journal,
+                    "at \(far): the journal as it was")
+        }
+    }
+
+    /// An earlier record that writes 8 bytes 1 TiB into a file of a few MB, then a newest record
+    /// inside the bound: the open replays all three records, and the file does not grow to
+    /// 1 TiB (a sparse file of that size): what lies past the bound is never written.
+    @Test func bytesPastTheBoundAreNotWritten() throws {
+        for direct in [false, true] {
+            let dir = TempDir()
+            defer { dir.remove() }
+            let x = try forge(dir) { size in [
+                [(pos: UInt64(1) << 40, lenWord: UInt64(8), data: [UInt8](repeating: 0x5A, count: 8))],
+                [(pos: size, lenWord: UInt64(8), data: [UInt8](repeating: 0x33, count: 8))],
+            ] }
+            let img = dir.path("image.cstore")
+            try writeJournalImage(img, x.db, x.journal)
+            if direct { cs_test_set_replay_image_max(4616) }
+            let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            cs_test_set_replay_image_max(0)
+            #expect(rc == Int32(CS_OK), "direct \(direct): \(codeName(rc)) \(lastMessage())")
+            guard let h else { continue }
+            #expect(cs_db_recovered_commits(h) == 3)
+            #expect(cs_db_verify(h) == Int32(CS_OK), "\(lastMessage())")
+            _ = cs_db_close(h)
+            let want = UInt64(x.db.count) + 8
+            #expect(fileSize(img) == want, "direct \(direct): \(fileSize(img)) bytes for \(want)")
+        }
+    }
+
+    /// A later record's patched run may copy bytes an earlier record wrote past the bound (a
+    /// shrinking file's cut tail holds nodes the generation wrote there): the copy reads them
+    /// from the replay's memory, in the image and in a replay record by record alike, and the
+    /// bytes it puts inside the bound are the earlier record's.
+    @Test func aCopyFromPastTheBoundReadsWhatTheRecordWrote() throws {
+        for direct in [false, true] {
+            let dir = TempDir()
+            defer { dir.remove() }
+            let payload: [UInt8] = (0..<16).map { UInt8(0xA0 + $0) }
+            let x = try forge(dir) { size in
+                let far = (size + (64 << 20)) & ~4095
+                return [[(pos: far + 8, lenWord: UInt64(16), data: payload)],
+                        [(pos: size, lenWord: UInt64(16) | (1 << 63), data: journalCopy(16, from: far + 8))]]
+            }
+            let size = UInt64(x.db.count)
+            let img = dir.path("image.cstore")
+            try writeJournalImage(img, x.db, x.journal)
+            if direct { cs_test_set_replay_image_max(4616) }
+            let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            cs_test_set_replay_image_max(0)
+            #expect(rc == Int32(CS_OK), "direct \(direct): \(codeName(rc)) \(lastMessage())")
+            guard let h else { continue }
+            #expect(cs_db_recovered_commits(h) == 3)
+            _ = cs_db_close(h)
+            #expect(bytes(img, size, 16) == payload, "direct \(direct): the copied bytes")
+            #expect(fileSize(img) == size + 16, "direct \(direct): \(fileSize(img)) bytes for \(size) + 16")
+        }
+    }
+}
