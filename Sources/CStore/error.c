@@ -18,10 +18,37 @@
 static _Thread_local char err_msg[512];
 static _Thread_local int err_errno;
 static _Thread_local char err_path[256];
+static _Thread_local uint64_t err_count;
 
 const char *cs_errmsg(void) { return err_msg; }
 int cs_errno(void) { return err_errno; }
 const char *cs_errpath(void) { return err_path; }
+
+_Static_assert(sizeof((cs_err_saved *)0)->msg == sizeof err_msg && sizeof((cs_err_saved *)0)->path == sizeof err_path,
+               "cs_err_saved holds the record");
+
+void cs_err_save(cs_err_saved *s)
+{
+    memcpy(s->msg, err_msg, strlen(err_msg) + 1);
+    s->err = err_errno;
+    memcpy(s->path, err_path, strlen(err_path) + 1);
+}
+
+void cs_err_restore(const cs_err_saved *s)
+{
+    memcpy(err_msg, s->msg, strlen(s->msg) + 1);
+    err_errno = s->err;
+    memcpy(err_path, s->path, strlen(s->path) + 1);
+}
+
+uint64_t cs_err_count(void) { return err_count; }
+
+void cs_err_clear(void)
+{
+    err_msg[0] = 0;
+    err_errno = 0;
+    err_path[0] = 0;
+}
 
 int cs_corrupt_in(const char *path, int rc)
 {
@@ -37,6 +64,7 @@ int cs_fail(int code, int err, const char *fmt, ...)
     va_end(ap);
     err_errno = err;
     err_path[0] = 0;
+    err_count++;
     return code;
 }
 
@@ -52,6 +80,7 @@ int cs_corrupt_at(const char *file, int line, const char *fmt, ...)
              base ? base + 1 : file, line);
     err_errno = 0;
     err_path[0] = 0;
+    err_count++;
     return CS_CORRUPT;
 }
 

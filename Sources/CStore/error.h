@@ -28,6 +28,23 @@ int cs_corrupt_in(const char *path, int rc);
 #define NOMEM() cs_nomem()
 int cs_nomem(void);
 
+/** The thread's record of its last failure (cs_errmsg, cs_errno, cs_errpath). A call that fails
+ *  inside and recovers (a commit made without the journal, docs/FORMAT.md §13, Commit) saves it
+ *  first and puts it back when it succeeds, so that its own failure is not taken for the last
+ *  failure of a call. */
+typedef struct cs_err_saved {
+    char msg[512];
+    int err;
+    char path[256];
+} cs_err_saved;
+void cs_err_save(cs_err_saved *s);
+void cs_err_restore(const cs_err_saved *s);
+/** A count of the failures recorded on this thread (one load: for a hot path that cannot pay for
+ *  cs_err_save, to learn whether a call it recovered from failed inside). */
+uint64_t cs_err_count(void);
+/** Clears the thread's failure record (cs_errmsg ""), for such a path. */
+void cs_err_clear(void);
+
 /** Returns from the calling function with expr's code when it is not CS_OK. */
 #define TRY(expr)                     \
     do {                              \

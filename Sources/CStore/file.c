@@ -45,7 +45,7 @@ static int d_ftruncate(void *c, int fd, off_t s) { (void)c; return ftruncate(fd,
 static int d_fstat(void *c, int fd, struct stat *st) { (void)c; return fstat(fd, st); }
 
 static const cs_io default_io = {d_open, d_close, d_pread, d_pwrite, d_fdatasync, d_ftruncate, d_fstat, NULL,
-                                 NULL, NULL, NULL, io_default_allocate, io_default_write_mapped};
+                                 NULL, NULL, NULL, io_default_allocate, io_default_write_mapped, NULL};
 
 const cs_io *cs_io_default(void) { return &default_io; }
 

@@ -63,3 +63,8 @@ int io_file_size(const cs_io *io, int fd, uint64_t *size, uint64_t *allocated)
     if (allocated) *allocated = (uint64_t)st.st_blocks * 512;
     return 0;
 }
+
+int io_stat_path(const cs_io *io, const char *path, struct stat *st, int flags)
+{
+    return io->stat_path ? io->stat_path(io->ctx, path, st, flags) : fstatat(AT_FDCWD, path, st, flags);
+}

@@ -32,4 +32,8 @@ int io_allocate(const cs_io *io, const char *path, int fd, uint64_t off, uint64_
  *  next commit's sync an extra wait (docs/benchmarks/README.md, "fstat in every write"). */
 int io_file_size(const cs_io *io, int fd, uint64_t *size, uint64_t *allocated);
 
+/** What lies at `path` through io->stat_path (fstatat when NULL): `flags` 0 follows a symbolic
+ *  link, AT_SYMLINK_NOFOLLOW does not. 0, or -1 with errno. */
+int io_stat_path(const cs_io *io, const char *path, struct stat *st, int flags);
+
 #endif

@@ -225,8 +225,8 @@ static int dbsync(cs_dbfile *f)
 }
 
 /* CS_EXISTS for something at the journal's path that is not a regular file (a directory, a FIFO,
- * a socket, a device, or a symbolic link to one): it is not a journal and never becomes one, and
- * nothing is read from or written into it. */
+ * a socket, a device, or a symbolic link to one or to nothing): it is not a journal and never
+ * becomes one, and nothing is read from, written into or created through it. */
 static int not_regular(cs_dbfile *f, mode_t mode)
 {
     const char *what = S_ISDIR(mode)    ? "a directory"
@@ -234,6 +234,7 @@ static int not_regular(cs_dbfile *f, mode_t mode)
                        : S_ISSOCK(mode) ? "a socket"
                        : S_ISCHR(mode)  ? "a character device"
                        : S_ISBLK(mode)  ? "a block device"
+                       : S_ISLNK(mode)  ? "a symbolic link to a missing file"
                                         : "not a file";
     return cs_fail(CS_EXISTS, EEXIST,
                    "%s.journal is not a regular file (%s); the commit journal needs that name: move it away "
@@ -243,7 +244,10 @@ static int not_regular(cs_dbfile *f, mode_t mode)
 
 /* Opens the journal (created with `create`). O_NONBLOCK: a FIFO at its path opens at once
  * (unopened, a reader would wait for a writer forever), and fstat then refuses whatever is not
- * a regular file (not_regular) before a byte of it is read. */
+ * a regular file (not_regular) before a byte of it is read. What lies at the path is looked at
+ * through the I/O layer (io_stat_path). A missing journal is created with O_EXCL, which never
+ * follows a symbolic link: a dangling one (to a file that does not exist) is refused, never
+ * used to create a file wherever it points. */
 static int jopen(cs_dbfile *f, bool create)
 {
     if (f->jfd >= 0) return CS_OK;
@@ -252,14 +256,33 @@ static int jopen(cs_dbfile *f, bool create)
     /* a device is refused before it is opened (opening some has effects of its own); the fstat
      * below catches what replaces the file in between */
     struct stat st;
-    if (stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int e = 0;
+    if (io_stat_path(f->io, jp, &st, 0) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            free(jp);
+            return not_regular(f, st.st_mode);
+        }
+    } else if ((e = errno) != ENOENT) {
         free(jp);
-        return not_regular(f, st.st_mode);
+        return cs_fail(e == EACCES || e == EPERM ? CS_PERM : CS_IOERR, e, "cannot look at the journal of %s: %s",
+                       f->path, strerror(e));
     }
-    int fd = f->io->open(f->io->ctx, jp, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-                         0644);
-    int e = errno;
-    if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV) && stat(jp, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int flags = (create ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, fd = -1;
+    for (int tries = 0; tries < 4; tries++) {
+        fd = f->io->open(f->io->ctx, jp, flags, 0644);
+        e = errno;
+        if (fd >= 0 || e != ENOENT || !create) break;
+        fd = f->io->open(f->io->ctx, jp, flags | O_CREAT | O_EXCL, 0644);
+        e = errno;
+        if (fd >= 0 || e != EEXIST) break; /* EEXIST: made meanwhile, or a symbolic link */
+    }
+    if (fd < 0 && (e == ENOENT || e == EEXIST) && io_stat_path(f->io, jp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
+        free(jp);
+        return not_regular(f, st.st_mode); /* its target is missing (the open followed it) */
+    }
+    if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV) && io_stat_path(f->io, jp, &st, 0) == 0 &&
+        !S_ISREG(st.st_mode)) {
         free(jp);
         return not_regular(f, st.st_mode);
     }
@@ -1181,6 +1204,10 @@ int journal_recover_open(cs_dbfile *f, bool readonly)
 {
     int lfd = -1, wfd = -1, rofd = -1;
     bool alone = true;
+    /* an open that goes on past a failure of its own (a header it could not mark resting, a
+     * lock it could not take for that) leaves the thread's last failure as it was (error.h) */
+    cs_err_saved saved;
+    cs_err_save(&saved);
     TRY(lock_join_alone(f->path, !readonly, &lfd, &alone));
     f->opened_alone = alone;
     int rc = CS_OK;
@@ -1319,6 +1346,7 @@ done:
     if (wfd >= 0) f->io->close(f->io->ctx, wfd);
     journal_close(f);
     lock_creation_end(lfd);
+    if (rc == CS_OK) cs_err_restore(&saved);
     return rc;
 }
 
@@ -1436,7 +1464,7 @@ static int without_journal(cs_dbfile *f, bool *journaled, bool full)
     return CS_OK;
 }
 
-int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
+static int before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
@@ -1494,6 +1522,17 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
     /* a commit in place: no older record may be replayed over it */
     if (s->flags & JS_RECORDS) TRY(journal_checkpoint(f));
     return CS_OK;
+}
+
+int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_t version)
+{
+    /* a commit that goes without the journal succeeds after a failure of its own (opening or
+     * growing the journal): that failure is no call's, and the thread's record is cleared
+     * (cs_err_save would cost every commit a copy) */
+    uint64_t failures = cs_err_count();
+    int rc = before_commit(f, journaled, reclen, version);
+    if (rc == CS_OK && cs_err_count() != failures) cs_err_clear();
+    return rc;
 }
 
 uint64_t journal_record_size(const journal_run *runs, uint32_t n)
@@ -1839,7 +1878,8 @@ void journal_last_close(cs_dbfile *f)
          * link, a file that is not a journal) stays */
         char *jp = journal_path(f->path);
         struct stat st;
-        if (jp && lstat(jp, &st) == 0 && S_ISREG(st.st_mode) && (f->jfd >= 0 || jopen(f, false) == CS_OK) &&
+        if (jp && io_stat_path(f->io, jp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            (f->jfd >= 0 || jopen(f, false) == CS_OK) &&
             is_journal(f) == CS_OK)
             unlink(jp);
         journal_close(f);

@@ -79,7 +79,10 @@ enum {
                            library, not of the file or the call); the operation changed nothing */
 };
 
-/** The message of the last failure on this thread ("" if none). Valid until the next call. */
+/** The message of the last failure on this thread ("" if none). Valid until the next call. A call
+ *  that succeeds after recovering from a failure of its own (a durable commit made without the
+ *  journal because it cannot be opened or grown, docs/FORMAT.md §13, Commit) leaves no message
+ *  of that failure: "" after a commit, the message from before the call after an open. */
 const char *cs_errmsg(void);
 /** The OS errno of the last failure on this thread (0 when the failure had none). */
 int cs_errno(void);
@@ -259,6 +262,12 @@ typedef struct cs_io {
      * pwrite and maps nothing writable, so a layer that models the disk sees every write either
      * way; one that sets this sees the bytes here, then copies them into map + off itself. */
     int (*write_mapped)(void *ctx, int fd, void *map, const void *buf, size_t n, off_t off);
+    /* fstatat(AT_FDCWD, path, st, flags): flags 0 follows a symbolic link, AT_SYMLINK_NOFOLLOW
+     * describes the link itself; 0, or -1 with errno. What lies at the journal's path
+     * (`<file>.journal`) is looked at this way before it is opened (docs/FORMAT.md §13,
+     * Recovery: a directory, a FIFO, a device or a dangling symbolic link there is refused).
+     * NULL: the system call. */
+    int (*stat_path)(void *ctx, const char *path, struct stat *st, int flags);
 } cs_io;
 
 /** The default I/O layer (the plain system calls). */
