@@ -46,4 +46,25 @@ final class ReadOnlyFileSystemIO: @unchecked Sendable {
             _ = try Realm(configuration: config)
         } throws: { ($0 as? Realm.Error)?.code == .filePermissionDenied }
     }
+
+    /// A directory at the path of the commit journal (`<file>.journal`, docs/FORMAT.md §13): the
+    /// open throws `fileExists` (a file the library must write has a name something else holds,
+    /// as `writeCopy` over an existing file does), with a message that names the journal's path.
+    @Test func somethingAtTheJournalsPathIsFileExists() throws {
+        let dir = TempDir()
+        let config = dir.config([Dog.self, Person.self, Address.self])
+        do { _ = try Realm(configuration: config) } // the file exists
+        let path = config.fileURL!.path
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        try FileManager.default.createDirectory(atPath: path + ".journal", withIntermediateDirectories: false)
+        do {
+            _ = try Realm(configuration: config)
+            Issue.record("the open succeeded")
+        } catch let e as Realm.Error {
+            #expect(e.code == .fileExists, "\(e.code): \(e.message)")
+            #expect(e.message.contains(path + ".journal") && e.message.contains("directory"), "\(e.message)")
+        }
+        var isDir: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path + ".journal", isDirectory: &isDir) && isDir.boolValue)
+    }
 }

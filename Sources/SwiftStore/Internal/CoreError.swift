@@ -32,6 +32,10 @@ enum CoreCall {
             code = .filePermissionDenied
         case Int(CS_FULL), Int(CS_IOERR), Int(CS_READONLY), Int(CS_BUSY): code = .fileAccess
         case Int(CS_PERM): code = .filePermissionDenied
+        // a name the library must write is held by something else (the commit journal's,
+        // `<file>.journal`, by a directory, a FIFO, a dangling link or a file that is not a
+        // journal; the core's message names it): as RealmSwift's `fileExists`
+        case Int(CS_EXISTS): code = .fileExists
         case Int(CS_VERSION):
             code = message.contains("lock file") ? .incompatibleLockFile : .unsupportedFileFormatVersion
         case Int(CS_NOMEM): code = .addressSpaceExhausted
