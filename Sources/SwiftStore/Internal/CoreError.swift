@@ -34,8 +34,9 @@ enum CoreCall {
         case Int(CS_PERM): code = .filePermissionDenied
         // a name the library must write is held by something else (the commit journal's,
         // `<file>.journal`, by a directory, a FIFO, a dangling link or a file that is not a
-        // journal; the core's message names it): as RealmSwift's `fileExists`
-        case Int(CS_EXISTS): code = .fileExists
+        // journal; the core's message names it): as RealmSwift's `fileExists`. The core's other
+        // CS_EXISTS (a table, an object key, a feed slot named twice) carry no errno: `.fail`
+        case Int(CS_EXISTS) where errno == EEXIST: code = .fileExists
         case Int(CS_VERSION):
             code = message.contains("lock file") ? .incompatibleLockFile : .unsupportedFileFormatVersion
         case Int(CS_NOMEM): code = .addressSpaceExhausted
