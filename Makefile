@@ -181,6 +181,7 @@ FUZZ_DEPS    := Fuzz/fuzz_common.c Fuzz/fuzz_common.h $(CSRC) $(wildcard Sources
 FUZZ_ENV     := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 FUZZ_CORPUS  := Tests/Fixtures/fuzz-corpus
+FUZZ_JOURNAL_CORPUS := Tests/Fixtures/fuzz-journal-corpus
 
 # The core and the shared fuzz code are compiled once (with coverage for the fuzzer and the
 # sanitizers) and linked into make_corpus and every target.
@@ -232,10 +233,14 @@ fuzz: fuzz-build
 	if [ $$rc -ne 0 ]; then echo "fuzz: a target failed; reproducers are in $(FUZZ_OUT)/crashes/, logs in $(FUZZ_OUT)/<target>.log"; fi; \
 	exit $$rc
 
-# Merges the fuzzing run's corpora (libFuzzer -merge=1) and replaces the committed replay corpus
-# with the seeds plus the smallest merged inputs (Fuzz/select_corpus.sh).
+# Merges the fuzzing run's corpora (libFuzzer -merge=1) and replaces the committed replay corpora
+# with the seeds plus the smallest merged inputs: the files' (Fuzz/select_corpus.sh) and the
+# journals', with the base database they replay onto (Fuzz/select_journal_corpus.sh).
 fuzz-corpus: fuzz-build
 	$(FUZZ_ENV) FUZZ_MAX_LEN=$(FUZZ_MAX_LEN) sh Fuzz/select_corpus.sh $(FUZZ_OUT) $(FUZZ_CORPUS)
+	mkdir -p $(FUZZ_OUT)/seeds/open_journal
+	$(FUZZ_ENV) $(FUZZ_OUT)/bin/make_corpus journals $(FUZZ_OUT)/seeds/open_journal
+	$(FUZZ_ENV) FUZZ_MAX_LEN=$(FUZZ_MAX_LEN) sh Fuzz/select_journal_corpus.sh $(FUZZ_OUT) $(FUZZ_JOURNAL_CORPUS)
 
 # Prints the table; its JSON goes to Benchmarks/.build/latest.json. `make bench-record` also
 # replaces the committed docs/benchmarks/latest.json (only when asked).

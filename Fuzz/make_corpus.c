@@ -11,6 +11,10 @@
  *                                             the journal target's base database (open_journal)
  *   make_corpus check-journal <file>...       replay journals onto that base and print what the
  *                                             walk saw (replays an open_journal crash)
+ *   make_corpus journal-base <file>           write that base database (the journal corpus's
+ *                                             base.cstore, Tests/Fixtures/fuzz-journal-corpus)
+ *   make_corpus seal-journal <in> <out>       write an open_journal input as the target puts it
+ *                                             on disk (an even-length one with its checks set)
  *
  * Seeds cover every column type, nullable and not, List / Set / Map of every element type,
  * single links, lists, sets and maps of links (so backlink columns exist), embedded objects,
@@ -741,10 +745,32 @@ static int check_journals(int n, char **files)
     return 0;
 }
 
+/* The journal as open_journal writes it beside the base: an input of even length sealed. */
+static int seal_journal(const char *in, const char *out)
+{
+    size_t jn;
+    uint8_t *journal = fuzz_read_file(in, &jn);
+    if (!journal) {
+        perror(in);
+        return 1;
+    }
+    if (jn % 2 == 0) fuzz_journal_seal(journal, jn);
+    write_or_die(out, journal, jn);
+    free(journal);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "journals") == 0) return make_journals(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "check-journal") == 0) return check_journals(argc - 2, argv + 2);
+    if (argc == 3 && strcmp(argv[1], "journal-base") == 0) {
+        size_t n;
+        const uint8_t *base = fuzz_journal_base(&n);
+        write_or_die(argv[2], base, n);
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "seal-journal") == 0) return seal_journal(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "seeds") == 0) return make_seeds(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "wrap") == 0) return wrap(argv[2], argv[3]);
     if (argc >= 3 && strcmp(argv[1], "check") == 0) return check(argc - 2, argv + 2);
@@ -753,6 +779,8 @@ int main(int argc, char **argv)
             "       make_corpus wrap <body-input> <out-file>\n"
             "       make_corpus check <file>...\n"
             "       make_corpus journals <dir>\n"
-            "       make_corpus check-journal <file>...\n");
+            "       make_corpus check-journal <file>...\n"
+            "       make_corpus journal-base <file>\n"
+            "       make_corpus seal-journal <in> <out>\n");
     return 2;
 }

@@ -1,9 +1,11 @@
-// Replays the committed fuzz corpus (Tests/Fixtures/fuzz-corpus, rebuilt by `make fuzz-corpus`)
-// in-process: every file goes through the same read-everything walk as the libFuzzer targets in
-// Fuzz/ (Fuzz/fuzz_common.c, fuzz_read_all): cs_file_verify, then a read-only open that reads
-// every table, object, column, collection element, map entry and backlink. Any result code is a
-// pass; the test exists so that a crash the fuzzer once found stays fixed under `make test`.
-// Keep the walk in step with fuzz_read_all.
+// Replays the committed fuzz corpora (Tests/Fixtures/fuzz-corpus and, for the journal target
+// open_journal, Tests/Fixtures/fuzz-journal-corpus, rebuilt by `make fuzz-corpus`) in-process:
+// every file goes through the same read-everything walk as the libFuzzer targets in Fuzz/
+// (Fuzz/fuzz_common.c, fuzz_read_all): cs_file_verify, then a read-only open that reads every
+// table, object, column, collection element, map entry and backlink; a journal is first
+// replayed, as fuzz_replay_all does, by a read-write open of the base database beside it. Any
+// result code is a pass; the test exists so that a crash the fuzzer once found stays fixed
+// under `make test`. Keep the walk in step with fuzz_read_all and fuzz_replay_all.
 
 import CStore
 import Foundation
@@ -14,6 +16,12 @@ private let corpusDirectory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent()  // CStoreTests
     .deletingLastPathComponent()  // Tests
     .appendingPathComponent("Fixtures/fuzz-corpus", isDirectory: true)
+
+/// The committed journal corpus: base.cstore, the database every journal replays onto
+/// (Fuzz/fuzz_common.c, fuzz_journal_base), and the journals, each as open_journal put it on
+/// disk (Fuzz/select_journal_corpus.sh).
+private let journalCorpusDirectory = corpusDirectory.deletingLastPathComponent()
+    .appendingPathComponent("fuzz-journal-corpus", isDirectory: true)
 
 /// What one walk saw.
 private struct WalkStats {
@@ -232,8 +240,81 @@ private func replay(_ file: URL, in dir: TempDir) throws -> WalkStats {
     return walk.readAll(path)
 }
 
+/// Writes the journal corpus's base database to `dir` with the journal id of `journal` (its bytes
+/// 24-31, docs/FORMAT.md §13) in its header (bytes 144-159, §2, with file_id_check), the journal
+/// beside it, as fuzz_journal_files does; replays it with a read-write open (verified when it
+/// opens), then walks the result. The read-write open's result is the stats' openRC when it
+/// failed.
+private func replayJournal(_ file: URL, base: [UInt8], in dir: TempDir) throws -> (WalkStats, recovered: UInt64) {
+    let path = dir.path("input.cstore")
+    let journal = [UInt8](try Data(contentsOf: file))
+    var db = base
+    if journal.count >= 32 {
+        let id = journal[24..<32].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        if id != 0 && db.count >= 160 {
+            var h = (id ^ 0x6A6F_7572_6E61_6C21) &* 0xFF51_AFD7_ED55_8CCD
+            h ^= h >> 29
+            for b in 0..<8 {
+                db[144 + b] = UInt8(truncatingIfNeeded: id >> (8 * UInt64(b)))
+                db[152 + b] = UInt8(truncatingIfNeeded: (h | 1) >> (8 * UInt64(b)))
+            }
+        }
+    }
+    try? FileManager.default.removeItem(atPath: path + ".lock")
+    try Data(db).write(to: URL(fileURLWithPath: path))
+    try Data(journal).write(to: URL(fileURLWithPath: path + ".journal"))
+    var opts = cs_options()
+    opts.durability = CS_DURABILITY_FULL
+    var h: OpaquePointer?
+    let rc = cs_db_open(path, &opts, &h)
+    var recovered: UInt64 = 0
+    if rc == Int32(CS_OK), let h {
+        recovered = cs_db_recovered_commits(h)
+        _ = cs_db_verify(h)
+        #expect(cs_db_close(h) == Int32(CS_OK), "\(file.lastPathComponent): cs_db_close after a replay failed")
+    }
+    var walk = CorpusWalk(file: file.lastPathComponent)
+    var s = walk.readAll(path)
+    if rc != Int32(CS_OK) { s.openRC = rc }
+    return (s, recovered)
+}
+
 @Suite("Fuzz corpus replay")
 struct FuzzCorpusTests {
+    @Test("every journal of the journal corpus replays onto its base to an error or success, never a crash")
+    func replayJournalCorpus() throws {
+        let base = [UInt8](try Data(contentsOf: journalCorpusDirectory.appendingPathComponent("base.cstore")))
+        let files = try FileManager.default
+            .contentsOfDirectory(at: journalCorpusDirectory, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent != "base.cstore" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        #expect(files.count > 4, "no journals beside the seeds in \(journalCorpusDirectory.path)")
+        var replayed = 0
+        try withTempDir { dir in
+            for file in files {
+                _ = try replayJournal(file, base: base, in: dir)
+                replayed += 1
+            }
+        }
+        #expect(replayed == files.count)
+    }
+
+    @Test("the journal seeds replay every commit onto the base and read without an error")
+    func journalSeedsReplayClean() throws {
+        let base = [UInt8](try Data(contentsOf: journalCorpusDirectory.appendingPathComponent("base.cstore")))
+        for (name, commits) in [("seed-journal-one-row", 24), ("seed-journal-few-rows", 8), ("seed-journal-large", 4),
+                                ("seed-journal-one", 1)] as [(String, UInt64)] {
+            try withTempDir { dir in
+                let (s, recovered) = try replayJournal(journalCorpusDirectory.appendingPathComponent(name), base: base, in: dir)
+                expectCode(s.openRC, CS_OK, "the replay of \(name)")
+                #expect(recovered == commits, "\(name): \(recovered) of \(commits) commits replayed")
+                expectCode(s.verifyRC, CS_OK, "cs_file_verify after \(name)")
+                #expect(s.firstError == 0, "reading after \(name) failed with \(codeName(s.firstError))")
+                #expect(s.objects > 0)
+            }
+        }
+    }
+
     @Test("every corpus file verifies and reads to an error or success, never a crash")
     func replayCorpus() throws {
         let files = try corpusFiles()
