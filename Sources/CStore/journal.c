@@ -462,9 +462,13 @@ typedef struct img_page {
 typedef struct replay_image {
     img_page **table; /* open addressing by index, cap a power of 2, at most half full */
     uint64_t cap, n;
-    uint64_t bound;   /* no byte at or past it is written (walk: the file's size + the runs') */
-    uint64_t spill;   /* direct: pages from this index on hold their bytes (those past bound) */
-    uint64_t nspill;  /* such pages */
+    uint64_t bound;   /* no byte at or past it is written (walk: the file's size + the runs');
+                       * `collect`: the first byte whose pages are collected */
+    uint64_t spill;   /* direct: from this page index on, bytes are kept in memory, not written */
+    uint64_t nspill;  /* pages holding such bytes */
+    const struct replay_image *need; /* direct: the pages past spill a later copy reads (only
+                                      * those keep their bytes and map; `collect` made it) */
+    bool collect;     /* walk: collect_copies, the pages of copy sources from `bound` on */
     bool direct;      /* record by record into the file: pages hold the map only */
     bool full;        /* the image reached IMG_MAX (replay then goes direct) */
     bool inplace;     /* direct, the file's own bytes written back (replay, `live`) */
@@ -516,19 +520,21 @@ static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out
 {
     img_page *p = img_find(m, index);
     if ((*out = p)) return CS_OK;
-    bool data = !m->direct || index >= m->spill;
+    bool data = !m->direct || index >= m->spill; /* direct_put asks only for needed ones there */
     if (!m->direct && (m->n + 1) * sizeof(img_page) > (img_max ? img_max : IMG_MAX)) {
         m->full = true; /* replay() starts again, direct */
         return cs_fail(CS_NOMEM, ENOMEM, "the replay image of %s is full", f->path);
     }
-    /* the bytes past the bound a direct replay keeps: as many as the image, whatever bound the
-     * tests set for it */
-    if (m->direct && data && (m->nspill + 1) * sizeof(img_page) > IMG_MAX)
+    /* the pages a collecting walk finds (each to hold its bytes in the direct replay after it):
+     * as many as the image, whatever bound the tests set for it; a journal this library wrote
+     * copies only free-list nodes (docs/FORMAT.md §13, Layout), a few pages */
+    if (m->collect && (m->n + 1) * sizeof(img_page) > IMG_MAX)
         return cs_fail(CS_CORRUPT, 0,
-                       "the journal %s.journal is damaged: its records write more than %llu MiB past byte %llu, the "
-                       "file's size plus the length of every run of its records, where no commit writes; the "
-                       "replay stops: move the journal away to open the file without it",
-                       f->path, (unsigned long long)(IMG_MAX >> 20), (unsigned long long)m->bound);
+                       "the journal %s.journal is damaged: its records copy bytes from more than %llu distinct "
+                       "4 KiB pages past byte %llu (the file's size plus the length of every run of its records), "
+                       "where no commit writes (written by a faulty library, or forged); the replay stops before it "
+                       "writes anything: move the journal away to open the file without it",
+                       f->path, (unsigned long long)(IMG_MAX / sizeof(img_page)), (unsigned long long)m->bound);
     if (2 * (m->n + 1) > m->cap) {
         uint64_t nc = m->cap ? 2 * m->cap : 64;
         img_page **nt = calloc(nc, sizeof *nt);
@@ -606,11 +612,23 @@ static bool img_read(const replay_image *m, uint64_t pos, uint8_t *out, uint64_t
 }
 
 /* Marks [pos, pos + n) written (a direct replay's map). */
+/* Whether a direct replay keeps page `index`: below the spill, its map (the bytes are in the
+ * file); from there on, only a page a later copy reads (m->need), bytes and map. */
+static bool img_keeps(const replay_image *m, uint64_t index)
+{
+    return index < m->spill || (m->need && img_find(m->need, index));
+}
+
 static int img_mark(cs_dbfile *f, replay_image *m, uint64_t pos, uint64_t n)
 {
     while (n) {
         uint64_t at = pos & (IMG_PAGE - 1), k = IMG_PAGE - at < n ? IMG_PAGE - at : n;
         img_page *p;
+        if (!img_keeps(m, pos >> IMG_SHIFT)) {
+            pos += k;
+            n -= k;
+            continue;
+        }
         TRY(img_get(f, m, pos >> IMG_SHIFT, &p));
         bits_range(p->written, at, k, false);
         pos += k;
@@ -671,6 +689,7 @@ static uint64_t patch_len(const uint8_t *p, uint64_t avail, uint64_t raw)
  * earlier record's may not (a tail online shrinking cut after they were written), and the
  * replay writes none of those bytes (img_write, direct_put). */
 static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_image *img, uint8_t **scratch);
+static int collect_copies(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_image *need);
 
 static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t upto, uint64_t *last_version,
                     uint64_t *end, uint64_t *bound)
@@ -740,7 +759,9 @@ static int64_t walk(cs_dbfile *f, const jheader *h, replay_image *img, uint64_t 
             else sum += used;
         }
         if (!ok || sum != r.data) break;
-        if (img && (rc = apply_record(f, buf, &r, img, &scratch)) != CS_OK) break;
+        if (img && (rc = img->collect ? collect_copies(f, buf, &r, img) : apply_record(f, buf, &r, img, &scratch)) !=
+                       CS_OK)
+            break;
         *bound = *bound > UINT64_MAX - raw ? UINT64_MAX : *bound + raw;
         reach = runs_end;
         n++;
@@ -803,15 +824,53 @@ static void runs_hash_add(runs_hash *x, const uint8_t *p, uint64_t n)
 static int replay_write(cs_dbfile *f, const void *buf, uint64_t len, uint64_t pos);
 
 /* A run of a replay record by record: its bytes below the bound go into the file, and those in
- * the pages from the one that holds the bound on are kept in memory (img_put), where a later
- * record's copy finds them: an earlier record's bytes past the bound are not written (walk). */
+ * the pages from the one that holds the bound on that a later record's copy reads (m->need) are
+ * kept in memory (img_put), where the copy finds them; an earlier record's bytes past the bound
+ * are not written (walk), and the others are dropped. */
 static int direct_put(cs_dbfile *f, replay_image *m, const uint8_t *bytes, uint64_t len, uint64_t pos)
 {
     uint64_t cut = m->spill << IMG_SHIFT; /* m->spill = m->bound >> IMG_SHIFT: no overflow */
     if (pos < m->bound) TRY(replay_write(f, bytes, m->bound - pos < len ? m->bound - pos : len, pos));
-    if (pos + len > cut) {
-        uint64_t skip = pos < cut ? cut - pos : 0;
-        TRY(img_put(f, m, pos + skip, bytes + skip, len - skip));
+    uint64_t at = pos < cut ? cut : pos, end = pos + len;
+    while (at < end) {
+        uint64_t k = IMG_PAGE - (at & (IMG_PAGE - 1)) < end - at ? IMG_PAGE - (at & (IMG_PAGE - 1)) : end - at;
+        if (img_keeps(m, at >> IMG_SHIFT)) TRY(img_put(f, m, at, bytes + (at - pos), k));
+        at += k;
+    }
+    return CS_OK;
+}
+
+/* A collecting walk (replay(), before a replay record by record): marks in `need` the pages at or
+ * past need->bound that a record's copies read, so that the replay keeps their bytes in memory
+ * (direct_put) and no others. The record's operations were checked (walk, patch_len). */
+static int collect_copies(cs_dbfile *f, const uint8_t *rec, const jrecord *r, replay_image *need)
+{
+    const uint64_t *pairs = (const uint64_t *)(rec + JREC_HDR);
+    const uint8_t *data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
+    for (uint32_t i = 0; i < r->nruns; i++) {
+        uint64_t len = pairs[2 * i + 1];
+        if (!(len & JRUN_PATCH)) {
+            data += len;
+            continue;
+        }
+        len &= ~JRUN_PATCH;
+        for (uint64_t at = 0; at < len;) {
+            uint64_t w, n, src;
+            memcpy(&w, data, 8);
+            data += 8;
+            n = w >> 1;
+            if ((w & 1) == JOP_LIT) {
+                data += n;
+            } else {
+                memcpy(&src, data, 8);
+                data += 8;
+                if (src + n > need->bound) {
+                    uint64_t from = src > need->bound ? src : need->bound;
+                    TRY(img_mark(f, need, from, src + n - from));
+                }
+            }
+            at += n;
+        }
     }
     return CS_OK;
 }
@@ -993,12 +1052,16 @@ static int img_write(cs_dbfile *f, replay_image *m)
     for (uint64_t i = 0; i < m->cap; i++)
         if (m->table[i]) pages[k++] = m->table[i];
     qsort(pages, m->n, sizeof *pages, page_order);
+    /* nothing at or past the bound (walk); in place, nothing past the file's end either (a tail
+     * online shrinking cut after earlier records wrote it, which no live version reaches) */
+    uint64_t bound = m->bound, size;
+    if (m->inplace && io_file_size(f->io, f->fd, &size, NULL) == 0 && size < bound) bound = size;
     uint64_t spos = 0, slen = 0; /* the stretch staged */
     for (uint64_t i = 0; i < m->n && rc == CS_OK; i++) {
         const img_page *p = pages[i];
         uint64_t base = p->index << IMG_SHIFT;
-        /* nothing at or past the bound (walk): the pages are in file order */
-        uint64_t lim = base >= m->bound ? 0 : m->bound - base < IMG_PAGE ? m->bound - base : IMG_PAGE;
+        /* the pages are in file order */
+        uint64_t lim = base >= bound ? 0 : bound - base < IMG_PAGE ? bound - base : IMG_PAGE;
         for (uint64_t at = p->index ? 0 : HDR_USED; at < lim && rc == CS_OK;) {
             /* the next stretch of written bytes in this page (a word of the map at a time where
              * it is all clear or all set) */
@@ -1050,7 +1113,7 @@ static int img_write(cs_dbfile *f, replay_image *m)
 static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, uint64_t *last_version,
                       uint64_t *end)
 {
-    replay_image img = {0};
+    replay_image img = {0}, need = {0};
     img.spill = UINT64_MAX;
     int64_t n = walk(f, h, &img, upto, last_version, end, &img.bound);
     if (n == -CS_NOMEM && img.full) {
@@ -1064,10 +1127,24 @@ static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, 
         img_free(&img);
         n = walk(f, h, NULL, upto, last_version, end, &img.bound);
         if (n < 0) return n;
+        uint64_t bound;
+        if (!live) {
+            /* the pages past the bound that later copies read: the only ones whose bytes the
+             * replay keeps (direct_put); a journal that copies from too many is refused here,
+             * before anything is written */
+            need.direct = need.collect = true;
+            need.spill = UINT64_MAX;
+            need.bound = img.bound & ~(uint64_t)(IMG_PAGE - 1);
+            n = walk(f, h, &need, upto, last_version, end, &bound);
+            if (n < 0) {
+                img_free(&need);
+                return n;
+            }
+            img.need = &need;
+        }
         img.direct = true;
         img.inplace = live;
         img.spill = live ? UINT64_MAX : img.bound >> IMG_SHIFT;
-        uint64_t bound;
         n = walk(f, h, &img, upto, last_version, end, &bound);
         if (n > 0 && live) {
             int rc = img_write(f, &img);
@@ -1077,6 +1154,7 @@ static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, 
         int rc = img_write(f, &img);
         if (rc != CS_OK) n = -rc;
     }
+    img_free(&need); /* before img's, whose figures cs_test_replay_image reports */
     img_free(&img);
     return n;
 }

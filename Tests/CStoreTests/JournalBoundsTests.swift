@@ -18,8 +18,10 @@ import Testing
         var version: UInt64
     }
 
-    /// `records` gets the synced database file's size.
-    func forge(_ dir: TempDir, _ records: (UInt64) -> [[(pos: UInt64, lenWord: UInt64, data: [UInt8])]]) throws -> Forged {
+    /// `records` gets the synced database file's size and the length of the genuine record's
+    /// runs (what they add to the replay's bound).
+    func forge(_ dir: TempDir,
+               _ records: (UInt64, UInt64) -> [[(pos: UInt64, lenWord: UInt64, data: [UInt8])]]) throws -> Forged {
         let state = try journalCrash(dir, [100])
         let j = state.jsynced
         let gen = UInt64(bitPattern: Int64(rawLE64(j, 16))), id = UInt64(bitPattern: Int64(rawLE64(j, 24)))
@@ -27,7 +29,8 @@ import Testing
         #expect(recs.count == 1)
         let end = recs[0] + rawLE64(j, recs[0] + 24)
         var journal = Array(j[..<end])
-        for (k, runs) in records(UInt64(state.synced.count)).enumerated() {
+        let raw = journalRecordRuns(j)[0].reduce(UInt64(0)) { $0 + $1.len }
+        for (k, runs) in records(UInt64(state.synced.count), raw).enumerated() {
             journal += journalForgeRecord(gen: gen, id: id, version: state.version + 1 + UInt64(k), runs: runs)
         }
         journal += [UInt8](repeating: 0, count: 4096)
@@ -56,7 +59,7 @@ import Testing
         for far: UInt64 in [1 << 40, 1 << 60] {
             let dir = TempDir()
             defer { dir.remove() }
-            let x = try forge(dir) { _ in [[(pos: far, lenWord: UInt64(8), data: [UInt8](repeating: 0x5A, count: 8))]] }
+            let x = try forge(dir) { _, _ in [[(pos: far, lenWord: UInt64(8), data: [UInt8](repeating: 0x5A, count: 8))]] }
             let img = dir.path("image.cstore")
             try writeJournalImage(img, x.db, x.journal)
             let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
@@ -78,7 +81,7 @@ import Testing
         for direct in [false, true] {
             let dir = TempDir()
             defer { dir.remove() }
-            let x = try forge(dir) { size in [
+            let x = try forge(dir) { size, _ in [
                 [(pos: UInt64(1) << 40, lenWord: UInt64(8), data: [UInt8](repeating: 0x5A, count: 8))],
                 [(pos: size, lenWord: UInt64(8), data: [UInt8](repeating: 0x33, count: 8))],
             ] }
@@ -106,7 +109,7 @@ import Testing
             let dir = TempDir()
             defer { dir.remove() }
             let payload: [UInt8] = (0..<16).map { UInt8(0xA0 + $0) }
-            let x = try forge(dir) { size in
+            let x = try forge(dir) { size, _ in
                 let far = (size + (64 << 20)) & ~4095
                 return [[(pos: far + 8, lenWord: UInt64(16), data: payload)],
                         [(pos: size, lenWord: UInt64(16) | (1 << 63), data: journalCopy(16, from: far + 8))]]
@@ -124,5 +127,84 @@ import Testing
             #expect(bytes(img, size, 16) == payload, "direct \(direct): the copied bytes")
             #expect(fileSize(img) == size + 16, "direct \(direct): \(fileSize(img)) bytes for \(size) + 16")
         }
+    }
+
+    /// Earlier records that wrote on more pages past the bound than the replay's image holds (a
+    /// large tail that online shrinking cut after they wrote it): a replay record by record keeps
+    /// only the pages a later copy reads, so it replays them all (14,600 pages of 8 bytes here,
+    /// more than 64 MiB of pages), writes none of them, and the file ends at the newest record.
+    @Test func manyPagesPastTheBoundDoNotStopAReplayRecordByRecord() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let x = try forge(dir) { size, _ in
+            let far = (size + (1 << 30)) & ~4095
+            return [(0..<14_600).map { (pos: far + UInt64($0) << 12, lenWord: UInt64(8), data: [UInt8](repeating: 0x5A, count: 8)) },
+                    [(pos: size, lenWord: UInt64(8), data: [UInt8](repeating: 0x33, count: 8))]]
+        }
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, x.db, x.journal)
+        cs_test_set_replay_image_max(4616)
+        let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        cs_test_set_replay_image_max(0)
+        #expect(rc == Int32(CS_OK), "\(codeName(rc)) \(lastMessage())")
+        guard let h else { return }
+        #expect(cs_db_recovered_commits(h) == 3)
+        _ = cs_db_close(h)
+        let want = UInt64(x.db.count) + 8
+        #expect(fileSize(img) == want, "\(fileSize(img)) bytes for \(want)")
+        #expect(bytes(img, UInt64(x.db.count), 8) == [UInt8](repeating: 0x33, count: 8))
+    }
+
+    /// A copy whose source straddles the first page kept in memory (the page that holds the
+    /// bound): the bytes below it come from the file, the rest from memory, in a replay record
+    /// by record and in the image alike.
+    @Test func aCopyStraddlingTheKeptPagesReadsBothParts() throws {
+        for direct in [false, true] {
+            let dir = TempDir()
+            defer { dir.remove() }
+            let payload: [UInt8] = (0..<16).map { UInt8(0xC0 + $0) }
+            var cutAt: UInt64 = 0
+            let x = try forge(dir) { size, raw in
+                let bound = max(size, 4096) + raw + 16 + 16
+                cutAt = bound & ~4095
+                return [[(pos: cutAt - 8, lenWord: UInt64(16), data: payload)],
+                        [(pos: size, lenWord: UInt64(16) | (1 << 63), data: journalCopy(16, from: cutAt - 8))]]
+            }
+            #expect(cutAt >= 4096 && cutAt % 4096 == 0, "a page boundary: \(cutAt)")
+            let img = dir.path("image.cstore")
+            try writeJournalImage(img, x.db, x.journal)
+            if direct { cs_test_set_replay_image_max(4616) }
+            let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+            cs_test_set_replay_image_max(0)
+            #expect(rc == Int32(CS_OK), "direct \(direct): \(codeName(rc)) \(lastMessage())")
+            guard let h else { continue }
+            #expect(cs_db_recovered_commits(h) == 3)
+            _ = cs_db_close(h)
+            #expect(bytes(img, UInt64(x.db.count), 16) == payload, "direct \(direct): the copied bytes")
+            #expect(bytes(img, cutAt - 8, 8) == Array(payload[0..<8]), "direct \(direct): the bytes below the kept page")
+        }
+    }
+
+    /// A record whose copies read more distinct pages past the bound than the replay keeps
+    /// (14,600, each 8 bytes): no journal this library writes does (its copies read free-list
+    /// nodes), so a replay record by record refuses it with CS_CORRUPT before it writes anything.
+    @Test func copiesFromTooManyPagesPastTheBoundAreRefusedBeforeAnyWrite() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let x = try forge(dir) { size, _ in
+            let far = (size + (1 << 30)) & ~4095
+            let ops = (0..<14_600).flatMap { journalCopy(8, from: far + UInt64($0) << 12) }
+            return [[(pos: size, lenWord: UInt64(14_600 * 8) | (1 << 63), data: ops)]]
+        }
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, x.db, x.journal)
+        cs_test_set_replay_image_max(4616)
+        let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
+        cs_test_set_replay_image_max(0)
+        if let h { _ = cs_db_close(h) }
+        #expect(rc == Int32(CS_CORRUPT), "\(codeName(rc)) \(lastMessage())")
+        #expect(lastMessage().contains("distinct"), "\(lastMessage())")
+        #expect(fileSize(img) == UInt64(x.db.count))
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == x.db, "the file as it was")
     }
 }

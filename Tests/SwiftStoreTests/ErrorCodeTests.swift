@@ -48,9 +48,9 @@ final class ReadOnlyFileSystemIO: @unchecked Sendable {
     }
 
     /// A directory at the path of the commit journal (`<file>.journal`, docs/FORMAT.md §13): the
-    /// open throws `fileExists` (a file the library must write has a name something else holds,
-    /// as `writeCopy` over an existing file does), with a message that names the journal's path.
-    @Test func somethingAtTheJournalsPathIsFileExists() throws {
+    /// open throws `fileAccess` (as RealmSwift does for a lock file that is a directory), with a
+    /// message that names the journal's path, not the generic `fail`.
+    @Test func somethingAtTheJournalsPathIsFileAccess() throws {
         let dir = TempDir()
         let config = dir.config([Dog.self, Person.self, Address.self])
         do { _ = try Realm(configuration: config) } // the file exists
@@ -61,7 +61,7 @@ final class ReadOnlyFileSystemIO: @unchecked Sendable {
             _ = try Realm(configuration: config)
             Issue.record("the open succeeded")
         } catch let e as Realm.Error {
-            #expect(e.code == .fileExists, "\(e.code): \(e.message)")
+            #expect(e.code == .fileAccess, "\(e.code): \(e.message)")
             #expect(e.message.contains(path + ".journal") && e.message.contains("directory"), "\(e.message)")
         }
         var isDir: ObjCBool = false

@@ -32,11 +32,14 @@ enum CoreCall {
             code = .filePermissionDenied
         case Int(CS_FULL), Int(CS_IOERR), Int(CS_READONLY), Int(CS_BUSY): code = .fileAccess
         case Int(CS_PERM): code = .filePermissionDenied
-        // a name the library must write is held by something else (the commit journal's,
+        // a name the library must use is held by something else (the commit journal's,
         // `<file>.journal`, by a directory, a FIFO, a dangling link or a file that is not a
-        // journal; the core's message names it): as RealmSwift's `fileExists`. The core's other
-        // CS_EXISTS (a table, an object key, a feed slot named twice) carry no errno: `.fail`
-        case Int(CS_EXISTS) where errno == EEXIST: code = .fileExists
+        // journal; the core's message names it): a file-access failure of the open or the
+        // commit, as RealmSwift reports an auxiliary file of a Realm (its lock file) that is a
+        // directory. `fileExists` stays for writing a copy over an existing file (writeCopy);
+        // the core's other CS_EXISTS (a table, an object key, a feed slot named twice) carry no
+        // errno: `.fail`
+        case Int(CS_EXISTS) where errno == EEXIST: code = .fileAccess
         case Int(CS_VERSION):
             code = message.contains("lock file") ? .incompatibleLockFile : .unsupportedFileFormatVersion
         case Int(CS_NOMEM): code = .addressSpaceExhausted
