@@ -234,7 +234,7 @@ static int not_regular(cs_dbfile *f, mode_t mode)
                        : S_ISSOCK(mode) ? "a socket"
                        : S_ISCHR(mode)  ? "a character device"
                        : S_ISBLK(mode)  ? "a block device"
-                       : S_ISLNK(mode)  ? "a symbolic link to a missing file"
+                       : S_ISLNK(mode)  ? "a symbolic link to a missing file, or a loop of links"
                                         : "not a file";
     return cs_fail(CS_EXISTS, EEXIST,
                    "%s.journal is not a regular file (%s); the commit journal needs that name: move it away "
@@ -262,7 +262,7 @@ static int jopen(cs_dbfile *f, bool create)
             free(jp);
             return not_regular(f, st.st_mode);
         }
-    } else if ((e = errno) != ENOENT) {
+    } else if ((e = errno) != ENOENT && e != ELOOP) { /* a loop: refused below, as a dangling link */
         free(jp);
         return cs_fail(e == EACCES || e == EPERM ? CS_PERM : CS_IOERR, e, "cannot look at the journal of %s: %s",
                        f->path, strerror(e));
@@ -276,10 +276,10 @@ static int jopen(cs_dbfile *f, bool create)
         e = errno;
         if (fd >= 0 || e != EEXIST) break; /* EEXIST: made meanwhile, or a symbolic link */
     }
-    if (fd < 0 && (e == ENOENT || e == EEXIST) && io_stat_path(f->io, jp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISLNK(st.st_mode)) {
+    if (fd < 0 && (e == ENOENT || e == EEXIST || e == ELOOP) &&
+        io_stat_path(f->io, jp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
         free(jp);
-        return not_regular(f, st.st_mode); /* its target is missing (the open followed it) */
+        return not_regular(f, st.st_mode); /* its target is missing (the open followed it), or a loop */
     }
     if (fd < 0 && (e == EISDIR || e == ENXIO || e == ENODEV) && io_stat_path(f->io, jp, &st, 0) == 0 &&
         !S_ISREG(st.st_mode)) {
@@ -1947,7 +1947,7 @@ void journal_published(cs_dbfile *f, uint64_t end, uint64_t version)
     }
 }
 
-void journal_last_close(cs_dbfile *f)
+static void last_close(cs_dbfile *f)
 {
     journal_shared *s = shared(f);
     if (!s || f->fd < 0) return;
@@ -2016,6 +2016,16 @@ void journal_last_close(cs_dbfile *f)
              "The checkpoint at the last close of %s failed (%s): its journal keeps the commits since the "
              "last checkpoint, and the next open replays them",
              f->path, cs_errmsg());
+}
+
+void journal_last_close(cs_dbfile *f)
+{
+    /* a close returns nothing of what fails here (it is logged, journal_log_note): the thread's
+     * last failure stays the one it was (error.h) */
+    cs_err_saved saved;
+    cs_err_save(&saved);
+    last_close(f);
+    cs_err_restore(&saved);
 }
 
 /* ---- for the tool -------------------------------------------------------------------------- */

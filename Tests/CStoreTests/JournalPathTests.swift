@@ -10,12 +10,16 @@ import Testing
 
 /// A cs_io that passes every call to the system, except that it can refuse to create the
 /// journal (EACCES, an unwritable directory), fail the look at the journal's path (statErrno),
-/// or say that a directory is there (statDirectory).
+/// say that a directory is there (statDirectory), make a dangling link there right after a look
+/// found nothing (linkOnLook: its target), or fail the 4-byte write of the header's format
+/// versions (failFormatWrite, EIO).
 final class JournalPathIO {
     var refuseCreate = false
     var statErrno: Int32 = 0
     var statDirectory = false
     var statCalls = 0
+    var linkOnLook: String?
+    var failFormatWrite = false
     let io: UnsafeMutablePointer<cs_io>
 
     init() {
@@ -31,7 +35,14 @@ final class JournalPathIO {
         }
         x.close = { _, fd in Glibc.close(fd) }
         x.pread = { _, fd, buf, n, off in Glibc.pread(fd, buf, n, off) }
-        x.pwrite = { _, fd, buf, n, off in Glibc.pwrite(fd, buf, n, off) }
+        x.pwrite = { ctx, fd, buf, n, off in
+            let me = Unmanaged<JournalPathIO>.fromOpaque(ctx!).takeUnretainedValue()
+            if me.failFormatWrite && off == 8 && n == 4 {
+                errno = EIO
+                return -1
+            }
+            return Glibc.pwrite(fd, buf, n, off)
+        }
         x.fdatasync = { _, fd in Glibc.fdatasync(fd) }
         x.ftruncate = { _, fd, size in Glibc.ftruncate(fd, size) }
         x.fstat = { _, fd, st in Glibc.fstat(fd, st!) }
@@ -49,7 +60,13 @@ final class JournalPathIO {
                     return 0
                 }
             }
-            return Glibc.fstatat(AT_FDCWD, p!, st!, flags)
+            let r = Glibc.fstatat(AT_FDCWD, p!, st!, flags)
+            if r != 0 && errno == ENOENT && String(cString: p!).hasSuffix(".journal"), let target = me.linkOnLook {
+                // the link comes between the look and the open that creates the journal
+                _ = symlink(target, p!)
+                errno = ENOENT
+            }
+            return r
         }
         io.initialize(to: x)
         io.pointee.ctx = Unmanaged.passUnretained(self).toOpaque()
@@ -182,5 +199,73 @@ final class JournalPathIO {
         #expect(access(path + ".journal", F_OK) != 0, "no journal")
         #expect(try commit(h!, 43) == Int32(CS_OK), "\(lastMessage())")
         #expect(!lastMessage().contains("journal"), "a stale message: \(lastMessage())")
+    }
+
+    /// A symbolic link at the journal's path that points to itself: refused with CS_EXISTS as a
+    /// dangling link is (move it away), not taken for an I/O error.
+    @Test func aLoopOfLinksAtTheJournalsPathIsRefusedAsALink() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        #expect(symlink(path + ".journal", path + ".journal") == 0)
+        let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        if let h { _ = cs_db_close(h) }
+        #expect(rc == Int32(CS_EXISTS), "\(codeName(rc)) \(lastMessage())")
+        #expect(lastMessage().contains("symbolic link") && lastMessage().contains(path + ".journal"), "\(lastMessage())")
+        #expect(isLink(path + ".journal"), "the link as it was")
+    }
+
+    /// A dangling link made between the look at the journal's path (nothing there) and the open
+    /// that creates the journal: the create (O_EXCL) does not follow it, the commit fails with
+    /// CS_EXISTS and the link's target is not created.
+    @Test func aLinkMadeBetweenTheLookAndTheCreateIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore"), target = dir.path("elsewhere.journal")
+        try journalPrepare(path)
+        try? FileManager.default.removeItem(atPath: path + ".journal")
+        let io = JournalPathIO()
+        let (orc, h) = io.open(path)
+        try must(orc, "open")
+        defer { _ = cs_db_close(h) }
+        io.linkOnLook = target
+        let rc = try commit(h!, 42)
+        #expect(rc == Int32(CS_EXISTS), "\(codeName(rc)) \(lastMessage())")
+        #expect(isLink(path + ".journal"), "the link was made in the window")
+        #expect(access(target, F_OK) != 0, "the link's target was not created")
+    }
+
+    /// An open that goes on past a failure of its own (the header's format versions cannot be
+    /// marked 6 again beside a journal without records: the write fails, the open goes on, as
+    /// docs/FORMAT.md §13, Recovery says) succeeds and leaves the thread's last failure as it was
+    /// before the call: the message and errno of the caller's own earlier failure; so does the
+    /// close that fails the same way.
+    @Test func anOpenPastAFailureOfItsOwnKeepsTheThreadsMessage() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = try journalCrash(dir, [100])
+        // the journal's records gone (zeros after its header): a header at format version 8
+        // beside a journal with none, which the open marks 6 again
+        var j = state.jsynced
+        for i in 4096..<j.count { j[i] = 0 }
+        let img = dir.path("image.cstore")
+        try writeJournalImage(img, state.synced, j)
+        #expect(state.synced[8] >= 7, "the header says the journal may hold commits")
+        var missing: OpaquePointer?
+        var opts = cs_options()
+        #expect(cs_db_open(dir.path("missing.cstore"), &opts, &missing) == Int32(CS_NOTFOUND))
+        let before = lastMessage(), beforeErrno = cs_errno()
+        let io = JournalPathIO()
+        io.failFormatWrite = true
+        let (rc, h) = io.open(img)
+        #expect(rc == Int32(CS_OK), "\(codeName(rc)) \(lastMessage())")
+        #expect(lastMessage() == before, "after the open: \(lastMessage())")
+        #expect(cs_errno() == beforeErrno)
+        // the last close tries again, fails the same way (logged), and returns CS_OK
+        if let h { #expect(cs_db_close(h) == Int32(CS_OK)) }
+        #expect(lastMessage() == before, "after the close: \(lastMessage())")
+        #expect(cs_errno() == beforeErrno)
     }
 }

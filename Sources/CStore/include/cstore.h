@@ -82,7 +82,8 @@ enum {
 /** The message of the last failure on this thread ("" if none). Valid until the next call. A call
  *  that succeeds after recovering from a failure of its own (a durable commit made without the
  *  journal because it cannot be opened or grown, docs/FORMAT.md §13, Commit) leaves no message
- *  of that failure: "" after a commit, the message from before the call after an open. */
+ *  of that failure: "" after a commit, the message from before the call after an open or a
+ *  close. */
 const char *cs_errmsg(void);
 /** The OS errno of the last failure on this thread (0 when the failure had none). */
 int cs_errno(void);
