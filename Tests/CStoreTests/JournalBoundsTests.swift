@@ -207,4 +207,84 @@ import Testing
         #expect(fileSize(img) == UInt64(x.db.count))
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: img))) == x.db, "the file as it was")
     }
+
+    /// The case the bound lets records write past (docs/FORMAT.md §13, Recovery): a shrinking
+    /// writer's journaled commits write 16 KB values at the file's tail, a commit deletes every
+    /// object holding one, and the commits after it cut the free tail and truncate the file; a
+    /// power cut keeps the truncation (metadata the file system committed) and none of the
+    /// unsynced data. The records before the cut wrote far past the file that survives and past
+    /// the bound; the open replays every commit (in the image and record by record alike), writes
+    /// none of those bytes, and the file verifies and holds every committed object.
+    @Test func aShrinkingGenerationWhoseTruncationSurvivesReplays() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        do { // 300 objects with a 16 KB value each, made durable by the clean close
+            let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_NOSYNC)
+            try must(rc, "open")
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            var rng = SeededRNG(seed: 7)
+            for i in 0..<300 {
+                var o = try createObj(t!, table)
+                try must(cs_obj_set_int(&o, 0, Int64(1000 + i)), "set v")
+                try must(setVal(&o, 1, .binary(randomBytes(16_384, &rng))), "set b")
+            }
+            try must(cs_txn_commit(t!), "commit")
+            _ = cs_txn_end(t)
+            _ = cs_db_close(h)
+        }
+        let pio = PowerCutIO(disk: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        let h = try pio.open(path, flags: Int(CS_OPEN_SHRINK))
+        var rng = SeededRNG(seed: 8)
+        var loaded: [Int64] = []
+        do {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_READ), &t), "begin read")
+            let table = try findTable(t!, "T")
+            for k in try allKeys(t!, table) where try { var o = try openObj(t!, table, k); return try getInt(&o, 0) >= 1000 }() {
+                loaded.append(k)
+            }
+            _ = cs_txn_end(t)
+        }
+        #expect(loaded.count == 300)
+        for k in loaded.suffix(20) { // new values, placed past the end
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            var o = try openObj(t!, try findTable(t!, "T"), k)
+            try must(setVal(&o, 1, .binary(randomBytes(16_384, &rng))), "set b")
+            try must(cs_txn_commit(t!), "commit")
+            _ = cs_txn_end(t)
+        }
+        do {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            for k in loaded { var o = try openObj(t!, table, k); try must(cs_obj_delete(&o), "delete") }
+            try must(cs_txn_commit(t!), "commit the deletes")
+            _ = cs_txn_end(t)
+        }
+        for _ in 0..<10 { _ = try journalCommit(h, 1) } // these cut the free tail and truncate
+        pio.cutNow()
+        let cut = pio.cut!
+        _ = cs_db_close(h)
+        // what the file system kept: the truncations, not the data
+        let image = PowerCutIO.apply(cut.pending.filter { if case .truncate = $0 { return true }; return false }, to: cut.synced)
+        #expect(image.count < cut.synced.count, "the truncation survived: \(image.count) of \(cut.synced.count) bytes")
+        let runs = journalRecordRuns(cut.jsynced)
+        #expect(runs.count == 31, "\(runs.count) records")
+        let raw = runs.joined().reduce(UInt64(0)) { $0 + $1.len }
+        let bound = UInt64(image.count) + raw
+        #expect(runs.joined().contains { $0.pos + $0.len > bound }, "a record wrote past the bound (\(bound))")
+        for direct in [false, true] {
+            if direct { cs_test_set_replay_image_max(4616) }
+            let got = try journalReopen(dir, image, cut.jsynced, "direct \(direct)")
+            cs_test_set_replay_image_max(0)
+            let sum: Int64 = got?.1 ?? -1
+            #expect(sum == 55, "direct \(direct): the objects of every commit (v: 0...9, ten 1s), \(String(describing: got))")
+            #expect(fileSize(dir.path("image.cstore")) <= bound, "direct \(direct): no byte past the bound")
+        }
+    }
 }
