@@ -924,6 +924,13 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                     uint64_t cut = img->spill > (UINT64_MAX >> IMG_SHIFT) ? UINT64_MAX : img->spill << IMG_SHIFT;
                     uint64_t k = src >= cut ? 0 : cut - src < n ? cut - src : n;
                     ssize_t got = k ? f->io->pread(f->io->ctx, f->fd, out + at, k, (off_t)src) : 0;
+                    if (img->inplace && got >= 0 && got < (ssize_t)k) {
+                        /* in place, past the file's end (a tail online shrinking cut after the
+                         * records wrote it): the rebuilt bytes are never written (img_write
+                         * writes the file's own, and the last record's header) */
+                        memset(out + at + got, 0, k - (uint64_t)got);
+                        got = (ssize_t)k;
+                    }
                     if (got != (ssize_t)k) {
                         int e = got < 0 ? errno : EIO;
                         return cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,

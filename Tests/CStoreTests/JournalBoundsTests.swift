@@ -287,4 +287,78 @@ import Testing
             #expect(fileSize(dir.path("image.cstore")) <= bound, "direct \(direct): no byte past the bound")
         }
     }
+
+    /// The checkpoint that writes a generation's records again after a lost header write (with
+    /// readers: in place, record by record past the image's bound) in a generation whose earlier
+    /// records wrote a tail online shrinking has since cut: it writes nothing past the file's end
+    /// (no live version reaches there), where before it read the file's own bytes there and
+    /// failed ("it ended early"), failing that commit and every later one of the session. Two
+    /// set-ups: a small file (the tail lies below the bound, the file's size plus the runs'
+    /// lengths), and one of 300 objects of 16 KB first (the tail lies far past it, and a record
+    /// patches a free-list node whose old copy lay in the tail).
+    @Test(arguments: [false, true]) func theCheckpointAfterALostHeaderWriteStopsAtTheFilesEnd(large: Bool) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try journalPrepare(path)
+        if large { // 300 objects with a 16 KB value each
+            let (rc, h) = openRaw(path, flags: 0, durability: CS_DURABILITY_NOSYNC)
+            try must(rc, "open")
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            var rng = SeededRNG(seed: 7)
+            for i in 0..<300 {
+                var o = try createObj(t!, table)
+                try must(cs_obj_set_int(&o, 0, Int64(2000 + i)), "set v")
+                try must(setVal(&o, 1, .binary(randomBytes(16_384, &rng))), "set b")
+            }
+            try must(cs_txn_commit(t!), "commit")
+            _ = cs_txn_end(t)
+            _ = cs_db_close(h)
+        }
+        // another process keeps the file open: the failed process's close is not the last
+        let log = dir.path("pin.log")
+        let idler = try Child(["pin-idle", path, log], in: dir)
+        defer { idler.killNow() }
+        #expect(waitUntil(seconds: 30) { logLines(log).contains { $0.hasPrefix("idle") } }, "\(idler.stderr)")
+        let fio = JournalFaultIO()
+        let (orc, oh) = fio.openRaw(path, flags: Int(CS_OPEN_SHRINK))
+        try must(orc, "open shrinking")
+        let h = oh!
+        // 20 objects with a 16 KB value each, placed past the end, then deleted: the commits
+        // after the deletes cut the free tail they leave and truncate the file
+        for v in Int64(1000)..<1020 { _ = try journalCommit(h, v, bytes: 16_384) }
+        do {
+            var t: OpaquePointer?
+            try must(cs_txn_begin(h, Int32(CS_TXN_WRITE), &t), "begin")
+            let table = try findTable(t!, "T")
+            for k in try allKeys(t!, table) {
+                var o = try openObj(t!, table, k)
+                if try getInt(&o, 0) >= 1000 { try must(cs_obj_delete(&o), "delete") }
+            }
+            try must(cs_txn_commit(t!), "commit the deletes")
+            _ = cs_txn_end(t)
+        }
+        for _ in 0..<10 { _ = try journalCommit(h, 1) }
+        fio.armed = true
+        _ = try journalCommit(h, 2)
+        #expect(fio.failed == 1, "the header write failed")
+        _ = cs_db_close(h) // broken: no checkpoint
+        let size = fileSize(path)
+        let journal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + ".journal")))
+        #expect(journalRecordRuns(journal).joined().contains { $0.pos + $0.len > size },
+                "a record wrote past the file's end (\(size) bytes): the case")
+        let (rc, w) = openRaw(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try must(rc, "open the writer")
+        defer { _ = cs_db_close(w) }
+        #expect(cs_db_recovered_commits(w!) == 0, "not alone: no replay at the open")
+        cs_test_set_replay_image_max(4616)
+        defer { cs_test_set_replay_image_max(0) }
+        _ = try journalCommit(w!, 3) // checkpoints first: the records again, in place
+        cs_test_set_replay_image_max(0)
+        #expect(cs_db_verify(w!) == Int32(CS_OK), "\(lastMessage())")
+        #expect(try journalObjectCount(w!) == 22, "the 10 objects, 11 one-row commits and this one")
+        #expect(fileSize(path) <= size + (1 << 20), "\(fileSize(path)) bytes after, \(size) before")
+    }
 }
