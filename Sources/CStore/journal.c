@@ -469,6 +469,7 @@ typedef struct replay_image {
     const struct replay_image *need; /* direct: the pages past spill a later copy reads (only
                                       * those keep their bytes and map; `collect` made it) */
     bool collect;     /* walk: collect_copies, the pages of copy sources from `bound` on */
+    uint64_t fsize;   /* inplace: the file's size when the replay began */
     bool direct;      /* record by record into the file: pages hold the map only */
     bool full;        /* the image reached IMG_MAX (replay then goes direct) */
     bool inplace;     /* direct, the file's own bytes written back (replay, `live`) */
@@ -531,7 +532,8 @@ static int img_get(cs_dbfile *f, replay_image *m, uint64_t index, img_page **out
     if (m->collect && (m->n + 1) * sizeof(img_page) > IMG_MAX)
         return cs_fail(CS_CORRUPT, 0,
                        "the journal %s.journal is damaged: its records copy bytes from more than %llu distinct "
-                       "4 KiB pages past byte %llu (the file's size plus the length of every run of its records), "
+                       "4 KiB pages from byte %llu on (the page of the file's size plus the length of every run of "
+                       "its records), "
                        "where no commit writes (written by a faulty library, or forged); the replay stops before it "
                        "writes anything: move the journal away to open the file without it",
                        f->path, (unsigned long long)(IMG_MAX / sizeof(img_page)), (unsigned long long)m->bound);
@@ -899,6 +901,7 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
     }
     /* each run's bytes: in the record, or rebuilt into *scratch */
     uint8_t *out = *scratch;
+    bool hdr_zeroed = false; /* in place: the last run rebuilt from bytes past the file's end */
     for (uint32_t i = 0; i < r->nruns; i++) {
         uint64_t len = pairs[2 * i + 1];
         if (!(len & JRUN_PATCH)) {
@@ -924,12 +927,14 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
                     uint64_t cut = img->spill > (UINT64_MAX >> IMG_SHIFT) ? UINT64_MAX : img->spill << IMG_SHIFT;
                     uint64_t k = src >= cut ? 0 : cut - src < n ? cut - src : n;
                     ssize_t got = k ? f->io->pread(f->io->ctx, f->fd, out + at, k, (off_t)src) : 0;
-                    if (img->inplace && got >= 0 && got < (ssize_t)k) {
+                    if (img->inplace && got >= 0 && got < (ssize_t)k && src + (uint64_t)got >= img->fsize) {
                         /* in place, past the file's end (a tail online shrinking cut after the
                          * records wrote it): the rebuilt bytes are never written (img_write
-                         * writes the file's own, and the last record's header) */
+                         * writes the file's own; the last record's header, which this library
+                         * never patches, is refused below if it was rebuilt from these) */
                         memset(out + at + got, 0, k - (uint64_t)got);
                         got = (ssize_t)k;
+                        if (i + 1 == r->nruns) hdr_zeroed = true;
                     }
                     if (got != (ssize_t)k) {
                         int e = got < 0 ? errno : EIO;
@@ -975,6 +980,12 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
             if (pass == 1) {
                 if (img->inplace) {
                     if (i + 1 == r->nruns && pairs[2 * i] == 0 && rl == HDR_USED) {
+                        if (hdr_zeroed)
+                            return cs_fail(CS_CORRUPT, 0,
+                                           "the journal %s.journal is damaged: the header of the record of version "
+                                           "%llu copies bytes past the end of the file; the records are not written "
+                                           "again",
+                                           f->path, (unsigned long long)r->version);
                         memcpy(img->hdr, bytes, HDR_USED);
                         img->have_hdr = true;
                     }
@@ -1152,6 +1163,7 @@ static int64_t replay(cs_dbfile *f, const jheader *h, uint64_t upto, bool live, 
         img.direct = true;
         img.inplace = live;
         img.spill = live ? UINT64_MAX : img.bound >> IMG_SHIFT;
+        if (live && io_file_size(f->io, f->fd, &img.fsize, NULL) != 0) img.fsize = UINT64_MAX; /* no zeros */
         n = walk(f, h, &img, upto, last_version, end, &bound);
         if (n > 0 && live) {
             int rc = img_write(f, &img);

@@ -266,7 +266,8 @@ import Testing
             try must(cs_txn_commit(t!), "commit the deletes")
             _ = cs_txn_end(t)
         }
-        for _ in 0..<10 { _ = try journalCommit(h, 1) } // these cut the free tail and truncate
+        var last: UInt64 = 0
+        for _ in 0..<10 { last = try journalCommit(h, 1) } // these cut the free tail and truncate
         pio.cutNow()
         let cut = pio.cut!
         _ = cs_db_close(h)
@@ -282,8 +283,9 @@ import Testing
             if direct { cs_test_set_replay_image_max(4616) }
             let got = try journalReopen(dir, image, cut.jsynced, "direct \(direct)")
             cs_test_set_replay_image_max(0)
-            let sum: Int64 = got?.1 ?? -1
+            let sum: Int64 = got?.1 ?? -1, version: UInt64 = got?.0 ?? 0
             #expect(sum == 55, "direct \(direct): the objects of every commit (v: 0...9, ten 1s), \(String(describing: got))")
+            #expect(version == last, "direct \(direct): the last commit's version \(last)")
             #expect(fileSize(dir.path("image.cstore")) <= bound, "direct \(direct): no byte past the bound")
         }
     }
