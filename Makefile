@@ -159,7 +159,9 @@ check-invariants: deps
 # ThreadSanitizer over the threaded tests (TSAN_FILTER). STORE_TSAN_TESTS makes the test targets
 # only the files of those suites and what they need (Package.swift), so this build does not
 # compile the other two thirds of the tests; .ci/tsan-check then makes sure the filter selects
-# the same tests in it as in the whole build of `make test` (docs/CONTRIBUTING.md, CI).
+# the same tests in it as in the whole build of `make test` (docs/CONTRIBUTING.md, CI). The
+# filter is literals and | only: .ci/tsan-check matches it with grep -E, Swift Testing with its
+# own regular expressions, and both read those alike.
 TSAN_FILTER := Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests|AsyncOpenTests
 
 tsan: deps tool
