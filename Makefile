@@ -157,11 +157,11 @@ check-invariants: deps
 	$(SWIFT) test --skip-build --scratch-path .build-checks --filter CStoreTests
 
 # ThreadSanitizer over the threaded tests (TSAN_FILTER). STORE_TSAN_TESTS makes the test targets
-# only the files of those suites and what they need (Package.swift), so this build does not
-# compile the other two thirds of the tests; .ci/tsan-check then makes sure the filter selects
-# the same tests in it as in the whole build of `make test` (docs/CONTRIBUTING.md, CI). The
-# filter is literals and | only: .ci/tsan-check matches it with grep -E, Swift Testing with its
-# own regular expressions, and both read those alike.
+# only the files of those suites and what they need (Package.swift), so this build compiles
+# about a quarter of the tests' lines, not all of them; .ci/tsan-check then makes sure the
+# filter selects the same tests in it as in the whole build of `make test` (docs/CONTRIBUTING.md,
+# CI). The filter is literals and | only: .ci/tsan-check matches it with grep -E, Swift Testing
+# with its own regular expressions, and both read those alike.
 TSAN_FILTER := Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests|AsyncOpenTests
 
 tsan: deps tool
