@@ -61,8 +61,9 @@ private let stamps: [Val] = [
     .timestamp(-100, -5), .timestamp(-1, 0), .timestamp(0, 0), .timestamp(0, 1), .timestamp(5, 999_999_999),
     .timestamp(6, 0), .timestamp(1_700_000_000, 42),
 ]
-private let oids: [Val] = (0..<5).map { i in .objectId((0..<12).map { UInt8(($0 * 3 + i * 50) & 0xFF) }) }
-private let uuids: [Val] = (0..<5).map { i in .uuid((0..<16).map { UInt8(($0 * 11 + i * 40) & 0xFF) }) }
+// (closure types written out: inferred, these two took seconds to type-check)
+private let oids: [Val] = (0..<5).map { (i: Int) -> Val in .objectId((0..<12).map { (k: Int) -> UInt8 in UInt8((k * 3 + i * 50) & 0xFF) }) }
+private let uuids: [Val] = (0..<5).map { (i: Int) -> Val in .uuid((0..<16).map { (k: Int) -> UInt8 in UInt8((k * 11 + i * 40) & 0xFF) }) }
 
 // MARK: - Tests
 

@@ -361,38 +361,50 @@ private final class ReplayWatch: @unchecked Sendable {
 
     /// A generation whose runs touch more distinct pages than the replay's image may hold
     /// (docs/ARCHITECTURE.md, "Replay writes each byte once": 4 KiB and a bit per byte for each
-    /// page, up to IMG_MAX), as small nodes scattered over a large fragmented file would: 600
-    /// valid records of 100 runs of 8 bytes each, on 60,000 distinct pages. The open must
-    /// replay every record (record by record, as before the image, past that bound), never
-    /// refuse a journal this library could have written.
+    /// page, up to IMG_MAX), as small nodes scattered over a large fragmented file would: 60
+    /// valid records of 10 runs of 8 bytes each, on 600 distinct pages, with the image's bound
+    /// lowered to 100 pages (cs_test_set_replay_image_max). With STORE_FULL_CAMPAIGN=1
+    /// (`make test-full`) the bound is IMG_MAX itself (64 MiB, 14,538 pages): 600 records of 100
+    /// runs on 60,000 pages, a 245 MB file. The open must replay every record (record by
+    /// record, as before the image, past that bound), never refuse a journal this library could
+    /// have written; the replay kept only its map of written bytes (520 bytes a page), so it went
+    /// past the bound.
     @Test func aGenerationOnMorePagesThanTheImageHoldsIsReplayed() throws {
         let dir = TempDir()
         defer { dir.remove() }
+        let (records, runs) = fullCampaign ? (600, 100) : (60, 10)
+        let boundPages: UInt64 = fullCampaign ? (64 << 20) / 4616 : 100
         let state = try journalCrash(dir, [100])
         let j = state.jsynced
         let gen = UInt64(bitPattern: Int64(rawLE64(j, 16))), id = UInt64(bitPattern: Int64(rawLE64(j, 24)))
         let recs = journalRecordOffsets(j)
         let end = recs[0] + rawLE64(j, recs[0] + 24)
         var journal = Array(j[..<end])
-        func page(_ r: Int, _ k: Int) -> UInt64 { UInt64(1000 + r * 100 + k) << 12 }
+        func page(_ r: Int, _ k: Int) -> UInt64 { UInt64(1000 + r * runs + k) << 12 }
         func bytes(_ r: Int, _ k: Int) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: r &* 31 &+ k &* 7 &+ $0) } }
-        for r in 0..<600 {
+        for r in 0..<records {
             journal += journalForgeRecord(gen: gen, id: id, version: state.version + 1 + UInt64(r),
-                                          runs: (0..<100).map { k in (page(r, k) + 8, 8, bytes(r, k)) })
+                                          runs: (0..<runs).map { k in (page(r, k) + 8, 8, bytes(r, k)) })
         }
         journal += [UInt8](repeating: 0, count: 4096)
         let img = dir.path("image.cstore")
         try writeJournalImage(img, state.synced, journal)
-        #expect(truncate(img, off_t(page(599, 100))) == 0, "a file as large as the pages the records write")
+        #expect(truncate(img, off_t(page(records - 1, runs))) == 0, "a file as large as the pages the records write")
+        cs_test_set_replay_image_max(fullCampaign ? 0 : boundPages * 4616)
+        defer { cs_test_set_replay_image_max(0) }
         let (rc, h) = openRaw(img, flags: 0, durability: CS_DURABILITY_FULL)
         #expect(rc == Int32(CS_OK), "\(codeName(rc)) \(lastMessage())")
         guard let h else { return }
-        #expect(cs_db_recovered_commits(h) == 601)
+        var pages: UInt64 = 0, mapBytes: UInt64 = 0
+        cs_test_replay_image(&pages, &mapBytes)
+        #expect(pages >= UInt64(records * runs) && pages > boundPages, "\(pages) pages")
+        #expect(mapBytes <= pages * 520 + max(64, 4 * (pages + 1)) * 8, "\(pages) pages, \(mapBytes) bytes")
+        #expect(cs_db_recovered_commits(h) == UInt64(records + 1))
         #expect(cs_db_verify(h) == Int32(CS_OK), "\(lastMessage())")
         _ = cs_db_close(h)
         let fd = Glibc.open(img, O_RDONLY)
         defer { Glibc.close(fd) }
-        for (r, k) in [(0, 0), (0, 99), (299, 50), (599, 0), (599, 99)] {
+        for (r, k) in [(0, 0), (0, runs - 1), (records / 2 - 1, runs / 2), (records - 1, 0), (records - 1, runs - 1)] {
             var b = [UInt8](repeating: 0, count: 8)
             _ = b.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, 8, off_t(page(r, k) + 8)) }
             #expect(b == bytes(r, k), "record \(r), run \(k)")

@@ -108,9 +108,11 @@ import Testing
             }
             let values = (0..<n).map(Self.value)
             try db.read { txn throws in
-                for (text, want, kind) in [("v > 0", values.filter { $0 > 0 }.reduce(0, +), CS_PLAN_LEAVES),
-                                           ("TRUEPREDICATE", values.reduce(0, +), CS_PLAN_LEAVES),
-                                           ("v > 0 AND s == ''", values.filter { $0 > 0 }.reduce(0, +), CS_PLAN_SCAN)] {
+                let positive: Int64 = values.filter { $0 > 0 }.reduce(0, +), all: Int64 = values.reduce(0, +)
+                let cases: [(String, Int64, cs_plan_kind)] = [("v > 0", positive, CS_PLAN_LEAVES),
+                                                              ("TRUEPREDICATE", all, CS_PLAN_LEAVES),
+                                                              ("v > 0 AND s == ''", positive, CS_PLAN_SCAN)]
+                for (text, want, kind) in cases {
                     let (rc, msg, q) = makeQuery(txn, t, text)
                     try must(rc, "\(text): \(msg)")
                     defer { cs_query_free(q) }

@@ -83,7 +83,7 @@ private let bidMinus12345e2: Val = .decimal(12345, 0xB03C_0000_0000_0000) // -12
     @Test func strings() throws {
         var rng = SeededRNG(seed: 7)
         let ascii500 = (0..<500).map { _ in UInt8(32 + rng.next() % 95) }
-        let big = (0..<(100 * 1024)).map { i in UInt8(97 + i % 26) }
+        let big = (0..<(100 * 1024)).map { (i: Int) -> UInt8 in UInt8(97 + i % 26) }
         let multi = Array("Grüße, 日本語, Ελληνικά, emoji 🙂👍🏽 and ZWJ 👨‍👩‍👧".utf8)
         try roundTrip(CS_TYPE_STRING, [
             .str(""), .str("a"), .str("hello world"), .string(ascii500), .string(big),
