@@ -1410,6 +1410,19 @@ void cs_test_set_replay_hook(void (*fn)(void *ctx), void *ctx);
  *  prediction was another, counts[2] those where none was made. Resets the counts. Returns false,
  *  leaving `counts` zero, in other builds. */
 bool cs_test_lookup_predictions(uint64_t counts[3]);
+/** Where cs_test_set_writer_lock_hook's function is called (docs/ARCHITECTURE.md, Processes:
+ *  the writer lock). */
+enum {
+    /** The writer lock was just taken (free, or from a dead owner), before its holder looks
+     *  whether the last writer died mid-commit. */
+    CS_TEST_WLOCK_TAKEN = 1,
+    /** The process holding the writer lock was found gone, before the compare-and-swap that
+     *  takes the lock from it. */
+    CS_TEST_WLOCK_STEAL = 2,
+};
+/** For the core's tests: `fn(point)` is called, in every thread of the process, at the points
+ *  above of taking the writer lock (the tests kill the process there); NULL removes it. */
+void cs_test_set_writer_lock_hook(void (*fn)(int point));
 
 #ifdef __cplusplus
 }
