@@ -136,6 +136,12 @@ static int ofd(int fd, int cmd, short type, off_t at)
 
 /* ---- reading and publishing the newest version ------------------------------------------ */
 
+/* cs_test_set_writer_lock_hook's function (process-wide: the tests kill the child in it). */
+static void (*wlock_hook)(int point);
+
+void cs_test_set_writer_lock_hook(void (*fn)(int point)) { wlock_hook = fn; }
+
+
 void lock_read_latest(cs_dbfile *f)
 {
     if (!f->lk) return; /* lockless: the process's own view is all there is */
@@ -186,6 +192,7 @@ void lock_publish(cs_dbfile *f)
     const bool *spared_flag = __atomic_exchange_n(&f->spared, NULL, __ATOMIC_SEQ_CST);
     if (!f->lk) return;
     struct lock_file *l = f->lk;
+    if (wlock_hook) wlock_hook(CS_TEST_WLOCK_PUBLISH);
     publish(l, f->version, f->top, f->logical, f->selector);
     __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&l->counter, 1, __ATOMIC_SEQ_CST);
@@ -420,11 +427,6 @@ int cs_db_pins(cs_db *db, cs_pin_info *out, size_t cap, size_t *n)
 #define WR_SLOT 0xffffull          /* the owner's reader slot + 1 */
 #define WR_WAITERS (1ull << 31)   /* a thread may sleep on the futex word */
 #define WR_CHECK_NS 10000000L     /* a waiter looks whether the owner died this often (10 ms) */
-
-/* cs_test_set_writer_lock_hook's function (process-wide: the tests kill the child in it). */
-static void (*wlock_hook)(int point);
-
-void cs_test_set_writer_lock_hook(void (*fn)(int point)) { wlock_hook = fn; }
 
 /* The futex word: the low half of `writer` (its bits 0-31, at its address on a little-endian
  * machine), where the slot and the waiters bit are. */

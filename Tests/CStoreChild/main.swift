@@ -6,6 +6,9 @@
 //                                   "Counter" with one object and "Rows")
 //   increment PATH ID N             N write transactions; each adds 1 to the counter and appends
 //                                   a row (ID, sequence 1...N); checks the invariants it reads
+//   count PATH THREADS N            THREADS threads of one handle each make N write transactions
+//                                   that add 1 to the counter's n (the writer lock shared by the
+//                                   threads of several processes)
 //   check PATH STOPFILE             reads snapshots until STOPFILE exists, checking in each that
 //                                   the counter equals the row count and that every writer's
 //                                   sequences are 1...m; prints "snapshots S" at the end
@@ -183,6 +186,26 @@ func increment(_ path: String, _ id: Int64, _ times: Int) {
         ok(cs_txn_commit(t), 82, "commit \(i)")
         ok(cs_txn_end(t), 82, "end")
     }
+    ok(cs_db_close(h), 83, "close")
+}
+
+func count(_ path: String, threads: Int, _ times: Int) {
+    let h = openDB(path)
+    nonisolated(unsafe) let handle = h
+    let workers = (0..<threads).map { _ in
+        Thread {
+            for _ in 0..<times {
+                let t = begin(handle, CS_TXN_WRITE)
+                let s = Schema(t)
+                var c = s.counterObj(t)
+                ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), 81, "set n")
+                ok(cs_txn_commit(t), 82, "commit")
+                ok(cs_txn_end(t), 82, "end")
+            }
+        }
+    }
+    for w in workers { w.start() }
+    while workers.contains(where: { !$0.isFinished }) { usleep(1000) }
     ok(cs_db_close(h), 83, "close")
 }
 
@@ -372,6 +395,9 @@ case "setup":
 case "increment":
     guard let id = Int64(arg(3)), let n = Int(arg(4)), n > 0 else { fail(64, "increment PATH ID N") }
     increment(arg(2), id, n)
+case "count":
+    guard let threads = Int(arg(3)), let n = Int(arg(4)), threads > 0, n > 0 else { fail(64, "count PATH THREADS N") }
+    count(arg(2), threads: threads, n)
 case "check":
     checkLoop(arg(2), arg(3))
 case "commit-loop":

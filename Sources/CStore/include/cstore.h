@@ -1419,6 +1419,9 @@ enum {
     /** The process holding the writer lock was found gone, before the compare-and-swap that
      *  takes the lock from it. */
     CS_TEST_WLOCK_STEAL = 2,
+    /** A commit wrote its header (the lock file says a commit is in flight) and is about to
+     *  publish its version. */
+    CS_TEST_WLOCK_PUBLISH = 3,
 };
 /** For the core's tests: `fn(point)` is called, in every thread of the process, at the points
  *  above of taking the writer lock (the tests kill the process there); NULL removes it. */
