@@ -26,6 +26,7 @@ private let killAtHookPoint: @convention(c) (Int32) -> Void = { point in
 /// point `point` (once armed: `armAfterBegin` arms it after the write began, so that only the
 /// commit's points count). Exits with 20 when it was not killed.
 private func childKilledAt(_ path: String, _ point: Int32, rows: Int, armAfterBegin: Bool) -> Never {
+    alarm(60) // a child stuck in the lock ends (SIGALRM) instead of hanging the test
     var opts = cs_options()
     var h: OpaquePointer?
     guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
@@ -144,6 +145,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await #expect(processExitsWith: .signal(SIGKILL), "the first dies holding the lock") { [path = path as String, holds = holds as String, bOpen = bOpen as String] in
+                    alarm(60)
                     var opts = cs_options()
                     var h: OpaquePointer?
                     guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
@@ -159,6 +161,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
             group.addTask {
                 await #expect(processExitsWith: .signal(SIGKILL), "the second killed \(when)") { [path = path as String, holds = holds as String, bOpen = bOpen as String, point = point as Int32] in
                     for _ in 0..<30_000 where access(holds, F_OK) != 0 { usleep(1000) }
+                    alarm(60)
                     var opts = cs_options()
                     var h: OpaquePointer?
                     guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
