@@ -192,8 +192,10 @@ func increment(_ path: String, _ id: Int64, _ times: Int) {
 func count(_ path: String, threads: Int, _ times: Int) {
     let h = openDB(path)
     nonisolated(unsafe) let handle = h
+    let done = DispatchSemaphore(value: 0) // (a join the thread sanitizer sees)
     let workers = (0..<threads).map { _ in
         Thread {
+            defer { done.signal() }
             for _ in 0..<times {
                 let t = begin(handle, CS_TXN_WRITE)
                 let s = Schema(t)
@@ -205,7 +207,7 @@ func count(_ path: String, threads: Int, _ times: Int) {
         }
     }
     for w in workers { w.start() }
-    while workers.contains(where: { !$0.isFinished }) { usleep(1000) }
+    for _ in workers { done.wait() }
     ok(cs_db_close(h), 83, "close")
 }
 

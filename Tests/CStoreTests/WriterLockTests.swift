@@ -234,8 +234,10 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         }
         let handle = Shared(db.h)
         let failures = Shared(0)
+        let done = DispatchSemaphore(value: 0)
         let threads = (0..<4).map { [counter, key] _ in
             Thread {
+                defer { done.signal() }
                 for _ in 0..<perThread {
                     var w: OpaquePointer?
                     guard cs_txn_begin(handle.value, Int32(CS_TXN_WRITE), &w) == Int32(CS_OK), let w else {
@@ -256,8 +258,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
             #expect(c.wait(seconds: 240), "a counting process did not finish in 240 s")
             #expect(c.succeeded, "\(c.summary)")
         }
-        let deadline = Date().addingTimeInterval(240)
-        while threads.contains(where: { !$0.isFinished }) && Date() < deadline { usleep(2000) }
+        for _ in threads { #expect(done.wait(timeout: .now() + 240) == .success, "a thread of this process did not finish in 240 s") }
         #expect(failures.value == 0)
         try db.read { txn throws in
             var o = cs_obj(), v: Int64 = 0
