@@ -33,7 +33,8 @@
  *     on it (its low 32 bits are the futex word). It changes from a token only by its owner's
  *     release, or by a compare-and-swap from exactly that token after the owner was seen dead
  *     (its slot's byte lock free, or the slot claimed again, which clears a token naming it
- *     under LK_INIT): a swap from an older token fails, as claim numbers are not reused.
+ *     under LK_INIT): a swap from an older token fails, as claim numbers are not reused
+ *     within 2^32 claims.
  */
 #include "lock.h"
 #include "file.h"
@@ -139,7 +140,13 @@ static int ofd(int fd, int cmd, short type, off_t at)
 /* cs_test_set_writer_lock_hook's function (process-wide: the tests kill the child in it). */
 static void (*wlock_hook)(int point);
 
-void cs_test_set_writer_lock_hook(void (*fn)(int point)) { wlock_hook = fn; }
+void cs_test_set_writer_lock_hook(void (*fn)(int point)) { __atomic_store_n(&wlock_hook, fn, __ATOMIC_RELEASE); }
+
+static void wlock_at(int point)
+{
+    void (*fn)(int) = __atomic_load_n(&wlock_hook, __ATOMIC_ACQUIRE);
+    if (fn) fn(point);
+}
 
 
 void lock_read_latest(cs_dbfile *f)
@@ -192,7 +199,7 @@ void lock_publish(cs_dbfile *f)
     const bool *spared_flag = __atomic_exchange_n(&f->spared, NULL, __ATOMIC_SEQ_CST);
     if (!f->lk) return;
     struct lock_file *l = f->lk;
-    if (wlock_hook) wlock_hook(CS_TEST_WLOCK_PUBLISH);
+    wlock_at(CS_TEST_WLOCK_PUBLISH);
     publish(l, f->version, f->top, f->logical, f->selector);
     __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&l->counter, 1, __ATOMIC_SEQ_CST);
@@ -437,33 +444,38 @@ static void writer_wake(struct lock_file *l)
     syscall(SYS_futex, writer_futex(l), FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-/* True when the process that token `w` names holds the writer lock no more: its slot's byte
- * lock is free (it died, or closed the file). Its slot claimed again by another process
- * cleared the token (lock_open), so a held byte lock is the owner's. This process's own slot
- * is never the owner's here: its threads take the lock one at a time (f->write_mu), and it
- * released it before (a token of its own left behind is stale). */
-static bool writer_gone(cs_dbfile *f, uint64_t w)
+/* 1 when the process that token `w` names holds the writer lock no more: its slot's byte lock
+ * is free (it died, or closed the file); 0 when it still does; -1 (errno set) when the byte
+ * lock cannot be tested. Its slot claimed again by another process had the token cleared
+ * (lock_open), so a held byte lock is the owner's. This process's own slot is never the
+ * owner's here: its threads take the lock one at a time (f->write_mu), and it released it
+ * before (a token of its own left behind is stale). */
+static int writer_gone(cs_dbfile *f, uint64_t w)
 {
     uint64_t s = w & WR_SLOT;
-    if (s == 0 || s > LOCK_SLOTS || (int)(s - 1) == f->slot) return true;
-    return ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + (off_t)(s - 1)) == 0;
+    if (s == 0 || s > LOCK_SLOTS || (int)(s - 1) == f->slot) return 1;
+    int held = ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + (off_t)(s - 1));
+    return held < 0 ? -1 : !held;
 }
 
 /* The contended path: waits on the futex word until the lock is free, or takes it from a dead
  * owner (invariant 4). `w`: the word as the first swap found it. A thread that waited takes the
  * lock with the waiters bit set, as others may sleep: its release then wakes them. */
-static void writer_contend(cs_dbfile *f, struct lock_file *l, uint64_t w)
+static int writer_contend(cs_dbfile *f, struct lock_file *l, uint64_t w)
 {
     uint64_t mine = f->wtoken | WR_WAITERS;
     for (;;) {
         if (w == 0) {
-            if (__atomic_compare_exchange_n(&l->writer, &w, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+            if (__atomic_compare_exchange_n(&l->writer, &w, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return CS_OK;
             continue;
         }
-        if (writer_gone(f, w)) {
-            if (wlock_hook) wlock_hook(CS_TEST_WLOCK_STEAL);
+        int gone = writer_gone(f, w);
+        if (gone < 0)
+            return cs_fail(CS_IOERR, errno, "cannot test the writer lock's holder of %s: %s", f->path, strerror(errno));
+        if (gone) {
+            wlock_at(CS_TEST_WLOCK_STEAL);
             /* only from exactly the dead owner's token: a live process's never equals it */
-            if (__atomic_compare_exchange_n(&l->writer, &w, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+            if (__atomic_compare_exchange_n(&l->writer, &w, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return CS_OK;
             continue;
         }
         if (!(w & WR_WAITERS)) {
@@ -487,8 +499,8 @@ int lock_writer_acquire(cs_dbfile *f, bool *recover)
     struct lock_file *l = f->lk;
     uint64_t w = 0;
     if (!__atomic_compare_exchange_n(&l->writer, &w, f->wtoken, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-        writer_contend(f, l, w);
-    if (wlock_hook) wlock_hook(CS_TEST_WLOCK_TAKEN);
+        TRY(writer_contend(f, l, w));
+    wlock_at(CS_TEST_WLOCK_TAKEN);
     /* the last writer died between its header write and publishing: the header decides */
     *recover = __atomic_load_n(&l->committing, __ATOMIC_SEQ_CST) != 0;
     return CS_OK;
@@ -701,8 +713,13 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         uint32_t claim = __atomic_add_fetch(&l->claims, 1, __ATOMIC_SEQ_CST);
         f->wtoken = (uint64_t)claim << 32 | (i + 1);
         uint64_t w = __atomic_load_n(&l->writer, __ATOMIC_SEQ_CST);
-        if ((w & WR_SLOT) == i + 1 && __atomic_compare_exchange_n(&l->writer, &w, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-            writer_wake(l);
+        while ((w & WR_SLOT) == i + 1) { /* (a waiter may set the waiters bit meanwhile: again) */
+            wlock_at(CS_TEST_WLOCK_CLAIM);
+            if (__atomic_compare_exchange_n(&l->writer, &w, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+                writer_wake(l);
+                break;
+            }
+        }
         __atomic_store_n(&s[i].in_use, 1, __ATOMIC_SEQ_CST);
         if (l->slots_used < i + 1) __atomic_store_n(&l->slots_used, i + 1, __ATOMIC_SEQ_CST);
         f->slot = (int)i;
@@ -735,8 +752,10 @@ bool lock_close(cs_dbfile *f)
 {
     if (!f->lk) return true;
     bool alone = false;
-    /* (a writer lock still held at close is a misuse; it goes with the slot) */
-    writer_free(f, f->lk);
+    /* (a writer lock still held at close is a misuse; it goes with the slot; not by a child
+     * forked with the file open, whose slot and lock are its parent's) */
+    if (f->slot >= 0 && __atomic_load_n(&slots(f)[f->slot].pid, __ATOMIC_RELAXED) == (uint32_t)getpid())
+        writer_free(f, f->lk);
     if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) == 0) {
         alone = lock_alone(f);
         if (alone) journal_last_close(f);

@@ -21,6 +21,17 @@ private let killAtHookPoint: @convention(c) (Int32) -> Void = { point in
     if point == killPoint { raise(SIGKILL) }
 }
 
+/// The files `pauseAtSteal` creates and then waits for (set in an exit test's child).
+nonisolated(unsafe) private var pauseFiles = ("", "")
+
+/// A writer-lock hook that, about to take the lock from a dead holder, creates the first of
+/// `pauseFiles` and waits (at most 30 s) until the second exists.
+private let pauseAtSteal: @convention(c) (Int32) -> Void = { point in
+    guard point == Int32(CS_TEST_WLOCK_STEAL) else { return }
+    close(open(pauseFiles.0, O_CREAT | O_WRONLY, 0o644))
+    for _ in 0..<30_000 where access(pauseFiles.1, F_OK) != 0 { usleep(1000) }
+}
+
 /// In a child process: opens `path` (full durability, the commit journal), begins a write that
 /// appends `rows` objects to table "T" and commits it, the process killed at writer-lock hook
 /// point `point` (once armed: `armAfterBegin` arms it after the write began, so that only the
@@ -213,8 +224,104 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         db.close()
     }
 
+    /// As above, but a waiter of another process sets the lock's waiters bit between the
+    /// claimer's look at the word and its clear (a hook in the claiming process stands for it):
+    /// the claimer clears the dead holder's token all the same.
+    @Test func aClaimerRacingAWaiterStillClearsADeadWritersLock() async throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        let (db, t) = try makeFileT(path, rows: 10)
+        await #expect(processExitsWith: .signal(SIGKILL), "a writer dies holding the lock") { [path = path as String] in
+            childKilledAt(path, 0, rows: 10, armAfterBegin: false)
+        }
+        let log = dir.path("claim.log")
+        let claimer = try Child(["claim-race", path, log], in: dir)
+        defer { claimer.killNow() }
+        let deadline = Date().addingTimeInterval(30)
+        while !readText(log).hasPrefix("idle ") && claimer.process.isRunning && Date() < deadline { usleep(2000) }
+        #expect(readText(log) == "idle 1\n", "the claimer got the dead writer's slot and raced: \(readText(log)) \(claimer.summary)")
+        let rc = writeOneWithin(db.h, t)
+        #expect(rc == Int32(CS_OK), "a write with the dead writer's slot in use again: \(rc.map(codeName) ?? "still waiting after 10 s")")
+        guard rc != nil else { return }
+        try db.read { txn throws in #expect(try tableCount(txn, t) == 11) }
+        db.verify()
+        db.close()
+    }
+
+    /// A process dies holding the lock while a second has the file open; the second finds it
+    /// dead and stops just before its compare-and-swap; meanwhile a third opens the file, gets
+    /// the dead one's reader slot and takes the lock. The second's swap, from the dead holder's token, must fail (the third's
+    /// token names the same slot but another claim): it gets the lock only after the third's
+    /// commit.
+    @Test func aLateStealerDoesNotTakeTheLockFromTheSlotsNextHolder() async throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        let (db, t) = try makeFileT(path, rows: 10)
+        let pHolds = dir.path("p-holds"), xOpen = dir.path("x-open")
+        let atSteal = dir.path("x-at-steal"), qHolds = dir.path("q-holds"), qDone = dir.path("q-done")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await #expect(processExitsWith: .signal(SIGKILL), "the first dies holding the lock") { [path = path as String, pHolds = pHolds as String, xOpen = xOpen as String] in
+                    alarm(60)
+                    var opts = cs_options()
+                    var h: OpaquePointer?
+                    guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
+                    var txn: OpaquePointer?
+                    guard cs_txn_begin(h, Int32(CS_TXN_WRITE), &txn) == Int32(CS_OK), txn != nil else { exit(11) }
+                    close(open(pHolds, O_CREAT | O_WRONLY, 0o644))
+                    for _ in 0..<30_000 where access(xOpen, F_OK) != 0 { usleep(1000) }
+                    raise(SIGKILL)
+                    exit(20)
+                }
+            }
+            group.addTask {
+                await #expect(processExitsWith: .success, "the late stealer waits for the third's commit") { [path = path as String, pHolds = pHolds as String, xOpen = xOpen as String, atSteal = atSteal as String, qHolds = qHolds as String, qDone = qDone as String] in
+                    alarm(60)
+                    for _ in 0..<30_000 where access(pHolds, F_OK) != 0 { usleep(1000) }
+                    var opts = cs_options()
+                    var h: OpaquePointer?
+                    guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
+                    close(open(xOpen, O_CREAT | O_WRONLY, 0o644)) // (in a slot of its own: the first is alive)
+                    pauseFiles = (atSteal, qHolds)
+                    cs_test_set_writer_lock_hook(pauseAtSteal)
+                    var txn: OpaquePointer?
+                    guard cs_txn_begin(h, Int32(CS_TXN_WRITE), &txn) == Int32(CS_OK), let txn else { exit(11) }
+                    if access(qDone, F_OK) != 0 { exit(30) } // two holders at once
+                    guard cs_txn_end(txn) == Int32(CS_OK) else { exit(12) }
+                    exit(0)
+                }
+            }
+            group.addTask {
+                await #expect(processExitsWith: .success, "the third takes the lock in the dead one's slot") { [path = path as String, atSteal = atSteal as String, qHolds = qHolds as String, qDone = qDone as String] in
+                    alarm(60)
+                    for _ in 0..<30_000 where access(atSteal, F_OK) != 0 { usleep(1000) }
+                    var opts = cs_options()
+                    var h: OpaquePointer?
+                    guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
+                    var txn: OpaquePointer?
+                    guard cs_txn_begin(h, Int32(CS_TXN_WRITE), &txn) == Int32(CS_OK), let txn else { exit(11) }
+                    close(open(qHolds, O_CREAT | O_WRONLY, 0o644))
+                    usleep(300_000)
+                    close(open(qDone, O_CREAT | O_WRONLY, 0o644))
+                    guard cs_txn_commit(txn) == Int32(CS_OK), cs_txn_end(txn) == Int32(CS_OK) else { exit(12) }
+                    exit(0)
+                }
+            }
+        }
+        let rc = writeOneWithin(db.h, t)
+        #expect(rc == Int32(CS_OK), "a write after both: \(rc.map(codeName) ?? "still waiting after 10 s")")
+        guard rc != nil else { return }
+        db.verify()
+        db.close()
+        check(cs_file_verify(path))
+    }
+
     /// Three processes of four threads each and four threads of this process add 1 to one
-    /// counter in write transactions of their own: none is lost.
+    /// counter in write transactions of their own, while 20 processes in turn take the lock,
+    /// add 1000 and are killed before their commit: no increment is lost and none of the
+    /// killed ones' appears.
     @Test func threadsOfSeveralProcessesLoseNoIncrement() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -222,6 +329,15 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         try runChild(["setup", path], in: dir)
         let perThread = 300
         let children = try (1...3).map { _ in try Child(["count", path, "4", "\(perThread)"], in: dir) }
+        // processes that die holding the lock while the others count, one after another (each
+        // in the slot of the one before): the counters' waiters take the lock from them
+        let killers = Thread {
+            for _ in 0..<20 {
+                guard let k = try? Child(["killer", path], in: dir) else { return }
+                k.wait(seconds: 60)
+            }
+        }
+        killers.start()
         let db = try DB(path, flags: 0)
         var counter: UInt32 = 0, key: Int64 = 0
         try db.read { txn throws in
@@ -259,6 +375,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
             #expect(c.succeeded, "\(c.summary)")
         }
         for _ in threads { #expect(done.wait(timeout: .now() + 240) == .success, "a thread of this process did not finish in 240 s") }
+        while !killers.isFinished { usleep(2000) }
         #expect(failures.value == 0)
         try db.read { txn throws in
             var o = cs_obj(), v: Int64 = 0

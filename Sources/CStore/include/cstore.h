@@ -1422,6 +1422,9 @@ enum {
     /** A commit wrote its header (the lock file says a commit is in flight) and is about to
      *  publish its version. */
     CS_TEST_WLOCK_PUBLISH = 3,
+    /** A process claiming a reader slot found the writer lock naming that slot (a dead
+     *  holder's) and is about to clear it. */
+    CS_TEST_WLOCK_CLAIM = 4,
 };
 /** For the core's tests: `fn(point)` is called, in every thread of the process, at the points
  *  above of taking the writer lock (the tests kill the process there); NULL removes it. */
