@@ -284,6 +284,19 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
                     var h: OpaquePointer?
                     guard cs_db_open(path, &opts, &h) == Int32(CS_OK), let h else { exit(10) }
                     close(open(xOpen, O_CREAT | O_WRONLY, 0o644)) // (in a slot of its own: the first is alive)
+                    // begins once the first is dead (its slot's byte lock, slot 1, free: FORMAT
+                    // §9), so that nobody waited on its token and the swap is from exactly it
+                    let lfd = open(path + ".lock", O_RDONLY)
+                    for _ in 0..<30_000 {
+                        var fl = flock()
+                        fl.l_type = Int16(F_WRLCK)
+                        fl.l_whence = Int16(SEEK_SET)
+                        fl.l_start = (1 << 30) + 64 + 1
+                        fl.l_len = 1
+                        if fcntl(lfd, F_OFD_GETLK_, &fl) == 0 && fl.l_type == Int16(F_UNLCK) { break }
+                        usleep(1000)
+                    }
+                    close(lfd)
                     pauseFiles = (atSteal, qHolds)
                     cs_test_set_writer_lock_hook(pauseAtSteal)
                     var txn: OpaquePointer?
