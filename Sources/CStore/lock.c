@@ -142,6 +142,11 @@ static void (*wlock_hook)(int point);
 
 void cs_test_set_writer_lock_hook(void (*fn)(int point)) { __atomic_store_n(&wlock_hook, fn, __ATOMIC_RELEASE); }
 
+/* cs_test_set_writer_lock_poll's period in ms (0: WR_CHECK_NS). */
+static uint32_t wlock_poll_ms;
+
+void cs_test_set_writer_lock_poll(uint32_t ms) { __atomic_store_n(&wlock_poll_ms, ms, __ATOMIC_RELAXED); }
+
 static void wlock_at(int point)
 {
     void (*fn)(int) = __atomic_load_n(&wlock_hook, __ATOMIC_ACQUIRE);
@@ -486,7 +491,8 @@ static int writer_contend(cs_dbfile *f, struct lock_file *l, uint64_t w)
         /* sleeps while the low half is unchanged; any release sets it to 0 and, the waiters bit
          * being set, wakes; the timeout bounds how long a dead owner goes unnoticed (EINTR,
          * EAGAIN and ETIMEDOUT all look again) */
-        struct timespec ts = {0, WR_CHECK_NS};
+        uint32_t ms = __atomic_load_n(&wlock_poll_ms, __ATOMIC_RELAXED);
+        struct timespec ts = {ms / 1000, ms ? (long)(ms % 1000) * 1000000L : WR_CHECK_NS};
         syscall(SYS_futex, writer_futex(l), FUTEX_WAIT, (uint32_t)w, &ts, NULL, 0);
         w = __atomic_load_n(&l->writer, __ATOMIC_RELAXED);
     }

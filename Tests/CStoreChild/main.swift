@@ -6,9 +6,10 @@
 //                                   "Counter" with one object and "Rows")
 //   increment PATH ID N             N write transactions; each adds 1 to the counter and appends
 //                                   a row (ID, sequence 1...N); checks the invariants it reads
-//   count PATH THREADS N            THREADS threads of one handle each make N write transactions
+//   count PATH THREADS N [POLL_MS]  THREADS threads of one handle each make N write transactions
 //                                   that add 1 to the counter's n (the writer lock shared by the
-//                                   threads of several processes)
+//                                   threads of several processes); POLL_MS: how often a waiter
+//                                   looks whether the lock's holder died (cs_test_set_writer_lock_poll)
 //   killer PATH                     begins a write that adds 1000 to the counter's n and is
 //                                   SIGKILLed 0-3 ms later, holding the writer lock, uncommitted
 //   claim-race PATH LOG             opens PATH with a writer-lock hook that, when the claim of
@@ -442,7 +443,8 @@ case "increment":
     guard let id = Int64(arg(3)), let n = Int(arg(4)), n > 0 else { fail(64, "increment PATH ID N") }
     increment(arg(2), id, n)
 case "count":
-    guard let threads = Int(arg(3)), let n = Int(arg(4)), threads > 0, n > 0 else { fail(64, "count PATH THREADS N") }
+    guard let threads = Int(arg(3)), let n = Int(arg(4)), threads > 0, n > 0 else { fail(64, "count PATH THREADS N [POLL_MS]") }
+    if args.count > 5, let ms = UInt32(args[5]) { cs_test_set_writer_lock_poll(ms) }
     count(arg(2), threads: threads, n)
 case "killer":
     killer(arg(2))

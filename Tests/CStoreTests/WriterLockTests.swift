@@ -344,10 +344,12 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         let children = try (1...3).map { _ in try Child(["count", path, "4", "\(perThread)"], in: dir) }
         // processes that die holding the lock while the others count, one after another (each
         // in the slot of the one before): the counters' waiters take the lock from them
+        let killed = Shared<[String]>([])
         let killers = Thread {
             for _ in 0..<20 {
                 guard let k = try? Child(["killer", path], in: dir) else { return }
                 k.wait(seconds: 60)
+                killed.mutate { $0.append(k.killedBySIGKILL ? "killed" : k.summary) }
             }
         }
         killers.start()
@@ -389,6 +391,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         }
         for _ in threads { #expect(done.wait(timeout: .now() + 240) == .success, "a thread of this process did not finish in 240 s") }
         while !killers.isFinished { usleep(2000) }
+        #expect(killed.value == Array(repeating: "killed", count: 20), "every killer died holding the lock")
         #expect(failures.value == 0)
         try db.read { txn throws in
             var o = cs_obj(), v: Int64 = 0
@@ -397,6 +400,48 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
             #expect(v == Int64(16 * perThread), "3 processes x 4 threads + 4 threads, \(perThread) increments each")
         }
         db.verify()
+        db.close()
+    }
+
+    /// Hand-offs between processes are woken, not found by the holder-liveness poll: with the
+    /// poll at 30 s in two processes of four threads each, they and this process's thread, all
+    /// contending, finish 900 commits well within 30 s; a release that did not wake a sleeping
+    /// waiter would stall it for 30 s. (This process keeps its 10 ms: the poll is process-wide,
+    /// and the tests beside this one find dead holders by it.)
+    @Test func waitersOfOtherProcessesAreWokenByTheRelease() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let start = Date()
+        let children = try (1...2).map { _ in try Child(["count", path, "4", "100", "30000"], in: dir) }
+        let db = try DB(path, flags: 0)
+        var counter: UInt32 = 0
+        try db.read { txn throws in try must(cs_table_find(txn, "Counter", &counter), "find Counter") }
+        for _ in 0..<100 {
+            try db.write { txn throws in
+                var it = cs_iter()
+                var o = cs_obj(), v: Int64 = 0
+                try must(cs_iter_init(&it, txn, counter), "iter")
+                try must(cs_iter_next(&it, &o), "the counter")
+                try must(cs_obj_get_int(&o, 0, &v), "n")
+                try must(cs_obj_set_int(&o, 0, v + 1), "set n")
+            }
+        }
+        for c in children {
+            #expect(c.wait(seconds: 90), "a counting process did not finish in 90 s")
+            #expect(c.succeeded, "\(c.summary)")
+        }
+        let took = Date().timeIntervalSince(start)
+        #expect(took < 20, "900 contended commits took \(took) s: a waiter slept through a release")
+        try db.read { txn throws in
+            var it = cs_iter()
+            var o = cs_obj(), v: Int64 = 0
+            try must(cs_iter_init(&it, txn, counter), "iter")
+            try must(cs_iter_next(&it, &o), "the counter")
+            try must(cs_obj_get_int(&o, 0, &v), "n")
+            #expect(v == 900)
+        }
         db.close()
     }
 

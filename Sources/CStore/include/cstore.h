@@ -1429,6 +1429,10 @@ enum {
 /** For the core's tests: `fn(point)` is called, in every thread of the process, at the points
  *  above of taking the writer lock (the tests kill the process there); NULL removes it. */
 void cs_test_set_writer_lock_hook(void (*fn)(int point));
+/** For the core's tests: a thread waiting for the writer lock of another process looks whether
+ *  its holder died every `ms` milliseconds instead of every 10 (0: 10 again); process-wide. With
+ *  a long period a wake-up that does not come shows as a wait that long. */
+void cs_test_set_writer_lock_poll(uint32_t ms);
 
 #ifdef __cplusplus
 }
