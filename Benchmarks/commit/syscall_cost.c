@@ -2,7 +2,8 @@
  * syscall_cost.c -- what the system calls a durable commit makes besides its sync cost on this
  * machine, in a loop (docs/benchmarks/README.md, "Large folios and the commit's writes"): the
  * size-only statx a write transaction makes on the database file, the writer lock's fcntl
- * pair on the lock file (an OFD lock and its release on one byte, as lock.c takes it), and
+ * pair on the lock file (an OFD lock and its release on one byte, as lock.c took it up to
+ * lock-file layout 5; docs/benchmarks/README.md, "The writer lock without system calls"), and
  * getppid for the cost of a system call that does nothing.
  *
  *   cc -O2 -o syscall_cost Benchmarks/commit/syscall_cost.c
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
     struct flock fl;
     memset(&fl, 0, sizeof fl);
     fl.l_whence = SEEK_SET;
-    fl.l_start = 1073741826; /* lock.c's LK_WRITER byte */
+    fl.l_start = 1073741826; /* the writer lock's byte up to lock-file layout 5 */
     fl.l_len = 1;
     for (int i = 0; i < CALLS; i++) {
         fl.l_type = F_WRLCK;

@@ -238,6 +238,8 @@ struct cs_dbfile {
     void *lk;                /* the mapped lock file (NULL: lockless read-only open) */
     int lfd;                 /* its descriptor (holds this process's byte-range locks) */
     int slot;                /* this process's reader slot in it, -1 for none */
+    uint64_t wtoken;         /* the writer lock's word while this process holds it: the slot
+                                and the claim that made it this process's (lock.c) */
     const bool *spared;      /* the commit being written leaves asleep the notifier whose
                                 sleeping flag this is (cs_txn_commit_sparing); set by the writer
                                 only, the flag read under mu (lock.c, lock_publish) */

@@ -6,15 +6,21 @@
  *
  * Locks are open-file-description (OFD) byte-range locks on the lock file: they belong to the
  * descriptor, not to a thread, and the kernel drops them when the process dies, so a dead
- * writer never keeps the writer lock and a dead reader's slot is recognisable.
+ * reader's slot is recognisable.
  *
  *   LK_INIT          exclusive while a process sets the file up or joins it
  *   LK_USERS         shared by every process with the file open (exclusive = alone)
- *   LK_WRITER        exclusive while a process writes
  *   LK_SLOT + i      exclusive while a process owns reader slot i
  *
+ * The writer lock is a word in the shared header (`writer`), taken with one compare-and-swap:
+ * it names the owning process by its reader slot and by the claim that made the slot its own
+ * (a number no other claim of this lock file's session has), so the owner's liveness is the
+ * slot's byte lock, and a slot claimed again is not taken for the dead owner (invariant 4).
+ * It belongs to the process, not to a thread: a write transaction may end on another thread
+ * than it began on; the threads of one process exclude each other with f->write_mu.
+ *
  * Invariants:
- *  1. `version`, `top`, `logical` and `selector` change only under LK_WRITER, inside a seqlock
+ *  1. `version`, `top`, `logical` and `selector` change only under the writer lock, inside a seqlock
  *     (`seq` odd while they change); readers retry until they read an even, unchanged seq.
  *  2. A process publishes in its slot the oldest version any of its transactions pins (0 when
  *     none). A reader pins v by storing it and then checking that v is still the newest; a writer
@@ -22,6 +28,13 @@
  *     pinned version can reach (commit.c durability rule 1).
  *  3. `committing` is 1 from just before a header write until the new version is published; a
  *     writer that finds it set takes the newest version from the file's header instead.
+ *  4. `writer` is 0 (free) or the token of the process that holds the writer lock (slot + 1 in
+ *     bits 0-15, the slot's claim number in bits 32-63), with bit 31 set when a thread may sleep
+ *     on it (its low 32 bits are the futex word). It changes from a token only by its owner's
+ *     release, or by a compare-and-swap from exactly that token after the owner was seen dead
+ *     (its slot's byte lock free, or the slot claimed again, which clears a token naming it
+ *     under LK_INIT): a swap from an older token fails, as claim numbers are not reused
+ *     within 2^32 claims.
  */
 #include "lock.h"
 #include "file.h"
@@ -39,16 +52,17 @@
 #include <unistd.h>
 
 #define LOCK_MAGIC "CSLOCK\r\n"
-#define LOCK_LAYOUT 5u /* 3: the journal's shared state at 64; 4: the sleepers at 112; 5: the journal's
+#define LOCK_LAYOUT 6u /* 3: the journal's shared state at 64; 4: the sleepers at 112; 5: the journal's
                         * records may be patched (layout 2, FORMAT.md §13), which a library that
-                        * writes layout 1 must not share a journal with (FORMAT.md §9) */
+                        * writes layout 1 must not share a journal with (FORMAT.md §9); 6: the
+                        * writer lock is the word at 2176, no longer a byte-range lock */
 #define LOCK_SLOTS 512u
 #define LOCK_HDR 4096u
 
 #define LK_BASE ((off_t)1 << 30)
 #define LK_INIT (LK_BASE + 0)
 #define LK_USERS (LK_BASE + 1)
-#define LK_WRITER (LK_BASE + 2)
+/* (LK_BASE + 2 was the writer lock up to layout 5) */
 #define LK_SLOT (LK_BASE + 64)
 
 typedef struct lock_slot {
@@ -87,11 +101,18 @@ struct lock_file {
     uint32_t sleepers;  /* threads of every process waiting on `counter` (lock_sleep_begin) */
     uint32_t zero116[3];
     uint32_t slot_sleepers[LOCK_SLOTS]; /* of `sleepers`, those of reader slot i's process */
+    uint64_t writer;    /* the writer lock (invariant 4) */
+    uint32_t claims;    /* reader slots claimed in this session (the claim numbers, LK_INIT) */
 };
 
 _Static_assert(offsetof(struct lock_file, journal) == 64 && sizeof(journal_shared) == 48, "lock file layout");
 _Static_assert(offsetof(struct lock_file, sleepers) == 112, "lock file layout");
 _Static_assert(offsetof(struct lock_file, slot_sleepers) == 128, "lock file layout");
+_Static_assert(offsetof(struct lock_file, writer) == 2176 && offsetof(struct lock_file, claims) == 2184,
+               "lock file layout");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the writer lock's futex word is the low half of `writer` at its address (little-endian)"
+#endif
 
 _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
 /* (the range fields follow the pin so the layout-1 prefix of a slot keeps its meaning) */
@@ -115,6 +136,23 @@ static int ofd(int fd, int cmd, short type, off_t at)
 }
 
 /* ---- reading and publishing the newest version ------------------------------------------ */
+
+/* cs_test_set_writer_lock_hook's function (process-wide: the tests kill the child in it). */
+static void (*wlock_hook)(int point);
+
+void cs_test_set_writer_lock_hook(void (*fn)(int point)) { __atomic_store_n(&wlock_hook, fn, __ATOMIC_RELEASE); }
+
+/* cs_test_set_writer_lock_poll's period in ms (0: WR_CHECK_NS). */
+static uint32_t wlock_poll_ms;
+
+void cs_test_set_writer_lock_poll(uint32_t ms) { __atomic_store_n(&wlock_poll_ms, ms, __ATOMIC_RELAXED); }
+
+static void wlock_at(int point)
+{
+    void (*fn)(int) = __atomic_load_n(&wlock_hook, __ATOMIC_ACQUIRE);
+    if (fn) fn(point);
+}
+
 
 void lock_read_latest(cs_dbfile *f)
 {
@@ -166,6 +204,7 @@ void lock_publish(cs_dbfile *f)
     const bool *spared_flag = __atomic_exchange_n(&f->spared, NULL, __ATOMIC_SEQ_CST);
     if (!f->lk) return;
     struct lock_file *l = f->lk;
+    wlock_at(CS_TEST_WLOCK_PUBLISH);
     publish(l, f->version, f->top, f->logical, f->selector);
     __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&l->counter, 1, __ATOMIC_SEQ_CST);
@@ -397,13 +436,77 @@ int cs_db_pins(cs_db *db, cs_pin_info *out, size_t cap, size_t *n)
 
 /* ---- the writer ------------------------------------------------------------------------- */
 
+#define WR_SLOT 0xffffull          /* the owner's reader slot + 1 */
+#define WR_WAITERS (1ull << 31)   /* a thread may sleep on the futex word */
+#define WR_CHECK_NS 10000000L     /* a waiter looks whether the owner died this often (10 ms) */
+
+/* The futex word: the low half of `writer` (its bits 0-31, at its address on a little-endian
+ * machine), where the slot and the waiters bit are. */
+static uint32_t *writer_futex(struct lock_file *l) { return (uint32_t *)(void *)&l->writer; }
+
+static void writer_wake(struct lock_file *l)
+{
+    syscall(SYS_futex, writer_futex(l), FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* 1 when the process that token `w` names holds the writer lock no more: its slot's byte lock
+ * is free (it died, or closed the file); 0 when it still does; -1 (errno set) when the byte
+ * lock cannot be tested. Its slot claimed again by another process had the token cleared
+ * (lock_open), so a held byte lock is the owner's. This process's own slot is never the
+ * owner's here: its threads take the lock one at a time (f->write_mu), and it released it
+ * before (a token of its own left behind is stale). */
+static int writer_gone(cs_dbfile *f, uint64_t w)
+{
+    uint64_t s = w & WR_SLOT;
+    if (s == 0 || s > LOCK_SLOTS || (int)(s - 1) == f->slot) return 1;
+    int held = ofd(f->lfd, F_OFD_GETLK, F_WRLCK, LK_SLOT + (off_t)(s - 1));
+    return held < 0 ? -1 : !held;
+}
+
+/* The contended path: waits on the futex word until the lock is free, or takes it from a dead
+ * owner (invariant 4). `w`: the word as the first swap found it. A thread that waited takes the
+ * lock with the waiters bit set, as others may sleep: its release then wakes them. */
+static int writer_contend(cs_dbfile *f, struct lock_file *l, uint64_t w)
+{
+    uint64_t mine = f->wtoken | WR_WAITERS;
+    for (;;) {
+        if (w == 0) {
+            if (__atomic_compare_exchange_n(&l->writer, &w, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return CS_OK;
+            continue;
+        }
+        int gone = writer_gone(f, w);
+        if (gone < 0)
+            return cs_fail(CS_IOERR, errno, "cannot test the writer lock's holder of %s: %s", f->path, strerror(errno));
+        if (gone) {
+            wlock_at(CS_TEST_WLOCK_STEAL);
+            /* only from exactly the dead owner's token: a live process's never equals it */
+            if (__atomic_compare_exchange_n(&l->writer, &w, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return CS_OK;
+            continue;
+        }
+        if (!(w & WR_WAITERS)) {
+            uint64_t x = w | WR_WAITERS;
+            if (!__atomic_compare_exchange_n(&l->writer, &w, x, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) continue;
+            w = x;
+        }
+        /* sleeps while the low half is unchanged; any release sets it to 0 and, the waiters bit
+         * being set, wakes; the timeout bounds how long a dead owner goes unnoticed (EINTR,
+         * EAGAIN and ETIMEDOUT all look again) */
+        uint32_t ms = __atomic_load_n(&wlock_poll_ms, __ATOMIC_RELAXED);
+        struct timespec ts = {ms / 1000, ms ? (long)(ms % 1000) * 1000000L : WR_CHECK_NS};
+        syscall(SYS_futex, writer_futex(l), FUTEX_WAIT, (uint32_t)w, &ts, NULL, 0);
+        w = __atomic_load_n(&l->writer, __ATOMIC_RELAXED);
+    }
+}
+
 int lock_writer_acquire(cs_dbfile *f, bool *recover)
 {
     *recover = false;
     if (!f->lk) return CS_OK;
-    if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_WRITER) != 0)
-        return cs_fail(CS_IOERR, errno, "cannot take the writer lock of %s: %s", f->path, strerror(errno));
     struct lock_file *l = f->lk;
+    uint64_t w = 0;
+    if (!__atomic_compare_exchange_n(&l->writer, &w, f->wtoken, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        TRY(writer_contend(f, l, w));
+    wlock_at(CS_TEST_WLOCK_TAKEN);
     /* the last writer died between its header write and publishing: the header decides */
     *recover = __atomic_load_n(&l->committing, __ATOMIC_SEQ_CST) != 0;
     return CS_OK;
@@ -416,9 +519,21 @@ void lock_writer_recovered(cs_dbfile *f, uint64_t version, uint64_t top, uint64_
     __atomic_store_n(&l->committing, 0, __ATOMIC_SEQ_CST);
 }
 
+/* Frees the word if this process's token is in it (with or without the waiters bit), waking
+ * the sleepers the bit announces. */
+static void writer_free(cs_dbfile *f, struct lock_file *l)
+{
+    uint64_t w = __atomic_load_n(&l->writer, __ATOMIC_RELAXED);
+    while ((w & ~WR_WAITERS) == f->wtoken)
+        if (__atomic_compare_exchange_n(&l->writer, &w, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+            if (w & WR_WAITERS) writer_wake(l);
+            return;
+        }
+}
+
 void lock_writer_release(cs_dbfile *f)
 {
-    if (f->lk) ofd(f->lfd, F_OFD_SETLK, F_UNLCK, LK_WRITER);
+    if (f->lk) writer_free(f, f->lk);
 }
 
 /* ---- opening and closing ---------------------------------------------------------------- */
@@ -598,6 +713,19 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
         s[i].seq = 0;
         s[i].idle = SLOT_BUSY;
         s[i].pid = (uint32_t)getpid();
+        /* this claim's number names this process in the writer lock; a token naming the slot
+         * is a dead owner's (the slot's byte lock was free), cleared here under LK_INIT
+         * (invariant 4) */
+        uint32_t claim = __atomic_add_fetch(&l->claims, 1, __ATOMIC_SEQ_CST);
+        f->wtoken = (uint64_t)claim << 32 | (i + 1);
+        uint64_t w = __atomic_load_n(&l->writer, __ATOMIC_SEQ_CST);
+        while ((w & WR_SLOT) == i + 1) { /* (a waiter may set the waiters bit meanwhile: again) */
+            wlock_at(CS_TEST_WLOCK_CLAIM);
+            if (__atomic_compare_exchange_n(&l->writer, &w, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+                writer_wake(l);
+                break;
+            }
+        }
         __atomic_store_n(&s[i].in_use, 1, __ATOMIC_SEQ_CST);
         if (l->slots_used < i + 1) __atomic_store_n(&l->slots_used, i + 1, __ATOMIC_SEQ_CST);
         f->slot = (int)i;
@@ -630,6 +758,10 @@ bool lock_close(cs_dbfile *f)
 {
     if (!f->lk) return true;
     bool alone = false;
+    /* (a writer lock still held at close is a misuse; it goes with the slot; not by a child
+     * forked with the file open, whose slot and lock are its parent's) */
+    if (f->slot >= 0 && __atomic_load_n(&slots(f)[f->slot].pid, __ATOMIC_RELAXED) == (uint32_t)getpid())
+        writer_free(f, f->lk);
     if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) == 0) {
         alone = lock_alone(f);
         if (alone) journal_last_close(f);

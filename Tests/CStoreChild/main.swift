@@ -6,6 +6,17 @@
 //                                   "Counter" with one object and "Rows")
 //   increment PATH ID N             N write transactions; each adds 1 to the counter and appends
 //                                   a row (ID, sequence 1...N); checks the invariants it reads
+//   count PATH THREADS N [POLL_MS]  THREADS threads of one handle each make N write transactions
+//                                   that add 1 to the counter's n (the writer lock shared by the
+//                                   threads of several processes); POLL_MS: how often a waiter
+//                                   looks whether the lock's holder died (cs_test_set_writer_lock_poll)
+//   killer PATH                     begins a write that adds 1000 to the counter's n and is
+//                                   SIGKILLed 0-3 ms later, holding the writer lock, uncommitted
+//   claim-race PATH LOG             opens PATH with a writer-lock hook that, when the claim of
+//                                   its reader slot finds the writer lock naming that slot (a dead
+//                                   holder's), sets the lock's waiters bit first (as a waiter of
+//                                   another process may); writes "idle RACED" to LOG (RACED: 1
+//                                   when the hook ran) and sleeps until killed
 //   check PATH STOPFILE             reads snapshots until STOPFILE exists, checking in each that
 //                                   the counter equals the row count and that every writer's
 //                                   sequences are 1...m; prints "snapshots S" at the end
@@ -184,6 +195,65 @@ func increment(_ path: String, _ id: Int64, _ times: Int) {
         ok(cs_txn_end(t), 82, "end")
     }
     ok(cs_db_close(h), 83, "close")
+}
+
+func count(_ path: String, threads: Int, _ times: Int) {
+    let h = openDB(path)
+    nonisolated(unsafe) let handle = h
+    let done = DispatchSemaphore(value: 0) // (a join the thread sanitizer sees)
+    let workers = (0..<threads).map { _ in
+        Thread {
+            defer { done.signal() }
+            for _ in 0..<times {
+                let t = begin(handle, CS_TXN_WRITE)
+                let s = Schema(t)
+                var c = s.counterObj(t)
+                ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), 81, "set n")
+                ok(cs_txn_commit(t), 82, "commit")
+                ok(cs_txn_end(t), 82, "end")
+            }
+        }
+    }
+    for w in workers { w.start() }
+    for _ in workers { done.wait() }
+    ok(cs_db_close(h), 83, "close")
+}
+
+func killer(_ path: String) -> Never {
+    let h = openDB(path)
+    let t = begin(h, CS_TXN_WRITE)
+    let s = Schema(t)
+    var c = s.counterObj(t)
+    ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1000), 81, "set n")
+    usleep(UInt32.random(in: 0...3000))
+    raise(SIGKILL)
+    exit(0)
+}
+
+/// The lock file's path for claim-race's hook, and whether the hook ran.
+nonisolated(unsafe) var claimRaceLockFile = ""
+nonisolated(unsafe) var claimRaced = 0
+
+func claimRace(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    claimRaceLockFile = path + ".lock"
+    cs_test_set_writer_lock_hook { point in
+        guard point == Int32(CS_TEST_WLOCK_CLAIM), claimRaced == 0 else { return }
+        claimRaced = 1
+        // a waiter of another process setting the waiters bit (FORMAT §9, offset 2176, bit 31)
+        let fd = open(claimRaceLockFile, O_RDWR)
+        guard fd >= 0, let m = mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), m != MAP_FAILED else { exit(98) }
+        // (no other process acts now: the holder is dead and the test's process waits for "idle")
+        let word = m.advanced(by: 2176).assumingMemoryBound(to: UInt64.self)
+        word.pointee |= 1 << 31
+        munmap(m, 4096)
+        close(fd)
+    }
+    let h = openDB(path)
+    let t = begin(h, CS_TXN_READ)
+    ok(cs_txn_end(t), 94, "end")
+    log.line("idle \(claimRaced)")
+    while true { pause() }
 }
 
 func checkLoop(_ path: String, _ stopFile: String) {
@@ -372,6 +442,14 @@ case "setup":
 case "increment":
     guard let id = Int64(arg(3)), let n = Int(arg(4)), n > 0 else { fail(64, "increment PATH ID N") }
     increment(arg(2), id, n)
+case "count":
+    guard let threads = Int(arg(3)), let n = Int(arg(4)), threads > 0, n > 0 else { fail(64, "count PATH THREADS N [POLL_MS]") }
+    if args.count > 5, let ms = UInt32(args[5]) { cs_test_set_writer_lock_poll(ms) }
+    count(arg(2), threads: threads, n)
+case "killer":
+    killer(arg(2))
+case "claim-race":
+    claimRace(arg(2), arg(3))
 case "check":
     checkLoop(arg(2), arg(3))
 case "commit-loop":

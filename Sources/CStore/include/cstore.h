@@ -1420,6 +1420,29 @@ void cs_test_set_replay_hook(void (*fn)(void *ctx), void *ctx);
  *  prediction was another, counts[2] those where none was made. Resets the counts. Returns false,
  *  leaving `counts` zero, in other builds. */
 bool cs_test_lookup_predictions(uint64_t counts[3]);
+/** Where cs_test_set_writer_lock_hook's function is called (docs/ARCHITECTURE.md, Processes:
+ *  the writer lock). */
+enum {
+    /** The writer lock was just taken (free, or from a dead owner), before its holder looks
+     *  whether the last writer died mid-commit. */
+    CS_TEST_WLOCK_TAKEN = 1,
+    /** The process holding the writer lock was found gone, before the compare-and-swap that
+     *  takes the lock from it. */
+    CS_TEST_WLOCK_STEAL = 2,
+    /** A commit wrote its header (the lock file says a commit is in flight) and is about to
+     *  publish its version. */
+    CS_TEST_WLOCK_PUBLISH = 3,
+    /** A process claiming a reader slot found the writer lock naming that slot (a dead
+     *  holder's) and is about to clear it. */
+    CS_TEST_WLOCK_CLAIM = 4,
+};
+/** For the core's tests: `fn(point)` is called, in every thread of the process, at the points
+ *  above of taking the writer lock (the tests kill the process there); NULL removes it. */
+void cs_test_set_writer_lock_hook(void (*fn)(int point));
+/** For the core's tests: a thread waiting for the writer lock of another process looks whether
+ *  its holder died every `ms` milliseconds instead of every 10 (0: 10 again); process-wide. With
+ *  a long period a wake-up that does not come shows as a wait that long. */
+void cs_test_set_writer_lock_poll(uint32_t ms);
 
 #ifdef __cplusplus
 }
