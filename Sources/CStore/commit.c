@@ -909,14 +909,10 @@ typedef struct slot_hash {
     uint64_t at;
 } slot_hash;
 
-/* Sets dst's checksum; with sh, adds to the slot's hash up to as many words of the buffer's
- * finished bytes [sh->at, dst) as dst's checksum takes, in the same loop. */
-static void seal_node(node_hdr *dst, const uint8_t *buf, slot_hash *sh)
+/* Sets dst's checksum and adds to the slot's hash up to as many words of the buffer's finished
+ * bytes [sh->at, dst) as dst's checksum takes, in the same loop. */
+static void seal_node_hashing(node_hdr *dst, const uint8_t *buf, slot_hash *sh)
 {
-    if (!sh) {
-        dst->check = node_checksum(dst);
-        return;
-    }
     uint64_t n = node_check_words(dst), m = ((uint64_t)((const uint8_t *)dst - buf) - sh->at) / 8;
     const uint8_t *p = (const uint8_t *)dst + NODE_HDR, *q = buf + sh->at;
     node_check c = node_check_start(dst);
@@ -937,6 +933,13 @@ static void seal_node(node_hdr *dst, const uint8_t *buf, slot_hash *sh)
     sh->h = h;
     sh->at += k * 8;
     dst->check = node_check_end(&c);
+}
+
+/* Sets dst's checksum; with sh (a one-sync commit), with the slot's hash alongside. */
+static inline void seal_node(node_hdr *dst, const uint8_t *buf, slot_hash *sh)
+{
+    if (sh) seal_node_hashing(dst, buf, sh);
+    else dst->check = node_checksum(dst);
 }
 
 /* Serialises every item of the plan into one buffer of plan->total bytes, in file order: the
