@@ -7,10 +7,12 @@
  *   sqlite-commit-loop build FILE ROWS
  *       a WAL database of ROWS rows of 10 INTEGER columns i0..i9 (row r holds r in each), made
  *       in one transaction at synchronous=OFF, as the bench's SQLiteIntTable.buildFile does;
- *   sqlite-commit-loop run FILE full|normal START COUNT
+ *   sqlite-commit-loop run FILE full|normal START COUNT [ROWS]
  *       commits u = START .. START + COUNT - 1, each `UPDATE t SET i0 = -(u + 1) WHERE rowid =
- *       (u mod 1M) x 7919 mod 1M + 1` in autocommit at synchronous=FULL or NORMAL (the rows'
- *       settings), then prints the time and CPU time per commit and the median and p90 commit.
+ *       (u mod ROWS) x 7919 mod ROWS + 1` in autocommit at synchronous=FULL or NORMAL (the rows'
+ *       settings; ROWS defaults to 1,000,000 and must be what `build` made: an UPDATE that
+ *       changes no row stops the loop), then prints the time and CPU time per commit and the
+ *       median and p90 commit.
  */
 #include <sqlite3.h>
 
@@ -50,7 +52,7 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 4 || (strcmp(argv[1], "build") && argc < 6)) {
-        fprintf(stderr, "usage: sqlite-commit-loop build FILE ROWS | run FILE full|normal START COUNT\n");
+        fprintf(stderr, "usage: sqlite-commit-loop build FILE ROWS | run FILE full|normal START COUNT [ROWS]\n");
         return 2;
     }
     sqlite3 *db;
@@ -81,7 +83,7 @@ int main(int argc, char **argv)
         return 0;
     }
     int full = !strcmp(argv[3], "full");
-    long start = atol(argv[4]), count = atol(argv[5]), rows = 1000000;
+    long start = atol(argv[4]), count = atol(argv[5]), rows = argc > 6 ? atol(argv[6]) : 1000000;
     ok(sqlite3_exec(db, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", NULL, NULL, NULL), db,
        "synchronous");
     sqlite3_stmt *u;
@@ -97,6 +99,10 @@ int main(int argc, char **argv)
         sqlite3_bind_int64(u, 2, rowid);
         ok(sqlite3_step(u), db, "update");
         sqlite3_reset(u);
+        if (sqlite3_changes(db) != 1) {
+            fprintf(stderr, "sqlite-commit-loop: no row %ld (the file has fewer than ROWS rows)\n", rowid);
+            return 1;
+        }
         took[k] = now() - a;
     }
     double t = now() - t0, c = cpu() - c0;

@@ -65,6 +65,14 @@ private func selectedSlot(_ path: String) throws -> (version: UInt64, oneSync: B
             }
             var rng = SeededRNG(seed: 16)
             var checked = 0
+            /// The records the journal holds now (its valid ones: FORMAT.md §13).
+            func records() -> UInt64 {
+                var n: UInt64 = 0, bytes: UInt64 = 0
+                check(cs_file_journal_info(path, &n, &bytes), "cs_file_journal_info")
+                return n
+            }
+            var before = records()
+            #expect(before >= 1, "the schema's commit is journaled")
             for round in 0..<48 {
                 try db.write { txn throws in
                     var keys = try allKeys(txn, t)
@@ -90,6 +98,9 @@ private func selectedSlot(_ path: String) throws -> (version: UInt64, oneSync: B
                 #expect(slot.version == version, "round \(round): the selected slot is the newest commit's")
                 #expect(slot.oneSync, "round \(round): a journaled commit's slot is a one-sync slot")
                 #expect(slot.stored == slot.computed, "round \(round): the slot's hash is the hash of its bytes")
+                let after = records()
+                #expect(after == before + 1, "round \(round): the commit is journaled (\(before) -> \(after) records)")
+                before = after
                 if slot.oneSync && slot.stored == slot.computed { checked += 1 }
             }
             #expect(checked == 48)
