@@ -4,7 +4,7 @@
  *
  *   cc -O2 -std=c11 -D_GNU_SOURCE -o /tmp/append-probe Benchmarks/commit/append_probe.c
  *   append-probe records FILE [BLOCKS]
- *       appends followed by fdatasync into a file of written zeros (64 MiB), three kinds
+ *       appends followed by fdatasync into a file of written zeros, three kinds
  *       alternated in blocks of 50 (BLOCKS blocks of each, default 10): 4,024-byte records back
  *       to back (most span two 4 KiB blocks, as a one-row commit's journal records do), 4,096-byte
  *       records at 4 KiB boundaries, and 4,120-byte records back to back (SQLite's WAL frame,
@@ -61,14 +61,17 @@ static int records(int fd, int blocks)
     static char buf[8192];
     memset(buf, 7, sizeof buf);
     const long lens[3] = {4024, 4096, 4120};
-    long off[3] = {4096 + 8, 24l << 20, 48l << 20};
+    /* each kind appends into a region of its own, all of them written zeros, so that no sync
+     * carries a size change or an allocation */
+    long region = ((50l * blocks * 4120 + 8192) + 4095) & ~4095l;
+    long off[3] = {4096 + 8, region + 4096, 2 * region + 4096};
     const char *names[3] = {"4,024-byte records back to back", "4,096-byte records at 4 KiB boundaries",
                             "4,120-byte records back to back (a WAL frame)"};
     double *t[3];
     int n[3] = {0, 0, 0};
     for (int m = 0; m < 3; m++)
         if (!(t[m] = malloc(50 * (size_t)blocks * sizeof(double)))) return 1;
-    if (zero_fill(fd, 0, 64l << 20) || fdatasync(fd)) return 1;
+    if (zero_fill(fd, 0, 3 * region + 8192) || fdatasync(fd)) return 1;
     for (int k = 0; k < 3 * blocks; k++) {
         int m = k % 3;
         for (int i = 0; i < 50; i++) {
@@ -89,7 +92,7 @@ static int dsync(int fd, int blocks)
     double *a = malloc(50 * (size_t)blocks * sizeof(double)), *b = malloc(50 * (size_t)blocks * sizeof(double));
     int na = 0, nb = 0;
     long off = 4096;
-    if (!a || !b || zero_fill(fd, 0, 32l << 20) || fdatasync(fd)) return 1;
+    if (!a || !b || zero_fill(fd, 0, 100l * blocks * (long)sizeof buf + 8192) || fdatasync(fd)) return 1;
     for (int k = 0; k < 2 * blocks; k++)
         for (int i = 0; i < 50; i++, off += (long)sizeof buf) {
             double t0 = now();

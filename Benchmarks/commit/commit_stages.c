@@ -6,7 +6,7 @@
  * The clock reads are not in the library: stage_probe.py copies the core's sources and inserts
  * them there (PROBE(k), into cs_probe[k]), then this driver is built against that copy:
  *
- *   python3 Benchmarks/commit/stage_probe.py Sources/CStore /tmp/probe/CStore
+ *   python3 Benchmarks/commit/stage_probe.py Sources/CStore /tmp/probe/CStore [--count]
  *   cc -O2 -g -std=c11 -D_GNU_SOURCE -ISources/CStore/include -o /tmp/commit-stages \
  *       Benchmarks/commit/commit_stages.c $(ls /tmp/probe/CStore/[a-z]*.c) -llz4 -lpthread -lm
  *   /tmp/commit-stages FILE full|nosync START COUNT
@@ -25,6 +25,8 @@
 #include <time.h>
 
 extern double cs_probe[32];
+/* stage_probe.py --count: the slot's hash's and the checksums' words (see there) */
+extern uint64_t cs_hash_words[3] __attribute__((weak));
 
 static double now(void)
 {
@@ -140,6 +142,11 @@ int main(int argc, char **argv)
     for (long k = 0; k < count; k++) tot[k] *= 1e6;
     qsort(tot, (size_t)count, sizeof *tot, by_value);
     printf("%-32s %9.2f %9.2f (sum of the medians %.2f)\n", "whole commit", sum, tot[count / 2], msum);
+    if (cs_hash_words)
+        printf("words per commit: the slot's hash beside the checksums %.1f, the checksums alone %.1f, the hash "
+               "alone at the end %.1f\n",
+               (double)cs_hash_words[0] / (double)count, (double)cs_hash_words[1] / (double)count,
+               (double)cs_hash_words[2] / (double)count);
     free(v);
     free(st);
     free(tot);

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""stage_probe.py SRC DST -- copies the core's sources (Sources/CStore) from SRC to DST and puts a
-clock read (PROBE(k): cs_probe[k] = CLOCK_MONOTONIC) at each stage boundary of a commit, for
-commit_stages.c (see its header for the build). The library itself has no such reads. Each
+"""stage_probe.py SRC DST [--count] -- copies the core's sources (Sources/CStore) from SRC to DST and
+puts a clock read (PROBE(k): cs_probe[k] = CLOCK_MONOTONIC) at each stage boundary of a commit,
+for commit_stages.c (see its header for the build). With --count (sources that compute the slot's
+hash in serialise), it also counts the 8-byte words of the slot's hash and of the checksums:
+cs_hash_words[0] the hash's words stepped beside a checksum, [1] the checksums' words stepped
+alone, [2] the hash's words left to the end and stepped alone; commit_stages prints them per
+commit (they add a little to serialise's time: measure times without it). The library itself has no such reads. Each
 insertion point must occur exactly once in the sources, so a change to them fails here rather
 than measuring the wrong place."""
 import sys,shutil,os
 src,dst=sys.argv[1],sys.argv[2]
+count='--count' in sys.argv[3:]
 shutil.rmtree(dst,ignore_errors=True); shutil.copytree(src,dst)
 def ins(fn, pairs):
     fn=os.path.join(dst,fn); s=open(fn).read()
@@ -31,3 +36,8 @@ ins('commit.c',[('/* ---- step 3: the durable write', hdr+'/* ---- step 3: the d
 ])
 ins('journal.c',[('        rc = jwrite(f, jr->rec, len, at);\n    }\n','        rc = jwrite(f, jr->rec, len, at);\n    }\n    PROBE(9);\n'),
   ('#define JOURNAL_MAGIC', hdr+'#define JOURNAL_MAGIC')])
+if count:
+    ins('commit.c',[('static void seal_node_hashing(node_hdr *dst, const uint8_t *buf, slot_hash *sh)\n{\n',
+                     '#include <stdint.h>\nuint64_t cs_hash_words[3];\nstatic void seal_node_hashing(node_hdr *dst, const uint8_t *buf, slot_hash *sh)\n{\n'),
+                    ('    sh->h = h;\n    sh->at += k * 8;\n', '    sh->h = h;\n    sh->at += k * 8;\n    cs_hash_words[0] += k;\n    cs_hash_words[1] += n - k;\n'),
+                    ('        *hash = run_hash_end(&sh.h);\n', '        cs_hash_words[2] += (plan->total - sh.at) / 8;\n        *hash = run_hash_end(&sh.h);\n')])

@@ -99,7 +99,8 @@ private func selectedSlot(_ path: String) throws -> (version: UInt64, oneSync: B
                 #expect(slot.oneSync, "round \(round): a journaled commit's slot is a one-sync slot")
                 #expect(slot.stored == slot.computed, "round \(round): the slot's hash is the hash of its bytes")
                 let after = records()
-                #expect(after == before + 1, "round \(round): the commit is journaled (\(before) -> \(after) records)")
+                // one record more, or the only one after a checkpoint (a build with a small journal limit)
+                #expect(after == before + 1 || after == 1, "round \(round): the commit is journaled (\(before) -> \(after) records)")
                 before = after
                 if slot.oneSync && slot.stored == slot.computed { checked += 1 }
             }
