@@ -37,7 +37,8 @@ cwarn:
 		Benchmarks/lookup/lookup_layout.c \
 		Benchmarks/lookup/folio_sync.c \
 		Benchmarks/commit/commit_loop.c Benchmarks/commit/journal_folios.c Benchmarks/commit/syscall_cost.c \
-		Benchmarks/commit/disk_probe.c Benchmarks/commit/replay_time.c Benchmarks/notify/object_advance.c \
+		Benchmarks/commit/disk_probe.c Benchmarks/commit/replay_time.c Benchmarks/commit/commit_stages.c \
+		Benchmarks/commit/sqlite_commit_loop.c Benchmarks/commit/append_probe.c Benchmarks/notify/object_advance.c \
 		Benchmarks/notify/pin_cost.c
 
 # The Swift layer's boundary (docs/ARCHITECTURE.md, The Swift layer): only

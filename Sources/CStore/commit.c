@@ -897,17 +897,68 @@ static bool serialise_fails(void)
 #endif
 }
 
+/* The slot's hash of a one-sync commit's bytes (file_run_hash of the whole buffer, FORMAT.md
+ * §2) taken while serialise checksums the nodes: the two are chains of dependent multiplies
+ * over the same bytes, and one loop that steps both lets the processor run them side by side
+ * (docs/ARCHITECTURE.md, "The durable commit's hashes"). The hash cannot take a node with its
+ * own checksum (the checksum is in the node's header, which the hash takes first), so it
+ * follows behind: `at` is the part of the buffer it has taken, and each node's checksum takes
+ * as many of the finished bytes before the node as it has payload words. */
+typedef struct slot_hash {
+    run_hash h;
+    uint64_t at;
+} slot_hash;
+
+/* Sets dst's checksum and adds to the slot's hash up to as many words of the buffer's finished
+ * bytes [sh->at, dst) as dst's checksum takes, in the same loop. */
+static void seal_node_hashing(node_hdr *dst, const uint8_t *buf, slot_hash *sh)
+{
+    uint64_t n = node_check_words(dst), m = ((uint64_t)((const uint8_t *)dst - buf) - sh->at) / 8;
+    const uint8_t *p = (const uint8_t *)dst + NODE_HDR, *q = buf + sh->at;
+    node_check c = node_check_start(dst);
+    run_hash h = sh->h;
+    uint64_t k = n < m ? n : m, i = 0;
+    for (; i < k; i++) {
+        uint64_t w, v;
+        memcpy(&w, p + i * 8, 8);
+        memcpy(&v, q + i * 8, 8);
+        node_check_word(&c, w);
+        run_hash_word(&h, v);
+    }
+    for (uint64_t j = i; j < n; j++) {
+        uint64_t w;
+        memcpy(&w, p + j * 8, 8);
+        node_check_word(&c, w);
+    }
+    sh->h = h;
+    sh->at += k * 8;
+    dst->check = node_check_end(&c);
+}
+
+/* Sets dst's checksum; with sh (a one-sync commit), with the slot's hash alongside. */
+static inline void seal_node(node_hdr *dst, const uint8_t *buf, slot_hash *sh)
+{
+    if (sh) seal_node_hashing(dst, buf, sh);
+    else dst->check = node_checksum(dst);
+}
+
 /* Serialises every item of the plan into one buffer of plan->total bytes, in file order: the
  * slab nodes with their refs to slab nodes replaced by file positions, the top with its
  * free-list, run-list, size and version slots set for the new version, and the free-list
- * nodes and the run list built from what placement left. *out is the caller's to free. */
-static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t newver, uint8_t **out)
+ * nodes and the run list built from what placement left. *out is the caller's to free. With
+ * `hash` (a one-sync commit), *hash is file_run_hash of the buffer, the slot's hash. */
+static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t newver, uint8_t **out,
+                     uint64_t *hash)
 {
     uint8_t *buf = malloc(plan->total ? plan->total : 8);
     if (!buf) return cs_fail(CS_NOMEM, ENOMEM, "out of memory for a commit of %llu bytes", (unsigned long long)plan->total);
     /* each slab node's file position, in its block's prefix, for the refs to it */
     for (uint64_t i = 0; i < plan->n; i++)
         if (plan->items[i].slab) memcpy(txn_ptr(t, plan->items[i].slab) - 8, &plan->items[i].pos, 8);
+    slot_hash sh = {run_hash_start(plan->total), 0};
+    slot_hash *shp = hash ? &sh : NULL;
+    /* the items lie back to back in the buffer, in this order (place_commit): the bytes before
+     * an item are finished when its turn comes */
     for (uint64_t i = 0; i < plan->n; i++) {
         const citem *it = &plan->items[i];
         node_hdr *dst = (node_hdr *)(buf + it->off);
@@ -940,7 +991,7 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
             else put_page(dst, &t->f->fl, it->kind == CI_PAGE ? it->obj : NULL);
             /* what the put_* wrote is what was checked above */
             cs_assert3(node_size_of(dst->flags, 64, dst->count), ==, it->size);
-            dst->check = node_checksum(dst);
+            seal_node(dst, buf, shp);
             continue;
         }
         memcpy(dst, txn_ptr(t, it->slab), it->size);
@@ -958,7 +1009,18 @@ static int serialise(cs_txn *t, const cplan *plan, const layout *lo, uint64_t ne
             e[TOP_SIZE] = tag_int((int64_t)lo->end);
             e[TOP_VERSION] = tag_int((int64_t)newver);
         }
-        dst->check = node_checksum(dst);
+        seal_node(dst, buf, shp);
+    }
+    if (hash) {
+        /* what the checksums left: the last item's bytes at least */
+        for (uint64_t at = sh.at; at < plan->total; at += 8) {
+            uint64_t w;
+            memcpy(&w, buf + at, 8);
+            run_hash_word(&sh.h, w);
+        }
+        *hash = run_hash_end(&sh.h);
+        /* the same number file_run_hash gives, in builds with the core's checks */
+        cs_assert(*hash == file_run_hash(buf, plan->total));
     }
     *out = buf;
     return CS_OK;
@@ -1051,16 +1113,26 @@ static int patch_bases(cs_dbfile *f, const cplan *plan, const uint8_t *map, uint
     return CS_OK;
 }
 
+/* A commit of at most ONE_SYNC_MAX bytes in FULL durability is a one-sync commit (FORMAT.md §2):
+ * its header slot keeps a hash of its bytes, which serialise computes. */
+static bool is_one_sync(const cs_dbfile *f, const cplan *plan)
+{
+    return f->durability == CS_DURABILITY_FULL && plan->total <= ONE_SYNC_MAX;
+}
+
+/* `hash`: the slot's hash of the buffer (file_run_hash) for a one-sync commit. */
 static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, const layout *lo, uint64_t newver,
-                         int nsel, uint16_t fmt, const uint8_t *map, uint64_t limit, io_count *io, uint64_t *jend)
+                         int nsel, uint16_t fmt, const uint8_t *map, uint64_t limit, uint64_t hash, io_count *io,
+                         uint64_t *jend)
 {
     bool syncing = f->durability == CS_DURABILITY_FULL;
-    bool one_sync = syncing && plan->total <= ONE_SYNC_MAX;
+    bool one_sync = is_one_sync(f, plan);
     bool journaled = one_sync && f->lk;
     run_info run = {0, 0, 0};
     if (one_sync) {
         run.pos = lo->runs_pos;
         run.len = plan->total;
+        run.hash = hash;
     }
     /* the runs: items contiguous in the file and the buffer, then the header */
     journal_run *runs = malloc((plan->n + 1) * sizeof *runs);
@@ -1085,8 +1157,6 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
     int rc = journal_before_commit(f, &journaled, reclen, newver);
     if (journaled && fmt < FORMAT_JOURNAL) fmt = FORMAT_JOURNAL;
     if (rc == CS_OK) rc = grow_to(f, lo->end);
-    /* the slot's hash of the runs (in buffer order, the whole buffer): a journaled commit gets it
-     * from the pass that copies the runs into its record and adds them to the record's check */
     journal_record rec = {0};
     uint8_t *patches = NULL;
     if (rc == CS_OK && journaled) {
@@ -1096,9 +1166,7 @@ static int write_durable(cs_dbfile *f, const uint8_t *buf, const cplan *plan, co
         rc = patch_bases(f, plan, map, limit, journal_generation(f), &bases, &nbases);
         if (rc == CS_OK && nbases) rc = journal_patch(runs, nruns, bases, nbases, &patches);
         free(bases);
-        if (rc == CS_OK) rc = journal_record_build(f, runs, nruns + 1, newver, &rec, &run.hash);
-    } else if (rc == CS_OK && one_sync) {
-        run.hash = file_run_hash(buf, plan->total);
+        if (rc == CS_OK) rc = journal_record_build(f, runs, nruns + 1, newver, &rec);
     }
     if (rc == CS_OK) rc = file_build_header(f, nsel, top_pos, newver, lo->end, false, one_sync ? &run : NULL, fmt, hdr);
     if (rc == CS_OK && journaled) journal_record_seal(&rec, &runs[nruns]);
@@ -1209,9 +1277,11 @@ int file_commit_write(cs_txn *t, const commit_space *sp, const commit_what *w)
     uint64_t jend = 0;
     int nsel = f->selector ^ 1;
     cs_assert(w->n > 0); /* the top at least */
+    uint64_t hash = 0;
     int rc = place_commit(f, sp, w, &plan, &lo);
-    if (rc == CS_OK) rc = serialise(t, &plan, &lo, newver, &buf);
-    if (rc == CS_OK) rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, t->map, t->limit, &io, &jend);
+    if (rc == CS_OK) rc = serialise(t, &plan, &lo, newver, &buf, is_one_sync(f, &plan) ? &hash : NULL);
+    if (rc == CS_OK)
+        rc = write_durable(f, buf, &plan, &lo, newver, nsel, w->format, t->map, t->limit, hash, &io, &jend);
     file_wmap_done(f);
     if (rc == CS_OK) {
         if (t->db->shrink) shrink_truncate(f, sp, lo.end);

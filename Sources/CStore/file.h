@@ -55,9 +55,9 @@ int file_sync(cs_dbfile *f);
 /** The 64-bit hash a one-sync commit's header slot keeps of its bytes (n a multiple of 8). */
 uint64_t file_run_hash(const uint8_t *p, uint64_t n);
 
-/** file_run_hash a word at a time, for a pass that does more with each word (journal.c builds
- *  a record and its check in the same pass): run_hash_start(n), run_hash_word for each of the
- *  n / 8 words in order, run_hash_end. */
+/** file_run_hash a word at a time, for a pass that does more with each word (commit.c's
+ *  serialise computes a one-sync commit's hash in its nodes' checksum loop): run_hash_start(n),
+ *  run_hash_word for each of the n / 8 words in order, run_hash_end. */
 typedef struct run_hash {
     uint64_t a, b;
 } run_hash;

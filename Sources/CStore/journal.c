@@ -1815,9 +1815,8 @@ static inline void check_word(journal_record *jr, uint64_t w)
 }
 
 /* Copies a run of n bytes (a multiple of 8) into the record at jr->at and adds its words to the
- * record's check and, unless rh is NULL, to *rh: one pass over the bytes for the copy and both
- * hashes. */
-static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_hash *rh)
+ * record's check: one pass over the bytes for the copy and the check's two lanes. */
+static void take_run(journal_record *jr, const uint8_t *src, uint64_t n)
 {
     cs_assert((n & 7) == 0);
     uint8_t *dst = jr->rec + jr->at;
@@ -1825,31 +1824,17 @@ static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_has
     if ((jr->words & 1) && n >= 8) { /* lane b is next: one word, then whole pairs */
         memcpy(&w0, src, 8);
         memcpy(dst, &w0, 8);
-        if (rh) run_hash_word(rh, w0);
         check_word(jr, w0);
         i = 8;
     }
     uint64_t a = jr->a, b = jr->b, pairs = 0;
-    if (rh) {
-        for (; i + 16 <= n; i += 16, pairs++) {
-            memcpy(&w0, src + i, 8);
-            memcpy(&w1, src + i + 8, 8);
-            memcpy(dst + i, &w0, 8);
-            memcpy(dst + i + 8, &w1, 8);
-            run_hash_word(rh, w0);
-            run_hash_word(rh, w1);
-            a = lane_round(a, w0);
-            b = lane_round(b, w1);
-        }
-    } else {
-        for (; i + 16 <= n; i += 16, pairs++) {
-            memcpy(&w0, src + i, 8);
-            memcpy(&w1, src + i + 8, 8);
-            memcpy(dst + i, &w0, 8);
-            memcpy(dst + i + 8, &w1, 8);
-            a = lane_round(a, w0);
-            b = lane_round(b, w1);
-        }
+    for (; i + 16 <= n; i += 16, pairs++) {
+        memcpy(&w0, src + i, 8);
+        memcpy(&w1, src + i + 8, 8);
+        memcpy(dst + i, &w0, 8);
+        memcpy(dst + i + 8, &w1, 8);
+        a = lane_round(a, w0);
+        b = lane_round(b, w1);
     }
     jr->a = a;
     jr->b = b;
@@ -1857,17 +1842,15 @@ static void take_run(journal_record *jr, const uint8_t *src, uint64_t n, run_has
     if (i < n) {
         memcpy(&w0, src + i, 8);
         memcpy(dst + i, &w0, 8);
-        if (rh) run_hash_word(rh, w0);
         check_word(jr, w0);
     }
     jr->at += n;
 }
 
-int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, journal_record *jr,
-                         uint64_t *hash)
+int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, journal_record *jr)
 {
     journal_shared *s = shared(f);
-    uint64_t len = journal_record_size(runs, n), data = 0;
+    uint64_t len = journal_record_size(runs, n);
     memset(jr, 0, sizeof *jr);
     jr->rec = malloc(len);
     if (!jr->rec) return NOMEM();
@@ -1884,7 +1867,6 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
         pairs[2 * i] = runs[i].pos;
         pairs[2 * i + 1] = runs[i].len | (runs[i].enc ? JRUN_PATCH : 0);
         r->data += runs[i].enc ? runs[i].enclen : runs[i].len;
-        if (i + 1 < n) data += runs[i].len;
     }
     /* the record header (its check word still zero) and the pairs, then the runs but the last */
     jr->a = s->gen ^ CHECK_P1;
@@ -1895,29 +1877,19 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
         memcpy(&w, jr->rec + k, 8);
         check_word(jr, w);
     }
-    /* the slot's hash is of the runs' bytes, the record's check of what the record holds: one
-     * pass for a run of bytes, two for a patched one */
-    run_hash rh = run_hash_start(data);
+    /* the record's check is of what the record holds: a run's bytes or its patch (the slot's hash
+     * of the runs' bytes came with their checksums, commit.c) */
     for (uint32_t i = 0; i + 1 < n; i++) {
-        if (!runs[i].enc) {
-            take_run(jr, runs[i].src, runs[i].len, &rh);
-            continue;
-        }
-        for (uint64_t k = 0; k < runs[i].len; k += 8) {
-            uint64_t w;
-            memcpy(&w, runs[i].src + k, 8);
-            run_hash_word(&rh, w);
-        }
-        take_run(jr, runs[i].enc, runs[i].enclen, NULL);
+        if (runs[i].enc) take_run(jr, runs[i].enc, runs[i].enclen);
+        else take_run(jr, runs[i].src, runs[i].len);
     }
-    *hash = run_hash_end(&rh);
     return CS_OK;
 }
 
 void journal_record_seal(journal_record *jr, const journal_run *last)
 {
     _Static_assert(HDR_USED % 8 == 0, "the header run is whole words");
-    take_run(jr, last->src, last->len, NULL);
+    take_run(jr, last->src, last->len);
     cs_assert3(jr->at, ==, jr->len); /* every run a multiple of 8 bytes: no padding */
     /* were it otherwise, the record's tail would be zeros and hashed like the rest */
     for (; jr->at < jr->len; jr->at += 8) {

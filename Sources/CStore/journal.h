@@ -86,12 +86,11 @@ typedef struct journal_record {
 } journal_record;
 
 /** Builds the record of a commit producing `version` from runs[0..n): the record header, the
- *  pairs and the bytes of every run but the last, copied and added to the record's check in
- *  one pass that also gives *hash, file_run_hash of those runs' bytes in order (the hash the
- *  header slot keeps; the last run is the header, added by journal_record_seal). Each run's
+ *  pairs and the bytes (or the patch) of every run but the last, copied and added to the
+ *  record's check in one pass (the last run is the header, added by journal_record_seal once
+ *  it holds the slot's hash, which the commit computed with its nodes' checksums). Each run's
  *  length is a multiple of 8. After a checkpoint, if journal_before_commit made one. */
-int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, journal_record *jr,
-                         uint64_t *hash);
+int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint64_t version, journal_record *jr);
 /** Adds the last run (the header) to a record built by journal_record_build and sets its check. */
 void journal_record_seal(journal_record *jr, const journal_run *last);
 /** Frees a record that is not appended (journal_append frees the one it appends). */

@@ -25,21 +25,15 @@
 
 uint16_t node_checksum(const node_hdr *h)
 {
-    uint64_t n = PAD8(node_payload_bytes(h->flags, h->width, h->count)) / 8;
+    uint64_t n = node_check_words(h);
     const uint8_t *p = (const uint8_t *)h + NODE_HDR;
-    uint64_t a = 0x9e3779b97f4a7c15ull ^ ((uint64_t)h->flags << 40) ^ ((uint64_t)h->width << 32) ^
-                 h->count;
-    uint64_t b = 0;
+    node_check c = node_check_start(h);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t w;
         memcpy(&w, p + i * 8, 8);
-        a = (a ^ w) * 0x100000001b3ull;
-        b += w ^ (a >> 29);
+        node_check_word(&c, w);
     }
-    a ^= b * 0xff51afd7ed558ccdull;
-    a ^= a >> 33;
-    uint16_t c = (uint16_t)(a ^ (a >> 16) ^ (a >> 32) ^ (a >> 48));
-    return c;
+    return node_check_end(&c);
 }
 
 /* ---- slab ------------------------------------------------------------------------------- */
