@@ -167,7 +167,7 @@ private func truncate(_ url: URL, to size: UInt64) throws {
         let path = dir.file().path
         // Another opener holds the lock file; it then sees a layout it does not know (FORMAT.md §9).
         var holder: Realm? = try Realm(configuration: config, queue: nil)
-        #expect(try bytes(URL(fileURLWithPath: path + ".lock"), at: 8, count: 4) == [5, 0, 0, 0])
+        #expect(try bytes(URL(fileURLWithPath: path + ".lock"), at: 8, count: 4) == [6, 0, 0, 0])
         try patch(URL(fileURLWithPath: path + ".lock"), at: 8, [99, 0, 0, 0])
         await #expect(processExitsWith: .success) { [path = path as String] in
             let config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [ErrItem.self])
