@@ -163,7 +163,7 @@ check-invariants: deps
 # filter selects the same tests in it as in the whole build of `make test` (docs/CONTRIBUTING.md,
 # CI). The filter is literals and | only: .ci/tsan-check matches it with grep -E, Swift Testing
 # with its own regular expressions, and both read those alike.
-TSAN_FILTER := Concurrency|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests|AsyncOpenTests
+TSAN_FILTER := Concurrency|WriterLock|Notif|FreezeTests|SectionedResultsFreezeTests|ThreadSafeReferenceTests|AsyncWriteTests|AsyncOpenTests
 
 tsan: deps tool
 	STORE_TSAN_TESTS=1 $(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread

@@ -20,7 +20,7 @@ let cCoreOnly = ProcessInfo.processInfo.environment["STORE_C_CORE_ONLY"] != nil
 let tsanTests = ProcessInfo.processInfo.environment["STORE_TSAN_TESTS"] != nil
 let tsanCStoreTests = [
     "ConcurrencyTests.swift", "NestedNotifyTests.swift", "NotifyTests.swift", "PlacementIndexTests.swift",
-    "SnapshotConcurrencyTests.swift",
+    "SnapshotConcurrencyTests.swift", "WriterLockTests.swift",
     // support (IOFaultTests.swift: FaultIO, for PlacementIndexTests.swift)
     "Support.swift", "ChildProcessSupport.swift", "QuerySupport.swift", "IOFaultTests.swift",
 ]

@@ -842,6 +842,33 @@ static int direct_put(cs_dbfile *f, replay_image *m, const uint8_t *bytes, uint6
     return CS_OK;
 }
 
+/* One operation of a patched run whose record walk() checked (docs/FORMAT.md §13, Layout):
+ * its length, and a copy's source position or a literal's bytes. */
+typedef struct {
+    uint64_t n;
+    bool copy;
+    uint64_t src;        /* a copy's position in the database file */
+    const uint8_t *lit;  /* a literal's n bytes */
+} patch_op;
+
+/* Reads the operation at `data` into *op; returns where the next one starts. */
+static inline const uint8_t *patch_next(const uint8_t *data, patch_op *op)
+{
+    uint64_t w;
+    memcpy(&w, data, 8);
+    data += 8;
+    op->n = w >> 1;
+    op->copy = (w & 1) == JOP_COPY;
+    op->src = 0;
+    op->lit = NULL;
+    if (op->copy) {
+        memcpy(&op->src, data, 8);
+        return data + 8;
+    }
+    op->lit = data;
+    return data + op->n;
+}
+
 /* A collecting walk (replay(), before a replay record by record): marks in `need` the pages at or
  * past need->bound that a record's copies read, so that the replay keeps their bytes in memory
  * (direct_put) and no others. The record's operations were checked (walk, patch_len). */
@@ -849,6 +876,7 @@ static int collect_copies(cs_dbfile *f, const uint8_t *rec, const jrecord *r, re
 {
     const uint64_t *pairs = (const uint64_t *)(rec + JREC_HDR);
     const uint8_t *data = rec + JREC_HDR + (uint64_t)r->nruns * 16;
+    patch_op op;
     for (uint32_t i = 0; i < r->nruns; i++) {
         uint64_t len = pairs[2 * i + 1];
         if (!(len & JRUN_PATCH)) {
@@ -856,22 +884,12 @@ static int collect_copies(cs_dbfile *f, const uint8_t *rec, const jrecord *r, re
             continue;
         }
         len &= ~JRUN_PATCH;
-        for (uint64_t at = 0; at < len;) {
-            uint64_t w, n, src;
-            memcpy(&w, data, 8);
-            data += 8;
-            n = w >> 1;
-            if ((w & 1) == JOP_LIT) {
-                data += n;
-            } else {
-                memcpy(&src, data, 8);
-                data += 8;
-                if (src + n > need->bound) {
-                    uint64_t from = src > need->bound ? src : need->bound;
-                    TRY(img_mark(f, need, from, src + n - from));
-                }
+        for (uint64_t at = 0; at < len; at += op.n) {
+            data = patch_next(data, &op);
+            if (op.copy && op.src + op.n > need->bound) {
+                uint64_t from = op.src > need->bound ? op.src : need->bound;
+                TRY(img_mark(f, need, from, op.src + op.n - from));
             }
-            at += n;
         }
     }
     return CS_OK;
@@ -909,48 +927,40 @@ static int apply_record(cs_dbfile *f, const uint8_t *rec, const jrecord *r, repl
             continue;
         }
         len &= ~JRUN_PATCH;
-        for (uint64_t at = 0; at < len;) {
-            uint64_t w, n;
-            memcpy(&w, data, 8);
-            data += 8;
-            n = w >> 1;
-            if ((w & 1) == JOP_LIT) {
-                memcpy(out + at, data, n);
-                data += n;
-            } else {
-                uint64_t src;
-                memcpy(&src, data, 8);
-                data += 8;
-                if (img->direct && img_covered(img, src, n)) {
-                    /* the bytes the records before this one wrote: in the file, or in memory
-                     * from the first page that holds bytes past the bound on (direct_put) */
-                    uint64_t cut = img->spill > (UINT64_MAX >> IMG_SHIFT) ? UINT64_MAX : img->spill << IMG_SHIFT;
-                    uint64_t k = src >= cut ? 0 : cut - src < n ? cut - src : n;
-                    ssize_t got = k ? f->io->pread(f->io->ctx, f->fd, out + at, k, (off_t)src) : 0;
-                    if (img->inplace && got >= 0 && got < (ssize_t)k && src + (uint64_t)got >= img->fsize) {
-                        /* in place, past the file's end (a tail online shrinking cut after the
-                         * records wrote it): the rebuilt bytes are never written (img_write
-                         * writes the file's own; the last record's header, which this library
-                         * never patches, is refused below if it was rebuilt from these) */
-                        memset(out + at + got, 0, k - (uint64_t)got);
-                        got = (ssize_t)k;
-                        if (i + 1 == r->nruns) hdr_zeroed = true;
-                    }
-                    if (got != (ssize_t)k) {
-                        int e = got < 0 ? errno : EIO;
-                        return cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
-                                       got < 0 ? strerror(e) : "it ended early");
-                    }
-                    if (k < n && !img_read(img, src + k, out + at + k, n - k))
-                        return cs_fail(CS_INTERNAL, 0, "the replay of %s lost bytes it kept", f->path);
-                } else if (img->direct || !img_read(img, src, out + at, n))
-                    return cs_fail(CS_CORRUPT, 0,
-                                   "the journal %s.journal is damaged: the record of version %llu copies bytes at "
-                                   "%llu that no earlier record wrote (written by a faulty library, or "
-                                   "forged); the replay stops: move the journal away to open the file without it",
-                                   f->path, (unsigned long long)r->version, (unsigned long long)src);
-            }
-            at += n;
+        patch_op op;
+        for (uint64_t at = 0; at < len; at += op.n) {
+            data = patch_next(data, &op);
+            uint64_t n = op.n, src = op.src;
+            if (!op.copy) {
+                memcpy(out + at, op.lit, n);
+            } else if (img->direct && img_covered(img, src, n)) {
+                /* the bytes the records before this one wrote: in the file, or in memory
+                 * from the first page that holds bytes past the bound on (direct_put) */
+                uint64_t cut = img->spill > (UINT64_MAX >> IMG_SHIFT) ? UINT64_MAX : img->spill << IMG_SHIFT;
+                uint64_t k = src >= cut ? 0 : cut - src < n ? cut - src : n;
+                ssize_t got = k ? f->io->pread(f->io->ctx, f->fd, out + at, k, (off_t)src) : 0;
+                if (img->inplace && got >= 0 && got < (ssize_t)k && src + (uint64_t)got >= img->fsize) {
+                    /* in place, past the file's end (a tail online shrinking cut after the
+                     * records wrote it): the rebuilt bytes are never written (img_write
+                     * writes the file's own; the last record's header, which this library
+                     * never patches, is refused below if it was rebuilt from these) */
+                    memset(out + at + got, 0, k - (uint64_t)got);
+                    got = (ssize_t)k;
+                    if (i + 1 == r->nruns) hdr_zeroed = true;
+                }
+                if (got != (ssize_t)k) {
+                    int e = got < 0 ? errno : EIO;
+                    return cs_fail(CS_IOERR, e, "cannot read %s while replaying its journal: %s", f->path,
+                                   got < 0 ? strerror(e) : "it ended early");
+                }
+                if (k < n && !img_read(img, src + k, out + at + k, n - k))
+                    return cs_fail(CS_INTERNAL, 0, "the replay of %s lost bytes it kept", f->path);
+            } else if (img->direct || !img_read(img, src, out + at, n))
+                return cs_fail(CS_CORRUPT, 0,
+                               "the journal %s.journal is damaged: the record of version %llu copies bytes at "
+                               "%llu that no earlier record wrote (written by a faulty library, or "
+                               "forged); the replay stops: move the journal away to open the file without it",
+                               f->path, (unsigned long long)r->version, (unsigned long long)src);
         }
         out += len;
     }
