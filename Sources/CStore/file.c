@@ -104,11 +104,7 @@ uint64_t file_id_check(uint64_t id)
 uint64_t file_run_hash(const uint8_t *p, uint64_t n)
 {
     run_hash h = run_hash_start(n);
-    for (uint64_t i = 0; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        run_hash_word(&h, w);
-    }
+    run_hash_words(&h, p, n);
     return run_hash_end(&h);
 }
 

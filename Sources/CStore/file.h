@@ -74,6 +74,16 @@ static inline void run_hash_word(run_hash *h, uint64_t w)
     h->b = (h->b + w) ^ (h->a >> 29);
 }
 
+/** Adds the n / 8 whole words at p (unaligned) to h, in order. */
+static inline void run_hash_words(run_hash *h, const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        run_hash_word(h, w);
+    }
+}
+
 static inline uint64_t run_hash_end(const run_hash *h)
 {
     uint64_t a = h->a ^ h->b * 0xc4ceb9fe1a85ec53ull;

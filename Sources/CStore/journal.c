@@ -815,11 +815,9 @@ static void runs_hash_add(runs_hash *x, const uint8_t *p, uint64_t n)
             x->nparts = 0;
         }
     }
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        run_hash_word(&x->h, w);
-    }
+    run_hash_words(&x->h, p, n & ~7ull);
+    p += n & ~7ull;
+    n &= 7;
     while (n--) x->part[x->nparts++] = *p++;
 }
 
