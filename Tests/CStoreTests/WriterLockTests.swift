@@ -497,7 +497,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         image[12] = 0; image[13] = 2 // 512 slots
         #expect(FileManager.default.createFile(atPath: lockPath, contents: Data(image)))
         // the other process: a descriptor of its own holding the users' byte shared
-        let other = open(lockPath, O_RDWR)
+        let other = open(lockPath, O_RDWR | O_CLOEXEC) // a child spawned meanwhile by another test must not inherit its lock
         #expect(other >= 0)
         var fl = flock()
         fl.l_type = Int16(F_RDLCK)
