@@ -551,6 +551,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     f->refs = 1;
     f->lfd = -1;
     f->jfd = -1;
+    f->jdfd = -1;
     f->slot = -1;
     f->dev = st.st_dev;
     f->ino = st.st_ino;

@@ -261,6 +261,8 @@ struct cs_dbfile {
                                 (commit.c, P3a); in memory only, 0 after opening */
     bool shrink_unfit;       /* ... found a node to move that no hole held (commit.c) */
     int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
+    int jdfd;                /* the journal opened for direct I/O, for the records' writes: -1
+                                until used, -2 when it cannot be (journal.c, jwrite_record) */
     uint64_t jsize;          /* its size as this process last saw it */
     bool journal_full;       /* the journal could not get its space (disk full) or be opened for
                                 writing: durable commits are made without it until it can; logged

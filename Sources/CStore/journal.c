@@ -60,6 +60,10 @@
 #define JOP_LIT 0u
 #define JOP_COPY 1u
 #define JREC_HDR 64u
+/* A record's length is a multiple of this when that keeps it within JREC_MAX (FORMAT.md §13,
+ * Layout: zeros after its data), so that records written back to back from 4096 each start and
+ * end at a multiple of it: the sector size direct I/O needs (jwrite_record). */
+#define JREC_ALIGN 512u
 /* The longest record replay accepts (FORMAT.md §13, Layout): a commit whose record would be
  * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
  * commit is one replay stops at. */
@@ -71,7 +75,9 @@
  * it JOURNAL_GROW bytes, its header block and room for the records of the small commits most
  * sessions make, and a record that would end past its size grows it to the next multiple. */
 #define JOURNAL_GROW (1ull << 20)
-/* The most one growth adds (jgrow): its zeros are written and synced inside a commit. */
+/* The most one growth for a record adds (jgrow): its zeros are written and synced inside a
+ * commit. The growth ahead of need at a checkpoint (jgrow_ahead) is bound by JOURNAL_LIMIT
+ * instead. */
 #define JOURNAL_GROW_MAX (4ull << 20)
 /* A growth's zeros go in pwrites of this many bytes (jgrow_to). The page cache takes a write's
  * length as the size of the folios it makes (Linux with large folios, ext4), and a 3.8 KB
@@ -317,6 +323,53 @@ void journal_close(cs_dbfile *f)
 {
     if (f->jfd >= 0) f->io->close(f->io->ctx, f->jfd);
     f->jfd = -1;
+    if (f->jdfd >= 0) close(f->jdfd);
+    f->jdfd = -1;
+}
+
+/* The journal opened again with O_DIRECT (jwrite_record): the same file as jfd (its device and
+ * inode), else -2, as when the file system refuses direct I/O. */
+static void jopen_direct(cs_dbfile *f)
+{
+    f->jdfd = -2;
+    char *jp = journal_path(f->path);
+    if (!jp) return;
+    int fd = open(jp, O_RDWR | O_DIRECT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    free(jp);
+    if (fd < 0) return;
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && fstat(f->jfd, &b) == 0 && S_ISREG(a.st_mode) && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        f->jdfd = fd;
+    else
+        close(fd);
+}
+
+/* Writes a record (FORMAT.md §13, Layout) at `at`. With the default I/O layer, a record whose
+ * offset, length and buffer are multiples of JREC_ALIGN goes by direct I/O (O_DIRECT, on a
+ * second descriptor of the journal): the write goes to the device without the page cache's
+ * write-back, which made the record's pwrite and fdatasync about 4 µs longer on this machine's
+ * disk (docs/benchmarks/README.md, "Records by direct I/O"). The sync is jsync's as before. A
+ * file system that refuses direct I/O (EINVAL at the open or the write) gets the write through
+ * the page cache, then and for the rest of the process's use of the journal; so does a direct
+ * write that came back short (the whole record again: the same bytes at the same place). */
+static int jwrite_record(cs_dbfile *f, const uint8_t *rec, uint64_t len, uint64_t at)
+{
+    if (f->io == cs_io_default() && f->jdfd != -2 && !((at | len | (uintptr_t)rec) & (JREC_ALIGN - 1))) {
+        if (f->jdfd == -1) jopen_direct(f);
+        while (f->jdfd >= 0) {
+            ssize_t w = pwrite(f->jdfd, rec, len, (off_t)at);
+            if (w == (ssize_t)len) return CS_OK;
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0 && errno != EINVAL) return jfail_io(f, "writing", errno);
+            if (w < 0) {
+                close(f->jdfd);
+                f->jdfd = -2;
+            }
+            break;
+        }
+    }
+    return jwrite(f, rec, len, at);
 }
 
 /* The journal id in the database header (docs/FORMAT.md §2, bytes 144-159): 0 when absent or
@@ -424,6 +477,34 @@ static int jgrow(cs_dbfile *f, uint64_t size)
     int rc = jgrow_to(f, to);
     if (rc == CS_FULL && to > need) rc = jgrow_to(f, need);
     return rc;
+}
+
+/* The size a checkpoint before a journaled commit gives the journal ahead of need (FORMAT.md
+ * §13, Layout): the database's logical size (FORMAT.md §1, the newest version's) rounded up to
+ * JOURNAL_GROW, at most JOURNAL_LIMIT, so the records of a session on a database of 16 MiB or
+ * more never grow it inside a commit, and a journal never takes more room than its database
+ * (or the 1 MiB every journal has) before records need it (docs/benchmarks/README.md, "The
+ * journal's size ahead of need"). The logical size, not the file's: the file's preallocated
+ * tail (commit.c, grow_to) holds no data a commit rewrites. */
+static uint64_t jahead_size(const cs_dbfile *f)
+{
+    uint64_t want = f->logical < JOURNAL_LIMIT ? f->logical : JOURNAL_LIMIT;
+    return (want + JOURNAL_GROW - 1) & ~(JOURNAL_GROW - 1);
+}
+
+/* Grows the journal to jahead_size, when it is shorter, at a checkpoint that a journaled commit
+ * asked for: its zeros are synced with the checkpoint's journal header (reset), not alone. A
+ * disk too full for it leaves the journal as it was (jgrow_to cut it back): the growth is
+ * ahead of need, and the records grow the journal as before when they need it. */
+static int jgrow_ahead(cs_dbfile *f)
+{
+    uint64_t want = jahead_size(f);
+    if (want <= f->jsize) return CS_OK;
+    struct stat st;
+    if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
+    if (want <= f->jsize) return CS_OK;
+    int rc = jgrow_to(f, want);
+    return rc == CS_FULL ? CS_OK : rc;
 }
 
 /* ---- replay ------------------------------------------------------------------------------ */
@@ -1458,8 +1539,9 @@ done:
 /* ---- checkpoints and commits ------------------------------------------------------------ */
 
 /* `closing`: the last close; a header marked FORMAT_JOURNAL is marked FORMAT_RESTING again (the
- * journal is empty after it), so older libraries open a cleanly closed file. */
-static int checkpoint(cs_dbfile *f, bool closing)
+ * journal is empty after it), so older libraries open a cleanly closed file. `ahead`: a
+ * journaled commit follows, and the journal is grown ahead of need (jgrow_ahead). */
+static int checkpoint(cs_dbfile *f, bool closing, bool ahead)
 {
     journal_shared *s = shared(f);
     if (!s) return CS_OK;
@@ -1468,6 +1550,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
      * checkpoint here, with the database file untouched (journal_before_commit falls back) */
     TRY(is_journal(f));
     TRY(jgrow(f, JOURNAL_GROW));
+    if (ahead) TRY(jgrow_ahead(f));
     if (s->flags & JS_HEADER_LOST) {
         /* a commit's header write failed after its record was synced (commit.c write_durable):
          * the published records, written again, put the newest version's header in place (the
@@ -1532,7 +1615,7 @@ static int checkpoint(cs_dbfile *f, bool closing)
     return CS_OK;
 }
 
-int journal_checkpoint(cs_dbfile *f) { return checkpoint(f, false); }
+int journal_checkpoint(cs_dbfile *f) { return checkpoint(f, false, false); }
 
 void journal_header_lost(cs_dbfile *f)
 {
@@ -1543,7 +1626,7 @@ void journal_header_lost(cs_dbfile *f)
 int journal_checkpoint_records(cs_dbfile *f)
 {
     journal_shared *s = shared(f);
-    return s && (s->flags & JS_RECORDS) ? checkpoint(f, false) : CS_OK;
+    return s && (s->flags & JS_RECORDS) ? checkpoint(f, false, false) : CS_OK;
 }
 
 /* A durable commit the journal cannot take (its space or its file could not be had on a full
@@ -1600,7 +1683,7 @@ static int before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64_
                 if (rc == CS_FULL && !f->broken) return without_journal(f, journaled, true);
                 TRY(rc);
             }
-            int rc = journal_checkpoint(f);
+            int rc = checkpoint(f, false, true);
             /* a checkpoint that failed for space before it wrote anything, with no record
              * pending: nothing a replay could apply is left, so the commit may go in place */
             if (rc == CS_FULL && !(s->flags & JS_RECORDS) && !f->broken) return without_journal(f, journaled, true);
@@ -1644,7 +1727,11 @@ uint64_t journal_record_size(const journal_run *runs, uint32_t n)
 {
     uint64_t len = JREC_HDR + (uint64_t)n * 16;
     for (uint32_t i = 0; i < n; i++) len += runs[i].enc ? runs[i].enclen : runs[i].len;
-    return (len + 7) & ~7ull;
+    /* zeros to a multiple of JREC_ALIGN (FORMAT.md §13, Layout), so that every record starts
+     * and ends there and can be written by direct I/O (jwrite_record); to a multiple of 8 only
+     * when that would pass JREC_MAX */
+    uint64_t aligned = (len + JREC_ALIGN - 1) & ~(uint64_t)(JREC_ALIGN - 1);
+    return aligned <= JREC_MAX ? aligned : (len + 7) & ~7ull;
 }
 
 uint64_t journal_generation(cs_dbfile *f)
@@ -1860,8 +1947,9 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
     journal_shared *s = shared(f);
     uint64_t len = journal_record_size(runs, n);
     memset(jr, 0, sizeof *jr);
-    jr->rec = malloc(len);
-    if (!jr->rec) return NOMEM();
+    void *mem = NULL;
+    if (posix_memalign(&mem, JREC_ALIGN, len) != 0) return NOMEM();
+    jr->rec = mem;
     jr->len = len;
     jrecord *r = (jrecord *)jr->rec;
     memset(r, 0, sizeof *r);
@@ -1898,12 +1986,11 @@ void journal_record_seal(journal_record *jr, const journal_run *last)
 {
     _Static_assert(HDR_USED % 8 == 0, "the header run is whole words");
     take_run(jr, last->src, last->len);
-    cs_assert3(jr->at, ==, jr->len); /* every run a multiple of 8 bytes: no padding */
-    /* were it otherwise, the record's tail would be zeros and hashed like the rest */
-    for (; jr->at < jr->len; jr->at += 8) {
-        memset(jr->rec + jr->at, 0, jr->len - jr->at < 8 ? jr->len - jr->at : 8);
-        check_word(jr, 0);
-    }
+    cs_assert3(jr->at, <=, jr->len);
+    cs_assert((jr->at & 7) == 0); /* every run a multiple of 8 bytes */
+    /* the padding to JREC_ALIGN (journal_record_size): zeros, hashed like the rest */
+    memset(jr->rec + jr->at, 0, jr->len - jr->at);
+    for (; jr->at < jr->len; jr->at += 8) check_word(jr, 0);
     ((jrecord *)jr->rec)->check = check_end(jr->a, jr->b, jr->len);
 }
 
@@ -1925,7 +2012,7 @@ int journal_append(cs_dbfile *f, journal_record *jr, uint64_t *end)
     }
     if (rc == CS_OK) {
         s->flags |= JS_RECORDS;
-        rc = jwrite(f, jr->rec, len, at);
+        rc = jwrite_record(f, jr->rec, len, at);
     }
     if (rc == CS_OK) rc = jsync(f);
     journal_record_free(jr);
@@ -1994,15 +2081,15 @@ static void last_close(cs_dbfile *f)
     }
     int rc;
     if (!f->readonly) {
-        rc = checkpoint(f, true);
+        rc = checkpoint(f, true, false);
     } else {
         int wfd = f->io->open(f->io->ctx, f->path, O_RDWR | O_CLOEXEC, 0);
         if (wfd < 0) {
-            rc = checkpoint(f, false);
+            rc = checkpoint(f, false, false);
         } else {
             int rofd = f->fd;
             f->fd = wfd;
-            rc = checkpoint(f, true);
+            rc = checkpoint(f, true, false);
             f->fd = rofd;
             f->io->close(f->io->ctx, wfd);
         }
@@ -2037,6 +2124,7 @@ int journal_peek(const char *path, uint64_t *records, uint64_t *gen, uint64_t *b
     f.path = (char *)path;
     f.io = cs_io_default();
     f.jfd = -1;
+    f.jdfd = -1;
     f.fd = -1;
     TRY(jopen(&f, false));
     jheader h;

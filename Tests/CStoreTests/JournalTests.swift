@@ -510,7 +510,11 @@ import Glibc
             most = max(most, runs)
             #expect(commit <= 1 << 20, "a one-sync commit")
             #expect(16 * (runs - 1) <= commit - 8, "\(runs) runs in \(commit) bytes")
-            #expect(length == 64 + 16 * runs + data && data <= raw && length <= 2 * commit + 264, "record of \(length) bytes")
+            // zeros to a multiple of 512 after the data when the record stays within the most
+            // replay takes (2 MiB + 264, journal.c JREC_MAX), else to a multiple of 8
+            let exact = 64 + 16 * runs + data, aligned = (exact + 511) & ~511
+            #expect(exact <= 2 * commit + 264 && data <= raw, "record of \(exact) bytes before its padding")
+            #expect(length == (aligned <= 2_097_416 ? aligned : exact) && length <= 2_097_416, "record of \(length) bytes")
         }
         #expect(most >= 2, "the runs and the header: \(most)")
     }
@@ -713,5 +717,115 @@ import Glibc
         var st = stat()
         #expect(stat(path + ".journal", &st) == 0 && st.st_size == 2 << 20, "the journal is 2 MiB: \(st.st_size)")
         check(cs_db_verify(h), "verify")
+    }
+
+    /// A file of about `bytes` bytes with table T (v Int, b Binary) made without a journal
+    /// (NOSYNC), in commits of 100 KB values.
+    private func fileOfSize(_ path: String, _ bytes: Int) throws {
+        let db = try DB(path) // NOSYNC: no journal
+        try db.write { txn throws in
+            let t = try addTable(txn, "T")
+            _ = try addColumn(txn, t, "v", CS_TYPE_INT)
+            _ = try addColumn(txn, t, "b", CS_TYPE_BINARY)
+        }
+        var rng = SeededRNG(seed: 16)
+        for i in 0..<(bytes / 100_000 + 9) / 10 {
+            try db.write { txn throws in
+                let t = try findTable(txn, "T")
+                for k in 0..<10 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, 0, Int64(i * 10 + k)), "set v")
+                    try must(setVal(&o, 1, .binary(randomBytes(100_000, &rng))), "set b")
+                }
+            }
+        }
+        db.close()
+        #expect(access(path + ".journal", F_OK) != 0, "no journal before the durable session")
+    }
+
+    private func fileSize(_ path: String) -> Int {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : -1
+    }
+
+    /// The checkpoint before a session's first journaled commit makes a new journal as large as
+    /// the database (its logical size), rounded up to 1 MiB (docs/FORMAT.md §13, Layout: the size ahead of
+    /// need), its zeros synced with the checkpoint's journal header: no sync of its own. The
+    /// records of the commits that follow, 2 MB in all, then fit without a growth: one sync per
+    /// commit (a 1 MiB journal would grow twice, each growth synced before its record).
+    @Test func aNewJournalIsAsLargeAsItsFileAhead() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try fileOfSize(path, 3_300_000)
+        let before = fileSize(path)
+        let fio = JournalFaultIO()
+        let h = try fio.open(path)
+        defer { _ = cs_db_close(h) }
+        let syncs = fio.syncs
+        _ = try journalCommit(h!, 1_000_000, bytes: 1000)
+        #expect(fio.syncs - syncs == 3, "the checkpoint's two syncs and the record's: \(fio.syncs - syncs)")
+        let journal = fileSize(path + ".journal"), after = fileSize(path)
+        // the database's logical size (3.3 MB of values and what holds them) rounded up to 1 MiB:
+        // more than 3 MiB, at most the file's size rounded up
+        #expect(journal % (1 << 20) == 0 && journal > 3 << 20 && journal <= (after + (1 << 20) - 1) & ~((1 << 20) - 1),
+                "the journal is the database's size rounded up to 1 MiB: \(journal) bytes, the file \(before) then \(after)")
+        for v in 1...20 {
+            let s = fio.syncs
+            _ = try journalCommit(h!, 1_000_000 + Int64(v), bytes: 100_000)
+            #expect(fio.syncs - s == 1, "commit \(v): the record's sync alone, no growth: \(fio.syncs - s) syncs")
+        }
+        #expect(fileSize(path + ".journal") == journal, "the journal did not grow: \(fileSize(path + ".journal"))")
+        check(cs_db_verify(h), "verify")
+    }
+
+    /// The size ahead of need is bound by the journal's limit (16 MiB, cs_limits.h
+    /// JOURNAL_LIMIT): a file of 17 MB gets a journal of 16 MiB, not of its own size.
+    @Test func theJournalAheadIsBoundByItsLimit() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try fileOfSize(path, 17_500_000)
+        #expect(fileSize(path) > 17 << 20, "the file holds more than 17 MiB: \(fileSize(path))")
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        try db.write { txn throws in
+            var o = try createObj(txn, try findTable(txn, "T"))
+            try must(cs_obj_set_int(&o, 0, -1), "set v")
+        }
+        #expect(fileSize(path + ".journal") == 16 << 20, "the journal is 16 MiB: \(fileSize(path + ".journal"))")
+        db.close()
+    }
+
+    /// A disk too full for the journal's size ahead of need (a 1 MiB journal beside a 2.5 MB
+    /// file, every growth refused): the checkpoint goes on with the journal as it was, and the
+    /// commit is journaled (its record pending, replayed by nobody since the close checkpoints).
+    @Test func aDiskTooFullForTheJournalAheadKeepsTheJournal() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("a.cstore")
+        try fileOfSize(path, 2_500_000)
+        try Data(count: 1 << 20).write(to: URL(fileURLWithPath: path + ".journal"))
+        let fio = JournalFaultIO()
+        fio.failJournalGrowth = true
+        let h = try fio.open(path)
+        _ = try journalCommit(h!, 1_000_000, bytes: 1000)
+        #expect(fio.journalGrowthFailures >= 1, "the growth ahead was refused: \(fio.journalGrowthFailures)")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == 1,
+                "the commit's record is in the journal: \(records) records")
+        #expect(fileSize(path + ".journal") == 1 << 20, "the journal kept its 1 MiB: \(fileSize(path + ".journal"))")
+        _ = cs_db_close(h)
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        db.verify()
+        let found = try db.read { txn throws -> Bool in
+            let t = try findTable(txn, "T")
+            return try allKeys(txn, t).contains { k in
+                var o = (try? openObj(txn, t, k)) ?? cs_obj()
+                var v: Int64 = 0
+                return cs_obj_get_int(&o, 0, &v) == Int32(CS_OK) && v == 1_000_000
+            }
+        }
+        #expect(found, "the journaled commit's object is there")
+        db.close()
     }
 }

@@ -397,13 +397,14 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
     /// cutting the file after its last sync (online shrinking, docs/FORMAT.md §7.3).
     /// `mapped`: the power-cut layer has write_mapped (the path the default layer takes on
     /// ext4, docs/ARCHITECTURE.md, Writes through a mapping), else every write is a pwrite.
+    /// `inspect` is shown the uncut commit's model (its events).
     /// `session`: commits made through the commit's handle before it, uncut (journaled ones
     /// leave records of the same generation, whose free-list nodes the commit's record may
     /// patch); the old version is the one they leave. `patched`: the commit's record must hold
     /// a patched run (docs/FORMAT.md §13, Layout).
     private func cutEveryEvent(_ name: String, syncs: Int, flags: Int = 0, truncates: Bool = false, mapped: Bool = true,
                                session: ((OpaquePointer) throws -> Void)? = nil, patched: Bool = false,
-                               lightExpected: Bool? = nil,
+                               lightExpected: Bool? = nil, inspect: ((PowerCutIO) -> Void)? = nil,
                                prepare: (DB) throws -> Void, change: (OpaquePointer) throws -> Void) throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -446,6 +447,7 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
         let (counter, rc) = try run(cutBefore: Int.max)
         try must(rc, "the uncut commit")
         let events = counter.events
+        inspect?(counter)
         // which path the campaign exercises: stores through the mapping on ext4 when the layer
         // has write_mapped, pwrite otherwise
         // (a two-sync commit over 1 MiB may write everything with pwrite: runs over 64 KiB and
@@ -599,6 +601,39 @@ func contentDigest(_ txn: OpaquePointer) throws -> UInt64 {
                 var o = try createObj(txn, t)
                 try must(cs_obj_set_int(&o, 0, Int64(10_000 + i)), "set v")
                 try must(setVal(&o, 1, .str(String(repeating: "x", count: i % 90))), "set s")
+            }
+        })
+    }
+
+    /// The first journaled commit on a file of about 2 MB: its checkpoint makes the new
+    /// journal 1 MiB, then grows it ahead of need to the file's size rounded up to 1 MiB
+    /// (docs/FORMAT.md §13, Layout), zeros synced with the checkpoint's journal header; a cut anywhere in the growths
+    /// leaves the old version, and the journal's zeros, written or not, are never taken for
+    /// records.
+    @Test func powerCutAtEveryStepOfAGrowthAheadOfNeed() throws {
+        try cutEveryEvent("growth ahead of need", syncs: 1, lightExpected: false, inspect: { counter in
+            let ends = counter.events.compactMap { e -> Int? in
+                if case .jwrite(let off, let n) = e { return off + n }
+                return nil
+            }
+            let end = ends.max() ?? 0
+            #expect(end > 1 << 20 && end % (1 << 20) == 0, "the journal's zeros reach past its first MiB: \(end)")
+        }, prepare: { db in
+            try db.write { txn throws in
+                let t = try addTable(txn, "T")
+                let v = try addColumn(txn, t, "v", CS_TYPE_INT)
+                let s = try addColumn(txn, t, "s", CS_TYPE_STRING)
+                for i in 0..<1600 {
+                    var o = try createObj(txn, t)
+                    try must(cs_obj_set_int(&o, v, Int64(i)), "set v")
+                    try must(setVal(&o, s, .str(String(repeating: "y", count: 1000) + "\(i)")), "set s")
+                }
+            }
+        }, change: { txn in
+            let t = try findTable(txn, "T")
+            for k in try allKeys(txn, t).prefix(10) {
+                var o = try openObj(txn, t, k)
+                try must(cs_obj_set_int(&o, 0, -k), "change v")
             }
         })
     }
