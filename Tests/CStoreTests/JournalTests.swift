@@ -519,6 +519,59 @@ import Glibc
         #expect(most >= 2, "the runs and the header: \(most)")
     }
 
+    /// With the default I/O layer a record is written by direct I/O (journal.c,
+    /// jwrite_record): after journaled commits the process holds a descriptor of the journal
+    /// opened with O_DIRECT, and every record starts and ends at a multiple of 512 (its zeros,
+    /// docs/FORMAT.md §13, Layout). Where the file system refuses O_DIRECT the records go
+    /// through the page cache, and only the second half is checked.
+    @Test func recordsAreWrittenByDirectIO() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("d.cstore")
+        try journalPrepare(path)
+        #if arch(x86_64)
+        let oDirect = 0o40000
+        #else
+        let oDirect = 0o200000
+        #endif
+        let probe = Glibc.open(dir.path("probe"), O_CREAT | O_RDWR | Int32(oDirect), 0o644)
+        let takesDirect = probe >= 0
+        if probe >= 0 { Glibc.close(probe) }
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        defer { db.close() }
+        for v in 1...3 {
+            try db.write { txn throws in
+                var o = try createObj(txn, try findTable(txn, "T"))
+                try must(cs_obj_set_int(&o, 0, Int64(100 + v)), "set v")
+                try must(setVal(&o, 1, .binary([UInt8](repeating: UInt8(v), count: 700 * v))), "set b")
+            }
+        }
+        // the descriptors of this process that name the journal, and their open flags
+        let journalPath = URL(fileURLWithPath: path + ".journal").resolvingSymlinksInPath().path
+        var direct = 0, named = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+                  target == journalPath,
+                  let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(name)", encoding: .utf8),
+                  let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+                  let flags = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) else { continue }
+            named += 1
+            if flags & oDirect != 0 { direct += 1 }
+        }
+        if takesDirect {
+            #expect(named == 2 && direct == 1, "the journal's descriptors: \(named), opened with O_DIRECT: \(direct)")
+        }
+        let fd = Glibc.open(path + ".journal", O_RDONLY)
+        let journal = PowerCutIO.contents(fd) ?? []
+        Glibc.close(fd)
+        let recs = recordOffsets(journal)
+        #expect(recs.count == 3, "three records: \(recs.count)")
+        for r in recs {
+            let length = rawLE64(journal, r + 24)
+            #expect(r % 512 == 0 && length % 512 == 0, "a record at \(r) of \(length) bytes")
+        }
+    }
+
     /// One-row commits in one session (docs/FORMAT.md §13, Layout): from the second on, a
     /// record holds the free-list nodes its commit rewrites as patches of the nodes the earlier
     /// records wrote, so it is much shorter than the commit's bytes; after a power cut that
