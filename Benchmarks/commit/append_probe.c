@@ -12,6 +12,12 @@
  *   append-probe dsync FILE [BLOCKS]
  *       4,024-byte appends into written zeros, pwrite + fdatasync against one
  *       pwritev2(RWF_DSYNC), alternated in blocks of 50;
+ *   append-probe direct FILE [BLOCKS]
+ *       records as the journal writes them since issue 16's direct I/O (docs/benchmarks/README.md,
+ *       "The journal's size ahead of need, and records by direct I/O"): 4,024-byte records back
+ *       to back with pwrite + fdatasync, as before, against 4,096-byte records (4,024 padded to a
+ *       multiple of 512) back to back written through a descriptor opened with O_DIRECT, then
+ *       fdatasync; alternated in blocks of 50, each kind in a region of written zeros of its own;
  *   append-probe grow FILE
  *       five growths of a 1 MiB file by 4 MiB as the journal grows (posix_fallocate, zeros in
  *       64 KiB pwrites, fdatasync), each step's time.
@@ -110,6 +116,41 @@ static int dsync(int fd, int blocks)
     return 0;
 }
 
+static int direct(const char *path, int fd, int blocks)
+{
+    void *mem = NULL;
+    if (posix_memalign(&mem, 4096, 4096)) return 1;
+    char *buf = mem;
+    memset(buf, 7, 4096);
+    long region = ((50l * blocks * 4096 + 8192) + 4095) & ~4095l;
+    long off[2] = {4096, region + 4096};
+    double *t[2];
+    int n[2] = {0, 0};
+    for (int m = 0; m < 2; m++)
+        if (!(t[m] = malloc(50 * (size_t)blocks * sizeof(double)))) return 1;
+    if (zero_fill(fd, 0, 2 * region + 8192) || fdatasync(fd)) return 1;
+    int dfd = open(path, O_RDWR | O_DIRECT);
+    if (dfd < 0) return 1;
+    for (int k = 0; k < 2 * blocks; k++) {
+        int m = k % 2;
+        for (int i = 0; i < 50; i++) {
+            double a = now();
+            if (m == 0) {
+                if (pwrite(fd, buf, 4024, off[0]) != 4024 || fdatasync(fd)) return 1;
+                off[0] += 4024;
+            } else {
+                if (pwrite(dfd, buf, 4096, off[1]) != 4096 || fdatasync(dfd)) return 1;
+                off[1] += 4096;
+            }
+            t[m][n[m]++] = now() - a;
+        }
+    }
+    close(dfd);
+    report("4,024-byte records, pwrite + fdatasync", t[0], n[0]);
+    report("the same padded to 4,096, O_DIRECT pwrite + fdatasync", t[1], n[1]);
+    return 0;
+}
+
 static int grow(int fd)
 {
     long size = 1l << 20;
@@ -133,7 +174,7 @@ static int grow(int fd)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: append-probe records|dsync|grow FILE [BLOCKS]\n");
+        fprintf(stderr, "usage: append-probe records|dsync|direct|grow FILE [BLOCKS]\n");
         return 2;
     }
     int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -145,6 +186,7 @@ int main(int argc, char **argv)
     if (blocks < 1) blocks = 1;
     if (!strcmp(argv[1], "records")) rc = records(fd, blocks);
     else if (!strcmp(argv[1], "dsync")) rc = dsync(fd, blocks);
+    else if (!strcmp(argv[1], "direct")) rc = direct(argv[2], fd, blocks);
     else rc = grow(fd);
     if (rc) perror("append-probe");
     close(fd);
