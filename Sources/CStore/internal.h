@@ -263,6 +263,9 @@ struct cs_dbfile {
     int jfd;                 /* the journal's descriptor, -1 until used (journal.c) */
     int jdfd;                /* the journal opened for direct I/O, for the records' writes: -1
                                 until used, -2 when it cannot be (journal.c, jwrite_record) */
+    uint8_t *jrec_buf;       /* a buffer of JREC_KEEP bytes aligned for direct I/O, kept for
+                                the records of this process's commits (journal.c,
+                                journal_record_build); NULL until used */
     uint64_t jsize;          /* its size as this process last saw it */
     bool journal_full;       /* the journal could not get its space (disk full) or be opened for
                                 writing: durable commits are made without it until it can; logged

@@ -64,6 +64,9 @@
  * Layout: zeros after its data), so that records written back to back from 4096 each start and
  * end at a multiple of it: the sector size direct I/O needs (jwrite_record). */
 #define JREC_ALIGN 512u
+/* Records of at most this many bytes (a one-row commit's are about 4 KB) are built in a buffer
+ * the file keeps (cs_dbfile.jrec_buf); longer ones in one of their own. */
+#define JREC_KEEP (64u << 10)
 /* The longest record replay accepts (FORMAT.md §13, Layout): a commit whose record would be
  * longer is made in place, never journaled (journal_before_commit), so that no acknowledged
  * commit is one replay stops at. */
@@ -325,6 +328,8 @@ void journal_close(cs_dbfile *f)
     f->jfd = -1;
     if (f->jdfd >= 0) close(f->jdfd);
     f->jdfd = -1;
+    free(f->jrec_buf);
+    f->jrec_buf = NULL;
 }
 
 /* The journal opened again with O_DIRECT (jwrite_record): the same file as jfd (its device and
@@ -1947,9 +1952,21 @@ int journal_record_build(cs_dbfile *f, const journal_run *runs, uint32_t n, uint
     journal_shared *s = shared(f);
     uint64_t len = journal_record_size(runs, n);
     memset(jr, 0, sizeof *jr);
-    void *mem = NULL;
-    if (posix_memalign(&mem, JREC_ALIGN, len) != 0) return NOMEM();
-    jr->rec = mem;
+    if (len <= JREC_KEEP) {
+        /* the buffer kept for the file's records: no allocation per commit (commits of one
+         * file are made one at a time, under its writer lock) */
+        if (!f->jrec_buf) {
+            void *mem = NULL;
+            if (posix_memalign(&mem, JREC_ALIGN, JREC_KEEP) != 0) return NOMEM();
+            f->jrec_buf = mem;
+        }
+        jr->rec = f->jrec_buf;
+    } else {
+        void *mem = NULL;
+        if (posix_memalign(&mem, JREC_ALIGN, len) != 0) return NOMEM();
+        jr->rec = mem;
+        jr->own = true;
+    }
     jr->len = len;
     jrecord *r = (jrecord *)jr->rec;
     memset(r, 0, sizeof *r);
@@ -1996,8 +2013,9 @@ void journal_record_seal(journal_record *jr, const journal_run *last)
 
 void journal_record_free(journal_record *jr)
 {
-    free(jr->rec);
+    if (jr->own) free(jr->rec);
     jr->rec = NULL;
+    jr->own = false;
 }
 
 int journal_append(cs_dbfile *f, journal_record *jr, uint64_t *end)

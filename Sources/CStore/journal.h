@@ -78,7 +78,8 @@ int journal_before_commit(cs_dbfile *f, bool *journaled, uint64_t reclen, uint64
 uint64_t journal_record_size(const journal_run *runs, uint32_t n);
 /** A commit's record while it is built: its bytes so far and the state of its check. */
 typedef struct journal_record {
-    uint8_t *rec;      /* the record, len bytes (malloc) */
+    uint8_t *rec;      /* the record, len bytes (the file's kept buffer, or malloc: `own`) */
+    bool own;          /* rec is the record's own, freed with it */
     uint64_t len;      /* journal_record_size of its runs */
     uint64_t at;       /* where the next run's bytes go */
     uint64_t a, b;     /* the check's two lanes so far */
