@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -332,41 +333,108 @@ void journal_close(cs_dbfile *f)
     f->jrec_buf = NULL;
 }
 
-/* The journal opened again with O_DIRECT (jwrite_record): the same file as jfd (its device and
- * inode), else -2, as when the file system refuses direct I/O. */
+/* Whether direct I/O on `fd` takes records as this library writes them (JREC_ALIGN): the file
+ * system's direct-I/O alignments (statx STATX_DIOALIGN, Linux 6.1) must be known, the file
+ * offset alignment must divide JREC_ALIGN and the memory alignment must be at most it. The two
+ * fields are read from the kernel's struct statx at their fixed offsets (0x98, 0x9c), since
+ * glibc before 2.37 does not name them; a kernel or file system that does not report them gets
+ * no direct I/O. */
+static bool dio_fits(int fd)
+{
+    uint32_t sx[64];
+    memset(sx, 0, sizeof sx);
+    if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, 0x2000u /* STATX_DIOALIGN */, sx) != 0) return false;
+    uint32_t mem = sx[0x98 / 4], off = sx[0x9c / 4];
+    return (sx[0] & 0x2000u) && off && mem && JREC_ALIGN % off == 0 && mem <= JREC_ALIGN;
+}
+
+/* Test hooks (cstore.h, cs_test_set_journal_direct_fault, cs_test_journal_direct_writes): a
+ * fault the calling thread's direct record writes meet, and the records the thread wrote by
+ * direct I/O and through the page cache with the default I/O layer (jwrite_record). */
+static _Thread_local int dio_fault;
+static _Thread_local uint64_t dio_writes, dio_buffered;
+
+void cs_test_set_journal_direct_fault(int mode) { dio_fault = mode; }
+
+void cs_test_journal_direct_writes(uint64_t *direct, uint64_t *buffered)
+{
+    *direct = dio_writes;
+    *buffered = dio_buffered;
+}
+
+bool cs_test_journal_takes_direct(const char *file)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = dio_fits(fd);
+    close(fd);
+    return ok;
+}
+
+/* The journal opened again with O_DIRECT (jwrite_record), else -2: through /proc/self/fd, which
+ * names the very file jfd is (no path is looked up again), or, without /proc, by its path,
+ * taken only when it is the same file as jfd (device and inode); and only when dio_fits.
+ * O_NONBLOCK is off, as on jfd (jopen). */
 static void jopen_direct(cs_dbfile *f)
 {
     f->jdfd = -2;
-    char *jp = journal_path(f->path);
-    if (!jp) return;
-    int fd = open(jp, O_RDWR | O_DIRECT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    free(jp);
+    if (dio_fault == 1 || !dio_fits(f->jfd)) return;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", f->jfd);
+    int fd = open(self, O_RDWR | O_DIRECT | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == ENOENT) {
+        char *jp = journal_path(f->path);
+        if (!jp) return;
+        fd = open(jp, O_RDWR | O_DIRECT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        free(jp);
+    }
     if (fd < 0) return;
     struct stat a, b;
     if (fstat(fd, &a) == 0 && fstat(f->jfd, &b) == 0 && S_ISREG(a.st_mode) && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
+        a.st_ino == b.st_ino) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
         f->jdfd = fd;
-    else
+    } else {
         close(fd);
+    }
+}
+
+/* One direct write, or the fault a test armed (dio_fault): 2 EINVAL, 3 a write 512 bytes
+ * short, 4 EIO, 5 EAGAIN. */
+static ssize_t dio_pwrite(int fd, const uint8_t *rec, uint64_t len, uint64_t at)
+{
+    switch (dio_fault) {
+    case 2: errno = EINVAL; return -1;
+    case 3: return pwrite(fd, rec, len - JREC_ALIGN, (off_t)at);
+    case 4: errno = EIO; return -1;
+    case 5: errno = EAGAIN; return -1;
+    default: return pwrite(fd, rec, len, (off_t)at);
+    }
 }
 
 /* Writes a record (FORMAT.md §13, Layout) at `at`. With the default I/O layer, a record whose
  * offset, length and buffer are multiples of JREC_ALIGN goes by direct I/O (O_DIRECT, on a
- * second descriptor of the journal): the write goes to the device without the page cache's
- * write-back, which made the record's pwrite and fdatasync about 4 µs longer on this machine's
- * disk (docs/benchmarks/README.md, "Records by direct I/O"). The sync is jsync's as before. A
- * file system that refuses direct I/O (EINVAL at the open or the write) gets the write through
- * the page cache, then and for the rest of the process's use of the journal; so does a direct
- * write that came back short (the whole record again: the same bytes at the same place). */
+ * second descriptor of the journal, jopen_direct) where the file system takes it (dio_fits):
+ * the write goes to the device without the page cache's write-back (docs/ARCHITECTURE.md,
+ * "Records by direct I/O"; measured in docs/benchmarks/README.md, "The journal's size ahead of
+ * need, and records by direct I/O"). The sync is jsync's as before. A direct write refused as
+ * direct I/O (EINVAL, EOPNOTSUPP, EAGAIN) sends this and every later record of the process's
+ * use of the journal through the page cache; one that came back short is written again whole
+ * through the page cache (the same bytes at the same place); another error fails the write as
+ * jwrite's would. */
 static int jwrite_record(cs_dbfile *f, const uint8_t *rec, uint64_t len, uint64_t at)
 {
     if (f->io == cs_io_default() && f->jdfd != -2 && !((at | len | (uintptr_t)rec) & (JREC_ALIGN - 1))) {
         if (f->jdfd == -1) jopen_direct(f);
         while (f->jdfd >= 0) {
-            ssize_t w = pwrite(f->jdfd, rec, len, (off_t)at);
-            if (w == (ssize_t)len) return CS_OK;
+            ssize_t w = dio_pwrite(f->jdfd, rec, len, at);
+            if (w == (ssize_t)len) {
+                dio_writes++;
+                return CS_OK;
+            }
             if (w < 0 && errno == EINTR) continue;
-            if (w < 0 && errno != EINVAL) return jfail_io(f, "writing", errno);
+            if (w < 0 && errno != EINVAL && errno != EOPNOTSUPP && errno != EAGAIN) return jfail_io(f, "writing", errno);
             if (w < 0) {
                 close(f->jdfd);
                 f->jdfd = -2;
@@ -374,6 +442,7 @@ static int jwrite_record(cs_dbfile *f, const uint8_t *rec, uint64_t len, uint64_
             break;
         }
     }
+    if (f->io == cs_io_default()) dio_buffered++;
     return jwrite(f, rec, len, at);
 }
 
@@ -487,9 +556,9 @@ static int jgrow(cs_dbfile *f, uint64_t size)
 /* The size a checkpoint before a journaled commit gives the journal ahead of need (FORMAT.md
  * §13, Layout): the database's logical size (FORMAT.md §1, the newest version's) rounded up to
  * JOURNAL_GROW, at most JOURNAL_LIMIT, so the records of a session on a database of 16 MiB or
- * more never grow it inside a commit, and a journal never takes more room than its database
- * (or the 1 MiB every journal has) before records need it (docs/benchmarks/README.md, "The
- * journal's size ahead of need"). The logical size, not the file's: the file's preallocated
+ * more never grow it inside a commit, and a journal takes at most 1 MiB more than its
+ * database (or the 1 MiB every journal has) before records need more (docs/benchmarks/README.md,
+ * "The journal's size ahead of need, and records by direct I/O"). The logical size, not the file's: the file's preallocated
  * tail (commit.c, grow_to) holds no data a commit rewrites. */
 static uint64_t jahead_size(const cs_dbfile *f)
 {
@@ -508,8 +577,10 @@ static int jgrow_ahead(cs_dbfile *f)
     struct stat st;
     if (f->io->fstat(f->io->ctx, f->jfd, &st) == 0 && (uint64_t)st.st_size > f->jsize) f->jsize = (uint64_t)st.st_size;
     if (want <= f->jsize) return CS_OK;
+    /* best-effort: a failure (a full disk, an I/O error, no memory for the zeros) was cut back
+     * by jgrow_to and fails nothing, unless it marked the file broken */
     int rc = jgrow_to(f, want);
-    return rc == CS_FULL ? CS_OK : rc;
+    return rc == CS_OK || f->broken ? rc : CS_OK;
 }
 
 /* ---- replay ------------------------------------------------------------------------------ */

@@ -519,11 +519,12 @@ import Glibc
         #expect(most >= 2, "the runs and the header: \(most)")
     }
 
-    /// With the default I/O layer a record is written by direct I/O (journal.c,
-    /// jwrite_record): after journaled commits the process holds a descriptor of the journal
-    /// opened with O_DIRECT, and every record starts and ends at a multiple of 512 (its zeros,
-    /// docs/FORMAT.md §13, Layout). Where the file system refuses O_DIRECT the records go
-    /// through the page cache, and only the second half is checked.
+    /// With the default I/O layer a record is written by direct I/O where the file system's
+    /// direct-I/O alignments take it (journal.c, jwrite_record; docs/ARCHITECTURE.md, "Records by
+    /// direct I/O"): the thread's three journaled commits write three records directly, through a
+    /// descriptor of the journal opened with O_DIRECT and without O_NONBLOCK; elsewhere all three
+    /// go through the page cache. Every record starts and ends at a multiple of 512 (its zeros,
+    /// docs/FORMAT.md §13, Layout).
     @Test func recordsAreWrittenByDirectIO() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -534,11 +535,11 @@ import Glibc
         #else
         let oDirect = 0o200000
         #endif
-        let probe = Glibc.open(dir.path("probe"), O_CREAT | O_RDWR | Int32(oDirect), 0o644)
-        let takesDirect = probe >= 0
-        if probe >= 0 { Glibc.close(probe) }
+        let takesDirect = cs_test_journal_takes_direct(path)
         let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
         defer { db.close() }
+        var direct0: UInt64 = 0, buffered0: UInt64 = 0, direct: UInt64 = 0, buffered: UInt64 = 0
+        cs_test_journal_direct_writes(&direct0, &buffered0)
         for v in 1...3 {
             try db.write { txn throws in
                 var o = try createObj(txn, try findTable(txn, "T"))
@@ -546,9 +547,13 @@ import Glibc
                 try must(setVal(&o, 1, .binary([UInt8](repeating: UInt8(v), count: 700 * v))), "set b")
             }
         }
+        cs_test_journal_direct_writes(&direct, &buffered)
+        #expect(direct - direct0 == (takesDirect ? 3 : 0) && buffered - buffered0 == (takesDirect ? 0 : 3),
+                "records written directly \(direct - direct0), through the page cache \(buffered - buffered0); the file system takes direct I/O: \(takesDirect)")
         // the descriptors of this process that name the journal, and their open flags
         let journalPath = URL(fileURLWithPath: path + ".journal").resolvingSymlinksInPath().path
-        var direct = 0, named = 0
+        var flagsOfDirect: [Int] = []
+        var named = 0
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
                   target == journalPath,
@@ -556,10 +561,11 @@ import Glibc
                   let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
                   let flags = Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) else { continue }
             named += 1
-            if flags & oDirect != 0 { direct += 1 }
+            if flags & oDirect != 0 { flagsOfDirect.append(flags) }
         }
         if takesDirect {
-            #expect(named == 2 && direct == 1, "the journal's descriptors: \(named), opened with O_DIRECT: \(direct)")
+            #expect(named == 2 && flagsOfDirect.count == 1, "the journal's descriptors: \(named), with O_DIRECT: \(flagsOfDirect.count)")
+            #expect(flagsOfDirect.allSatisfy { $0 & Int(O_NONBLOCK) == 0 }, "the direct descriptor blocks: \(flagsOfDirect.map { String($0, radix: 8) })")
         }
         let fd = Glibc.open(path + ".journal", O_RDONLY)
         let journal = PowerCutIO.contents(fd) ?? []
@@ -570,6 +576,65 @@ import Glibc
             let length = rawLE64(journal, r + 24)
             #expect(r % 512 == 0 && length % 512 == 0, "a record at \(r) of \(length) bytes")
         }
+    }
+
+    /// Faults of the direct record writes (cs_test_set_journal_direct_fault): the direct
+    /// descriptor not had (1), a write refused as direct I/O (2: EINVAL, 5: EAGAIN) and a short
+    /// write (3) send the records through the page cache, and every commit succeeds; an I/O error
+    /// (4) fails the commit it hits, and the next one succeeds. Then the file and its journal,
+    /// copied while the commits' records are pending, open with the journal's commits replayed:
+    /// the acknowledged values are there, the failed one is not.
+    @Test(arguments: [1, 2, 3, 4, 5]) func directRecordWritesThatFail(_ mode: Int) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path("f.cstore")
+        try journalPrepare(path)
+        guard cs_test_journal_takes_direct(path) else { return } // no direct I/O here: nothing to fail
+        let db = try DB(path, flags: 0, durability: CS_DURABILITY_FULL)
+        defer { db.close() }
+        var direct0: UInt64 = 0, buffered0: UInt64 = 0, direct: UInt64 = 0, buffered: UInt64 = 0
+        cs_test_journal_direct_writes(&direct0, &buffered0)
+        var acked: [Int64] = []
+        for v: Int64 in 1...3 {
+            if v == 2 || mode != 4 { cs_test_set_journal_direct_fault(Int32(mode)) }
+            defer { cs_test_set_journal_direct_fault(0) }
+            var t: OpaquePointer?
+            try must(cs_txn_begin(db.h, Int32(CS_TXN_WRITE), &t), "begin")
+            var o = try createObj(t!, try findTable(t!, "T"))
+            try must(cs_obj_set_int(&o, 0, 1000 + v), "set v")
+            let rc = cs_txn_commit(t!)
+            check(cs_txn_end(t))
+            if mode == 4 && v == 2 {
+                #expect(rc == Int32(CS_IOERR), "the commit whose record write failed: \(codeName(rc))")
+            } else {
+                #expect(rc == Int32(CS_OK), "commit \(v): \(codeName(rc)) \(lastMessage())")
+                if rc == Int32(CS_OK) { acked.append(1000 + v) }
+            }
+        }
+        cs_test_journal_direct_writes(&direct, &buffered)
+        let want: (UInt64, UInt64) = mode == 4 ? (2, 0) : (0, 3)
+        #expect((direct - direct0, buffered - buffered0) == want,
+                "direct \(direct - direct0), buffered \(buffered - buffered0), want \(want)")
+        var records: UInt64 = 0, bytes: UInt64 = 0
+        #expect(cs_file_journal_info(path, &records, &bytes) == Int32(CS_OK) && records == UInt64(acked.count),
+                "the journal holds the acknowledged commits' records: \(records)")
+        // the file and its journal as they are now (the records pending), opened elsewhere
+        let copy = dir.path("copy.cstore")
+        try Data(contentsOf: URL(fileURLWithPath: path)).write(to: URL(fileURLWithPath: copy))
+        try Data(contentsOf: URL(fileURLWithPath: path + ".journal")).write(to: URL(fileURLWithPath: copy + ".journal"))
+        let c = try DB(copy, flags: 0, durability: CS_DURABILITY_FULL)
+        defer { c.close() }
+        #expect(cs_db_recovered_commits(c.h) == UInt64(acked.count), "replayed: \(cs_db_recovered_commits(c.h))")
+        c.verify()
+        let values = try c.read { txn throws -> [Int64] in
+            let t = try findTable(txn, "T")
+            return try allKeys(txn, t).compactMap { k -> Int64? in
+                var o = try openObj(txn, t, k)
+                var v: Int64 = 0
+                return cs_obj_get_int(&o, 0, &v) == Int32(CS_OK) && v >= 1000 ? v : nil
+            }.sorted()
+        }
+        #expect(values == acked, "the values: \(values), acknowledged \(acked)")
     }
 
     /// One-row commits in one session (docs/FORMAT.md §13, Layout): from the second on, a

@@ -1409,6 +1409,17 @@ void cs_test_replay_image(uint64_t *pages, uint64_t *bytes);
  *  each byte once"; 0: the library's bound, 64 MiB). A replay that went record by record
  *  reports, through cs_test_replay_image, 520 bytes a page (its map of written bytes only). */
 void cs_test_set_replay_image_max(uint64_t bytes);
+/** For the core's tests: the calling thread's journal records written by direct I/O meet a
+ *  fault (docs/ARCHITECTURE.md, "Records by direct I/O"): 1 the direct descriptor cannot be
+ *  had, 2 a write refused with EINVAL, 3 a write 512 bytes short, 4 a write failing with EIO,
+ *  5 with EAGAIN; 0 none. The descriptor's state (refused, open) lasts with the file's journal. */
+void cs_test_set_journal_direct_fault(int mode);
+/** For the core's tests: the journal records the calling thread wrote by direct I/O, and
+ *  through the page cache, with the default I/O layer, so far. */
+void cs_test_journal_direct_writes(uint64_t *direct, uint64_t *buffered);
+/** For the core's tests: whether direct I/O on the regular file `file` takes the journal's
+ *  records (its file system's direct-I/O alignments fit them: as for a journal beside it). */
+bool cs_test_journal_takes_direct(const char *file);
 /** For the core's tests: `fn(ctx)` is called on the calling thread after each write a journal
  *  replay on that thread makes into the database file (the replay at open, and the checkpoint
  *  that writes the records again after a lost header write, docs/FORMAT.md §13); NULL removes
