@@ -18,7 +18,9 @@
  *       to back with pwrite + fdatasync (the bench's mean record, as written before), against
  *       4,608-byte records (4,312 padded to a multiple of 512) back to back from a 512-byte
  *       boundary, written through a descriptor opened with O_DIRECT, then fdatasync; alternated
- *       in blocks of 50, each kind in a region of written zeros of its own;
+ *       in blocks of 50, each kind in a region of written zeros of its own; and the same
+ *       records padded to 8,192 bytes at 4 KiB boundaries (a padding to 4 KiB, not made: a
+ *       device that emulates 512-byte sectors over 4 KiB ones rewrites whole 4 KiB blocks);
  *   append-probe grow FILE
  *       five growths of a 1 MiB file by 4 MiB as the journal grows (posix_fallocate, zeros in
  *       64 KiB pwrites, fdatasync), each step's time.
@@ -123,25 +125,28 @@ static int direct(const char *path, int fd, int blocks)
     if (posix_memalign(&mem, 4096, 8192)) return 1;
     char *buf = mem;
     memset(buf, 7, 8192);
-    long region = ((50l * blocks * 4608 + 8192) + 4095) & ~4095l;
-    long off[2] = {4096, region + 4096};
-    double *t[2];
-    int n[2] = {0, 0};
-    for (int m = 0; m < 2; m++)
+    long region = ((50l * blocks * 8192 + 8192) + 4095) & ~4095l;
+    long off[3] = {4096, region + 4096, 2 * region + 4096};
+    double *t[3];
+    int n[3] = {0, 0, 0};
+    for (int m = 0; m < 3; m++)
         if (!(t[m] = malloc(50 * (size_t)blocks * sizeof(double)))) return 1;
-    if (zero_fill(fd, 0, 2 * region + 8192) || fdatasync(fd)) return 1;
+    if (zero_fill(fd, 0, 3 * region + 8192) || fdatasync(fd)) return 1;
     int dfd = open(path, O_RDWR | O_DIRECT);
     if (dfd < 0) return 1;
-    for (int k = 0; k < 2 * blocks; k++) {
-        int m = k % 2;
+    for (int k = 0; k < 3 * blocks; k++) {
+        int m = k % 3;
         for (int i = 0; i < 50; i++) {
             double a = now();
             if (m == 0) {
                 if (pwrite(fd, buf, 4312, off[0]) != 4312 || fdatasync(fd)) return 1;
                 off[0] += 4312;
-            } else {
+            } else if (m == 1) {
                 if (pwrite(dfd, buf, 4608, off[1]) != 4608 || fdatasync(dfd)) return 1;
                 off[1] += 4608;
+            } else {
+                if (pwrite(dfd, buf, 8192, off[2]) != 8192 || fdatasync(dfd)) return 1;
+                off[2] += 8192;
             }
             t[m][n[m]++] = now() - a;
         }
@@ -149,6 +154,7 @@ static int direct(const char *path, int fd, int blocks)
     close(dfd);
     report("4,312-byte records, pwrite + fdatasync", t[0], n[0]);
     report("the same padded to 4,608, O_DIRECT pwrite + fdatasync", t[1], n[1]);
+    report("the same padded to 8,192, O_DIRECT pwrite + fdatasync", t[2], n[2]);
     return 0;
 }
 
