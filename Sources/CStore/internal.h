@@ -324,8 +324,9 @@ typedef struct txn_rcache {
  * lookup's checked nodes): the file refs whose node passed node_at_file's checks against this
  * snapshot, direct-mapped by a hash of the ref. A read transaction's nodes never change while its
  * epoch, mapping and limit stay as they were, so neither does a check's answer; the set is
- * emptied when any of the three moves. An empty slot holds CK_EMPTY, which no node ref equals
- * (refs are multiples of 8). */
+ * emptied when any of the three moves. An empty slot holds CK_EMPTY, which no ref that passed
+ * the check equals (those are multiples of 8); a ref read from a damaged file may, so a lookup
+ * in the set never takes CK_EMPTY for a member (node_at_seen, ck_has). */
 #define CK_BITS 8
 #define CK_SLOTS (1u << CK_BITS)
 #define CK_EMPTY UINT64_MAX

@@ -87,8 +87,8 @@ static inline txn_checked *txn_checked_set(cs_txn *t)
 HOT_INLINE ref_t *ck_slot(txn_checked *ck, ref_t r) { return &ck->ref[(r * 0x9e3779b97f4a7c15ull) >> (64 - CK_BITS)]; }
 
 /** Whether the node at r passed its checks in this snapshot and is still in the set (ck may be
- *  NULL: false). */
-HOT_INLINE bool ck_has(txn_checked *ck, ref_t r) { return ck && *ck_slot(ck, r) == r; }
+ *  NULL: false). r may be any ref read from the file, CK_EMPTY too: that is no member. */
+HOT_INLINE bool ck_has(txn_checked *ck, ref_t r) { return ck && *ck_slot(ck, r) == r && r != CK_EMPTY; }
 
 /** node_at through a checked-node set (txn_checked_set; NULL: plain node_at): a ref whose node
  *  passed node_at_file's checks in this snapshot is not checked again (docs/ARCHITECTURE.md, The
@@ -98,7 +98,10 @@ HOT_INLINE int node_at_seen(const cs_txn *t, txn_checked *ck, ref_t r, node_hdr 
 {
     if (!ck) return node_at(t, r, out);
     ref_t *e = ck_slot(ck, r);
-    if (*e == r) {
+    /* a damaged ref of all ones equals an empty slot's CK_EMPTY: it is checked, and refused */
+    if (*e == r && r != CK_EMPTY) {
+        /* only refs whose node passed node_at_file enter the set (internal.h, txn_checked) */
+        cs_assert(!(r & 7) && r >= HDR_SIZE && t->limit >= NODE_HDR && r <= t->limit - NODE_HDR);
         *out = (node_hdr *)(t->map + r);
         return CS_OK;
     }

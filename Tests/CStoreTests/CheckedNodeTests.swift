@@ -114,10 +114,11 @@ private func expectOneDamagedRun(_ corrupt: [Int64], _ n: Int, _ phase: String) 
 @Suite struct CheckedNodeTests {
     let n = 2000 // a root and about eight leaves
 
-    /// A damaged leaf and a damaged column node fail their check on every visit: a node enters
-    /// the set only once it passed, so the lookups that reach it give CS_CORRUPT the second time
-    /// as the first, while the lookups around it, through the same cached root, find their
-    /// objects.
+    /// A damaged leaf, key list or column node, or a ref to one overwritten with all ones, fails
+    /// its check on every visit: a ref enters the set only once its node passed, and no ref read
+    /// from the file matches an empty slot, so the lookups that reach it give CS_CORRUPT the
+    /// second time as the first, while the lookups around it, through the same cached root, find
+    /// their objects.
     @Test func aDamagedNodeFailsItsCheckOnEveryVisit() throws {
         try withTempDir { dir in
             let path = dir.path("orig.cstore")
@@ -133,12 +134,22 @@ private func expectOneDamagedRun(_ corrupt: [Int64], _ n: Int, _ phase: String) 
             let leaf2 = slot(bytes, root, 3), leaf5 = slot(bytes, root, 6)
             #expect(bytes[leaf2 + 2] & 0x01 == 0, "the root's children are leaves")
 
-            for (what, node) in [("a leaf", leaf2), ("a leaf's column v", slot(bytes, leaf5, 2)),
-                                 ("a leaf's key list", slot(bytes, leaf2, 0))] {
+            // a node's header damaged, or a ref to it overwritten with all ones (blank or erased
+            // bytes): a ref no check passes, and the value an empty slot of the set holds
+            let allOnes = -1
+            let damages: [(String, (String) throws -> Void)] = [
+                ("a leaf", { try damage($0, leaf2) }),
+                ("a leaf's column v", { try damage($0, slot(bytes, leaf5, 2)) }),
+                ("a leaf's key list", { try damage($0, slot(bytes, leaf2, 0)) }),
+                ("a child ref of all ones", { try patchWord($0, root + 8 + 8 * 3, allOnes) }),
+                ("a key-list ref of all ones", { try patchWord($0, leaf2 + 8, allOnes) }),
+                ("a column ref of all ones", { try patchWord($0, leaf5 + 8 + 8 * 2, allOnes) }),
+            ]
+            for (what, damageCopy) in damages {
                 let copy = dir.path("copy.cstore")
                 try? FileManager.default.removeItem(atPath: copy)
                 try Data(bytes).write(to: URL(fileURLWithPath: copy))
-                try damage(copy, node)
+                try damageCopy(copy)
                 let db = try DB(copy, flags: 0)
                 try db.read { txn in
                     let first = lookUpAll(txn, t, v, n, "\(what), first pass")
