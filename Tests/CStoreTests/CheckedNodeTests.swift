@@ -200,6 +200,60 @@ private func expectOneDamagedRun(_ corrupt: [Int64], _ n: Int, _ phase: String) 
         }
     }
 
+    /// A newer version can be exactly as long as the one before, in the same mapping (a commit
+    /// placed in free space): then only the epoch tells the two snapshots apart, and a
+    /// transaction begun on the newer one (the handle's ended transaction reused) checks its
+    /// nodes again.
+    @Test func aNewVersionOfTheSameLengthIsCheckedAgain() throws {
+        try withTempDir { dir in
+            let path = dir.path()
+            let db = try DB(path)
+            var t: UInt32 = 0, v: UInt32 = 0, other: UInt32 = 0, w: UInt32 = 0, fill: UInt32 = 0
+            try db.write { txn in
+                (t, v) = try addKeyed(txn, "K", n)
+                other = try addTable(txn, "Other")
+                w = try addColumn(txn, other, "w", CS_TYPE_INT)
+                _ = try createObj(txn, other)
+            }
+            try db.write { txn in
+                fill = try addTable(txn, "Fill")
+                let s = try addColumn(txn, fill, "s", CS_TYPE_STRING)
+                for i in 0..<20_000 {
+                    var o = try createObj(txn, fill)
+                    try must(setVal(&o, s, .str(String(repeating: "f", count: 20 + i % 30))), "set s")
+                }
+            }
+            try db.write { txn in try must(cs_table_clear(txn, fill), "clear Fill") }
+            let second = try DB(path, flags: 0)
+            defer { second.close() }
+            func touchOther(_ x: Int64) throws {
+                try second.write { txn in
+                    var it = cs_iter()
+                    try must(cs_iter_init(&it, txn, other), "iter")
+                    var o = cs_obj()
+                    try must(cs_iter_next(&it, &o), "the Other object")
+                    try must(cs_obj_set_int(&o, w, x), "set w")
+                }
+            }
+            // a few commits into the free space, so that the next one lands there too
+            for x in 0..<4 { try touchOther(Int64(x)) }
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let leaf2 = slot(bytes, rootOf(bytes, t), 3)
+
+            try db.read { txn in #expect(lookUpAll(txn, t, v, n, "before").isEmpty) }
+            let lengthBefore = try db.stats().logical_size
+            let versionBefore = try db.stats().version
+            try touchOther(100)
+            let lengthAfter = try db.stats().logical_size
+            #expect(try db.stats().version == versionBefore + 1)
+            #expect(lengthAfter == lengthBefore, "the commit was placed in free space: the version's length is the same")
+            try damage(path, leaf2)
+            try db.read { txn in
+                expectOneDamagedRun(lookUpAll(txn, t, v, n, "the new version"), n, "the new version")
+            }
+        }
+    }
+
     /// A transaction begun after another process committed (the handle's ended transaction
     /// reused for it, on the new version) checks its nodes again.
     @Test func aNewTransactionAfterAnotherProcessCommitsChecksItsNodesAgain() throws {
