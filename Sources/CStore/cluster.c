@@ -452,9 +452,6 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
     txn_checked *ck = txn_checked_set(t);
     for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
         if (!r) return CS_NOTFOUND;
-        /* a node this transaction checked lately was read lately: its sub-nodes are not
-         * prefetched again */
-        bool warm = ck_has(ck, r);
         node_hdr *h;
         TRY(node_at_seen(t, ck, r, &h));
         if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
@@ -468,13 +465,13 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
                 __builtin_prefetch(&node_refs(h)[CL_CHILD0 + g]);
                 uint64_t stride = 0;
                 if (depth > 0) predicted = predict_child(h, g, &stride);
-                if (predicted && !ck_has(ck, predicted)) prefetch_gap(t, predicted - stride, predicted);
+                if (predicted) prefetch_gap(t, predicted - stride, predicted);
             }
             node_hdr *first;
             TRY(open_inner_seen(t, ck, h, &first)); /* its count is cluster_inner_children(h), so g holds */
             uint64_t c = child_for_span(first, key, &s, g);
             r = cluster_inner_child(h, c);
-            if (c > 0 && r != predicted && !ck_has(ck, r)) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
+            if (c > 0 && r != predicted) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
 #if CS_ASSERTS
             if (depth > 0) predict_counts[!predicted ? 2 : r == predicted ? 0 : 1]++;
 #endif
@@ -485,9 +482,9 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
          * dense run of 8-bit keys over a base (FORMAT.md §3), whenever key lies within a leaf's
          * length of the span's start (for other widths a harmless extra fetch); the columns'
          * headers. */
-        uint32_t ncols = warm ? 0 : cluster_leaf_cols(h);
+        uint32_t ncols = cluster_leaf_cols(h);
         if (ncols > FIND_PREFETCH_COLS) ncols = FIND_PREFETCH_COLS;
-        if (h->count >= 1 && !warm) {
+        if (h->count >= 1) {
             ref_t kr = cluster_keys_ref(h);
             prefetch_file(t, kr, 0);
             if (s.known && key >= s.lo && (uint64_t)key - (uint64_t)s.lo < CLUSTER_MAX)

@@ -326,7 +326,7 @@ typedef struct txn_rcache {
  * epoch, mapping and limit stay as they were, so neither does a check's answer; the set is
  * emptied when any of the three moves. An empty slot holds CK_EMPTY, which no ref that passed
  * the check equals (those are multiples of 8); a ref read from a damaged file may, so a lookup
- * in the set never takes CK_EMPTY for a member (node_at_seen, ck_has). */
+ * in the set never takes CK_EMPTY for a member (node_at_seen). */
 #define CK_BITS 8
 #define CK_SLOTS (1u << CK_BITS)
 #define CK_EMPTY UINT64_MAX

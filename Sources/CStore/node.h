@@ -86,10 +86,6 @@ static inline txn_checked *txn_checked_set(cs_txn *t)
 /** The slot of ref r in a checked-node set. */
 HOT_INLINE ref_t *ck_slot(txn_checked *ck, ref_t r) { return &ck->ref[(r * 0x9e3779b97f4a7c15ull) >> (64 - CK_BITS)]; }
 
-/** Whether the node at r passed its checks in this snapshot and is still in the set (ck may be
- *  NULL: false). r may be any ref read from the file, CK_EMPTY too: that is no member. */
-HOT_INLINE bool ck_has(txn_checked *ck, ref_t r) { return ck && *ck_slot(ck, r) == r && r != CK_EMPTY; }
-
 /** node_at through a checked-node set (txn_checked_set; NULL: plain node_at): a ref whose node
  *  passed node_at_file's checks in this snapshot is not checked again (docs/ARCHITECTURE.md, The
  *  lookup's checked nodes). Only a ref that passed enters the set, so a damaged node fails its
