@@ -292,6 +292,9 @@ static uint64_t lower_bound_span(node_hdr *k, int64_t key, const key_span *s)
     return lower_bound(k, key);
 }
 
+/* The most children child_for_span scans one by one when the span gives no guess. */
+#define CHILD_SCAN_MAX 8
+
 /* Child index for `key` in an inner node: the last child whose first key <= key (0 if none).
  * s is the inner node's span on entry and the child's on return; g is span_guess's position for
  * key (the caller has it already). The evenly spread guess is taken when its first key and the
@@ -303,6 +306,12 @@ static uint64_t child_for_span(node_hdr *first, int64_t key, key_span *s, uint64
     int64_t lo, hi = 0;
     if (g < n && (lo = key_at(&v, g)) <= key && (g + 1 == n || (hi = key_at(&v, g + 1)) > key)) {
         c = g;
+    } else if (g >= n && n <= CHILD_SCAN_MAX) {
+        /* no guess (a root) among a few children: the last first key <= key, by a scan */
+        c = n ? n - 1 : 0;
+        while (c > 0 && key_at(&v, c) > key) c--;
+        lo = n ? key_at(&v, c) : 0;
+        if (c + 1 < n) hi = key_at(&v, c + 1);
     } else {
         uint64_t lb = lower_bound(first, key);
         c = lb < n && key_at(&v, lb) == key ? lb : lb ? lb - 1 : 0;
@@ -323,22 +332,28 @@ static uint64_t child_for(node_hdr *first, int64_t key)
     return child_for_span(first, key, &s, span_guess(&s, key, first->count));
 }
 
-static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first)
+/* An inner node's first keys, checked; through the checked-node set ck when not NULL. */
+static int open_inner_seen(cs_txn *t, txn_checked *ck, node_hdr *h, node_hdr **first)
 {
     if (h->count < 2) return CORRUPT("inner cluster node is malformed");
-    TRY(node_at(t, cluster_keys_ref(h), first));
+    TRY(node_at_seen(t, ck, cluster_keys_ref(h), first));
     if (((*first)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) || (*first)->count != cluster_inner_children(h))
         return CORRUPT("inner cluster node is malformed");
     return CS_OK;
 }
 
-static int open_leaf_keys(cs_txn *t, node_hdr *h, node_hdr **keys)
+static int open_inner(cs_txn *t, node_hdr *h, node_hdr **first) { return open_inner_seen(t, NULL, h, first); }
+
+/* A leaf's key list, checked; through the checked-node set ck when not NULL. */
+static int open_leaf_keys_seen(cs_txn *t, txn_checked *ck, node_hdr *h, node_hdr **keys)
 {
     if (h->count < 1) return CORRUPT("cluster leaf has no key list");
-    TRY(node_at(t, cluster_keys_ref(h), keys));
+    TRY(node_at_seen(t, ck, cluster_keys_ref(h), keys));
     if ((*keys)->flags & (NF_REFS | NF_BYTES | NF_NULLS)) return CORRUPT("cluster key list is malformed");
     return CS_OK;
 }
+
+static int open_leaf_keys(cs_txn *t, node_hdr *h, node_hdr **keys) { return open_leaf_keys_seen(t, NULL, h, keys); }
 
 /* The cluster node at r, checked; for an inner node also its first keys (else *first is NULL). */
 static int read_step(cs_txn *t, ref_t r, node_hdr **h, node_hdr **first)
@@ -433,10 +448,12 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
 {
     ref_t r = root;
     key_span s = {0, 0, false};
+    /* a read transaction checks each node once (docs/ARCHITECTURE.md, The lookup's checked nodes) */
+    txn_checked *ck = txn_checked_set(t);
     for (int depth = 0; depth < TREE_DEPTH_MAX; depth++) {
         if (!r) return CS_NOTFOUND;
         node_hdr *h;
-        TRY(node_at(t, r, &h));
+        TRY(node_at_seen(t, ck, r, &h));
         if (!(h->flags & NF_REFS)) return CORRUPT("cluster node at %llu is malformed", (unsigned long long)r);
         if (h->flags & NF_INNER) {
             /* the child's ref is fetched while the first keys that confirm it are read; below
@@ -451,7 +468,7 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
                 if (predicted) prefetch_gap(t, predicted - stride, predicted);
             }
             node_hdr *first;
-            TRY(open_inner(t, h, &first)); /* its count is cluster_inner_children(h), so g holds */
+            TRY(open_inner_seen(t, ck, h, &first)); /* its count is cluster_inner_children(h), so g holds */
             uint64_t c = child_for_span(first, key, &s, g);
             r = cluster_inner_child(h, c);
             if (c > 0 && r != predicted) prefetch_gap(t, cluster_inner_child(h, c - 1), r);
@@ -475,7 +492,7 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
         }
         for (uint32_t c = 0; c < ncols; c++) prefetch_file(t, cluster_leaf_col_ref(h, c), 0);
         node_hdr *keys;
-        TRY(open_leaf_keys(t, h, &keys));
+        TRY(open_leaf_keys_seen(t, ck, h, &keys));
         uint64_t i = lower_bound_span(keys, key, &s);
         if (i >= keys->count || node_get_int(keys, i) != key) return CS_NOTFOUND;
         *leaf = h;

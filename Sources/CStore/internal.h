@@ -292,7 +292,9 @@ struct cs_db {
 typedef struct txn_rcache {
     const void *cc_leaf;   /* leaf whose column nodes cc_col holds */
     uint64_t cc_epoch;     /* epoch cc_col is valid for */
-    node_hdr *cc_col[CC_COLS]; /* checked column nodes of cc_leaf, NULL = not checked yet */
+    uint32_t cc_mask;      /* bit c set: cc_col[c] holds column c's checked node (clearing the
+                              mask, not the array, empties it) */
+    node_hdr *cc_col[CC_COLS]; /* checked column nodes of cc_leaf, where cc_mask says */
     ref_t cc_ref[CC_COLS]; /* their refs */
     uint64_t rt_epoch;     /* epoch the table root is valid for */
     uint32_t rt_table;     /* ... that table */
@@ -322,6 +324,23 @@ typedef struct txn_rcache {
     uint32_t sc_type;      /* ... CS_TYPE_STRING or CS_TYPE_BINARY */
     bool sc_nullable;      /* ... whether the column is nullable */
 } txn_rcache;
+
+/* The checked-node set of a READ transaction (node.h, node_at_seen; docs/ARCHITECTURE.md, The
+ * lookup's checked nodes): the file refs whose node passed node_at_file's checks against this
+ * snapshot, direct-mapped by a hash of the ref. A read transaction's nodes never change while its
+ * epoch, mapping and limit stay as they were, so neither does a check's answer; the set is
+ * emptied when any of the three moves. An empty slot holds CK_EMPTY, which no ref that passed
+ * the check equals (those are multiples of 8); a ref read from a damaged file may, so a lookup
+ * in the set never takes CK_EMPTY for a member (node_at_seen). */
+#define CK_BITS 8
+#define CK_SLOTS (1u << CK_BITS)
+#define CK_EMPTY UINT64_MAX
+typedef struct txn_checked {
+    uint64_t epoch;        /* the transaction's epoch the refs were checked in */
+    const uint8_t *map;    /* ... its mapping then */
+    uint64_t limit;        /* ... and its limit then */
+    ref_t ref[CK_SLOTS];   /* checked refs (CK_EMPTY: none) */
+} txn_checked;
 
 /* An entry of cs_txn's `own` set: table + 1 (0 = empty slot) and the key. */
 typedef struct own_key {
@@ -361,6 +380,7 @@ struct cs_txn {
                               a hash set of (table, key), open addressing, cap a power of two */
     uint64_t nown, capown; /* used, allocated */
     txn_rcache rc;         /* the read caches of a READ transaction (txn_read_cache) */
+    txn_checked ck;        /* the checked-node set of a READ transaction (txn_checked_set) */
     ref_t tns_top;         /* table-node slot cache: the top it was found under */
     ref_t tns_tables;      /* ... the table list ref */
     uint32_t tns_table;    /* ... the table */

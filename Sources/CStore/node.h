@@ -8,6 +8,10 @@
 
 #include "internal.h"
 
+/* Always inlined (at -O2 the compiler kept packed_get out of line): the innermost steps of every
+ * read of an integer and of every node visit. */
+#define HOT_INLINE static inline __attribute__((always_inline))
+
 /** The 16-bit checksum of a node's header fields and padded payload (FORMAT.md §3). */
 uint16_t node_checksum(const node_hdr *h);
 
@@ -63,10 +67,46 @@ static inline int node_at(const cs_txn *t, ref_t r, node_hdr **out)
     return node_at_file(t, r, out);
 }
 
+/** The checked-node set of a read transaction (internal.h, txn_checked), emptied first when the
+ *  transaction's epoch, mapping or limit moved since it was filled; NULL while writing (a write
+ *  changes nodes) and for a frozen transaction (read by several threads at once). */
+static inline txn_checked *txn_checked_set(cs_txn *t)
+{
+    if (t->writing || t->frozen) return NULL;
+    txn_checked *ck = &t->ck;
+    if (ck->epoch != t->epoch || ck->map != t->map || ck->limit != t->limit) {
+        memset(ck->ref, 0xff, sizeof ck->ref); /* CK_EMPTY */
+        ck->epoch = t->epoch;
+        ck->map = t->map;
+        ck->limit = t->limit;
+    }
+    return ck;
+}
+
+/** The slot of ref r in a checked-node set. */
+HOT_INLINE ref_t *ck_slot(txn_checked *ck, ref_t r) { return &ck->ref[(r * 0x9e3779b97f4a7c15ull) >> (64 - CK_BITS)]; }
+
+/** node_at through a checked-node set (txn_checked_set; NULL: plain node_at): a ref whose node
+ *  passed node_at_file's checks in this snapshot is not checked again (docs/ARCHITECTURE.md, The
+ *  lookup's checked nodes). Only a ref that passed enters the set, so a damaged node fails its
+ *  check on every visit, as without the set. */
+HOT_INLINE int node_at_seen(const cs_txn *t, txn_checked *ck, ref_t r, node_hdr **out)
+{
+    if (!ck) return node_at(t, r, out);
+    ref_t *e = ck_slot(ck, r);
+    /* a damaged ref of all ones equals an empty slot's CK_EMPTY: it is checked, and refused */
+    if (*e == r && r != CK_EMPTY) {
+        /* only refs whose node passed node_at_file enter the set (internal.h, txn_checked) */
+        cs_assert(!(r & 7) && r >= HDR_SIZE && t->limit >= NODE_HDR && r <= t->limit - NODE_HDR);
+        *out = (node_hdr *)(t->map + r);
+        return CS_OK;
+    }
+    int rc = node_at_file(t, r, out);
+    if (rc == CS_OK) *e = r;
+    return rc;
+}
+
 /* Packed integers */
-/* Always inlined (at -O2 the compiler kept it out of line): it is the innermost step of every
- * read of an integer. */
-#define HOT_INLINE static inline __attribute__((always_inline))
 HOT_INLINE int64_t packed_get(const uint8_t *p, uint8_t width, uint64_t i)
 {
     switch (width) {

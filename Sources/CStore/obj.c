@@ -800,7 +800,7 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
      * (schema and nodes cannot change within one epoch of a read transaction). */
     txn_rcache *cc = txn_read_cache(t);
     if (cc && obj->leaf && obj->leaf == cc->cc_leaf && obj->epoch == t->epoch && cc->cc_epoch == t->epoch &&
-        col < CC_COLS && cc->cc_col[col]) {
+        col < CC_COLS && (cc->cc_mask >> col & 1)) {
         node_hdr *h = cc->cc_col[col];
         if (obj->row < h->count) {
             *out = node_is_null(h, obj->row) ? 0 : node_get_int(h, obj->row);
@@ -817,21 +817,24 @@ int cs_obj_get_int(cs_obj *obj, uint32_t col, int64_t *out)
             if (!r) { *out = 0; return CS_OK; }
             node_hdr *h;
             /* the column nodes of the last leaf read are checked once, not on every read */
-            if (cc && cc->cc_leaf == leaf && cc->cc_epoch == t->epoch && col < CC_COLS && cc->cc_col[col] &&
+            if (cc && cc->cc_leaf == leaf && cc->cc_epoch == t->epoch && col < CC_COLS && (cc->cc_mask >> col & 1) &&
                 cc->cc_ref[col] == r) {
                 h = cc->cc_col[col];
             } else {
-                TRY(node_at(t, r, &h));
+                /* in a read transaction, the nodes cluster_find checked are not checked again */
+                txn_checked *ck = txn_checked_set(t);
+                TRY(node_at_seen(t, ck, r, &h));
                 node_hdr *keys;
-                TRY(node_at(t, cluster_keys_ref(leaf), &keys));
+                TRY(node_at_seen(t, ck, cluster_keys_ref(leaf), &keys));
                 if (h->count > keys->count || (!t->writing && h->count != keys->count) || (h->flags & (NF_BYTES | NF_REFS)))
                     return CORRUPT("int column node is malformed");
                 if (cc && col < CC_COLS) {
                     if (cc->cc_leaf != leaf || cc->cc_epoch != t->epoch) {
-                        memset(cc->cc_col, 0, sizeof cc->cc_col);
+                        cc->cc_mask = 0;
                         cc->cc_leaf = leaf;
                         cc->cc_epoch = t->epoch;
                     }
+                    cc->cc_mask |= 1u << col;
                     cc->cc_col[col] = h;
                     cc->cc_ref[col] = r;
                 }
