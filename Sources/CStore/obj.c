@@ -166,10 +166,11 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
 static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
 
 /* Creates the row of a new object: key `own`, or the next counter key when own < 0. The new row's
- * index entries key the defaults, but column vcol's keys *vval when vval is not NULL (the
- * primary key: its entry goes in once). CS_EXISTS when key `own` is live: nothing is changed
- * then but writable copies of the path's nodes. */
-static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, const cs_value *vval, cs_obj *out)
+ * index entries key the defaults, but those of the nv columns vcols[i] key vvals[i] (the values
+ * the caller puts into the row next: each entry goes in once). CS_EXISTS when key `own` is live:
+ * nothing is changed then but writable copies of the path's nodes. */
+static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols, const cs_value *vvals,
+                      cs_obj *out)
 {
     ref_t *ts;
     TRY(table_node_slot(t, table, &ts));
@@ -188,7 +189,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, con
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
     TRY(cluster_insert(t, table, key));
     TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
-    TRY(index_row_with(t, table, key, true, vcol, vval));
+    TRY(index_row_values(t, table, key, true, nv, vcols, vvals, 1));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));
     if (own < 0) m[TBL_NEXTKEY] = tag_int(key + 1);
@@ -208,7 +209,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, con
 
 int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
 {
-    return create_row(t, table, -1, CS_NONE, NULL, out);
+    return create_row(t, table, -1, 0, NULL, NULL, out);
 }
 
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
@@ -223,6 +224,47 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
     return obj_create_row(txn, table, out);
 }
 
+/* Creates an object whose columns cols[0..nv) hold vals[0..nv) (checked by the caller; *pk, one of
+ * them, is the primary key when the table has one, else pk is NULL): the row, its index entries
+ * with the values, then each value put into the new row. The change history records the create
+ * only: the values of an object created in this write are no changes of their own. */
+static int create_with(cs_txn *txn, uint32_t table, table_def *td, size_t nv, const uint32_t *cols, const cs_value *vals,
+                       const cs_value *pk, cs_obj *out)
+{
+    int64_t own = -1, key = 0;
+    bool by_key = false, own_pk = false;
+    if (pk) {
+        uint32_t pc = td->primary;
+        /* every object's key its primary key (keying.c invariant 4): the cluster insert of key p
+         * is the uniqueness check, and a primary key that gets a counter key is unique */
+        if (td->cols[pc].type == CS_TYPE_INT) TRY(keying_keys_are_pks(txn, table, &by_key));
+        if (!by_key) {
+            int64_t other;
+            int rc = cs_index_find(txn, table, pc, pk, &other);
+            if (rc == CS_OK)
+                return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
+            if (rc != CS_NOTFOUND) return rc;
+        }
+        TRY(keying_choose(txn, table, pk, &key, &own_pk));
+        if (own_pk) own = key;
+    }
+    int rc = create_row(txn, table, own, nv, cols, vals, out);
+    if (rc == CS_EXISTS && by_key && own_pk)
+        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
+    TRY(rc);
+    /* the values go into the new row alone: their index entries went in with the row */
+    for (size_t i = 0; i < nv; i++) {
+        col_def *c;
+        TRY(txn_col(txn, table, cols[i], NULL, &c));
+        ref_t *slot;
+        uint32_t row;
+        TRY(col_slot_fast(out, cols[i], &slot, &row));
+        leaf_spec s = leaf_spec_col(c);
+        TRY(leaf_put(txn, &s, slot, row, &vals[i]));
+    }
+    return CS_OK;
+}
+
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out)
 {
     TRY(txn_need_write(txn));
@@ -230,35 +272,39 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
     TRY(txn_table(txn, table, &td));
     if (td->primary == CS_NONE) return cs_fail(CS_MISUSE, 0, "'%s' has no primary key", td->name);
     uint32_t pc = td->primary;
-    col_def *c = &td->cols[pc];
-    leaf_spec s = leaf_spec_col(c);
+    leaf_spec s = leaf_spec_col(&td->cols[pc]);
     TRY(value_check(&s, pk));
-    /* every object's key its primary key (keying.c invariant 4): the cluster insert of key p
-     * is the uniqueness check, and a primary key that gets a counter key is unique */
-    bool by_key = false;
-    if (c->type == CS_TYPE_INT) TRY(keying_keys_are_pks(txn, table, &by_key));
-    if (!by_key) {
-        int64_t other;
-        int rc = cs_index_find(txn, table, pc, pk, &other);
-        if (rc == CS_OK)
-            return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
-        if (rc != CS_NOTFOUND) return rc;
-    }
-    int64_t key;
-    bool own;
-    TRY(keying_choose(txn, table, pk, &key, &own));
-    int rc = create_row(txn, table, own ? key : -1, pc, pk, out);
-    if (rc == CS_EXISTS && by_key && own)
-        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
-    TRY(rc);
-    /* the value goes into the new row alone: its index entry went in with the row */
-    TRY(txn_col(txn, table, pc, NULL, &c));
-    ref_t *slot;
-    uint32_t row;
-    TRY(col_slot_fast(out, pc, &slot, &row));
-    leaf_spec ps = leaf_spec_col(c);
-    TRY(leaf_put(txn, &ps, slot, row, pk));
+    TRY(create_with(txn, table, td, 1, &pc, pk, pk, out));
     return change_set(txn, table, out->key, pc);
+}
+
+int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32_t *cols, const cs_value *values,
+                         cs_obj *out)
+{
+    TRY(txn_need_write(txn));
+    if (!out) return cs_fail(CS_MISUSE, 0, "cs_obj_create_values: no accessor to fill");
+    if (ncols && (!cols || !values)) return cs_fail(CS_MISUSE, 0, "cs_obj_create_values: no columns or values");
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    if (td->flags & CS_TABLE_EMBEDDED)
+        return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
+    const cs_value *pk = NULL;
+    for (size_t i = 0; i < ncols; i++) {
+        col_def *c;
+        TRY(txn_col(txn, table, cols[i], NULL, &c));
+        if (c->coll != CS_COLL_NONE || c->type == CS_TYPE_BACKLINK)
+            return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
+        if (c->type == CS_TYPE_LINK || c->type == CS_TYPE_MIXED)
+            return cs_fail(CS_TYPE, 0, "'%s' can hold links: set it with cs_obj_set", c->name);
+        for (size_t j = 0; j < i; j++)
+            if (cols[j] == cols[i]) return cs_fail(CS_MISUSE, 0, "column '%s' is named twice", c->name);
+        leaf_spec s = leaf_spec_col(c);
+        TRY(value_check(&s, &values[i]));
+        if (cols[i] == td->primary) pk = &values[i];
+    }
+    if (td->primary != CS_NONE && !pk)
+        return cs_fail(CS_MISUSE, 0, "'%s' has a primary key: name its column among the values", td->name);
+    return create_with(txn, table, td, ncols, cols, values, pk, out);
 }
 
 /* ---- creating many objects at once -------------------------------------------------------- */

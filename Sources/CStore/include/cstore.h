@@ -704,6 +704,17 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
  *  was never an object's key before; other objects get keys from 2^61 up (docs/FORMAT.md §6.1).
  *  Keys are never reused in a table. */
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out);
+/** Creates an object with values (WRITE): the value of column cols[c] is values[c], the columns
+ *  not named hold their defaults. Each value is checked as cs_obj_set checks it, all before
+ *  anything is created; link, Mixed, collection and backlink columns cannot be named (CS_TYPE:
+ *  set links with cs_obj_set afterwards), nor a column twice (CS_MISUSE). In a table with a
+ *  primary key its column must be named (else CS_MISUSE) and the object is created as
+ *  cs_obj_create_primary creates it (the same key, CS_CONSTRAINT if an object with that primary
+ *  key exists); otherwise as cs_obj_create does. The result is that of the create followed by a
+ *  cs_obj_set of each value, in one call: every index entry goes in once, with its value, and
+ *  the change history holds the create alone. Embedded tables refuse this (CS_MISUSE). */
+int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32_t *cols, const cs_value *values,
+                         cs_obj *out);
 /**
  * Creates `n` objects with the table's next keys (WRITE), consecutive from the first, which is
  * stored in *first_key (may be NULL), and sets `ncols` columns of each in the same call: the

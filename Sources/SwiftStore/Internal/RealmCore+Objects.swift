@@ -19,6 +19,7 @@ extension RealmCore {
             preconditionFailure("Cannot add an embedded object to a Realm on its own: assign it to a property of its owner")
         }
         didMutate()
+        if info.createsWithValues && addWithValues(object, info, policy: policy) { return }
         let t = txn
         var row = cs_obj()
         if info.primaryColumn != CS_NONE, let pk = info.objectSchema.primaryKeyProperty {
@@ -41,6 +42,49 @@ extension RealmCore {
         point(object, info, at: row)
         copyValues(of: object, info, policy: policy, skipPrimary: true)
         bind(object, info)
+    }
+
+    /// `add` of an object of a class that `createsWithValues`: the row is created with the
+    /// plain values the object holds (one `cs_obj_create_values` call, read without generic
+    /// calls), then its other properties are copied in declaration order, as `copyValues` would
+    /// copy them (docs/ARCHITECTURE.md, Creating an object with its values). Under `.error` the
+    /// create itself is the uniqueness check of the primary key; under `.modified`/`.all` the key
+    /// is looked up first. False, with nothing done, when the object updates an existing row or
+    /// holds a String longer than the core takes: `add`'s general path does it then.
+    private func addWithValues(_ object: ObjectBase, _ info: ClassInfo, policy: Realm.UpdatePolicy) -> Bool {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let buffer = createValues
+        guard buffer.read(info.directFields, base: UnsafeRawPointer(base)) else { return false }
+        let t = txn, table = info.table, pki = info.directPrimary
+        var row = cs_obj()
+        let rc: Int32 = buffer.withValues { values in
+            if pki >= 0 && policy != .error {
+                var key: Int64 = 0
+                if cs_table_find_primary(t, table, values + pki, &key) == 0 { return -1 } // an update
+            }
+            return info.directColumns.withUnsafeBufferPointer { cols in
+                cs_obj_create_values(t, table, cols.count, cols.baseAddress, values, &row)
+            }
+        }
+        if rc == -1 { return false }
+        if rc != 0 {
+            if rc == Int32(CS_CONSTRAINT), pki >= 0, let pk = info.objectSchema.primaryKeyProperty {
+                let pkValue = KeyValueCoding.unmanagedStored(object, pk)
+                preconditionFailure("Attempting to create an object of type '\(info.objectSchema.className)' "
+                                    + "with an existing primary key value '\(KeyValueCoding.describe(pkValue))'.")
+            }
+            CoreCall.fail(rc, "Creating a \(info.objectSchema.className)")
+        }
+        point(object, info, at: row)
+        for b in info.laterFields {
+            b.field.store(from: base + b.offset, into: object, column: b.col, policy: policy)
+        }
+        for b in info.legacyBindings where b.col != info.primaryColumn {
+            let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)
+            (box as? LegacyPropertyBox)?.store(into: object, column: b.col, policy: policy)
+        }
+        bind(object, info)
+        return true
     }
 
     /// Creates (or with a primary key and `.modified`/`.all`, updates) an object of `info`'s
