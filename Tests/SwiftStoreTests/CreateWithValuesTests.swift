@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+@testable import SwiftStore
+
+// `realm.add` of a new object creates its row with its plain values in one core call, read as
+// their own types (docs/ARCHITECTURE.md, Creating an object with its values); a batched add reads
+// them the same way. What a single add and a batch store must not change.
+
+/// Every type `add` reads directly, with and without initial values, and a List, a link and a
+/// String after them (stored one by one after the row is made).
+final class CWAll: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var i = 7
+    @Persisted var i64: Int64 = -9_000_000_000
+    @Persisted var i32: Int32 = -70_000
+    @Persisted var i16: Int16 = -300
+    @Persisted var i8: Int8 = -5
+    @Persisted var oi: Int?
+    @Persisted var oi64: Int64?
+    @Persisted var oi32: Int32? = 32
+    @Persisted var oi16: Int16?
+    @Persisted var oi8: Int8? = -8
+    @Persisted var b = true
+    @Persisted var ob: Bool?
+    @Persisted var d = 2.5
+    @Persisted var od: Double?
+    @Persisted var f: Float = 1.25
+    @Persisted var of: Float?
+    @Persisted var s = "initial"
+    @Persisted var os: String?
+    @Persisted var never: Int
+    @Persisted var neverString: String
+    @Persisted var tags: List<Int>
+    @Persisted var next: CWAll?
+    @Persisted var after = "after"
+}
+
+/// A class without a primary key, String first.
+final class CWPlain: Object {
+    @Persisted var name = ""
+    @Persisted var n = 0
+    @Persisted var on: Int?
+}
+
+/// A primary key met again inside its own graph: `before` is declared before the link, `after`
+/// after it.
+final class CWNode: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var before = ""
+    @Persisted var parent: CWNode?
+    @Persisted var after = ""
+}
+
+/// The values of a CWAll as text, for comparisons.
+private func describe(_ o: CWAll) -> String {
+    let opt: (Any?) -> String = { $0.map { "\($0)" } ?? "nil" }
+    return [
+        "\(o.id)", "\(o.i)", "\(o.i64)", "\(o.i32)", "\(o.i16)", "\(o.i8)", opt(o.oi), opt(o.oi64), opt(o.oi32),
+        opt(o.oi16), opt(o.oi8), "\(o.b)", opt(o.ob), "\(o.d)", opt(o.od), "\(o.f)", opt(o.of), o.s, opt(o.os),
+        "\(o.never)", o.neverString, "\(Array(o.tags))", opt(o.next?.id), o.after,
+    ].joined(separator: "|")
+}
+
+/// A CWAll whose values depend on `k`: every other one keeps its initial values, the rest set
+/// every property (nil, empty and non-ASCII Strings, extremes of each width).
+private func makeAll(_ k: Int) -> CWAll {
+    let o = CWAll()
+    o.id = k
+    if k % 2 == 0 { return o }
+    o.i = Int.min + k
+    o.i64 = Int64.max - Int64(k)
+    o.i32 = Int32.min
+    o.i16 = Int16.max
+    o.i8 = Int8.min
+    o.oi = k % 3 == 0 ? nil : -k
+    o.oi64 = Int64(k) << 40
+    o.oi32 = nil
+    o.oi16 = Int16(k)
+    o.oi8 = k % 5 == 0 ? nil : 8
+    o.b = false
+    o.ob = k % 3 == 1
+    o.d = -Double(k) / 3
+    o.od = k % 3 == 0 ? nil : Double.infinity
+    o.f = Float(k) * 0.5
+    o.of = -0.0
+    o.s = k % 3 == 0 ? "" : "naïve \(k) 🐟"
+    o.os = k % 3 == 0 ? nil : String(repeating: "x", count: k * 37)
+    o.tags.append(objectsIn: [k, -k])
+    o.after = "after \(k)"
+    return o
+}
+
+@Suite struct CreateWithValuesTests {
+    /// Single adds and one batched add of the same objects (ids in a scattered order, so rows go
+    /// into the middle of leaves) read back as the objects held before they were added, and as
+    /// each other; the added objects are managed and live.
+    @Test func everyDirectTypeReadsBackAsAdded() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWAll.self, CWPlain.self]))
+        let n = 301
+        let ids = (0..<n).map { $0 * 7919 % n }
+        let singles = ids.map { makeAll($0) }
+        let expected = singles.map(describe)
+        try realm.write { for o in singles { realm.add(o) } }
+        let batch = ids.map { makeAll($0 + 1000) }
+        let expectedBatch = batch.map(describe)
+        try realm.write { realm.add(batch) }
+        #expect(singles.map(describe) == expected)
+        #expect(batch.map(describe) == expectedBatch)
+        for (k, o) in zip(ids, singles) {
+            #expect(o.realm != nil && !o.isInvalidated)
+            let fetched = try #require(realm.object(ofType: CWAll.self, forPrimaryKey: k))
+            #expect(describe(fetched) == describe(o))
+        }
+        // live: a change through another accessor is seen by the added object
+        let first = singles[1]
+        try realm.write { realm.object(ofType: CWAll.self, forPrimaryKey: first.id)!.oi = 99 }
+        #expect(first.oi == 99)
+        try realm.write {
+            realm.add([CWPlain(), CWPlain(value: ["name": "b", "n": 2, "on": 3])])
+            let p = CWPlain()
+            p.name = "c"
+            p.on = nil
+            realm.add(p)
+        }
+        #expect(realm.objects(CWPlain.self).map { "\($0.name) \($0.n) \($0.on.map { "\($0)" } ?? "nil")" } == [" 0 nil", "b 2 3", "c 0 nil"])
+    }
+
+    /// A link to a new object is added with the object that holds it, after the holder's row.
+    @Test func linksAndListsAfterThePlainValues() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWAll.self, CWPlain.self]))
+        let a = makeAll(1), b = makeAll(2)
+        a.next = b
+        b.next = a
+        try realm.write { realm.add(a) }
+        #expect(b.realm != nil)
+        #expect(realm.objects(CWAll.self).count == 2)
+        #expect(a.next?.id == 2 && b.next?.id == 1)
+        #expect(Array(a.tags) == [1, -1] && b.tags.isEmpty)
+    }
+
+    /// Under `.modified`/`.all` an existing primary key updates its row and a new one creates a
+    /// row with the object's values; under `.error` the create is the uniqueness check (an
+    /// existing key traps: PreconditionTests).
+    @Test(arguments: [Realm.UpdatePolicy.modified, .all])
+    func updatesAndCreatesUnderUpdatePolicies(_ policy: Realm.UpdatePolicy) throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWAll.self, CWPlain.self]))
+        try realm.write { realm.add(makeAll(3)) }
+        let again = makeAll(3)
+        again.s = "updated"
+        again.oi = nil
+        let fresh = makeAll(5)
+        try realm.write {
+            realm.add(again, update: policy)
+            realm.add(fresh, update: policy)
+        }
+        #expect(realm.objects(CWAll.self).count == 2)
+        let three = try #require(realm.object(ofType: CWAll.self, forPrimaryKey: 3))
+        #expect(three.s == "updated" && three.oi == nil)
+        #expect(describe(try #require(realm.object(ofType: CWAll.self, forPrimaryKey: 5))) == describe(makeAll(5)))
+        #expect(Array(three.tags) == [3, -3], "the List is replaced by the object's")
+    }
+
+    /// A single add under `.modified`/`.all` whose object links another instance with the same
+    /// primary key: that instance updates the row in the middle of the add, so the values
+    /// declared before the link end with its values and those after the link with the first
+    /// object's, as the add stores them in declaration order.
+    @Test(arguments: [Realm.UpdatePolicy.modified, .all])
+    func aPrimaryKeyMetAgainInsideItsOwnSingleAdd(_ policy: Realm.UpdatePolicy) throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWNode.self]))
+        let a = CWNode(), b = CWNode()
+        a.id = 1; a.before = "a"; a.after = "a"
+        b.id = 1; b.before = "b"; b.after = "b"
+        a.parent = b
+        try realm.write { realm.add(a, update: policy) }
+        let row = try #require(realm.object(ofType: CWNode.self, forPrimaryKey: 1))
+        #expect(row.before == "b")
+        #expect(row.after == "a")
+        #expect(realm.objects(CWNode.self).count == 1)
+    }
+
+    /// The write's change set: objects added one by one in a scattered order are insertions at
+    /// their places in a sorted Results, and an object that updates a row is a modification.
+    @Test func notificationsOfSingleAdds() throws {
+        let f = try Fixture(models: [CWAll.self, CWPlain.self])
+        let seen = Events<Seen>()
+        try f.run { realm in
+            try realm.write { for k in [10, 20, 30] { realm.add(makeAll(k)) } }
+            f.tokens.append(realm.objects(CWAll.self).sorted(byKeyPath: "id").observe { seen.add(Seen($0)) })
+        }
+        #expect(seen.next() == Seen(initial: true, count: 3))
+        try f.run { realm in
+            try realm.write {
+                for k in [25, 5, 15] { realm.add(makeAll(k)) }
+                let changed = makeAll(20)
+                changed.s = "changed"
+                realm.add(changed, update: .modified)
+            }
+        }
+        // sorted after the write: 5 10 15 20 25 30 (insertions in the new order, the
+        // modification at 20's index before the write, as RealmSwift reports them)
+        #expect(seen.next() == Seen(count: 6, ins: [0, 2, 4], mod: [1]))
+        try f.finish()
+    }
+}
