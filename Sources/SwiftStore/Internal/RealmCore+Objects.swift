@@ -19,7 +19,22 @@ extension RealmCore {
             preconditionFailure("Cannot add an embedded object to a Realm on its own: assign it to a property of its owner")
         }
         didMutate()
-        if info.createsWithValues && addWithValues(object, info, policy: policy) { return }
+        if info.createsWithValues {
+            switch addWithValues(object, info, policy: policy) {
+            case .added:
+                return
+            case .updates(let key):
+                // an existing primary key under `.modified`/`.all`: the row found is updated
+                var row = cs_obj()
+                CoreCall.must(cs_obj_open(txn, info.table, key, &row), "Opening an object")
+                point(object, info, at: row)
+                copyValues(of: object, info, policy: policy, skipPrimary: true)
+                bind(object, info)
+                return
+            case .general:
+                break
+            }
+        }
         let t = txn
         var row = cs_obj()
         if info.primaryColumn != CS_NONE, let pk = info.objectSchema.primaryKeyProperty {
@@ -49,24 +64,29 @@ extension RealmCore {
     /// calls), then its other properties are copied in declaration order, as `copyValues` would
     /// copy them (docs/ARCHITECTURE.md, Creating an object with its values). Under `.error` the
     /// create itself is the uniqueness check of the primary key; under `.modified`/`.all` the key
-    /// is looked up first. False, with nothing done, when the object updates an existing row or
-    /// holds a String longer than the core takes: `add`'s general path does it then.
-    private func addWithValues(_ object: ObjectBase, _ info: ClassInfo, policy: Realm.UpdatePolicy) -> Bool {
+    /// is looked up first, and an existing one's key returned (`.updates`) with nothing done.
+    /// `.general`, with nothing done, when the object holds a String longer than the core takes:
+    /// `add`'s general path reports it as a single write does.
+    private func addWithValues(_ object: ObjectBase, _ info: ClassInfo, policy: Realm.UpdatePolicy) -> DirectAdd {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         let buffer = createValues
-        guard buffer.read(info.directFields, base: UnsafeRawPointer(base)) else { return false }
+        guard buffer.read(info.directFields, base: UnsafeRawPointer(base)) else { return .general }
         let t = txn, table = info.table, pki = info.directPrimary
         var row = cs_obj()
+        var existing: Int64?
         let rc: Int32 = buffer.withValues { values in
             if pki >= 0 && policy != .error {
                 var key: Int64 = 0
-                if cs_table_find_primary(t, table, values + pki, &key) == 0 { return -1 } // an update
+                if cs_table_find_primary(t, table, values + pki, &key) == 0 {
+                    existing = key
+                    return 0
+                }
             }
             return info.directColumns.withUnsafeBufferPointer { cols in
                 cs_obj_create_values(t, table, cols.count, cols.baseAddress, values, &row)
             }
         }
-        if rc == -1 { return false }
+        if let existing { return .updates(existing) }
         if rc != 0 {
             if rc == Int32(CS_CONSTRAINT), pki >= 0, let pk = info.objectSchema.primaryKeyProperty {
                 let pkValue = KeyValueCoding.unmanagedStored(object, pk)
@@ -84,7 +104,17 @@ extension RealmCore {
             (box as? LegacyPropertyBox)?.store(into: object, column: b.col, policy: policy)
         }
         bind(object, info)
-        return true
+        return .added
+    }
+
+    /// What `addWithValues` did.
+    private enum DirectAdd {
+        /// The object was created with its values and is managed.
+        case added
+        /// Nothing: the object's primary key is that of the row with this key, which it updates.
+        case updates(Int64)
+        /// Nothing: the general path adds it.
+        case general
     }
 
     /// Creates (or with a primary key and `.modified`/`.all`, updates) an object of `info`'s
