@@ -165,10 +165,10 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
  * the table's next counter key. */
 static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
 
-/* Creates the row of a new object: key `own`, or the next counter key when own < 0. The new row's
- * index entries key the defaults, but those of the nv columns vcols[i] key vvals[i] (the values
- * the caller puts into the row next: each entry goes in once). CS_EXISTS when key `own` is live:
- * nothing is changed then but writable copies of the path's nodes. */
+/* Creates the row of a new object: key `own`, or the next counter key when own < 0. The nv columns
+ * vcols[i] (checked by the caller) hold vvals[i], put into the row as it is inserted, the others
+ * their defaults; each indexed column's entry goes in once, with the row's value. CS_EXISTS when
+ * key `own` is live: nothing is changed then but writable copies of the path's nodes. */
 static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols, const cs_value *vvals,
                       cs_obj *out)
 {
@@ -187,7 +187,27 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const u
     }
     int64_t key = own >= 0 ? own : next;
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
-    TRY(cluster_insert(t, table, key));
+    /* the values by column, for the cluster insert */
+    const cs_value *stack[64], **byc = NULL;
+    uint32_t nbyc = 0;
+    if (nv) {
+        table_def *td;
+        TRY(txn_table(t, table, &td));
+        nbyc = td->ncols;
+        byc = nbyc <= 64 ? stack : calloc(nbyc, sizeof *byc);
+        if (!byc) return NOMEM();
+        memset(byc, 0, nbyc * sizeof *byc);
+        for (size_t i = 0; i < nv; i++) {
+            if (vcols[i] >= nbyc) {
+                if (byc != stack) free(byc);
+                return cs_fail(CS_NOTFOUND, 0, "no column %u", vcols[i]);
+            }
+            byc[vcols[i]] = &vvals[i];
+        }
+    }
+    int irc = cluster_insert_row(t, table, key, byc, nbyc);
+    if (byc != stack) free(byc);
+    TRY(irc);
     TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
     TRY(index_row_values(t, table, key, true, nv, vcols, vvals, 1));
     TRY(table_node_slot(t, table, &ts));
@@ -225,9 +245,9 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
 }
 
 /* Creates an object whose columns cols[0..nv) hold vals[0..nv) (checked by the caller; *pk, one of
- * them, is the primary key when the table has one, else pk is NULL): the row, its index entries
- * with the values, then each value put into the new row. The change history records the create
- * only: the values of an object created in this write are no changes of their own. */
+ * them, is the primary key when the table has one, else pk is NULL): the row with its values and
+ * its index entries with them (create_row). The change history records the create only: the
+ * values of an object created in this write are no changes of their own. */
 static int create_with(cs_txn *txn, uint32_t table, table_def *td, size_t nv, const uint32_t *cols, const cs_value *vals,
                        const cs_value *pk, cs_obj *out)
 {
@@ -251,18 +271,7 @@ static int create_with(cs_txn *txn, uint32_t table, table_def *td, size_t nv, co
     int rc = create_row(txn, table, own, nv, cols, vals, out);
     if (rc == CS_EXISTS && by_key && own_pk)
         return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
-    TRY(rc);
-    /* the values go into the new row alone: their index entries went in with the row */
-    for (size_t i = 0; i < nv; i++) {
-        col_def *c;
-        TRY(txn_col(txn, table, cols[i], NULL, &c));
-        ref_t *slot;
-        uint32_t row;
-        TRY(col_slot_fast(out, cols[i], &slot, &row));
-        leaf_spec s = leaf_spec_col(c);
-        TRY(leaf_put(txn, &s, slot, row, &vals[i]));
-    }
-    return CS_OK;
+    return rc;
 }
 
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out)

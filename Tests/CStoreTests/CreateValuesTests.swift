@@ -165,6 +165,72 @@ private func compareCreates(_ dir: TempDir, pk: cs_type?, before: [NewRow], rows
         }
     }
 
+    /// Values for columns the leaves do not hold yet: a column added after the objects were made
+    /// (leaves without its slot), one never written (no sub-node), one written in some leaves
+    /// only; rows go into the middle of leaves, at their ends and into new ones.
+    @Test func valuesForColumnsTheLeavesDoNotHold() throws {
+        try withTempDir { dir in
+            var outs: [[String]] = []
+            for batched in [false, true] {
+                let db = try DB(dir.path(batched ? "values.cstore" : "single.cstore"))
+                var t: UInt32 = 0, id: UInt32 = 0, a: UInt32 = 0, s: UInt32 = 0, late: UInt32 = 0, lateS: UInt32 = 0
+                try db.write { txn throws in
+                    t = try addTable(txn, "L")
+                    id = try addColumn(txn, t, "id", CS_TYPE_INT)
+                    try must(cs_table_set_primary_key(txn, t, id), "pk")
+                    a = try addColumn(txn, t, "a", CS_TYPE_INT)
+                    s = try addColumn(txn, t, "s", CS_TYPE_STRING)
+                    for k in stride(from: Int64(0), to: 2000, by: 4) {
+                        var o = cs_obj()
+                        var p = cs_int(k)
+                        try must(cs_obj_create_primary(txn, t, &p, &o), "create")
+                        if k >= 1000 { try must(setVal(&o, s, .str("old \(k)")), "s") } // in the later leaves only
+                    }
+                }
+                try db.write { txn throws in
+                    late = try addColumn(txn, t, "late", CS_TYPE_INT, flags: Int(CS_COL_NULLABLE))
+                    lateS = try addColumn(txn, t, "lateS", CS_TYPE_STRING, flags: Int(CS_COL_INDEXED))
+                    var rng = SeededRNG(seed: 41)
+                    let keys = ((0..<Int64(2400)).filter { $0 % 4 != 0 }).shuffled(using: &rng)
+                    for k in keys {
+                        var row: [(UInt32, Val)] = [(id, .int(k))]
+                        if k % 3 == 0 { row.append((a, .int(k * 2))) }
+                        if k % 5 != 0 { row.append((s, .str("s \(k)"))) }
+                        if k % 2 == 0 { row.append((late, k % 7 == 0 ? .null : .int(-k))) }
+                        if k % 3 != 1 { row.append((lateS, .str("l \(k % 50)"))) }
+                        row.shuffle(using: &rng)
+                        var o = cs_obj()
+                        if batched {
+                            try withValues(row.map(\.1)) { p in
+                                try must(cs_obj_create_values(txn, t, row.count, row.map(\.0), p, &o), "cs_obj_create_values")
+                            }
+                        } else {
+                            try withValue(.int(k)) { try must(cs_obj_create_primary(txn, t, $0, &o), "create") }
+                            for (c, v) in row where c != id { try must(setVal(&o, c, v), "set") }
+                        }
+                        #expect(o.key == k)
+                    }
+                }
+                var out: [String] = []
+                try db.read { txn throws in
+                    for k in try allKeys(txn, t) {
+                        var o = try openObj(txn, t, k)
+                        out.append("\(k): " + [id, a, s, late, lateS].map { "\(getVal(&o, $0) ?? .null)" }.joined(separator: " "))
+                    }
+                    for i in 0..<50 {
+                        var key: Int64 = -1
+                        let rc = withValue(.str("l \(i)")) { cs_index_find(txn, t, lateS, $0, &key) }
+                        out.append("l \(i) -> \(rc) \(key)")
+                    }
+                }
+                db.verify(batched ? "values" : "single")
+                outs.append(out)
+            }
+            #expect(outs[0].count == 500 + 1800 + 50) // objects made before and after, index answers
+            #expect(outs[0] == outs[1])
+        }
+    }
+
     /// Refused before anything is created: an existing primary key (CS_CONSTRAINT, whether the
     /// object key is the primary key or the index answers), the primary key not named, a column
     /// named twice (CS_MISUSE), a collection or link column, a value of the wrong type (CS_TYPE),

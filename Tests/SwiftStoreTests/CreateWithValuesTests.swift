@@ -42,6 +42,12 @@ final class CWPlain: Object {
     @Persisted var on: Int?
 }
 
+/// No property read directly: the row is made with no value named.
+final class CWOnlyList: Object {
+    @Persisted var items: List<String>
+    @Persisted var link: CWPlain?
+}
+
 /// A primary key met again inside its own graph: `before` is declared before the link, `after`
 /// after it.
 final class CWNode: Object {
@@ -124,6 +130,26 @@ private func makeAll(_ k: Int) -> CWAll {
             realm.add(p)
         }
         #expect(realm.objects(CWPlain.self).map { "\($0.name) \($0.n) \($0.on.map { "\($0)" } ?? "nil")" } == [" 0 nil", "b 2 3", "c 0 nil"])
+    }
+
+    /// A class without a property read directly (a List and a link only): single adds and a
+    /// batch create its rows with nothing named, then store the List and the link.
+    @Test func aClassWithNothingReadDirectly() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWOnlyList.self, CWPlain.self]))
+        func make(_ k: Int) -> CWOnlyList {
+            let o = CWOnlyList()
+            o.items.append(objectsIn: (0..<k).map { "item \($0)" })
+            if k % 2 == 1 { o.link = CWPlain(value: ["name": "linked \(k)"]) }
+            return o
+        }
+        try realm.write {
+            for k in 0..<4 { realm.add(make(k)) }
+            realm.add((4..<8).map(make))
+        }
+        let all = realm.objects(CWOnlyList.self)
+        #expect(all.map { $0.items.count } == Array(0..<8))
+        #expect(all.map { $0.link?.name ?? "-" } == ["-", "linked 1", "-", "linked 3", "-", "linked 5", "-", "linked 7"])
     }
 
     /// A link to a new object is added with the object that holds it, after the holder's row.

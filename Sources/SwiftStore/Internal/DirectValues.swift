@@ -134,6 +134,11 @@ final class CreateValues {
 
     /// Calls `body` with the values read, their Strings pointing at their bytes.
     func withValues<R>(_ body: (UnsafePointer<cs_value>) -> R) -> R {
+        if values.isEmpty {
+            // (an empty array need not have an address: the core reads no value of it)
+            var none = cs_null()
+            return body(&none)
+        }
         if strings.isEmpty { return values.withUnsafeBufferPointer { body($0.baseAddress!) } }
         return bytes.withUnsafeBufferPointer { b in
             // (an empty String points at a non-null address, as `withCValue` gives it)
