@@ -169,8 +169,25 @@ static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
  * vcols[i] (checked by the caller) hold vvals[i], put into the row as it is inserted, the others
  * their defaults; each indexed column's entry goes in once, with the row's value. CS_EXISTS when
  * key `own` is live: nothing is changed then but writable copies of the path's nodes. */
+static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols,
+                            const cs_value *vvals, cs_obj *out, bool *changed);
+
 static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols, const cs_value *vvals,
                       cs_obj *out)
+{
+    /* A failure after the first change (out of memory or file space in the cluster insert, the
+     * history or an index) leaves the write's nodes half changed: the key in the tree, columns
+     * shifted in part, no count. Nothing undoes that here; the write is marked so that its
+     * commit refuses it and rolls it back (cs_txn_commit). */
+    bool changed = false;
+    int rc = create_row_steps(t, table, own, nv, vcols, vvals, out, &changed);
+    if (rc != CS_OK && changed && !t->spoiled) t->spoiled = rc;
+    return rc;
+}
+
+/* create_row's work; *changed is set once it has changed the write's nodes. */
+static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols,
+                            const cs_value *vvals, cs_obj *out, bool *changed)
 {
     ref_t *ts;
     TRY(table_node_slot(t, table, &ts));
@@ -181,6 +198,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const u
         (untag(m[TBL_KEYING]) & TBLK_NOIDX)) {
         /* a counter key ends "every key is its primary key": the index comes back first
          * (keying.c invariant 5) */
+        *changed = true;
         TRY(keying_index_back(t, table, true));
         TRY(table_node_slot(t, table, &ts));
         m = node_refs((node_hdr *)txn_ptr(t, *ts));
@@ -194,9 +212,12 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const u
         table_def *td;
         TRY(txn_table(t, table, &td));
         nbyc = td->ncols;
-        byc = nbyc <= 64 ? stack : calloc(nbyc, sizeof *byc);
-        if (!byc) return NOMEM();
-        memset(byc, 0, nbyc * sizeof *byc);
+        if (nbyc <= 64) {
+            byc = stack;
+            memset(byc, 0, nbyc * sizeof *byc);
+        } else if (!(byc = calloc(nbyc, sizeof *byc))) {
+            return NOMEM();
+        }
         for (size_t i = 0; i < nv; i++) {
             if (vcols[i] >= nbyc) {
                 if (byc != stack) free(byc);
@@ -205,8 +226,11 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const u
             byc[vcols[i]] = &vvals[i];
         }
     }
+    bool before = *changed;
+    *changed = true;
     int irc = cluster_insert_row(t, table, key, byc, nbyc);
     if (byc != stack) free(byc);
+    if (irc == CS_EXISTS) *changed = before; /* refused before it changed anything */
     TRY(irc);
     TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
     TRY(index_row_values(t, table, key, true, nv, vcols, vvals, 1));

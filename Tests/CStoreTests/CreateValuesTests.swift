@@ -261,6 +261,15 @@ private func compareCreates(_ dir: TempDir, pk: cs_type?, before: [NewRow], rows
                     expectCode(call([m.cols[0], m.link], [id(6), .null]), CS_TYPE, "\(name): a link column")
                     expectCode(call([m.cols[0], m.cols[1]], [id(6), .str("x")]), CS_TYPE, "\(name): a String for an Int")
                     expectCode(call([m.cols[0], m.cols[2]], [id(6), .int(1)]), CS_TYPE, "\(name): an Int for a String")
+                    expectCode(call([m.cols[0], m.cols[1]], [id(6), .null]), CS_TYPE, "\(name): a null for an Int")
+                    expectCode(call([m.cols[0], 999], [id(6), .int(1)]), CS_NOTFOUND, "\(name): no such column")
+                    var none = cs_obj()
+                    let two = [m.cols[0], m.cols[1]]
+                    expectCode(withValues([id(6), .int(1)]) { cs_obj_create_values(txn, m.t, 2, nil, $0, &none) }, CS_MISUSE,
+                               "\(name): no column list")
+                    expectCode(cs_obj_create_values(txn, m.t, 2, two, nil, &none), CS_MISUSE, "\(name): no values")
+                    expectCode(withValues([id(6), .int(1)]) { cs_obj_create_values(txn, m.t, 2, two, $0, nil) }, CS_MISUSE,
+                               "\(name): no accessor")
                     #expect(try tableCount(txn, m.t) == 1, "\(name): nothing created")
                     var o = cs_obj()
                     let cols = [m.cols[2], m.cols[0]]
@@ -270,6 +279,10 @@ private func compareCreates(_ dir: TempDir, pk: cs_type?, before: [NewRow], rows
                     #expect(try tableCount(txn, m.t) == 2)
                 }
                 try db.read { txn throws in
+                    var o = cs_obj()
+                    var v = cs_int(1)
+                    var c = m.cols[1]
+                    expectCode(cs_obj_create_values(txn, m.t, 1, &c, &v, &o), CS_READONLY, "\(name): a read transaction")
                     let all = try changes(txn, since: version)
                     #expect(all.count == 1 && all[0].kind == CS_CHANGE_CREATE && all[0].a == 1, "\(name): only the good call, one create")
                 }
@@ -284,6 +297,105 @@ private func compareCreates(_ dir: TempDir, pk: cs_type?, before: [NewRow], rows
                 expectCode(cs_obj_create_values(txn, e, 1, [x], &v, &o), CS_MISUSE, "an embedded table")
                 expectCode(cs_obj_create_values(txn, e, 1, nil, &v, &o), CS_MISUSE, "no column list")
             }
+        }
+    }
+}
+
+/// Out of memory at each node allocation of a create in turn (docs/CONTRIBUTING.md, "Injected
+/// allocation failures"): a create that fails part-way may leave its transaction's nodes half
+/// changed (the key in the tree, some columns shifted, no count), so the commit refuses that
+/// transaction and rolls it back. Whatever the call returned, the caller commits: the file then
+/// verifies, holds every object it held with its values, and the next create succeeds. The
+/// campaign ends at the first call that makes every allocation it needs.
+@Suite(.enabled(if: cs_test_fail_node_allocation(0), "the allocation-failure hook exists only in builds with the core's assertions"))
+struct CreateOutOfMemoryTests {
+    /// Table "M" of 600 objects with ids 0, 2, 4, ...: `id` the primary key (Int: the object
+    /// keys; String: in its index), `a` an indexed Int, `s` a String, `d` a Double.
+    private func campaign(_ name: String, pk: cs_type, create: (OpaquePointer, UInt32, [UInt32], Int64, inout cs_obj) -> Int32) throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            defer { db.close() }
+            var t: UInt32 = 0
+            var cols: [UInt32] = []
+            func id(_ k: Int64) -> Val { pk == CS_TYPE_INT ? .int(k) : .str("k\(k)") }
+            try db.write { txn throws in
+                t = try addTable(txn, "M")
+                cols.append(try addColumn(txn, t, "id", pk))
+                try must(cs_table_set_primary_key(txn, t, cols[0]), "pk")
+                cols.append(try addColumn(txn, t, "a", CS_TYPE_INT, flags: Int(CS_COL_INDEXED)))
+                cols.append(try addColumn(txn, t, "s", CS_TYPE_STRING))
+                cols.append(try addColumn(txn, t, "d", CS_TYPE_DOUBLE))
+                for k in stride(from: Int64(0), to: 1200, by: 2) {
+                    var o = cs_obj()
+                    let vals: [Val] = [id(k), .int(k * 3), .str("s\(k)"), .double(Double(k))]
+                    try withValues(vals) { try must(cs_obj_create_values(txn, t, 4, cols, $0, &o), "create \(k)") }
+                }
+            }
+            func state() throws -> [String] {
+                try db.read { txn in
+                    try allKeys(txn, t).map { k in
+                        var o = try openObj(txn, t, k)
+                        return "\(k): " + cols.map { "\(getVal(&o, $0) ?? .null)" }.joined(separator: " ")
+                    }
+                }
+            }
+            let before = try state()
+            var failures = 0, refused = 0
+            for n in UInt32(1)... {
+                let txn = try db.begin(CS_TXN_WRITE)
+                _ = cs_test_fail_node_allocation(n)
+                var o = cs_obj()
+                let rc = create(txn, t, cols, 701, &o)
+                let fired = cs_test_node_allocation_failed()
+                _ = cs_test_fail_node_allocation(0)
+                let crc = cs_txn_commit(txn) // committed whatever the call returned
+                _ = cs_txn_end(txn)
+                let vrc = cs_db_verify(db.h)
+                #expect(vrc == 0, "\(name), allocation \(n): \(codeName(vrc)) \(lastMessage())")
+                if rc != 0 {
+                    #expect(rc == Int32(CS_NOMEM) && fired, "\(name), allocation \(n): \(codeName(rc))")
+                    // refused (the create had changed nodes), or committed with nothing changed
+                    #expect(crc == Int32(CS_NOMEM) || crc == 0, "\(name), allocation \(n): the commit after a failed create gave \(codeName(crc))")
+                    if crc != 0 { refused += 1 }
+                    #expect(try state() == before, "\(name), allocation \(n): the objects changed")
+                    failures += 1
+                } else {
+                    try must(crc, "\(name), allocation \(n): commit")
+                    #expect(try state().count == before.count + 1, "\(name), allocation \(n): created")
+                    if !fired { break }
+                    try db.write { txn throws in
+                        var p = cs_obj()
+                        try must(withValue(id(701)) { v in
+                            var k: Int64 = 0
+                            let r = cs_table_find_primary(txn, t, v, &k)
+                            if r == 0 { try? must(cs_obj_open(txn, t, k, &p), "open") }
+                            return r
+                        }, "find 701")
+                        try must(cs_obj_delete(&p), "delete 701")
+                    }
+                }
+                if n > 400 { Issue.record("\(name): no end after 400 allocations"); break }
+            }
+            #expect(failures > 0 && refused > 0, "\(name): \(failures) allocations failed, \(refused) commits refused")
+        }
+    }
+
+    private static func withNewValues(_ k: Int64, _ pk: cs_type, _ body: (UnsafePointer<cs_value>) -> Int32) -> Int32 {
+        let id: Val = pk == CS_TYPE_INT ? .int(k) : .str("k\(k)")
+        return withValues([id, .int(k * 3), .str("new \(k)"), .double(0.5)], body)
+    }
+
+    @Test(arguments: [CS_TYPE_INT, CS_TYPE_STRING])
+    func createValues(_ pk: cs_type) throws {
+        try campaign("cs_obj_create_values \(pk)", pk: pk) { txn, t, cols, k, o in
+            Self.withNewValues(k, pk) { cs_obj_create_values(txn, t, cols.count, cols, $0, &o) }
+        }
+    }
+
+    @Test(arguments: [CS_TYPE_INT, CS_TYPE_STRING])
+    func createPrimary(_ pk: cs_type) throws {
+        try campaign("cs_obj_create_primary \(pk)", pk: pk) { txn, t, cols, k, o in
+            Self.withNewValues(k, pk) { cs_obj_create_primary(txn, t, $0, &o) }
         }
     }
 }

@@ -48,6 +48,32 @@ final class CWOnlyList: Object {
     @Persisted var link: CWPlain?
 }
 
+/// A Date (not read directly, holds no object) before the direct values.
+final class CWDateFirst: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var created = Date(timeIntervalSince1970: 5)
+    @Persisted var n = 0
+    @Persisted var s = ""
+}
+
+/// A primary key not read directly: `add` takes the general path.
+final class CWObjectIdKey: Object {
+    @Persisted(primaryKey: true) var id = ObjectId.generate()
+    @Persisted var n = 0
+}
+
+/// A String primary key (found through its index) and an Optional Int one.
+final class CWStringKey: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var n = 0
+    @Persisted var s: String?
+}
+
+final class CWOptionalKey: Object {
+    @Persisted(primaryKey: true) var id: Int?
+    @Persisted var n = 0
+}
+
 /// A primary key met again inside its own graph: `before` is declared before the link, `after`
 /// after it.
 final class CWNode: Object {
@@ -108,6 +134,10 @@ private func makeAll(_ k: Int) -> CWAll {
         let singles = ids.map { makeAll($0) }
         let expected = singles.map(describe)
         try realm.write { for o in singles { realm.add(o) } }
+        // each created by the direct path; after the create, `tags` (not read directly), `next`
+        // (a link) and `after` (a direct value declared after the link) are stored again
+        #expect(realm.core.directAdds == n)
+        #expect(realm.core.laterStores == 3 * n)
         let batch = ids.map { makeAll($0 + 1000) }
         let expectedBatch = batch.map(describe)
         try realm.write { realm.add(batch) }
@@ -150,6 +180,69 @@ private func makeAll(_ k: Int) -> CWAll {
         let all = realm.objects(CWOnlyList.self)
         #expect(all.map { $0.items.count } == Array(0..<8))
         #expect(all.map { $0.link?.name ?? "-" } == ["-", "linked 1", "-", "linked 3", "-", "linked 5", "-", "linked 7"])
+    }
+
+    /// Only a property that can hold objects makes the direct values after it stored again: a
+    /// Date first is stored once after the create, the Int and String after it are not; a class
+    /// whose primary key is not read directly takes the general path.
+    @Test func whatIsStoredAfterTheCreate() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWDateFirst.self, CWObjectIdKey.self]))
+        try realm.write {
+            for k in 0..<10 {
+                let o = CWDateFirst()
+                o.id = k
+                o.created = Date(timeIntervalSince1970: Double(k * 100))
+                o.n = -k
+                o.s = "s\(k)"
+                realm.add(o)
+            }
+        }
+        #expect(realm.core.directAdds == 10)
+        #expect(realm.core.laterStores == 10)
+        #expect(realm.objects(CWDateFirst.self).map { "\($0.id) \($0.created.timeIntervalSince1970) \($0.n) \($0.s)" }
+                == (0..<10).map { "\($0) \(Double($0 * 100)) \(-$0) s\($0)" })
+        try realm.write { for k in 0..<3 { realm.add(CWObjectIdKey(value: ["n": k])) } }
+        #expect(realm.core.directAdds == 10, "no direct add for an ObjectId primary key")
+        #expect(realm.objects(CWObjectIdKey.self).map(\.n).sorted() == [0, 1, 2])
+    }
+
+    /// `.modified`/`.all` with a String primary key (found through its index) and an Optional
+    /// Int one (nil a key like the others): an existing key updates its row, a new one creates.
+    @Test(arguments: [Realm.UpdatePolicy.modified, .all])
+    func updatesWithStringAndOptionalKeys(_ policy: Realm.UpdatePolicy) throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: dir.config([CWStringKey.self, CWOptionalKey.self]))
+        func str(_ id: String, _ n: Int, _ s: String?) -> CWStringKey {
+            let o = CWStringKey()
+            o.id = id
+            o.n = n
+            o.s = s
+            return o
+        }
+        func opt(_ id: Int?, _ n: Int) -> CWOptionalKey {
+            let o = CWOptionalKey()
+            o.id = id
+            o.n = n
+            return o
+        }
+        try realm.write {
+            realm.add([str("a", 1, "x"), str("", 2, nil)])
+            realm.add(opt(nil, 1))
+            realm.add(opt(7, 2))
+        }
+        try realm.write {
+            realm.add(str("a", 10, nil), update: policy)
+            realm.add(str("", 20, "y"), update: policy)
+            realm.add(str("b", 30, "z"), update: policy)
+            realm.add(opt(nil, 10), update: policy)
+            realm.add(opt(7, 20), update: policy)
+            realm.add(opt(8, 30), update: policy)
+        }
+        #expect(realm.objects(CWStringKey.self).sorted(byKeyPath: "id").map { "\($0.id):\($0.n):\($0.s ?? "nil")" }
+                == [":20:y", "a:10:nil", "b:30:z"])
+        #expect(realm.objects(CWOptionalKey.self).sorted(byKeyPath: "n").map { "\($0.id.map { "\($0)" } ?? "nil"):\($0.n)" }
+                == ["nil:10", "7:20", "8:30"])
     }
 
     /// A link to a new object is added with the object that holds it, after the holder's row.

@@ -38,8 +38,8 @@ final class ClassInfo {
     /// The index of the primary key in `directFields`, or -1.
     private(set) var directPrimary = -1
     /// The stored properties (not the primary key) `add` copies into the row after creating it,
-    /// in declaration order: from the first one not in `directFields` on, including the direct
-    /// ones after it (see `prepareDirectFields`).
+    /// in declaration order: those not in `directFields`, and every one after the first that can
+    /// hold objects (see `prepareDirectFields`).
     private(set) var laterFields: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
     /// Whether `add` creates a new object with its values in one core call: a class of the
     /// model's own (not the dynamic API's) that is not embedded, whose primary key, if any, is
@@ -179,10 +179,12 @@ final class ClassInfo {
         laterFields = []
         createsWithValues = false
         if dynamic || isEmbedded { return }
-        // A property that is not read directly (a link, a collection, AnyRealmValue, ...) may add
-        // other objects when it is stored, one of which may update this object's row (the same
-        // primary key under `.modified`/`.all`): the plain values declared after it are stored
-        // again after it, so each ends as the single add's store in declaration order leaves it.
+        // A property that can hold objects (a link, a collection of links, AnyRealmValue or a
+        // collection of them) may add other objects when it is stored, one of which may update
+        // this object's row (the same primary key under `.modified`/`.all`): the plain values
+        // declared after it are stored again after it, so each ends as the single add's store in
+        // declaration order leaves it. The other properties not read directly (Date, Data,
+        // ObjectId, collections of values, ...) are stored after the create, once.
         var reaching = false
         for b in bindings where b.stored {
             let kind = DirectKind.of(b.field)
@@ -190,10 +192,13 @@ final class ClassInfo {
                 if b.col == primaryColumn { directPrimary = directFields.count }
                 directFields.append(DirectField(offset: b.offset, col: b.col, kind: kind))
                 directColumns.append(b.col)
+            } else if let i = propertyIndex(column: b.col) {
+                let type = objectSchema.allProperties[i].type
+                if type == .object || type == .any { reaching = true }
             } else {
                 reaching = true
             }
-            if reaching && b.col != primaryColumn { laterFields.append((b.offset, b.field, b.col)) }
+            if (kind == nil || reaching) && b.col != primaryColumn { laterFields.append((b.offset, b.field, b.col)) }
         }
         createsWithValues = primaryColumn == CS_NONE || directPrimary >= 0
     }

@@ -109,7 +109,8 @@ final class CreateValues {
     /// by one, which reports it as a single write does).
     func read(_ fields: [ClassInfo.DirectField], base: UnsafeRawPointer) -> Bool {
         values.removeAll(keepingCapacity: true)
-        bytes.removeAll(keepingCapacity: true)
+        // (the bytes of one large String are not kept for the Realm's lifetime)
+        bytes.removeAll(keepingCapacity: bytes.capacity <= 1 << 16)
         strings.removeAll(keepingCapacity: true)
         for f in fields {
             if !f.kind.isString {

@@ -96,6 +96,8 @@ extension RealmCore {
             CoreCall.fail(rc, "Creating a \(info.objectSchema.className)")
         }
         point(object, info, at: row)
+        directAdds += 1
+        laterStores += info.laterFields.count
         for b in info.laterFields {
             b.field.store(from: base + b.offset, into: object, column: b.col, policy: policy)
         }
