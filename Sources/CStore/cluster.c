@@ -835,7 +835,7 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, const
         TRY(leaf_insert(t, &s, cs, pos, v ? v : &dv));
     }
     if (byc) TRY(insert_named(t, table, slot, pos, byc, nbyc));
-    if (!append || byc) t->epoch++;
+    if (!append) t->epoch++; /* an append moves no row (a sub-node that grows is re-read from its slot) */
     node_hdr *k = (node_hdr *)txn_ptr(t, cluster_keys_ref((node_hdr *)txn_ptr(t, *slot)));
     /* an append (a load in key order) splits at the last row and leaves a full leaf behind; a row
      * inserted in the middle is shared out with a neighbour first (leaf_overflow) */

@@ -198,8 +198,7 @@ static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, c
         (untag(m[TBL_KEYING]) & TBLK_NOIDX)) {
         /* a counter key ends "every key is its primary key": the index comes back first
          * (keying.c invariant 5) */
-        *changed = true;
-        TRY(keying_index_back(t, table, true));
+        TRY(keying_index_back(t, table, true)); /* all or nothing (keying.c): no mark */
         TRY(table_node_slot(t, table, &ts));
         m = node_refs((node_hdr *)txn_ptr(t, *ts));
     }
@@ -226,11 +225,9 @@ static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, c
             byc[vcols[i]] = &vvals[i];
         }
     }
-    bool before = *changed;
-    *changed = true;
     int irc = cluster_insert_row(t, table, key, byc, nbyc);
     if (byc != stack) free(byc);
-    if (irc == CS_EXISTS) *changed = before; /* refused before it changed anything */
+    *changed = irc != CS_EXISTS; /* CS_EXISTS: refused before it changed anything */
     TRY(irc);
     TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
     TRY(index_row_values(t, table, key, true, nv, vcols, vvals, 1));
