@@ -1208,9 +1208,15 @@ int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out)
     if (!(tt->flags & CS_TABLE_EMBEDDED)) return cs_fail(CS_MISUSE, 0, "'%s' is not an embedded type", tt->name);
     uint32_t target = c->target;
     TRY(obj_create_row(t, target, out));
+    /* the new object exists: a failure linking it (the old embedded object dropped, the
+     * backlinks) leaves the write half changed, and its commit refuses it (create_row) */
     cs_value v = cs_link(target, out->key);
-    TRY(obj_col(obj, col, &c));
-    TRY(set_link(obj, col, c, &v, true));
+    int rc = obj_col(obj, col, &c);
+    if (rc == CS_OK) rc = set_link(obj, col, c, &v, true);
+    if (rc != CS_OK) {
+        if (!t->spoiled) t->spoiled = rc;
+        return rc;
+    }
     out->epoch = 0;
     return CS_OK;
 }

@@ -392,6 +392,75 @@ struct CreateOutOfMemoryTests {
         }
     }
 
+    /// cs_obj_create_embedded replacing an owner's embedded object: after the new object is
+    /// made, linking it (the old one dropped, the backlinks) can fail too.
+    @Test func createEmbedded() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            defer { db.close() }
+            var o: UInt32 = 0, e: UInt32 = 0, link: UInt32 = 0, x: UInt32 = 0
+            var owners: [Int64] = []
+            try db.write { txn throws in
+                e = try addTable(txn, "E", flags: Int(CS_TABLE_EMBEDDED))
+                x = try addColumn(txn, e, "x", CS_TYPE_INT)
+                o = try addTable(txn, "O")
+                link = try addColumn(txn, o, "e", CS_TYPE_LINK, flags: Int(CS_COL_NULLABLE), target: e)
+                for i in 0..<600 {
+                    var owner = try createObj(txn, o)
+                    var emb = cs_obj()
+                    try must(cs_obj_create_embedded(&owner, link, &emb), "embed")
+                    try must(cs_obj_set_int(&emb, x, Int64(i)), "x")
+                    owners.append(owner.key)
+                }
+            }
+            func state() throws -> [String] {
+                try db.read { txn in
+                    var out = ["E \(try tableCount(txn, e))"]
+                    for k in owners {
+                        var owner = try openObj(txn, o, k)
+                        var v = cs_value()
+                        try must(cs_obj_get(&owner, link, &v), "link")
+                        var emb = try openObj(txn, e, v.v.link.key)
+                        out.append("\(k) -> \(try getInt(&emb, x))")
+                    }
+                    return out
+                }
+            }
+            let before = try state()
+            var failures = 0, refused = 0
+            for n in UInt32(1)... {
+                let txn = try db.begin(CS_TXN_WRITE)
+                var owner = try openObj(txn, o, owners[300])
+                _ = cs_test_fail_node_allocation(n)
+                var emb = cs_obj()
+                let rc = cs_obj_create_embedded(&owner, link, &emb)
+                let fired = cs_test_node_allocation_failed()
+                _ = cs_test_fail_node_allocation(0)
+                let crc = cs_txn_commit(txn) // committed whatever the call returned
+                _ = cs_txn_end(txn)
+                let vrc = cs_db_verify(db.h)
+                #expect(vrc == 0, "allocation \(n): \(codeName(vrc)) \(lastMessage())")
+                if rc != 0 {
+                    #expect(rc == Int32(CS_NOMEM) && fired, "allocation \(n): \(codeName(rc))")
+                    #expect(crc == Int32(CS_NOMEM) || crc == 0, "allocation \(n): the commit gave \(codeName(crc))")
+                    if crc != 0 { refused += 1 }
+                    #expect(try state() == before, "allocation \(n): the objects changed")
+                    failures += 1
+                } else {
+                    try must(crc, "allocation \(n): commit")
+                    if !fired { break }
+                    Issue.record("allocation \(n): a failed allocation and a create that succeeded")
+                    break
+                }
+                if n > 400 { Issue.record("no end after 400 allocations"); break }
+            }
+            #expect(failures > 0 && refused > 0, "\(failures) allocations failed, \(refused) commits refused")
+            // the last call succeeded: the owner holds a new embedded object (x 0), the old one is gone
+            let after = try state()
+            #expect(after[0] == "E 600" && after[301] == "\(owners[300]) -> 0")
+        }
+    }
+
     @Test(arguments: [CS_TYPE_INT, CS_TYPE_STRING])
     func createPrimary(_ pk: cs_type) throws {
         try campaign("cs_obj_create_primary \(pk)", pk: pk) { txn, t, cols, k, o in

@@ -3,6 +3,11 @@ import Foundation
 
 /// Adding, creating, finding and deleting objects.
 extension RealmCore {
+    /// The schema of `object`'s class: this Realm's (no lock taken) when the class is in it.
+    func schema(of object: ObjectBase) -> ObjectSchema {
+        infos[ObjectIdentifier(type(of: object))]?.objectSchema ?? object.objectSchema
+    }
+
     /// Makes an unmanaged object managed: creates its row (or, with `.modified`/`.all` and an
     /// existing primary key, updates that row) and copies its values in.
     func add(_ object: ObjectBase, policy: Realm.UpdatePolicy) {

@@ -129,7 +129,7 @@ public struct Realm: Equatable {
     /// Adds an unmanaged object (and the unmanaged objects it links to) to the Realm. With
     /// `.modified` or `.all`, an object whose primary key exists updates that object instead.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
-        if update != .error { Realm.verifyUpdatable(object.objectSchema) }
+        if update != .error { Realm.verifyUpdatable(core.schema(of: object)) }
         core.add(object, policy: update)
     }
 
@@ -153,17 +153,18 @@ public struct Realm: Equatable {
         // (the first failure traps either way), another sequence as it produces each object
         switch objects {
         case let a as [S.Element]:
-            for o in a { Realm.verifyUpdatable(o.objectSchema) }
+            for o in a { Realm.verifyUpdatable(core.schema(of: o)) }
             core.addAll(a, policy: update)
         case let a as ContiguousArray<S.Element>:
-            for o in a { Realm.verifyUpdatable(o.objectSchema) }
+            for o in a { Realm.verifyUpdatable(core.schema(of: o)) }
             core.addAll(a, policy: update)
         case let a as ArraySlice<S.Element>:
-            for o in a { Realm.verifyUpdatable(o.objectSchema) }
+            for o in a { Realm.verifyUpdatable(core.schema(of: o)) }
             core.addAll(a, policy: update)
         default:
+            let core = self.core
             core.addAll(objects.lazy.map { o in
-                Realm.verifyUpdatable(o.objectSchema)
+                Realm.verifyUpdatable(core.schema(of: o))
                 return o
             }, policy: update)
         }
