@@ -13,7 +13,7 @@ SAN_ENV    := STORE_SANITIZER=1 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_le
 # Tests that are too slow under the sanitizers are filtered out there (docs/CONTRIBUTING.md, Building and testing).
 ASAN_SKIP  ?= Campaign
 
-.PHONY: all deps build tool c-example placement-loop lookup-loop lookup-layout commit-loop replay-time test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
+.PHONY: all deps build tool c-example placement-loop lookup-loop create-loop lookup-layout commit-loop replay-time test test-full cwarn boundary asan tsan check-invariants bench bench-build bench-record bench-quick fuzz fuzz-build fuzz-corpus clean
 
 all: build
 
@@ -34,6 +34,7 @@ deps:
 # declaration, or declared a second time by hand in a .c file, fail the build.
 cwarn:
 	$(CC) $(CWARN) -fsyntax-only $(CSRC) Benchmarks/placement/placement_loop.c Benchmarks/lookup/lookup_loop.c Benchmarks/lookup/chase.c \
+		Benchmarks/create/create_loop.c \
 		Benchmarks/lookup/lookup_layout.c \
 		Benchmarks/lookup/folio_sync.c \
 		Benchmarks/commit/commit_loop.c Benchmarks/commit/journal_folios.c Benchmarks/commit/syscall_cost.c \
@@ -113,6 +114,15 @@ lookup-loop: deps
 		Benchmarks/lookup/lookup_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
 	@echo "run: .build/lookup-loop/lookup-loop build FILE N [MODE 0-3], then get FILE N OPS [MODE]"
 	@echo "     (LOOKUP_SMAPS=1: the mapping's 2 MiB share); cache FILE huge|small, collapse FILE, touch FILE N K"
+
+# The C loop behind the object-creation figures (docs/benchmarks/README.md, Creating an object
+# with its values): N objects of 11 Ints with an Int primary key in a scattered order, created
+# object then setters, or each with cs_obj_create_values; -g for callgrind (a gcc build).
+create-loop: deps
+	@mkdir -p .build/create-loop
+	$(CC) -O2 -g $(C_EXAMPLE_FLAGS) -o .build/create-loop/create-loop \
+		Benchmarks/create/create_loop.c $(CSRC) $(C_EXAMPLE_LIBS)
+	@echo "run: .build/create-loop/create-loop FILE N sets|values"
 
 # The tree-shape counter behind the lookup figures (Benchmarks/lookup/lookup_layout.c): it reads
 # the core's private headers.

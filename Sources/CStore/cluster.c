@@ -768,7 +768,31 @@ static int inner_split(cs_txn *t, ref_t *slot, split *sp)
     return CS_OK;
 }
 
-static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split *sp, int depth)
+/* Puts the named values of a new row at `pos` of the writable leaf at *slot (insert_rec's second
+ * pass): each column of byc[col] != NULL that the first pass did not reach (not materialised, or
+ * beyond the leaf's column slots) is materialised, padded to `pos` and given its value there. */
+static int insert_named(cs_txn *t, uint32_t table, ref_t *slot, uint64_t pos, const cs_value *const *byc, uint32_t nbyc)
+{
+    for (uint32_t col = 0; col < nbyc; col++) {
+        if (!byc[col]) continue;
+        node_hdr *h = (node_hdr *)txn_ptr(t, *slot);
+        if (col < cluster_leaf_cols(h) && cluster_leaf_col_ref(h, col)) continue; /* the first pass put it */
+        col_def *cd = txn_col_live(t, table, col);
+        if (!cd) return cs_fail(CS_NOTFOUND, 0, "no column %u", col);
+        uint64_t rows = ((node_hdr *)txn_ptr(t, cluster_keys_ref(h)))->count;
+        TRY(leaf_materialise(t, cd, slot, col, rows));
+        ref_t *cs = cluster_leaf_col_slot((node_hdr *)txn_ptr(t, *slot), col);
+        leaf_spec s = leaf_spec_col(cd);
+        TRY(leaf_pad(t, &s, cs, pos));
+        TRY(leaf_insert(t, &s, cs, pos, byc[col]));
+    }
+    return CS_OK;
+}
+
+/* Inserts key `key` into the tree at *slot: its row in each column holds the default, or, when
+ * byc is not NULL, byc[col] for each col < nbyc where that is not NULL (cluster_insert_row). */
+static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, const cs_value *const *byc, uint32_t nbyc,
+                      split *sp, int depth)
 {
     sp->happened = false;
     sp->overfull = false;
@@ -777,7 +801,7 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
     TRY(path_step(t, slot, key, depth, &h, &first, &idx));
     if (h->flags & NF_INNER) {
         split csp;
-        TRY(insert_rec(t, table, cluster_inner_child_slot(h, idx), key, &csp, depth + 1));
+        TRY(insert_rec(t, table, cluster_inner_child_slot(h, idx), key, byc, nbyc, &csp, depth + 1));
         h = (node_hdr *)txn_ptr(t, *slot);
         ref_t *fs = cluster_keys_slot(h);
         TRY(node_at(t, *fs, &first));
@@ -800,25 +824,35 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
     bool append = pos == keys->count;
     TRY(node_insert_int(t, cluster_keys_slot(h), pos, key));
     /* an appended row is past the end of every sub-node (none is longer than the keys were):
-     * no column is touched, and any materialised one is now short (invariant 2) */
+     * no column is touched but those given a value, and any other materialised one is now short
+     * (invariant 2) */
     if (append && cluster_leaf_cols(h)) t->short_cols = true;
-    for (uint32_t col = 0; !append && col < cluster_leaf_cols(h); col++) {
+    for (uint32_t col = 0; (!append || byc) && col < cluster_leaf_cols(h); col++) {
+        const cs_value *v = byc && col < nbyc ? byc[col] : NULL;
+        if (append && !v) continue;
         ref_t *cs;
         leaf_spec s;
         TRY(leaf_col(t, table, slot, col, &cs, &s));
-        if (!cs) continue;
+        if (!cs) continue; /* not materialised: a value goes in with insert_named */
         uint64_t have;
         TRY(leaf_count(t, &s, *cs, &have));
         if (have <= pos) {
-            /* the new row is in the column's missing tail: it reads as the default (invariant 2) */
-            t->short_cols = true;
+            /* the new row is in the column's missing tail: it reads as the default (invariant 2),
+             * or the value goes in after the defaults before it */
+            if (!v) {
+                t->short_cols = true;
+                continue;
+            }
+            TRY(leaf_pad(t, &s, cs, pos));
+            TRY(leaf_insert(t, &s, cs, pos, v));
             continue;
         }
         cs_value dv;
         leaf_default(&s, &dv);
-        TRY(leaf_insert(t, &s, cs, pos, &dv));
+        TRY(leaf_insert(t, &s, cs, pos, v ? v : &dv));
     }
-    if (!append) t->epoch++;
+    if (byc) TRY(insert_named(t, table, slot, pos, byc, nbyc));
+    if (!append) t->epoch++; /* an append moves no row (a sub-node that grows is re-read from its slot) */
     node_hdr *k = (node_hdr *)txn_ptr(t, cluster_keys_ref((node_hdr *)txn_ptr(t, *slot)));
     /* an append (a load in key order) splits at the last row and leaves a full leaf behind; a row
      * inserted in the middle is shared out with a neighbour first (leaf_overflow) */
@@ -831,6 +865,11 @@ static int insert_rec(cs_txn *t, uint32_t table, ref_t *slot, int64_t key, split
 
 int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
 {
+    return cluster_insert_row(t, table, key, NULL, 0);
+}
+
+int cluster_insert_row(cs_txn *t, uint32_t table, int64_t key, const cs_value *const *byc, uint32_t nbyc)
+{
     ref_t *root;
     TRY(root_slot(t, table, &root));
     if (!*root) {
@@ -841,7 +880,7 @@ int cluster_insert(cs_txn *t, uint32_t table, int64_t key)
         t->epoch++;
     }
     split sp;
-    TRY(insert_rec(t, table, root, key, &sp, 0));
+    TRY(insert_rec(t, table, root, key, byc, nbyc, &sp, 0));
     if (sp.overfull) {
         /* the root is the only leaf: it splits at its middle */
         TRY(root_slot(t, table, &root));

@@ -34,6 +34,10 @@ int cluster_find(cs_txn *t, ref_t root, int64_t key, node_hdr **leaf, uint32_t *
 /** The largest key of the tree at root (*found false for an empty tree). */
 int cluster_last_key(cs_txn *t, ref_t root, int64_t *key, bool *found);
 int cluster_insert(cs_txn *t, uint32_t table, int64_t key);
+/* cluster_insert whose new row holds values: byc[col], when col < nbyc and it is not NULL, is
+ * column col's value (checked by the caller), put straight into the row (no default written and
+ * then overwritten); the other columns hold their defaults. */
+int cluster_insert_row(cs_txn *t, uint32_t table, int64_t key, const cs_value *const *byc, uint32_t nbyc);
 int cluster_erase(cs_txn *t, uint32_t table, int64_t key);
 /** Returns a writable leaf slot and row for `key`, copying the path (WRITE). */
 int cluster_write_path(cs_txn *t, uint32_t table, int64_t key, ref_t **leaf_slot, uint32_t *row);

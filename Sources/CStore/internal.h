@@ -388,6 +388,9 @@ struct cs_txn {
     bool base_verified;    /* CSTORE_INTERNAL_CHECKS: the version this write started on verified */
     bool short_cols;       /* this write left a column sub-node short of its leaf's rows
                               (cluster.c invariant 2): cluster_fill_short pads before commit */
+    int spoiled;           /* a call of this write failed part-way, leaving its nodes half changed
+                              (obj.c create_row): its code; cs_txn_commit refuses the write and
+                              rolls it back. 0: none */
     bool frozen;           /* cs_txn_freeze: never moves or writes; its read caches are per thread, so
                               threads may read through it at once (docs/ARCHITECTURE.md, Frozen snapshots) */
     uint64_t frozen_id;    /* cs_txn_freeze: a number no other frozen transaction of the process has */

@@ -165,11 +165,29 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out)
  * the table's next counter key. */
 static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
 
-/* Creates the row of a new object: key `own`, or the next counter key when own < 0. The new row's
- * index entries key the defaults, but column vcol's keys *vval when vval is not NULL (the
- * primary key: its entry goes in once). CS_EXISTS when key `own` is live: nothing is changed
- * then but writable copies of the path's nodes. */
-static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, const cs_value *vval, cs_obj *out)
+/* Creates the row of a new object: key `own`, or the next counter key when own < 0. The nv columns
+ * vcols[i] (checked by the caller) hold vvals[i], put into the row as it is inserted, the others
+ * their defaults; each indexed column's entry goes in once, with the row's value. CS_EXISTS when
+ * key `own` is live: nothing is changed then but writable copies of the path's nodes. */
+static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols,
+                            const cs_value *vvals, cs_obj *out, bool *changed);
+
+static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols, const cs_value *vvals,
+                      cs_obj *out)
+{
+    /* A failure after the first change (out of memory or file space in the cluster insert, the
+     * history or an index) leaves the write's nodes half changed: the key in the tree, columns
+     * shifted in part, no count. Nothing undoes that here; the write is marked so that its
+     * commit refuses it and rolls it back (cs_txn_commit). */
+    bool changed = false;
+    int rc = create_row_steps(t, table, own, nv, vcols, vvals, out, &changed);
+    if (rc != CS_OK && changed && !t->spoiled) t->spoiled = rc;
+    return rc;
+}
+
+/* create_row's work; *changed is set once it has changed the write's nodes. */
+static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols,
+                            const cs_value *vvals, cs_obj *out, bool *changed)
 {
     ref_t *ts;
     TRY(table_node_slot(t, table, &ts));
@@ -180,15 +198,39 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, con
         (untag(m[TBL_KEYING]) & TBLK_NOIDX)) {
         /* a counter key ends "every key is its primary key": the index comes back first
          * (keying.c invariant 5) */
-        TRY(keying_index_back(t, table, true));
+        TRY(keying_index_back(t, table, true)); /* all or nothing (keying.c): no mark */
         TRY(table_node_slot(t, table, &ts));
         m = node_refs((node_hdr *)txn_ptr(t, *ts));
     }
     int64_t key = own >= 0 ? own : next;
     if (own < 0 && key >= KEY_END - 1) return cs_fail(CS_RANGE, 0, "table %u has used every object key", table);
-    TRY(cluster_insert(t, table, key));
+    /* the values by column, for the cluster insert */
+    const cs_value *stack[64], **byc = NULL;
+    uint32_t nbyc = 0;
+    if (nv) {
+        table_def *td;
+        TRY(txn_table(t, table, &td));
+        nbyc = td->ncols;
+        if (nbyc <= 64) {
+            byc = stack;
+            memset(byc, 0, nbyc * sizeof *byc);
+        } else if (!(byc = calloc(nbyc, sizeof *byc))) {
+            return NOMEM();
+        }
+        for (size_t i = 0; i < nv; i++) {
+            if (vcols[i] >= nbyc) {
+                if (byc != stack) free(byc);
+                return cs_fail(CS_NOTFOUND, 0, "no column %u", vcols[i]);
+            }
+            byc[vcols[i]] = &vvals[i];
+        }
+    }
+    int irc = cluster_insert_row(t, table, key, byc, nbyc);
+    if (byc != stack) free(byc);
+    *changed = irc != CS_EXISTS; /* CS_EXISTS: refused before it changed anything */
+    TRY(irc);
     TRY(own >= 0 ? change_create_own(t, table, key, count == 0) : change_create(t, table, key));
-    TRY(index_row_with(t, table, key, true, vcol, vval));
+    TRY(index_row_values(t, table, key, true, nv, vcols, vvals, 1));
     TRY(table_node_slot(t, table, &ts));
     m = node_refs((node_hdr *)txn_ptr(t, *ts));
     if (own < 0) m[TBL_NEXTKEY] = tag_int(key + 1);
@@ -208,7 +250,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, uint32_t vcol, con
 
 int obj_create_row(cs_txn *t, uint32_t table, cs_obj *out)
 {
-    return create_row(t, table, -1, CS_NONE, NULL, out);
+    return create_row(t, table, -1, 0, NULL, NULL, out);
 }
 
 int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
@@ -223,6 +265,36 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out)
     return obj_create_row(txn, table, out);
 }
 
+/* Creates an object whose columns cols[0..nv) hold vals[0..nv) (checked by the caller; *pk, one of
+ * them, is the primary key when the table has one, else pk is NULL): the row with its values and
+ * its index entries with them (create_row). The change history records the create only: the
+ * values of an object created in this write are no changes of their own. */
+static int create_with(cs_txn *txn, uint32_t table, table_def *td, size_t nv, const uint32_t *cols, const cs_value *vals,
+                       const cs_value *pk, cs_obj *out)
+{
+    int64_t own = -1, key = 0;
+    bool by_key = false, own_pk = false;
+    if (pk) {
+        uint32_t pc = td->primary;
+        /* every object's key its primary key (keying.c invariant 4): the cluster insert of key p
+         * is the uniqueness check, and a primary key that gets a counter key is unique */
+        if (td->cols[pc].type == CS_TYPE_INT) TRY(keying_keys_are_pks(txn, table, &by_key));
+        if (!by_key) {
+            int64_t other;
+            int rc = cs_index_find(txn, table, pc, pk, &other);
+            if (rc == CS_OK)
+                return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
+            if (rc != CS_NOTFOUND) return rc;
+        }
+        TRY(keying_choose(txn, table, pk, &key, &own_pk));
+        if (own_pk) own = key;
+    }
+    int rc = create_row(txn, table, own, nv, cols, vals, out);
+    if (rc == CS_EXISTS && by_key && own_pk)
+        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
+    return rc;
+}
+
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out)
 {
     TRY(txn_need_write(txn));
@@ -230,35 +302,39 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
     TRY(txn_table(txn, table, &td));
     if (td->primary == CS_NONE) return cs_fail(CS_MISUSE, 0, "'%s' has no primary key", td->name);
     uint32_t pc = td->primary;
-    col_def *c = &td->cols[pc];
-    leaf_spec s = leaf_spec_col(c);
+    leaf_spec s = leaf_spec_col(&td->cols[pc]);
     TRY(value_check(&s, pk));
-    /* every object's key its primary key (keying.c invariant 4): the cluster insert of key p
-     * is the uniqueness check, and a primary key that gets a counter key is unique */
-    bool by_key = false;
-    if (c->type == CS_TYPE_INT) TRY(keying_keys_are_pks(txn, table, &by_key));
-    if (!by_key) {
-        int64_t other;
-        int rc = cs_index_find(txn, table, pc, pk, &other);
-        if (rc == CS_OK)
-            return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)other);
-        if (rc != CS_NOTFOUND) return rc;
-    }
-    int64_t key;
-    bool own;
-    TRY(keying_choose(txn, table, pk, &key, &own));
-    int rc = create_row(txn, table, own ? key : -1, pc, pk, out);
-    if (rc == CS_EXISTS && by_key && own)
-        return cs_fail(CS_CONSTRAINT, 0, "an object of '%s' with that primary key exists already (key %lld)", td->name, (long long)key);
-    TRY(rc);
-    /* the value goes into the new row alone: its index entry went in with the row */
-    TRY(txn_col(txn, table, pc, NULL, &c));
-    ref_t *slot;
-    uint32_t row;
-    TRY(col_slot_fast(out, pc, &slot, &row));
-    leaf_spec ps = leaf_spec_col(c);
-    TRY(leaf_put(txn, &ps, slot, row, pk));
+    TRY(create_with(txn, table, td, 1, &pc, pk, pk, out));
     return change_set(txn, table, out->key, pc);
+}
+
+int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32_t *cols, const cs_value *values,
+                         cs_obj *out)
+{
+    TRY(txn_need_write(txn));
+    if (!out) return cs_fail(CS_MISUSE, 0, "cs_obj_create_values: no accessor to fill");
+    if (ncols && (!cols || !values)) return cs_fail(CS_MISUSE, 0, "cs_obj_create_values: no columns or values");
+    table_def *td;
+    TRY(txn_table(txn, table, &td));
+    if (td->flags & CS_TABLE_EMBEDDED)
+        return cs_fail(CS_MISUSE, 0, "embedded objects of '%s' are created through their owner", td->name);
+    const cs_value *pk = NULL;
+    for (size_t i = 0; i < ncols; i++) {
+        col_def *c;
+        TRY(txn_col(txn, table, cols[i], NULL, &c));
+        if (c->coll != CS_COLL_NONE || c->type == CS_TYPE_BACKLINK)
+            return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
+        if (c->type == CS_TYPE_LINK || c->type == CS_TYPE_MIXED)
+            return cs_fail(CS_TYPE, 0, "'%s' can hold links: set it with cs_obj_set", c->name);
+        for (size_t j = 0; j < i; j++)
+            if (cols[j] == cols[i]) return cs_fail(CS_MISUSE, 0, "column '%s' is named twice", c->name);
+        leaf_spec s = leaf_spec_col(c);
+        TRY(value_check(&s, &values[i]));
+        if (cols[i] == td->primary) pk = &values[i];
+    }
+    if (td->primary != CS_NONE && !pk)
+        return cs_fail(CS_MISUSE, 0, "'%s' has a primary key: name its column among the values", td->name);
+    return create_with(txn, table, td, ncols, cols, values, pk, out);
 }
 
 /* ---- creating many objects at once -------------------------------------------------------- */
@@ -1135,9 +1211,15 @@ int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out)
     if (!(tt->flags & CS_TABLE_EMBEDDED)) return cs_fail(CS_MISUSE, 0, "'%s' is not an embedded type", tt->name);
     uint32_t target = c->target;
     TRY(obj_create_row(t, target, out));
+    /* the new object exists: a failure linking it (the old embedded object dropped, the
+     * backlinks) leaves the write half changed, and its commit refuses it (create_row) */
     cs_value v = cs_link(target, out->key);
-    TRY(obj_col(obj, col, &c));
-    TRY(set_link(obj, col, c, &v, true));
+    int rc = obj_col(obj, col, &c);
+    if (rc == CS_OK) rc = set_link(obj, col, c, &v, true);
+    if (rc != CS_OK) {
+        if (!t->spoiled) t->spoiled = rc;
+        return rc;
+    }
     out->epoch = 0;
     return CS_OK;
 }

@@ -356,6 +356,7 @@ int cs_txn_promote(cs_txn *t)
 #endif
     t->writing = true;
     t->short_cols = false;
+    t->spoiled = 0;
     t->base_format = index_schema_needs_v2(t->schema) ? 2 : FORMAT_BASE;
     t->nfreed = 0;
     t->nlog = 0;
@@ -502,6 +503,14 @@ static int txn_plan(cs_txn *t, commit_what *w)
 int cs_txn_commit(cs_txn *t)
 {
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit: not in a write transaction");
+    if (t->spoiled) {
+        /* a call failed part-way (obj.c create_row): what it left is not committed */
+        int rc = t->spoiled;
+        cs_dbfile *jf = t->f;
+        end_write(t);
+        journal_log_note(jf);
+        return cs_fail(rc, 0, "an object creation of this transaction failed part-way: the transaction was rolled back");
+    }
     /* The new version must be pinnable before anything is written: a commit that lands and
      * then cannot move its transaction to the new version would leave it reading a version it
      * does not pin. Refused here, the transaction is rolled back and the file is unchanged.

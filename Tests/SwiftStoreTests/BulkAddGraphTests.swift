@@ -351,7 +351,9 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
                     p.next = q
                 }
                 seq.append(o)
-                seq.append(p)
+                // a class without a primary key is added with an update policy only through a
+                // link (RealmSwift traps on one in the sequence: PreconditionTests)
+                if policy == .error { seq.append(p) } else { o.pets.append(p) }
             }
             try realm.write { add(seq, policy) }
             #expect(keptPets[0].petOf.count > 5)
@@ -374,7 +376,7 @@ private func everyKindSequence(kept: BGPet, n: Int = 40) -> [Object] {
             b.parent = c
             let d = BGNode()
             d.id = 3; d.before = "d"; d.after = "d"
-            try realm.write { add([d, a, bgPet("p")], policy) }
+            try realm.write { add([d, a, bgOwner(50)], policy) }
             #expect(realm.object(ofType: BGNode.self, forPrimaryKey: 1)?.after == "a")
             #expect(realm.object(ofType: BGNode.self, forPrimaryKey: 1)?.before == "b")
         }

@@ -59,6 +59,44 @@ import Testing
         expectMessage(result, "Attempting to create an object of type 'Person' with an existing primary key value 'Ann'.")
     }
 
+    /// `.modified`/`.all` on a class without a primary key traps with RealmSwift's message, for
+    /// `add` of an object, of an array and of another sequence, and for `create`.
+    @Test func addWithAnUpdatePolicyWithoutAPrimaryKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config(objectModels))
+            try! realm.write { realm.add(Dog(), update: .modified) }
+        }
+        expectMessage(result, "'Dog' does not have a primary key and can not be updated")
+    }
+
+    @Test func addOfAnArrayWithAnUpdatePolicyWithoutAPrimaryKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config(objectModels))
+            try! realm.write { realm.add([Person(name: "Ann", age: 1), Dog()] as [Object], update: .all) }
+        }
+        expectMessage(result, "'Dog' does not have a primary key and can not be updated")
+    }
+
+    @Test func addOfASequenceWithAnUpdatePolicyWithoutAPrimaryKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config(objectModels))
+            try! realm.write { realm.add((0..<2).lazy.map { _ in Dog() }, update: .modified) }
+        }
+        expectMessage(result, "'Dog' does not have a primary key and can not be updated")
+    }
+
+    @Test func createWithAnUpdatePolicyWithoutAPrimaryKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let dir = TempDir()
+            let realm = try! Realm(configuration: dir.config(objectModels))
+            try! realm.write { realm.create(Dog.self, value: ["name": "Rex"], update: .all) }
+        }
+        expectMessage(result, "'Dog' does not have a primary key and can not be updated")
+    }
+
     /// The same with an Int primary key that is the object key and has no index (docs/FORMAT.md
     /// §6.1): the cluster key is the uniqueness check.
     @Test func aDuplicateIntPrimaryKeyTraps() async {

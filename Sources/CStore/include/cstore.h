@@ -553,7 +553,10 @@ int cs_txn_promote(cs_txn *txn);
  *  before the header write leaves the previous version as the file's newest. A failure while
  *  writing or syncing the header leaves the outcome undecided until the file is reopened: it
  *  then holds the previous version or the new one, never anything else; until then every
- *  write on the file is refused with CS_IOERR. */
+ *  write on the file is refused with CS_IOERR. A write in which an object creation
+ *  (cs_obj_create, cs_obj_create_primary, cs_obj_create_values, cs_obj_create_embedded) failed
+ *  part-way, out of memory or file space after it had begun to change the write's nodes, is
+ *  refused: it is rolled back and the commit returns that creation's code. */
 int cs_txn_commit(cs_txn *txn);
 /** Discards a WRITE transaction's changes; it then reads the version it started on. */
 int cs_txn_rollback(cs_txn *txn);
@@ -704,6 +707,19 @@ int cs_obj_create(cs_txn *txn, uint32_t table, cs_obj *out);
  *  was never an object's key before; other objects get keys from 2^61 up (docs/FORMAT.md §6.1).
  *  Keys are never reused in a table. */
 int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_obj *out);
+/** Creates an object with values (WRITE): the value of column cols[c] is values[c], the columns
+ *  not named hold their defaults. Each value is checked as cs_obj_set checks it, all before
+ *  anything is created; link, Mixed, collection and backlink columns cannot be named (CS_TYPE:
+ *  set links with cs_obj_set afterwards), nor a column twice (CS_MISUSE). In a table with a
+ *  primary key its column must be named (else CS_MISUSE) and the object is created as
+ *  cs_obj_create_primary creates it (the same key, CS_CONSTRAINT if an object with that primary
+ *  key exists); otherwise as cs_obj_create does. The result is that of the create followed by a
+ *  cs_obj_set of each value, in one call: every index entry goes in once, with its value, and
+ *  the change history holds the create alone. Embedded tables refuse this (CS_MISUSE). A
+ *  failure once the row is being made (CS_NOMEM, CS_FULL, CS_IOERR) may leave part of it in the
+ *  transaction, which cs_txn_commit then refuses: roll it back. */
+int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32_t *cols, const cs_value *values,
+                         cs_obj *out);
 /**
  * Creates `n` objects with the table's next keys (WRITE), consecutive from the first, which is
  * stored in *first_key (may be NULL), and sets `ncols` columns of each in the same call: the

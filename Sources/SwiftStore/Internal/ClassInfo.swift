@@ -25,6 +25,26 @@ final class ClassInfo {
     var legacyBindings: [(offset: Int, col: UInt32)] = []
     /// The primary key's column, or `CS_NONE`.
     var primaryColumn: UInt32 = CS_NONE
+    /// A stored property whose unmanaged value is read as its own type (`DirectKind`).
+    struct DirectField {
+        let offset: Int
+        let col: UInt32
+        let kind: DirectKind
+    }
+    /// The stored properties `add` creates a new object's row with (`cs_obj_create_values`),
+    /// read without a generic call, the primary key among them; their columns in the same order.
+    private(set) var directFields: [DirectField] = []
+    private(set) var directColumns: [UInt32] = []
+    /// The index of the primary key in `directFields`, or -1.
+    private(set) var directPrimary = -1
+    /// The stored properties (not the primary key) `add` copies into the row after creating it,
+    /// in declaration order: those not in `directFields`, and every one after the first that can
+    /// hold objects (see `prepareDirectFields`).
+    private(set) var laterFields: [(offset: Int, field: any PersistedField.Type, col: UInt32)] = []
+    /// Whether `add` creates a new object with its values in one core call: a class of the
+    /// model's own (not the dynamic API's) that is not embedded, whose primary key, if any, is
+    /// among `directFields` (docs/ARCHITECTURE.md, Creating an object with its values).
+    private(set) var createsWithValues = false
     /// Whether instances need their wrappers bound when they become managed (Encodable
     /// classes: a wrapper encodes itself without seeing its object).
     var bindsEagerly = false
@@ -149,5 +169,37 @@ final class ClassInfo {
                 }
             }
         }
+        prepareDirectFields(dynamic: dynamic)
+    }
+
+    private func prepareDirectFields(dynamic: Bool) {
+        directFields = []
+        directColumns = []
+        directPrimary = -1
+        laterFields = []
+        createsWithValues = false
+        if dynamic || isEmbedded { return }
+        // A property that can hold objects (a link, a collection of links, AnyRealmValue or a
+        // collection of them) may add other objects when it is stored, one of which may update
+        // this object's row (the same primary key under `.modified`/`.all`): the plain values
+        // declared after it are stored again after it, so each ends as the single add's store in
+        // declaration order leaves it. The other properties not read directly (Date, Data,
+        // ObjectId, collections of values, ...) are stored after the create, once.
+        var reaching = false
+        for b in bindings where b.stored {
+            let kind = DirectKind.of(b.field)
+            if let kind {
+                if b.col == primaryColumn { directPrimary = directFields.count }
+                directFields.append(DirectField(offset: b.offset, col: b.col, kind: kind))
+                directColumns.append(b.col)
+            } else if let i = propertyIndex(column: b.col) {
+                let type = objectSchema.allProperties[i].type
+                if type == .object || type == .any { reaching = true }
+            } else {
+                reaching = true
+            }
+            if (kind == nil || reaching) && b.col != primaryColumn { laterFields.append((b.offset, b.field, b.col)) }
+        }
+        createsWithValues = primaryColumn == CS_NONE || directPrimary >= 0
     }
 }

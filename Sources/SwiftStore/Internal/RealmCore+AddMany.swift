@@ -154,20 +154,40 @@ extension RealmCore {
         let out = BatchValues()
         out.values.reserveCapacity((cp.batch.count + links.count) * n)
         let limit = cs_max_blob()
+        func copied(_ s: String) -> cs_value? {
+            var str = s
+            if str.utf8.count > limit { return nil }
+            return str.withUTF8 { buf in
+                let copy = UnsafeMutableRawPointer.allocate(byteCount: max(buf.count, 1), alignment: 1)
+                out.owned.append(copy)
+                if let b = buf.baseAddress { copy.copyMemory(from: b, byteCount: buf.count) }
+                return cs_string(copy.assumingMemoryBound(to: CChar.self), buf.count)
+            }
+        }
         for b in cp.batch {
+            // the commonest types read as themselves, without a generic call per value
+            if let kind = DirectKind.of(b.field) {
+                for i in cp.created {
+                    let p = UnsafeRawPointer(Unmanaged.passUnretained(plan.nodes[i].object).toOpaque()) + b.offset
+                    if !kind.isString {
+                        out.values.append(kind.scalar(at: p))
+                    } else if let str = kind.string(at: p) {
+                        guard let v = copied(str) else { return nil }
+                        out.values.append(v)
+                    } else {
+                        out.values.append(cs_null())
+                    }
+                }
+                continue
+            }
             for i in cp.created {
                 let o = plan.nodes[i].object
                 let base = UnsafeRawPointer(Unmanaged.passUnretained(o).toOpaque())
                 let sv = b.field.storedValue(at: base + b.offset) ?? KeyValueCoding.unmanagedStored(o, b.property)
                 switch sv {
-                case .string(var str):
-                    if str.utf8.count > limit { return nil }
-                    out.values.append(str.withUTF8 { buf in
-                        let copy = UnsafeMutableRawPointer.allocate(byteCount: max(buf.count, 1), alignment: 1)
-                        out.owned.append(copy)
-                        if let b = buf.baseAddress { copy.copyMemory(from: b, byteCount: buf.count) }
-                        return cs_string(copy.assumingMemoryBound(to: CChar.self), buf.count)
-                    })
+                case .string(let str):
+                    guard let v = copied(str) else { return nil }
+                    out.values.append(v)
                 case .data(let d):
                     if d.count > limit { return nil }
                     let copy = UnsafeMutableRawPointer.allocate(byteCount: max(d.count, 1), alignment: 1)

@@ -3,6 +3,11 @@ import Foundation
 
 /// Adding, creating, finding and deleting objects.
 extension RealmCore {
+    /// The schema of `object`'s class: this Realm's (no lock taken) when the class is in it.
+    func schema(of object: ObjectBase) -> ObjectSchema {
+        infos[ObjectIdentifier(type(of: object))]?.objectSchema ?? object.objectSchema
+    }
+
     /// Makes an unmanaged object managed: creates its row (or, with `.modified`/`.all` and an
     /// existing primary key, updates that row) and copies its values in.
     func add(_ object: ObjectBase, policy: Realm.UpdatePolicy) {
@@ -19,6 +24,22 @@ extension RealmCore {
             preconditionFailure("Cannot add an embedded object to a Realm on its own: assign it to a property of its owner")
         }
         didMutate()
+        if info.createsWithValues {
+            switch addWithValues(object, info, policy: policy) {
+            case .added:
+                return
+            case .updates(let key):
+                // an existing primary key under `.modified`/`.all`: the row found is updated
+                var row = cs_obj()
+                CoreCall.must(cs_obj_open(txn, info.table, key, &row), "Opening an object")
+                point(object, info, at: row)
+                copyValues(of: object, info, policy: policy, skipPrimary: true)
+                bind(object, info)
+                return
+            case .general:
+                break
+            }
+        }
         let t = txn
         var row = cs_obj()
         if info.primaryColumn != CS_NONE, let pk = info.objectSchema.primaryKeyProperty {
@@ -41,6 +62,66 @@ extension RealmCore {
         point(object, info, at: row)
         copyValues(of: object, info, policy: policy, skipPrimary: true)
         bind(object, info)
+    }
+
+    /// `add` of an object of a class that `createsWithValues`: the row is created with the
+    /// plain values the object holds (one `cs_obj_create_values` call, read without generic
+    /// calls), then its other properties are copied in declaration order, as `copyValues` would
+    /// copy them (docs/ARCHITECTURE.md, Creating an object with its values). Under `.error` the
+    /// create itself is the uniqueness check of the primary key; under `.modified`/`.all` the key
+    /// is looked up first, and an existing one's key returned (`.updates`) with nothing done.
+    /// `.general`, with nothing done, when the object holds a String longer than the core takes:
+    /// `add`'s general path reports it as a single write does.
+    private func addWithValues(_ object: ObjectBase, _ info: ClassInfo, policy: Realm.UpdatePolicy) -> DirectAdd {
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        let buffer = createValues
+        guard buffer.read(info.directFields, base: UnsafeRawPointer(base)) else { return .general }
+        let t = txn, table = info.table, pki = info.directPrimary
+        var row = cs_obj()
+        var existing: Int64?
+        let rc: Int32 = buffer.withValues { values in
+            if pki >= 0 && policy != .error {
+                var key: Int64 = 0
+                if cs_table_find_primary(t, table, values + pki, &key) == 0 {
+                    existing = key
+                    return 0
+                }
+            }
+            return info.directColumns.withUnsafeBufferPointer { cols in
+                cs_obj_create_values(t, table, cols.count, cols.baseAddress, values, &row)
+            }
+        }
+        if let existing { return .updates(existing) }
+        if rc != 0 {
+            if rc == Int32(CS_CONSTRAINT), pki >= 0, let pk = info.objectSchema.primaryKeyProperty {
+                let pkValue = KeyValueCoding.unmanagedStored(object, pk)
+                preconditionFailure("Attempting to create an object of type '\(info.objectSchema.className)' "
+                                    + "with an existing primary key value '\(KeyValueCoding.describe(pkValue))'.")
+            }
+            CoreCall.fail(rc, "Creating a \(info.objectSchema.className)")
+        }
+        point(object, info, at: row)
+        directAdds += 1
+        laterStores += info.laterFields.count
+        for b in info.laterFields {
+            b.field.store(from: base + b.offset, into: object, column: b.col, policy: policy)
+        }
+        for b in info.legacyBindings where b.col != info.primaryColumn {
+            let box = base.load(fromByteOffset: b.offset, as: AnyObject.self)
+            (box as? LegacyPropertyBox)?.store(into: object, column: b.col, policy: policy)
+        }
+        bind(object, info)
+        return .added
+    }
+
+    /// What `addWithValues` did.
+    private enum DirectAdd {
+        /// The object was created with its values and is managed.
+        case added
+        /// Nothing: the object's primary key is that of the row with this key, which it updates.
+        case updates(Int64)
+        /// Nothing: the general path adds it.
+        case general
     }
 
     /// Creates (or with a primary key and `.modified`/`.all`, updates) an object of `info`'s

@@ -21,6 +21,11 @@ final class RealmCore {
     @exclusivity(unchecked) private(set) var generation: UInt64 = 1
     /// Objects `addAll` created in batches (`cs_obj_create_many_keys`), for the tests.
     var batchedAdds = 0
+    /// Objects `add` created with their values in one call (`addWithValues`), and the
+    /// properties it stored one by one after such a create, for the tests.
+    var directAdds = 0, laterStores = 0
+    /// The values of the object `add` is creating (reused from object to object).
+    let createValues = CreateValues()
     /// While `addAll` finishes the objects it created: its plan (`link(to:)` finishes those).
     var addPlan: AddPlan?
     /// Bumped by every write through this instance, so cached results know to re-run.

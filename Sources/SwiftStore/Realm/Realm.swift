@@ -129,7 +129,16 @@ public struct Realm: Equatable {
     /// Adds an unmanaged object (and the unmanaged objects it links to) to the Realm. With
     /// `.modified` or `.all`, an object whose primary key exists updates that object instead.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
+        if update != .error { Realm.verifyUpdatable(core.schema(of: object)) }
         core.add(object, policy: update)
+    }
+
+    /// Traps, as RealmSwift does, when `.modified` or `.all` is asked of a class without a
+    /// primary key (objects such a call reaches through links are added, not checked).
+    static func verifyUpdatable(_ schema: ObjectSchema) {
+        if schema.primaryKeyProperty == nil {
+            preconditionFailure("'\(schema.className)' does not have a primary key and can not be updated")
+        }
     }
 
     /// Adds every object of a sequence, with the results of `add(_:update:)` on each in turn:
@@ -139,7 +148,26 @@ public struct Realm: Equatable {
     /// array (read whole first); any other sequence is added element by element as it produces
     /// them, so an element made after earlier ones were added can find them.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
-        core.addAll(objects, policy: update)
+        guard update != .error else { return core.addAll(objects, policy: update) }
+        // every object is checked as the single adds check it: an array before anything is added
+        // (the first failure traps either way), another sequence as it produces each object
+        switch objects {
+        case let a as [S.Element]:
+            for o in a { Realm.verifyUpdatable(core.schema(of: o)) }
+            core.addAll(a, policy: update)
+        case let a as ContiguousArray<S.Element>:
+            for o in a { Realm.verifyUpdatable(core.schema(of: o)) }
+            core.addAll(a, policy: update)
+        case let a as ArraySlice<S.Element>:
+            for o in a { Realm.verifyUpdatable(core.schema(of: o)) }
+            core.addAll(a, policy: update)
+        default:
+            let core = self.core
+            core.addAll(objects.lazy.map { o in
+                Realm.verifyUpdatable(core.schema(of: o))
+                return o
+            }, policy: update)
+        }
     }
 
     /// Creates an object from a dictionary, an array in property order, or an object (which
@@ -147,7 +175,8 @@ public struct Realm: Equatable {
     /// or `.all` and an existing primary key, updates that object with the values given.
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
-        core.create(core.info(for: type), value: value, policy: update) as! T
+        if update != .error { Realm.verifyUpdatable(SchemaDiscovery.objectSchema(for: type)) }
+        return core.create(core.info(for: type), value: value, policy: update) as! T
     }
 
     /// Creates an object of the class named `typeName` (dynamic API).
@@ -156,6 +185,7 @@ public struct Realm: Equatable {
         guard let info = core.info(named: typeName) else {
             preconditionFailure("Object type '\(typeName)' is not managed by the Realm.")
         }
+        if update != .error { Realm.verifyUpdatable(info.objectSchema) }
         let created = core.create(info, value: value, policy: update)
         if let d = created as? DynamicObject { return d }
         return core.dynamicObject(info, key: created.cobj.key)
