@@ -487,7 +487,6 @@ static bool dbfile_free(cs_dbfile *f)
     if (f->fd >= 0) f->io->close(f->io->ctx, f->fd);
     schema_release(f->schema_cache);
     pthread_mutex_destroy(&f->mu);
-    pthread_mutex_destroy(&f->write_mu);
     free(f->pins);
     fl_clear(&f->fl);
     free(f->path);
@@ -548,6 +547,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     int rc = CS_OK;
     cs_dbfile *f = calloc(1, sizeof *f);
     if (!f) { rc = NOMEM(); goto fail_fd; }
+    lock_fork_mark(f);
     f->refs = 1;
     f->lfd = -1;
     f->jfd = -1;
@@ -561,7 +561,6 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     f->max_versions = o->max_active_versions;
     f->path = strdup(path);
     pthread_mutex_init(&f->mu, NULL);
-    pthread_mutex_init(&f->write_mu, NULL);
     uint64_t phys = (uint64_t)st.st_size;
     if (unborn(f, phys)) {
         /* creation is serialised by the lock file's set-up lock (invariant 5) */
@@ -636,11 +635,17 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (!path || !out) return cs_fail(CS_MISUSE, 0, "cs_db_open: path and out are required");
+    /* An open goes on past failures of its own (a header read again after a read that found it
+     * damaged, a fallback taken): a successful one leaves the thread's last failure as it was
+     * (error.h), not the text of a step it recovered from. */
+    cs_err_saved saved;
+    cs_err_save(&saved);
     cs_dbfile *f;
     int rc;
     for (int tries = 0; (rc = open_file(path, &o, &f)) == RETRY_OPEN; tries++)
         if (tries == 100) return cs_fail(CS_BUSY, 0, "%s keeps being replaced while it is opened", path);
     TRY(rc);
+    cs_err_restore(&saved);
     cs_db *db = calloc(1, sizeof *db);
     if (!db) return NOMEM();
     db->f = f;

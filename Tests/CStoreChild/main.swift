@@ -23,6 +23,8 @@
 //   commit-loop PATH LOG [MAX]      commits transaction k = counter + 1, k + 1, ... (full
 //                                   durability), writing "about k" to LOG before each commit and
 //                                   "committed k" after it; "ready" once the file is open
+//   hold PATH LOG                   begins a write transaction (takes the writer lock), writes
+//                                   "holding" to LOG and sleeps until killed
 //   pin PATH LOG                    begins a read transaction, writes "pinned VERSION" to LOG and
 //                                   sleeps until killed
 //   shrink-churn PATH LOG CALM STOP opens PATH with CS_OPEN_SHRINK and commits to its table
@@ -33,6 +35,19 @@
 //   commit-sparing PATH             opens PATH with a notifier waiting in a thread, makes one
 //                                   commit sparing it (cs_txn_commit_sparing), then ends the
 //                                   wait; prints "committed"
+//   fork-close PATH LOG MODE STOP   opens PATH (MODE read: and begins a read transaction; write:
+//                                   a write transaction; memory: with CS_DURABILITY_MEMORY) and
+//                                   forks; the forked process (a copy of this single-threaded one)
+//                                   tries a commit of the inherited write, a read and a write
+//                                   transaction on the inherited handle (each must be refused with
+//                                   CS_MISUSE), ends the inherited transaction and closes the
+//                                   handle (CS_OK), all of them whatever each returned, and exits
+//                                   0 or 1-9 for the first that did not; then this process writes "forked STATUS" (the exit
+//                                   status) and "ready VERSION" to LOG (memory: after "files P L",
+//                                   whether the file and its lock file exist), waits until STOP
+//                                   exists, checks that its read transaction still reads the same
+//                                   snapshot (read) or commits one increment through its write
+//                                   (write), then makes one more increment and closes
 //   read-only PATH [--as-nobody]    opens PATH with CS_OPEN_READONLY (first dropping root to the
 //                                   user nobody when asked), verifies it and prints
 //                                   "rows R lockless L rw CODE", where L says whether waiting for
@@ -310,6 +325,14 @@ func commitLoop(_ path: String, _ logPath: String, _ max: Int) {
     ok(cs_db_close(h), 88, "close")
 }
 
+func hold(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    let h = openDB(path)
+    _ = begin(h, CS_TXN_WRITE)
+    log.line("holding")
+    while true { pause() }
+}
+
 func pin(_ path: String, _ logPath: String) -> Never {
     let log = Log(logPath)
     let h = openDB(path)
@@ -406,6 +429,86 @@ func shrinkChurn(_ path: String, _ logPath: String, _ calmPath: String, _ stopPa
 
 /// One commit sparing this process's notifier, asleep on the file: the commit must still wake
 /// the other processes' notifiers (the parent test's).
+/// The snapshot a read transaction sees: the counter's n and sum and the row count.
+func snapshotValues(_ t: OpaquePointer, _ s: Schema) -> [Int64] {
+    var c = s.counterObj(t)
+    var rows: UInt64 = 0
+    ok(cs_table_count(t, s.rows, &rows), 78, "count Rows")
+    return [getInt(&c, s.n), getInt(&c, s.sum), Int64(rows)]
+}
+
+/// Adds 1 to the counter's n and `seq` to its sum through write transaction `t`, with a row of
+/// writer 99 and sequence `seq`, and commits it.
+func bump(_ t: OpaquePointer, _ seq: Int64, _ status: Int32) {
+    let s = Schema(t)
+    var c = s.counterObj(t)
+    ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), status, "set n")
+    var r = cs_obj()
+    ok(cs_obj_create(t, s.rows, &r), status, "create a row")
+    ok(cs_obj_set_int(&r, s.writer, 99), status, "set writer")
+    ok(cs_obj_set_int(&r, s.seq, seq), status, "set seq")
+    ok(cs_obj_set_int(&c, s.sum, getInt(&c, s.sum) + seq), status, "set sum")
+    ok(cs_txn_commit(t), status, "commit")
+}
+
+/// A handle inherited across fork (docs/ARCHITECTURE.md, Processes): the forked process may only
+/// close it, which must leave this process's slot, pins, locks and files as they were.
+func forkClose(_ path: String, _ logPath: String, _ mode: String, _ stopPath: String) {
+    let log = Log(logPath)
+    let h = openDB(path, durability: mode == "memory" ? CS_DURABILITY_MEMORY : CS_DURABILITY_NOSYNC)
+    var txn: OpaquePointer?
+    var before: [Int64] = []
+    if mode == "read" {
+        txn = begin(h, CS_TXN_READ)
+        before = snapshotValues(txn!, Schema(txn!))
+    } else if mode == "write" {
+        txn = begin(h, CS_TXN_WRITE)
+    }
+    let pid = fork()
+    if pid < 0 { fail(96, "fork: \(String(cString: strerror(errno)))") }
+    if pid == 0 {
+        // the forked process: this one's only thread, copied; nothing but the C API and _exit
+        // (every step is made whatever the one before returned: the close is what matters most)
+        var other: OpaquePointer?
+        var status: Int32 = 0
+        func expect(_ rc: Int32, _ wanted: Int, _ step: Int32) {
+            if rc != Int32(wanted) && status == 0 { status = step }
+        }
+        if mode == "write" { expect(cs_txn_commit(txn!), CS_MISUSE, 1) }
+        for (mode, step) in [(CS_TXN_READ, Int32(2)), (CS_TXN_WRITE, Int32(3))] {
+            let rc = cs_txn_begin(h, Int32(mode), &other)
+            expect(rc, CS_MISUSE, step)
+            if rc == Int32(CS_OK) { _ = cs_txn_end(other) } // (not refused: ended, so the close still runs)
+        }
+        expect(cs_db_wait_for_commit(h, 0, 0), CS_MISUSE, 4)
+        if let txn { expect(cs_txn_end(txn), CS_OK, 5) }
+        expect(cs_db_close(h), CS_OK, 6)
+        _exit(status)
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    log.line("forked \(status)")
+    if mode == "memory" {
+        log.line("files \(access(path, F_OK) == 0 ? 1 : 0) \(access(path + ".lock", F_OK) == 0 ? 1 : 0)")
+    }
+    log.line("ready \(txn.map { cs_txn_version($0) } ?? 0)")
+    for _ in 0..<60_000 where access(stopPath, F_OK) != 0 { usleep(1000) }
+    if mode == "read" {
+        let s = Schema(txn!)
+        if let problem = checkSnapshot(txn!, s) { fail(97, "the read transaction after the fork: \(problem)") }
+        let after = snapshotValues(txn!, s)
+        if after != before { fail(97, "the read transaction read \(before) before the fork, \(after) after") }
+        ok(cs_txn_end(txn!), 97, "end")
+    } else if mode == "write" {
+        bump(txn!, 1, 98)
+        ok(cs_txn_end(txn!), 98, "end")
+    }
+    let t = begin(h, CS_TXN_WRITE)
+    bump(t, mode == "write" ? 2 : 1, 99)
+    ok(cs_txn_end(t), 99, "end")
+    ok(cs_db_close(h), 99, "close")
+}
+
 func commitSparing(_ path: String) {
     let h = openDB(path)
     var n: OpaquePointer?
@@ -454,6 +557,8 @@ case "check":
     checkLoop(arg(2), arg(3))
 case "commit-loop":
     commitLoop(arg(2), arg(3), args.count > 4 ? Int(args[4]) ?? 1_000_000 : 1_000_000)
+case "hold":
+    hold(arg(2), arg(3))
 case "pin":
     pin(arg(2), arg(3))
 case "pin-idle":
@@ -462,6 +567,8 @@ case "shrink-churn":
     shrinkChurn(arg(2), arg(3), arg(4), arg(5))
 case "commit-sparing":
     commitSparing(arg(2))
+case "fork-close":
+    forkClose(arg(2), arg(3), arg(4), arg(5))
 case "read-only":
     readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:
