@@ -132,24 +132,21 @@ static lock_slot *slots(cs_dbfile *f) { return (lock_slot *)((uint8_t *)f->lk + 
 /* The fork generation: 0 in a process that was not forked since it first opened a file, one
  * more in each child forked after that (pthread_atfork's child handler, registered at the first
  * open, before any file can be open). A file opened at another generation is its parent's. */
-static uint32_t fork_gen;
+uint32_t lock_fork_gen;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void fork_child(void) { __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED); }
+static void fork_child(void) { __atomic_add_fetch(&lock_fork_gen, 1, __ATOMIC_RELAXED); }
 
 static void fork_register(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 void lock_fork_mark(cs_dbfile *f)
 {
     pthread_once(&fork_once, fork_register);
-    f->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+    f->fork_gen = __atomic_load_n(&lock_fork_gen, __ATOMIC_RELAXED);
 }
 
-bool lock_inherited(const cs_dbfile *f) { return f->fork_gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED); }
-
-int lock_refuse_inherited(const cs_dbfile *f, const char *what)
+int lock_inherited_misuse(const cs_dbfile *f, const char *what)
 {
-    if (!lock_inherited(f)) return CS_OK;
     return cs_fail(CS_MISUSE, 0,
                    "%s: %s was opened by the process this one was forked from; a handle inherited across fork "
                    "can only be closed (open the file again in this process)",

@@ -15,12 +15,22 @@ bool lock_close(cs_dbfile *f);
 /** Records that `f` is opened by this process (before anything else of it: the open's first
  *  step). */
 void lock_fork_mark(cs_dbfile *f);
+/** The process's fork generation (lock.c; changed only by the pthread_atfork child handler). */
+extern uint32_t lock_fork_gen;
 /** True in a child forked while `f` was open (a handle inherited across fork): its lock file,
  *  slot, locks and pins are the parent's, so it may only be closed (docs/ARCHITECTURE.md,
  *  Processes). One load and a compare. */
-bool lock_inherited(const cs_dbfile *f);
+static inline bool lock_inherited(const cs_dbfile *f)
+{
+    return f->fork_gen != __atomic_load_n(&lock_fork_gen, __ATOMIC_RELAXED);
+}
+/** The CS_MISUSE of lock_refuse_inherited. */
+int lock_inherited_misuse(const cs_dbfile *f, const char *what);
 /** CS_MISUSE with a message naming `what` when `f` is inherited across fork, else CS_OK. */
-int lock_refuse_inherited(const cs_dbfile *f, const char *what);
+static inline int lock_refuse_inherited(const cs_dbfile *f, const char *what)
+{
+    return lock_inherited(f) ? lock_inherited_misuse(f, what) : CS_OK;
+}
 /** Takes the lock file's set-up lock for `path` (waiting for whoever holds it: a process creating
  *  the database), opening the lock file (creating it when `create`). *fd is -1 when there is no
  *  lock file to use (a read-only open without one); release with lock_creation_end. */

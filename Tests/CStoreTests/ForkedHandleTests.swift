@@ -88,7 +88,7 @@ private func said(_ child: Child) -> String {
     /// A child holding the writer lock forks; the forked process's commit of the inherited write
     /// is refused, and its end of that write and its close leave the lock the child's: a write
     /// of this process waits until the child commits through it.
-    @Test func aForkedProcessEndingAnInheritedWriteLeavesTheParentsWriterLock() throws {
+    @Test func aForkedProcessEndingAnInheritedWriteLeavesTheLockToTheParent() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
@@ -125,8 +125,9 @@ private func said(_ child: Child) -> String {
     }
 
     /// A child alone with a file opened with CS_DURABILITY_MEMORY forks; the forked process's
-    /// close does not take itself for the last user: the file and its lock file stay, and another
-    /// process opens the file and commits.
+    /// close does not take itself for the last user: the file and its lock file stay, the
+    /// child's byte-range locks stay held and the join lock free, and another process opens the
+    /// file and commits.
     @Test func aForkedProcessClosingAnInheritedHandleRemovesNoFile() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -137,6 +138,23 @@ private func said(_ child: Child) -> String {
         defer { if child.process.isRunning { child.killNow() } }
         try #require(awaitLine(log, "ready", child) != nil, "\(said(child))")
         #expect(logLines(log).prefix(2) == ["forked 0", "files 1 1"], "\(logLines(log)); \(said(child))")
+        // the child's byte-range locks, seen from a descriptor of this process (FORMAT.md §9):
+        // closing the forked process's copy of the descriptor dropped none of them, and the
+        // join lock is free
+        let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
+        #expect(fd >= 0)
+        func held(_ at: Int) -> Bool {
+            var fl = flock()
+            fl.l_type = Int16(F_WRLCK)
+            fl.l_whence = Int16(SEEK_SET)
+            fl.l_start = off_t(at)
+            fl.l_len = 1
+            return fcntl(fd, 36 /* F_OFD_GETLK */, &fl) == 0 && fl.l_type != Int16(F_UNLCK)
+        }
+        #expect(held((1 << 30) + 1), "the users' byte: the child has the file open")
+        #expect(!held(1 << 30), "the join lock: nobody joins or leaves")
+        #expect((0..<512).filter { held((1 << 30) + 64 + $0) }.count == 1, "the child's reader slot")
+        close(fd)
         try runChild(["increment", path, "8", "3"], in: dir, seconds: 30)
         #expect(FileManager.default.createFile(atPath: stop, contents: nil))
         #expect(child.wait(seconds: 60), "fork-close did not finish")
