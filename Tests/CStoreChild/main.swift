@@ -25,6 +25,11 @@
 //                                   "committed k" after it; "ready" once the file is open
 //   hold PATH LOG                   begins a write transaction (takes the writer lock), writes
 //                                   "holding" to LOG and sleeps until killed
+//   write-after PATH LOG GO POLL_MS opens PATH with the writer lock's poll at POLL_MS
+//                                   (cs_test_set_writer_lock_poll), writes "open" to LOG, waits
+//                                   until the file GO exists, then adds 1 to the counter's n in one
+//                                   write transaction and writes "wrote MS" to LOG: the
+//                                   milliseconds from seeing GO to the commit's end
 //   pin PATH LOG                    begins a read transaction, writes "pinned VERSION" to LOG and
 //                                   sleeps until killed
 //   shrink-churn PATH LOG CALM STOP opens PATH with CS_OPEN_SHRINK and commits to its table
@@ -333,6 +338,23 @@ func hold(_ path: String, _ logPath: String) -> Never {
     while true { pause() }
 }
 
+func writeAfter(_ path: String, _ logPath: String, _ go: String, _ pollMs: UInt32) {
+    let log = Log(logPath)
+    cs_test_set_writer_lock_poll(pollMs)
+    let h = openDB(path)
+    log.line("open")
+    for _ in 0..<60_000 where access(go, F_OK) != 0 { usleep(1000) }
+    let start = Date()
+    let t = begin(h, CS_TXN_WRITE)
+    let s = Schema(t)
+    var c = s.counterObj(t)
+    ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), 81, "set n")
+    ok(cs_txn_commit(t), 82, "commit")
+    log.line("wrote \(Int(Date().timeIntervalSince(start) * 1000))")
+    ok(cs_txn_end(t), 82, "end")
+    ok(cs_db_close(h), 83, "close")
+}
+
 func pin(_ path: String, _ logPath: String) -> Never {
     let log = Log(logPath)
     let h = openDB(path)
@@ -559,6 +581,9 @@ case "commit-loop":
     commitLoop(arg(2), arg(3), args.count > 4 ? Int(args[4]) ?? 1_000_000 : 1_000_000)
 case "hold":
     hold(arg(2), arg(3))
+case "write-after":
+    guard let ms = UInt32(arg(5)) else { fail(64, "write-after PATH LOG GO POLL_MS") }
+    writeAfter(arg(2), arg(3), arg(4), ms)
 case "pin":
     pin(arg(2), arg(3))
 case "pin-idle":

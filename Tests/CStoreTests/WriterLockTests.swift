@@ -481,28 +481,37 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
     }
 
     /// A writer that starts waiting after the holder died looks at the holder's slot at once,
-    /// not at its first poll: with the poll at 5 s, a process writing after a holder was killed
-    /// finishes well before 5 s.
+    /// not at its first poll: a process that opened the file while the holder lived (so its
+    /// open did not claim the holder's slot, which clears a dead holder's lock) and writes
+    /// after the holder was killed, with the poll at 5 s, takes the lock well before 5 s.
     @Test func aWaiterFindsADeadHolderAtOnce() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         try runChild(["setup", path], in: dir)
-        let log = dir.path("hold.log")
-        let holder = try Child(["hold", path, log], in: dir)
+        let holdLog = dir.path("hold.log"), log = dir.path("write.log"), go = dir.path("go")
+        let holder = try Child(["hold", path, holdLog], in: dir)
         defer { if holder.process.isRunning { holder.killNow() } }
-        try #require(waitUntil(seconds: 30) { logLines(log) == ["holding"] }, "\(holder.summary)")
+        try #require(waitUntil(seconds: 30) { logLines(holdLog) == ["holding"] }, "\(holder.summary)")
+        let writer = try Child(["write-after", path, log, go, "5000"], in: dir)
+        defer { if writer.process.isRunning { writer.killNow() } }
+        try #require(waitUntil(seconds: 30) { logLines(log) == ["open"] }, "write-after did not open the file")
         holder.killNow()
-        let start = Date()
-        try runChild(["count", path, "1", "1", "5000"], in: dir, seconds: 30)
-        let took = Date().timeIntervalSince(start)
-        #expect(took < 2.5, "the write after a dead holder took \(took) s (the poll is 5 s)")
+        #expect(FileManager.default.createFile(atPath: go, contents: nil))
+        #expect(writer.wait(seconds: 30), "write-after did not finish")
+        #expect(writer.succeeded, "\(writer.summary)")
+        let wrote = logLines(log).last ?? ""
+        let ms = wrote.hasPrefix("wrote ") ? Int(wrote.dropFirst(6)) : nil
+        #expect(ms != nil && ms! < 1000, "the write after a dead holder: \(wrote) (the poll is 5 s)")
     }
 
     /// Waiters asleep when the holder dies notice it at their poll (the bound, FORMAT.md §9); the
-    /// one that takes the lock from the dead holder wakes nobody, and needs not: it takes it with
-    /// the waiters bit set, so its release wakes the others at once. Two processes waiting with
-    /// the poll at 1.5 s both finish within one poll of the holder's death, not two.
+    /// one that takes the lock from the dead holder wakes nobody then, and needs not: it takes
+    /// it with the waiters bit set, so its release wakes the others at once. Two processes
+    /// wait with the poll at 1.5 s, asleep half a poll apart: the first to look takes the lock
+    /// from the dead holder and commits, and the other, still asleep on the dead holder's
+    /// word, follows it at once (without the bit it would sleep on until its own poll, about
+    /// 0.75 s later).
     @Test func theWaitersOfADeadHolderFollowTheOneThatTookItsLock() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -512,17 +521,30 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         let holder = try Child(["hold", path, log], in: dir)
         defer { if holder.process.isRunning { holder.killNow() } }
         try #require(waitUntil(seconds: 30) { logLines(log) == ["holding"] }, "\(holder.summary)")
-        let waiters = try (0..<2).map { _ in try Child(["count", path, "1", "1", "1500"], in: dir) }
-        usleep(700_000) // (both asleep on the lock)
+        var waiters: [Child] = []
+        for _ in 0..<2 {
+            waiters.append(try Child(["count", path, "1", "1", "1500"], in: dir))
+            usleep(750_000) // (half a poll between their sleeps; the last one asleep too)
+        }
+        defer { for w in waiters where w.process.isRunning { w.killNow() } }
         holder.killNow()
         let start = Date()
-        var took: [Double] = []
-        for w in waiters {
-            #expect(w.wait(seconds: 30), "a waiter did not finish")
-            #expect(w.succeeded, "\(w.summary)")
-            took.append(Date().timeIntervalSince(start))
+        var ended: [Double?] = [nil, nil]
+        while ended.contains(where: { $0 == nil }) && Date().timeIntervalSince(start) < 30 {
+            for (i, w) in waiters.enumerated() where ended[i] == nil && !w.process.isRunning {
+                ended[i] = Date().timeIntervalSince(start)
+            }
+            usleep(500)
         }
-        #expect(took.allSatisfy { $0 < 2.6 }, "the waiters finished \(took) s after the holder's death (poll 1.5 s)")
+        for w in waiters {
+            #expect(w.wait(seconds: 1), "a waiter did not finish in 30 s")
+            #expect(w.succeeded, "\(w.summary)")
+        }
+        let took = ended.compactMap { $0 }
+        #expect(took.count == 2 && took.allSatisfy { $0 < 2.6 }, "the waiters ended \(took) s after the holder's death (poll 1.5 s)")
+        if took.count == 2 {
+            #expect(abs(took[0] - took[1]) < 0.4, "the second waiter ended \(abs(took[0] - took[1])) s after the first: not woken by its release")
+        }
         let db = try DB(path, flags: 0)
         try db.read { txn throws in
             #expect(try ChildSchema(txn).counterValues(txn).n == 2, "each waiter's one increment; none of the dead holder's")
