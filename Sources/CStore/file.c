@@ -5,7 +5,8 @@
  *
  * Invariants:
  *  1. A process has one cs_dbfile per file (found by device and inode), so its POSIX record
- *     locks and its mapping are shared by every handle on the file.
+ *     locks and its mapping are shared by every handle on the file. (A forked child may hold an
+ *     inherited one beside its own, which it can only close: lock_inherited.)
  *  2. The header write puts the new top into the slot the current version does not use and flips
  *     the selector in the same write; each slot carries a checksum, so a torn header write leaves
  *     the old slot selected or valid (commit.c durability rule 3).
@@ -526,7 +527,9 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     }
     pthread_mutex_lock(&files_mu);
     for (cs_dbfile *f = files; f; f = f->next) {
-        if (f->dev == st.st_dev && f->ino == st.st_ino) {
+        /* (a file the process this one was forked from opened is not this process's: a handle
+         * opened here gets its own, docs/ARCHITECTURE.md, Processes, Fork) */
+        if (f->dev == st.st_dev && f->ino == st.st_ino && !lock_inherited(f)) {
             if (f->compacting) {
                 pthread_mutex_unlock(&files_mu);
                 io->close(io->ctx, fd);

@@ -45,8 +45,9 @@
 //                                   forks; the forked process (a copy of this single-threaded one)
 //                                   tries a commit of the inherited write, a read and a write
 //                                   transaction on the inherited handle (each must be refused with
-//                                   CS_MISUSE), ends the inherited transaction and closes the
-//                                   handle (CS_OK), all of them whatever each returned, and exits
+//                                   CS_MISUSE), ends the inherited transaction, opens the file
+//                                   anew and reads through that handle, closes it and then the
+//                                   inherited handle (CS_OK), all of them whatever each returned, and exits
 //                                   0 or 1-9 for the first that did not; then this process writes "forked STATUS" (the exit
 //                                   status) and "ready VERSION" to LOG (memory: after "files P L",
 //                                   whether the file and its lock file exist), waits until STOP
@@ -504,6 +505,18 @@ func forkClose(_ path: String, _ logPath: String, _ mode: String, _ stopPath: St
         }
         expect(cs_db_wait_for_commit(h, 0, 0), CS_MISUSE, 4)
         if let txn { expect(cs_txn_end(txn), CS_OK, 5) }
+        // a handle of its own, opened beside the inherited one, works
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_NOSYNC
+        var own: OpaquePointer?
+        expect(cs_db_open(path, &opts, &own), CS_OK, 7)
+        if let own {
+            var w: OpaquePointer?
+            let rc = cs_txn_begin(own, Int32(CS_TXN_READ), &w)
+            expect(rc, CS_OK, 8)
+            if rc == Int32(CS_OK) { expect(cs_txn_end(w), CS_OK, 8) }
+            expect(cs_db_close(own), CS_OK, 8)
+        }
         expect(cs_db_close(h), CS_OK, 6)
         _exit(status)
     }
