@@ -430,6 +430,43 @@ int file_map_for(cs_dbfile *f, uint64_t size)
 static pthread_mutex_t files_mu = PTHREAD_MUTEX_INITIALIZER;
 static cs_dbfile *files;
 
+/* ---- fork (docs/ARCHITECTURE.md, Processes, Fork) ------------------------------------------ */
+
+void file_fork_prepare(void)
+{
+    /* no open or close in progress at the fork (an open may hold the join lock on a descriptor
+     * of its own, which the child would keep), and every file's mu free in the child */
+    pthread_mutex_lock(&files_mu);
+    for (cs_dbfile *f = files; f; f = f->next) pthread_mutex_lock(&f->mu);
+}
+
+void file_fork_parent(void)
+{
+    for (cs_dbfile *f = files; f; f = f->next) pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&files_mu);
+}
+
+void file_fork_child(void)
+{
+    /* (single-threaded here; system calls only) */
+    for (cs_dbfile *f = files; f; f = f->next) {
+        pthread_mutex_unlock(&f->mu);
+        lock_fork_drop(f);
+        /* Reads through an inherited transaction find zeros (damaged nodes: CS_CORRUPT), never
+         * the parent's file: once the parent drops its pin, a commit may reuse those pages and
+         * online shrinking cut the file under the child's mapping (SIGBUS at the next read).
+         * The writable mapping goes (nothing commits through an inherited handle). */
+        for (mapping *m = f->map; m; m = m->prev)
+            mmap(m->base, m->len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        if (f->wmap) munmap(f->wmap, f->wmap_len);
+        f->wmap = NULL;
+        f->wmap_len = 0;
+        f->wmap_ok = 0;
+        f->wmap_armed = false;
+    }
+    pthread_mutex_unlock(&files_mu);
+}
+
 static int create_fresh(cs_dbfile *f)
 {
     /* one node: the top, with every slot empty but size and version */
@@ -643,6 +680,7 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
      * (error.h), not the text of a step it recovered from. */
     cs_err_saved saved;
     cs_err_save(&saved);
+    lock_fork_init(); /* (before open_file takes files_mu, which the fork's prepare handler takes) */
     cs_dbfile *f;
     int rc;
     for (int tries = 0; (rc = open_file(path, &o, &f)) == RETRY_OPEN; tries++)

@@ -131,18 +131,39 @@ static lock_slot *slots(cs_dbfile *f) { return (lock_slot *)((uint8_t *)f->lk + 
 
 /* The fork generation: 0 in a process that was not forked since it first opened a file, one
  * more in each child forked after that (pthread_atfork's child handler, registered at the first
- * open, before any file can be open). A file opened at another generation is its parent's. */
+ * open, before any file can be open). A file opened at another generation is its parent's.
+ *
+ * The handlers (docs/ARCHITECTURE.md, Processes, Fork): before the fork, the process-wide file
+ * list's mutex and every open file's mutex are taken (file_fork_prepare), so the child gets them
+ * unlocked and no open in progress (which may hold the join lock on a descriptor of its own);
+ * in the child, each inherited file drops its copy of the lock file's descriptor and mapping
+ * (lock_fork_drop): both hold the parent's open file description, and with it its byte-range
+ * locks, which would otherwise outlive the parent's close or death for as long as the child
+ * lives (the dead parent's slot looking alive keeps its writer lock from being taken over). */
 uint32_t lock_fork_gen;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void fork_child(void) { __atomic_add_fetch(&lock_fork_gen, 1, __ATOMIC_RELAXED); }
-
-static void fork_register(void) { pthread_atfork(NULL, NULL, fork_child); }
-
-void lock_fork_mark(cs_dbfile *f)
+static void fork_child(void)
 {
-    pthread_once(&fork_once, fork_register);
-    f->fork_gen = __atomic_load_n(&lock_fork_gen, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&lock_fork_gen, 1, __ATOMIC_RELAXED);
+    file_fork_child();
+}
+
+static void fork_register(void) { pthread_atfork(file_fork_prepare, file_fork_parent, fork_child); }
+
+void lock_fork_init(void) { pthread_once(&fork_once, fork_register); }
+
+void lock_fork_mark(cs_dbfile *f) { f->fork_gen = __atomic_load_n(&lock_fork_gen, __ATOMIC_RELAXED); }
+
+void lock_fork_drop(cs_dbfile *f)
+{
+    /* (plain system calls: the child of a multithreaded process may call only async-signal-safe
+     * functions here; the descriptor came from the I/O layer's open but is a real one, the
+     * byte-range locks are taken on it directly) */
+    if (f->lk) munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
+    if (f->lfd >= 0) close(f->lfd);
+    f->lk = NULL;
+    f->lfd = -1;
 }
 
 int lock_inherited_misuse(const cs_dbfile *f, const char *what)
@@ -818,13 +839,10 @@ bool lock_close(cs_dbfile *f)
          * description with every byte-range lock on it are the parent's, which goes on using
          * them. Any lock command on the description would act for the parent (taking LK_INIT
          * would keep it held after this close: the description stays open in the parent), and
-         * the parent's hold on LK_USERS would make it look alone. Only the child's mapping and
-         * its copy of the descriptor go; closing a copy drops no OFD lock while the parent's
-         * stays open. */
-        if (f->lk) munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
-        if (f->lfd >= 0) f->io->close(f->io->ctx, f->lfd);
-        f->lk = NULL;
-        f->lfd = -1;
+         * the parent's hold on LK_USERS would make it look alone. The fork's child handler
+         * dropped the child's copies of the descriptor and the mapping already
+         * (lock_fork_drop); a child made without that handler (a raw clone) drops them here. */
+        lock_fork_drop(f);
         return false;
     }
     if (!f->lk) return true;
@@ -851,7 +869,15 @@ bool lock_close(cs_dbfile *f)
         }
     }
     munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
-    f->io->close(f->io->ctx, f->lfd); /* drops every lock this process held on it */
+    /* every lock of the description, before its descriptor goes: a close drops them only with
+     * the description's last reference, which a child forked without the fork handler (a raw
+     * clone) may still hold */
+    struct flock all;
+    memset(&all, 0, sizeof all);
+    all.l_type = F_UNLCK;
+    all.l_whence = SEEK_SET;
+    fcntl(f->lfd, F_OFD_SETLK, &all);
+    f->io->close(f->io->ctx, f->lfd);
     f->lk = NULL;
     f->lfd = -1;
     return alone;

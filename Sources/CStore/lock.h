@@ -12,9 +12,15 @@ int lock_open(cs_dbfile *f, bool readonly, uint64_t version, uint64_t top, uint6
  *  open, the shared state (true then). In a child forked with the file open (lock_inherited) only
  *  the child's mapping and descriptor, never what the parent shares (false). */
 bool lock_close(cs_dbfile *f);
+/** Registers the fork handlers (once per process; before the first open takes the file list's
+ *  mutex, which the prepare handler takes). */
+void lock_fork_init(void);
 /** Records that `f` is opened by this process (before anything else of it: the open's first
  *  step). */
 void lock_fork_mark(cs_dbfile *f);
+/** In a forked child: drops the child's copies of an inherited file's lock-file descriptor and
+ *  mapping (munmap and close only; async-signal-safe). */
+void lock_fork_drop(cs_dbfile *f);
 /** The process's fork generation (lock.c; changed only by the pthread_atfork child handler). */
 extern uint32_t lock_fork_gen;
 /** True in a child forked while `f` was open (a handle inherited across fork): its lock file,

@@ -54,6 +54,15 @@
 //                                   exists, checks that its read transaction still reads the same
 //                                   snapshot (read) or commits one increment through its write
 //                                   (write), then makes one more increment and closes
+//   fork-parent-first PATH LOG GO   opens PATH and forks; the forked process opens PATH again (a
+//                                   handle of its own), waits until this process closed its handle
+//                                   and GO exists, then closes its own handle and the inherited
+//                                   one (within 10 s: SIGALRM) and exits 0, or 1-3 for the first
+//                                   call that failed; this process writes "closed" to LOG after its
+//                                   close and "forked STATUS" when the forked process ended
+//   hold-fork PATH LOG              begins a write transaction (takes the writer lock), forks a
+//                                   process that sleeps until killed, writes "holding PID" (its
+//                                   pid) to LOG and sleeps until killed
 //   read-only PATH [--as-nobody]    opens PATH with CS_OPEN_READONLY (first dropping root to the
 //                                   user nobody when asked), verifies it and prints
 //                                   "rows R lockless L rw CODE", where L says whether waiting for
@@ -498,6 +507,17 @@ func forkClose(_ path: String, _ logPath: String, _ mode: String, _ stopPath: St
             if rc != Int32(wanted) && status == 0 { status = step }
         }
         if mode == "write" { expect(cs_txn_commit(txn!), CS_MISUSE, 1) }
+        if mode == "read" {
+            // the inherited read transaction: every move refused, and a read finds no data of the
+            // parent's file (zeros where its mapping was) and returns instead of faulting
+            expect(cs_txn_promote(txn!), CS_MISUSE, 9)
+            expect(cs_txn_advance(txn!, nil), CS_MISUSE, 10)
+            expect(cs_txn_advance_to(txn!, txn!), CS_MISUSE, 11)
+            var frozen: OpaquePointer?
+            expect(cs_txn_freeze(h, txn!, &frozen), CS_MISUSE, 12)
+            var table: UInt32 = 0, rows: UInt64 = 0
+            if cs_table_find(txn!, "Rows", &table) == Int32(CS_OK) { _ = cs_table_count(txn!, table, &rows) }
+        }
         for (mode, step) in [(CS_TXN_READ, Int32(2)), (CS_TXN_WRITE, Int32(3))] {
             let rc = cs_txn_begin(h, Int32(mode), &other)
             expect(rc, CS_MISUSE, step)
@@ -542,6 +562,49 @@ func forkClose(_ path: String, _ logPath: String, _ mode: String, _ stopPath: St
     bump(t, mode == "write" ? 2 : 1, 99)
     ok(cs_txn_end(t), 99, "end")
     ok(cs_db_close(h), 99, "close")
+}
+
+/// The parent closes first: the forked process opened a handle of its own, and after its
+/// parent's close (while it still holds the inherited handle) another process opens the file and
+/// its own handle closes (neither waits on a join lock left held by the parent's description).
+func forkParentFirst(_ path: String, _ logPath: String, _ goPath: String) {
+    let log = Log(logPath)
+    let h = openDB(path)
+    let closed = path + ".parent-closed"
+    let pid = fork()
+    if pid < 0 { fail(96, "fork: \(String(cString: strerror(errno)))") }
+    if pid == 0 {
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_NOSYNC
+        var own: OpaquePointer?
+        if cs_db_open(path, &opts, &own) != Int32(CS_OK) { _exit(1) }
+        for _ in 0..<30_000 where access(closed, F_OK) != 0 || access(goPath, F_OK) != 0 { usleep(1000) }
+        alarm(10) // (a close stuck on a join lock ends the process by SIGALRM)
+        if cs_db_close(own) != Int32(CS_OK) { _exit(2) }
+        if cs_db_close(h) != Int32(CS_OK) { _exit(3) }
+        _exit(0)
+    }
+    ok(cs_db_close(h), 95, "close")
+    close(open(closed, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644))
+    log.line("closed")
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    log.line("forked \(status)")
+}
+
+/// Holds the writer lock and forks a process that sleeps until killed, holding nothing of its own;
+/// writes "holding PID" (the forked process's) to LOG and sleeps until killed.
+func holdFork(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    let h = openDB(path)
+    _ = begin(h, CS_TXN_WRITE)
+    let pid = fork()
+    if pid < 0 { fail(96, "fork: \(String(cString: strerror(errno)))") }
+    if pid == 0 {
+        while true { pause() }
+    }
+    log.line("holding \(pid)")
+    while true { pause() }
 }
 
 func commitSparing(_ path: String) {
@@ -607,6 +670,10 @@ case "commit-sparing":
     commitSparing(arg(2))
 case "fork-close":
     forkClose(arg(2), arg(3), arg(4), arg(5))
+case "fork-parent-first":
+    forkParentFirst(arg(2), arg(3), arg(4))
+case "hold-fork":
+    holdFork(arg(2), arg(3))
 case "read-only":
     readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:

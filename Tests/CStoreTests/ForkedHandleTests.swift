@@ -124,6 +124,57 @@ private func said(_ child: Child) -> String {
         db.close()
     }
 
+    /// The parent closes first, while the forked process still holds the inherited handle and
+    /// a handle of its own: the forked process's copies of the lock file's descriptor and
+    /// mapping were dropped at the fork, so the parent's close leaves no lock held by their
+    /// shared description: another process opens the file at once, and the forked process's
+    /// own close and its close of the inherited handle return.
+    @Test func theParentClosingFirstLeavesNoLockToItsForkedChild() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let log = dir.path("fork.log"), go = dir.path("go")
+        let child = try Child(["fork-parent-first", path, log, go], in: dir)
+        defer { if child.process.isRunning { child.killNow() } }
+        try #require(awaitLine(log, "closed", child) != nil, "\(said(child))")
+        try runChild(["increment", path, "8", "3"], in: dir, seconds: 20)
+        #expect(FileManager.default.createFile(atPath: go, contents: nil))
+        #expect(child.wait(seconds: 60), "fork-parent-first did not finish")
+        #expect(child.succeeded, "\(child.summary)")
+        #expect(logLines(log) == ["closed", "forked 0"], "the forked process's closes: \(logLines(log))")
+    }
+
+    /// A process killed holding the writer lock while a process it forked lives: the forked
+    /// process holds nothing of the dead one's (its copies of the lock file's descriptor and
+    /// mapping were dropped at the fork), so the dead holder's slot is seen dead and the next
+    /// writer takes the lock over.
+    @Test func aForkedChildDoesNotKeepADeadHoldersLockAlive() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.path()
+        try runChild(["setup", path], in: dir)
+        let log = dir.path("hold.log")
+        let holder = try Child(["hold-fork", path, log], in: dir)
+        try #require(awaitLine(log, "holding", holder) != nil, "\(said(holder))")
+        let forked = pid_t(logLines(log)[0].split(separator: " ")[1]) ?? 0
+        #expect(forked > 0)
+        // (Process learns of the holder's end only once the forked process, which inherited the
+        // descriptors Process gave the holder, is gone too: the holder is killed without waiting)
+        kill(holder.pid, SIGKILL)
+        defer {
+            if forked > 0 { kill(forked, SIGKILL) }
+            holder.wait(seconds: 10)
+        }
+        usleep(100_000)
+        try runChild(["count", path, "1", "1"], in: dir, seconds: 20)
+        let db = try DB(path, flags: 0)
+        try db.read { txn throws in
+            #expect(try ChildSchema(txn).counterValues(txn).n == 1)
+        }
+        db.close()
+    }
+
     /// A child alone with a file opened with CS_DURABILITY_MEMORY forks; the forked process's
     /// close does not take itself for the last user: the file and its lock file stay, the
     /// child's byte-range locks stay held and the join lock free, and another process opens the
