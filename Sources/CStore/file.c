@@ -540,7 +540,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
 {
     const cs_io *io = o->io ? o->io : &default_io;
     bool ro = (o->flags & CS_OPEN_READONLY) != 0;
-    int fl = ro ? O_RDONLY : O_RDWR;
+    int fl = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC; /* (an I/O layer's open passes it on; the default adds it) */
     if (!ro && (o->flags & CS_OPEN_CREATE)) fl |= O_CREAT;
     int fd = io->open(io->ctx, path, fl, 0644);
     if (fd < 0) {
