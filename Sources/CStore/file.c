@@ -5,7 +5,8 @@
  *
  * Invariants:
  *  1. A process has one cs_dbfile per file (found by device and inode), so its POSIX record
- *     locks and its mapping are shared by every handle on the file.
+ *     locks and its mapping are shared by every handle on the file. (A forked child may hold an
+ *     inherited one beside its own, which it can only close: lock_inherited.)
  *  2. The header write puts the new top into the slot the current version does not use and flips
  *     the selector in the same write; each slot carries a checksum, so a torn header write leaves
  *     the old slot selected or valid (commit.c durability rule 3).
@@ -429,6 +430,43 @@ int file_map_for(cs_dbfile *f, uint64_t size)
 static pthread_mutex_t files_mu = PTHREAD_MUTEX_INITIALIZER;
 static cs_dbfile *files;
 
+/* ---- fork (docs/ARCHITECTURE.md, Processes, Fork) ------------------------------------------ */
+
+void file_fork_prepare(void)
+{
+    /* no open or close in progress at the fork (an open may hold the join lock on a descriptor
+     * of its own, which the child would keep), and every file's mu free in the child */
+    pthread_mutex_lock(&files_mu);
+    for (cs_dbfile *f = files; f; f = f->next) pthread_mutex_lock(&f->mu);
+}
+
+void file_fork_parent(void)
+{
+    for (cs_dbfile *f = files; f; f = f->next) pthread_mutex_unlock(&f->mu);
+    pthread_mutex_unlock(&files_mu);
+}
+
+void file_fork_child(void)
+{
+    /* (single-threaded here; system calls only) */
+    for (cs_dbfile *f = files; f; f = f->next) {
+        pthread_mutex_unlock(&f->mu);
+        lock_fork_drop(f);
+        /* Reads through an inherited transaction find zeros (damaged nodes: CS_CORRUPT), never
+         * the parent's file: once the parent drops its pin, a commit may reuse those pages and
+         * online shrinking cut the file under the child's mapping (SIGBUS at the next read).
+         * The writable mapping goes (nothing commits through an inherited handle). */
+        for (mapping *m = f->map; m; m = m->prev)
+            mmap(m->base, m->len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        if (f->wmap) munmap(f->wmap, f->wmap_len);
+        f->wmap = NULL;
+        f->wmap_len = 0;
+        f->wmap_ok = 0;
+        f->wmap_armed = false;
+    }
+    pthread_mutex_unlock(&files_mu);
+}
+
 static int create_fresh(cs_dbfile *f)
 {
     /* one node: the top, with every slot empty but size and version */
@@ -487,7 +525,6 @@ static bool dbfile_free(cs_dbfile *f)
     if (f->fd >= 0) f->io->close(f->io->ctx, f->fd);
     schema_release(f->schema_cache);
     pthread_mutex_destroy(&f->mu);
-    pthread_mutex_destroy(&f->write_mu);
     free(f->pins);
     fl_clear(&f->fl);
     free(f->path);
@@ -503,7 +540,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
 {
     const cs_io *io = o->io ? o->io : &default_io;
     bool ro = (o->flags & CS_OPEN_READONLY) != 0;
-    int fl = ro ? O_RDONLY : O_RDWR;
+    int fl = (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC; /* (an I/O layer's open passes it on; the default adds it) */
     if (!ro && (o->flags & CS_OPEN_CREATE)) fl |= O_CREAT;
     int fd = io->open(io->ctx, path, fl, 0644);
     if (fd < 0) {
@@ -527,7 +564,9 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     }
     pthread_mutex_lock(&files_mu);
     for (cs_dbfile *f = files; f; f = f->next) {
-        if (f->dev == st.st_dev && f->ino == st.st_ino) {
+        /* (a file the process this one was forked from opened is not this process's: a handle
+         * opened here gets its own, docs/ARCHITECTURE.md, Processes, Fork) */
+        if (f->dev == st.st_dev && f->ino == st.st_ino && !lock_inherited(f)) {
             if (f->compacting) {
                 pthread_mutex_unlock(&files_mu);
                 io->close(io->ctx, fd);
@@ -548,6 +587,7 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     int rc = CS_OK;
     cs_dbfile *f = calloc(1, sizeof *f);
     if (!f) { rc = NOMEM(); goto fail_fd; }
+    lock_fork_mark(f);
     f->refs = 1;
     f->lfd = -1;
     f->jfd = -1;
@@ -562,7 +602,6 @@ static int open_file(const char *path, const cs_options *o, cs_dbfile **out)
     f->max_versions = o->max_active_versions;
     f->path = strdup(path);
     pthread_mutex_init(&f->mu, NULL);
-    pthread_mutex_init(&f->write_mu, NULL);
     uint64_t phys = (uint64_t)st.st_size;
     if (unborn(f, phys)) {
         /* creation is serialised by the lock file's set-up lock (invariant 5) */
@@ -637,11 +676,18 @@ int cs_db_open(const char *path, const cs_options *opts, cs_db **out)
     memset(&o, 0, sizeof o);
     if (opts) o = *opts;
     if (!path || !out) return cs_fail(CS_MISUSE, 0, "cs_db_open: path and out are required");
+    /* An open goes on past failures of its own (a header read again after a read that found it
+     * damaged, a fallback taken): a successful one leaves the thread's last failure as it was
+     * (error.h), not the text of a step it recovered from. */
+    cs_err_saved saved;
+    cs_err_save(&saved);
+    lock_fork_init(); /* (before open_file takes files_mu, which the fork's prepare handler takes) */
     cs_dbfile *f;
     int rc;
     for (int tries = 0; (rc = open_file(path, &o, &f)) == RETRY_OPEN; tries++)
         if (tries == 100) return cs_fail(CS_BUSY, 0, "%s keeps being replaced while it is opened", path);
     TRY(rc);
+    cs_err_restore(&saved);
     cs_db *db = calloc(1, sizeof *db);
     if (!db) return NOMEM();
     db->f = f;

@@ -21,6 +21,13 @@ int file_writer_acquire(cs_dbfile *f);
 /** Marks the file as owned by its one handle (cs_dbfile.compacting): CS_BUSY when this process
  *  has it open through other handles; later opens in this process are refused until it closes. */
 int file_claim(cs_dbfile *f);
+/** The fork handlers over the process's open files (lock.c registers them): prepare takes the
+ *  file list's mutex and every file's mu, parent releases them, child releases them and drops
+ *  each inherited file's lock-file descriptor and mapping and maps zeros over its database
+ *  mappings (docs/ARCHITECTURE.md, Processes, Fork). */
+void file_fork_prepare(void);
+void file_fork_parent(void);
+void file_fork_child(void);
 
 /* ---- what a commit (commit.c) writes through ---------------------------------------------- */
 

@@ -209,7 +209,9 @@ struct cs_dbfile {
     cs_durability durability; /* of the first open */
     const cs_io *io;         /* system calls */
     pthread_mutex_t mu;      /* guards the fields below */
-    pthread_mutex_t write_mu; /* the single writer */
+    uint32_t write_mu;       /* the single writer among this process's threads: 0 free, 1 held, 2
+                                held with a thread asleep on it (lock_write_take); a write may end
+                                on another thread than it began on, which releases it */
     mapping *map;            /* current mapping */
     /* The commit's writable mapping (mapwrite.c; docs/ARCHITECTURE.md, Writes through a
      * mapping), used only while a commit writes, under write_mu and the writer lock. */
@@ -238,6 +240,8 @@ struct cs_dbfile {
     void *lk;                /* the mapped lock file (NULL: lockless read-only open) */
     int lfd;                 /* its descriptor (holds this process's byte-range locks) */
     int slot;                /* this process's reader slot in it, -1 for none */
+    uint32_t fork_gen;       /* the process's fork generation when it opened the file: another
+                                one is a child's, forked with the file open (lock_inherited) */
     uint64_t wtoken;         /* the writer lock's word while this process holds it: the slot
                                 and the claim that made it this process's (lock.c) */
     const bool *spared;      /* the commit being written leaves asleep the notifier whose

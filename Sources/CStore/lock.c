@@ -17,7 +17,14 @@
  * (a number no other claim of this lock file's session has), so the owner's liveness is the
  * slot's byte lock, and a slot claimed again is not taken for the dead owner (invariant 4).
  * It belongs to the process, not to a thread: a write transaction may end on another thread
- * than it began on; the threads of one process exclude each other with f->write_mu.
+ * than it began on; the threads of one process exclude each other with f->write_mu, a futex
+ * word of the process (lock_write_take), whose release from another thread than the taker's is
+ * defined (a pthread mutex's is not).
+ *
+ * A child forked while the file is open inherits the handle, the mapping of this file, the slot
+ * and the open file description that holds the byte-range locks: all of it its parent's. Such a
+ * handle can only be closed, which releases the child's memory and descriptors and nothing
+ * shared (lock_inherited, docs/ARCHITECTURE.md, Processes).
  *
  * Invariants:
  *  1. `version`, `top`, `logical` and `selector` change only under the writer lock, inside a seqlock
@@ -119,6 +126,75 @@ _Static_assert(sizeof(struct lock_file) <= LOCK_HDR, "lock header size");
 _Static_assert(sizeof(lock_slot) == 64, "lock slot size");
 
 static lock_slot *slots(cs_dbfile *f) { return (lock_slot *)((uint8_t *)f->lk + LOCK_HDR); }
+
+/* ---- fork ------------------------------------------------------------------------------- */
+
+/* The fork generation: 0 in a process that was not forked since it first opened a file, one
+ * more in each child forked after that (pthread_atfork's child handler, registered at the first
+ * open, before any file can be open). A file opened at another generation is its parent's.
+ *
+ * The handlers (docs/ARCHITECTURE.md, Processes, Fork): before the fork, the process-wide file
+ * list's mutex and every open file's mutex are taken (file_fork_prepare), so the child gets them
+ * unlocked and no open in progress (which may hold the join lock on a descriptor of its own);
+ * in the child, each inherited file drops its copy of the lock file's descriptor and mapping
+ * (lock_fork_drop): both hold the parent's open file description, and with it its byte-range
+ * locks, which would otherwise outlive the parent's close or death for as long as the child
+ * lives (the dead parent's slot looking alive keeps its writer lock from being taken over). */
+uint32_t lock_fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+    __atomic_add_fetch(&lock_fork_gen, 1, __ATOMIC_RELAXED);
+    file_fork_child();
+}
+
+static void fork_register(void) { pthread_atfork(file_fork_prepare, file_fork_parent, fork_child); }
+
+void lock_fork_init(void) { pthread_once(&fork_once, fork_register); }
+
+void lock_fork_mark(cs_dbfile *f) { f->fork_gen = __atomic_load_n(&lock_fork_gen, __ATOMIC_RELAXED); }
+
+void lock_fork_drop(cs_dbfile *f)
+{
+    /* (plain system calls: the child of a multithreaded process may call only async-signal-safe
+     * functions here; the descriptor came from the I/O layer's open but is a real one, the
+     * byte-range locks are taken on it directly) */
+    if (f->lk) munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
+    if (f->lfd >= 0) close(f->lfd);
+    f->lk = NULL;
+    f->lfd = -1;
+}
+
+int lock_inherited_misuse(const cs_dbfile *f, const char *what)
+{
+    return cs_fail(CS_MISUSE, 0,
+                   "%s: %s was opened by the process this one was forked from; a handle inherited across fork "
+                   "can only be closed (open the file again in this process)",
+                   what, f->path);
+}
+
+/* ---- the threads' write lock ------------------------------------------------------------ */
+
+/* f->write_mu: 0 free, 1 held, 2 held and a thread may sleep on it. Taking it is one
+ * compare-and-swap when it is free, releasing it one exchange (and a wake when it was 2); the
+ * acquire and release orders are what ThreadSanitizer sees. */
+void lock_write_take(uint32_t *w)
+{
+    uint32_t c = 0;
+    if (__atomic_compare_exchange_n(w, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+    if (c != 2) c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
+    while (c != 0) {
+        /* sleeps while it is 2 (EINTR and EAGAIN look again) */
+        syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
+    }
+}
+
+void lock_write_give(uint32_t *w)
+{
+    if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2) syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 static int ofd(int fd, int cmd, short type, off_t at)
 {
@@ -226,7 +302,7 @@ void lock_publish(cs_dbfile *f)
  * in between leaves the total too high (more wakes), never too low. */
 static void count_sleeper(cs_dbfile *f, bool *sleeping, bool asleep)
 {
-    if (!f->lk) return;
+    if (!f->lk || lock_inherited(f)) return; /* (the slot's counts are the parent's) */
     struct lock_file *l = f->lk;
     uint32_t *n = &l->sleepers;
     uint32_t *mine = f->slot >= 0 ? &l->slot_sleepers[f->slot] : NULL;
@@ -280,7 +356,8 @@ static uint64_t wall_ms(void)
 
 void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence)
 {
-    if (!f->lk || f->slot < 0) return;
+    /* (an inherited handle's slot is its parent's: a transaction ended in the child leaves it) */
+    if (!f->lk || f->slot < 0 || lock_inherited(f)) return;
     lock_slot *s = &slots(f)[f->slot];
     uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
     __atomic_store_n(&s->seq, q + 1, __ATOMIC_RELAXED);
@@ -302,7 +379,7 @@ void lock_publish_pins(cs_dbfile *f, const pinrange *r, bool fence)
 
 void lock_pins_idle(cs_dbfile *f)
 {
-    if (f->lk && f->slot >= 0) __atomic_store_n(&slots(f)[f->slot].idle, SLOT_IDLE, __ATOMIC_RELEASE);
+    if (f->lk && f->slot >= 0 && !lock_inherited(f)) __atomic_store_n(&slots(f)[f->slot].idle, SLOT_IDLE, __ATOMIC_RELEASE);
 }
 
 bool lock_pins_reclaim(cs_dbfile *f)
@@ -533,7 +610,8 @@ static void writer_free(cs_dbfile *f, struct lock_file *l)
 
 void lock_writer_release(cs_dbfile *f)
 {
-    if (f->lk) writer_free(f, f->lk);
+    /* (a write ended in a child forked while it was open: the lock is the parent's) */
+    if (f->lk && !lock_inherited(f)) writer_free(f, f->lk);
 }
 
 /* ---- opening and closing ---------------------------------------------------------------- */
@@ -756,12 +834,21 @@ static bool lock_alone(cs_dbfile *f)
 
 bool lock_close(cs_dbfile *f)
 {
+    if (lock_inherited(f)) {
+        /* A child forked with the file open: the slot, the writer lock and the open file
+         * description with every byte-range lock on it are the parent's, which goes on using
+         * them. Any lock command on the description would act for the parent (taking LK_INIT
+         * would keep it held after this close: the description stays open in the parent), and
+         * the parent's hold on LK_USERS would make it look alone. The fork's child handler
+         * dropped the child's copies of the descriptor and the mapping already
+         * (lock_fork_drop); a child made without that handler (a raw clone) drops them here. */
+        lock_fork_drop(f);
+        return false;
+    }
     if (!f->lk) return true;
     bool alone = false;
-    /* (a writer lock still held at close is a misuse; it goes with the slot; not by a child
-     * forked with the file open, whose slot and lock are its parent's) */
-    if (f->slot >= 0 && __atomic_load_n(&slots(f)[f->slot].pid, __ATOMIC_RELAXED) == (uint32_t)getpid())
-        writer_free(f, f->lk);
+    /* (a writer lock still held at close is a misuse; it goes with the slot) */
+    if (f->slot >= 0) writer_free(f, f->lk);
     if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) == 0) {
         alone = lock_alone(f);
         if (alone) journal_last_close(f);
@@ -782,7 +869,15 @@ bool lock_close(cs_dbfile *f)
         }
     }
     munmap(f->lk, LOCK_HDR + LOCK_SLOTS * sizeof(lock_slot));
-    f->io->close(f->io->ctx, f->lfd); /* drops every lock this process held on it */
+    /* every lock of the description, before its descriptor goes: a close drops them only with
+     * the description's last reference, which a child forked without the fork handler (a raw
+     * clone) may still hold */
+    struct flock all;
+    memset(&all, 0, sizeof all);
+    all.l_type = F_UNLCK;
+    all.l_whence = SEEK_SET;
+    fcntl(f->lfd, F_OFD_SETLK, &all);
+    f->io->close(f->io->ctx, f->lfd);
     f->lk = NULL;
     f->lfd = -1;
     return alone;
@@ -790,6 +885,7 @@ bool lock_close(cs_dbfile *f)
 
 int lock_take_alone(cs_dbfile *f)
 {
+    TRY(lock_refuse_inherited(f, "taking the file for this process alone"));
     if (!f->lk) return cs_fail(CS_BUSY, 0, "%s has no lock file: cannot make sure no other process has it open", f->path);
     if (ofd(f->lfd, F_OFD_SETLKW, F_WRLCK, LK_INIT) != 0)
         return cs_fail(CS_IOERR, errno, "cannot lock the lock file of %s", f->path);
@@ -817,6 +913,7 @@ uint32_t cs_db_commit_counter(cs_db *db) { return lock_commit_counter(db->f); }
 int cs_db_wait_for_commit(cs_db *db, uint32_t seen, int timeout_ms)
 {
     cs_dbfile *f = db->f;
+    TRY(lock_refuse_inherited(f, "cs_db_wait_for_commit"));
     if (!f->lk) return cs_fail(CS_MISUSE, 0, "no lock file: commits cannot be waited for");
     struct lock_file *l = f->lk;
     struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};

@@ -7,7 +7,7 @@
  * Invariants:
  *  1. A transaction pins the version it reads in f->pins for its whole life; the writer never
  *     reuses space a pinned version can reach (commit.c durability rule 1).
- *  2. Only a WRITE transaction (holding f->write_mu) touches the slab.
+ *  2. Only a WRITE transaction (holding f->write_mu, lock_write_take) touches the slab.
  *  3. t->epoch changes whenever a cached leaf pointer or row number may have become stale:
  *     snapshot moves, commits, rollbacks, schema changes and structural tree changes.
  */
@@ -229,6 +229,7 @@ int cs_txn_begin(cs_db *db, int mode, cs_txn **out)
 {
     if (!db || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_begin: bad arguments");
     if (mode == CS_TXN_WRITE && db->readonly) return cs_fail(CS_READONLY, 0, "%s is open read-only", db->path);
+    TRY(lock_refuse_inherited(db->f, "cs_txn_begin"));
     /* Reuse the transaction struct the last cs_txn_end left behind, if any. It kept its
      * version, schema reference and caches: when this transaction lands on the same version,
      * in the same mapping, they are all still right (space the newest version reaches is never
@@ -335,7 +336,8 @@ int cs_txn_promote(cs_txn *t)
                        "reopen the file to write",
                        t->db->path, strerror(t->f->header_lost_errno));
     if (t->f->broken) return cs_fail(CS_IOERR, EIO, "%s had a failed sync; reopen it to write", t->db->path);
-    pthread_mutex_lock(&t->f->write_mu);
+    TRY(lock_refuse_inherited(t->f, "cs_txn_promote"));
+    lock_write_take(&t->f->write_mu);
     int rc = file_writer_acquire(t->f);
     if (rc == CS_OK) {
         uint64_t size = 0, allocated = 0;
@@ -348,7 +350,7 @@ int cs_txn_promote(cs_txn *t)
         if (rc) lock_writer_release(t->f);
     }
     if (rc) {
-        pthread_mutex_unlock(&t->f->write_mu);
+        lock_write_give(&t->f->write_mu);
         return rc;
     }
 #ifdef CSTORE_INTERNAL_CHECKS
@@ -414,7 +416,8 @@ static int end_write(cs_txn *t)
     take_newest_top(t);
     t->epoch++;
     lock_writer_release(f);
-    pthread_mutex_unlock(&f->write_mu);
+    /* (possibly on another thread than the one that took it: defined for this lock) */
+    lock_write_give(&f->write_mu);
     if (!t->schema) return load_schema(t);
     return CS_OK;
 }
@@ -503,6 +506,8 @@ static int txn_plan(cs_txn *t, commit_what *w)
 int cs_txn_commit(cs_txn *t)
 {
     if (!t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_commit: not in a write transaction");
+    /* (a write inherited across fork stays open: cs_txn_end then drops it in the child alone) */
+    TRY(lock_refuse_inherited(t->f, "cs_txn_commit"));
     if (t->spoiled) {
         /* a call failed part-way (obj.c create_row): what it left is not committed */
         int rc = t->spoiled;
@@ -591,6 +596,7 @@ int cs_txn_advance(cs_txn *t, bool *changed)
 {
     if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance: the transaction is writing");
     if (t->frozen) return cs_fail(CS_MISUSE, 0, "cs_txn_advance: the transaction is frozen");
+    TRY(lock_refuse_inherited(t->f, "cs_txn_advance"));
     return move_to_latest(t, changed);
 }
 
@@ -640,6 +646,7 @@ int cs_txn_advance_to(cs_txn *t, const cs_txn *at)
     if (t->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the transaction is writing");
     if (t->frozen) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the transaction is frozen");
     if (at->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: the target transaction is writing");
+    TRY(lock_refuse_inherited(t->f, "cs_txn_advance_to"));
     if (at->version == t->version) return CS_OK;
     if (at->version < t->version)
         return cs_fail(CS_MISUSE, 0, "cs_txn_advance_to: version %llu is older than the transaction's %llu",
@@ -688,6 +695,7 @@ int cs_txn_freeze(cs_db *db, const cs_txn *at, cs_txn **out)
     if (!db || !at || !out) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: bad arguments");
     if (db->f != at->f) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: the handle opens another file");
     if (at->writing) return cs_fail(CS_MISUSE, 0, "cs_txn_freeze: the transaction is writing");
+    TRY(lock_refuse_inherited(db->f, "cs_txn_freeze"));
     cs_txn *t = calloc(1, sizeof *t);
     if (!t) return NOMEM();
     t->db = db;

@@ -23,6 +23,13 @@
 //   commit-loop PATH LOG [MAX]      commits transaction k = counter + 1, k + 1, ... (full
 //                                   durability), writing "about k" to LOG before each commit and
 //                                   "committed k" after it; "ready" once the file is open
+//   hold PATH LOG                   begins a write transaction (takes the writer lock), writes
+//                                   "holding" to LOG and sleeps until killed
+//   write-after PATH LOG GO POLL_MS opens PATH with the writer lock's poll at POLL_MS
+//                                   (cs_test_set_writer_lock_poll), writes "open" to LOG, waits
+//                                   until the file GO exists, then adds 1 to the counter's n in one
+//                                   write transaction and writes "wrote MS" to LOG: the
+//                                   milliseconds from seeing GO to the commit's end
 //   pin PATH LOG                    begins a read transaction, writes "pinned VERSION" to LOG and
 //                                   sleeps until killed
 //   shrink-churn PATH LOG CALM STOP opens PATH with CS_OPEN_SHRINK and commits to its table
@@ -33,6 +40,29 @@
 //   commit-sparing PATH             opens PATH with a notifier waiting in a thread, makes one
 //                                   commit sparing it (cs_txn_commit_sparing), then ends the
 //                                   wait; prints "committed"
+//   fork-close PATH LOG MODE STOP   opens PATH (MODE read: and begins a read transaction; write:
+//                                   a write transaction; memory: with CS_DURABILITY_MEMORY) and
+//                                   forks; the forked process (a copy of this single-threaded one)
+//                                   tries a commit of the inherited write, a read and a write
+//                                   transaction on the inherited handle (each must be refused with
+//                                   CS_MISUSE), ends the inherited transaction, opens the file
+//                                   anew and reads through that handle, closes it and then the
+//                                   inherited handle (CS_OK), all of them whatever each returned, and exits
+//                                   0 or 1-9 for the first that did not; then this process writes "forked STATUS" (the exit
+//                                   status) and "ready VERSION" to LOG (memory: after "files P L",
+//                                   whether the file and its lock file exist), waits until STOP
+//                                   exists, checks that its read transaction still reads the same
+//                                   snapshot (read) or commits one increment through its write
+//                                   (write), then makes one more increment and closes
+//   fork-parent-first PATH LOG GO   opens PATH and forks; the forked process opens PATH again (a
+//                                   handle of its own), waits until this process closed its handle
+//                                   and GO exists, then closes its own handle and the inherited
+//                                   one (within 10 s: SIGALRM) and exits 0, or 1-3 for the first
+//                                   call that failed; this process writes "closed" to LOG after its
+//                                   close and "forked STATUS" when the forked process ended
+//   hold-fork PATH LOG              begins a write transaction (takes the writer lock), forks a
+//                                   process that sleeps until killed, writes "holding PID" (its
+//                                   pid) to LOG and sleeps until killed
 //   read-only PATH [--as-nobody]    opens PATH with CS_OPEN_READONLY (first dropping root to the
 //                                   user nobody when asked), verifies it and prints
 //                                   "rows R lockless L rw CODE", where L says whether waiting for
@@ -310,6 +340,31 @@ func commitLoop(_ path: String, _ logPath: String, _ max: Int) {
     ok(cs_db_close(h), 88, "close")
 }
 
+func hold(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    let h = openDB(path)
+    _ = begin(h, CS_TXN_WRITE)
+    log.line("holding")
+    while true { pause() }
+}
+
+func writeAfter(_ path: String, _ logPath: String, _ go: String, _ pollMs: UInt32) {
+    let log = Log(logPath)
+    cs_test_set_writer_lock_poll(pollMs)
+    let h = openDB(path)
+    log.line("open")
+    for _ in 0..<60_000 where access(go, F_OK) != 0 { usleep(1000) }
+    let start = Date()
+    let t = begin(h, CS_TXN_WRITE)
+    let s = Schema(t)
+    var c = s.counterObj(t)
+    ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), 81, "set n")
+    ok(cs_txn_commit(t), 82, "commit")
+    log.line("wrote \(Int(Date().timeIntervalSince(start) * 1000))")
+    ok(cs_txn_end(t), 82, "end")
+    ok(cs_db_close(h), 83, "close")
+}
+
 func pin(_ path: String, _ logPath: String) -> Never {
     let log = Log(logPath)
     let h = openDB(path)
@@ -406,6 +461,152 @@ func shrinkChurn(_ path: String, _ logPath: String, _ calmPath: String, _ stopPa
 
 /// One commit sparing this process's notifier, asleep on the file: the commit must still wake
 /// the other processes' notifiers (the parent test's).
+/// The snapshot a read transaction sees: the counter's n and sum and the row count.
+func snapshotValues(_ t: OpaquePointer, _ s: Schema) -> [Int64] {
+    var c = s.counterObj(t)
+    var rows: UInt64 = 0
+    ok(cs_table_count(t, s.rows, &rows), 78, "count Rows")
+    return [getInt(&c, s.n), getInt(&c, s.sum), Int64(rows)]
+}
+
+/// Adds 1 to the counter's n and `seq` to its sum through write transaction `t`, with a row of
+/// writer 99 and sequence `seq`, and commits it.
+func bump(_ t: OpaquePointer, _ seq: Int64, _ status: Int32) {
+    let s = Schema(t)
+    var c = s.counterObj(t)
+    ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), status, "set n")
+    var r = cs_obj()
+    ok(cs_obj_create(t, s.rows, &r), status, "create a row")
+    ok(cs_obj_set_int(&r, s.writer, 99), status, "set writer")
+    ok(cs_obj_set_int(&r, s.seq, seq), status, "set seq")
+    ok(cs_obj_set_int(&c, s.sum, getInt(&c, s.sum) + seq), status, "set sum")
+    ok(cs_txn_commit(t), status, "commit")
+}
+
+/// A handle inherited across fork (docs/ARCHITECTURE.md, Processes): the forked process may only
+/// close it, which must leave this process's slot, pins, locks and files as they were.
+func forkClose(_ path: String, _ logPath: String, _ mode: String, _ stopPath: String) {
+    let log = Log(logPath)
+    let h = openDB(path, durability: mode == "memory" ? CS_DURABILITY_MEMORY : CS_DURABILITY_NOSYNC)
+    var txn: OpaquePointer?
+    var before: [Int64] = []
+    if mode == "read" {
+        txn = begin(h, CS_TXN_READ)
+        before = snapshotValues(txn!, Schema(txn!))
+    } else if mode == "write" {
+        txn = begin(h, CS_TXN_WRITE)
+    }
+    let pid = fork()
+    if pid < 0 { fail(96, "fork: \(String(cString: strerror(errno)))") }
+    if pid == 0 {
+        // the forked process: this one's only thread, copied; nothing but the C API and _exit
+        // (every step is made whatever the one before returned: the close is what matters most)
+        var other: OpaquePointer?
+        var status: Int32 = 0
+        func expect(_ rc: Int32, _ wanted: Int, _ step: Int32) {
+            if rc != Int32(wanted) && status == 0 { status = step }
+        }
+        if mode == "write" { expect(cs_txn_commit(txn!), CS_MISUSE, 1) }
+        if mode == "read" {
+            // the inherited read transaction: every move refused, and a read finds no data of the
+            // parent's file (zeros where its mapping was) and returns instead of faulting
+            expect(cs_txn_promote(txn!), CS_MISUSE, 9)
+            expect(cs_txn_advance(txn!, nil), CS_MISUSE, 10)
+            expect(cs_txn_advance_to(txn!, txn!), CS_MISUSE, 11)
+            var frozen: OpaquePointer?
+            expect(cs_txn_freeze(h, txn!, &frozen), CS_MISUSE, 12)
+            var table: UInt32 = 0, rows: UInt64 = 0
+            if cs_table_find(txn!, "Rows", &table) == Int32(CS_OK) { _ = cs_table_count(txn!, table, &rows) }
+        }
+        for (mode, step) in [(CS_TXN_READ, Int32(2)), (CS_TXN_WRITE, Int32(3))] {
+            let rc = cs_txn_begin(h, Int32(mode), &other)
+            expect(rc, CS_MISUSE, step)
+            if rc == Int32(CS_OK) { _ = cs_txn_end(other) } // (not refused: ended, so the close still runs)
+        }
+        expect(cs_db_wait_for_commit(h, 0, 0), CS_MISUSE, 4)
+        if let txn { expect(cs_txn_end(txn), CS_OK, 5) }
+        // a handle of its own, opened beside the inherited one, works
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_NOSYNC
+        var own: OpaquePointer?
+        expect(cs_db_open(path, &opts, &own), CS_OK, 7)
+        if let own {
+            var w: OpaquePointer?
+            let rc = cs_txn_begin(own, Int32(CS_TXN_READ), &w)
+            expect(rc, CS_OK, 8)
+            if rc == Int32(CS_OK) { expect(cs_txn_end(w), CS_OK, 8) }
+            expect(cs_db_close(own), CS_OK, 8)
+        }
+        expect(cs_db_close(h), CS_OK, 6)
+        _exit(status)
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    log.line("forked \(status)")
+    if mode == "memory" {
+        log.line("files \(access(path, F_OK) == 0 ? 1 : 0) \(access(path + ".lock", F_OK) == 0 ? 1 : 0)")
+    }
+    log.line("ready \(txn.map { cs_txn_version($0) } ?? 0)")
+    for _ in 0..<60_000 where access(stopPath, F_OK) != 0 { usleep(1000) }
+    if mode == "read" {
+        let s = Schema(txn!)
+        if let problem = checkSnapshot(txn!, s) { fail(97, "the read transaction after the fork: \(problem)") }
+        let after = snapshotValues(txn!, s)
+        if after != before { fail(97, "the read transaction read \(before) before the fork, \(after) after") }
+        ok(cs_txn_end(txn!), 97, "end")
+    } else if mode == "write" {
+        bump(txn!, 1, 98)
+        ok(cs_txn_end(txn!), 98, "end")
+    }
+    let t = begin(h, CS_TXN_WRITE)
+    bump(t, mode == "write" ? 2 : 1, 99)
+    ok(cs_txn_end(t), 99, "end")
+    ok(cs_db_close(h), 99, "close")
+}
+
+/// The parent closes first: the forked process opened a handle of its own, and after its
+/// parent's close (while it still holds the inherited handle) another process opens the file and
+/// its own handle closes (neither waits on a join lock left held by the parent's description).
+func forkParentFirst(_ path: String, _ logPath: String, _ goPath: String) {
+    let log = Log(logPath)
+    let h = openDB(path)
+    let closed = path + ".parent-closed"
+    let pid = fork()
+    if pid < 0 { fail(96, "fork: \(String(cString: strerror(errno)))") }
+    if pid == 0 {
+        var opts = cs_options()
+        opts.durability = CS_DURABILITY_NOSYNC
+        var own: OpaquePointer?
+        if cs_db_open(path, &opts, &own) != Int32(CS_OK) { _exit(1) }
+        for _ in 0..<30_000 where access(closed, F_OK) != 0 || access(goPath, F_OK) != 0 { usleep(1000) }
+        alarm(10) // (a close stuck on a join lock ends the process by SIGALRM)
+        if cs_db_close(own) != Int32(CS_OK) { _exit(2) }
+        if cs_db_close(h) != Int32(CS_OK) { _exit(3) }
+        _exit(0)
+    }
+    ok(cs_db_close(h), 95, "close")
+    close(open(closed, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644))
+    log.line("closed")
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    log.line("forked \(status)")
+}
+
+/// Holds the writer lock and forks a process that sleeps until killed, holding nothing of its own;
+/// writes "holding PID" (the forked process's) to LOG and sleeps until killed.
+func holdFork(_ path: String, _ logPath: String) -> Never {
+    let log = Log(logPath)
+    let h = openDB(path)
+    _ = begin(h, CS_TXN_WRITE)
+    let pid = fork()
+    if pid < 0 { fail(96, "fork: \(String(cString: strerror(errno)))") }
+    if pid == 0 {
+        while true { pause() }
+    }
+    log.line("holding \(pid)")
+    while true { pause() }
+}
+
 func commitSparing(_ path: String) {
     let h = openDB(path)
     var n: OpaquePointer?
@@ -454,6 +655,11 @@ case "check":
     checkLoop(arg(2), arg(3))
 case "commit-loop":
     commitLoop(arg(2), arg(3), args.count > 4 ? Int(args[4]) ?? 1_000_000 : 1_000_000)
+case "hold":
+    hold(arg(2), arg(3))
+case "write-after":
+    guard let ms = UInt32(arg(5)) else { fail(64, "write-after PATH LOG GO POLL_MS") }
+    writeAfter(arg(2), arg(3), arg(4), ms)
 case "pin":
     pin(arg(2), arg(3))
 case "pin-idle":
@@ -462,6 +668,12 @@ case "shrink-churn":
     shrinkChurn(arg(2), arg(3), arg(4), arg(5))
 case "commit-sparing":
     commitSparing(arg(2))
+case "fork-close":
+    forkClose(arg(2), arg(3), arg(4), arg(5))
+case "fork-parent-first":
+    forkParentFirst(arg(2), arg(3), arg(4))
+case "hold-fork":
+    holdFork(arg(2), arg(3))
 case "read-only":
     readOnly(arg(2), asNobody: args.count > 3 && args[3] == "--as-nobody")
 default:

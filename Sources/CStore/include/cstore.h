@@ -314,10 +314,18 @@ typedef struct cs_options {
  * whose records are damaged, docs/FORMAT.md §13), CS_VERSION (newer format), CS_NOMEM (memory
  * or address space), CS_EXISTS (something at `<file>.journal` that is not a journal: a file
  * that is not one, a directory, a FIFO, a socket, a device; left as it is), CS_READONLY (a
- * read-only open that cannot recover the journal's records), CS_IOERR.
+ * read-only open that cannot recover the journal's records), CS_IOERR. A successful open leaves
+ * the thread's last failure (cs_errmsg, cs_errno) as it was.
+ *
+ * Fork: a handle open when the process forks is inherited by the child, where it can only be
+ * closed (its transactions only ended): beginning, promoting, committing, advancing or freezing
+ * a transaction through it, or waiting for commits, fails with CS_MISUSE; reads through an
+ * inherited transaction find no data (CS_CORRUPT). A cs_db_open in the child opens the file for
+ * the child (docs/ARCHITECTURE.md, Processes, Fork).
  */
 int cs_db_open(const char *path, const cs_options *opts, cs_db **out);
-/** Closes the handle. Every transaction on it must have ended (else CS_MISUSE). */
+/** Closes the handle. Every transaction on it must have ended (else CS_MISUSE). The close of a
+ *  handle inherited across fork frees the child's copies only, never the parent's state. */
 int cs_db_close(cs_db *db);
 /** The newest committed version number. */
 uint64_t cs_db_version(cs_db *db);
