@@ -706,6 +706,12 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
     }
     if (rc == CS_OK && first_key) *first_key = n ? keys[0] : first;
     if (rc == CS_OK && keys_out && n) memcpy(keys_out, keys, n * sizeof *keys);
+    /* a batched path that fails part-way may leave rows in place (keys in the tree, columns or
+     * index entries in part, no count): its write is marked at the end so that its commit
+     * refuses it and rolls it back, as create_row's is. (The checks above change nothing; object
+     * by object, each create marks its own write, and a row whose cs_obj_set fails stays a
+     * whole object.) */
+    bool began = false;
     if (rc != CS_OK || per_row) {
         for (size_t r = 0; r < n && rc == CS_OK; r++) {
             cs_obj o;
@@ -723,6 +729,7 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         }
         goto done;
     }
+    began = n > 0;
     if (pmc) {
         /* keys in any order: one row at a time, in key order */
         rc = many_by_key(t, table, mc, ncols, cols, n, keys, first, count == 0, indexed, row);
@@ -759,6 +766,7 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         }
     }
 done:
+    if (rc != CS_OK && began && !t->spoiled) t->spoiled = rc;
     free(mc);
     free(row);
     free(keys);

@@ -467,4 +467,13 @@ struct CreateOutOfMemoryTests {
             Self.withNewValues(k, pk) { cs_obj_create_primary(txn, t, $0, &o) }
         }
     }
+
+    /// cs_obj_create_many's own path (rows in key order, a leaf at a time, their index entries
+    /// after them) fails part-way as a single create does, and its write is refused the same way.
+    @Test(arguments: [CS_TYPE_INT, CS_TYPE_STRING])
+    func createMany(_ pk: cs_type) throws {
+        try campaign("cs_obj_create_many \(pk)", pk: pk) { txn, t, cols, k, _ in
+            Self.withNewValues(k, pk) { cs_obj_create_many(txn, t, 1, cols.count, cols, $0, nil) }
+        }
+    }
 }

@@ -562,7 +562,8 @@ int cs_txn_promote(cs_txn *txn);
  *  writing or syncing the header leaves the outcome undecided until the file is reopened: it
  *  then holds the previous version or the new one, never anything else; until then every
  *  write on the file is refused with CS_IOERR. A write in which an object creation
- *  (cs_obj_create, cs_obj_create_primary, cs_obj_create_values, cs_obj_create_embedded) failed
+ *  (cs_obj_create, cs_obj_create_primary, cs_obj_create_values, cs_obj_create_embedded, the
+ *  cs_obj_create_many calls) failed
  *  part-way, out of memory or file space after it had begun to change the write's nodes, is
  *  refused: it is rolled back and the commit returns that creation's code. */
 int cs_txn_commit(cs_txn *txn);
@@ -748,7 +749,8 @@ int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32
  * is not embedded; otherwise (a link to a row of the batch, to no object, to an embedded
  * object), and with Mixed columns, the call fills the table object by object through
  * cs_obj_set's checks. After any other error (CS_CONSTRAINT and CS_TYPE come before anything is
- * created) rows may be in place: roll the transaction back.
+ * created) rows may be in place: roll the transaction back. When the rows were being made a
+ * leaf or a key at a time (not object by object), cs_txn_commit refuses the transaction.
  */
 int cs_obj_create_many(cs_txn *txn, uint32_t table, size_t n, size_t ncols, const uint32_t *cols,
                        const cs_value *values, int64_t *first_key);
