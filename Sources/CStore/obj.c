@@ -172,6 +172,13 @@ static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
 static int create_row_steps(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols,
                             const cs_value *vvals, cs_obj *out, bool *changed);
 
+/* Marks a write that a call left half changed: its commit refuses it and rolls it back
+ * (cs_txn_commit). The first failure's code is the one the commit returns. */
+static void txn_spoil(cs_txn *t, int rc)
+{
+    if (!t->spoiled) t->spoiled = rc;
+}
+
 static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const uint32_t *vcols, const cs_value *vvals,
                       cs_obj *out)
 {
@@ -181,7 +188,7 @@ static int create_row(cs_txn *t, uint32_t table, int64_t own, size_t nv, const u
      * commit refuses it and rolls it back (cs_txn_commit). */
     bool changed = false;
     int rc = create_row_steps(t, table, own, nv, vcols, vvals, out, &changed);
-    if (rc != CS_OK && changed && !t->spoiled) t->spoiled = rc;
+    if (rc != CS_OK && changed) txn_spoil(t, rc);
     return rc;
 }
 
@@ -308,6 +315,20 @@ int cs_obj_create_primary(cs_txn *txn, uint32_t table, const cs_value *pk, cs_ob
     return change_set(txn, table, out->key, pc);
 }
 
+/* Column cols[i] of a create's list of named columns: one that holds a value (no collection or
+ * backlink), named once (cs_obj_create_values, cs_obj_create_many). */
+static int named_col(cs_txn *t, uint32_t table, const uint32_t *cols, size_t i, col_def **out)
+{
+    col_def *c;
+    TRY(txn_col(t, table, cols[i], NULL, &c));
+    if (c->coll != CS_COLL_NONE || c->type == CS_TYPE_BACKLINK)
+        return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
+    for (size_t j = 0; j < i; j++)
+        if (cols[j] == cols[i]) return cs_fail(CS_MISUSE, 0, "column '%s' is named twice", c->name);
+    *out = c;
+    return CS_OK;
+}
+
 int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32_t *cols, const cs_value *values,
                          cs_obj *out)
 {
@@ -321,13 +342,9 @@ int cs_obj_create_values(cs_txn *txn, uint32_t table, size_t ncols, const uint32
     const cs_value *pk = NULL;
     for (size_t i = 0; i < ncols; i++) {
         col_def *c;
-        TRY(txn_col(txn, table, cols[i], NULL, &c));
-        if (c->coll != CS_COLL_NONE || c->type == CS_TYPE_BACKLINK)
-            return cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", c->name);
+        TRY(named_col(txn, table, cols, i, &c));
         if (c->type == CS_TYPE_LINK || c->type == CS_TYPE_MIXED)
             return cs_fail(CS_TYPE, 0, "'%s' can hold links: set it with cs_obj_set", c->name);
-        for (size_t j = 0; j < i; j++)
-            if (cols[j] == cols[i]) return cs_fail(CS_MISUSE, 0, "column '%s' is named twice", c->name);
         leaf_spec s = leaf_spec_col(c);
         TRY(value_check(&s, &values[i]));
         if (cols[i] == td->primary) pk = &values[i];
@@ -663,13 +680,7 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
     for (size_t c = 0; c < ncols && rc == CS_OK; c++) {
         many_col *m = &mc[c];
         m->col = cols[c];
-        if ((rc = txn_col(t, table, cols[c], NULL, &m->cd)) != CS_OK) break;
-        if (m->cd->coll != CS_COLL_NONE || m->cd->type == CS_TYPE_BACKLINK) {
-            rc = cs_fail(CS_TYPE, 0, "'%s' is a collection; use cs_coll_open", m->cd->name);
-            break;
-        }
-        for (size_t j = 0; j < c; j++)
-            if (cols[j] == cols[c]) rc = cs_fail(CS_MISUSE, 0, "column '%s' is named twice", m->cd->name);
+        if ((rc = named_col(t, table, cols, c, &m->cd)) != CS_OK) break;
         if (cols[c] == td->primary) pmc = m;
         m->s = leaf_spec_col(m->cd);
         if (ints) {
@@ -766,7 +777,7 @@ static int create_many(cs_txn *t, uint32_t table, size_t n, size_t ncols, const 
         }
     }
 done:
-    if (rc != CS_OK && began && !t->spoiled) t->spoiled = rc;
+    if (rc != CS_OK && began) txn_spoil(t, rc);
     free(mc);
     free(row);
     free(keys);
@@ -1225,7 +1236,7 @@ int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out)
     int rc = obj_col(obj, col, &c);
     if (rc == CS_OK) rc = set_link(obj, col, c, &v, true);
     if (rc != CS_OK) {
-        if (!t->spoiled) t->spoiled = rc;
+        txn_spoil(t, rc);
         return rc;
     }
     out->epoch = 0;
