@@ -29,7 +29,11 @@
 //                                   (cs_test_set_writer_lock_poll), writes "open" to LOG, waits
 //                                   until the file GO exists, then adds 1 to the counter's n in one
 //                                   write transaction and writes "wrote MS" to LOG: the
-//                                   milliseconds from seeing GO to the commit's end
+//                                   milliseconds from seeing GO to the commit's end. Also
+//                                   "begin NS" before it asks for the write, "took NS" when it
+//                                   has it and "released NS" when it ended it: NS is the
+//                                   system-wide CLOCK_MONOTONIC in nanoseconds, which the
+//                                   test's process reads alike
 //   pin PATH LOG                    begins a read transaction, writes "pinned VERSION" to LOG and
 //                                   sleeps until killed
 //   shrink-churn PATH LOG CALM STOP opens PATH with CS_OPEN_SHRINK and commits to its table
@@ -102,6 +106,13 @@ struct Log {
         let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         if n != bytes.count { fail(71, "cannot write the log") }
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: one clock for every process of the machine.
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
 func openDB(_ path: String, flags: Int = 0, durability: cs_durability = CS_DURABILITY_NOSYNC) -> OpaquePointer {
@@ -355,13 +366,16 @@ func writeAfter(_ path: String, _ logPath: String, _ go: String, _ pollMs: UInt3
     log.line("open")
     for _ in 0..<60_000 where access(go, F_OK) != 0 { usleep(1000) }
     let start = Date()
+    log.line("begin \(monotonicNanoseconds())")
     let t = begin(h, CS_TXN_WRITE)
+    log.line("took \(monotonicNanoseconds())")
     let s = Schema(t)
     var c = s.counterObj(t)
     ok(cs_obj_set_int(&c, s.n, getInt(&c, s.n) + 1), 81, "set n")
     ok(cs_txn_commit(t), 82, "commit")
     log.line("wrote \(Int(Date().timeIntervalSince(start) * 1000))")
     ok(cs_txn_end(t), 82, "end")
+    log.line("released \(monotonicNanoseconds())")
     ok(cs_db_close(h), 83, "close")
 }
 

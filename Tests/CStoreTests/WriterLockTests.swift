@@ -500,7 +500,7 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
         #expect(FileManager.default.createFile(atPath: go, contents: nil))
         #expect(writer.wait(seconds: 30), "write-after did not finish")
         #expect(writer.succeeded, "\(writer.summary)")
-        let wrote = logLines(log).last ?? ""
+        let wrote = logLines(log).first { $0.hasPrefix("wrote ") } ?? ""
         let ms = wrote.hasPrefix("wrote ") ? Int(wrote.dropFirst(6)) : nil
         #expect(ms != nil && ms! < 1000, "the write after a dead holder: \(wrote) (the poll is 5 s)")
     }
@@ -510,41 +510,58 @@ private let F_OFD_GETLK_: Int32 = 36, F_OFD_SETLK_: Int32 = 37
     /// it with the waiters bit set, so its release wakes the others at once. Two processes
     /// wait with the poll at 1.5 s, asleep half a poll apart: the first to look takes the lock
     /// from the dead holder and commits, and the other, still asleep on the dead holder's
-    /// word, follows it at once (without the bit it would sleep on until its own poll, about
-    /// 0.75 s later).
+    /// word, takes it as soon as the first released it (without the bit it would sleep on
+    /// until its own poll, about 0.75 s later). The children stamp when they asked for the
+    /// lock, took it and released it on the machine's monotonic clock, so that the time they
+    /// take to start, commit and exit (long under a sanitizer on a busy machine) is not
+    /// measured.
     @Test func theWaitersOfADeadHolderFollowTheOneThatTookItsLock() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.path()
         try runChild(["setup", path], in: dir)
-        let log = dir.path("hold.log")
-        let holder = try Child(["hold", path, log], in: dir)
+        let holdLog = dir.path("hold.log")
+        let holder = try Child(["hold", path, holdLog], in: dir)
         defer { if holder.process.isRunning { holder.killNow() } }
-        try #require(waitUntil(seconds: 30) { logLines(log) == ["holding"] }, "\(holder.summary)")
+        try #require(waitUntil(seconds: 30) { logLines(holdLog) == ["holding"] }, "\(holder.summary)")
+        let logs = [dir.path("a.log"), dir.path("b.log")], gos = [dir.path("a.go"), dir.path("b.go")]
         var waiters: [Child] = []
-        for _ in 0..<2 {
-            waiters.append(try Child(["count", path, "1", "1", "1500"], in: dir))
-            usleep(750_000) // (half a poll between their sleeps; the last one asleep too)
-        }
         defer { for w in waiters where w.process.isRunning { w.killNow() } }
-        holder.killNow()
-        let start = Date()
-        var ended: [Double?] = [nil, nil]
-        while ended.contains(where: { $0 == nil }) && Date().timeIntervalSince(start) < 30 {
-            for (i, w) in waiters.enumerated() where ended[i] == nil && !w.process.isRunning {
-                ended[i] = Date().timeIntervalSince(start)
-            }
-            usleep(500)
+        for i in 0..<2 {
+            waiters.append(try Child(["write-after", path, logs[i], gos[i], "1500"], in: dir))
+            try #require(waitUntil(seconds: 60) { logLines(logs[i]) == ["open"] }, "\(waiters[i].summary)")
         }
+        // each asks for the lock when told to, half a poll after the other
+        func stamp(_ i: Int, _ what: String) -> Double? {
+            guard let line = logLines(logs[i]).first(where: { $0.hasPrefix(what + " ") }),
+                  let ns = UInt64(line.dropFirst(what.count + 1)) else { return nil }
+            return Double(ns) / 1e9
+        }
+        for i in 0..<2 {
+            if i == 1 { usleep(750_000) }
+            #expect(FileManager.default.createFile(atPath: gos[i], contents: nil))
+            try #require(waitUntil(seconds: 30) { stamp(i, "begin") != nil }, "\(waiters[i].summary)")
+        }
+        usleep(100_000) // (the second asleep too)
+        let killed = Double(monotonicNanoseconds()) / 1e9
+        holder.killNow()
         for w in waiters {
-            #expect(w.wait(seconds: 1), "a waiter did not finish in 30 s")
+            #expect(w.wait(seconds: 30), "a waiter did not finish in 30 s")
             #expect(w.succeeded, "\(w.summary)")
         }
-        let took = ended.compactMap { $0 }
-        #expect(took.count == 2 && took.allSatisfy { $0 < 2.6 }, "the waiters ended \(took) s after the holder's death (poll 1.5 s)")
-        if took.count == 2 {
-            #expect(abs(took[0] - took[1]) < 0.4, "the second waiter ended \(abs(took[0] - took[1])) s after the first: not woken by its release")
+        let begun = (0..<2).map { stamp($0, "begin") }, took = (0..<2).map { stamp($0, "took") }
+        let released = (0..<2).map { stamp($0, "released") }
+        guard begun[0] != nil, begun[1] != nil, let t0 = took[0], let t1 = took[1], let r0 = released[0], let r1 = released[1] else {
+            Issue.record("the waiters' stamps: \(logLines(logs[0])) \(logLines(logs[1]))")
+            return
         }
+        #expect(t0 > killed && t1 > killed, "a waiter took the lock before its holder was killed")
+        // the first at its poll after the kill (a poll, and time to wake and look)
+        let (first, second) = t0 < t1 ? (0, 1) : (1, 0)
+        let firstTook = min(t0, t1), firstReleased = first == 0 ? r0 : r1, secondTook = second == 0 ? t0 : t1
+        #expect(firstTook - killed < 2.5, "the first waiter took the lock \(firstTook - killed) s after the kill (poll 1.5 s)")
+        #expect(secondTook >= firstReleased - 0.001, "the second took the lock before the first released it")
+        #expect(secondTook - firstReleased < 0.4, "the second waiter took the lock \(secondTook - firstReleased) s after the first released it: not woken by the release")
         let db = try DB(path, flags: 0)
         try db.read { txn throws in
             #expect(try ChildSchema(txn).counterValues(txn).n == 2, "each waiter's one increment; none of the dead holder's")
