@@ -105,6 +105,9 @@ private func advance(_ n: OpaquePointer) throws {
     try must(cs_notifier_advance(n, &moved), "cs_notifier_advance")
 }
 
+/// CLOCK_MONOTONIC in seconds.
+private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
+
 @Suite struct NotifyCoreTests {
     /// Thousands of random commits; each query's change set turns the previous key list into the
     /// new one, and its modifications are exactly the kept objects written since.
@@ -957,28 +960,44 @@ private func advance(_ n: OpaquePointer) throws {
         }
     }
 
-    /// How long waits on `notifiers` (each in a thread, from counter `seen`, up to `timeout` ms)
-    /// took while `commit` ran on this thread once they had begun, in milliseconds.
+    /// Waits on `notifiers` (each in a thread, from counter `seen`, up to `timeout` ms) while
+    /// `commit` runs on this thread once they have all begun: when each began and ended and what
+    /// it returned, and when the commit ended, on the machine's monotonic clock (so that what
+    /// is compared is the wait and the commit, not how long the threads took to be scheduled).
     private func timedWait(_ notifiers: [OpaquePointer?], seen: UInt32, timeout: Int32, lockFile: String,
-                           extraSleepers: UInt32 = 0, _ commit: () throws -> Void) throws -> [Double] {
+                           extraSleepers: UInt32 = 0, _ commit: () throws -> Void) throws -> TimedWaits {
         let done = DispatchSemaphore(value: 0)
-        let results = UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: notifiers.count)
+        let results = UnsafeMutableBufferPointer<(began: Double, ended: Double, rc: Int32)>.allocate(capacity: notifiers.count)
         defer { results.deallocate() }
         nonisolated(unsafe) let out = results
         for (i, notifier) in notifiers.enumerated() {
             nonisolated(unsafe) let n = notifier
             Thread {
-                let start = Date()
+                let began = monotonicSeconds()
                 let rc = cs_notifier_wait(n, seen, timeout)
-                out[i] = (Date().timeIntervalSince(start) * 1000, rc)
+                out[i] = (began, monotonicSeconds(), rc)
                 done.signal()
             }.start()
         }
         try waitForSleepers(lockFile, UInt32(notifiers.count) + extraSleepers)
         try commit()
+        let committed = monotonicSeconds()
         for _ in notifiers { done.wait() }
-        for r in results { #expect(r.1 == Int32(CS_OK)) }
-        return results.map(\.0)
+        return TimedWaits(waits: Array(results), committed: committed)
+    }
+
+    /// What `timedWait` saw.
+    private struct TimedWaits {
+        var waits: [(began: Double, ended: Double, rc: Int32)]
+        var committed: Double
+        /// Whether every wait saw a commit (CS_OK).
+        var allSawIt: Bool { waits.allSatisfy { $0.rc == Int32(CS_OK) } }
+        /// Milliseconds wait `i` slept.
+        func slept(_ i: Int) -> Double { (waits[i].ended - waits[i].began) * 1000 }
+        /// Milliseconds from the commit's end to wait `i`'s end.
+        func afterCommit(_ i: Int) -> Double { (waits[i].ended - committed) * 1000 }
+        /// Milliseconds from wait `i`'s start to the commit's end.
+        func commitAfter(_ i: Int) -> Double { (committed - waits[i].began) * 1000 }
     }
 
     /// A commit sparing a notifier (cs_txn_commit_sparing) leaves it asleep: its wait sees the
@@ -1001,37 +1020,47 @@ private func advance(_ n: OpaquePointer) throws {
                 try must(cs_txn_commit_sparing(t, spared), "cs_txn_commit_sparing")
                 check(cs_txn_end(t), "cs_txn_end")
             }
+            // the spared wait tells something only if the commit ended well before its timeout
+            // (on a busy machine the round may be run again)
             var seen = cs_db_commit_counter(db.h)
-            let slept = try timedWait([spared], seen: seen, timeout: 600, lockFile: dir.path() + ".lock") { try commitSparing() }
-            if cs_notifier_waitv() {
-                #expect(slept[0] >= 500, "the spared notifier woke after \(slept[0]) ms")
-            } else {
-                #expect(slept[0] < 500, "the spared notifier, waiting in slices, saw the commit after \(slept[0]) ms")
+            var spare: TimedWaits?
+            for _ in 0..<5 where spare == nil {
+                let w = try timedWait([spared], seen: seen, timeout: 3000, lockFile: dir.path() + ".lock") { try commitSparing() }
+                if w.commitAfter(0) < 1500 { spare = w }
+                seen = cs_db_commit_counter(db.h)
             }
-            seen = cs_db_commit_counter(db.h)
+            let slept = try #require(spare, "no commit ended within 1.5 s of the wait's start in 5 rounds")
+            #expect(slept.allSawIt, "\(slept.waits)")
+            if cs_notifier_waitv() {
+                #expect(slept.slept(0) >= 2700, "the spared notifier woke after \(slept.slept(0)) ms, \(slept.afterCommit(0)) ms after the commit")
+            } else {
+                #expect(slept.afterCommit(0) < 1000, "the spared notifier, waiting in slices, saw the commit \(slept.afterCommit(0)) ms after it")
+            }
             let woke = try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try db.write { _ in } }
-            #expect(woke[0] < 10_000, "a plain commit did not wake the notifier (\(woke[0]) ms)")
+            #expect(woke.allSawIt && woke.afterCommit(0) < 10_000, "a plain commit did not wake the notifier (\(woke.afterCommit(0)) ms after it)")
             seen = cs_db_commit_counter(db.h)
             let both = try timedWait([spared, other], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try commitSparing() }
-            #expect(both[1] < 10_000, "a commit sparing another notifier did not wake this one (\(both[1]) ms)")
+            #expect(both.allSawIt, "\(both.waits)")
+            #expect(both.afterCommit(1) < 10_000, "a commit sparing another notifier did not wake this one (\(both.afterCommit(1)) ms after it)")
             // (woken with it: the commit cannot wake one waiter of the counter and not another)
-            #expect(both[0] < 10_000, "\(both[0]) ms")
+            #expect(both.afterCommit(0) < 10_000, "\(both.afterCommit(0)) ms")
             // a commit sparing it wakes a cs_db_wait_for_commit sleeper (and it with it)
             seen = cs_db_commit_counter(db.h)
             let waited = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var waitedMs = 0.0
+            nonisolated(unsafe) var waiterEnded = 0.0
             nonisolated(unsafe) let h = db.h
             let seenNow = seen
             Thread {
-                let start = Date()
                 _ = cs_db_wait_for_commit(h, seenNow, 20_000)
-                waitedMs = Date().timeIntervalSince(start) * 1000
+                waiterEnded = monotonicSeconds()
                 waited.signal()
             }.start()
             let withWaiter = try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock",
                                            extraSleepers: 1) { try commitSparing() }
             waited.wait()
-            #expect(waitedMs < 10_000 && withWaiter[0] < 10_000, "\(waitedMs) ms, \(withWaiter[0]) ms")
+            let waiterAfter = (waiterEnded - withWaiter.committed) * 1000
+            #expect(withWaiter.allSawIt && waiterAfter < 10_000 && withWaiter.afterCommit(0) < 10_000,
+                    "\(waiterAfter) ms, \(withWaiter.afterCommit(0)) ms after the commit")
             // a notifier of another file is refused
             let db2 = try DB(dir.path("other.cstore"))
             var elsewhere: OpaquePointer?
@@ -1067,15 +1096,17 @@ private func advance(_ n: OpaquePointer) throws {
                 while !misuser.isFinished { usleep(1000) }
                 check(cs_txn_end(reader), "cs_txn_end")
             }
-            var late = 0
-            for _ in 0..<30 {
+            // a notifier left asleep would sleep until its timeout, 30 s; woken, it ends
+            // milliseconds after the commit (15 s: room for a busy machine)
+            for round in 0..<30 {
                 let seen = cs_db_commit_counter(db.h)
-                let waited = try timedWait([notifier], seen: seen, timeout: 3000, lockFile: dir.path() + ".lock") {
+                let waited = try timedWait([notifier], seen: seen, timeout: 30_000, lockFile: dir.path() + ".lock") {
                     try db.write { _ in }
                 }
-                if waited[0] >= 2500 { late += 1 }
+                let late = !waited.allSawIt || waited.afterCommit(0) >= 15_000
+                #expect(!late, "commit \(round + 1) of 30 left the notifier asleep (\(waited.waits[0].rc), \(waited.afterCommit(0)) ms after it)")
+                if late { break }
             }
-            #expect(late == 0, "\(late) of 30 commits left the notifier asleep")
             expectCode(cs_txn_commit_sparing(nil, notifier), CS_MISUSE, "no transaction")
         }
     }
@@ -1092,11 +1123,13 @@ private func advance(_ n: OpaquePointer) throws {
             defer { cs_notifier_close(notifier) }
             let seen = cs_db_commit_counter(db.h)
             nonisolated(unsafe) var out = ""
-            let woke = try timedWait([notifier], seen: seen, timeout: 20_000, lockFile: path + ".lock") {
+            let woke = try timedWait([notifier], seen: seen, timeout: 60_000, lockFile: path + ".lock") {
                 out = try runChild(["commit-sparing", path], in: dir)
             }
             #expect(out.contains("committed"))
-            #expect(woke[0] < 10_000, "another process's commit did not wake the notifier (\(woke[0]) ms)")
+            // (left asleep, the wait would end at its timeout, 60 s; woken, it ends when the
+            // child commits, seconds at most even with a sanitizer's slow start on a busy machine)
+            #expect(woke.allSawIt && woke.slept(0) < 50_000, "another process's commit did not wake the notifier (\(woke.waits[0].rc) after \(woke.slept(0)) ms)")
             #expect(cs_db_commit_counter(db.h) != seen)
         }
     }
