@@ -41,9 +41,10 @@
 //                                   exist each commit sets s of 20 random objects (the churn),
 //                                   after that each sets v of one (a quiet service); until STOP
 //                                   exists. Writes "churn K" or "calm K" to LOG after commit K
-//   commit-sparing PATH             opens PATH with a notifier waiting in a thread, makes one
-//                                   commit sparing it (cs_txn_commit_sparing), then ends the
-//                                   wait; prints "committed"
+//   commit-sparing PATH SLEEPERS    opens PATH with a notifier waiting in a thread and, once
+//                                   the lock file counts SLEEPERS threads asleep (this one among
+//                                   them), makes one commit sparing it (cs_txn_commit_sparing),
+//                                   then ends the wait; prints "committed"
 //   fork-close PATH LOG MODE STOP   opens PATH (MODE read: and begins a read transaction; write:
 //                                   a write transaction; memory: with CS_DURABILITY_MEMORY) and
 //                                   forks; the forked process (a copy of this single-threaded one)
@@ -621,15 +622,31 @@ func holdFork(_ path: String, _ logPath: String) -> Never {
     while true { pause() }
 }
 
-func commitSparing(_ path: String) {
+/// The threads the lock file of the database at `path` counts asleep on its commit counter
+/// (bytes 112-115, docs/FORMAT.md §9).
+func lockFileSleepers(_ path: String) -> UInt32 {
+    let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
+    if fd < 0 { fail(70, "cannot open \(path).lock") }
+    defer { close(fd) }
+    var b = [UInt8](repeating: 0, count: 4)
+    if pread(fd, &b, 4, 112) != 4 { fail(70, "cannot read \(path).lock") }
+    return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+}
+
+func commitSparing(_ path: String, sleepers: UInt32) {
     let h = openDB(path)
     var n: OpaquePointer?
     ok(cs_notifier_open(h, &n), 95, "cs_notifier_open")
     nonisolated(unsafe) let notifier = n!
     let seen = cs_db_commit_counter(h)
-    let waiter = Thread { _ = cs_notifier_wait(notifier, seen, 10_000) }
+    let waiter = Thread { _ = cs_notifier_wait(notifier, seen, 60_000) }
     waiter.start()
-    usleep(50_000)   // (the waiter asleep)
+    // (the waiter asleep, so that the commit has a notifier of its own to spare)
+    let deadline = Date().addingTimeInterval(30)
+    while lockFileSleepers(path) != sleepers {
+        if Date() > deadline { fail(95, "the lock file counts \(lockFileSleepers(path)) sleepers, not \(sleepers)") }
+        usleep(1000)
+    }
     let t = begin(h, CS_TXN_WRITE)
     ok(cs_txn_commit_sparing(t, notifier), 96, "cs_txn_commit_sparing")
     ok(cs_txn_end(t), 96, "end")
@@ -681,7 +698,8 @@ case "pin-idle":
 case "shrink-churn":
     shrinkChurn(arg(2), arg(3), arg(4), arg(5))
 case "commit-sparing":
-    commitSparing(arg(2))
+    guard let sleepers = UInt32(arg(3)) else { fail(64, "commit-sparing PATH SLEEPERS") }
+    commitSparing(arg(2), sleepers: sleepers)
 case "fork-close":
     forkClose(arg(2), arg(3), arg(4), arg(5))
 case "fork-parent-first":

@@ -212,7 +212,10 @@ import TestSupport
                 events.add(("other", []))
             }
         }
-        let r = try ChildProcess.run(["set-age", dir.file().path, "Ann", "42"], in: dir)
+        // (this process's notifier thread asleep, then the child's with it: the child's commit
+        // spares its own)
+        try waitForSleepers(dir.file().path, 1)
+        let r = try ChildProcess.run(["set-age", dir.file().path, "Ann", "42", "2"], in: dir)
         #expect(r.status == 0 && r.stdout == "ok", "\(r.stderr)")
         let e = events.next()
         #expect(e?.0 == "change" && e?.1 == ["age 1 42"])
