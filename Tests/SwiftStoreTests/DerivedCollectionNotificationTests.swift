@@ -111,7 +111,7 @@ import TestSupport
             let g = r.objects(SGroup.self).filter("name == 'g'").first!
             r.create(SGroup.self, value: ["name": "a", "parent": g])
         }
-        #expect(plain.next(timeout: 2) == Seen(count: 3, ins: [2]))
+        #expect(plain.next() == Seen(count: 3, ins: [2]))
         #expect(children.next() == Seen(count: 3, ins: [0]))
         f.writeElsewhere { r in r.objects(SGroup.self).filter("name == 'm'").first!.parent = nil }
         #expect(children.next() == Seen(count: 2, del: [2]))

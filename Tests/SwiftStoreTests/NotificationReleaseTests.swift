@@ -73,7 +73,7 @@ final class NRelDogNames: Projection<NPerson> {
         queue.sync {}
         // (the token released: the observer goes, with all it holds)
         try f.run { _ in token.value = nil }
-        #expect(probe.events.next(timeout: 5) == "queue")
+        #expect(probe.events.next(timeout: 30) == "queue")
         try f.finish()
     }
 
@@ -110,7 +110,7 @@ final class NRelDogNames: Projection<NPerson> {
         try f.run { _ in token.value = nil }
         queue.sync {}
         go.signal()
-        #expect(probe.events.next(timeout: 5) == "queue")
+        #expect(probe.events.next(timeout: 30) == "queue")
         try f.finish()
     }
 
@@ -153,7 +153,7 @@ final class NRelDogNames: Projection<NPerson> {
         // (the target's Realm was let go in a block on the queue, which ran)
         queue.sync {}
         go.signal()
-        #expect(probe.events.next(timeout: 5) == "queue")
+        #expect(probe.events.next(timeout: 30) == "queue")
         try f.finish()
     }
 
@@ -185,7 +185,7 @@ final class NRelDogNames: Projection<NPerson> {
         busy.wait()
         token.value = nil
         free.signal()
-        #expect(released.next(timeout: 5) == "own thread")
+        #expect(released.next(timeout: 30) == "own thread")
     }
 
     /// A run-loop observer's token invalidated on another thread; the owner's run loop turns
@@ -216,7 +216,7 @@ final class NRelDogNames: Projection<NPerson> {
         try owner.sync {}
         try owner.sync {}
         token.value = nil
-        #expect(released.next(timeout: 5) == "own thread")
+        #expect(released.next(timeout: 30) == "own thread")
     }
 
     /// Where the Realms of one queue observer are let go: the observer is registered by
@@ -269,7 +269,7 @@ final class NRelDogNames: Projection<NPerson> {
         // both Realms are let go by now or soon: the registering one when its thread let it go
         // (the observer holds none of it), the queue's when the observer went
         var places: [String] = []
-        while places.count < 2, let p = released.next(timeout: 5) { places.append(p) }
+        while places.count < 2, let p = released.next(timeout: 30) { places.append(p) }
         queue.sync {}
         try owner.sync {}
         return (released.all.sorted(), delivered.all)
@@ -637,7 +637,7 @@ final class NRelDogNames: Projection<NPerson> {
         while !thread.isFinished && Date().timeIntervalSince(started) < 10 { usleep(1000) }
         #expect(thread.isFinished)
         token.value = nil
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while RealmCore.isOpen(config.path) && Date() < deadline { usleep(10_000) }
         #expect(!RealmCore.isOpen(config.path))
         #expect(throws: Never.self) { _ = try Realm.deleteFiles(for: config) }

@@ -895,14 +895,19 @@ class Fixture: @unchecked Sendable {
         p.arguments = ["watch", file, "ProcPerson", "age > 3", "--json", "--count", "1"]
         p.standardOutput = try FileHandle(forWritingTo: out)
         try p.run()
+        defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
         // the watch starts from the version it first reads: wait for its first line
-        let deadline = Date().addingTimeInterval(30)
-        while (try? String(contentsOf: out, encoding: .utf8))?.contains("initial") != true && Date() < deadline {
+        let started = Date().addingTimeInterval(30)
+        while (try? String(contentsOf: out, encoding: .utf8))?.contains("initial") != true && Date() < started {
             usleep(2000)
         }
+        try #require((try? String(contentsOf: out, encoding: .utf8))?.contains("initial") == true,
+                     "the watch printed no initial line")
         #expect(try ChildProcess.run(["add", file, "Bob", "2"], in: dir).status == 0)   // not matching
         #expect(try ChildProcess.run(["add", file, "Cid", "7"], in: dir).status == 0)   // matching
-        while p.isRunning && Date() < deadline { usleep(2000) }
+        // (it exits after the one matching change set)
+        let exited = Date().addingTimeInterval(60)
+        while p.isRunning && Date() < exited { usleep(2000) }
         if p.isRunning { p.terminate() }
         p.waitUntilExit()
         let lines = ((try? String(contentsOf: out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

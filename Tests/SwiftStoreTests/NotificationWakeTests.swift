@@ -245,7 +245,9 @@ import TestSupport
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = p.standardOutput
         try p.run()
-        let deadline = Date().addingTimeInterval(300)
+        // (a sanitizer makes the run several times slower)
+        let underSanitizer = ProcessInfo.processInfo.environment["STORE_SANITIZER"] == "1"
+        let deadline = Date().addingTimeInterval(underSanitizer ? 900 : 300)
         while p.isRunning && Date() < deadline { usleep(10_000) }
         if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()

@@ -42,10 +42,10 @@ import TestSupport
         }
         // after the skipped write: sorted [a, b, d], List [b, d, a]; the other commit adds c and
         // modifies b
-        #expect(query.next(timeout: 3) == Seen(count: 4, ins: [2], mod: [1]))
-        #expect(list.next(timeout: 3) == Seen(count: 4, ins: [3], mod: [0]))
-        #expect(derived.next(timeout: 3) == Seen(count: 4, ins: [3], mod: [0]))
-        #expect(object.next(timeout: 3) == SeenObject(names: ["adopted"], old: ["false"], new: ["true"]))
+        #expect(query.next(timeout: 30) == Seen(count: 4, ins: [2], mod: [1]))
+        #expect(list.next(timeout: 30) == Seen(count: 4, ins: [3], mod: [0]))
+        #expect(derived.next(timeout: 30) == Seen(count: 4, ins: [3], mod: [0]))
+        #expect(object.next(timeout: 30) == SeenObject(names: ["adopted"], old: ["false"], new: ["true"]))
         // and what comes next lines up with the data
         f.writeElsewhere { r in r.delete(namedDog(r, "d")) }
         #expect(query.next() == Seen(count: 3, del: [3]))
@@ -91,8 +91,8 @@ import TestSupport
         f.writeElsewhere { r in bkOwner(r, "Ann").age = 1 }
         #expect(owners.next() == Seen(count: 2, mod: [0]))
         // the other thread's change only (the collections are read after the skipped write)
-        #expect(shared.next(timeout: 3) == Seen(count: 2, ins: [0]))
-        #expect(plain.next(timeout: 3) == Seen(count: 4, mod: [0]))
+        #expect(shared.next(timeout: 30) == Seen(count: 2, ins: [0]))
+        #expect(plain.next(timeout: 30) == Seen(count: 4, mod: [0]))
         f.writeElsewhere { r in
             bkOwner(r, "Bob").dogs.append(bkDog(r, "c"))
             bkDog(r, "b").name = "b2"
@@ -597,8 +597,8 @@ extension SkippedWriteNotificationTests {
         }
         #expect(owners.next() == Seen(count: 2, mod: [0]))
         // c renamed (the delivery's change set), then a renamed (held back by the write)
-        #expect(plain.next(timeout: 3) == Seen(count: 4, mod: [2]))
-        #expect(plain.next(timeout: 3) == Seen(count: 4, mod: [0]))
+        #expect(plain.next(timeout: 30) == Seen(count: 4, mod: [2]))
+        #expect(plain.next(timeout: 30) == Seen(count: 4, mod: [0]))
         f.writeElsewhere { r in bkDog(r, "b").name = "b2" }
         #expect(plain.next() == Seen(count: 4, mod: [1]))
         try f.run { _ in }
@@ -639,7 +639,7 @@ extension SkippedWriteNotificationTests {
             ann.age = 1
         }
         #expect(owners.next() == Seen(count: 1, mod: [0]))
-        #expect(seen.next(timeout: 3) == Seen(count: 5, ins: [3]))
+        #expect(seen.next(timeout: 30) == Seen(count: 5, ins: [3]))
         f.writeElsewhere { r in r.delete(bkDog(r, "a")) }
         #expect(seen.next() == Seen(count: 4, del: [0]))
         try f.run { _ in }
@@ -682,7 +682,7 @@ extension SkippedWriteNotificationTests {
                     refreshed.signal()
                 }.start()
                 // (the refresh waits for this write to compute its version)
-                _ = waiting.wait(timeout: .now() + 3)
+                _ = waiting.wait(timeout: .now() + 30)
             }
         }
         try f.run { realm in try realm.write(withoutNotifying: [skipped]) { realm.create(NDog.self, value: ["name": "a"]) } }
@@ -727,8 +727,8 @@ extension SkippedWriteNotificationTests {
         f.writeElsewhere { r in bkOwner(r, "Ann").age = 1 }
         #expect(owners.next() == Seen(count: 1, mod: [0]))
         // [a, b, c, x, d, y]
-        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [3]))
-        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [5]))
+        #expect(observed.next(timeout: 30) == Seen(count: 6, ins: [3]))
+        #expect(observed.next(timeout: 30) == Seen(count: 6, ins: [5]))
         try f.run { _ in }
         #expect(observed.waiting == 0)
         try f.finish()
@@ -773,10 +773,10 @@ extension SkippedWriteNotificationTests {
         }
         #expect(owners.next() == Seen(count: 1, mod: [0]))
         // c renamed (called before the write: 3 dogs; after it: [a, b, c1, x, d])
-        #expect(observed.next(timeout: 3) == Seen(count: skippedFirst ? 3 : 5, mod: [2]))
+        #expect(observed.next(timeout: 30) == Seen(count: skippedFirst ? 3 : 5, mod: [2]))
         // then, [a, b, c1, x, d, y]: x (held back), y (landing)
-        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [3]))
-        #expect(observed.next(timeout: 3) == Seen(count: 6, ins: [5]))
+        #expect(observed.next(timeout: 30) == Seen(count: 6, ins: [3]))
+        #expect(observed.next(timeout: 30) == Seen(count: 6, ins: [5]))
         f.writeElsewhere { r in r.delete(r.objects(BKDog.self).filter("name == 'a'").first!) }
         #expect(observed.next() == Seen(count: 5, del: [0]))
         try f.run { _ in }
@@ -813,13 +813,13 @@ extension SkippedWriteNotificationTests {
             let r = try! Realm(configuration: config)
             try! r.write { bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "y"])) }
         }
-        #expect(seen.next(timeout: 3) == Seen(count: 5, ins: [4]))
+        #expect(seen.next(timeout: 30) == Seen(count: 5, ins: [4]))
         // the next commit lines up: [a, b, c, d, y, z]
         onNewThread {
             let r = try! Realm(configuration: config)
             try! r.write { bkOwner(r, "Ann").dogs.append(r.create(BKDog.self, value: ["name": "z"])) }
         }
-        #expect(seen.next(timeout: 3) == Seen(count: 6, ins: [5]))
+        #expect(seen.next(timeout: 30) == Seen(count: 6, ins: [5]))
         q.sync {
             state.value.1?.invalidate()
             state.value = (nil, nil)

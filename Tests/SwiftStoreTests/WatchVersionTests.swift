@@ -56,8 +56,8 @@ import TestSupport
             ann.dogs.append(NDog(value: ["name": "c"]))
             ann.dogs[0].name = "A"
         }
-        #expect(list.next(timeout: 5) == "update 3")
-        #expect(owners.next(timeout: 5) == "update 1")
+        #expect(list.next(timeout: 30) == "update 3")
+        #expect(owners.next(timeout: 30) == "update 1")
         try f.finish()
     }
 

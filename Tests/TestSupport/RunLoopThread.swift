@@ -63,6 +63,11 @@ public final class RunLoopThread: @unchecked Sendable {
     }
 }
 
+/// How long `Events.next` waits by default: 10 s, or 60 s under a sanitizer (`STORE_SANITIZER=1`,
+/// set by `make asan` and `make tsan`), which makes every thread several times slower. A wait
+/// that expects nothing to arrive gives its own timeout.
+public let eventsTimeout: Double = ProcessInfo.processInfo.environment["STORE_SANITIZER"] == "1" ? 60 : 10
+
 /// Records values from callbacks on any thread and lets a test wait for the next one.
 public final class Events<T>: @unchecked Sendable {
     private let lock = NSLock()
@@ -80,7 +85,7 @@ public final class Events<T>: @unchecked Sendable {
     }
 
     /// The next recorded value, waiting at most `timeout` seconds (nil after that).
-    public func next(timeout: Double = 10) -> T? {
+    public func next(timeout: Double = eventsTimeout) -> T? {
         guard sem.wait(timeout: .now() + timeout) == .success else { return nil }
         lock.lock()
         defer { lock.unlock() }
