@@ -365,7 +365,10 @@ func writeAfter(_ path: String, _ logPath: String, _ go: String, _ pollMs: UInt3
     cs_test_set_writer_lock_poll(pollMs)
     let h = openDB(path)
     log.line("open")
-    for _ in 0..<60_000 where access(go, F_OK) != 0 { usleep(1000) }
+    for _ in 0..<60_000 {
+        if access(go, F_OK) == 0 { break }
+        usleep(1000)
+    }
     let start = Date()
     log.line("begin \(monotonicNanoseconds())")
     let t = begin(h, CS_TXN_WRITE)
@@ -562,7 +565,10 @@ func forkClose(_ path: String, _ logPath: String, _ mode: String, _ stopPath: St
         log.line("files \(access(path, F_OK) == 0 ? 1 : 0) \(access(path + ".lock", F_OK) == 0 ? 1 : 0)")
     }
     log.line("ready \(txn.map { cs_txn_version($0) } ?? 0)")
-    for _ in 0..<60_000 where access(stopPath, F_OK) != 0 { usleep(1000) }
+    for _ in 0..<60_000 {
+        if access(stopPath, F_OK) == 0 { break }
+        usleep(1000)
+    }
     if mode == "read" {
         let s = Schema(txn!)
         if let problem = checkSnapshot(txn!, s) { fail(97, "the read transaction after the fork: \(problem)") }

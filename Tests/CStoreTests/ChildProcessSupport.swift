@@ -92,7 +92,6 @@ func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-/// The lines of a log file a child appended to ("" lines dropped).
 /// CLOCK_MONOTONIC in nanoseconds, as the child's stamps read it (one clock for every process
 /// of the machine).
 func monotonicNanoseconds() -> UInt64 {
@@ -101,6 +100,7 @@ func monotonicNanoseconds() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// The lines of a log file a child appended to ("" lines dropped).
 func logLines(_ path: String) -> [String] {
     readText(path).split(separator: "\n").map(String.init)
 }

@@ -105,6 +105,15 @@ private func advance(_ n: OpaquePointer) throws {
     try must(cs_notifier_advance(n, &moved), "cs_notifier_advance")
 }
 
+/// The calling thread's id (its task number under /proc; /proc/thread-self names it), or -1.
+private func currentThreadID() -> Int32 {
+    var b = [CChar](repeating: 0, count: 64)
+    let n = readlink("/proc/thread-self", &b, b.count - 1)
+    guard n > 0 else { return -1 }
+    let link = String(decoding: b[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) // "PID/task/TID"
+    return link.split(separator: "/").last.flatMap { Int32($0) } ?? -1
+}
+
 /// CLOCK_MONOTONIC in seconds.
 private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }
 
@@ -945,8 +954,9 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
         }
     }
 
-    /// Waits until the lock file's sleepers (bytes 112-115, FORMAT.md §9) count `n` threads.
-    private func waitForSleepers(_ lockFile: String, _ n: UInt32) throws {
+    /// Waits (up to 30 s) until the lock file's sleepers (bytes 112-115, FORMAT.md §9) count `n`
+    /// threads; false if they never do.
+    private func waitForSleepers(_ lockFile: String, _ n: UInt32) throws -> Bool {
         let deadline = Date().addingTimeInterval(30)
         while true {
             let h = try FileHandle(forReadingFrom: URL(fileURLWithPath: lockFile))
@@ -954,35 +964,74 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             let b = [UInt8](h.readData(ofLength: 4))
             try h.close()
             let count = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-            if count == n { return }
-            try #require(Date() < deadline, "the lock file counts \(count) sleepers, not \(n)")
+            if count == n { return true }
+            if Date() >= deadline { return false }
+            usleep(1000)
+        }
+    }
+
+    /// Waits (up to 30 s) until thread `tid` of this process is blocked in a system call, by
+    /// /proc/self/task/TID/syscall ("running" while it runs, the call's number while it is
+    /// blocked in one); true at once when that file cannot be read.
+    private func waitUntilBlocked(_ tid: Int32) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let fd = open("/proc/self/task/\(tid)/syscall", O_RDONLY | O_CLOEXEC)
+            if fd < 0 { return true }
+            var b = [UInt8](repeating: 0, count: 16)
+            let n = read(fd, &b, b.count)
+            close(fd)
+            if n <= 0 { return true }
+            if !String(decoding: b[0..<n], as: UTF8.self).hasPrefix("running") { return true }
+            if Date() >= deadline { return false }
             usleep(1000)
         }
     }
 
     /// Waits on `notifiers` (each in a thread, from counter `seen`, up to `timeout` ms) while
-    /// `commit` runs on this thread once they have all begun: when each began and ended and what
-    /// it returned, and when the commit ended, on the machine's monotonic clock (so that what
-    /// is compared is the wait and the commit, not how long the threads took to be scheduled).
+    /// `commit` runs on this thread once they are all asleep: when each began and ended and
+    /// what it returned, and when the commit ended, on the machine's monotonic clock (so that
+    /// what is compared is the wait and the commit, not how long the threads took to be
+    /// scheduled). Asleep: the lock file counts them (and `extraSleepers`), and each is blocked
+    /// in its wait's system call (counted, a thread has yet to make that call). Nil, with
+    /// nothing committed, when they are not asleep within 30 s (a wait may have timed out
+    /// before it was seen). The threads have ended when it returns or throws.
     private func timedWait(_ notifiers: [OpaquePointer?], seen: UInt32, timeout: Int32, lockFile: String,
-                           extraSleepers: UInt32 = 0, _ commit: () throws -> Void) throws -> TimedWaits {
-        let done = DispatchSemaphore(value: 0)
+                           extraSleepers: UInt32 = 0, _ commit: () throws -> Void) throws -> TimedWaits? {
+        let done = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
         let results = UnsafeMutableBufferPointer<(began: Double, ended: Double, rc: Int32)>.allocate(capacity: notifiers.count)
-        defer { results.deallocate() }
-        nonisolated(unsafe) let out = results
+        let tids = UnsafeMutableBufferPointer<Int32>.allocate(capacity: notifiers.count)
+        defer {
+            results.deallocate()
+            tids.deallocate()
+        }
+        nonisolated(unsafe) let (out, tidOut) = (results, tids)
         for (i, notifier) in notifiers.enumerated() {
             nonisolated(unsafe) let n = notifier
             Thread {
+                tidOut[i] = currentThreadID()
+                started.signal()
                 let began = monotonicSeconds()
                 let rc = cs_notifier_wait(n, seen, timeout)
                 out[i] = (began, monotonicSeconds(), rc)
                 done.signal()
             }.start()
         }
-        try waitForSleepers(lockFile, UInt32(notifiers.count) + extraSleepers)
+        // (on every way out: the threads woken and ended before their buffers go)
+        var joined = false
+        defer {
+            if !joined {
+                for n in notifiers { cs_notifier_wake(n) }
+                for _ in notifiers { done.wait() }
+            }
+        }
+        for _ in notifiers { started.wait() }
+        guard try waitForSleepers(lockFile, UInt32(notifiers.count) + extraSleepers),
+              tids.allSatisfy({ waitUntilBlocked($0) }) else { return nil }
         try commit()
         let committed = monotonicSeconds()
         for _ in notifiers { done.wait() }
+        joined = true
         return TimedWaits(waits: Array(results), committed: committed)
     }
 
@@ -1026,7 +1075,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             var spare: TimedWaits?
             for _ in 0..<5 where spare == nil {
                 let w = try timedWait([spared], seen: seen, timeout: 3000, lockFile: dir.path() + ".lock") { try commitSparing() }
-                if w.commitAfter(0) < 1500 { spare = w }
+                if let w, w.commitAfter(0) < 1500 { spare = w }
                 seen = cs_db_commit_counter(db.h)
             }
             let slept = try #require(spare, "no commit ended within 1.5 s of the wait's start in 5 rounds")
@@ -1036,10 +1085,10 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             } else {
                 #expect(slept.afterCommit(0) < 1000, "the spared notifier, waiting in slices, saw the commit \(slept.afterCommit(0)) ms after it")
             }
-            let woke = try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try db.write { _ in } }
+            let woke = try #require(try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try db.write { _ in } })
             #expect(woke.allSawIt && woke.afterCommit(0) < 10_000, "a plain commit did not wake the notifier (\(woke.afterCommit(0)) ms after it)")
             seen = cs_db_commit_counter(db.h)
-            let both = try timedWait([spared, other], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try commitSparing() }
+            let both = try #require(try timedWait([spared, other], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try commitSparing() })
             #expect(both.allSawIt, "\(both.waits)")
             #expect(both.afterCommit(1) < 10_000, "a commit sparing another notifier did not wake this one (\(both.afterCommit(1)) ms after it)")
             // (woken with it: the commit cannot wake one waiter of the counter and not another)
@@ -1055,9 +1104,12 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
                 waiterEnded = monotonicSeconds()
                 waited.signal()
             }.start()
-            let withWaiter = try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock",
-                                           extraSleepers: 1) { try commitSparing() }
+            var waiterJoined = false
+            defer { if !waiterJoined { waited.wait() } } // (it ends at its timeout at the latest)
+            let withWaiter = try #require(try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock",
+                                                        extraSleepers: 1) { try commitSparing() })
             waited.wait()
+            waiterJoined = true
             let waiterAfter = (waiterEnded - withWaiter.committed) * 1000
             #expect(withWaiter.allSawIt && waiterAfter < 10_000 && withWaiter.afterCommit(0) < 10_000,
                     "\(waiterAfter) ms, \(withWaiter.afterCommit(0)) ms after the commit")
@@ -1100,9 +1152,9 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             // milliseconds after the commit (15 s: room for a busy machine)
             for round in 0..<30 {
                 let seen = cs_db_commit_counter(db.h)
-                let waited = try timedWait([notifier], seen: seen, timeout: 30_000, lockFile: dir.path() + ".lock") {
+                let waited = try #require(try timedWait([notifier], seen: seen, timeout: 30_000, lockFile: dir.path() + ".lock") {
                     try db.write { _ in }
-                }
+                })
                 let late = !waited.allSawIt || waited.afterCommit(0) >= 15_000
                 #expect(!late, "commit \(round + 1) of 30 left the notifier asleep (\(waited.waits[0].rc), \(waited.afterCommit(0)) ms after it)")
                 if late { break }
@@ -1123,9 +1175,9 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             defer { cs_notifier_close(notifier) }
             let seen = cs_db_commit_counter(db.h)
             nonisolated(unsafe) var out = ""
-            let woke = try timedWait([notifier], seen: seen, timeout: 60_000, lockFile: path + ".lock") {
+            let woke = try #require(try timedWait([notifier], seen: seen, timeout: 60_000, lockFile: path + ".lock") {
                 out = try runChild(["commit-sparing", path, "2"], in: dir) // (this one's, and the child's own)
-            }
+            })
             #expect(out.contains("committed"))
             // (left asleep, the wait would end at its timeout, 60 s; woken, it ends when the
             // child commits, seconds at most even with a sanitizer's slow start on a busy machine)

@@ -7,12 +7,12 @@
 //   async-writes-kill PATH LOG N  4 tasks each await N asyncWrites (one ProcPerson "tT-I" each)
 //                              through one actor's Realm, append each completed name to LOG,
 //                              and kill the process with SIGKILL right after completion 2N
-//   set-age PATH NAME AGE [SLEEPERS]  set the age of ProcPerson NAME in one write, while an
+//   set-age PATH NAME AGE SLEEPERS  set the age of ProcPerson NAME in one write, while an
 //                              observer of it in this process (on a queue) waits for the change;
-//                              print "ok" once that observer saw it. With SLEEPERS, the write
-//                              waits until the lock file counts that many threads asleep on the
-//                              file (this process's notifier thread among them), so that its
-//                              commit spares a notifier of its own
+//                              print "ok" once that observer saw it. The write waits until the
+//                              lock file counts SLEEPERS threads asleep on the file (this
+//                              process's notifier thread among them), so that its commit spares
+//                              a notifier of its own
 //   count PATH                 print the number of ProcPerson objects
 //   edit PATH OP...            in one write: +NAME:AGE adds a ProcPerson, =NAME:AGE sets the
 //                              age of one, -NAME deletes one; print "ok" once committed
@@ -187,9 +187,9 @@ case "add":
         fail("add failed: \(error)")
     }
 case "set-age":
-    guard args.count == 5 || args.count == 6, let age = Int(args[4]) else { fail("usage: set-age PATH NAME AGE [SLEEPERS]") }
-    let sleepers = args.count == 6 ? UInt32(args[5]) : nil
-    if args.count == 6 && sleepers == nil { fail("usage: set-age PATH NAME AGE [SLEEPERS]") }
+    guard args.count == 6, let age = Int(args[4]), let sleepers = UInt32(args[5]) else {
+        fail("usage: set-age PATH NAME AGE SLEEPERS")
+    }
     do {
         let realm = try Realm(configuration: config(path))
         guard let person = realm.object(ofType: ProcPerson.self, forPrimaryKey: args[3]) else { fail("no \(args[3])") }
@@ -197,12 +197,10 @@ case "set-age":
         let token = person.observe(on: DispatchQueue(label: "set-age")) { (c: ObjectChange<ProcPerson>) in
             if case .change(let p, _) = c, p.age == age { seen.signal() }
         }
-        if let sleepers {
-            let deadline = Date().addingTimeInterval(30)
-            while lockFileSleepers(path) != sleepers {
-                if Date() > deadline { fail("the lock file counts \(lockFileSleepers(path)) sleepers, not \(sleepers)") }
-                usleep(1000)
-            }
+        let deadline = Date().addingTimeInterval(30)
+        while lockFileSleepers(path) != sleepers {
+            if Date() > deadline { fail("the lock file counts \(lockFileSleepers(path)) sleepers, not \(sleepers)") }
+            usleep(1000)
         }
         try realm.write { person.age = age }
         guard seen.wait(timeout: .now() + 30) == .success else { fail("the observer of this process saw nothing") }

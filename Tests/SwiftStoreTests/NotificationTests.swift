@@ -897,8 +897,8 @@ class Fixture: @unchecked Sendable {
         try p.run()
         defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
         // the watch starts from the version it first reads: wait for its first line
-        let started = Date().addingTimeInterval(30)
-        while (try? String(contentsOf: out, encoding: .utf8))?.contains("initial") != true && Date() < started {
+        let initialDeadline = Date().addingTimeInterval(30)
+        while (try? String(contentsOf: out, encoding: .utf8))?.contains("initial") != true && Date() < initialDeadline {
             usleep(2000)
         }
         try #require((try? String(contentsOf: out, encoding: .utf8))?.contains("initial") == true,
