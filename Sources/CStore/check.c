@@ -10,7 +10,17 @@
  *     between the header and the logical end is either in a reachable node or free.
  *  3. The schema parses; every table's cluster tree has increasing keys, correct first keys,
  *     column sub-nodes of the right kind and length, and the object count it claims.
- *  4. For every link column the number of links equals the number of backlinks.
+ *  4. For every link column (a single link, or a List, Set or Map of links) the (origin, target)
+ *     pairs its links name are exactly those the backlinks of its target table name for it,
+ *     each pair as many times on both sides (obj.c invariant 1), compared by a fingerprint of
+ *     the pairs (see "links" below: memory O(1) in the number of links, a difference missed only
+ *     with negligible probability). So no link names a key its target table does not hold, and
+ *     no backlink names an origin object that does not link there. On a difference the message
+ *     names an object at fault where a bounded second look finds one, else the column.
+ *  5. Every object of an embedded table has exactly one owner: one backlink over all the link
+ *     columns into its table (obj.c invariant 2).
+ * Links inside Mixed values (and collections nested in them) have no backlinks and may name a
+ * deleted object (read as null): they are not checked.
  */
 #include "node.h"
 #include "leaf.h"
@@ -21,6 +31,7 @@
 #include "keying.h"
 #include "file.h"
 #include "freelist.h"
+#include "obj.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -148,21 +159,62 @@ static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int dep
     return CS_OK;
 }
 
-/* Links held by every object in one link column, and backlinks in its backlink column. */
-static int count_links(cs_txn *t, uint32_t table, uint32_t col, uint64_t *links)
+/* ---- links ------------------------------------------------------------------------------ */
+
+/*
+ * A link column's links and the backlinks naming it in its target table are compared as
+ * multisets of (origin key, target key) pairs, in memory that does not grow with them: each side
+ * is summed into a fingerprint and the two must be equal. The fingerprint is the number of pairs
+ * and two sums mod 2^64 of two different 64-bit mixes of a pair (splitmix64's finaliser applied
+ * twice, with other constants for the second), so neither the order of the pairs nor how they
+ * are grouped matters and a pair held twice (a list holding one target twice) counts twice. Equal
+ * multisets always agree. Different ones agree only when the mixes of the pairs they differ by
+ * cancel in both sums at once: for damage that was not crafted against these mixes, a chance of
+ * about 2^-64 or less, so a mismatch can pass unnoticed only with negligible probability. A link
+ * to a key its target table does not hold is such a mismatch (no backlink can name that key).
+ * A mismatch is then looked into pair by pair (hunt_link) to name the object at fault.
+ */
+typedef struct pairsum {
+    uint64_t n; /* pairs */
+    uint64_t a; /* sum of the first mix */
+    uint64_t b; /* sum of the second mix */
+} pairsum;
+
+static uint64_t mix64(uint64_t z)
 {
-    cs_iter it;
-    cs_obj o;
-    *links = 0;
-    TRY(cs_iter_init(&it, t, table));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void pairs_add(pairsum *s, int64_t origin, int64_t target)
+{
+    uint64_t o = (uint64_t)origin, k = (uint64_t)target;
+    s->n++;
+    s->a += mix64(mix64(o + 0x9e3779b97f4a7c15ull) ^ k);
+    s->b += mix64(mix64(k ^ 0xd1b54a32d192ed03ull) + o * 0xaef17502108ef2d9ull);
+}
+
+/* Called with each (origin key, target key) pair of a link or backlink; non-OK stops the walk. */
+typedef int (*pair_fn)(void *ctx, int64_t origin, int64_t target);
+
+/* Every link held in column `col` of `table`: a single link, the elements of a List or Set, the
+ * values of a Map (cs_list_get reads a map's values by position; a null value, as a deleted
+ * target leaves in a map, is no link). */
+static int each_link(cs_txn *t, uint32_t table, uint32_t col, pair_fn fn, void *ctx)
+{
     col_def *c;
     TRY(txn_col(t, table, col, NULL, &c));
+    bool single = c->coll == CS_COLL_NONE;
+    cs_iter it;
+    cs_obj o;
+    TRY(cs_iter_init(&it, t, table));
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
-        if (c->coll == CS_COLL_NONE) {
+        if (single) {
             cs_value v;
             TRY(cs_obj_get(&o, col, &v));
-            if (v.type == CS_TYPE_LINK) (*links)++;
+            if (v.type == CS_TYPE_LINK) TRY(fn(ctx, o.key, v.v.link.key));
             continue;
         }
         cs_coll cl;
@@ -172,23 +224,219 @@ static int count_links(cs_txn *t, uint32_t table, uint32_t col, uint64_t *links)
         for (size_t i = 0; i < n; i++) {
             cs_value v;
             TRY(cs_list_get(&cl, i, &v));
-            if (v.type == CS_TYPE_LINK) (*links)++;
+            if (v.type == CS_TYPE_LINK) TRY(fn(ctx, o.key, v.v.link.key));
         }
     }
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
-static int count_backlinks(cs_txn *t, uint32_t table, uint32_t origin_table, uint32_t origin_col, uint64_t *out)
+/* The backlink column of `table` for link column `col` of `origin`. */
+static int find_backlink_col(cs_txn *t, uint32_t table, uint32_t origin, uint32_t col, uint32_t *bc)
+{
+    table_def *td = txn_table_live(t, table);
+    table_def *od = txn_table_live(t, origin);
+    if (!td || !od) return CORRUPT("link column %u.%u targets table %u, which does not exist", origin, col, table);
+    for (uint32_t i = 0; i < td->ncols; i++) {
+        col_def *d = &td->cols[i];
+        if (d->live && d->type == CS_TYPE_BACKLINK && d->target == origin && d->origin_col == col) {
+            *bc = i;
+            return CS_OK;
+        }
+    }
+    return CORRUPT("'%s.%s' has no backlink column in '%s'", od->name, od->cols[col].name, td->name);
+}
+
+/* Every backlink in column `bc` of `table`: the origin key it names and its object's key. */
+static int each_backlink(cs_txn *t, uint32_t table, uint32_t bc, pair_fn fn, void *ctx)
 {
     cs_iter it;
     cs_obj o;
-    *out = 0;
     TRY(cs_iter_init(&it, t, table));
     int rc;
     while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        node_hdr *list;
+        uint64_t one = 0;
         size_t n;
-        TRY(cs_obj_backlink_count(&o, origin_table, origin_col, &n));
-        *out += n;
+        TRY(obj_backlinks(&o, bc, &list, &one, &n));
+        for (size_t i = 0; i < n; i++) TRY(fn(ctx, list ? node_get_int(list, i) : untag(one), o.key));
+    }
+    return rc == CS_NOTFOUND ? CS_OK : rc;
+}
+
+static int sum_pair(void *ctx, int64_t origin, int64_t target)
+{
+    pairs_add(ctx, origin, target);
+    return CS_OK;
+}
+
+/* The pair by pair search after a mismatch: the link column (table, col), its target table and
+ * backlink column, and how many more elements (collection elements and backlinks) the search
+ * may read before it gives up naming an object: a target holding millions of backlinks would
+ * otherwise make it quadratic. */
+typedef struct hunt {
+    cs_txn *t;
+    uint32_t table, col;   /* the link column */
+    uint32_t target, bc;   /* its target table and backlink column there */
+    const char *tname, *cname, *target_name;
+    uint64_t budget;       /* elements left to read */
+    bool exhausted;        /* the budget ran out: stop looking */
+} hunt;
+
+#define HUNT_BUDGET (1ull << 24) /* elements: a few seconds of reading at most */
+
+static bool hunt_spend(hunt *h, uint64_t n)
+{
+    if (h->exhausted || n > h->budget) {
+        h->exhausted = true;
+        return false;
+    }
+    h->budget -= n;
+    return true;
+}
+
+static int link_target_exists(void *ctx, int64_t origin, int64_t target)
+{
+    hunt *h = ctx;
+    bool ok;
+    TRY(obj_exists_key(h->t, h->target, target, &ok));
+    if (!ok)
+        return CORRUPT("'%s.%s' of object %lld links to object %lld, which '%s' does not hold", h->tname, h->cname,
+                       (long long)origin, (long long)target, h->target_name);
+    return CS_OK;
+}
+
+static int backlink_origin_exists(void *ctx, int64_t origin, int64_t target)
+{
+    hunt *h = ctx;
+    bool ok;
+    TRY(obj_exists_key(h->t, h->table, origin, &ok));
+    if (!ok)
+        return CORRUPT("object %lld of '%s' has a backlink for '%s.%s' from object %lld, which '%s' does not hold",
+                       (long long)target, h->target_name, h->tname, h->cname, (long long)origin, h->tname);
+    return CS_OK;
+}
+
+/* How many links of object `origin` in the column name `target`, and how many backlinks of
+ * `target` name `origin`; *read false when the budget ran out first. */
+static int pair_counts(hunt *h, int64_t origin, int64_t target, uint64_t *links, uint64_t *backs, bool *read)
+{
+    *links = *backs = 0;
+    *read = false;
+    cs_obj o;
+    TRY(cs_obj_open(h->t, h->table, origin, &o));
+    col_def *c;
+    TRY(txn_col(h->t, h->table, h->col, NULL, &c));
+    if (c->coll == CS_COLL_NONE) {
+        cs_value v;
+        TRY(cs_obj_get(&o, h->col, &v));
+        *links = v.type == CS_TYPE_LINK && v.v.link.key == target;
+    } else {
+        cs_coll cl;
+        TRY(cs_coll_open(&o, h->col, &cl));
+        size_t n;
+        TRY(cs_coll_size(&cl, &n));
+        if (!hunt_spend(h, n)) return CS_OK;
+        for (size_t i = 0; i < n; i++) {
+            cs_value v;
+            TRY(cs_list_get(&cl, i, &v));
+            if (v.type == CS_TYPE_LINK && v.v.link.key == target) (*links)++;
+        }
+    }
+    cs_obj k;
+    TRY(cs_obj_open(h->t, h->target, target, &k));
+    node_hdr *list;
+    uint64_t one = 0;
+    size_t n;
+    TRY(obj_backlinks(&k, h->bc, &list, &one, &n));
+    if (!hunt_spend(h, n)) return CS_OK;
+    for (size_t i = 0; i < n; i++)
+        if ((list ? node_get_int(list, i) : untag(one)) == origin) (*backs)++;
+    *read = true;
+    return CS_OK;
+}
+
+static int link_pair_matches(void *ctx, int64_t origin, int64_t target)
+{
+    hunt *h = ctx;
+    if (h->exhausted) return CS_OK;
+    uint64_t links, backs;
+    bool read;
+    TRY(pair_counts(h, origin, target, &links, &backs, &read));
+    if (read && links != backs)
+        return CORRUPT("'%s.%s' of object %lld holds %llu link%s to object %lld of '%s', which has %llu backlink%s from it",
+                       h->tname, h->cname, (long long)origin, (unsigned long long)links, links == 1 ? "" : "s",
+                       (long long)target, h->target_name, (unsigned long long)backs, backs == 1 ? "" : "s");
+    return CS_OK;
+}
+
+static int backlink_pair_matches(void *ctx, int64_t origin, int64_t target)
+{
+    hunt *h = ctx;
+    if (h->exhausted) return CS_OK;
+    uint64_t links, backs;
+    bool read;
+    TRY(pair_counts(h, origin, target, &links, &backs, &read));
+    if (read && links != backs)
+        return CORRUPT("object %lld of '%s' has %llu backlink%s for '%s.%s' from object %lld, which holds %llu link%s to it",
+                       (long long)target, h->target_name, (unsigned long long)backs, backs == 1 ? "" : "s", h->tname,
+                       h->cname, (long long)origin, (unsigned long long)links, links == 1 ? "" : "s");
+    return CS_OK;
+}
+
+/* Looks for the first pair that is wrong after the fingerprints of link column (table, col)
+ * disagreed: a link to a missing object, a backlink from a missing one, then a pair held a
+ * different number of times by the links and by the backlinks. Each step reads every link or
+ * backlink once (the first two look one key up each); the last two stop naming objects once
+ * their budget is spent. Returns CS_CORRUPT naming the pair, or CS_OK when none was named. */
+static int hunt_link(hunt *h)
+{
+    TRY(each_link(h->t, h->table, h->col, link_target_exists, h));
+    TRY(each_backlink(h->t, h->target, h->bc, backlink_origin_exists, h));
+    TRY(each_link(h->t, h->table, h->col, link_pair_matches, h));
+    if (!h->exhausted) TRY(each_backlink(h->t, h->target, h->bc, backlink_pair_matches, h));
+    return CS_OK;
+}
+
+/* The links of column `col` of `table` are exactly the pairs its target's backlinks name. */
+static int check_links(cs_txn *t, uint32_t table, uint32_t col)
+{
+    table_def *td = txn_table_live(t, table);
+    col_def *d = &td->cols[col];
+    uint32_t target = d->target, bc;
+    TRY(find_backlink_col(t, target, table, col, &bc));
+    pairsum links = {0, 0, 0}, backs = {0, 0, 0};
+    TRY(each_link(t, table, col, sum_pair, &links));
+    TRY(each_backlink(t, target, bc, sum_pair, &backs));
+    if (links.n == backs.n && links.a == backs.a && links.b == backs.b) return CS_OK;
+    table_def *tt = txn_table_live(t, target);
+    hunt h = {t, table, col, target, bc, td->name, d->name, tt->name, HUNT_BUDGET, false};
+    TRY(hunt_link(&h));
+    return CORRUPT("'%s.%s' holds %llu links and '%s' %llu backlinks for them, but they do not name the same pairs of objects",
+                   td->name, d->name, (unsigned long long)links.n, tt->name, (unsigned long long)backs.n);
+}
+
+/* Every object of an embedded table has exactly one owner: one backlink over all the link
+ * columns into its table. */
+static int check_owners(cs_txn *t, uint32_t table)
+{
+    table_def *td = txn_table_live(t, table);
+    cs_iter it;
+    cs_obj o;
+    TRY(cs_iter_init(&it, t, table));
+    int rc;
+    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+        uint64_t owners = 0;
+        for (uint32_t c = 0; c < td->ncols; c++) {
+            if (!td->cols[c].live || td->cols[c].type != CS_TYPE_BACKLINK) continue;
+            node_hdr *list;
+            uint64_t one = 0;
+            size_t n;
+            TRY(obj_backlinks(&o, c, &list, &one, &n));
+            owners += n;
+        }
+        if (owners != 1)
+            return CORRUPT("embedded object %lld of '%s' has %llu owners (it must have exactly one)", (long long)o.key,
+                           td->name, (unsigned long long)owners);
     }
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
@@ -231,13 +479,14 @@ static int check_tables(cs_txn *t)
                                    "then off again, drops it)",
                                    td->name, d->name);
             }
-            if (!d->live || d->type != CS_TYPE_LINK) continue;
-            uint64_t links, backs;
-            TRY(count_links(t, i, c, &links));
-            TRY(count_backlinks(t, d->target, i, c, &backs));
-            if (links != backs)
-                return CORRUPT("'%s.%s' holds %llu links but its targets hold %llu backlinks", td->name, d->name, (unsigned long long)links, (unsigned long long)backs);
+            if (d->live && d->type == CS_TYPE_LINK) TRY(check_links(t, i, c));
         }
+    }
+    /* after every link column matched its backlinks: the backlinks counted here are the links
+     * into each embedded table */
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        table_def *td = txn_table_live(t, i);
+        if (td && (td->flags & CS_TABLE_EMBEDDED)) TRY(check_owners(t, i));
     }
     return CS_OK;
 }

@@ -1245,15 +1245,9 @@ int cs_obj_create_embedded(cs_obj *obj, uint32_t col, cs_obj *out)
 
 /* ---- backlinks -------------------------------------------------------------------------- */
 
-static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, node_hdr **list, uint64_t *single, size_t *n)
+int obj_backlinks(cs_obj *o, uint32_t bc, node_hdr **list, uint64_t *single, size_t *n)
 {
     cs_txn *t = o->txn;
-    col_def *oc;
-    TRY(txn_col(t, origin_table, origin_col, NULL, &oc));
-    if (oc->type != CS_TYPE_LINK || oc->target != o->table)
-        return cs_fail(CS_TYPE, 0, "'%s' does not link to this object's type", oc->name);
-    uint32_t bc;
-    TRY(backlink_col(t, o->table, origin_table, origin_col, &bc));
     node_hdr *leaf;
     uint32_t row;
     ref_t r;
@@ -1276,6 +1270,18 @@ static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, n
     return CS_OK;
 }
 
+static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, node_hdr **list, uint64_t *single, size_t *n)
+{
+    cs_txn *t = o->txn;
+    col_def *oc;
+    TRY(txn_col(t, origin_table, origin_col, NULL, &oc));
+    if (oc->type != CS_TYPE_LINK || oc->target != o->table)
+        return cs_fail(CS_TYPE, 0, "'%s' does not link to this object's type", oc->name);
+    uint32_t bc;
+    TRY(backlink_col(t, o->table, origin_table, origin_col, &bc));
+    return obj_backlinks(o, bc, list, single, n);
+}
+
 int cs_obj_backlink_count(cs_obj *obj, uint32_t origin_table, uint32_t origin_col, size_t *out)
 {
     node_hdr *list;
@@ -1292,6 +1298,46 @@ int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col,
     if (i >= n) return cs_fail(CS_RANGE, 0, "backlink index %zu out of range (%zu)", i, n);
     *key = list ? node_get_int(list, i) : untag(single);
     return CS_OK;
+}
+
+/* ---- damage for the tests of verification (cstore.h, Test hooks) ------------------------ */
+
+/* The write is damaged on purpose: in CSTORE_INTERNAL_CHECKS builds the version it commits is
+ * not held against the core (check_commit skips a write whose base failed; this one counts as
+ * such). */
+static void test_damaged(cs_txn *t)
+{
+#ifdef CSTORE_INTERNAL_CHECKS
+    t->base_verified = false;
+#else
+    (void)t;
+#endif
+}
+
+int cs_test_backlink_put(cs_txn *txn, uint32_t target_table, int64_t target, uint32_t origin_table,
+                         uint32_t origin_col, int64_t origin, bool add)
+{
+    TRY(txn_need_write(txn));
+    col_def *c;
+    TRY(txn_col(txn, origin_table, origin_col, NULL, &c));
+    if (c->type != CS_TYPE_LINK || c->target != target_table)
+        return cs_fail(CS_TYPE, 0, "'%s' does not link to table %u", c->name, target_table);
+    test_damaged(txn);
+    if (add) return backlink_add(txn, target_table, target, origin_table, origin_col, origin);
+    return backlink_remove(txn, target_table, target, origin_table, origin_col, origin);
+}
+
+int cs_test_link_put(cs_obj *obj, uint32_t col, const cs_value *value)
+{
+    TRY(txn_need_write(obj->txn));
+    col_def *c;
+    TRY(obj_col(obj, col, &c));
+    if (c->type != CS_TYPE_LINK || c->coll != CS_COLL_NONE)
+        return cs_fail(CS_TYPE, 0, "'%s' is not a single link", c->name);
+    if (value->type != CS_TYPE_NULL && (value->type != CS_TYPE_LINK || value->v.link.table != c->target))
+        return cs_fail(CS_TYPE, 0, "not a link to the target of '%s'", c->name);
+    test_damaged(obj->txn);
+    return obj_col_put(obj, col, c, value);
 }
 
 /* ---- deletion --------------------------------------------------------------------------- */

@@ -20,6 +20,10 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out);
 /** cs_obj_get without turning a Mixed link to a deleted object into null (the stored value). */
 int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out);
 
+/** The backlinks of `o` in its backlink column `bc`: *n of them, the i-th origin key
+ *  `*list ? node_get_int(*list, i) : untag(*single)` (docs/FORMAT.md, backlink column). */
+int obj_backlinks(cs_obj *o, uint32_t bc, node_hdr **list, uint64_t *single, size_t *n);
+
 /** A writable slot for the object's column sub-node (materialised), and the object's row. */
 int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);
 /** Writes a value into a column as it is (indexes and change records kept, no link bookkeeping). */

@@ -405,8 +405,13 @@ int cs_db_pins(cs_db *db, cs_pin_info *out, size_t cap, size_t *n);
 /**
  * Walks every node of the newest version and checks every invariant: node headers and
  * checksums, bounds, that no two nodes overlap and none overlaps free space, B+ tree key
- * order and counts, schema consistency, backlinks matching links. Returns CS_OK when
- * healthy, else CS_CORRUPT with the first problem and where in cs_errmsg().
+ * order and counts, schema consistency; that every link column's links and the backlinks of
+ * its target table name the same (origin, target) pairs as many times each (so no link names a
+ * missing object and no backlink an object that does not link there; compared by a fingerprint
+ * that misses a difference only with negligible probability), and that every object of an
+ * embedded table has exactly one owner. Links inside Mixed values (which have no backlinks) are
+ * not checked. Returns CS_OK when healthy, else CS_CORRUPT with the first problem and where in
+ * cs_errmsg().
  */
 int cs_db_verify(cs_db *db);
 
@@ -1457,6 +1462,18 @@ void cs_test_set_replay_hook(void (*fn)(void *ctx), void *ctx);
  *  prediction was another, counts[2] those where none was made. Resets the counts. Returns false,
  *  leaving `counts` zero, in other builds. */
 bool cs_test_lookup_predictions(uint64_t counts[3]);
+/** For the core's tests of verification (cs_db_verify): damages the links of a write on
+ *  purpose. Adds (`add` true) or removes one backlink entry `origin` of (`origin_table`,
+ *  `origin_col`) on object `target` of `target_table` without touching any link, so that the
+ *  links and backlinks disagree; removing one that is not there is CS_CORRUPT, as for the
+ *  core's own removals. In builds with CSTORE_INTERNAL_CHECKS the commit of such a write is not
+ *  checked (docs/ARCHITECTURE.md, Internal checks). Never for anything but tests. */
+int cs_test_backlink_put(cs_txn *txn, uint32_t target_table, int64_t target, uint32_t origin_table,
+                         uint32_t origin_col, int64_t origin, bool add);
+/** For the same tests: writes `value` (null, or a link into the column's target table, whether
+ *  or not that object exists) into the single-link column `col` of `obj` as it is: no backlink
+ *  is added or removed and no embedded object deleted. Never for anything but tests. */
+int cs_test_link_put(cs_obj *obj, uint32_t col, const cs_value *value);
 /** Where cs_test_set_writer_lock_hook's function is called (docs/ARCHITECTURE.md, Processes:
  *  the writer lock). */
 enum {
