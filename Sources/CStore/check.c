@@ -17,8 +17,10 @@
  *     with negligible probability). So no link names a key its target table does not hold, and
  *     no backlink names an origin object that does not link there. On a difference the message
  *     names an object at fault where a bounded second look finds one, else the column.
- *  5. Every object of an embedded table has exactly one owner: one backlink over all the link
- *     columns into its table (obj.c invariant 2).
+ *  5. Every backlink column serves a link column into its table, one column each; every object
+ *     of an embedded table has exactly one owner: one backlink over all the link columns into
+ *     its table (obj.c invariant 2). That the owners lead out of the embedded tables (no cycle
+ *     of embedded objects owning each other) is not checked.
  * Links inside Mixed values (and collections nested in them) have no backlinks and may name a
  * deleted object (read as null): they are not checked.
  */
@@ -166,7 +168,7 @@ static int check_cluster(cs_txn *t, uint32_t table, ref_t r, cstats *st, int dep
  * multisets of (origin key, target key) pairs, in memory that does not grow with them: each side
  * is summed into a fingerprint and the two must be equal. The fingerprint is the number of pairs
  * and two sums mod 2^64 of two different 64-bit mixes of a pair (splitmix64's finaliser applied
- * twice, with other constants for the second), so neither the order of the pairs nor how they
+ * twice; the pair is combined differently before each), so neither the order of the pairs nor how they
  * are grouped matters and a pair held twice (a list holding one target twice) counts twice. Equal
  * multisets always agree. Different ones agree only when the mixes of the pairs they differ by
  * cancel in both sums at once: for damage that was not crafted against these mixes, a chance of
@@ -223,7 +225,11 @@ static int each_link(cs_txn *t, uint32_t table, uint32_t col, pair_fn fn, void *
         TRY(cs_coll_size(&cl, &n));
         for (size_t i = 0; i < n; i++) {
             cs_value v;
-            TRY(cs_list_get(&cl, i, &v));
+            int e = cs_list_get(&cl, i, &v);
+            if (e == CS_RANGE)
+                return CORRUPT("'%s.%s' of object %lld holds fewer elements than its size %zu", txn_table_live(t, table)->name,
+                               c->name, (long long)o.key, n);
+            TRY(e);
             if (v.type == CS_TYPE_LINK) TRY(fn(ctx, o.key, v.v.link.key));
         }
     }
@@ -282,7 +288,8 @@ typedef struct hunt {
     bool exhausted;        /* the budget ran out: stop looking */
 } hunt;
 
-#define HUNT_BUDGET (1ull << 24) /* elements: a few seconds of reading at most */
+#define HUNT_BUDGET (1ull << 24) /* elements the pair-by-pair comparison reads: seconds at most (the
+                                    * existence steps before it read each link and backlink once) */
 
 static bool hunt_spend(hunt *h, uint64_t n)
 {
@@ -415,29 +422,79 @@ static int check_links(cs_txn *t, uint32_t table, uint32_t col)
                    td->name, d->name, (unsigned long long)links.n, tt->name, (unsigned long long)backs.n);
 }
 
+/* (origin table, origin column) of a backlink column, for sorting. */
+static int cmp_origin(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every live backlink column of `table` serves a link column into this table, and no two serve
+ * the same one: the schema's parse checks only that its origin is a live link column, and a
+ * stray or second backlink column would hold backlinks no link matches (check_links compares
+ * a link column with one backlink column) and could stand in as an embedded object's owner. */
+static int check_backlink_cols(cs_txn *t, uint32_t table)
+{
+    table_def *td = txn_table_live(t, table);
+    uint64_t *origins = NULL;
+    uint32_t n = 0;
+    int rc = CS_OK;
+    for (uint32_t c = 0; c < td->ncols; c++) {
+        col_def *d = &td->cols[c];
+        if (!d->live || d->type != CS_TYPE_BACKLINK) continue;
+        table_def *od = txn_table_live(t, d->target);
+        if (!od || d->origin_col >= od->ncols || od->cols[d->origin_col].target != table) {
+            rc = CORRUPT("backlink column %u of '%s' names a link column that does not link to '%s'", c, td->name, td->name);
+            break;
+        }
+        if (!origins && !(origins = malloc((size_t)td->ncols * sizeof *origins))) {
+            rc = NOMEM();
+            break;
+        }
+        origins[n++] = (uint64_t)d->target << 32 | d->origin_col;
+    }
+    if (rc == CS_OK && n > 1) {
+        qsort(origins, n, sizeof *origins, cmp_origin);
+        for (uint32_t k = 1; k < n; k++)
+            if (origins[k] == origins[k - 1]) {
+                table_def *od = txn_table_live(t, (uint32_t)(origins[k] >> 32));
+                rc = CORRUPT("'%s' has two backlink columns for '%s.%s'", td->name, od->name,
+                             od->cols[(uint32_t)origins[k]].name);
+                break;
+            }
+    }
+    free(origins);
+    return rc;
+}
+
 /* Every object of an embedded table has exactly one owner: one backlink over all the link
- * columns into its table. */
+ * columns into its table (each served by exactly one backlink column, check_backlink_cols).
+ * Whether the owners lead out of the embedded tables (no cycle of embedded objects owning each
+ * other) is not checked. */
 static int check_owners(cs_txn *t, uint32_t table)
 {
     table_def *td = txn_table_live(t, table);
+    uint32_t *bcs = malloc(((size_t)td->ncols + 1) * sizeof *bcs), nb = 0;
+    if (!bcs) return NOMEM();
+    for (uint32_t c = 0; c < td->ncols; c++)
+        if (td->cols[c].live && td->cols[c].type == CS_TYPE_BACKLINK) bcs[nb++] = c;
     cs_iter it;
     cs_obj o;
-    TRY(cs_iter_init(&it, t, table));
-    int rc;
-    while ((rc = cs_iter_next(&it, &o)) == CS_OK) {
+    int rc = cs_iter_init(&it, t, table);
+    while (rc == CS_OK && (rc = cs_iter_next(&it, &o)) == CS_OK) {
         uint64_t owners = 0;
-        for (uint32_t c = 0; c < td->ncols; c++) {
-            if (!td->cols[c].live || td->cols[c].type != CS_TYPE_BACKLINK) continue;
+        for (uint32_t k = 0; k < nb && rc == CS_OK; k++) {
             node_hdr *list;
             uint64_t one = 0;
-            size_t n;
-            TRY(obj_backlinks(&o, c, &list, &one, &n));
+            size_t n = 0;
+            rc = obj_backlinks(&o, bcs[k], &list, &one, &n);
             owners += n;
         }
-        if (owners != 1)
-            return CORRUPT("embedded object %lld of '%s' has %llu owners (it must have exactly one)", (long long)o.key,
-                           td->name, (unsigned long long)owners);
+        if (rc == CS_OK && owners != 1)
+            rc = CORRUPT("embedded object %lld of '%s' has %llu owners (it must have exactly one)", (long long)o.key,
+                         td->name, (unsigned long long)owners);
     }
+    free(bcs);
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
@@ -482,8 +539,12 @@ static int check_tables(cs_txn *t)
             if (d->live && d->type == CS_TYPE_LINK) TRY(check_links(t, i, c));
         }
     }
-    /* after every link column matched its backlinks: the backlinks counted here are the links
-     * into each embedded table */
+    /* after every link column matched its backlinks and every backlink column was found to
+     * serve one: the backlinks counted here are the links into each embedded table */
+    for (uint32_t i = 0; i < s->ntables; i++) {
+        table_def *td = txn_table_live(t, i);
+        if (td) TRY(check_backlink_cols(t, i));
+    }
     for (uint32_t i = 0; i < s->ntables; i++) {
         table_def *td = txn_table_live(t, i);
         if (td && (td->flags & CS_TABLE_EMBEDDED)) TRY(check_owners(t, i));

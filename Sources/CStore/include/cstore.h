@@ -1465,9 +1465,10 @@ bool cs_test_lookup_predictions(uint64_t counts[3]);
 /** For the core's tests of verification (cs_db_verify): damages the links of a write on
  *  purpose. Adds (`add` true) or removes one backlink entry `origin` of (`origin_table`,
  *  `origin_col`) on object `target` of `target_table` without touching any link, so that the
- *  links and backlinks disagree; removing one that is not there is CS_CORRUPT, as for the
- *  core's own removals. In builds with CSTORE_INTERNAL_CHECKS the commit of such a write is not
- *  checked (docs/ARCHITECTURE.md, Internal checks). Never for anything but tests. */
+ *  links and backlinks disagree; removing one that an existing object does not hold is
+ *  CS_CORRUPT, as for the core's own removals. In builds with CSTORE_INTERNAL_CHECKS the commit
+ *  of such a write is not checked (docs/ARCHITECTURE.md, Internal checks). It works in every
+ *  build (as the journal's fault hooks do) but only when called. Never for anything but tests. */
 int cs_test_backlink_put(cs_txn *txn, uint32_t target_table, int64_t target, uint32_t origin_table,
                          uint32_t origin_col, int64_t origin, bool add);
 /** For the same tests: writes `value` (null, or a link into the column's target table, whether
