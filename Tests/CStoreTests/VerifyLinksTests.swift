@@ -167,6 +167,101 @@ private func expectDamage(_ db: DB, _ says: [String], _ what: String,
         }
     }
 
+    /// More healthy shapes verify: a table linking to itself (single and list, an object to
+    /// itself), embedded objects owning embedded objects, a Mixed value linking to an object
+    /// later deleted, and the changes that delete embedded objects on the way: a list of them
+    /// erased from and cleared, a map entry replaced and erased, one deleted directly, a link
+    /// column into the embedded table removed, and a table owning embedded objects removed.
+    @Test func moreLinkShapesVerify() throws {
+        try withTempDir { dir in
+            let db = try DB(dir.path())
+            var node: UInt32 = 0, holder: UInt32 = 0, part: UInt32 = 0, sub: UInt32 = 0, keeper: UInt32 = 0
+            var next: UInt32 = 0, kids: UInt32 = 0, mixed: UInt32 = 0, parts: UInt32 = 0, partMap: UInt32 = 0
+            var child: UInt32 = 0, kept: UInt32 = 0
+            var nodes: [Int64] = [], holders: [Int64] = []
+            try db.write { txn throws in
+                node = try addTable(txn, "Node")
+                holder = try addTable(txn, "Holder")
+                part = try addTable(txn, "Part", flags: CS_TABLE_EMBEDDED)
+                sub = try addTable(txn, "Sub", flags: CS_TABLE_EMBEDDED)
+                keeper = try addTable(txn, "Keeper")
+                next = try addColumn(txn, node, "next", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: node)
+                kids = try addColumn(txn, node, "kids", CS_TYPE_LINK, coll: CS_COLL_LIST, target: node)
+                mixed = try addColumn(txn, node, "any", CS_TYPE_MIXED, flags: CS_COL_NULLABLE)
+                parts = try addColumn(txn, holder, "parts", CS_TYPE_LINK, coll: CS_COLL_LIST, target: part)
+                partMap = try addColumn(txn, holder, "partMap", CS_TYPE_LINK, coll: CS_COLL_MAP, flags: CS_COL_NULLABLE, target: part)
+                child = try addColumn(txn, part, "child", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: sub)
+                kept = try addColumn(txn, keeper, "kept", CS_TYPE_LINK, flags: CS_COL_NULLABLE, target: sub)
+                for _ in 0..<8 { nodes.append(try createObj(txn, node).key) }
+                for (i, k) in nodes.enumerated() {
+                    var o = try openObj(txn, node, k)
+                    try must(setVal(&o, next, .link(node, nodes[(i + 1) % nodes.count])), "next")
+                    var list = try openColl(&o, kids)
+                    for v in [k, nodes[(i + 3) % nodes.count], k] { try must(listAppend(&list, .link(node, v)), "kids") }
+                }
+                var last = try openObj(txn, node, nodes[7])
+                try must(setVal(&last, mixed, .link(node, nodes[6])), "a Mixed link")
+                for _ in 0..<4 {
+                    var h = try createObj(txn, holder)
+                    holders.append(h.key)
+                    var list = try openColl(&h, parts)
+                    for j in 0..<3 {
+                        var e = cs_obj()
+                        try must(cs_list_insert_embedded(&list, j, &e), "parts")
+                        var sube = cs_obj()
+                        try must(cs_obj_create_embedded(&e, child, &sube), "a part's own embedded object")
+                    }
+                    var map = try openColl(&h, partMap)
+                    for key in ["a", "b"] {
+                        var e = cs_obj()
+                        try must(withKey(Array(key.utf8)) { p, n in cs_map_set_embedded(&map, p, n, &e) }, "partMap")
+                        var sube = cs_obj()
+                        try must(cs_obj_create_embedded(&e, child, &sube), "a map part's embedded object")
+                    }
+                }
+                for _ in 0..<3 {
+                    var k = try createObj(txn, keeper)
+                    var e = cs_obj()
+                    try must(cs_obj_create_embedded(&k, kept, &e), "kept")
+                }
+            }
+            db.verify("after creating")
+            try db.write { txn throws in
+                var six = try openObj(txn, node, nodes[6])
+                try must(cs_obj_delete(&six), "delete a node others link to (and a Mixed value names)")
+                var h0 = try openObj(txn, holder, holders[0])
+                var list = try openColl(&h0, parts)
+                try must(cs_list_erase(&list, 1), "erase an embedded object from a list")
+                var h1 = try openObj(txn, holder, holders[1])
+                var list1 = try openColl(&h1, parts)
+                try must(cs_coll_clear(&list1), "clear a list of embedded objects")
+                var map = try openColl(&h1, partMap)
+                var e = cs_obj()
+                try must(withKey(Array("a".utf8)) { p, n in cs_map_set_embedded(&map, p, n, &e) }, "replace a map part")
+                var erased = false
+                try must(withKey(Array("b".utf8)) { p, n in cs_map_erase(&map, p, n, &erased) }, "erase a map part")
+                #expect(erased)
+                var h2 = try openObj(txn, holder, holders[2])
+                var list2 = try openColl(&h2, parts)
+                var v = cs_value()
+                try must(cs_list_get(&list2, 0, &v), "the first part")
+                var first = try openObj(txn, part, v.v.link.key)
+                try must(cs_obj_delete(&first), "delete an embedded object directly")
+            }
+            db.verify("after deleting embedded objects")
+            try db.write { txn throws in
+                try must(cs_column_remove(txn, holder, partMap), "remove a link column into Part")
+            }
+            db.verify("after removing a link column into an embedded table")
+            try db.write { txn throws in
+                try must(cs_table_remove(txn, keeper), "remove a table owning embedded objects")
+            }
+            db.verify("after removing a table that owned embedded objects")
+            db.close()
+            check(cs_file_verify(db.path), "cs_file_verify")
+        }
+    }
+
     /// One link's backlink moved to another target: the target it names has no backlink from
     /// its origin and another target has one too many.
     @Test(arguments: ["single", "list", "set", "map"])
