@@ -362,33 +362,26 @@ static int pair_counts(hunt *h, int64_t origin, int64_t target, uint64_t *links,
     return CS_OK;
 }
 
-static int link_pair_matches(void *ctx, int64_t origin, int64_t target)
+/* Whether the links and backlinks of one pair agree, reported from the side it was met on. */
+static int pair_matches(hunt *h, int64_t origin, int64_t target, bool from_link)
 {
-    hunt *h = ctx;
     if (h->exhausted) return CS_OK;
     uint64_t links, backs;
     bool read;
     TRY(pair_counts(h, origin, target, &links, &backs, &read));
-    if (read && links != backs)
+    if (!read || links == backs) return CS_OK;
+    if (from_link)
         return CORRUPT("'%s.%s' of object %lld holds %llu link%s to object %lld of '%s', which has %llu backlink%s from it",
                        h->tname, h->cname, (long long)origin, (unsigned long long)links, links == 1 ? "" : "s",
                        (long long)target, h->target_name, (unsigned long long)backs, backs == 1 ? "" : "s");
-    return CS_OK;
+    return CORRUPT("object %lld of '%s' has %llu backlink%s for '%s.%s' from object %lld, which holds %llu link%s to it",
+                   (long long)target, h->target_name, (unsigned long long)backs, backs == 1 ? "" : "s", h->tname,
+                   h->cname, (long long)origin, (unsigned long long)links, links == 1 ? "" : "s");
 }
 
-static int backlink_pair_matches(void *ctx, int64_t origin, int64_t target)
-{
-    hunt *h = ctx;
-    if (h->exhausted) return CS_OK;
-    uint64_t links, backs;
-    bool read;
-    TRY(pair_counts(h, origin, target, &links, &backs, &read));
-    if (read && links != backs)
-        return CORRUPT("object %lld of '%s' has %llu backlink%s for '%s.%s' from object %lld, which holds %llu link%s to it",
-                       (long long)target, h->target_name, (unsigned long long)backs, backs == 1 ? "" : "s", h->tname,
-                       h->cname, (long long)origin, (unsigned long long)links, links == 1 ? "" : "s");
-    return CS_OK;
-}
+static int link_pair_matches(void *ctx, int64_t origin, int64_t target) { return pair_matches(ctx, origin, target, true); }
+
+static int backlink_pair_matches(void *ctx, int64_t origin, int64_t target) { return pair_matches(ctx, origin, target, false); }
 
 /* Looks for the first pair that is wrong after the fingerprints of link column (table, col)
  * disagreed: a link to a missing object, a backlink from a missing one, then a pair held a
