@@ -60,7 +60,7 @@ let coreTargets: [Target] = [
     ),
     .executableTarget(
         name: "cstore-testchild",
-        dependencies: ["CStore", "CStoreCall"],
+        dependencies: ["CStore", "CStoreCall", "TestSupport"],
         path: "Tests/CStoreChild",
         swiftSettings: [.swiftLanguageMode(.v6)]
     ),
@@ -87,7 +87,7 @@ let swiftTargets: [Target] = [
     ),
     .executableTarget(
         name: "swiftstore-testchild",
-        dependencies: ["SwiftStore"],
+        dependencies: ["SwiftStore", "TestSupport"],
         path: "Tests/SwiftStoreChild",
         swiftSettings: [.swiftLanguageMode(.v6)]
     ),

@@ -236,22 +236,6 @@ static int each_link(cs_txn *t, uint32_t table, uint32_t col, pair_fn fn, void *
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
 
-/* The backlink column of `table` for link column `col` of `origin`. */
-static int find_backlink_col(cs_txn *t, uint32_t table, uint32_t origin, uint32_t col, uint32_t *bc)
-{
-    table_def *td = txn_table_live(t, table);
-    table_def *od = txn_table_live(t, origin);
-    if (!td || !od) return CORRUPT("link column %u.%u targets table %u, which does not exist", origin, col, table);
-    for (uint32_t i = 0; i < td->ncols; i++) {
-        col_def *d = &td->cols[i];
-        if (d->live && d->type == CS_TYPE_BACKLINK && d->target == origin && d->origin_col == col) {
-            *bc = i;
-            return CS_OK;
-        }
-    }
-    return CORRUPT("'%s.%s' has no backlink column in '%s'", od->name, od->cols[col].name, td->name);
-}
-
 /* Every backlink in column `bc` of `table`: the origin key it names and its object's key. */
 static int each_backlink(cs_txn *t, uint32_t table, uint32_t bc, pair_fn fn, void *ctx)
 {
@@ -264,7 +248,7 @@ static int each_backlink(cs_txn *t, uint32_t table, uint32_t bc, pair_fn fn, voi
         uint64_t one = 0;
         size_t n;
         TRY(obj_backlinks(&o, bc, &list, &one, &n));
-        for (size_t i = 0; i < n; i++) TRY(fn(ctx, list ? node_get_int(list, i) : untag(one), o.key));
+        for (size_t i = 0; i < n; i++) TRY(fn(ctx, obj_backlink_at(list, one, i), o.key));
     }
     return rc == CS_NOTFOUND ? CS_OK : rc;
 }
@@ -357,7 +341,7 @@ static int pair_counts(hunt *h, int64_t origin, int64_t target, uint64_t *links,
     TRY(obj_backlinks(&k, h->bc, &list, &one, &n));
     if (!hunt_spend(h, n)) return CS_OK;
     for (size_t i = 0; i < n; i++)
-        if ((list ? node_get_int(list, i) : untag(one)) == origin) (*backs)++;
+        if (obj_backlink_at(list, one, i) == origin) (*backs)++;
     *read = true;
     return CS_OK;
 }
@@ -403,7 +387,7 @@ static int check_links(cs_txn *t, uint32_t table, uint32_t col)
     table_def *td = txn_table_live(t, table);
     col_def *d = &td->cols[col];
     uint32_t target = d->target, bc;
-    TRY(find_backlink_col(t, target, table, col, &bc));
+    TRY(obj_backlink_col(t, target, table, col, &bc));
     pairsum links = {0, 0, 0}, backs = {0, 0, 0};
     TRY(each_link(t, table, col, sum_pair, &links));
     TRY(each_backlink(t, target, bc, sum_pair, &backs));

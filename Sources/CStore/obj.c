@@ -1005,7 +1005,7 @@ static int col_slot_fast(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row)
     return col_slot_short(o, col, slot, row);
 }
 
-static int backlink_col(cs_txn *t, uint32_t target_table, uint32_t origin_table, uint32_t origin_col, uint32_t *out)
+int obj_backlink_col(cs_txn *t, uint32_t target_table, uint32_t origin_table, uint32_t origin_col, uint32_t *out)
 {
     table_def *tt;
     TRY(txn_table(t, target_table, &tt));
@@ -1022,7 +1022,7 @@ static int backlink_col(cs_txn *t, uint32_t target_table, uint32_t origin_table,
 int backlink_add(cs_txn *t, uint32_t target_table, int64_t target, uint32_t origin_table, uint32_t origin_col, int64_t origin)
 {
     uint32_t bc;
-    TRY(backlink_col(t, target_table, origin_table, origin_col, &bc));
+    TRY(obj_backlink_col(t, target_table, origin_table, origin_col, &bc));
     cs_obj o = {t, target_table, 0, target, 0, NULL};
     ref_t *slot;
     uint32_t row;
@@ -1053,7 +1053,7 @@ int backlink_add(cs_txn *t, uint32_t target_table, int64_t target, uint32_t orig
 int backlink_remove(cs_txn *t, uint32_t target_table, int64_t target, uint32_t origin_table, uint32_t origin_col, int64_t origin)
 {
     uint32_t bc;
-    TRY(backlink_col(t, target_table, origin_table, origin_col, &bc));
+    TRY(obj_backlink_col(t, target_table, origin_table, origin_col, &bc));
     cs_obj o = {t, target_table, 0, target, 0, NULL};
     ref_t *slot;
     uint32_t row;
@@ -1270,6 +1270,8 @@ int obj_backlinks(cs_obj *o, uint32_t bc, node_hdr **list, uint64_t *single, siz
     return CS_OK;
 }
 
+int64_t obj_backlink_at(node_hdr *list, uint64_t single, size_t i) { return list ? node_get_int(list, i) : untag(single); }
+
 static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, node_hdr **list, uint64_t *single, size_t *n)
 {
     cs_txn *t = o->txn;
@@ -1278,7 +1280,7 @@ static int backlinks_of(cs_obj *o, uint32_t origin_table, uint32_t origin_col, n
     if (oc->type != CS_TYPE_LINK || oc->target != o->table)
         return cs_fail(CS_TYPE, 0, "'%s' does not link to this object's type", oc->name);
     uint32_t bc;
-    TRY(backlink_col(t, o->table, origin_table, origin_col, &bc));
+    TRY(obj_backlink_col(t, o->table, origin_table, origin_col, &bc));
     return obj_backlinks(o, bc, list, single, n);
 }
 
@@ -1296,7 +1298,7 @@ int cs_obj_backlink_get(cs_obj *obj, uint32_t origin_table, uint32_t origin_col,
     size_t n;
     TRY(backlinks_of(obj, origin_table, origin_col, &list, &single, &n));
     if (i >= n) return cs_fail(CS_RANGE, 0, "backlink index %zu out of range (%zu)", i, n);
-    *key = list ? node_get_int(list, i) : untag(single);
+    *key = obj_backlink_at(list, single, i);
     return CS_OK;
 }
 
@@ -1355,7 +1357,7 @@ static int backlink_keys(cs_txn *t, uint32_t table, int64_t key, uint32_t bc, in
     if (!*n) return CS_OK;
     *out = malloc(*n * sizeof **out);
     if (!*out) return NOMEM();
-    for (size_t i = 0; i < *n; i++) (*out)[i] = list ? node_get_int(list, i) : untag(single);
+    for (size_t i = 0; i < *n; i++) (*out)[i] = obj_backlink_at(list, single, i);
     return CS_OK;
 }
 

@@ -21,8 +21,12 @@ int obj_exists_key(cs_txn *t, uint32_t table, int64_t key, bool *out);
 int obj_get_stored(cs_obj *obj, uint32_t col, cs_value *out);
 
 /** The backlinks of `o` in its backlink column `bc`: *n of them, the i-th origin key
- *  `*list ? node_get_int(*list, i) : untag(*single)` (docs/FORMAT.md, backlink column). */
+ *  obj_backlink_at(*list, *single, i) (docs/FORMAT.md, backlink column). */
 int obj_backlinks(cs_obj *o, uint32_t bc, node_hdr **list, uint64_t *single, size_t *n);
+/** The i-th origin key of backlinks obj_backlinks read. */
+int64_t obj_backlink_at(node_hdr *list, uint64_t single, size_t i);
+/** The backlink column of `target_table` that serves link column (origin_table, origin_col). */
+int obj_backlink_col(cs_txn *t, uint32_t target_table, uint32_t origin_table, uint32_t origin_col, uint32_t *out);
 
 /** A writable slot for the object's column sub-node (materialised), and the object's row. */
 int obj_col_slot(cs_obj *o, uint32_t col, ref_t **slot, uint32_t *row);

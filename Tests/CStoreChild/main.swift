@@ -76,6 +76,7 @@
 //
 // Exit status: 0 on success, 64 for bad usage, 70-99 for a failure (the message on stderr).
 import CStore
+import TestSupport
 import CStoreCall
 import Foundation
 
@@ -628,17 +629,6 @@ func holdFork(_ path: String, _ logPath: String) -> Never {
     while true { pause() }
 }
 
-/// The threads the lock file of the database at `path` counts asleep on its commit counter
-/// (bytes 112-115, docs/FORMAT.md §9).
-func lockFileSleepers(_ path: String) -> UInt32 {
-    let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
-    if fd < 0 { fail(70, "cannot open \(path).lock") }
-    defer { close(fd) }
-    var b = [UInt8](repeating: 0, count: 4)
-    if pread(fd, &b, 4, 112) != 4 { fail(70, "cannot read \(path).lock") }
-    return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-}
-
 func commitSparing(_ path: String, sleepers: UInt32) {
     let h = openDB(path)
     var n: OpaquePointer?
@@ -648,11 +638,8 @@ func commitSparing(_ path: String, sleepers: UInt32) {
     let waiter = Thread { _ = cs_notifier_wait(notifier, seen, 60_000) }
     waiter.start()
     // (the waiter asleep, so that the commit has a notifier of its own to spare)
-    let deadline = Date().addingTimeInterval(30)
-    while lockFileSleepers(path) != sleepers {
-        if Date() > deadline { fail(95, "the lock file counts \(lockFileSleepers(path)) sleepers, not \(sleepers)") }
-        usleep(1000)
-    }
+    let asleep = waitForLockFileSleepers(path, sleepers)
+    if !asleep.ok { fail(95, "the lock file counts \(asleep.last.map { "\($0)" } ?? "no") sleepers, not \(sleepers)") }
     let t = begin(h, CS_TXN_WRITE)
     ok(cs_txn_commit_sparing(t, notifier), 96, "cs_txn_commit_sparing")
     ok(cs_txn_end(t), 96, "end")

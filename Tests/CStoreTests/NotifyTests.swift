@@ -954,22 +954,6 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
         }
     }
 
-    /// Waits (up to 30 s) until the lock file's sleepers (bytes 112-115, FORMAT.md §9) count `n`
-    /// threads; false if they never do.
-    private func waitForSleepers(_ lockFile: String, _ n: UInt32) throws -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let h = try FileHandle(forReadingFrom: URL(fileURLWithPath: lockFile))
-            try h.seek(toOffset: 112)
-            let b = [UInt8](h.readData(ofLength: 4))
-            try h.close()
-            let count = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
-            if count == n { return true }
-            if Date() >= deadline { return false }
-            usleep(1000)
-        }
-    }
-
     /// Waits (up to 30 s) until thread `tid` of this process is blocked in a system call, by
     /// /proc/self/task/TID/syscall ("running" while it runs, the call's number while it is
     /// blocked in one); true at once when that file cannot be read.
@@ -996,7 +980,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
     /// in its wait's system call (counted, a thread has yet to make that call). Nil, with
     /// nothing committed, when they are not asleep within 30 s (a wait may have timed out
     /// before it was seen). The threads have ended when it returns or throws.
-    private func timedWait(_ notifiers: [OpaquePointer?], seen: UInt32, timeout: Int32, lockFile: String,
+    private func timedWait(_ notifiers: [OpaquePointer?], seen: UInt32, timeout: Int32, dbPath: String,
                            extraSleepers: UInt32 = 0, _ commit: () throws -> Void) throws -> TimedWaits? {
         let done = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
         let results = UnsafeMutableBufferPointer<(began: Double, ended: Double, rc: Int32)>.allocate(capacity: notifiers.count)
@@ -1026,7 +1010,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             }
         }
         for _ in notifiers { started.wait() }
-        guard try waitForSleepers(lockFile, UInt32(notifiers.count) + extraSleepers),
+        guard waitForLockFileSleepers(dbPath, UInt32(notifiers.count) + extraSleepers).ok,
               tids.allSatisfy({ waitUntilBlocked($0) }) else { return nil }
         try commit()
         let committed = monotonicSeconds()
@@ -1074,7 +1058,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             var seen = cs_db_commit_counter(db.h)
             var spare: TimedWaits?
             for _ in 0..<5 where spare == nil {
-                let w = try timedWait([spared], seen: seen, timeout: 3000, lockFile: dir.path() + ".lock") { try commitSparing() }
+                let w = try timedWait([spared], seen: seen, timeout: 3000, dbPath: dir.path()) { try commitSparing() }
                 if let w, w.commitAfter(0) < 1500 { spare = w }
                 seen = cs_db_commit_counter(db.h)
             }
@@ -1085,10 +1069,10 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             } else {
                 #expect(slept.afterCommit(0) < 1000, "the spared notifier, waiting in slices, saw the commit \(slept.afterCommit(0)) ms after it")
             }
-            let woke = try #require(try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try db.write { _ in } })
+            let woke = try #require(try timedWait([spared], seen: seen, timeout: 20_000, dbPath: dir.path()) { try db.write { _ in } })
             #expect(woke.allSawIt && woke.afterCommit(0) < 10_000, "a plain commit did not wake the notifier (\(woke.afterCommit(0)) ms after it)")
             seen = cs_db_commit_counter(db.h)
-            let both = try #require(try timedWait([spared, other], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock") { try commitSparing() })
+            let both = try #require(try timedWait([spared, other], seen: seen, timeout: 20_000, dbPath: dir.path()) { try commitSparing() })
             #expect(both.allSawIt, "\(both.waits)")
             #expect(both.afterCommit(1) < 10_000, "a commit sparing another notifier did not wake this one (\(both.afterCommit(1)) ms after it)")
             // (woken with it: the commit cannot wake one waiter of the counter and not another)
@@ -1106,7 +1090,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             }.start()
             var waiterJoined = false
             defer { if !waiterJoined { waited.wait() } } // (it ends at its timeout at the latest)
-            let withWaiter = try #require(try timedWait([spared], seen: seen, timeout: 20_000, lockFile: dir.path() + ".lock",
+            let withWaiter = try #require(try timedWait([spared], seen: seen, timeout: 20_000, dbPath: dir.path(),
                                                         extraSleepers: 1) { try commitSparing() })
             waited.wait()
             waiterJoined = true
@@ -1152,7 +1136,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             // milliseconds after the commit (15 s: room for a busy machine)
             for round in 0..<30 {
                 let seen = cs_db_commit_counter(db.h)
-                let waited = try #require(try timedWait([notifier], seen: seen, timeout: 30_000, lockFile: dir.path() + ".lock") {
+                let waited = try #require(try timedWait([notifier], seen: seen, timeout: 30_000, dbPath: dir.path()) {
                     try db.write { _ in }
                 })
                 let late = !waited.allSawIt || waited.afterCommit(0) >= 15_000
@@ -1175,7 +1159,7 @@ private func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9
             defer { cs_notifier_close(notifier) }
             let seen = cs_db_commit_counter(db.h)
             nonisolated(unsafe) var out = ""
-            let woke = try #require(try timedWait([notifier], seen: seen, timeout: 60_000, lockFile: path + ".lock") {
+            let woke = try #require(try timedWait([notifier], seen: seen, timeout: 60_000, dbPath: path) {
                 out = try runChild(["commit-sparing", path, "2"], in: dir) // (this one's, and the child's own)
             })
             #expect(out.contains("committed"))

@@ -47,6 +47,7 @@
 
 import Foundation
 import SwiftStore
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -108,17 +109,6 @@ func config(_ path: String) -> Realm.Configuration {
 func fail(_ text: String) -> Never {
     FileHandle.standardError.write((text + "\n").data(using: .utf8)!)
     exit(1)
-}
-
-/// The threads the lock file of the database at `path` counts asleep on its commit counter
-/// (bytes 112-115, docs/FORMAT.md §9).
-func lockFileSleepers(_ path: String) -> UInt32 {
-    let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
-    if fd < 0 { fail("cannot open \(path).lock") }
-    defer { close(fd) }
-    var b = [UInt8](repeating: 0, count: 4)
-    if pread(fd, &b, 4, 112) != 4 { fail("cannot read \(path).lock") }
-    return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
 }
 
 /// Opens a Realm and prints "opened" or the error code.
@@ -197,11 +187,8 @@ case "set-age":
         let token = person.observe(on: DispatchQueue(label: "set-age")) { (c: ObjectChange<ProcPerson>) in
             if case .change(let p, _) = c, p.age == age { seen.signal() }
         }
-        let deadline = Date().addingTimeInterval(30)
-        while lockFileSleepers(path) != sleepers {
-            if Date() > deadline { fail("the lock file counts \(lockFileSleepers(path)) sleepers, not \(sleepers)") }
-            usleep(1000)
-        }
+        let asleep = waitForLockFileSleepers(path, sleepers)
+        if !asleep.ok { fail("the lock file counts \(asleep.last.map { "\($0)" } ?? "no") sleepers, not \(sleepers)") }
         try realm.write { person.age = age }
         guard seen.wait(timeout: .now() + 30) == .success else { fail("the observer of this process saw nothing") }
         token.invalidate()
