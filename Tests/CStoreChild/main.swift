@@ -110,13 +110,6 @@ struct Log {
     }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds: one clock for every process of the machine.
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 func openDB(_ path: String, flags: Int = 0, durability: cs_durability = CS_DURABILITY_NOSYNC) -> OpaquePointer {
     var opts = cs_options()
     opts.flags = UInt32(flags)

@@ -92,14 +92,6 @@ func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-/// CLOCK_MONOTONIC in nanoseconds, as the child's stamps read it (one clock for every process
-/// of the machine).
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 /// The lines of a log file a child appended to ("" lines dropped).
 func logLines(_ path: String) -> [String] {
     readText(path).split(separator: "\n").map(String.init)
